@@ -1,0 +1,132 @@
+# paralab — one entry point: build, run, check, test, bench, demo.
+# `make help` lists the targets. Compile rules live in mk/build.mk.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := all
+MAKEFLAGS += --no-print-directory
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CUDA_HOME ?= /usr/local/cuda
+NVCC ?= $(CUDA_HOME)/bin/nvcc
+ARGS ?=
+
+HAVE_NVCC := $(shell test -x $(NVCC) && echo 1)
+HAVE_GPU := $(shell nvidia-smi -L >/dev/null 2>&1 && echo 1)
+# The CUDA variant is built when a GPU is found or CUDA=1 is given.
+ifeq ($(HAVE_GPU),1)
+  CUDA ?= 1
+endif
+CUDA ?= 0
+
+SUB := $(MAKE) -f mk/build.mk -j$(JOBS)
+SIM := $(SUB) VARIANT=sim BUILD=build/sim
+ASAN := $(SUB) VARIANT=sim SAN=address BUILD=build/sim-asan
+TSAN := $(SUB) VARIANT=sim SAN=thread BUILD=build/sim-tsan
+CUDAB := $(SUB) VARIANT=cuda BUILD=build/cuda CUDA_HOME=$(CUDA_HOME) NVCC=$(NVCC)
+
+.PHONY: all sim cuda deps data test unit labs-test asan-test cuda-build cuda12-check check \
+        racecheck bench demo gpu-bundle gpu-check gpu-test gpu-bench format clean help
+
+## all: build the simulated variant (build/sim); also build/cuda with a GPU or CUDA=1
+all: sim
+ifeq ($(CUDA),1)
+all: cuda
+endif
+
+sim:
+	@$(SIM)
+
+cuda:
+	@$(CUDAB)
+
+## deps: check for (and, as root, install) the Debian packages paralab needs
+deps:
+	@scripts/deps.sh
+
+## data: fetch and verify the UCI handwritten digits into data/
+data:
+	@scripts/data.sh
+
+## test: everything: unit tests, lab checks on the solutions, again under ASan+UBSan, the race check, the CUDA build
+test: deps
+	@$(SIM)
+	@echo "== unit tests (simulated GPU)"
+	@build/sim/bin/unit
+	@echo "== lab checks on the reference solutions (a TODO is a failure)"
+	@build/sim/bin/labcheck --solution --strict
+	@echo "== the same under AddressSanitizer + UndefinedBehaviorSanitizer"
+	@$(ASAN)
+	@ASAN_OPTIONS=detect_leaks=1 build/sim-asan/bin/unit
+	@build/sim-asan/bin/labcheck --solution --strict
+	@$(MAKE) racecheck
+ifeq ($(HAVE_NVCC),1)
+	@echo "== CUDA variant: compile and link (build/cuda)"
+	@$(CUDAB)
+	@echo "✓ build/cuda compiled and linked (not run: $(if $(HAVE_GPU),run make gpu-check,no GPU here))"
+else
+	@echo "✗ nvcc not found at $(NVCC): skipping the CUDA variant"
+endif
+	@if [ -f .cuda12/env.mk ]; then $(MAKE) cuda12-build; fi
+	@echo "make test: all passed"
+
+## cuda12-check: compile and link the CUDA variant against CUDA 12 (PyPI wheels in .cuda12/)
+cuda12-check:
+	@scripts/cuda12.sh --hybrid
+	@$(MAKE) cuda12-build
+
+cuda12-build:
+	@echo "== CUDA variant against CUDA 12 headers and libraries (build/cuda12)"
+	@$(SUB) VARIANT=cuda BUILD=build/cuda12 CUBLAS=0 $$(sed -n 's/^\(CUDA_HOME\|NVCC\) := \(.*\)/\1=\2/p' .cuda12/env.mk)
+	@echo "✓ build/cuda12 compiled and linked"
+
+## check: the student's command: check your exercise files (PASS / FAIL / TODO per exercise)
+check:
+	@$(SIM)
+	@build/sim/bin/labcheck
+
+## racecheck: ThreadSanitizer build; reports a shared-memory race with file:line
+racecheck:
+	@echo "== race check (ThreadSanitizer with fiber annotations)"
+	@$(TSAN)
+	@build/sim-tsan/bin/racecheck
+
+## bench: the SIMT emulator against a plain C loop (ratios measured in the same run)
+bench:
+	@$(SIM)
+	@build/sim/bin/paralab-bench simt
+
+## demo: install what is missing, build, and run the main demo (ARGS=--no-viz for plain text)
+demo: deps
+	@$(MAKE) all
+	@if [ "$(CUDA)" = 1 ] && [ "$(HAVE_GPU)" = 1 ]; then build/cuda/bin/lab01 $(ARGS); \
+	 else build/sim/bin/lab01 $(ARGS); fi
+
+## gpu-bundle: download the Debian packages gpu-check needs into .gpu-bundle/ (run where apt works)
+gpu-bundle:
+	@scripts/gpu-bundle.sh
+
+## gpu-check: on a GPU machine with no registry: unpack .gpu-bundle, build CUDA, test, bench, report
+gpu-check:
+	@scripts/gpu-check.sh
+
+gpu-test:
+	@$(CUDAB)
+	@build/cuda/bin/unit
+	@build/cuda/bin/labcheck --solution --strict
+
+gpu-bench:
+	@$(CUDAB)
+	@build/cuda/bin/paralab-bench gpu
+
+## format: clang-format every C, header and kernel file in place
+format:
+	@clang-format -i $$(git ls-files '*.c' '*.h' '*.cu')
+
+## clean: remove build/
+clean:
+	rm -rf build
+
+## help: this list
+help:
+	@echo "paralab make targets:"
+	@sed -n 's/^## \([a-z0-9-]*\): \(.*\)/  \1|\2/p' $(MAKEFILE_LIST) | column -t -s'|'
+	@echo "Variables: CUDA=1 (build the CUDA variant), ARGS=... (demo arguments), JOBS=N"

@@ -1,0 +1,837 @@
+/*
+ * emu.c — the SIMT emulator: runs a kernel written in CUDA C on the CPU.
+ *
+ * A launch runs its blocks one after another on the calling OS thread (a
+ * stream's worker). Within a block every CUDA thread is a fiber with its own
+ * stack. Fibers are created once per OS thread with makecontext and then
+ * switched with _setjmp/_longjmp (swapcontext would cost a sigprocmask
+ * system call per switch). Between two barriers the fibers run one after
+ * another, to completion or to their next barrier, in the order the schedule
+ * names: forward, reverse or random:SEED (SIMT_SCHEDULE). A missing
+ * __syncthreads() therefore shows up as a wrong result under some order,
+ * just as it does on hardware under some timing.
+ *
+ * A block's thread 0 runs first, as a fiber. If it finishes without reaching
+ * any barrier or warp operation, the block's other threads run as plain
+ * function calls on this stack: kernels with no barrier pay no fiber switch.
+ *
+ * Barriers: __syncthreads() waits for every live thread of the block and
+ * checks they all reached the same call site; warp operations (__syncwarp,
+ * __shfl*_sync, __ballot_sync, __any_sync, __all_sync) wait for the lanes
+ * their mask names and check that none of those lanes exited or waits
+ * elsewhere. Faults (divergent barrier, bad mask, out-of-bounds access,
+ * failed assert) stop the kernel and come back as a CUDA error plus a
+ * report naming the kernel, block and thread.
+ *
+ * Memory checks: kernel files are compiled with GCC's kernel-address
+ * instrumentation in call mode, so every load and store calls
+ * __asan_{load,store}N_noabort(addr), defined below. An address inside the
+ * device-memory arena must lie inside a live allocation.
+ *
+ * Sanitizers: under AddressSanitizer every switch is announced with
+ * __sanitizer_{start,finish}_switch_fiber; under the race check (SIMT_TSAN)
+ * each fiber is a ThreadSanitizer fiber, switches between barriers carry no
+ * synchronisation, and barriers release/acquire, so TSan sees exactly the
+ * happens-before that CUDA guarantees.
+ */
+#undef _FORTIFY_SOURCE /* __longjmp_chk aborts on jumps between stacks */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define ASAN_START(save, bottom, size) __sanitizer_start_switch_fiber((save), (bottom), (size))
+#define ASAN_FINISH(save, bottom, size) __sanitizer_finish_switch_fiber((save), (bottom), (size))
+#else
+#define ASAN_START(save, bottom, size) ((void)(save), (void)(bottom), (void)(size))
+#define ASAN_FINISH(save, bottom, size) ((void)(save), (void)(bottom), (void)(size))
+#endif
+
+#ifdef SIMT_TSAN
+void *__tsan_get_current_fiber(void);
+void *__tsan_create_fiber(unsigned flags);
+void __tsan_switch_to_fiber(void *fiber, unsigned flags);
+void __tsan_set_fiber_name(void *fiber, const char *name);
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define TSAN_NO_SYNC 1u /* __tsan_switch_to_fiber_no_sync */
+#else
+#define TSAN_NO_SYNC 0u
+#endif
+
+enum { T_RUNNABLE, T_BARRIER, T_WARP, T_EXITED };
+
+typedef struct fiber {
+    simt_thread_view view; /* simt_thread_self points here */
+    jmp_buf ctx;
+    int state;
+    unsigned linear, lane, warp;
+    const char *file; /* where it waits */
+    int line;
+    /* the pending warp operation */
+    int wop;
+    unsigned wmask;
+    uint64_t wval, wres;
+    int warg, wwidth;
+    char *stack;
+    void *asan_fake;
+#ifdef SIMT_TSAN
+    void *tsan_fiber;
+    char tsan_name[96];
+#endif
+} fiber;
+
+typedef struct executor {
+    fiber *fibers;
+    unsigned nfibers;  /* fibers with a stack */
+    unsigned nprimed;  /* fibers whose ctx is at the top of their loop */
+    char *stacks;
+    size_t stack_size; /* per fiber, without the guard page */
+    jmp_buf sched;     /* the scheduler's context */
+    jmp_buf abort_ctx; /* where a fault lands */
+    fiber *cur;
+    fiber *priming;
+    const simt_launch *launch;
+    simt_block_view bv;
+    unsigned nthreads, alive, round;
+    int plain;  /* running threads as plain calls */
+    int synced; /* the current block reached a barrier or warp op */
+    unsigned *order;
+    void *dyn_shared;
+    size_t dyn_cap;
+    cudaError_t err;
+    char *report;
+    size_t report_cap;
+    /* one-entry cache of the allocation last accessed */
+    uintptr_t cache_base;
+    size_t cache_len;
+    unsigned cache_gen;
+    /* the scheduler's stack, as ASan learns it */
+    void *asan_fake;
+    const void *sched_bottom;
+    size_t sched_size;
+#ifdef SIMT_TSAN
+    void *tsan_sched;
+    char tsan_barrier, tsan_block, tsan_warp[32];
+#endif
+} executor;
+
+_Thread_local simt_thread_view *simt_thread_self;
+_Thread_local simt_block_view *simt_block_self;
+static _Thread_local executor *X;
+static simt_access_observer observer;
+
+int simt_schedule_kind;
+unsigned long long simt_schedule_seed;
+
+void simtSetSchedule(int kind, unsigned long long seed)
+{
+    simt_schedule_kind = kind;
+    simt_schedule_seed = seed;
+}
+
+void simtSetAccessObserver(simt_access_observer fn) { observer = fn; }
+
+/* ---- faults ---------------------------------------------------------- */
+
+static void where(const executor *x, const fiber *f, char *buf, size_t cap)
+{
+    const simt_block_view *b = &x->bv;
+    if (f)
+        snprintf(buf, cap, "kernel %s (%s:%d), blockIdx (%u,%u,%u), threadIdx (%u,%u,%u)",
+                 x->launch->kernel->name, x->launch->kernel->file, x->launch->kernel->line,
+                 b->block_idx.x, b->block_idx.y, b->block_idx.z, f->view.idx.x, f->view.idx.y,
+                 f->view.idx.z);
+    else
+        snprintf(buf, cap, "kernel %s (%s:%d), blockIdx (%u,%u,%u)", x->launch->kernel->name,
+                 x->launch->kernel->file, x->launch->kernel->line, b->block_idx.x, b->block_idx.y,
+                 b->block_idx.z);
+}
+
+/* Stops the kernel: records err and the report, and jumps to the launch. */
+static _Noreturn __attribute__((format(printf, 3, 4))) void fault(cudaError_t err, const fiber *f,
+                                                                   const char *fmt, ...)
+{
+    executor *x = X;
+    char head[256];
+    where(x, f, head, sizeof head);
+    int n = snprintf(x->report, x->report_cap, "%s: ", head);
+    if (n < 0 || (size_t)n >= x->report_cap) n = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(x->report + n, x->report_cap - (size_t)n, fmt, ap);
+    va_end(ap);
+    x->err = err;
+    if (x->cur && !x->plain) {
+        /* Leaving a fiber for good: its stack is abandoned (re-primed). */
+        ASAN_START(NULL, x->sched_bottom, x->sched_size);
+#ifdef SIMT_TSAN
+        __tsan_switch_to_fiber(x->tsan_sched, 0);
+#endif
+    }
+    _longjmp(x->abort_ctx, 1);
+}
+
+/* ---- fibers ------------------------------------------------------------ */
+
+/* Fiber -> scheduler. Under the race check this switch carries no
+ * happens-before: only barriers order the accesses of different threads. */
+static void fiber_yield(fiber *f)
+{
+    executor *x = X;
+    if (!_setjmp(f->ctx)) {
+        ASAN_START(&f->asan_fake, x->sched_bottom, x->sched_size);
+#ifdef SIMT_TSAN
+        __tsan_switch_to_fiber(x->tsan_sched, TSAN_NO_SYNC);
+#endif
+        _longjmp(x->sched, 1);
+    }
+    ASAN_FINISH(f->asan_fake, &x->sched_bottom, &x->sched_size);
+}
+
+static void fiber_main(void)
+{
+    executor *x = X;
+    fiber *f = x->priming;
+    ASAN_FINISH(NULL, &x->sched_bottom, &x->sched_size);
+    fiber_yield(f); /* primed: back to the scheduler */
+    for (;;) {
+        x = X;
+#ifdef SIMT_TSAN
+        __tsan_acquire(&x->tsan_block); /* blocks run one after another */
+#endif
+        x->launch->kernel->entry(x->launch->args);
+#ifdef SIMT_TSAN
+        __tsan_release(&x->tsan_block);
+#endif
+        f->state = T_EXITED;
+        x->alive--;
+        fiber_yield(f);
+    }
+}
+
+/* Scheduler -> fiber (synchronising: the fiber sees the launch's setup). */
+static void resume(executor *x, fiber *f)
+{
+    x->cur = f;
+    simt_thread_self = &f->view;
+    if (!_setjmp(x->sched)) {
+        ASAN_START(&x->asan_fake, f->stack, x->stack_size);
+#ifdef SIMT_TSAN
+        __tsan_switch_to_fiber(f->tsan_fiber, 0);
+#endif
+        _longjmp(f->ctx, 1);
+    }
+    ASAN_FINISH(x->asan_fake, NULL, NULL);
+    x->cur = NULL;
+}
+
+static int prime(executor *x, fiber *f)
+{
+    ucontext_t uc, back;
+    if (getcontext(&uc) != 0) return -1;
+    uc.uc_stack.ss_sp = f->stack;
+    uc.uc_stack.ss_size = x->stack_size;
+    uc.uc_link = NULL;
+    makecontext(&uc, fiber_main, 0);
+    x->priming = f;
+#ifdef SIMT_TSAN
+    if (!f->tsan_fiber) f->tsan_fiber = __tsan_create_fiber(0);
+#endif
+    if (!_setjmp(x->sched)) {
+        ASAN_START(&x->asan_fake, f->stack, x->stack_size);
+#ifdef SIMT_TSAN
+        __tsan_switch_to_fiber(f->tsan_fiber, 0);
+#endif
+        swapcontext(&back, &uc); /* never returns here: the fiber longjmps back */
+    }
+    ASAN_FINISH(x->asan_fake, NULL, NULL);
+    return 0;
+}
+
+static size_t stack_size_from_env(void)
+{
+    const char *s = getenv("SIMT_STACK_KB");
+    long kb = s ? strtol(s, NULL, 10) : 0;
+#if defined(__SANITIZE_ADDRESS__) || defined(SIMT_TSAN)
+    if (kb < 64) kb = 512;
+#else
+    if (kb < 16) kb = 128;
+#endif
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return ((size_t)kb * 1024 + page - 1) / page * page;
+}
+
+/* Makes sure n fibers exist with stacks (each below a PROT_NONE guard page,
+ * so a kernel that overflows its stack faults instead of corrupting). */
+static int ensure_fibers(executor *x, unsigned n)
+{
+    if (n <= x->nfibers) return 0;
+    enum { MAXT = 1024 };
+    if (!x->fibers) {
+        x->stack_size = stack_size_from_env();
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        size_t slot = x->stack_size + page;
+        x->stacks = mmap(NULL, slot * MAXT, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (x->stacks == MAP_FAILED) return -1;
+        for (unsigned i = 0; i < MAXT; i++) mprotect(x->stacks + i * slot, page, PROT_NONE);
+        x->fibers = calloc(MAXT, sizeof *x->fibers);
+        x->order = calloc(MAXT, sizeof *x->order);
+        if (!x->fibers || !x->order) return -1;
+        for (unsigned i = 0; i < MAXT; i++) x->fibers[i].stack = x->stacks + i * slot + page;
+    }
+    x->nfibers = n;
+    return 0;
+}
+
+static executor *get_executor(void)
+{
+    if (!X) X = calloc(1, sizeof *X);
+#ifdef SIMT_TSAN
+    if (X && !X->tsan_sched) X->tsan_sched = __tsan_get_current_fiber();
+#endif
+    return X;
+}
+
+/* ---- scheduling ---------------------------------------------------------- */
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* The order threads run in during one round (between two barriers). */
+static void make_order(executor *x)
+{
+    unsigned n = x->nthreads;
+    for (unsigned i = 0; i < n; i++)
+        x->order[i] = simt_schedule_kind == 1 ? n - 1 - i : i;
+    if (simt_schedule_kind == 2) {
+        const uint3 b = x->bv.block_idx;
+        uint64_t s = simt_schedule_seed ^ ((uint64_t)b.x << 1) ^ ((uint64_t)b.y << 22) ^
+                     ((uint64_t)b.z << 43) ^ ((uint64_t)x->round << 52);
+        for (unsigned i = n - 1; i > 0; i--) {
+            unsigned j = (unsigned)(splitmix(&s) % (i + 1));
+            unsigned t = x->order[i];
+            x->order[i] = x->order[j];
+            x->order[j] = t;
+        }
+    }
+}
+
+static const char *wop_name(int wop)
+{
+    static const char *names[] = {"__syncwarp", "__shfl_sync", "__shfl_up_sync",
+                                  "__shfl_down_sync", "__shfl_xor_sync", "__ballot_sync",
+                                  "__any_sync", "__all_sync"};
+    return wop >= 0 && wop < (int)(sizeof names / sizeof *names) ? names[wop] : "?";
+}
+
+/* Completes the warp operation of the lanes in `mask` of warp w: every lane
+ * it names has arrived at the same operation. */
+static void complete_warp_op(fiber *w0, unsigned count, unsigned mask)
+{
+    const fiber *first = NULL;
+    for (unsigned l = 0; l < count; l++)
+        if (mask >> l & 1u) { first = &w0[l]; break; }
+    int wop = first->wop;
+    unsigned votes = 0;
+    for (unsigned l = 0; l < count; l++)
+        if ((mask >> l & 1u) && w0[l].wval) votes |= 1u << l;
+    for (unsigned l = 0; l < count; l++) {
+        if (!(mask >> l & 1u)) continue;
+        fiber *f = &w0[l];
+        unsigned w = (unsigned)f->wwidth, seg = l & ~(w - 1), src = l;
+        switch (wop) {
+        case SIMT_WOP_SHFL: src = seg + ((unsigned)f->warg & (w - 1)); break;
+        case SIMT_WOP_SHFL_UP:
+            src = (unsigned)f->warg > l - seg ? l : l - (unsigned)f->warg;
+            break;
+        case SIMT_WOP_SHFL_DOWN:
+            src = l + (unsigned)f->warg >= seg + w ? l : l + (unsigned)f->warg;
+            break;
+        case SIMT_WOP_SHFL_XOR:
+            src = l ^ (unsigned)f->warg;
+            if (src >= seg + w) src = l;
+            break;
+        default: break;
+        }
+        switch (wop) {
+        case SIMT_WOP_BALLOT: f->wres = votes; break;
+        case SIMT_WOP_ANY: f->wres = votes != 0; break;
+        case SIMT_WOP_ALL: f->wres = votes == mask; break;
+        case SIMT_WOP_SYNCWARP: f->wres = 0; break;
+        default:
+            if (src >= count || !(mask >> src & 1u))
+                fault(cudaErrorLaunchFailure, f,
+                      "%s at %s:%d: lane %u reads lane %u, which is not in the mask 0x%08x "
+                      "(the value would be undefined on a GPU)",
+                      wop_name(wop), f->file, f->line, l, src, mask);
+            f->wres = w0[src].wval;
+        }
+    }
+    for (unsigned l = 0; l < count; l++)
+        if (mask >> l & 1u) w0[l].state = T_RUNNABLE;
+}
+
+/* Releases what can be released once every runnable thread has run: warp
+ * operations whose lanes have all arrived, else the block barrier. Faults
+ * on what can never complete. Returns the number of threads released. */
+static unsigned resolve(executor *x)
+{
+    fiber *F = x->fibers;
+    unsigned n = x->nthreads, released = 0;
+    for (unsigned base = 0; base < n; base += 32) {
+        unsigned count = n - base < 32 ? n - base : 32;
+        fiber *w0 = &F[base];
+        for (unsigned l = 0; l < count; l++) {
+            fiber *f = &w0[l];
+            if (f->state != T_WARP) continue;
+            unsigned mask = f->wmask;
+            int ready = 1;
+            for (unsigned j = 0; j < 32 && ready; j++) {
+                if (!(mask >> j & 1u)) continue;
+                if (j >= count)
+                    fault(cudaErrorLaunchFailure, f,
+                          "%s at %s:%d: mask 0x%08x names lane %u of warp %u, which does not "
+                          "exist (the block has %u threads)",
+                          wop_name(f->wop), f->file, f->line, mask, j, f->warp, n);
+                const fiber *g = &w0[j];
+                if (g->state == T_EXITED)
+                    fault(cudaErrorLaunchFailure, f,
+                          "%s at %s:%d: mask 0x%08x names lane %u, which has already exited; "
+                          "every lane named in the mask must reach the same %s",
+                          wop_name(f->wop), f->file, f->line, mask, j, wop_name(f->wop));
+                if (g->state != T_WARP) {
+                    ready = 0; /* waits at __syncthreads: maybe a deadlock, decided below */
+                    break;
+                }
+                if (g->wop != f->wop || (f->wop != SIMT_WOP_SYNCWARP && g->wmask != mask))
+                    fault(cudaErrorLaunchFailure, f,
+                          "lane %u is at %s(0x%08x) at %s:%d but lane %u is at %s(0x%08x) at "
+                          "%s:%d; the lanes of a mask must execute the same warp operation",
+                          l, wop_name(f->wop), mask, f->file, f->line, j, wop_name(g->wop),
+                          g->wmask, g->file, g->line);
+            }
+            if (!ready) continue;
+            complete_warp_op(w0, count, mask);
+            released += (unsigned)__builtin_popcount(mask);
+        }
+    }
+    if (released) return released;
+
+    /* The block barrier: every live thread must wait at the same one. */
+    const fiber *at_bar = NULL, *exited = NULL, *at_warp = NULL;
+    for (unsigned i = 0; i < n; i++) {
+        const fiber *f = &F[i];
+        if (f->state == T_BARRIER) {
+            if (!at_bar) at_bar = f;
+            else if (f->line != at_bar->line || strcmp(f->file, at_bar->file) != 0)
+                fault(cudaErrorLaunchFailure, f,
+                      "divergent __syncthreads(): thread (%u,%u,%u) waits at %s:%d but thread "
+                      "(%u,%u,%u) waits at %s:%d; every thread of a block must reach the same "
+                      "__syncthreads()",
+                      at_bar->view.idx.x, at_bar->view.idx.y, at_bar->view.idx.z, at_bar->file,
+                      at_bar->line, f->view.idx.x, f->view.idx.y, f->view.idx.z, f->file, f->line);
+        } else if (f->state == T_EXITED) {
+            if (!exited) exited = f;
+        } else if (f->state == T_WARP) {
+            if (!at_warp) at_warp = f;
+        }
+    }
+    if (at_bar && at_warp)
+        fault(cudaErrorLaunchFailure, at_warp,
+              "deadlock: this thread waits at %s at %s:%d for lanes that wait at "
+              "__syncthreads() at %s:%d",
+              wop_name(at_warp->wop), at_warp->file, at_warp->line, at_bar->file, at_bar->line);
+    if (at_bar && exited)
+        fault(cudaErrorLaunchFailure, exited,
+              "divergent __syncthreads(): this thread exited without reaching the "
+              "__syncthreads() at %s:%d where thread (%u,%u,%u) waits; every thread of a "
+              "block must reach it (move the barrier out of the condition)",
+              at_bar->file, at_bar->line, at_bar->view.idx.x, at_bar->view.idx.y,
+              at_bar->view.idx.z);
+    if (!at_bar)
+        fault(cudaErrorLaunchFailure, at_warp, "deadlock in warp operations (internal)");
+    for (unsigned i = 0; i < n; i++) F[i].state = T_RUNNABLE;
+    return n;
+}
+
+static int plain_allowed(void)
+{
+#ifdef SIMT_TSAN
+    return 0; /* the race check needs every thread on its own fiber */
+#else
+    return 1;
+#endif
+}
+
+static void run_block(executor *x)
+{
+    fiber *F = x->fibers;
+    const dim3 bd = x->bv.block_dim;
+    unsigned n = x->nthreads;
+    for (unsigned i = 0; i < n; i++) {
+        fiber *f = &F[i];
+        f->linear = i;
+        f->lane = i % 32;
+        f->warp = i / 32;
+        f->view.idx.x = i % bd.x;
+        f->view.idx.y = i / bd.x % bd.y;
+        f->view.idx.z = i / (bd.x * bd.y);
+        f->state = T_RUNNABLE;
+#ifdef SIMT_TSAN
+        snprintf(f->tsan_name, sizeof f->tsan_name,
+                 "CUDA thread (%u,%u,%u) of block (%u,%u,%u), warp %u lane %u", f->view.idx.x,
+                 f->view.idx.y, f->view.idx.z, x->bv.block_idx.x, x->bv.block_idx.y,
+                 x->bv.block_idx.z, f->warp, f->lane);
+        __tsan_set_fiber_name(f->tsan_fiber, f->tsan_name);
+#endif
+    }
+    x->alive = n;
+    x->round = 0;
+    x->synced = 0;
+    make_order(x);
+
+    /* Thread 0 first: does this kernel reach a barrier at all? */
+    resume(x, &F[0]);
+    if (!x->synced && F[0].state == T_EXITED && plain_allowed()) {
+        x->plain = 1;
+        for (unsigned k = 0; k < n; k++) {
+            fiber *f = &F[x->order[k]];
+            if (f == &F[0]) continue;
+            x->cur = f;
+            simt_thread_self = &f->view;
+            x->launch->kernel->entry(x->launch->args);
+            f->state = T_EXITED;
+        }
+        x->cur = NULL;
+        x->plain = 0;
+        return;
+    }
+    for (;;) {
+        for (unsigned k = 0; k < n; k++) {
+            fiber *f = &F[x->order[k]];
+            if (f->state == T_RUNNABLE) resume(x, f);
+        }
+        if (x->alive == 0) break;
+        resolve(x);
+        x->round++;
+        if (simt_schedule_kind == 2) make_order(x);
+    }
+}
+
+static cudaError_t run_grid(dim3 g);
+
+cudaError_t simt_emu_run(const simt_launch *l, char *report, size_t report_size)
+{
+    executor *x = get_executor();
+    if (!x) return cudaErrorMemoryAllocation;
+    const dim3 g = l->grid, b = l->block;
+    unsigned n = b.x * b.y * b.z;
+    if (ensure_fibers(x, n) != 0) return cudaErrorMemoryAllocation;
+    if (l->shmem > x->dyn_cap) {
+        free(x->dyn_shared);
+        x->dyn_shared = aligned_alloc(256, (l->shmem + 255) / 256 * 256);
+        if (!x->dyn_shared) {
+            x->dyn_cap = 0;
+            return cudaErrorMemoryAllocation;
+        }
+        x->dyn_cap = l->shmem;
+    }
+    x->launch = l;
+    x->report = report;
+    x->report_cap = report_size;
+    x->err = cudaSuccess;
+    x->nthreads = n;
+    x->bv.block_dim = b;
+    x->bv.grid_dim = g;
+    x->bv.dynamic_shared = l->shmem ? x->dyn_shared : NULL;
+    x->cache_len = 0;
+    simt_block_self = &x->bv;
+    report[0] = '\0';
+
+    while (x->nprimed < n) {
+        if (prime(x, &x->fibers[x->nprimed]) != 0) return cudaErrorLaunchFailure;
+        x->nprimed++;
+    }
+    return run_grid(g);
+}
+
+static void run_blocks(executor *x, dim3 g)
+{
+    for (unsigned bz = 0; bz < g.z; bz++)
+        for (unsigned by = 0; by < g.y; by++)
+            for (unsigned bx = 0; bx < g.x; bx++) {
+                x->bv.block_idx.x = bx;
+                x->bv.block_idx.y = by;
+                x->bv.block_idx.z = bz;
+                run_block(x);
+            }
+}
+
+/* Where a fault lands: nothing local survives the jump, so only X is used. */
+static cudaError_t run_grid(dim3 g)
+{
+    if (_setjmp(X->abort_ctx)) {
+        executor *y = X;
+        if (y->cur && !y->plain) ASAN_FINISH(NULL, NULL, NULL);
+        y->nprimed = 0; /* fibers stopped mid-kernel: make them afresh */
+        y->cur = NULL;
+        y->plain = 0;
+        y->launch = NULL;
+        simt_thread_self = NULL;
+        return y->err;
+    }
+    run_blocks(X, g);
+    X->launch = NULL;
+    simt_thread_self = NULL;
+    return cudaSuccess;
+}
+
+/* ---- barriers and warp operations, called from kernels ------------------- */
+
+static fiber *arrive(const char *what, const char *file, int line)
+{
+    executor *x = X;
+    fiber *f = x ? x->cur : NULL;
+    if (!f) {
+        fprintf(stderr, "simt: %s called outside a kernel (%s:%d)\n", what, file, line);
+        abort();
+    }
+    if (x->plain)
+        fault(cudaErrorLaunchFailure, f,
+              "%s at %s:%d is reached by this thread, but thread (0,0,0) of the block finished "
+              "without reaching any barrier; every thread of a block must reach the same "
+              "barriers",
+              what, file, line);
+    x->synced = 1;
+    f->file = file;
+    f->line = line;
+    return f;
+}
+
+void simt_syncthreads(const char *file, int line)
+{
+    fiber *f = arrive("__syncthreads()", file, line);
+    f->state = T_BARRIER;
+#ifdef SIMT_TSAN
+    __tsan_release(&X->tsan_barrier);
+#endif
+    fiber_yield(f);
+#ifdef SIMT_TSAN
+    __tsan_acquire(&X->tsan_barrier);
+#endif
+}
+
+static uint64_t warp_op(int wop, unsigned mask, uint64_t v, int arg, int width, const char *file,
+                        int line)
+{
+    fiber *f = arrive(wop_name(wop), file, line);
+    if (!(mask >> f->lane & 1u))
+        fault(cudaErrorLaunchFailure, f,
+              "%s at %s:%d: the mask 0x%08x does not include the calling lane %u",
+              wop_name(wop), file, line, mask, f->lane);
+    if (width < 1 || width > 32 || (width & (width - 1)))
+        fault(cudaErrorLaunchFailure, f,
+              "%s at %s:%d: width %d is not a power of two from 1 to 32", wop_name(wop), file,
+              line, width);
+    f->wop = wop;
+    f->wmask = mask;
+    f->wval = v;
+    f->warg = arg;
+    f->wwidth = width;
+    f->state = T_WARP;
+#ifdef SIMT_TSAN
+    __tsan_release(&X->tsan_warp[f->warp % 32]);
+#endif
+    fiber_yield(f);
+#ifdef SIMT_TSAN
+    __tsan_acquire(&X->tsan_warp[f->warp % 32]);
+#endif
+    return f->wres;
+}
+
+void simt_syncwarp(unsigned mask, const char *file, int line)
+{
+    warp_op(SIMT_WOP_SYNCWARP, mask, 0, 0, 32, file, line);
+}
+
+uint64_t simt_shfl(unsigned mask, uint64_t value, int arg, int width, int kind, const char *file,
+                   int line)
+{
+    return warp_op(kind, mask, value, arg, width, file, line);
+}
+
+unsigned simt_vote(unsigned mask, int pred, int kind, const char *file, int line)
+{
+    return (unsigned)warp_op(kind, mask, pred != 0, 0, 32, file, line);
+}
+
+unsigned simt_activemask(void)
+{
+    executor *x = X;
+    const fiber *f = x->cur;
+    unsigned base = f->warp * 32, m = 0;
+    for (unsigned l = 0; l < 32 && base + l < x->nthreads; l++)
+        if (x->fibers[base + l].state != T_EXITED) m |= 1u << l;
+    return m;
+}
+
+void simt_assert_fail(const char *expr, const char *file, int line, const char *func)
+{
+    executor *x = X;
+    const fiber *f = x ? x->cur : NULL;
+    if (!f) {
+        fprintf(stderr, "%s:%d: %s: Assertion `%s' failed.\n", file, line, func, expr);
+        abort();
+    }
+    /* CUDA's own wording for a device-side assert. */
+    fault(cudaErrorAssert, f, "%s:%d: %s: block: [%u,%u,%u], thread: [%u,%u,%u] Assertion `%s` failed.",
+          file, line, func, x->bv.block_idx.x, x->bv.block_idx.y, x->bv.block_idx.z,
+          f->view.idx.x, f->view.idx.y, f->view.idx.z, expr);
+}
+
+/* ---- memory checks ---------------------------------------------------- */
+
+static void check_slow(executor *x, uintptr_t a, size_t size, int store)
+{
+    uintptr_t base;
+    size_t len;
+    unsigned gen = atomic_load_explicit(&simt_alloc_generation, memory_order_acquire);
+    if (simt_alloc_find(a, size, &base, &len)) {
+        x->cache_base = base;
+        x->cache_len = len;
+        x->cache_gen = gen;
+        return;
+    }
+    char near[256];
+    simt_alloc_describe(a, near, sizeof near);
+    fault(cudaErrorIllegalAddress, x->plain || x->cur ? x->cur : NULL,
+          "out-of-bounds %s of %zu bytes at address %p: %s", store ? "write" : "read", size,
+          (void *)a, near);
+}
+
+static inline void check_access(uintptr_t a, size_t size, int store)
+{
+    executor *x = X;
+    if (!x || !x->launch) return; /* host code in a kernel file */
+    if (observer) observer((const void *)a, size, store);
+    if (a - simt_arena_lo >= simt_arena_span) return; /* not device memory */
+    if (a - x->cache_base < x->cache_len && a + size - x->cache_base <= x->cache_len &&
+        x->cache_gen == atomic_load_explicit(&simt_alloc_generation, memory_order_relaxed))
+        return;
+    check_slow(x, a, size, store);
+}
+
+#define HOOK(kind, n, store)                                                                     \
+    void __asan_##kind##n##_noabort(uintptr_t a);                                                \
+    void __asan_##kind##n##_noabort(uintptr_t a) { check_access(a, n, store); }
+HOOK(load, 1, 0)
+HOOK(load, 2, 0)
+HOOK(load, 4, 0)
+HOOK(load, 8, 0)
+HOOK(load, 16, 0)
+HOOK(store, 1, 1)
+HOOK(store, 2, 1)
+HOOK(store, 4, 1)
+HOOK(store, 8, 1)
+HOOK(store, 16, 1)
+void __asan_loadN_noabort(uintptr_t a, size_t n);
+void __asan_loadN_noabort(uintptr_t a, size_t n) { check_access(a, n, 0); }
+void __asan_storeN_noabort(uintptr_t a, size_t n);
+void __asan_storeN_noabort(uintptr_t a, size_t n) { check_access(a, n, 1); }
+
+/* ---- atomics ------------------------------------------------------------ */
+/* Blocks of one launch run on one OS thread, but kernels on different
+ * streams run concurrently, so atomics are real atomics. */
+
+#define CHECK(p, store) check_access((uintptr_t)(p), sizeof *(p), store)
+#define ATOMIC_FETCH(name, T, builtin)                                                           \
+    T simt_atomic_##name(T *p, T v)                                                              \
+    {                                                                                            \
+        CHECK(p, 1);                                                                             \
+        return builtin(p, v, __ATOMIC_RELAXED);                                                  \
+    }
+ATOMIC_FETCH(add_i32, int, __atomic_fetch_add)
+ATOMIC_FETCH(add_u32, unsigned, __atomic_fetch_add)
+ATOMIC_FETCH(add_u64, unsigned long long, __atomic_fetch_add)
+ATOMIC_FETCH(sub_i32, int, __atomic_fetch_sub)
+ATOMIC_FETCH(sub_u32, unsigned, __atomic_fetch_sub)
+ATOMIC_FETCH(exch_i32, int, __atomic_exchange_n)
+ATOMIC_FETCH(exch_u32, unsigned, __atomic_exchange_n)
+ATOMIC_FETCH(exch_u64, unsigned long long, __atomic_exchange_n)
+ATOMIC_FETCH(and_i32, int, __atomic_fetch_and)
+ATOMIC_FETCH(and_u32, unsigned, __atomic_fetch_and)
+ATOMIC_FETCH(and_u64, unsigned long long, __atomic_fetch_and)
+ATOMIC_FETCH(or_i32, int, __atomic_fetch_or)
+ATOMIC_FETCH(or_u32, unsigned, __atomic_fetch_or)
+ATOMIC_FETCH(or_u64, unsigned long long, __atomic_fetch_or)
+ATOMIC_FETCH(xor_i32, int, __atomic_fetch_xor)
+ATOMIC_FETCH(xor_u32, unsigned, __atomic_fetch_xor)
+ATOMIC_FETCH(xor_u64, unsigned long long, __atomic_fetch_xor)
+
+/* Read-modify-write through compare-and-swap: new = f(old). */
+#define ATOMIC_RMW(name, T, expr)                                                                \
+    T simt_atomic_##name(T *p, T v)                                                              \
+    {                                                                                            \
+        CHECK(p, 1);                                                                             \
+        T old = __atomic_load_n(p, __ATOMIC_RELAXED), new_;                                      \
+        do {                                                                                     \
+            new_ = (expr);                                                                       \
+        } while (!__atomic_compare_exchange_n(p, &old, new_, 0, __ATOMIC_RELAXED,                \
+                                              __ATOMIC_RELAXED));                                \
+        return old;                                                                              \
+    }
+ATOMIC_RMW(min_i32, int, old < v ? old : v)
+ATOMIC_RMW(min_u32, unsigned, old < v ? old : v)
+ATOMIC_RMW(min_u64, unsigned long long, old < v ? old : v)
+ATOMIC_RMW(max_i32, int, old > v ? old : v)
+ATOMIC_RMW(max_u32, unsigned, old > v ? old : v)
+ATOMIC_RMW(max_u64, unsigned long long, old > v ? old : v)
+/* CUDA: inc wraps to 0 past v; dec wraps to v at 0 or above v. */
+ATOMIC_RMW(inc_u32, unsigned, old >= v ? 0u : old + 1u)
+ATOMIC_RMW(dec_u32, unsigned, (old == 0u || old > v) ? v : old - 1u)
+
+#define ATOMIC_FLOAT(name, T, U, expr)                                                           \
+    T simt_atomic_##name(T *p, T v)                                                              \
+    {                                                                                            \
+        CHECK(p, 1);                                                                             \
+        U *q = (U *)(void *)p;                                                                   \
+        U oldbits = __atomic_load_n(q, __ATOMIC_RELAXED), newbits;                               \
+        T old;                                                                                   \
+        do {                                                                                     \
+            memcpy(&old, &oldbits, sizeof old);                                                  \
+            T new_ = (expr);                                                                     \
+            memcpy(&newbits, &new_, sizeof newbits);                                             \
+        } while (!__atomic_compare_exchange_n(q, &oldbits, newbits, 0, __ATOMIC_RELAXED,         \
+                                              __ATOMIC_RELAXED));                                \
+        return old;                                                                              \
+    }
+ATOMIC_FLOAT(add_f32, float, uint32_t, old + v)
+ATOMIC_FLOAT(add_f64, double, uint64_t, old + v)
+ATOMIC_FLOAT(exch_f32, float, uint32_t, v)
+
+#define ATOMIC_CAS(name, T)                                                                      \
+    T simt_atomic_##name(T *p, T compare, T v)                                                   \
+    {                                                                                            \
+        CHECK(p, 1);                                                                             \
+        __atomic_compare_exchange_n(p, &compare, v, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);      \
+        return compare;                                                                          \
+    }
+ATOMIC_CAS(cas_i32, int)
+ATOMIC_CAS(cas_u32, unsigned)
+ATOMIC_CAS(cas_u64, unsigned long long)

@@ -1,0 +1,184 @@
+/*
+ * simt/simt.h — the SIMT emulator and the simulated GPU (build/sim only).
+ *
+ * core/simt is a simulated GPU that any C program can use; it knows nothing
+ * of paralab. It has two halves:
+ *
+ *   emu.c      runs a kernel's blocks one at a time on the calling OS thread.
+ *              The threads of a block are fibers (created with ucontext,
+ *              switched with _setjmp/_longjmp); they run one after another
+ *              between barriers, in the order SIMT_SCHEDULE names
+ *              (forward | reverse | random:SEED). A block whose thread 0
+ *              finishes without reaching a barrier runs its other threads as
+ *              plain calls, with no fiber switch.
+ *   runtime.c  the CUDA runtime API of <cuda_runtime.h> over N simulated
+ *              devices: memory, streams (one worker OS thread each), events,
+ *              and a modeled clock from a hardware preset.
+ *
+ * Kernel files reach this header through simt/kernel.h; host programs may
+ * include it for the simulator-only calls at the end (presets, modeled time,
+ * the last fault report).
+ */
+#ifndef SIMT_SIMT_H
+#define SIMT_SIMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- what a kernel sees -------------------------------------------------- */
+typedef struct simt_thread_view {
+    uint3 idx; /* threadIdx */
+} simt_thread_view;
+
+typedef struct simt_block_view {
+    uint3 block_idx; /* blockIdx */
+    dim3 block_dim;  /* blockDim */
+    dim3 grid_dim;   /* gridDim */
+    void *dynamic_shared;
+} simt_block_view;
+
+extern _Thread_local simt_thread_view *simt_thread_self;
+extern _Thread_local simt_block_view *simt_block_self;
+
+/* One per kernel, made by SIMT_LAUNCHER. */
+typedef struct simt_kernel {
+    const char *name;
+    const char *file;
+    int line;
+    void (*entry)(const void *args); /* unpacks the argument copy, calls the kernel */
+    const void *function;            /* the kernel itself (for cudaFuncSetAttribute) */
+} simt_kernel;
+
+/* Validates the configuration like CUDA (cudaErrorInvalidConfiguration for
+ * 0 or too-large dimensions, more than 1024 threads, block z > 64, grid y/z
+ * > 65535; cudaErrorInvalidValue for dynamic shared memory above the
+ * kernel's limit) and enqueues the kernel on the stream with a copy of the
+ * argument struct. Returns and records the error like any runtime call. */
+cudaError_t simtLaunchKernel(const simt_kernel *k, dim3 grid, dim3 block, size_t shmem,
+                             cudaStream_t stream, const void *args, size_t args_size);
+
+/* Declares the next launch's work on this host thread: FLOPs, and bytes of
+ * device memory read + written. The modeled kernel time is
+ *   launch latency + max(flops / peak FP32 FLOP/s, bytes / memory bandwidth). */
+void simtLaunchCost(double flops, double bytes);
+
+enum simt_warp_op {
+    SIMT_WOP_SYNCWARP,
+    SIMT_WOP_SHFL,
+    SIMT_WOP_SHFL_UP,
+    SIMT_WOP_SHFL_DOWN,
+    SIMT_WOP_SHFL_XOR,
+    SIMT_WOP_BALLOT,
+    SIMT_WOP_ANY,
+    SIMT_WOP_ALL,
+};
+
+void simt_syncthreads(const char *file, int line);
+void simt_syncwarp(unsigned mask, const char *file, int line);
+uint64_t simt_shfl(unsigned mask, uint64_t value, int arg, int width, int kind, const char *file,
+                   int line);
+unsigned simt_vote(unsigned mask, int pred, int kind, const char *file, int line);
+unsigned simt_activemask(void);
+_Noreturn void simt_assert_fail(const char *expr, const char *file, int line, const char *func);
+
+int simt_atomic_add_i32(int *p, int v);
+unsigned simt_atomic_add_u32(unsigned *p, unsigned v);
+unsigned long long simt_atomic_add_u64(unsigned long long *p, unsigned long long v);
+float simt_atomic_add_f32(float *p, float v);
+double simt_atomic_add_f64(double *p, double v);
+int simt_atomic_sub_i32(int *p, int v);
+unsigned simt_atomic_sub_u32(unsigned *p, unsigned v);
+int simt_atomic_exch_i32(int *p, int v);
+unsigned simt_atomic_exch_u32(unsigned *p, unsigned v);
+unsigned long long simt_atomic_exch_u64(unsigned long long *p, unsigned long long v);
+float simt_atomic_exch_f32(float *p, float v);
+int simt_atomic_min_i32(int *p, int v);
+unsigned simt_atomic_min_u32(unsigned *p, unsigned v);
+unsigned long long simt_atomic_min_u64(unsigned long long *p, unsigned long long v);
+int simt_atomic_max_i32(int *p, int v);
+unsigned simt_atomic_max_u32(unsigned *p, unsigned v);
+unsigned long long simt_atomic_max_u64(unsigned long long *p, unsigned long long v);
+int simt_atomic_and_i32(int *p, int v);
+unsigned simt_atomic_and_u32(unsigned *p, unsigned v);
+unsigned long long simt_atomic_and_u64(unsigned long long *p, unsigned long long v);
+int simt_atomic_or_i32(int *p, int v);
+unsigned simt_atomic_or_u32(unsigned *p, unsigned v);
+unsigned long long simt_atomic_or_u64(unsigned long long *p, unsigned long long v);
+int simt_atomic_xor_i32(int *p, int v);
+unsigned simt_atomic_xor_u32(unsigned *p, unsigned v);
+unsigned long long simt_atomic_xor_u64(unsigned long long *p, unsigned long long v);
+unsigned simt_atomic_inc_u32(unsigned *p, unsigned v);
+unsigned simt_atomic_dec_u32(unsigned *p, unsigned v);
+int simt_atomic_cas_i32(int *p, int compare, int v);
+unsigned simt_atomic_cas_u32(unsigned *p, unsigned compare, unsigned v);
+unsigned long long simt_atomic_cas_u64(unsigned long long *p, unsigned long long compare,
+                                       unsigned long long v);
+
+/* ---- hardware presets (PARALAB_SIM_GPU) ---------------------------------- */
+/* Every number is cited to its datasheet in presets.c. Units: FLOP/s, B/s,
+ * bytes, seconds. */
+typedef struct simt_preset {
+    const char *name;        /* PARALAB_SIM_GPU value, e.g. "H100-SXM" */
+    const char *device_name; /* cudaDeviceProp.name */
+    int cc_major, cc_minor;
+    int sm_count;
+    size_t memory_bytes;
+    double fp32_flops;        /* peak non-tensor FP32 FLOP/s */
+    double bf16_tensor_flops; /* peak dense BF16 tensor FLOP/s */
+    double memory_bw;         /* HBM/GDDR bytes/s */
+    double host_link_bw;      /* PCIe bytes/s per direction, theoretical */
+    double pinned_efficiency; /* fraction of host_link_bw pinned copies reach */
+    double pageable_efficiency;
+    double peer_bw;           /* GPU-GPU bytes/s per direction (NVLink; PCIe if none) */
+    double peer_latency;      /* seconds per peer transfer */
+    double launch_latency;    /* seconds per kernel launch */
+    double copy_latency;      /* seconds per host<->device copy */
+    size_t l2_bytes;
+    int memory_bus_bits;
+    int max_threads_per_sm;
+    size_t shared_per_sm;
+    size_t shared_per_block_optin;
+} simt_preset;
+
+/* The presets, NULL-terminated, and lookup by name (case-insensitive);
+ * NULL when unknown. */
+const simt_preset *const *simtPresets(void);
+const simt_preset *simtPresetByName(const char *name);
+/* The preset the simulated devices use (after PARALAB_SIM_GPU). */
+const simt_preset *simtCurrentPreset(void);
+
+/* ---- modeled and measured time --------------------------------------- */
+/* Wall-clock milliseconds between two recorded events (measured; on the
+ * simulator this is CPU time and says nothing about a GPU). */
+cudaError_t simtEventElapsedMeasured(float *ms, cudaEvent_t start, cudaEvent_t end);
+/* Modeled seconds at which the stream's last enqueued work ends. */
+double simtStreamModeledTime(cudaStream_t stream);
+
+/* ---- faults ------------------------------------------------------------ */
+/* The report of the last kernel fault on the current device (illegal address,
+ * assert, divergent barrier, warp mask error, ...), or "" if none. Valid until
+ * the next fault or cudaDeviceReset. The report is also printed on stderr
+ * unless SIMT_QUIET=1. */
+const char *simtLastFaultReport(void);
+
+/* Memory-access observer: when set (non-NULL), called for every device-memory
+ * access a kernel makes (address, size in bytes, 1 for a store). One per
+ * process; for tools such as the coalescing counter of lab 02. */
+typedef void (*simt_access_observer)(const void *addr, size_t size, int is_store);
+void simtSetAccessObserver(simt_access_observer fn);
+
+/* The schedule threads run in between barriers: from SIMT_SCHEDULE, or set
+ * here (tests). kind: 0 forward, 1 reverse, 2 random with seed. */
+void simtSetSchedule(int kind, unsigned long long seed);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SIMT_SIMT_H */

@@ -1,0 +1,238 @@
+/*
+ * Lab 01 — hello threads: the grid / block / thread hierarchy.
+ *
+ * A kernel runs as a grid of blocks of threads. Each thread finds its element
+ * from blockIdx, blockDim and threadIdx; the grid must cover every element,
+ * and the threads of the last block that fall past the end (the tail) must do
+ * nothing. This program runs your vector add (or the reference, until you
+ * have written it), shows which block handled which elements, shows the
+ * error CUDA gives for a block of 1025 threads, and checks your code.
+ *
+ * Usage: lab01 [--size N] [--block B] [--solution] [--no-viz] [--help]
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "paralab/cuda_check.h"
+#ifdef PARALAB_SIMULATED_CUDA
+#include "simt/simt.h"
+#endif
+
+#include "01_hello_threads/lab01.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: lab01 [options]\n"
+            "Lab 01, hello threads: grid, blocks, threads, the global index and the tail.\n\n"
+            "  -n, --size N     elements to add (1..%d, default 1000)\n"
+            "  -b, --block B    threads per block (1..1024, default 256)\n"
+            "      --solution   run the reference solution instead of your exercise\n"
+            "      --no-viz     plain text output (this lab prints text only for now)\n"
+            "  -h, --help       this help\n\n"
+            "Your code: labs/01_hello_threads/exercise.cu. Check it with `make check`.\n",
+            INT_MAX / 2);
+}
+
+static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) {
+        fprintf(stderr, "lab01: %s '%s' is not a whole number from %ld to %ld\n", opt, s, lo, hi);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static const lab01_impl *impl;
+static int announced;
+
+/* An exercise still TODO: run the reference in its place, and say so once. */
+static void use_reference(void)
+{
+    if (!announced)
+        printf("  ! exercise not attempted yet — using the reference; open "
+               "labs/01_hello_threads/exercise.cu (PL_TODO at %s)\n",
+               pl_todo_location());
+    announced = 1;
+}
+
+static int grid_size(int n, int block)
+{
+    int g = impl->grid_size(n, block);
+    if (g == PL_TODO_STATUS) {
+        use_reference();
+        g = lab01_solution.grid_size(n, block);
+    }
+    return g;
+}
+
+static cudaError_t vector_add(const float *a, const float *b, float *c, int n, int block)
+{
+    int r = impl->vector_add(a, b, c, n, block);
+    if (r == PL_TODO_STATUS) {
+        use_reference();
+        r = lab01_solution.vector_add(a, b, c, n, block);
+    }
+    return (cudaError_t)r;
+}
+
+/* The text picture: one character per `per` elements, the character naming
+ * the block that handled them (0-9a-z, repeating). */
+static void draw_blocks(const int *block_of, int n, int block, int grid)
+{
+    const char *digits = "0123456789abcdefghijklmnopqrstuvwxyz";
+    int cols = n < 64 ? n : 64, per = (n + cols - 1) / cols;
+    printf("  elements 0..%d, one character = %d element%s, the character is the block index "
+           "(mod 36):\n  ",
+           n - 1, per, per == 1 ? "" : "s");
+    for (int i = 0; i < n; i += per) putchar(digits[block_of[i] % 36]);
+    putchar('\n');
+    for (int g = 0; g < grid; g++) {
+        if (grid > 6 && g == 3) {
+            printf("  ... %d more blocks ...\n", grid - 5);
+            g = grid - 3;
+            continue;
+        }
+        long first = (long)g * block, last = first + block - 1;
+        if (last > n - 1) last = n - 1;
+        int busy = (int)(last - first + 1);
+        printf("  block %-4d threads 0..%-4d elements %ld..%ld", g, block - 1, first, last);
+        if (busy < block) printf("  (%d idle threads: the tail)", block - busy);
+        putchar('\n');
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int n = 1000, block = 256, solution = 0;
+    static const struct option opts[] = {{"size", required_argument, 0, 'n'},
+                                         {"block", required_argument, 0, 'b'},
+                                         {"solution", no_argument, 0, 's'},
+                                         {"no-viz", no_argument, 0, 'v'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    int o;
+    while ((o = getopt_long(argc, argv, "n:b:h", opts, NULL)) != -1) {
+        switch (o) {
+        case 'n':
+            if (parse_int("--size", optarg, 1, INT_MAX / 2, &n)) return 2;
+            break;
+        case 'b':
+            if (parse_int("--block", optarg, 1, 1024, &block)) return 2;
+            break;
+        case 's': solution = 1; break;
+        case 'v': break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "lab01: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+    impl = solution ? &lab01_solution : &lab01_exercise;
+
+    struct cudaDeviceProp prop;
+    cudaCheck(cudaSetDevice(0));
+    cudaCheck(cudaGetDeviceProperties(&prop, 0));
+    printf("paralab lab 01 — hello threads\n");
+    printf("device 0: %s, %d SMs, at most %d threads per block\n\n", prop.name,
+           prop.multiProcessorCount, prop.maxThreadsPerBlock);
+
+    /* Step 1: the launch configuration. */
+    int grid = grid_size(n, block);
+    printf("[1] grid size: %d elements, %d threads per block -> %d block%s (%lld threads)\n", n,
+           block, grid, grid == 1 ? "" : "s", (long long)grid * block);
+
+    /* Step 2: the kernel. */
+    size_t bytes = (size_t)n * sizeof(float);
+    float *a = malloc(bytes), *b = malloc(bytes), *c = malloc(bytes);
+    int *block_of = malloc((size_t)n * sizeof(int));
+    if (!a || !b || !c || !block_of) {
+        fprintf(stderr, "lab01: out of host memory for %d elements\n", n);
+        return 1;
+    }
+    for (int i = 0; i < n; i++) {
+        a[i] = (float)i;
+        b[i] = 2.0f * (float)i;
+    }
+    float *da, *db, *dc;
+    int *dblock;
+    cudaEvent_t t0, t1;
+    cudaCheck(cudaMalloc((void **)&da, bytes));
+    cudaCheck(cudaMalloc((void **)&db, bytes));
+    cudaCheck(cudaMalloc((void **)&dc, bytes));
+    cudaCheck(cudaMalloc((void **)&dblock, (size_t)n * sizeof(int)));
+    cudaCheck(cudaMemcpy(da, a, bytes, cudaMemcpyHostToDevice));
+    cudaCheck(cudaMemcpy(db, b, bytes, cudaMemcpyHostToDevice));
+    cudaCheck(cudaEventCreate(&t0));
+    cudaCheck(cudaEventCreate(&t1));
+    cudaCheck(cudaEventRecord(t0, 0));
+    cudaCheck(vector_add(da, db, dc, n, block));
+    cudaCheck(cudaEventRecord(t1, 0));
+    cudaCheck(cudaDeviceSynchronize());
+    float ms = 0;
+    cudaCheck(cudaEventElapsedTime(&ms, t0, t1));
+    cudaCheck(cudaMemcpy(c, dc, bytes, cudaMemcpyDeviceToHost));
+    int wrong = 0, first_wrong = -1;
+    for (int i = 0; i < n; i++)
+        if (c[i] != a[i] + b[i] && wrong++ == 0) first_wrong = i;
+#ifdef PARALAB_SIMULATED_CUDA
+    const char *clock = "modeled on a simulated ";
+    const char *gpu = simtCurrentPreset()->name;
+#else
+    const char *clock = "measured on ", *gpu = prop.name;
+#endif
+    printf("[2] vector add c[i] = a[i] + b[i]: %d of %d elements correct; kernel time %.4f ms "
+           "(%s%s)\n",
+           n - wrong, n, ms, clock, gpu);
+    if (wrong)
+        printf("    first wrong: c[%d] = %g, expected %g\n", first_wrong, c[first_wrong],
+               a[first_wrong] + b[first_wrong]);
+
+    /* Step 3: which block ran which elements (read back from the device). */
+    cudaCheck(lab01_who_ran(dblock, n, block, grid));
+    cudaCheck(cudaMemcpy(block_of, dblock, (size_t)n * sizeof(int), cudaMemcpyDeviceToHost));
+    printf("[3] which block handled which elements:\n");
+    draw_blocks(block_of, n, block, grid);
+
+    /* Step 4: the limit. */
+    cudaError_t e = vector_add(da, db, dc, n < 1025 ? n : 1025, 1025);
+    printf("[4] a block of 1025 threads: %s (%s) — a block holds at most %d threads\n",
+           cudaGetErrorName(e), cudaGetErrorString(e), prop.maxThreadsPerBlock);
+
+    cudaCheck(cudaFree(da));
+    cudaCheck(cudaFree(db));
+    cudaCheck(cudaFree(dc));
+    cudaCheck(cudaFree(dblock));
+    free(a);
+    free(b);
+    free(c);
+    free(block_of);
+
+    /* The checks of what ran: yours, or the reference where yours is TODO. */
+    printf("\n[checks]\n");
+    int failed = 0;
+    for (int ex = 0; ex < 2; ex++) {
+        pl_check chk;
+        pl_check_begin(&chk, "01_hello_threads", ex == 0 ? "grid_size" : "vector_add");
+        lab01_check(ex, impl, &chk);
+        if (chk.outcome == PL_TODO) { /* ran the reference: check that */
+            pl_check_begin(&chk, "01_hello_threads", ex == 0 ? "grid_size" : "vector_add");
+            lab01_check(ex, &lab01_solution, &chk);
+            printf("  (reference)  ");
+        } else printf("  ");
+        pl_check_print(&chk, 0);
+        failed |= chk.outcome != PL_PASS;
+    }
+    return failed || wrong ? 1 : 0;
+}

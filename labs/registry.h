@@ -1,0 +1,20 @@
+/*
+ * labs/registry.h — the list of labs that `labcheck` (make check, make test)
+ * knows. Each lab adds one entry to labs/registry.c.
+ */
+#ifndef PARALAB_LABS_REGISTRY_H
+#define PARALAB_LABS_REGISTRY_H
+
+#include "paralab/check.h"
+
+typedef struct pl_lab {
+    const char *id;                  /* "01_hello_threads" */
+    const char *const *exercises;    /* names, NULL-terminated */
+    /* Runs the checks of exercise i against the student's code
+     * (use_solution = 0) or the reference (1). */
+    void (*check)(int exercise, int use_solution, pl_check *c);
+} pl_lab;
+
+extern const pl_lab *const pl_labs[]; /* NULL-terminated */
+
+#endif

@@ -1,0 +1,142 @@
+# mk/build.mk — compiles one build variant into $(BUILD). Called by the
+# top-level Makefile; not meant to be run by hand.
+#
+#   VARIANT=sim   kernels (*.cu) compiled as C against the SIMT emulator, host
+#                 code against the simulated <cuda_runtime.h> (core/simt/cudart)
+#   VARIANT=cuda  kernels compiled by nvcc, host code against the real CUDA
+#                 runtime, NCCL and cuBLAS
+#   SAN=address   AddressSanitizer + UndefinedBehaviorSanitizer (sim)
+#   SAN=thread    the race check: ThreadSanitizer with fiber annotations (sim)
+
+VARIANT ?= sim
+SAN ?=
+BUILD ?= build/$(VARIANT)
+CC ?= cc
+CUDA_HOME ?= /usr/local/cuda
+NVCC ?= $(CUDA_HOME)/bin/nvcc
+CUBLAS ?= 1
+DEPS_PREFIX ?=
+# Real GPUs the CUDA variant targets: A100 (sm_80) and H100/H200 (sm_90),
+# plus PTX for newer ones.
+NVCC_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=[sm_90,compute_90]
+
+CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -MMD -MP \
+          -Icore/include -Icore/simt/include -Ilabs
+LDFLAGS :=
+LDLIBS := -lpthread -lm
+ifneq ($(DEPS_PREFIX),)
+  CFLAGS += -I$(DEPS_PREFIX)/usr/include
+  LDFLAGS += -L$(DEPS_PREFIX)/usr/lib/x86_64-linux-gnu -Wl,-rpath,$(DEPS_PREFIX)/usr/lib/x86_64-linux-gnu
+endif
+
+# GCC's kernel-address instrumentation in call mode: every load and store of
+# a kernel file calls __asan_{load,store}N_noabort(addr), which the emulator
+# defines (bounds checks, access counts) — the kernel source is unchanged.
+KASAN := -fsanitize=kernel-address --param asan-instrumentation-with-call-threshold=0 \
+         --param asan-stack=0 --param asan-globals=0
+
+ifeq ($(VARIANT),sim)
+  CFLAGS += -Icore/simt/cudart
+  KFLAGS = -x c $(CFLAGS) $(KASAN)
+  SIMTFLAGS = $(CFLAGS)
+  ifeq ($(SAN),address)
+    SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+    CFLAGS += $(SANFLAGS)
+    KFLAGS = -x c $(filter-out -fsanitize=address%,$(CFLAGS)) $(KASAN) -fsanitize=undefined
+    SIMTFLAGS = $(CFLAGS)
+    LDFLAGS += $(SANFLAGS)
+  else ifeq ($(SAN),thread)
+    # Kernels and tests are instrumented; the emulator and runtime are not
+    # (their internal hand-offs are not data races) but annotate the fibers.
+    SIMTFLAGS = $(CFLAGS) -DSIMT_TSAN
+    CFLAGS += -fsanitize=thread
+    KFLAGS = -x c $(CFLAGS)
+    LDFLAGS += -fsanitize=thread
+  endif
+else
+  CFLAGS += -I$(CUDA_HOME)/include -DPARALAB_CUDA=1
+  NVFLAGS := -std=c++17 -O2 -g $(NVCC_ARCH) -Icore/include -Icore/simt/include -Ilabs \
+             -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings
+  LDFLAGS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64
+  LDLIBS := -lcudart -lnccl $(if $(filter 1,$(CUBLAS)),-lcublas) -lstdc++ $(LDLIBS) -ldl -lrt
+endif
+
+OBJ := $(BUILD)/obj
+BIN := $(BUILD)/bin
+
+# ---- sources -------------------------------------------------------------
+SIMT_SRC := $(if $(filter sim,$(VARIANT)),core/simt/emu.c core/simt/runtime.c core/simt/presets.c)
+CORE_SRC := $(wildcard core/*.c) $(wildcard core/kernels/*.cu)
+LAB_DIRS := $(sort $(wildcard labs/[0-9][0-9]_*))
+LAB_SRC := $(foreach d,$(LAB_DIRS),$(filter-out $(d)/main.c,$(wildcard $(d)/*.c $(d)/*.cu))) \
+           labs/registry.c
+UNIT_SRC := $(wildcard tests/unit/*.c) $(wildcard tests/unit/*.cu)
+BENCH_SRC := $(wildcard bench/*.c) $(wildcard bench/*.cu)
+
+objs = $(patsubst %,$(OBJ)/%.o,$(1))
+SIMT_OBJ := $(call objs,$(SIMT_SRC))
+CORE_OBJ := $(call objs,$(CORE_SRC))
+LAB_OBJ := $(call objs,$(LAB_SRC))
+RT_OBJ := $(CORE_OBJ) $(SIMT_OBJ)
+
+LAB_BINS := $(foreach d,$(LAB_DIRS),$(BIN)/lab$(shell echo $(notdir $(d)) | cut -c1-2))
+PROGS := $(LAB_BINS) $(BIN)/labcheck $(BIN)/unit $(BIN)/paralab-bench
+ifeq ($(SAN),thread)
+  PROGS := $(BIN)/racecheck
+endif
+
+all: $(PROGS)
+
+# ---- compile ---------------------------------------------------------------
+# A student's half-written exercise must still compile: unused names are not
+# errors there (everything else still is).
+EXERCISE_RELAX := -Wno-unused-parameter -Wno-unused-variable -Wno-unused-but-set-variable \
+                  -Wno-unused-function
+$(OBJ)/labs/%/exercise.cu.o $(OBJ)/labs/%/exercise.c.o: EXTRA = $(if $(filter cuda,$(VARIANT)),-Xcompiler $(subst $(eval) ,$(comma),$(EXERCISE_RELAX)),$(EXERCISE_RELAX))
+comma := ,
+
+$(OBJ)/core/simt/%.c.o: core/simt/%.c
+	@mkdir -p $(@D)
+	$(CC) $(SIMTFLAGS) -U_FORTIFY_SOURCE -c $< -o $@
+
+$(OBJ)/%.c.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(EXTRA) -c $< -o $@
+
+ifeq ($(VARIANT),sim)
+$(OBJ)/%.cu.o: %.cu
+	@mkdir -p $(@D)
+	$(CC) $(KFLAGS) $(EXTRA) -c $< -o $@
+else
+$(OBJ)/%.cu.o: %.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) $(EXTRA) -MMD -MP -c $< -o $@
+endif
+
+# ---- link ------------------------------------------------------------------
+define lab_rule
+$(BIN)/lab$(shell echo $(notdir $(1)) | cut -c1-2): $(OBJ)/$(1)/main.c.o $(LAB_OBJ) $(RT_OBJ)
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS) $$^ $$(LDLIBS) -o $$@
+endef
+$(foreach d,$(LAB_DIRS),$(eval $(call lab_rule,$(d))))
+
+$(BIN)/labcheck: $(OBJ)/tests/labcheck.c.o $(LAB_OBJ) $(RT_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(BIN)/unit: $(call objs,$(UNIT_SRC)) $(RT_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ -lcunit $(LDLIBS) -o $@
+
+$(BIN)/paralab-bench: $(call objs,$(BENCH_SRC)) $(RT_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(BIN)/racecheck: $(call objs,$(wildcard tests/race/*.c tests/race/*.cu)) $(RT_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+-include $(shell find $(OBJ) -name '*.d' 2>/dev/null)
+
+.PHONY: all
