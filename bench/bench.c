@@ -1,0 +1,262 @@
+/*
+ * paralab-bench — benchmarks that report ratios against a reference measured
+ * in the same run (never pass/fail on time: shared machines are noisy).
+ *
+ *   paralab-bench simt   the SIMT emulator vs a plain C loop doing the same
+ *                        arithmetic (build/sim). Goals on a 2-core CI box:
+ *                        kernels without barriers within 10x of the loop;
+ *                        kernels with barriers under 30 ns per thread per
+ *                        barrier.
+ *   paralab-bench gpu    the same kernels on a real GPU (build/cuda), timed
+ *                        with CUDA events, with GB/s beside the loop's.
+ *
+ * Each measurement is the best of --repeat runs (default 3).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernels.h"
+#include "paralab/cuda_check.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+typedef struct {
+    const char *name;
+    int n;         /* elements = CUDA threads */
+    int barriers;  /* per thread: __syncthreads() or warp operations */
+    double kernel; /* seconds, best of repeats */
+    double loop;   /* seconds, the plain C loop */
+    double max_err;
+} row;
+
+static volatile float sink;
+
+/* The plain C loops: the same arithmetic, no emulation. */
+static void loop_add(const float *a, const float *b, float *c, int n)
+{
+    for (int i = 0; i < n; i++) c[i] = a[i] + b[i];
+}
+
+static void loop_block_sums(const float *in, float *out, int n, int per)
+{
+    for (int b = 0; b < (n + per - 1) / per; b++) {
+        float s = 0;
+        for (int i = b * per; i < n && i < (b + 1) * per; i++) s += in[i];
+        out[b] = s;
+    }
+}
+
+typedef cudaError_t (*reduce_fn)(const float *, float *, int);
+
+static double time_kernel_add(const float *da, const float *db, float *dc, int n, int repeat)
+{
+    double best = 1e30;
+    for (int r = 0; r < repeat; r++) {
+        cudaCheck(cudaDeviceSynchronize());
+        double t = now();
+        cudaCheck(bk_vector_add(da, db, dc, n));
+        cudaCheck(cudaDeviceSynchronize());
+        t = now() - t;
+        if (t < best) best = t;
+    }
+    return best;
+}
+
+static double time_kernel_reduce(reduce_fn fn, const float *din, float *dout, int n, int repeat)
+{
+    double best = 1e30;
+    for (int r = 0; r < repeat; r++) {
+        cudaCheck(cudaDeviceSynchronize());
+        double t = now();
+        cudaCheck(fn(din, dout, n));
+        cudaCheck(cudaDeviceSynchronize());
+        t = now() - t;
+        if (t < best) best = t;
+    }
+    return best;
+}
+
+static double time_loop(void (*body)(void *), void *arg, int repeat)
+{
+    double best = 1e30;
+    for (int r = 0; r < repeat; r++) {
+        double t = now();
+        body(arg);
+        t = now() - t;
+        if (t < best) best = t;
+    }
+    return best;
+}
+
+typedef struct { const float *a, *b; float *c; int n, per; } loop_arg;
+static void run_add(void *p)
+{
+    loop_arg *l = p;
+    loop_add(l->a, l->b, l->c, l->n);
+    sink = l->c[l->n / 2];
+}
+static void run_sums(void *p)
+{
+    loop_arg *l = p;
+    loop_block_sums(l->a, l->c, l->n, l->per);
+    sink = l->c[0];
+}
+
+static double max_rel_err(const float *got, const float *want, int n)
+{
+    double worst = 0;
+    for (int i = 0; i < n; i++) {
+        double d = got[i] - want[i], w = want[i] < 0 ? -want[i] : want[i];
+        double e = (d < 0 ? -d : d) / (w + 1.0);
+        if (e > worst) worst = e;
+    }
+    return worst;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: paralab-bench simt|gpu [--repeat R] [--scale S]\n"
+               "  simt      the SIMT emulator vs a plain C loop (simulated build)\n"
+               "  gpu       the same kernels on a real GPU (CUDA build)\n"
+               "  --repeat  runs per measurement, the best is kept (default 3)\n"
+               "  --scale   divide the problem sizes by 2^S (default 0)\n");
+}
+
+int main(int argc, char **argv)
+{
+    int repeat = 3, scale = 0;
+    static const struct option opts[] = {{"repeat", required_argument, 0, 'r'},
+                                         {"scale", required_argument, 0, 's'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    int o;
+    while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        char *end;
+        switch (o) {
+        case 'r':
+            repeat = (int)strtol(optarg, &end, 10);
+            if (*end || repeat < 1 || repeat > 100) {
+                fprintf(stderr, "paralab-bench: --repeat '%s' is not a number from 1 to 100\n", optarg);
+                return 2;
+            }
+            break;
+        case 's':
+            scale = (int)strtol(optarg, &end, 10);
+            if (*end || scale < 0 || scale > 12) {
+                fprintf(stderr, "paralab-bench: --scale '%s' is not a number from 0 to 12\n", optarg);
+                return 2;
+            }
+            break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind != argc - 1 || (strcmp(argv[optind], "simt") && strcmp(argv[optind], "gpu"))) {
+        usage(stderr);
+        return 2;
+    }
+    int gpu = strcmp(argv[optind], "gpu") == 0;
+#ifdef PARALAB_SIMULATED_CUDA
+    if (gpu) {
+        fprintf(stderr, "paralab-bench: 'gpu' needs the CUDA build (build/cuda/bin/paralab-bench); "
+                        "this is the simulated one\n");
+        return 2;
+    }
+#else
+    if (!gpu) {
+        fprintf(stderr, "paralab-bench: 'simt' measures the emulator: run build/sim/bin/paralab-bench\n");
+        return 2;
+    }
+#endif
+
+    int n_add = (1 << 24) >> scale, n_red = (1 << 22) >> scale;
+    int nmax = n_add > n_red ? n_add : n_red;
+    size_t bytes = (size_t)nmax * sizeof(float);
+    float *a = malloc(bytes), *b = malloc(bytes), *c = malloc(bytes), *ref = malloc(bytes);
+    if (!a || !b || !c || !ref) {
+        fprintf(stderr, "paralab-bench: out of host memory\n");
+        return 1;
+    }
+    for (int i = 0; i < nmax; i++) {
+        a[i] = (float)(i % 1000) * 0.001f;
+        b[i] = (float)(i % 7);
+    }
+    float *da, *db, *dc;
+    cudaCheck(cudaMalloc((void **)&da, bytes));
+    cudaCheck(cudaMalloc((void **)&db, bytes));
+    cudaCheck(cudaMalloc((void **)&dc, bytes));
+    cudaCheck(cudaMemcpy(da, a, bytes, cudaMemcpyHostToDevice));
+    cudaCheck(cudaMemcpy(db, b, bytes, cudaMemcpyHostToDevice));
+
+    printf("paralab-bench %s: %s, best of %d runs\n", gpu ? "gpu" : "simt",
+           gpu ? "kernels on the GPU vs a plain C loop on the CPU"
+               : "the SIMT emulator vs a plain C loop doing the same arithmetic",
+           repeat);
+    row rows[3];
+    loop_arg la = {a, b, ref, n_add, 0};
+
+    /* vector add */
+    rows[0] = (row){"vector add (no barrier)", n_add, 0, 0, 0, 0};
+    rows[0].kernel = time_kernel_add(da, db, dc, n_add, repeat);
+    rows[0].loop = time_loop(run_add, &la, repeat);
+    cudaCheck(cudaMemcpy(c, dc, (size_t)n_add * sizeof(float), cudaMemcpyDeviceToHost));
+    rows[0].max_err = max_rel_err(c, ref, n_add);
+
+    /* block reduction, shared memory */
+    la = (loop_arg){a, NULL, ref, n_red, 256};
+    rows[1] = (row){"block sum (shared, 9 barriers)", n_red, BK_BLOCK_SUM_BARRIERS, 0, 0, 0};
+    rows[1].kernel = time_kernel_reduce(bk_block_sum, da, dc, n_red, repeat);
+    rows[1].loop = time_loop(run_sums, &la, repeat);
+    cudaCheck(cudaMemcpy(c, dc, (size_t)(n_red / 256) * sizeof(float), cudaMemcpyDeviceToHost));
+    rows[1].max_err = max_rel_err(c, ref, n_red / 256);
+
+    /* warp-shuffle reduction */
+    la.per = 32;
+    rows[2] = (row){"warp sum (5 shuffles)", n_red, BK_WARP_SUM_SHUFFLES, 0, 0, 0};
+    rows[2].kernel = time_kernel_reduce(bk_warp_sum, da, dc, n_red, repeat);
+    rows[2].loop = time_loop(run_sums, &la, repeat);
+    cudaCheck(cudaMemcpy(c, dc, (size_t)(n_red / 32) * sizeof(float), cudaMemcpyDeviceToHost));
+    rows[2].max_err = max_rel_err(c, ref, n_red / 32);
+
+    printf("\n%-32s %10s %12s %12s %12s %10s %s\n", "kernel", "threads", "kernel ms", "ns/thread",
+           gpu ? "loop ms" : "ns/thr/bar", "vs loop", gpu ? "" : "goal");
+    int all_right = 1;
+    for (int i = 0; i < 3; i++) {
+        row *r = &rows[i];
+        double ns = r->kernel * 1e9 / r->n, ratio = r->kernel / r->loop;
+        all_right &= r->max_err < 1e-5;
+        if (gpu) {
+            printf("%-32s %10d %12.3f %12.4f %12.3f %9.2fx\n", r->name, r->n, r->kernel * 1e3, ns,
+                   r->loop * 1e3, ratio);
+            continue;
+        }
+        char per_bar[32] = "-", goal[64];
+        if (r->barriers) {
+            double nb = ns / r->barriers;
+            snprintf(per_bar, sizeof per_bar, "%.1f", nb);
+            snprintf(goal, sizeof goal, "%s < 30 ns per thread per barrier",
+                     nb < 30 ? "met:" : "MISSED:");
+        } else
+            snprintf(goal, sizeof goal, "%s within 10x of the loop", ratio <= 10 ? "met:" : "MISSED:");
+        printf("%-32s %10d %12.2f %12.2f %12s %9.1fx %s\n", r->name, r->n, r->kernel * 1e3, ns,
+               per_bar, ratio, goal);
+    }
+    printf("\nresults %s (every output within 1e-5 of the loop's)\n",
+           all_right ? "correct" : "WRONG");
+    cudaFree(da);
+    cudaFree(db);
+    cudaFree(dc);
+    free(a);
+    free(b);
+    free(c);
+    free(ref);
+    return all_right ? 0 : 1;
+}

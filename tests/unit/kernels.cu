@@ -1,0 +1,344 @@
+/*
+ * kernels.cu — kernels of the conformance suite. CUDA C that compiles with
+ * nvcc and as C against the SIMT emulator; each has a host wrapper.
+ */
+#include "simt/kernel.h"
+
+#include "kernels.h"
+
+static dim3 d1(unsigned x)
+{
+    dim3 d = {x, 1, 1};
+    return d;
+}
+
+/* ---- indices ------------------------------------------------------------ */
+
+static __global__ void ids(unsigned *out)
+{
+    unsigned b = (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+    unsigned t = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+    unsigned nt = blockDim.x * blockDim.y * blockDim.z;
+    out[b * nt + t] = b << 10 | t;
+}
+SIMT_LAUNCHER(ids, (unsigned *out), (out))
+
+cudaError_t tk_ids(unsigned *out, dim3 grid, dim3 block)
+{
+    return launch_ids(grid, block, 0, 0, out);
+}
+
+/* ---- reductions ---------------------------------------------------------- */
+
+static __global__ void block_sum(const float *in, float *out, int n, int sync)
+{
+    __shared__ float s[1024];
+    unsigned t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+    s[t] = i < (unsigned)n ? in[i] : 0.0f;
+    __syncthreads();
+    for (unsigned stride = blockDim.x / 2; stride > 0; stride /= 2) {
+        if (t < stride) s[t] += s[t + stride];
+        if (sync) __syncthreads();
+    }
+    if (t == 0) out[blockIdx.x] = s[0];
+}
+SIMT_LAUNCHER(block_sum, (const float *in, float *out, int n, int sync), (in, out, n, sync))
+
+cudaError_t tk_block_sum(const float *in, float *out, int n, int block, int sync)
+{
+    return launch_block_sum(d1((unsigned)((n + block - 1) / block)), d1((unsigned)block), 0, 0, in,
+                            out, n, sync);
+}
+
+static __global__ void warp_sum(const int *in, int *out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int v = i < n ? in[i] : 0;
+    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+    if (threadIdx.x % 32 == 0) out[i / 32] = v;
+}
+SIMT_LAUNCHER(warp_sum, (const int *in, int *out, int n), (in, out, n))
+
+cudaError_t tk_warp_sum(const int *in, int *out, int n)
+{
+    unsigned warps = (unsigned)((n + 31) / 32);
+    return launch_warp_sum(d1((warps + 7) / 8), d1(256), 0, 0, in, out, n);
+}
+
+/* ---- warp operations ------------------------------------------------------ */
+
+static __global__ void shuffles(int *out, int arg, int width)
+{
+    int l = threadIdx.x, v = 100 + l;
+    out[0 * 32 + l] = __shfl_sync(0xffffffffu, v, arg, width);
+    out[1 * 32 + l] = __shfl_up_sync(0xffffffffu, v, (unsigned)arg, width);
+    out[2 * 32 + l] = __shfl_down_sync(0xffffffffu, v, (unsigned)arg, width);
+    out[3 * 32 + l] = __shfl_xor_sync(0xffffffffu, v, arg, width);
+}
+SIMT_LAUNCHER(shuffles, (int *out, int arg, int width), (out, arg, width))
+
+cudaError_t tk_shuffles(int *out, int arg, int width)
+{
+    return launch_shuffles(d1(1), d1(32), 0, 0, out, arg, width);
+}
+
+static __global__ void votes(unsigned *out)
+{
+    unsigned l = threadIdx.x;
+    unsigned b = __ballot_sync(0xffffffffu, l % 3 == 0);
+    int any7 = __any_sync(0xffffffffu, l == 7);
+    int all = __all_sync(0xffffffffu, l < 32);
+    int not5 = __all_sync(0xffffffffu, l != 5);
+    int none = __any_sync(0xffffffffu, 0);
+    if (l == 0) {
+        out[0] = b;
+        out[1] = (unsigned)any7;
+        out[2] = (unsigned)all;
+        out[3] = (unsigned)not5;
+        out[4] = (unsigned)none;
+    }
+}
+SIMT_LAUNCHER(votes, (unsigned *out), (out))
+
+cudaError_t tk_votes(unsigned *out) { return launch_votes(d1(1), d1(32), 0, 0, out); }
+
+/* ---- atomics -------------------------------------------------------------- */
+/* i[0] += 1; i[1] max= tid; i[2] min= -tid; i[3] via CAS += 2; i[4] -= 1;
+ * i[5] |= 1 << (tid % 31); i[6] ^= tid; i[7] &= ~(1 << (tid % 31)); i[8] exch
+ * u[0] inc wrap at 9; u[1] dec wrap at 9; ull[0] += tid; f[0] += 0.5; d[0] += 0.25 */
+static __global__ void atomics(int *i, unsigned *u, unsigned long long *ull, float *f, double *d,
+                               int threads)
+{
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= threads) return;
+    atomicAdd(&i[0], 1);
+    atomicMax(&i[1], t);
+    atomicMin(&i[2], -t);
+    int old = i[3], assumed;
+    do {
+        assumed = old;
+        old = atomicCAS(&i[3], assumed, assumed + 2);
+    } while (old != assumed);
+    atomicSub(&i[4], 1);
+    atomicOr(&i[5], 1 << (t % 31));
+    atomicXor(&i[6], t);
+    atomicAnd(&i[7], ~(1 << (t % 31)));
+    atomicExch(&i[8], 42);
+    atomicInc(&u[0], 9u);
+    atomicDec(&u[1], 9u);
+    atomicAdd(&ull[0], (unsigned long long)t);
+    atomicAdd(&f[0], 0.5f);
+    atomicAdd(&d[0], 0.25);
+}
+SIMT_LAUNCHER(atomics,
+              (int *i, unsigned *u, unsigned long long *ull, float *f, double *d, int threads),
+              (i, u, ull, f, d, threads))
+
+cudaError_t tk_atomics(int *i, unsigned *u, unsigned long long *ull, float *f, double *d,
+                       int threads)
+{
+    return launch_atomics(d1((unsigned)(threads + 127) / 128), d1(128), 0, 0, i, u, ull, f, d,
+                          threads);
+}
+
+/* ---- intrinsics ----------------------------------------------------------- */
+
+static __global__ void intrinsics(int *out, int x)
+{
+    out[0] = __popc((unsigned)x);
+    out[1] = __clz(x);
+    out[2] = __ffs(x);
+    out[3] = (int)__brev((unsigned)x);
+    out[4] = __mul24(x, -3);
+    out[5] = (int)__umul24((unsigned)x, 5u);
+    out[6] = __float_as_int(1.5f);
+    out[7] = (int)__int_as_float(0x40490fdb); /* pi as float, truncated: 3 */
+    out[8] = __popcll(0xf0f0f0f0f0f0f0f0ull);
+    out[9] = __mulhi(x, 0x40000000);
+    out[10] = min(x, 7);
+    out[11] = max(x, 7);
+}
+SIMT_LAUNCHER(intrinsics, (int *out, int x), (out, x))
+
+cudaError_t tk_intrinsics(int *out, int x) { return launch_intrinsics(d1(1), d1(1), 0, 0, out, x); }
+
+/* ---- dynamic shared memory ----------------------------------------------- */
+
+static __global__ void reverse_dynamic(const int *in, int *out, int n)
+{
+    SIMT_DYNAMIC_SHARED(int, s);
+    int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+    s[t] = i < n ? in[i] : 0;
+    __syncthreads();
+    int j = blockIdx.x * blockDim.x + (blockDim.x - 1 - t);
+    if (j < n) out[j] = s[t];
+}
+SIMT_LAUNCHER(reverse_dynamic, (const int *in, int *out, int n), (in, out, n))
+
+cudaError_t tk_reverse_dynamic(const int *in, int *out, int n, int block, size_t shmem)
+{
+    return launch_reverse_dynamic(d1((unsigned)((n + block - 1) / block)), d1((unsigned)block),
+                                  shmem, 0, in, out, n);
+}
+
+const void *tk_reverse_dynamic_kernel(void) { return (const void *)reverse_dynamic; }
+
+/* ---- constant memory -------------------------------------------------------- */
+
+__constant__ float coefficients[4];
+
+static __global__ void poly(float *out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float x = (float)i;
+        out[i] = ((coefficients[3] * x + coefficients[2]) * x + coefficients[1]) * x +
+                 coefficients[0];
+    }
+}
+SIMT_LAUNCHER(poly, (float *out, int n), (out, n))
+
+cudaError_t tk_set_coefficients(const float *c4)
+{
+    return cudaMemcpyToSymbol(coefficients, c4, 4 * sizeof(float));
+}
+
+cudaError_t tk_poly(float *out, int n)
+{
+    return launch_poly(d1((unsigned)(n + 63) / 64), d1(64), 0, 0, out, n);
+}
+
+/* ---- grid-stride loop ------------------------------------------------------- */
+
+static __global__ void axpy(float a, const float *y, float *x, int n)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+        x[i] = a * x[i] + y[i];
+}
+SIMT_LAUNCHER(axpy, (float a, const float *y, float *x, int n), (a, y, x, n))
+
+cudaError_t tk_axpy(float a, const float *y, float *x, int n, int grid, int block)
+{
+    SIMT_LAUNCH_COST(2.0 * n, 12.0 * n);
+    return launch_axpy(d1((unsigned)grid), d1((unsigned)block), 0, 0, a, y, x, n);
+}
+
+/* ---- streams and the modeled clock ------------------------------------------ */
+
+static __global__ void wait_flag(volatile int *flag, int *seen, long long limit)
+{
+    long long k = 0;
+    while (!*flag && k < limit) k++;
+    *seen = *flag != 0;
+}
+SIMT_LAUNCHER(wait_flag, (volatile int *flag, int *seen, long long limit), (flag, seen, limit))
+
+cudaError_t tk_wait_flag(volatile int *flag, int *seen, long long limit, cudaStream_t stream)
+{
+    return launch_wait_flag(d1(1), d1(1), 0, stream, flag, seen, limit);
+}
+
+static __global__ void cost(int *out) { out[0] = 1; }
+SIMT_LAUNCHER(cost, (int *out), (out))
+
+cudaError_t tk_cost(int *out, double flops, double bytes, cudaStream_t stream)
+{
+    SIMT_LAUNCH_COST(flops, bytes);
+    return launch_cost(d1(1), d1(1), 0, stream, out);
+}
+
+/* ---- the warp-synchronous tail ---------------------------------------------- */
+
+static __global__ void warp_tail(const int *in, int *out, int sync)
+{
+    __shared__ int s[64];
+    volatile int *v = s;
+    unsigned t = threadIdx.x;
+    s[t] = in[t];
+    __syncthreads();
+    if (t < 32) {
+        v[t] += v[t + 32];
+        if (sync) __syncwarp();
+        for (unsigned stride = 16; stride > 0; stride /= 2) {
+            /* read, sync, write: lanes must not overwrite a value another lane reads */
+            int other = t < stride ? v[t + stride] : 0;
+            if (sync) __syncwarp();
+            if (t < stride) v[t] += other;
+            if (sync) __syncwarp();
+        }
+    }
+    if (t == 0) out[0] = s[0];
+}
+SIMT_LAUNCHER(warp_tail, (const int *in, int *out, int sync), (in, out, sync))
+
+cudaError_t tk_warp_tail(const int *in, int *out, int sync)
+{
+    return launch_warp_tail(d1(1), d1(64), 0, 0, in, out, sync);
+}
+
+/* ---- teaching faults ---------------------------------------------------------- */
+
+static __global__ void divergent_barrier(int *out)
+{
+    if (threadIdx.x < 16) {
+        __syncthreads();
+    } else {
+        __syncthreads();
+    }
+    out[threadIdx.x] = 1;
+}
+SIMT_LAUNCHER(divergent_barrier, (int *out), (out))
+
+cudaError_t tk_divergent_barrier(int *out)
+{
+    return launch_divergent_barrier(d1(1), d1(64), 0, 0, out);
+}
+
+static __global__ void exit_before_barrier(int *out, int n)
+{
+    int i = threadIdx.x;
+    if (i >= n) return;
+    __syncthreads();
+    out[i] = 1;
+}
+SIMT_LAUNCHER(exit_before_barrier, (int *out, int n), (out, n))
+
+cudaError_t tk_exit_before_barrier(int *out, int n)
+{
+    return launch_exit_before_barrier(d1(1), d1(64), 0, 0, out, n);
+}
+
+static __global__ void shfl_exited_lane(int *out)
+{
+    int l = threadIdx.x;
+    if (l >= 16) return;
+    out[l] = __shfl_down_sync(0xffffffffu, l, 1);
+}
+SIMT_LAUNCHER(shfl_exited_lane, (int *out), (out))
+
+cudaError_t tk_shfl_exited_lane(int *out) { return launch_shfl_exited_lane(d1(1), d1(32), 0, 0, out); }
+
+static __global__ void write_past_end(int *out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = i;
+}
+SIMT_LAUNCHER(write_past_end, (int *out, int n), (out, n))
+
+cudaError_t tk_write_past_end(int *out, int n, int extra)
+{
+    int m = n + extra;
+    return launch_write_past_end(d1((unsigned)(m + 63) / 64), d1(64), 0, 0, out, m);
+}
+
+static __global__ void assert_nonnegative(const int *in, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) assert(in[i] >= 0);
+}
+SIMT_LAUNCHER(assert_nonnegative, (const int *in, int n), (in, n))
+
+cudaError_t tk_assert_nonnegative(const int *in, int n)
+{
+    return launch_assert_nonnegative(d1((unsigned)(n + 63) / 64), d1(64), 0, 0, in, n);
+}

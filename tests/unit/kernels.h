@@ -1,0 +1,71 @@
+/*
+ * kernels.h — host wrappers of the conformance suite's kernels
+ * (tests/unit/kernels.cu). Every wrapper launches on `stream` and returns the
+ * launch's cudaError_t. Pointers are device pointers unless said otherwise.
+ */
+#ifndef TEST_KERNELS_H
+#define TEST_KERNELS_H
+
+#include <cuda_runtime.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* out[linear thread id] = blockIdx/threadIdx packed as
+ * ((((bz*gy+by)*gx+bx) << 10) | linear id in block), for any 3-D shape. */
+cudaError_t tk_ids(unsigned *out, dim3 grid, dim3 block);
+/* Shared-memory tree reduction of in[0..n) (sequential addressing), one
+ * partial sum per block into out[blockIdx.x]; `block` a power of two.
+ * sync=0 leaves out the __syncthreads() inside the loop (a race). */
+cudaError_t tk_block_sum(const float *in, float *out, int n, int block, int sync);
+/* Warp-shuffle reduction: out[warp] = sum of in over the warp. */
+cudaError_t tk_warp_sum(const int *in, int *out, int n);
+/* For lane l of one warp of 32: out[k*32 + l] = results of
+ * k=0 __shfl_sync(v, arg), 1 __shfl_up_sync(v, arg), 2 __shfl_down_sync,
+ * 3 __shfl_xor_sync, all with `width`, where v = 100 + l. */
+cudaError_t tk_shuffles(int *out, int arg, int width);
+/* out[0..2] = __ballot_sync(full, l % 3 == 0), __any_sync(l == 7), __all_sync(l < 32);
+ * out[3] = __all_sync(l != 5); out[4] = __any_sync(0). */
+cudaError_t tk_votes(unsigned *out);
+/* Atomics over `threads` threads; see kernels.cu for what each slot holds. */
+cudaError_t tk_atomics(int *i, unsigned *u, unsigned long long *ull, float *f, double *d,
+                       int threads);
+/* Integer, bit and float intrinsics of x: out[0..] (see kernels.cu). */
+cudaError_t tk_intrinsics(int *out, int x);
+/* Dynamic shared memory: out[i] = in[block - 1 - i] within each block. */
+cudaError_t tk_reverse_dynamic(const int *in, int *out, int n, int block, size_t shmem);
+/* For cudaFuncSetAttribute: the kernel tk_reverse_dynamic launches. */
+const void *tk_reverse_dynamic_kernel(void);
+/* __constant__ memory: sets the 4 coefficients, then out[i] = poly(i). */
+cudaError_t tk_set_coefficients(const float *c4);
+cudaError_t tk_poly(float *out, int n);
+/* Grid-stride loop: x[i] = a * x[i] + y[i] for i < n with a fixed grid. */
+cudaError_t tk_axpy(float a, const float *y, float *x, int n, int grid, int block);
+/* Spins until *flag (pinned host memory) is non-zero or `limit` iterations
+ * pass; *seen = 1 if it saw the flag. One thread. */
+cudaError_t tk_wait_flag(volatile int *flag, int *seen, long long limit, cudaStream_t stream);
+/* A kernel of declared cost (flops, bytes) that writes out[0] = 1. */
+cudaError_t tk_cost(int *out, double flops, double bytes, cudaStream_t stream);
+/* Warp-synchronous tail: the legacy reduction with a volatile shared array
+ * and no __syncwarp() (sync=0), or with __syncwarp() between steps (1).
+ * One block of 64 threads; out[0] = sum of in[0..64). */
+cudaError_t tk_warp_tail(const int *in, int *out, int sync);
+
+/* ---- teaching faults (simulated build) ------------------------------- */
+/* Threads < 16 reach one __syncthreads(), the others another. */
+cudaError_t tk_divergent_barrier(int *out);
+/* Threads >= n return before the __syncthreads() the rest reach. */
+cudaError_t tk_exit_before_barrier(int *out, int n);
+/* Lanes >= 16 exit; the rest shuffle with a full mask. */
+cudaError_t tk_shfl_exited_lane(int *out);
+/* Writes out[i] for i < n + extra: out-of-bounds past n. */
+cudaError_t tk_write_past_end(int *out, int n, int extra);
+/* assert(in[i] >= 0) for every i < n. */
+cudaError_t tk_assert_nonnegative(const int *in, int n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,46 @@
+/*
+ * The unit-test runner: every suite, CUnit's basic interface. Exit status 1
+ * when any failure was recorded (CU_get_number_of_failure_records: the
+ * assertion counter alone wraps at 256 in some CUnit versions).
+ *
+ *   unit            all suites
+ *   unit SUITE...   only these (runtime, emulator, faults, check)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <CUnit/Basic.h>
+
+#include "suites.h"
+
+int main(int argc, char **argv)
+{
+    /* The simulated GPU: 8 devices unless the caller chose; fault reports
+     * stay in simtLastFaultReport() instead of stderr. */
+    setenv("PARALAB_SIM_DEVICES", "8", 0);
+    setenv("SIMT_QUIET", "1", 0);
+    if (CU_initialize_registry() != CUE_SUCCESS) return 2;
+    struct { const char *name; int (*reg)(void); } suites[] = {
+        {"runtime", register_runtime_suite},
+        {"emulator", register_emulator_suite},
+        {"faults", register_faults_suite},
+        {"check", register_check_suite},
+    };
+    int n = (int)(sizeof suites / sizeof *suites);
+    for (int i = 0; i < n; i++) {
+        int want = argc < 2;
+        for (int a = 1; a < argc; a++) want |= strcmp(argv[a], suites[i].name) == 0;
+        if (want && suites[i].reg() != 0) {
+            fprintf(stderr, "unit: cannot register suite %s: %s\n", suites[i].name, CU_get_error_msg());
+            return 2;
+        }
+    }
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned failures = CU_get_number_of_failure_records();
+    unsigned run = CU_get_number_of_tests_run(), failed = CU_get_number_of_tests_failed();
+    CU_cleanup_registry();
+    printf("\nunit: %u passed, %u failed\n", run - failed, failed);
+    return failures ? 1 : 0;
+}

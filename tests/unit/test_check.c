@@ -1,0 +1,72 @@
+/*
+ * test_check.c — the check helpers and the exercise convention.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "paralab/check.h"
+#include "paralab/exercise.h"
+#include "suites.h"
+
+static int todo_exercise(void)
+{
+    PL_TODO();
+    return 1;
+}
+
+static void test_todo_marker(void)
+{
+    CU_ASSERT_EQUAL(todo_exercise(), PL_TODO_STATUS);
+    CU_ASSERT_PTR_NOT_NULL(strstr(pl_todo_location(), "test_check.c:13"));
+    pl_check c;
+    pl_check_begin(&c, "lab", "ex");
+    pl_check_todo(&c);
+    CU_ASSERT_EQUAL(c.outcome, PL_TODO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(c.detail, "test_check.c:13"));
+    CU_ASSERT_FALSE(pl_check_ok(&c));
+}
+
+static void test_floats(void)
+{
+    float want[5] = {1, 2, 3, 4, 5}, got[5] = {1, 2, 3.5f, 4, 0};
+    pl_check c;
+    pl_check_begin(&c, "lab", "ex");
+    CU_ASSERT_TRUE(pl_check_floats(&c, "x", want, want, 5, 0, 0));
+    CU_ASSERT_EQUAL(c.outcome, PL_PASS);
+    CU_ASSERT_EQUAL(c.assertions, 5);
+    CU_ASSERT_FALSE(pl_check_floats(&c, "x", got, want, 5, 0, 0));
+    CU_ASSERT_EQUAL(c.outcome, PL_FAIL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(c.detail, "x[2] = 3.5 but expected 3"));
+    /* the first failure is kept */
+    pl_check_fail(&c, "later");
+    CU_ASSERT_PTR_NULL(strstr(c.detail, "later"));
+    /* tolerance, and NaN never passes */
+    pl_check_begin(&c, "lab", "ex");
+    float a = 1.0f, b = 1.0f + 1e-6f, nan = NAN;
+    CU_ASSERT_TRUE(pl_check_floats(&c, "y", &b, &a, 1, 1e-5, 0));
+    CU_ASSERT_FALSE(pl_check_floats(&c, "y", &nan, &a, 1, 1, 1));
+}
+
+static void test_that(void)
+{
+    pl_check c;
+    pl_check_begin(&c, "lab", "ex");
+    CU_ASSERT_TRUE(pl_check_that(&c, 1, "never"));
+    CU_ASSERT_FALSE(pl_check_that(&c, 0, "value %d", 7));
+    CU_ASSERT_STRING_EQUAL(c.detail, "value 7");
+    CU_ASSERT_EQUAL(c.assertions, 2);
+    /* a TODO does not hide an earlier failure */
+    pl_check_todo(&c);
+    CU_ASSERT_EQUAL(c.outcome, PL_FAIL);
+}
+
+int register_check_suite(void)
+{
+    CU_pSuite s = CU_add_suite("check", NULL, NULL);
+    if (!s) return -1;
+    if (!CU_add_test(s, "PL_TODO marker", test_todo_marker) ||
+        !CU_add_test(s, "float comparison", test_floats) ||
+        !CU_add_test(s, "pl_check_that", test_that))
+        return -1;
+    return 0;
+}

@@ -1,0 +1,158 @@
+/*
+ * test_faults.c — SIM ONLY: the emulator's teaching checks. Each fault stops
+ * the kernel, comes back as CUDA's error (sticky, as on a device) and leaves
+ * a report naming the kernel, block, thread and what went wrong.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "suites.h"
+
+#ifdef PARALAB_SIMULATED_CUDA
+#include "kernels.h"
+#include "simt/simt.h"
+
+/* The device the fault tests break (and reset). */
+#define FAULT_DEVICE 7
+
+static int *buffer(size_t n)
+{
+    int *p = NULL;
+    CU_ASSERT_OK(cudaSetDevice(FAULT_DEVICE));
+    CU_ASSERT_OK(cudaMalloc((void **)&p, n * sizeof(int)));
+    return p;
+}
+
+/* A kernel fault is asynchronous: the launch itself may already see the
+ * sticky error (if the kernel ran before cudaGetLastError), or not yet; the
+ * next synchronising call must return it. */
+#define LAUNCH_FAULTS(call, err)                                                                 \
+    do {                                                                                         \
+        cudaError_t l_ = (call);                                                                 \
+        CU_ASSERT(l_ == cudaSuccess || l_ == (err));                                             \
+        CU_ASSERT_CUDA(cudaDeviceSynchronize(), (err));                                          \
+    } while (0)
+
+static void report_has(const char *needle)
+{
+    const char *r = simtLastFaultReport();
+    if (!strstr(r, needle)) fprintf(stderr, "  report \"%s\"\n  lacks \"%s\"\n", r, needle);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r, needle));
+}
+
+static void finish(void)
+{
+    CU_ASSERT_OK(cudaDeviceReset());
+    CU_ASSERT_STRING_EQUAL(simtLastFaultReport(), "");
+    CU_ASSERT_OK(cudaSetDevice(0));
+}
+
+static void test_divergent_barrier(void)
+{
+    int *p = buffer(64);
+    LAUNCH_FAULTS(tk_divergent_barrier(p), cudaErrorLaunchFailure);
+    report_has("kernel divergent_barrier");
+    report_has("divergent __syncthreads()");
+    /* both call sites, file:line */
+    const char *r = simtLastFaultReport(), *a = strstr(r, "kernels.cu:"), *b = a ? strstr(a + 1, "kernels.cu:") : NULL;
+    CU_ASSERT_PTR_NOT_NULL(b);
+    if (a && b) {
+        CU_ASSERT_NOT_EQUAL(atoi(a + 11), atoi(b + 11));
+    }
+    finish();
+}
+
+static void test_exit_before_barrier(void)
+{
+    int *p = buffer(64);
+    LAUNCH_FAULTS(tk_exit_before_barrier(p, 40), cudaErrorLaunchFailure);
+    report_has("exited without reaching the __syncthreads()");
+    finish();
+}
+
+static void test_shfl_exited_lane(void)
+{
+    int *p = buffer(32);
+    LAUNCH_FAULTS(tk_shfl_exited_lane(p), cudaErrorLaunchFailure);
+    report_has("__shfl_down_sync");
+    report_has("has already exited");
+    finish();
+}
+
+static void test_out_of_bounds(void)
+{
+    int *p = buffer(100);
+    LAUNCH_FAULTS(tk_write_past_end(p, 100, 1), cudaErrorIllegalAddress);
+    report_has("kernel write_past_end");
+    report_has("blockIdx (1,0,0), threadIdx (36,0,0)"); /* element 100 = block 1, thread 36 */
+    report_has("out-of-bounds write of 4 bytes");
+    char base[64];
+    snprintf(base, sizeof base, "base %p, 400 bytes", (void *)p);
+    report_has(base);
+    report_has("offset 400");
+    /* sticky: every call on the device returns it until cudaDeviceReset */
+    void *q;
+    CU_ASSERT_CUDA(cudaMalloc(&q, 16), cudaErrorIllegalAddress);
+    CU_ASSERT_CUDA(cudaGetLastError(), cudaErrorIllegalAddress);
+    CU_ASSERT_CUDA(cudaGetLastError(), cudaErrorIllegalAddress);
+    finish();
+    CU_ASSERT_OK(cudaSetDevice(FAULT_DEVICE));
+    CU_ASSERT_OK(cudaMalloc(&q, 16));
+    CU_ASSERT_OK(cudaFree(q));
+    CU_ASSERT_OK(cudaSetDevice(0));
+}
+
+static void test_use_after_free(void)
+{
+    int *p = buffer(64);
+    CU_ASSERT_OK(cudaFree(p));
+    LAUNCH_FAULTS(tk_write_past_end(p, 64, 0), cudaErrorIllegalAddress);
+    report_has("out-of-bounds write");
+    finish();
+}
+
+static void test_device_assert(void)
+{
+    int h[100], *p = buffer(100);
+    for (int i = 0; i < 100; i++) h[i] = i == 77 ? -1 : i;
+    CU_ASSERT_OK(cudaMemcpy(p, h, sizeof h, cudaMemcpyHostToDevice));
+    LAUNCH_FAULTS(tk_assert_nonnegative(p, 100), cudaErrorAssert);
+    report_has("Assertion `in[i] >= 0` failed.");
+    report_has("block: [1,0,0], thread: [13,0,0]"); /* element 77 */
+    finish();
+}
+
+/* A fault on one device leaves the others working. */
+static void test_fault_is_per_device(void)
+{
+    int *p = buffer(10);
+    LAUNCH_FAULTS(tk_write_past_end(p, 10, 5), cudaErrorIllegalAddress);
+    CU_ASSERT_OK(cudaSetDevice(0));
+    void *q;
+    CU_ASSERT_OK(cudaMalloc(&q, 16));
+    CU_ASSERT_OK(cudaFree(q));
+    CU_ASSERT_OK(cudaSetDevice(FAULT_DEVICE));
+    finish();
+}
+#endif
+
+int register_faults_suite(void)
+{
+    CU_pSuite s = CU_add_suite("faults", NULL, NULL);
+    if (!s) return -1;
+#ifdef PARALAB_SIMULATED_CUDA
+    struct { const char *name; CU_TestFunc fn; } t[] = {
+        {"divergent barrier names both sites", test_divergent_barrier},
+        {"exit before a barrier", test_exit_before_barrier},
+        {"shuffle mask names an exited lane", test_shfl_exited_lane},
+        {"out-of-bounds write report, sticky error", test_out_of_bounds},
+        {"use after free", test_use_after_free},
+        {"device-side assert", test_device_assert},
+        {"a fault is per device", test_fault_is_per_device},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+        if (!CU_add_test(s, t[i].name, t[i].fn)) return -1;
+#endif
+    return 0;
+}

@@ -1,0 +1,632 @@
+/*
+ * test_runtime.c — conformance of the CUDA runtime API: what CUDA documents,
+ * asserted in both build variants (the simulated GPU here, a real one in
+ * make gpu-check). Tests of the modeled clock and of what only the simulator
+ * can promise are marked SIM ONLY.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels.h"
+#include "suites.h"
+#ifdef PARALAB_SIMULATED_CUDA
+#include "simt/simt.h"
+#endif
+
+static int ndev(void)
+{
+    int n = 0;
+    cudaGetDeviceCount(&n);
+    return n;
+}
+
+static void test_devices(void)
+{
+    int n = ndev(), d = -1;
+    CU_ASSERT(n >= 1);
+#ifdef PARALAB_SIMULATED_CUDA
+    CU_ASSERT_EQUAL(n, atoi(getenv("PARALAB_SIM_DEVICES")));
+#endif
+    CU_ASSERT_CUDA(cudaSetDevice(-1), cudaErrorInvalidDevice);
+    CU_ASSERT_CUDA(cudaSetDevice(n), cudaErrorInvalidDevice);
+    CU_ASSERT_OK(cudaSetDevice(n - 1));
+    CU_ASSERT_OK(cudaGetDevice(&d));
+    CU_ASSERT_EQUAL(d, n - 1);
+    CU_ASSERT_OK(cudaSetDevice(0));
+    CU_ASSERT_CUDA(cudaGetDevice(NULL), cudaErrorInvalidValue);
+    cudaGetLastError();
+}
+
+static void test_properties(void)
+{
+    struct cudaDeviceProp p;
+    CU_ASSERT_OK(cudaGetDeviceProperties(&p, 0));
+    CU_ASSERT_EQUAL(p.maxThreadsPerBlock, 1024);
+    CU_ASSERT_EQUAL(p.warpSize, 32);
+    CU_ASSERT_EQUAL(p.maxThreadsDim[0], 1024);
+    CU_ASSERT_EQUAL(p.maxThreadsDim[1], 1024);
+    CU_ASSERT_EQUAL(p.maxThreadsDim[2], 64);
+    CU_ASSERT_EQUAL(p.maxGridSize[0], 2147483647);
+    CU_ASSERT_EQUAL(p.maxGridSize[1], 65535);
+    CU_ASSERT_EQUAL(p.maxGridSize[2], 65535);
+    CU_ASSERT_EQUAL(p.sharedMemPerBlock, 48u * 1024u);
+    CU_ASSERT(p.sharedMemPerBlockOptin >= p.sharedMemPerBlock);
+    CU_ASSERT(p.totalGlobalMem > 0);
+    static const struct { enum cudaDeviceAttr a; int v; } attrs[] = {
+        {cudaDevAttrMaxThreadsPerBlock, 1024}, {cudaDevAttrWarpSize, 32},
+        {cudaDevAttrMaxBlockDimZ, 64},         {cudaDevAttrMaxGridDimY, 65535},
+        {cudaDevAttrMaxSharedMemoryPerBlock, 49152},
+    };
+    for (size_t i = 0; i < sizeof attrs / sizeof *attrs; i++) {
+        int v = -1;
+        CU_ASSERT_OK(cudaDeviceGetAttribute(&v, attrs[i].a, 0));
+        CU_ASSERT_EQUAL(v, attrs[i].v);
+    }
+    int major = 0, sms = 0;
+    CU_ASSERT_OK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
+    CU_ASSERT_EQUAL(major, p.major);
+    CU_ASSERT_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    CU_ASSERT_EQUAL(sms, p.multiProcessorCount);
+    CU_ASSERT_CUDA(cudaGetDeviceProperties(NULL, 0), cudaErrorInvalidValue);
+    CU_ASSERT_CUDA(cudaGetDeviceProperties(&p, ndev()), cudaErrorInvalidDevice);
+    cudaGetLastError();
+}
+
+static void test_error_names(void)
+{
+    CU_ASSERT_STRING_EQUAL(cudaGetErrorName(cudaSuccess), "cudaSuccess");
+    CU_ASSERT_STRING_EQUAL(cudaGetErrorString(cudaSuccess), "no error");
+    CU_ASSERT_STRING_EQUAL(cudaGetErrorName(cudaErrorInvalidValue), "cudaErrorInvalidValue");
+    CU_ASSERT_STRING_EQUAL(cudaGetErrorString(cudaErrorInvalidValue), "invalid argument");
+    CU_ASSERT_STRING_EQUAL(cudaGetErrorString(cudaErrorMemoryAllocation), "out of memory");
+    CU_ASSERT_STRING_EQUAL(cudaGetErrorString(cudaErrorInvalidConfiguration),
+                           "invalid configuration argument");
+    CU_ASSERT_STRING_EQUAL(cudaGetErrorString(cudaErrorIllegalAddress),
+                           "an illegal memory access was encountered");
+    CU_ASSERT_STRING_EQUAL(cudaGetErrorString(cudaErrorAssert), "device-side assert triggered");
+    CU_ASSERT_STRING_EQUAL(cudaGetErrorName(cudaErrorInvalidDevice), "cudaErrorInvalidDevice");
+    /* The numeric values the labs and REFERENCES.md rely on. */
+    CU_ASSERT_EQUAL(cudaErrorInvalidConfiguration, 9);
+    CU_ASSERT_EQUAL(cudaErrorIllegalAddress, 700);
+    CU_ASSERT_EQUAL(cudaErrorAssert, 710);
+    CU_ASSERT_EQUAL(cudaErrorLaunchFailure, 719);
+    CU_ASSERT_EQUAL(cudaErrorNotReady, 600);
+}
+
+static void test_last_error(void)
+{
+    cudaGetLastError();
+    CU_ASSERT_CUDA(cudaSetDevice(-1), cudaErrorInvalidDevice);
+    CU_ASSERT_CUDA(cudaPeekAtLastError(), cudaErrorInvalidDevice);
+    CU_ASSERT_CUDA(cudaPeekAtLastError(), cudaErrorInvalidDevice);
+    CU_ASSERT_CUDA(cudaGetLastError(), cudaErrorInvalidDevice);
+    CU_ASSERT_CUDA(cudaGetLastError(), cudaSuccess);
+    CU_ASSERT_OK(cudaSetDevice(0)); /* success does not reset an error either */
+}
+
+static void test_malloc_free(void)
+{
+    void *p = (void *)1;
+    size_t free0, total, free1;
+    CU_ASSERT_CUDA(cudaMalloc(NULL, 16), cudaErrorInvalidValue);
+    CU_ASSERT_OK(cudaMalloc(&p, 0));
+    CU_ASSERT_PTR_NULL(p);
+    CU_ASSERT_OK(cudaFree(NULL));
+    CU_ASSERT_OK(cudaMemGetInfo(&free0, &total));
+    CU_ASSERT(free0 <= total);
+    CU_ASSERT_OK(cudaMalloc(&p, 64u << 20));
+    CU_ASSERT_PTR_NOT_NULL(p);
+    CU_ASSERT_EQUAL((uintptr_t)p % 256, 0); /* cudaMalloc aligns to at least 256 bytes */
+    CU_ASSERT_OK(cudaMemGetInfo(&free1, &total));
+    CU_ASSERT(free1 <= free0 - (64u << 20));
+    CU_ASSERT_OK(cudaFree(p));
+    void *huge = NULL;
+    CU_ASSERT_CUDA(cudaMalloc(&huge, total + (1u << 30)), cudaErrorMemoryAllocation);
+    cudaGetLastError();
+#ifdef PARALAB_SIMULATED_CUDA /* real CUDA's answer to a double free varies by version */
+    CU_ASSERT_CUDA(cudaFree(p), cudaErrorInvalidValue);
+    CU_ASSERT_CUDA(cudaFree((char *)huge + 12345), cudaErrorInvalidValue);
+    cudaGetLastError();
+#endif
+}
+
+static void test_memcpy(void)
+{
+    enum { N = 1000 };
+    int h[N], back[N];
+    for (int i = 0; i < N; i++) h[i] = i * 7 - 3;
+    int *a, *b;
+    CU_ASSERT_OK(cudaMalloc((void **)&a, sizeof h));
+    CU_ASSERT_OK(cudaMalloc((void **)&b, sizeof h));
+    CU_ASSERT_OK(cudaMemcpy(a, h, sizeof h, cudaMemcpyHostToDevice));
+    CU_ASSERT_OK(cudaMemcpy(b, a, sizeof h, cudaMemcpyDeviceToDevice));
+    memset(back, 0, sizeof back);
+    CU_ASSERT_OK(cudaMemcpy(back, b, sizeof h, cudaMemcpyDeviceToHost));
+    CU_ASSERT_EQUAL(memcmp(back, h, sizeof h), 0);
+    memset(back, 0, sizeof back);
+    CU_ASSERT_OK(cudaMemcpy(b, h, sizeof h, cudaMemcpyDefault)); /* inferred from the pointers */
+    CU_ASSERT_OK(cudaMemcpy(back, b, sizeof h, cudaMemcpyDefault));
+    CU_ASSERT_EQUAL(memcmp(back, h, sizeof h), 0);
+    int hh[4] = {1, 2, 3, 4}, hh2[4] = {0};
+    CU_ASSERT_OK(cudaMemcpy(hh2, hh, sizeof hh, cudaMemcpyHostToHost));
+    CU_ASSERT_EQUAL(memcmp(hh, hh2, sizeof hh), 0);
+    CU_ASSERT_OK(cudaMemcpy(a, h, 0, cudaMemcpyHostToDevice)); /* count 0: a no-op */
+    CU_ASSERT_CUDA(cudaMemcpy(a, h, sizeof h, (enum cudaMemcpyKind)7),
+                   cudaErrorInvalidMemcpyDirection);
+#ifdef PARALAB_SIMULATED_CUDA
+    CU_ASSERT_CUDA(cudaMemcpy(a, h, sizeof h + 4, cudaMemcpyHostToDevice), cudaErrorInvalidValue);
+    CU_ASSERT_CUDA(cudaMemcpy(h, a, sizeof h, cudaMemcpyHostToDevice), cudaErrorInvalidValue);
+#endif
+    cudaGetLastError();
+    CU_ASSERT_OK(cudaMemset(a, 0xab, sizeof h));
+    CU_ASSERT_OK(cudaMemcpy(back, a, sizeof h, cudaMemcpyDeviceToHost));
+    int all = 1;
+    for (int i = 0; i < N; i++) all &= (unsigned)back[i] == 0xababababu;
+    CU_ASSERT(all);
+    CU_ASSERT_OK(cudaFree(a));
+    CU_ASSERT_OK(cudaFree(b));
+}
+
+static void test_pinned(void)
+{
+    enum { N = 4096 };
+    float *h = NULL, *d = NULL, *back = NULL;
+    CU_ASSERT_OK(cudaMallocHost((void **)&h, N * sizeof(float)));
+    CU_ASSERT_OK(cudaHostAlloc((void **)&back, N * sizeof(float), cudaHostAllocDefault));
+    CU_ASSERT_OK(cudaMalloc((void **)&d, N * sizeof(float)));
+    for (int i = 0; i < N; i++) h[i] = (float)i * 0.5f;
+    cudaStream_t s;
+    CU_ASSERT_OK(cudaStreamCreate(&s));
+    CU_ASSERT_OK(cudaMemcpyAsync(d, h, N * sizeof(float), cudaMemcpyHostToDevice, s));
+    CU_ASSERT_OK(cudaMemcpyAsync(back, d, N * sizeof(float), cudaMemcpyDeviceToHost, s));
+    CU_ASSERT_OK(cudaStreamSynchronize(s));
+    CU_ASSERT_EQUAL(memcmp(h, back, N * sizeof(float)), 0);
+    CU_ASSERT_OK(cudaStreamDestroy(s));
+    CU_ASSERT_OK(cudaFree(d));
+    CU_ASSERT_OK(cudaFreeHost(h));
+    CU_ASSERT_OK(cudaFreeHost(back));
+#ifdef PARALAB_SIMULATED_CUDA
+    int x;
+    CU_ASSERT_CUDA(cudaFreeHost(&x), cudaErrorInvalidValue);
+    cudaGetLastError();
+#endif
+}
+
+static void test_launch_limits(void)
+{
+    unsigned *out;
+    CU_ASSERT_OK(cudaMalloc((void **)&out, 4096 * sizeof(unsigned)));
+    /* CUDA C++ Programming Guide, "Compute Capabilities". */
+    static const struct { dim3 g, b; } bad[] = {
+        {{1, 1, 1}, {1025, 1, 1}}, {{1, 1, 1}, {32, 32, 2}}, {{1, 1, 1}, {1, 1, 65}},
+        {{1, 1, 1}, {1, 1025, 1}}, {{1, 65536, 1}, {1, 1, 1}}, {{1, 1, 65536}, {1, 1, 1}},
+        {{0, 1, 1}, {32, 1, 1}},   {{1, 1, 1}, {0, 1, 1}},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        CU_ASSERT_CUDA(tk_ids(out, bad[i].g, bad[i].b), cudaErrorInvalidConfiguration);
+        /* the launcher already returned (and so cleared) the error */
+        CU_ASSERT_CUDA(cudaGetLastError(), cudaSuccess);
+    }
+    dim3 g = {3, 2, 2}, b = {8, 4, 2}; /* 12 blocks of 64 threads */
+    CU_ASSERT_OK(tk_ids(out, g, b));
+    unsigned h[768];
+    CU_ASSERT_OK(cudaMemcpy(h, out, sizeof h, cudaMemcpyDeviceToHost));
+    int ok = 1;
+    for (unsigned blk = 0; blk < 12; blk++)
+        for (unsigned t = 0; t < 64; t++) ok &= h[blk * 64 + t] == (blk << 10 | t);
+    CU_ASSERT(ok);
+    dim3 g1 = {1, 1, 1}, b1 = {1024, 1, 1}, b2 = {4, 4, 64};
+    CU_ASSERT_OK(tk_ids(out, g1, b1));
+    CU_ASSERT_OK(tk_ids(out, g1, b2));
+    CU_ASSERT_OK(cudaDeviceSynchronize());
+    CU_ASSERT_OK(cudaFree(out));
+}
+
+static void test_stream_order(void)
+{
+    enum { N = 10007 };
+    float *x, *y, h[N];
+    CU_ASSERT_OK(cudaMalloc((void **)&x, sizeof h));
+    CU_ASSERT_OK(cudaMalloc((void **)&y, sizeof h));
+    for (int i = 0; i < N; i++) h[i] = (float)(i % 100);
+    CU_ASSERT_OK(cudaMemcpy(y, h, sizeof h, cudaMemcpyHostToDevice));
+    CU_ASSERT_OK(cudaMemset(x, 0, sizeof h));
+    for (int k = 0; k < 5; k++) CU_ASSERT_OK(tk_axpy(2.0f, y, x, N, 4, 64)); /* x = 2x + y */
+    CU_ASSERT_OK(cudaMemcpy(h, x, sizeof h, cudaMemcpyDeviceToHost));
+    int ok = 1;
+    for (int i = 0; i < N; i++) ok &= h[i] == 31.0f * (float)(i % 100); /* 1+2+4+8+16 */
+    CU_ASSERT(ok);
+    CU_ASSERT_OK(cudaFree(x));
+    CU_ASSERT_OK(cudaFree(y));
+}
+
+/* A kernel spins on a flag in pinned host memory: the stream is busy (not
+ * ready) until the host sets it. */
+static void test_stream_query(void)
+{
+    int *flag, *seen, h = 0;
+    CU_ASSERT_OK(cudaMallocHost((void **)&flag, sizeof(int)));
+    CU_ASSERT_OK(cudaMalloc((void **)&seen, sizeof(int)));
+    *flag = 0;
+    cudaStream_t s;
+    CU_ASSERT_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CU_ASSERT_OK(tk_wait_flag(flag, seen, 4000000000LL, s));
+    CU_ASSERT_CUDA(cudaStreamQuery(s), cudaErrorNotReady);
+    CU_ASSERT_CUDA(cudaGetLastError(), cudaSuccess); /* "not ready" is not an error */
+    __atomic_store_n(flag, 1, __ATOMIC_SEQ_CST);
+    CU_ASSERT_OK(cudaStreamSynchronize(s));
+    CU_ASSERT_OK(cudaStreamQuery(s));
+    CU_ASSERT_OK(cudaMemcpy(&h, seen, sizeof h, cudaMemcpyDeviceToHost));
+    CU_ASSERT_EQUAL(h, 1);
+    CU_ASSERT_OK(cudaStreamDestroy(s));
+    CU_ASSERT_OK(cudaFree(seen));
+    CU_ASSERT_OK(cudaFreeHost(flag));
+}
+
+/* Two streams run concurrently: a kernel on s1 waits for a flag that a
+ * kernel queued later on s2 sets. */
+static void test_streams_concurrent(void)
+{
+    int *flag, *seen, h = 0;
+    CU_ASSERT_OK(cudaMalloc((void **)&flag, sizeof(int)));
+    CU_ASSERT_OK(cudaMalloc((void **)&seen, sizeof(int)));
+    CU_ASSERT_OK(cudaMemset(flag, 0, sizeof(int)));
+    CU_ASSERT_OK(cudaDeviceSynchronize());
+    cudaStream_t s1, s2;
+    CU_ASSERT_OK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+    CU_ASSERT_OK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+    CU_ASSERT_OK(tk_wait_flag(flag, seen, 4000000000LL, s1));
+    CU_ASSERT_OK(tk_cost(flag, 0, 4, s2));
+    CU_ASSERT_OK(cudaDeviceSynchronize());
+    CU_ASSERT_OK(cudaMemcpy(&h, seen, sizeof h, cudaMemcpyDeviceToHost));
+    CU_ASSERT_EQUAL(h, 1);
+    CU_ASSERT_OK(cudaStreamDestroy(s1));
+    CU_ASSERT_OK(cudaStreamDestroy(s2));
+    CU_ASSERT_OK(cudaFree(flag));
+    CU_ASSERT_OK(cudaFree(seen));
+}
+
+static void test_events(void)
+{
+    cudaEvent_t a, b, nt;
+    float ms = -1;
+    CU_ASSERT_OK(cudaEventCreate(&a));
+    CU_ASSERT_OK(cudaEventCreate(&b));
+    CU_ASSERT_OK(cudaEventCreateWithFlags(&nt, cudaEventDisableTiming));
+    CU_ASSERT_OK(cudaEventQuery(a)); /* never recorded: complete */
+    CU_ASSERT_CUDA(cudaEventElapsedTime(&ms, a, b), cudaErrorInvalidResourceHandle);
+    CU_ASSERT_OK(cudaEventRecord(a, 0));
+    CU_ASSERT_OK(cudaEventRecord(nt, 0));
+    CU_ASSERT_OK(cudaEventRecord(b, 0));
+    CU_ASSERT_OK(cudaEventSynchronize(b));
+    CU_ASSERT_OK(cudaEventElapsedTime(&ms, a, b));
+    CU_ASSERT(ms >= 0);
+    CU_ASSERT_CUDA(cudaEventElapsedTime(&ms, a, nt), cudaErrorInvalidResourceHandle);
+    CU_ASSERT_CUDA(cudaEventCreateWithFlags(&nt, 0x80), cudaErrorInvalidValue);
+    cudaGetLastError();
+    CU_ASSERT_OK(cudaEventDestroy(a));
+    CU_ASSERT_OK(cudaEventDestroy(b));
+}
+
+static void test_peer(void)
+{
+    if (ndev() < 2) return;
+    int can = -1;
+    CU_ASSERT_OK(cudaDeviceCanAccessPeer(&can, 0, 0));
+    CU_ASSERT_EQUAL(can, 0);
+    CU_ASSERT_OK(cudaDeviceCanAccessPeer(&can, 0, 1));
+    int *d0, *d1, h[256], back[256];
+    for (int i = 0; i < 256; i++) h[i] = 1000 - i;
+    CU_ASSERT_OK(cudaSetDevice(1));
+    CU_ASSERT_OK(cudaMalloc((void **)&d1, sizeof h));
+    CU_ASSERT_OK(cudaMemcpy(d1, h, sizeof h, cudaMemcpyHostToDevice));
+    CU_ASSERT_OK(cudaSetDevice(0));
+    CU_ASSERT_OK(cudaMalloc((void **)&d0, sizeof h));
+    if (can) {
+        cudaError_t e = cudaDeviceEnablePeerAccess(1, 0);
+        CU_ASSERT(e == cudaSuccess || e == cudaErrorPeerAccessAlreadyEnabled);
+        CU_ASSERT_CUDA(cudaDeviceEnablePeerAccess(1, 0), cudaErrorPeerAccessAlreadyEnabled);
+    }
+    CU_ASSERT_CUDA(cudaDeviceEnablePeerAccess(0, 0), cudaErrorInvalidDevice);
+    cudaGetLastError();
+    CU_ASSERT_OK(cudaMemcpyPeer(d0, 0, d1, 1, sizeof h));
+    CU_ASSERT_OK(cudaMemcpy(back, d0, sizeof h, cudaMemcpyDeviceToHost));
+    CU_ASSERT_EQUAL(memcmp(back, h, sizeof h), 0);
+    CU_ASSERT_OK(cudaFree(d0));
+    CU_ASSERT_OK(cudaSetDevice(1));
+    CU_ASSERT_OK(cudaFree(d1));
+    CU_ASSERT_OK(cudaSetDevice(0));
+}
+
+static void test_dynamic_shared(void)
+{
+    enum { N = 1000, B = 256 };
+    int h[N], back[N], *in, *out;
+    for (int i = 0; i < N; i++) h[i] = i * 3;
+    CU_ASSERT_OK(cudaMalloc((void **)&in, sizeof h));
+    CU_ASSERT_OK(cudaMalloc((void **)&out, sizeof h));
+    CU_ASSERT_OK(cudaMemcpy(in, h, sizeof h, cudaMemcpyHostToDevice));
+    CU_ASSERT_OK(cudaMemset(out, 0xff, sizeof h));
+    CU_ASSERT_OK(tk_reverse_dynamic(in, out, N, B, B * sizeof(int)));
+    CU_ASSERT_OK(cudaMemcpy(back, out, sizeof h, cudaMemcpyDeviceToHost));
+    int ok = 1;
+    for (int i = 0; i < N; i++) {
+        int blk = i / B, t = i % B, src = blk * B + (B - 1 - t);
+        int want = src < N ? h[src] : 0;
+        if (blk * B + B <= N) ok &= back[i] == want; /* full blocks: exact reversal */
+    }
+    CU_ASSERT(ok);
+    /* More than 48 KiB of dynamic shared memory needs the opt-in. */
+    size_t big = 64 * 1024;
+    CU_ASSERT_CUDA(tk_reverse_dynamic(in, out, N, B, big), cudaErrorInvalidValue);
+    CU_ASSERT_OK(cudaFuncSetAttribute(tk_reverse_dynamic_kernel(),
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)big));
+    CU_ASSERT_OK(tk_reverse_dynamic(in, out, N, B, big));
+    CU_ASSERT_OK(cudaDeviceSynchronize());
+    struct cudaDeviceProp p;
+    CU_ASSERT_OK(cudaGetDeviceProperties(&p, 0));
+    CU_ASSERT_CUDA(cudaFuncSetAttribute(tk_reverse_dynamic_kernel(),
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (int)p.sharedMemPerBlockOptin + 1024),
+                   cudaErrorInvalidValue);
+    cudaGetLastError();
+    CU_ASSERT_OK(cudaFree(in));
+    CU_ASSERT_OK(cudaFree(out));
+}
+
+static void test_constant_memory(void)
+{
+    enum { N = 100 };
+    const float c[4] = {1.0f, -2.0f, 0.5f, 0.25f};
+    float *d, h[N];
+    CU_ASSERT_OK(cudaMalloc((void **)&d, sizeof h));
+    CU_ASSERT_OK(tk_set_coefficients(c));
+    CU_ASSERT_OK(tk_poly(d, N));
+    CU_ASSERT_OK(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost));
+    int ok = 1;
+    for (int i = 0; i < N; i++) {
+        float x = (float)i, want = ((c[3] * x + c[2]) * x + c[1]) * x + c[0];
+        ok &= fabsf(h[i] - want) <= 1e-6f * fabsf(want) + 1e-6f;
+    }
+    CU_ASSERT(ok);
+    CU_ASSERT_OK(cudaFree(d));
+}
+
+/* Each device has its own memory and runs its own kernels. */
+static void test_multi_device(void)
+{
+    int n = ndev() < 4 ? ndev() : 4;
+    unsigned *d[4];
+    dim3 g = {2, 1, 1}, b = {32, 1, 1};
+    for (int i = 0; i < n; i++) {
+        CU_ASSERT_OK(cudaSetDevice(i));
+        CU_ASSERT_OK(cudaMalloc((void **)&d[i], 64 * sizeof(unsigned)));
+        CU_ASSERT_OK(tk_ids(d[i], g, b));
+    }
+    for (int i = 0; i < n; i++) {
+        unsigned h[64];
+        CU_ASSERT_OK(cudaSetDevice(i));
+        CU_ASSERT_OK(cudaMemcpy(h, d[i], sizeof h, cudaMemcpyDeviceToHost));
+        CU_ASSERT_EQUAL(h[33], 1u << 10 | 1u);
+        CU_ASSERT_OK(cudaFree(d[i]));
+    }
+    CU_ASSERT_OK(cudaSetDevice(0));
+}
+
+#ifdef PARALAB_SIMULATED_CUDA
+/* SIM ONLY: the modeled clock, from the preset's datasheet numbers. */
+static void test_modeled_kernel_time(void)
+{
+    const simt_preset *h = simtCurrentPreset();
+    CU_ASSERT_OK(cudaSetDevice(2));
+    int *out;
+    cudaEvent_t a, b;
+    CU_ASSERT_OK(cudaMalloc((void **)&out, sizeof(int)));
+    CU_ASSERT_OK(cudaEventCreate(&a));
+    CU_ASSERT_OK(cudaEventCreate(&b));
+    CU_ASSERT_OK(cudaEventRecord(a, 0));
+    /* memory bound: 1 ms of bytes at the preset's bandwidth */
+    CU_ASSERT_OK(tk_cost(out, 0, h->memory_bw * 1e-3, 0));
+    CU_ASSERT_OK(cudaEventRecord(b, 0));
+    CU_ASSERT_OK(cudaEventSynchronize(b));
+    float ms = 0;
+    CU_ASSERT_OK(cudaEventElapsedTime(&ms, a, b));
+    CU_ASSERT_DOUBLE_EQUAL(ms, 1.0 + h->launch_latency * 1e3, 1e-5);
+    /* compute bound: 2 ms of FLOPs */
+    CU_ASSERT_OK(cudaEventRecord(a, 0));
+    CU_ASSERT_OK(tk_cost(out, h->fp32_flops * 2e-3, 4, 0));
+    CU_ASSERT_OK(cudaEventRecord(b, 0));
+    CU_ASSERT_OK(cudaEventSynchronize(b));
+    CU_ASSERT_OK(cudaEventElapsedTime(&ms, a, b));
+    CU_ASSERT_DOUBLE_EQUAL(ms, 2.0 + h->launch_latency * 1e3, 1e-5);
+    float wall = -1;
+    CU_ASSERT_OK(simtEventElapsedMeasured(&wall, a, b));
+    CU_ASSERT(wall >= 0);
+    CU_ASSERT_OK(cudaEventDestroy(a));
+    CU_ASSERT_OK(cudaEventDestroy(b));
+    CU_ASSERT_OK(cudaFree(out));
+    CU_ASSERT_OK(cudaSetDevice(0));
+}
+
+static float timed_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind k)
+{
+    cudaEvent_t a, b;
+    float ms = -1;
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    cudaEventRecord(a, 0);
+    cudaMemcpy(dst, src, n, k);
+    cudaEventRecord(b, 0);
+    cudaEventSynchronize(b);
+    cudaEventElapsedTime(&ms, a, b);
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    return ms;
+}
+
+/* SIM ONLY: pinned copies reach more of the host link than pageable ones. */
+static void test_modeled_copy_time(void)
+{
+    const simt_preset *h = simtCurrentPreset();
+    size_t n = 64u << 20;
+    CU_ASSERT_OK(cudaSetDevice(3));
+    void *d, *pinned, *pageable = malloc(n);
+    CU_ASSERT_OK(cudaMalloc(&d, n));
+    CU_ASSERT_OK(cudaMallocHost(&pinned, n));
+    memset(pageable, 1, n);
+    memset(pinned, 1, n);
+    float tp = timed_copy(d, pinned, n, cudaMemcpyHostToDevice);
+    float tq = timed_copy(d, pageable, n, cudaMemcpyHostToDevice);
+    double want_p = (h->copy_latency + n / (h->host_link_bw * h->pinned_efficiency)) * 1e3;
+    double want_q = (h->copy_latency + n / (h->host_link_bw * h->pageable_efficiency)) * 1e3;
+    CU_ASSERT_DOUBLE_EQUAL(tp, want_p, 1e-4 * want_p);
+    CU_ASSERT_DOUBLE_EQUAL(tq, want_q, 1e-4 * want_q);
+    float td = timed_copy(d, pinned, n, cudaMemcpyHostToDevice);
+    CU_ASSERT_DOUBLE_EQUAL(td, want_p, 1e-4 * want_p);
+    CU_ASSERT_OK(cudaFree(d));
+    CU_ASSERT_OK(cudaFreeHost(pinned));
+    free(pageable);
+    CU_ASSERT_OK(cudaSetDevice(0));
+}
+
+/* SIM ONLY: the legacy default stream waits for blocking streams; a
+ * non-blocking stream is not waited for. Measured on the modeled clock. */
+static void test_legacy_stream(void)
+{
+    const simt_preset *h = simtCurrentPreset();
+    CU_ASSERT_OK(cudaSetDevice(4));
+    int *out;
+    CU_ASSERT_OK(cudaMalloc((void **)&out, sizeof(int)));
+    for (int nonblocking = 0; nonblocking <= 1; nonblocking++) {
+        cudaStream_t s;
+        cudaEvent_t a, b;
+        CU_ASSERT_OK(cudaStreamCreateWithFlags(&s, nonblocking ? cudaStreamNonBlocking : 0));
+        CU_ASSERT_OK(cudaEventCreate(&a));
+        CU_ASSERT_OK(cudaEventCreate(&b));
+        CU_ASSERT_OK(cudaDeviceSynchronize());
+        CU_ASSERT_OK(cudaEventRecord(a, 0));
+        CU_ASSERT_OK(tk_cost(out, 0, h->memory_bw * 1e-3, s)); /* 1 ms on s */
+        CU_ASSERT_OK(cudaEventRecord(b, 0));                  /* on the legacy stream */
+        CU_ASSERT_OK(cudaDeviceSynchronize());
+        float ms = -1;
+        CU_ASSERT_OK(cudaEventElapsedTime(&ms, a, b));
+        double want = nonblocking ? 0.0 : 1.0 + h->launch_latency * 1e3;
+        CU_ASSERT_DOUBLE_EQUAL(ms, want, 1e-5);
+        CU_ASSERT_OK(cudaEventDestroy(a));
+        CU_ASSERT_OK(cudaEventDestroy(b));
+        CU_ASSERT_OK(cudaStreamDestroy(s));
+    }
+    CU_ASSERT_OK(cudaFree(out));
+    CU_ASSERT_OK(cudaSetDevice(0));
+}
+
+/* SIM ONLY: copy and compute on different streams overlap in modeled time;
+ * cudaStreamWaitEvent joins them. */
+static void test_overlap_and_wait_event(void)
+{
+    const simt_preset *h = simtCurrentPreset();
+    CU_ASSERT_OK(cudaSetDevice(5));
+    size_t n = 32u << 20;
+    void *d, *pinned;
+    int *out;
+    CU_ASSERT_OK(cudaMalloc(&d, n));
+    CU_ASSERT_OK(cudaMalloc((void **)&out, sizeof(int)));
+    CU_ASSERT_OK(cudaMallocHost(&pinned, n));
+    cudaStream_t sc, sk;
+    cudaEvent_t start, copied, computed, end;
+    CU_ASSERT_OK(cudaStreamCreateWithFlags(&sc, cudaStreamNonBlocking));
+    CU_ASSERT_OK(cudaStreamCreateWithFlags(&sk, cudaStreamNonBlocking));
+    CU_ASSERT_OK(cudaEventCreate(&start));
+    CU_ASSERT_OK(cudaEventCreate(&copied));
+    CU_ASSERT_OK(cudaEventCreate(&computed));
+    CU_ASSERT_OK(cudaEventCreate(&end));
+    CU_ASSERT_OK(cudaEventRecord(start, 0));
+    CU_ASSERT_OK(cudaStreamWaitEvent(sc, start, 0));
+    CU_ASSERT_OK(cudaStreamWaitEvent(sk, start, 0));
+    CU_ASSERT_OK(cudaMemcpyAsync(d, pinned, n, cudaMemcpyHostToDevice, sc));
+    CU_ASSERT_OK(tk_cost(out, 0, h->memory_bw * 1e-3, sk));
+    CU_ASSERT_OK(cudaEventRecord(copied, sc));
+    CU_ASSERT_OK(cudaEventRecord(computed, sk));
+    CU_ASSERT_OK(cudaStreamWaitEvent(0, copied, 0));
+    CU_ASSERT_OK(cudaStreamWaitEvent(0, computed, 0));
+    CU_ASSERT_OK(cudaEventRecord(end, 0));
+    CU_ASSERT_OK(cudaEventSynchronize(end));
+    float tcopy, tkern, total;
+    CU_ASSERT_OK(cudaEventElapsedTime(&tcopy, start, copied));
+    CU_ASSERT_OK(cudaEventElapsedTime(&tkern, start, computed));
+    CU_ASSERT_OK(cudaEventElapsedTime(&total, start, end));
+    double want_copy = (h->copy_latency + n / (h->host_link_bw * h->pinned_efficiency)) * 1e3;
+    CU_ASSERT_DOUBLE_EQUAL(tcopy, want_copy, 1e-4 * want_copy);
+    CU_ASSERT_DOUBLE_EQUAL(tkern, 1.0 + h->launch_latency * 1e3, 1e-5);
+    CU_ASSERT_DOUBLE_EQUAL(total, fmax(tcopy, tkern), 1e-5); /* overlapped, not summed */
+    CU_ASSERT(total < tcopy + tkern);
+    cudaStreamDestroy(sc);
+    cudaStreamDestroy(sk);
+    cudaEventDestroy(start);
+    cudaEventDestroy(copied);
+    cudaEventDestroy(computed);
+    cudaEventDestroy(end);
+    CU_ASSERT_OK(cudaFree(d));
+    CU_ASSERT_OK(cudaFree(out));
+    CU_ASSERT_OK(cudaFreeHost(pinned));
+    CU_ASSERT_OK(cudaSetDevice(0));
+}
+
+/* SIM ONLY: handles from elsewhere are refused, not trusted. */
+static void test_bad_handles(void)
+{
+    cudaStream_t s1;
+    unsigned *out;
+    CU_ASSERT_OK(cudaSetDevice(1));
+    CU_ASSERT_OK(cudaStreamCreate(&s1));
+    CU_ASSERT_OK(cudaSetDevice(0));
+    CU_ASSERT_OK(cudaMalloc((void **)&out, 64 * sizeof(unsigned)));
+    CU_ASSERT_CUDA(cudaStreamSynchronize((cudaStream_t)(uintptr_t)0xdead0),
+                   cudaErrorInvalidResourceHandle);
+    CU_ASSERT_CUDA(cudaEventRecord((cudaEvent_t)(uintptr_t)0xdead0, 0),
+                   cudaErrorInvalidResourceHandle);
+    CU_ASSERT_CUDA(cudaStreamDestroy(0), cudaErrorInvalidResourceHandle);
+    cudaGetLastError();
+    CU_ASSERT_OK(cudaStreamDestroy(s1));
+    CU_ASSERT_CUDA(cudaStreamDestroy(s1), cudaErrorInvalidResourceHandle);
+    cudaGetLastError();
+    CU_ASSERT_OK(cudaFree(out));
+}
+#endif
+
+int register_runtime_suite(void)
+{
+    CU_pSuite s = CU_add_suite("runtime", NULL, NULL);
+    if (!s) return -1;
+    struct { const char *name; CU_TestFunc fn; } t[] = {
+        {"devices", test_devices},
+        {"properties", test_properties},
+        {"error names and strings", test_error_names},
+        {"last error", test_last_error},
+        {"malloc and free", test_malloc_free},
+        {"memcpy and memset", test_memcpy},
+        {"pinned memory and async copies", test_pinned},
+        {"launch limits and 3-D indices", test_launch_limits},
+        {"stream order", test_stream_order},
+        {"stream query", test_stream_query},
+        {"streams run concurrently", test_streams_concurrent},
+        {"events", test_events},
+        {"peer copies", test_peer},
+        {"dynamic shared memory opt-in", test_dynamic_shared},
+        {"constant memory", test_constant_memory},
+        {"several devices", test_multi_device},
+#ifdef PARALAB_SIMULATED_CUDA
+        {"modeled kernel time (sim)", test_modeled_kernel_time},
+        {"modeled copy time (sim)", test_modeled_copy_time},
+        {"legacy default stream (sim)", test_legacy_stream},
+        {"overlap and stream wait event (sim)", test_overlap_and_wait_event},
+        {"bad handles (sim)", test_bad_handles},
+#endif
+    };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+        if (!CU_add_test(s, t[i].name, t[i].fn)) return -1;
+    return 0;
+}
