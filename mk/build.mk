@@ -29,20 +29,33 @@ ifneq ($(DEPS_PREFIX),)
   LDFLAGS += -L$(DEPS_PREFIX)/usr/lib/x86_64-linux-gnu -Wl,-rpath,$(DEPS_PREFIX)/usr/lib/x86_64-linux-gnu
 endif
 
-# GCC's kernel-address instrumentation in call mode: every load and store of
-# a kernel file calls __asan_{load,store}N_noabort(addr), which the emulator
-# defines (bounds checks, access counts) — the kernel source is unchanged.
-KASAN := -fsanitize=kernel-address --param asan-instrumentation-with-call-threshold=0 \
-         --param asan-stack=0 --param asan-globals=0
+# Memory checks in kernels, by GCC's kernel-address instrumentation (the
+# kernel source is unchanged):
+#   inline (build/sim): each load and store first reads a shadow byte at
+#     (addr >> 3) + SIMT_SHADOW_OFFSET and calls __asan_report_* only when it
+#     is poisoned — about a nanosecond per access. The emulator reserves the
+#     shadow and poisons the bytes after every device allocation
+#     (core/simt/internal.h, SIMT_SHADOW_OFFSET: keep the two in step).
+#   call mode (build/sim-asan, and KASAN_CALLS_FILES): every access calls
+#     __asan_{load,store}N_noabort(addr), which checks it against the
+#     allocation table and feeds the access observer (simtSetAccessObserver).
+SIMT_SHADOW_OFFSET := 0x100000000000
+KASAN_COMMON := -fsanitize=kernel-address --param asan-stack=0 --param asan-globals=0
+KASAN_INLINE := $(KASAN_COMMON) -fasan-shadow-offset=$(SIMT_SHADOW_OFFSET) \
+                --param asan-instrumentation-with-call-threshold=1000000
+KASAN_CALLS := $(KASAN_COMMON) --param asan-instrumentation-with-call-threshold=0
+# Kernel files whose every access the observer must see (call mode).
+KASAN_CALLS_FILES ?=
+KASAN = $(if $(filter $<,$(KASAN_CALLS_FILES)),$(KASAN_CALLS),$(KASAN_INLINE))
 
 ifeq ($(VARIANT),sim)
   CFLAGS += -Icore/simt/cudart
   KFLAGS = -x c $(CFLAGS) $(KASAN)
-  SIMTFLAGS = $(CFLAGS)
+  SIMTFLAGS = $(CFLAGS) -DSIMT_SHADOW
   ifeq ($(SAN),address)
     SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
     CFLAGS += $(SANFLAGS)
-    KFLAGS = -x c $(filter-out -fsanitize=address%,$(CFLAGS)) $(KASAN) -fsanitize=undefined
+    KFLAGS = -x c $(filter-out -fsanitize=address%,$(CFLAGS)) $(KASAN_CALLS) -fsanitize=undefined
     SIMTFLAGS = $(CFLAGS)
     LDFLAGS += $(SANFLAGS)
   else ifeq ($(SAN),thread)
@@ -87,6 +100,14 @@ endif
 
 all: $(PROGS)
 
+# Rebuild everything when the flags change (a new variant, sanitizer or
+# toolchain), not only when sources do.
+FLAGS_NOW := $(CC) $(CFLAGS) | $(KFLAGS) | $(SIMTFLAGS) | $(NVCC) $(NVFLAGS) | $(LDFLAGS) $(LDLIBS)
+FLAGS_STAMP := $(BUILD)/flags.stamp
+ifneq ($(FLAGS_NOW),$(shell cat $(FLAGS_STAMP) 2>/dev/null))
+  $(shell mkdir -p $(BUILD) && echo '$(FLAGS_NOW)' > $(FLAGS_STAMP))
+endif
+
 # ---- compile ---------------------------------------------------------------
 # A student's half-written exercise must still compile: unused names are not
 # errors there (everything else still is).
@@ -95,20 +116,20 @@ EXERCISE_RELAX := -Wno-unused-parameter -Wno-unused-variable -Wno-unused-but-set
 $(OBJ)/labs/%/exercise.cu.o $(OBJ)/labs/%/exercise.c.o: EXTRA = $(if $(filter cuda,$(VARIANT)),-Xcompiler $(subst $(eval) ,$(comma),$(EXERCISE_RELAX)),$(EXERCISE_RELAX))
 comma := ,
 
-$(OBJ)/core/simt/%.c.o: core/simt/%.c
+$(OBJ)/core/simt/%.c.o: core/simt/%.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(SIMTFLAGS) -U_FORTIFY_SOURCE -c $< -o $@
 
-$(OBJ)/%.c.o: %.c
+$(OBJ)/%.c.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(EXTRA) -c $< -o $@
 
 ifeq ($(VARIANT),sim)
-$(OBJ)/%.cu.o: %.cu
+$(OBJ)/%.cu.o: %.cu $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(KFLAGS) $(EXTRA) -c $< -o $@
 else
-$(OBJ)/%.cu.o: %.cu
+$(OBJ)/%.cu.o: %.cu $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(NVCC) $(NVFLAGS) $(EXTRA) -MMD -MP -c $< -o $@
 endif

@@ -36,7 +36,9 @@
  */
 #undef _FORTIFY_SOURCE /* __longjmp_chk aborts on jumps between stacks */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,11 +70,35 @@ void __tsan_release(void *addr);
 #define TSAN_NO_SYNC 0u
 #endif
 
+/* The context switch: glibc's _setjmp/_longjmp, which save and restore the
+ * callee-saved registers, stack and frame pointers without a system call
+ * (GCC's __builtin_longjmp would not restore the other registers, and
+ * swapcontext calls sigprocmask). Outside the sanitizer builds a fiber hands
+ * over directly to the next runnable thread of the round, one jump instead of
+ * two; under ASan and TSan every switch goes through the scheduler so the
+ * fiber annotations stay exact. */
+typedef jmp_buf simt_ctx;
+#define CTX_SAVE(c) _setjmp(c)
+#define ctx_jump(c) _longjmp(*(c), 1)
+#if defined(__SANITIZE_ADDRESS__) || defined(SIMT_TSAN)
+#define DIRECT_SWITCH 0
+#else
+#define DIRECT_SWITCH 1
+#endif
+
 enum { T_RUNNABLE, T_BARRIER, T_WARP, T_EXITED };
+enum { CACHE_WAYS = 8 };
+
+/* The block a launch is running now. */
+typedef struct simt_block_view {
+    uint3 block_idx;
+    dim3 block_dim, grid_dim;
+    void *dynamic_shared;
+} simt_block_view;
 
 typedef struct fiber {
-    simt_thread_view view; /* simt_thread_self points here */
-    jmp_buf ctx;
+    uint3 idx; /* its threadIdx */
+    simt_ctx ctx;
     int state;
     unsigned linear, lane, warp;
     const char *file; /* where it waits */
@@ -96,14 +122,17 @@ typedef struct executor {
     unsigned nprimed;  /* fibers whose ctx is at the top of their loop */
     char *stacks;
     size_t stack_size; /* per fiber, without the guard page */
-    jmp_buf sched;     /* the scheduler's context */
+    simt_ctx sched;    /* the scheduler's context */
     jmp_buf abort_ctx; /* where a fault lands */
     fiber *cur;
     fiber *priming;
     const simt_launch *launch;
     simt_block_view bv;
     unsigned nthreads, alive, round;
+    unsigned pos;      /* position in `order` of the thread running now */
+    unsigned order_n;  /* order[] holds the forward order for this many */
     int plain;  /* running threads as plain calls */
+    void *altstack; /* for the fault handler: a kernel may overflow its stack */
     int synced; /* the current block reached a barrier or warp op */
     unsigned *order;
     void *dyn_shared;
@@ -111,10 +140,9 @@ typedef struct executor {
     cudaError_t err;
     char *report;
     size_t report_cap;
-    /* one-entry cache of the allocation last accessed */
-    uintptr_t cache_base;
-    size_t cache_len;
-    unsigned cache_gen;
+    /* the allocations last accessed (a vector add touches three) */
+    struct { uintptr_t base; size_t len; } cache[CACHE_WAYS];
+    unsigned cache_next, cache_gen;
     /* the scheduler's stack, as ASan learns it */
     void *asan_fake;
     const void *sched_bottom;
@@ -125,8 +153,9 @@ typedef struct executor {
 #endif
 } executor;
 
-_Thread_local simt_thread_view *simt_thread_self;
-_Thread_local simt_block_view *simt_block_self;
+_Thread_local uint3 simt_threadIdx, simt_blockIdx;
+_Thread_local dim3 simt_blockDim, simt_gridDim;
+_Thread_local void *simt_dynamic_shared;
 static _Thread_local executor *X;
 static simt_access_observer observer;
 
@@ -143,18 +172,18 @@ void simtSetAccessObserver(simt_access_observer fn) { observer = fn; }
 
 /* ---- faults ---------------------------------------------------------- */
 
+/* The thread a fault names: the one running now (f), or the block only. */
 static void where(const executor *x, const fiber *f, char *buf, size_t cap)
 {
     const simt_block_view *b = &x->bv;
+    const simt_kernel *k = x->launch->kernel;
+    uint3 t = f == x->cur ? simt_threadIdx : (f ? f->idx : simt_threadIdx);
     if (f)
-        snprintf(buf, cap, "kernel %s (%s:%d), blockIdx (%u,%u,%u), threadIdx (%u,%u,%u)",
-                 x->launch->kernel->name, x->launch->kernel->file, x->launch->kernel->line,
-                 b->block_idx.x, b->block_idx.y, b->block_idx.z, f->view.idx.x, f->view.idx.y,
-                 f->view.idx.z);
+        snprintf(buf, cap, "kernel %s (%s:%d), blockIdx (%u,%u,%u), threadIdx (%u,%u,%u)", k->name,
+                 k->file, k->line, b->block_idx.x, b->block_idx.y, b->block_idx.z, t.x, t.y, t.z);
     else
-        snprintf(buf, cap, "kernel %s (%s:%d), blockIdx (%u,%u,%u)", x->launch->kernel->name,
-                 x->launch->kernel->file, x->launch->kernel->line, b->block_idx.x, b->block_idx.y,
-                 b->block_idx.z);
+        snprintf(buf, cap, "kernel %s (%s:%d), blockIdx (%u,%u,%u)", k->name, k->file, k->line,
+                 b->block_idx.x, b->block_idx.y, b->block_idx.z);
 }
 
 /* Stops the kernel: records err and the report, and jumps to the launch. */
@@ -183,17 +212,35 @@ static _Noreturn __attribute__((format(printf, 3, 4))) void fault(cudaError_t er
 
 /* ---- fibers ------------------------------------------------------------ */
 
-/* Fiber -> scheduler. Under the race check this switch carries no
- * happens-before: only barriers order the accesses of different threads. */
+/* The next runnable thread of this round after the one running now. */
+static fiber *next_runnable(executor *x)
+{
+    while (++x->pos < x->nthreads) {
+        fiber *g = &x->fibers[x->order[x->pos]];
+        if (g->state == T_RUNNABLE) return g;
+    }
+    return NULL;
+}
+
+/* Leaves fiber f (waiting at a barrier, or exited): straight to the next
+ * runnable thread of the round, else back to the scheduler. Returns when f
+ * is resumed. Under the race check the switch carries no happens-before:
+ * only barriers order the accesses of different threads. */
 static void fiber_yield(fiber *f)
 {
     executor *x = X;
-    if (!_setjmp(f->ctx)) {
+    if (!CTX_SAVE(f->ctx)) {
+        fiber *g = DIRECT_SWITCH && !x->priming ? next_runnable(x) : NULL;
+        if (g) {
+            x->cur = g;
+            simt_threadIdx = g->idx;
+            ctx_jump(&g->ctx);
+        }
         ASAN_START(&f->asan_fake, x->sched_bottom, x->sched_size);
 #ifdef SIMT_TSAN
         __tsan_switch_to_fiber(x->tsan_sched, TSAN_NO_SYNC);
 #endif
-        _longjmp(x->sched, 1);
+        ctx_jump(&x->sched);
     }
     ASAN_FINISH(f->asan_fake, &x->sched_bottom, &x->sched_size);
 }
@@ -223,13 +270,13 @@ static void fiber_main(void)
 static void resume(executor *x, fiber *f)
 {
     x->cur = f;
-    simt_thread_self = &f->view;
-    if (!_setjmp(x->sched)) {
+    simt_threadIdx = f->idx;
+    if (!CTX_SAVE(x->sched)) {
         ASAN_START(&x->asan_fake, f->stack, x->stack_size);
 #ifdef SIMT_TSAN
         __tsan_switch_to_fiber(f->tsan_fiber, 0);
 #endif
-        _longjmp(f->ctx, 1);
+        ctx_jump(&f->ctx);
     }
     ASAN_FINISH(x->asan_fake, NULL, NULL);
     x->cur = NULL;
@@ -247,7 +294,7 @@ static int prime(executor *x, fiber *f)
 #ifdef SIMT_TSAN
     if (!f->tsan_fiber) f->tsan_fiber = __tsan_create_fiber(0);
 #endif
-    if (!_setjmp(x->sched)) {
+    if (!CTX_SAVE(x->sched)) {
         ASAN_START(&x->asan_fake, f->stack, x->stack_size);
 #ifdef SIMT_TSAN
         __tsan_switch_to_fiber(f->tsan_fiber, 0);
@@ -255,6 +302,7 @@ static int prime(executor *x, fiber *f)
         swapcontext(&back, &uc); /* never returns here: the fiber longjmps back */
     }
     ASAN_FINISH(x->asan_fake, NULL, NULL);
+    x->priming = NULL;
     return 0;
 }
 
@@ -294,9 +342,18 @@ static int ensure_fibers(executor *x, unsigned n)
     return 0;
 }
 
+static void install_fault_handler(void);
+
 static executor *get_executor(void)
 {
-    if (!X) X = calloc(1, sizeof *X);
+    if (!X) {
+        X = calloc(1, sizeof *X);
+        install_fault_handler();
+#ifdef SIMT_SHADOW
+        stack_t ss = {.ss_size = 64 * 1024};
+        if (X && (ss.ss_sp = X->altstack = malloc(ss.ss_size))) sigaltstack(&ss, NULL);
+#endif
+    }
 #ifdef SIMT_TSAN
     if (X && !X->tsan_sched) X->tsan_sched = __tsan_get_current_fiber();
 #endif
@@ -317,8 +374,14 @@ static uint64_t splitmix(uint64_t *s)
 static void make_order(executor *x)
 {
     unsigned n = x->nthreads;
-    for (unsigned i = 0; i < n; i++)
-        x->order[i] = simt_schedule_kind == 1 ? n - 1 - i : i;
+    if (simt_schedule_kind == 0) {
+        if (x->order_n != n)
+            for (unsigned i = 0; i < n; i++) x->order[i] = i;
+        x->order_n = n;
+        return;
+    }
+    x->order_n = 0;
+    for (unsigned i = 0; i < n; i++) x->order[i] = simt_schedule_kind == 1 ? n - 1 - i : i;
     if (simt_schedule_kind == 2) {
         const uint3 b = x->bv.block_idx;
         uint64_t s = simt_schedule_seed ^ ((uint64_t)b.x << 1) ^ ((uint64_t)b.y << 22) ^
@@ -439,13 +502,13 @@ static unsigned resolve(executor *x)
         const fiber *f = &F[i];
         if (f->state == T_BARRIER) {
             if (!at_bar) at_bar = f;
-            else if (f->line != at_bar->line || strcmp(f->file, at_bar->file) != 0)
+            else if (f->line != at_bar->line || (f->file != at_bar->file && strcmp(f->file, at_bar->file) != 0))
                 fault(cudaErrorLaunchFailure, f,
                       "divergent __syncthreads(): thread (%u,%u,%u) waits at %s:%d but thread "
                       "(%u,%u,%u) waits at %s:%d; every thread of a block must reach the same "
                       "__syncthreads()",
-                      at_bar->view.idx.x, at_bar->view.idx.y, at_bar->view.idx.z, at_bar->file,
-                      at_bar->line, f->view.idx.x, f->view.idx.y, f->view.idx.z, f->file, f->line);
+                      at_bar->idx.x, at_bar->idx.y, at_bar->idx.z, at_bar->file,
+                      at_bar->line, f->idx.x, f->idx.y, f->idx.z, f->file, f->line);
         } else if (f->state == T_EXITED) {
             if (!exited) exited = f;
         } else if (f->state == T_WARP) {
@@ -462,8 +525,8 @@ static unsigned resolve(executor *x)
               "divergent __syncthreads(): this thread exited without reaching the "
               "__syncthreads() at %s:%d where thread (%u,%u,%u) waits; every thread of a "
               "block must reach it (move the barrier out of the condition)",
-              at_bar->file, at_bar->line, at_bar->view.idx.x, at_bar->view.idx.y,
-              at_bar->view.idx.z);
+              at_bar->file, at_bar->line, at_bar->idx.x, at_bar->idx.y,
+              at_bar->idx.z);
     if (!at_bar)
         fault(cudaErrorLaunchFailure, at_warp, "deadlock in warp operations (internal)");
     for (unsigned i = 0; i < n; i++) F[i].state = T_RUNNABLE;
@@ -479,53 +542,98 @@ static int plain_allowed(void)
 #endif
 }
 
+/* threadIdx of linear id i in a block of shape bd. */
+static uint3 thread_index(unsigned i, dim3 bd)
+{
+    uint3 t = {i % bd.x, i / bd.x % bd.y, i / (bd.x * bd.y)};
+    return t;
+}
+
+static void init_fiber(executor *x, fiber *f, unsigned i, uint3 idx)
+{
+    f->linear = i;
+    f->lane = i & 31u;
+    f->warp = i >> 5;
+    f->idx = idx;
+    f->state = T_RUNNABLE;
+#ifdef SIMT_TSAN
+    snprintf(f->tsan_name, sizeof f->tsan_name,
+             "CUDA thread (%u,%u,%u) of block (%u,%u,%u), warp %u lane %u", idx.x, idx.y, idx.z,
+             x->bv.block_idx.x, x->bv.block_idx.y, x->bv.block_idx.z, f->warp, f->lane);
+    __tsan_set_fiber_name(f->tsan_fiber, f->tsan_name);
+#else
+    (void)x;
+#endif
+}
+
+/* The block's other threads as plain calls: thread 0 reached no barrier. */
+static void run_plain(executor *x)
+{
+    const dim3 bd = x->bv.block_dim;
+    unsigned n = x->nthreads;
+    void (*entry)(const void *) = x->launch->kernel->entry;
+    const void *args = x->launch->args;
+    x->plain = 1;
+    x->cur = &x->fibers[0]; /* for fault reports, which read simt_threadIdx */
+    if (simt_schedule_kind == 0) {
+        uint3 t = {0, 0, 0};
+        for (unsigned i = 1; i < n; i++) { /* forward: the index counts up, no division */
+            if (++t.x == bd.x) {
+                t.x = 0;
+                if (++t.y == bd.y) {
+                    t.y = 0;
+                    t.z++;
+                }
+            }
+            simt_threadIdx = t;
+            entry(args);
+        }
+    } else {
+        for (unsigned k = 0; k < n; k++) {
+            unsigned i = x->order[k];
+            if (i == 0) continue;
+            simt_threadIdx = thread_index(i, bd);
+            entry(args);
+        }
+    }
+    x->plain = 0;
+    x->cur = NULL;
+}
+
 static void run_block(executor *x)
 {
     fiber *F = x->fibers;
     const dim3 bd = x->bv.block_dim;
     unsigned n = x->nthreads;
-    for (unsigned i = 0; i < n; i++) {
-        fiber *f = &F[i];
-        f->linear = i;
-        f->lane = i % 32;
-        f->warp = i / 32;
-        f->view.idx.x = i % bd.x;
-        f->view.idx.y = i / bd.x % bd.y;
-        f->view.idx.z = i / (bd.x * bd.y);
-        f->state = T_RUNNABLE;
-#ifdef SIMT_TSAN
-        snprintf(f->tsan_name, sizeof f->tsan_name,
-                 "CUDA thread (%u,%u,%u) of block (%u,%u,%u), warp %u lane %u", f->view.idx.x,
-                 f->view.idx.y, f->view.idx.z, x->bv.block_idx.x, x->bv.block_idx.y,
-                 x->bv.block_idx.z, f->warp, f->lane);
-        __tsan_set_fiber_name(f->tsan_fiber, f->tsan_name);
-#endif
-    }
     x->alive = n;
     x->round = 0;
     x->synced = 0;
-    make_order(x);
+    if (simt_schedule_kind != 0) make_order(x);
 
     /* Thread 0 first: does this kernel reach a barrier at all? */
+    uint3 zero = {0, 0, 0};
+    init_fiber(x, &F[0], 0, zero);
+    x->pos = n; /* no hand-over to other threads while probing */
     resume(x, &F[0]);
     if (!x->synced && F[0].state == T_EXITED && plain_allowed()) {
-        x->plain = 1;
-        for (unsigned k = 0; k < n; k++) {
-            fiber *f = &F[x->order[k]];
-            if (f == &F[0]) continue;
-            x->cur = f;
-            simt_thread_self = &f->view;
-            x->launch->kernel->entry(x->launch->args);
-            f->state = T_EXITED;
-        }
-        x->cur = NULL;
-        x->plain = 0;
+        run_plain(x);
         return;
     }
+    uint3 t = zero;
+    for (unsigned i = 1; i < n; i++) {
+        if (++t.x == bd.x) {
+            t.x = 0;
+            if (++t.y == bd.y) {
+                t.y = 0;
+                t.z++;
+            }
+        }
+        init_fiber(x, &F[i], i, t);
+    }
     for (;;) {
-        for (unsigned k = 0; k < n; k++) {
-            fiber *f = &F[x->order[k]];
-            if (f->state == T_RUNNABLE) resume(x, f);
+        for (x->pos = 0; x->pos < n; x->pos++) {
+            fiber *f = &F[x->order[x->pos]];
+            if (f->state == T_RUNNABLE) resume(x, f); /* may hand over, advancing pos */
         }
         if (x->alive == 0) break;
         resolve(x);
@@ -560,8 +668,10 @@ cudaError_t simt_emu_run(const simt_launch *l, char *report, size_t report_size)
     x->bv.block_dim = b;
     x->bv.grid_dim = g;
     x->bv.dynamic_shared = l->shmem ? x->dyn_shared : NULL;
-    x->cache_len = 0;
-    simt_block_self = &x->bv;
+    make_order(x);
+    simt_blockDim = b;
+    simt_gridDim = g;
+    simt_dynamic_shared = x->bv.dynamic_shared;
     report[0] = '\0';
 
     while (x->nprimed < n) {
@@ -579,6 +689,7 @@ static void run_blocks(executor *x, dim3 g)
                 x->bv.block_idx.x = bx;
                 x->bv.block_idx.y = by;
                 x->bv.block_idx.z = bz;
+                simt_blockIdx = x->bv.block_idx;
                 run_block(x);
             }
 }
@@ -593,12 +704,10 @@ static cudaError_t run_grid(dim3 g)
         y->cur = NULL;
         y->plain = 0;
         y->launch = NULL;
-        simt_thread_self = NULL;
         return y->err;
     }
     run_blocks(X, g);
     X->launch = NULL;
-    simt_thread_self = NULL;
     return cudaSuccess;
 }
 
@@ -702,7 +811,7 @@ void simt_assert_fail(const char *expr, const char *file, int line, const char *
     /* CUDA's own wording for a device-side assert. */
     fault(cudaErrorAssert, f, "%s:%d: %s: block: [%u,%u,%u], thread: [%u,%u,%u] Assertion `%s` failed.",
           file, line, func, x->bv.block_idx.x, x->bv.block_idx.y, x->bv.block_idx.z,
-          f->view.idx.x, f->view.idx.y, f->view.idx.z, expr);
+          simt_threadIdx.x, simt_threadIdx.y, simt_threadIdx.z, expr);
 }
 
 /* ---- memory checks ---------------------------------------------------- */
@@ -711,31 +820,167 @@ static void check_slow(executor *x, uintptr_t a, size_t size, int store)
 {
     uintptr_t base;
     size_t len;
-    unsigned gen = atomic_load_explicit(&simt_alloc_generation, memory_order_acquire);
     if (simt_alloc_find(a, size, &base, &len)) {
-        x->cache_base = base;
-        x->cache_len = len;
-        x->cache_gen = gen;
+        unsigned w = x->cache_next++ % CACHE_WAYS;
+        x->cache[w].base = base;
+        x->cache[w].len = len;
         return;
     }
     char near[256];
     simt_alloc_describe(a, near, sizeof near);
-    fault(cudaErrorIllegalAddress, x->plain || x->cur ? x->cur : NULL,
+    fault(cudaErrorIllegalAddress, x->cur,
           "out-of-bounds %s of %zu bytes at address %p: %s", store ? "write" : "read", size,
           (void *)a, near);
 }
 
 static inline void check_access(uintptr_t a, size_t size, int store)
 {
+    if (a - simt_arena_lo >= simt_arena_span) return; /* not device memory */
     executor *x = X;
     if (!x || !x->launch) return; /* host code in a kernel file */
-    if (observer) observer((const void *)a, size, store);
-    if (a - simt_arena_lo >= simt_arena_span) return; /* not device memory */
-    if (a - x->cache_base < x->cache_len && a + size - x->cache_base <= x->cache_len &&
-        x->cache_gen == atomic_load_explicit(&simt_alloc_generation, memory_order_relaxed))
-        return;
+    if (__builtin_expect(observer != NULL, 0)) observer((const void *)a, size, store);
+    unsigned gen = atomic_load_explicit(&simt_alloc_generation, memory_order_acquire);
+    if (__builtin_expect(gen != x->cache_gen, 0)) { /* something was freed: forget all */
+        memset(x->cache, 0, sizeof x->cache);
+        x->cache_gen = gen;
+    }
+    for (int w = 0; w < CACHE_WAYS; w++)
+        if (a - x->cache[w].base < x->cache[w].len && a + size - x->cache[w].base <= x->cache[w].len)
+            return;
     check_slow(x, a, size, store);
 }
+
+/* ---- the inline checks' shadow and the fault handler ---------------------- */
+
+#ifdef SIMT_SHADOW
+static signed char *shadow_of(uintptr_t a) { return (signed char *)((a >> 3) + SIMT_SHADOW_OFFSET); }
+
+/* Sets n shadow bytes from p to v; large zeroed runs are given back to the
+ * kernel (they read as zero again). */
+static void shadow_fill(signed char *p, int v, size_t n)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = ((uintptr_t)p + page - 1) / page * page, hi = ((uintptr_t)p + n) / page * page;
+    if (v == 0 && hi > lo + page) {
+        memset(p, 0, lo - (uintptr_t)p);
+        madvise((void *)lo, hi - lo, MADV_DONTNEED);
+        memset((void *)hi, 0, (uintptr_t)p + n - hi);
+    } else
+        memset(p, v, n);
+}
+
+void simt_shadow_mark(uintptr_t base, size_t size, size_t span)
+{
+    signed char *s = shadow_of(base);
+    size_t full = size / 8, total = span / 8;
+    shadow_fill(s, 0, full);
+    if (size % 8 && full < total) s[full++] = (signed char)(size % 8);
+    if (full < total) shadow_fill(s + full, (signed char)0xfa, total - full);
+}
+
+/* Reserved before main: instrumented code may run before the first CUDA call. */
+__attribute__((constructor)) static void reserve_shadow(void)
+{
+    void *p = mmap((void *)SIMT_SHADOW_OFFSET, SIMT_SHADOW_SPAN, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    if (p != (void *)SIMT_SHADOW_OFFSET) {
+        fprintf(stderr,
+                "simt: cannot reserve the address range [%#llx, %#llx) that the simulated GPU's "
+                "memory checks use (%s). With vm.overcommit_memory=2 no NORESERVE mapping is "
+                "possible: set it to 0 or 1, or use the sanitizer build (build/sim-asan).\n",
+                SIMT_SHADOW_OFFSET, SIMT_SHADOW_OFFSET + SIMT_SHADOW_SPAN,
+                p == MAP_FAILED ? strerror(errno) : "address taken");
+        _exit(70);
+    }
+}
+#else
+void simt_shadow_mark(uintptr_t base, size_t size, size_t span)
+{
+    (void)base, (void)size, (void)span;
+}
+#endif
+
+/* An inline check found a poisoned shadow byte: name the access precisely. */
+static void report_access(uintptr_t a, size_t size, int store)
+{
+    executor *x = X;
+    if (!x || !x->launch) return; /* host code in a kernel file: not ours to judge */
+    uintptr_t base;
+    size_t len;
+    if (simt_alloc_find(a, size, &base, &len)) return;
+    char near[256];
+    simt_alloc_describe(a, near, sizeof near);
+    fault(cudaErrorIllegalAddress, x->cur, "out-of-bounds %s of %zu bytes at address %p: %s",
+          store ? "write" : "read", size, (void *)a, near);
+}
+
+#define REPORT(kind, n, store)                                                                   \
+    void __asan_report_##kind##n##_noabort(uintptr_t a);                                         \
+    void __asan_report_##kind##n##_noabort(uintptr_t a) { report_access(a, n, store); }
+REPORT(load, 1, 0)
+REPORT(load, 2, 0)
+REPORT(load, 4, 0)
+REPORT(load, 8, 0)
+REPORT(load, 16, 0)
+REPORT(store, 1, 1)
+REPORT(store, 2, 1)
+REPORT(store, 4, 1)
+REPORT(store, 8, 1)
+REPORT(store, 16, 1)
+void __asan_report_load_n_noabort(uintptr_t a, size_t n);
+void __asan_report_load_n_noabort(uintptr_t a, size_t n) { report_access(a, n, 0); }
+void __asan_report_store_n_noabort(uintptr_t a, size_t n);
+void __asan_report_store_n_noabort(uintptr_t a, size_t n) { report_access(a, n, 1); }
+
+/* A kernel touched memory that is not mapped: freed or never-allocated device
+ * memory, a null or wild pointer, or past the end of its own stack. The
+ * kernel stops with cudaErrorIllegalAddress as on a device; a fault outside
+ * a kernel is passed on to whatever handled SIGSEGV before. */
+static struct sigaction previous_segv;
+
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+    executor *x = X;
+    uintptr_t a = (uintptr_t)si->si_addr;
+    (void)uc;
+    if (x && x->launch) {
+        size_t page = (size_t)sysconf(_SC_PAGESIZE), slot = x->stack_size + page;
+        if (x->stacks && a >= (uintptr_t)x->stacks && a < (uintptr_t)x->stacks + slot * 1024 &&
+            (a - (uintptr_t)x->stacks) % slot < page)
+            fault(cudaErrorIllegalAddress, x->cur,
+                  "stack overflow: this thread used more than its %zu KiB of stack (deep "
+                  "recursion or large local arrays; SIMT_STACK_KB raises the limit)",
+                  x->stack_size / 1024);
+        char near[256];
+        if (a - simt_arena_lo < simt_arena_span) simt_alloc_describe(a, near, sizeof near);
+        else snprintf(near, sizeof near, "%s", a < page ? "a null pointer" : "not device memory");
+        fault(cudaErrorIllegalAddress, x->cur, "illegal memory access at address %p: %s",
+              (void *)a, near);
+    }
+    sigaction(sig, &previous_segv, NULL); /* not a kernel's: fault again, as before */
+}
+
+static void install_once(void)
+{
+#ifdef SIMT_SHADOW
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER; /* we leave by longjmp */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, &previous_segv);
+#else
+    (void)on_segv; /* ASan and TSan have their own SIGSEGV reports */
+#endif
+}
+
+static void install_fault_handler(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, install_once);
+}
+
+/* ---- call-mode checks (the ASan build, and files that count accesses) ---- */
 
 #define HOOK(kind, n, store)                                                                     \
     void __asan_##kind##n##_noabort(uintptr_t a);                                                \

@@ -37,6 +37,22 @@ int simt_alloc_find(uintptr_t addr, size_t size, uintptr_t *base, size_t *len);
 /* A sentence naming the allocation nearest to addr (base, size, offset). */
 void simt_alloc_describe(uintptr_t addr, char *buf, size_t cap);
 
+/* The shadow of the inline memory checks (build/sim): kernel files compiled
+ * with -fsanitize=kernel-address -fasan-shadow-offset=SIMT_SHADOW_OFFSET read
+ * one shadow byte per 8 bytes of memory, (addr >> 3) + SIMT_SHADOW_OFFSET, and
+ * call __asan_report_* when it is poisoned (ASan's encoding: 0 = all 8 bytes
+ * valid, k = the first k valid, negative = none). The whole shadow is
+ * reserved at start-up (address space only); only the tails after device
+ * allocations are ever written. The ASan and race-check builds do not use it.
+ * Keep in step with SIMT_SHADOW_OFFSET in mk/build.mk. */
+#define SIMT_SHADOW_OFFSET 0x100000000000ull
+#define SIMT_SHADOW_SPAN (1ull << 44) /* covers the 47-bit user address space */
+/* Marks [base, base+size) valid and [base+size, base+span) invalid (span a
+ * multiple of 8: the page slack and guard page after an allocation), or,
+ * with size 0, forgets [base, base+span) entirely (freed: PROT_NONE, the
+ * fault handler reports it). No-op outside the shadow build. */
+void simt_shadow_mark(uintptr_t base, size_t size, size_t span);
+
 /* SIMT_SCHEDULE as parsed (0 forward, 1 reverse, 2 random). */
 extern int simt_schedule_kind;
 extern unsigned long long simt_schedule_seed;

@@ -1013,6 +1013,7 @@ cudaError_t cudaMalloc(void **p, size_t size)
         pthread_mutex_unlock(&G.lock);
         return ret(cudaErrorMemoryAllocation);
     }
+    simt_shadow_mark(base, size, need);
     pthread_rwlock_wrlock(&G.alloc_lock);
     if (G.nalloc == G.capalloc) {
         int cap = G.capalloc ? G.capalloc * 2 : 64;
@@ -1063,6 +1064,7 @@ static void free_alloc_locked(int i)
     pthread_rwlock_unlock(&G.alloc_lock);
     device *dv = &G.dev[al.device];
     dv->used -= al.size;
+    simt_shadow_mark(al.base, 0, al.mapped + page);
     release_range(dv, al.base, al.mapped + page);
 }
 

@@ -4,7 +4,7 @@
  * Included through simt/kernel.h; do not include directly. It maps CUDA's
  * device-side vocabulary onto the SIMT emulator (core/simt/emu.c):
  *
- *   threadIdx, blockIdx, blockDim, gridDim   read from the running fiber
+ *   threadIdx, blockIdx, blockDim, gridDim   thread-locals set at every switch
  *   __shared__                               one copy per executing OS thread
  *                                            (blocks run one at a time on it)
  *   __syncthreads, __syncwarp, __shfl_*_sync,
@@ -42,13 +42,13 @@
 #define __constant__
 
 /* ---- built-in variables ------------------------------------------------- */
-#define threadIdx (simt_thread_self->idx)
-#define blockIdx (simt_block_self->block_idx)
-#define blockDim (simt_block_self->block_dim)
-#define gridDim (simt_block_self->grid_dim)
+#define threadIdx simt_threadIdx
+#define blockIdx simt_blockIdx
+#define blockDim simt_blockDim
+#define gridDim simt_gridDim
 #define warpSize 32
 
-#define SIMT_DYNAMIC_SHARED(type, name) type *name = (type *)simt_block_self->dynamic_shared
+#define SIMT_DYNAMIC_SHARED(type, name) type *name = (type *)simt_dynamic_shared
 
 /* ---- barriers and warp operations -------------------------------------- */
 #define __syncthreads() simt_syncthreads(__FILE__, __LINE__)
@@ -268,7 +268,8 @@ static inline double simt_max_d(double a, double b) { return fmax(a, b); }
  * asynchronous); the trampoline hands them back to the kernel. */
 #define SIMT_LAUNCHER(name, params, args)                                                        \
     struct simt_args_##name { SIMT_EACH(SIMT_FIELD, SIMT_UNPAREN params) };                      \
-    static void simt_entry_##name(const void *simt_p)                                            \
+    /* not instrumented: it only unpacks the launcher's own copy */                          \
+    __attribute__((no_sanitize_address)) static void simt_entry_##name(const void *simt_p)      \
     {                                                                                            \
         const struct simt_args_##name *simt_a = simt_p;                                          \
         name(SIMT_LIST(SIMT_ARGREF, SIMT_UNPAREN args));                           \

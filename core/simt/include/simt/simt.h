@@ -31,20 +31,12 @@
 extern "C" {
 #endif
 
-/* ---- what a kernel sees -------------------------------------------------- */
-typedef struct simt_thread_view {
-    uint3 idx; /* threadIdx */
-} simt_thread_view;
-
-typedef struct simt_block_view {
-    uint3 block_idx; /* blockIdx */
-    dim3 block_dim;  /* blockDim */
-    dim3 grid_dim;   /* gridDim */
-    void *dynamic_shared;
-} simt_block_view;
-
-extern _Thread_local simt_thread_view *simt_thread_self;
-extern _Thread_local simt_block_view *simt_block_self;
+/* ---- what a kernel sees ----------------------------------------------------
+ * CUDA's built-in variables for the CUDA thread running now on this OS thread
+ * (the emulator sets them at every switch): one thread-local load each. */
+extern _Thread_local uint3 simt_threadIdx, simt_blockIdx;
+extern _Thread_local dim3 simt_blockDim, simt_gridDim;
+extern _Thread_local void *simt_dynamic_shared;
 
 /* One per kernel, made by SIMT_LAUNCHER. */
 typedef struct simt_kernel {
