@@ -70,19 +70,45 @@ void __tsan_release(void *addr);
 #define TSAN_NO_SYNC 0u
 #endif
 
-/* The context switch: glibc's _setjmp/_longjmp, which save and restore the
- * callee-saved registers, stack and frame pointers without a system call
- * (GCC's __builtin_longjmp would not restore the other registers, and
- * swapcontext calls sigprocmask). Outside the sanitizer builds a fiber hands
- * over directly to the next runnable thread of the round, one jump instead of
- * two; under ASan and TSan every switch goes through the scheduler so the
- * fiber annotations stay exact. */
+/* The context switch, with no system call (swapcontext would make one per
+ * switch for the signal mask).
+ *
+ * Under ASan and TSan: glibc's _setjmp/_longjmp, which the sanitizers
+ * intercept, and every switch goes through the scheduler so the fiber
+ * annotations stay exact.
+ *
+ * Otherwise, on x86-64 and AArch64: GCC's __builtin_setjmp/__builtin_longjmp,
+ * which save and restore only the frame pointer, stack pointer and resume
+ * address (glibc's _longjmp also demangles pointers and runs the
+ * cancellation unwinder on every jump). Every callee-saved register is
+ * declared clobbered around the save, so the function that saves keeps what
+ * it needs in its own frame and restores its caller's registers on return.
+ * Fibers then hand over directly to the next runnable thread of the round:
+ * one jump per switch instead of two. */
+#if defined(__SANITIZE_ADDRESS__) || defined(SIMT_TSAN) || \
+    !(defined(__x86_64__) || defined(__aarch64__))
 typedef jmp_buf simt_ctx;
 #define CTX_SAVE(c) _setjmp(c)
 #define ctx_jump(c) _longjmp(*(c), 1)
-#if defined(__SANITIZE_ADDRESS__) || defined(SIMT_TSAN)
 #define DIRECT_SWITCH 0
 #else
+typedef void *simt_ctx[5];
+#if defined(__x86_64__)
+#define CLOBBER_CALLEE_SAVED() __asm__ volatile("" ::: "rbx", "r12", "r13", "r14", "r15", "memory")
+#else
+#define CLOBBER_CALLEE_SAVED()                                                                   \
+    __asm__ volatile("" ::: "x19", "x20", "x21", "x22", "x23", "x24", "x25", "x26", "x27", "x28", \
+                     "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15", "memory")
+#endif
+#define CTX_SAVE(c)                                                                              \
+    __extension__({                                                                              \
+        CLOBBER_CALLEE_SAVED();                                                                  \
+        int r_ = __builtin_setjmp(c);                                                            \
+        CLOBBER_CALLEE_SAVED();                                                                  \
+        r_;                                                                                      \
+    })
+/* Not in the function that saves: GCC wants the two builtins apart. */
+static __attribute__((noinline, noreturn)) void ctx_jump(simt_ctx *c) { __builtin_longjmp(*c, 1); }
 #define DIRECT_SWITCH 1
 #endif
 
@@ -223,26 +249,39 @@ static fiber *next_runnable(executor *x)
 }
 
 /* Leaves fiber f (waiting at a barrier, or exited): straight to the next
- * runnable thread of the round, else back to the scheduler. Returns when f
+ * runnable thread of the round, else back to the scheduler; continues when f
  * is resumed. Under the race check the switch carries no happens-before:
- * only barriers order the accesses of different threads. */
+ * only barriers order the accesses of different threads.
+ *
+ * A macro, expanded in the frame of the barrier function the kernel called:
+ * after a switch every return up the resumed fiber's call chain mispredicts
+ * (the CPU's return-stack buffer holds the other fiber's), so the chain from
+ * kernel code to the switch is kept one call deep. */
+#define FIBER_YIELD(x, f)                                                                        \
+    do {                                                                                         \
+        if (!CTX_SAVE((f)->ctx)) {                                                               \
+            fiber *g_ = DIRECT_SWITCH && !(x)->priming ? next_runnable(x) : NULL;                \
+            if (g_) {                                                                            \
+                (x)->cur = g_;                                                                   \
+                simt_threadIdx = g_->idx;                                                        \
+                ctx_jump(&g_->ctx);                                                              \
+            }                                                                                    \
+            ASAN_START(&(f)->asan_fake, (x)->sched_bottom, (x)->sched_size);                     \
+            TSAN_TO_SCHED(x);                                                                    \
+            ctx_jump(&(x)->sched);                                                               \
+        }                                                                                        \
+        ASAN_FINISH((f)->asan_fake, &(x)->sched_bottom, &(x)->sched_size);                       \
+    } while (0)
+#ifdef SIMT_TSAN
+#define TSAN_TO_SCHED(x) __tsan_switch_to_fiber((x)->tsan_sched, TSAN_NO_SYNC)
+#else
+#define TSAN_TO_SCHED(x) ((void)0)
+#endif
+
 static void fiber_yield(fiber *f)
 {
     executor *x = X;
-    if (!CTX_SAVE(f->ctx)) {
-        fiber *g = DIRECT_SWITCH && !x->priming ? next_runnable(x) : NULL;
-        if (g) {
-            x->cur = g;
-            simt_threadIdx = g->idx;
-            ctx_jump(&g->ctx);
-        }
-        ASAN_START(&f->asan_fake, x->sched_bottom, x->sched_size);
-#ifdef SIMT_TSAN
-        __tsan_switch_to_fiber(x->tsan_sched, TSAN_NO_SYNC);
-#endif
-        ctx_jump(&x->sched);
-    }
-    ASAN_FINISH(f->asan_fake, &x->sched_bottom, &x->sched_size);
+    FIBER_YIELD(x, f);
 }
 
 static void fiber_main(void)
@@ -713,7 +752,8 @@ static cudaError_t run_grid(dim3 g)
 
 /* ---- barriers and warp operations, called from kernels ------------------- */
 
-static fiber *arrive(const char *what, const char *file, int line)
+static inline __attribute__((always_inline)) fiber *arrive(const char *what, const char *file,
+                                                           int line)
 {
     executor *x = X;
     fiber *f = x ? x->cur : NULL;
@@ -736,18 +776,22 @@ static fiber *arrive(const char *what, const char *file, int line)
 void simt_syncthreads(const char *file, int line)
 {
     fiber *f = arrive("__syncthreads()", file, line);
+    executor *x = X;
     f->state = T_BARRIER;
 #ifdef SIMT_TSAN
-    __tsan_release(&X->tsan_barrier);
+    __tsan_release(&x->tsan_barrier);
 #endif
-    fiber_yield(f);
+    FIBER_YIELD(x, f);
 #ifdef SIMT_TSAN
-    __tsan_acquire(&X->tsan_barrier);
+    __tsan_acquire(&x->tsan_barrier);
 #endif
 }
 
-static uint64_t warp_op(int wop, unsigned mask, uint64_t v, int arg, int width, const char *file,
-                        int line)
+/* A warp operation up to the switch: validated and recorded (inlined into
+ * each entry point, which then yields in its own frame). */
+static inline __attribute__((always_inline)) fiber *warp_arrive(int wop, unsigned mask, uint64_t v,
+                                                                int arg, int width,
+                                                                const char *file, int line)
 {
     fiber *f = arrive(wop_name(wop), file, line);
     if (!(mask >> f->lane & 1u))
@@ -767,27 +811,40 @@ static uint64_t warp_op(int wop, unsigned mask, uint64_t v, int arg, int width, 
 #ifdef SIMT_TSAN
     __tsan_release(&X->tsan_warp[f->warp % 32]);
 #endif
-    fiber_yield(f);
-#ifdef SIMT_TSAN
-    __tsan_acquire(&X->tsan_warp[f->warp % 32]);
-#endif
-    return f->wres;
+    return f;
 }
+
+#ifdef SIMT_TSAN
+#define WARP_ACQUIRE(x, f) __tsan_acquire(&(x)->tsan_warp[(f)->warp % 32])
+#else
+#define WARP_ACQUIRE(x, f) ((void)0)
+#endif
 
 void simt_syncwarp(unsigned mask, const char *file, int line)
 {
-    warp_op(SIMT_WOP_SYNCWARP, mask, 0, 0, 32, file, line);
+    fiber *f = warp_arrive(SIMT_WOP_SYNCWARP, mask, 0, 0, 32, file, line);
+    executor *x = X;
+    FIBER_YIELD(x, f);
+    WARP_ACQUIRE(x, f);
 }
 
 uint64_t simt_shfl(unsigned mask, uint64_t value, int arg, int width, int kind, const char *file,
                    int line)
 {
-    return warp_op(kind, mask, value, arg, width, file, line);
+    fiber *f = warp_arrive(kind, mask, value, arg, width, file, line);
+    executor *x = X;
+    FIBER_YIELD(x, f);
+    WARP_ACQUIRE(x, f);
+    return f->wres;
 }
 
 unsigned simt_vote(unsigned mask, int pred, int kind, const char *file, int line)
 {
-    return (unsigned)warp_op(kind, mask, pred != 0, 0, 32, file, line);
+    fiber *f = warp_arrive(kind, mask, pred != 0, 0, 32, file, line);
+    executor *x = X;
+    FIBER_YIELD(x, f);
+    WARP_ACQUIRE(x, f);
+    return (unsigned)f->wres;
 }
 
 unsigned simt_activemask(void)
