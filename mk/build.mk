@@ -55,13 +55,16 @@ ifeq ($(VARIANT),sim)
   ifeq ($(SAN),address)
     SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
     CFLAGS += $(SANFLAGS)
-    KFLAGS = -x c $(filter-out -fsanitize=address%,$(CFLAGS)) $(KASAN_CALLS) -fsanitize=undefined
+    # kernel-address must keep its recover form (the _noabort hooks the
+    # emulator defines); UBSan still stops at the first error.
+    KFLAGS = -x c $(filter-out -fsanitize=address% -fno-sanitize-recover=all,$(CFLAGS)) \
+             $(KASAN_CALLS) -fsanitize=undefined -fno-sanitize-recover=undefined
     SIMTFLAGS = $(CFLAGS)
     LDFLAGS += $(SANFLAGS)
   else ifeq ($(SAN),thread)
     # Kernels and tests are instrumented; the emulator and runtime are not
     # (their internal hand-offs are not data races) but annotate the fibers.
-    SIMTFLAGS = $(CFLAGS) -DSIMT_TSAN
+    SIMTFLAGS := $(CFLAGS) -DSIMT_TSAN
     CFLAGS += -fsanitize=thread
     KFLAGS = -x c $(CFLAGS)
     LDFLAGS += -fsanitize=thread

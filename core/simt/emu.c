@@ -63,6 +63,7 @@ void *__tsan_get_current_fiber(void);
 void *__tsan_create_fiber(unsigned flags);
 void __tsan_switch_to_fiber(void *fiber, unsigned flags);
 void __tsan_set_fiber_name(void *fiber, const char *name);
+void __tsan_destroy_fiber(void *fiber);
 void __tsan_acquire(void *addr);
 void __tsan_release(void *addr);
 #define TSAN_NO_SYNC 1u /* __tsan_switch_to_fiber_no_sync */
@@ -323,7 +324,7 @@ static void resume(executor *x, fiber *f)
 
 static int prime(executor *x, fiber *f)
 {
-    ucontext_t uc, back;
+    ucontext_t uc;
     if (getcontext(&uc) != 0) return -1;
     uc.uc_stack.ss_sp = f->stack;
     uc.uc_stack.ss_size = x->stack_size;
@@ -338,7 +339,7 @@ static int prime(executor *x, fiber *f)
 #ifdef SIMT_TSAN
         __tsan_switch_to_fiber(f->tsan_fiber, 0);
 #endif
-        swapcontext(&back, &uc); /* never returns here: the fiber longjmps back */
+        setcontext(&uc); /* does not return: the fiber jumps back to x->sched */
     }
     ASAN_FINISH(x->asan_fake, NULL, NULL);
     x->priming = NULL;
@@ -397,6 +398,31 @@ static executor *get_executor(void)
     if (X && !X->tsan_sched) X->tsan_sched = __tsan_get_current_fiber();
 #endif
     return X;
+}
+
+void simt_emu_thread_exit(void)
+{
+    executor *x = X;
+    if (!x) return;
+    if (x->stacks) {
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        munmap(x->stacks, (x->stack_size + page) * 1024);
+    }
+#ifdef SIMT_TSAN
+    if (x->fibers)
+        for (unsigned i = 0; i < 1024; i++)
+            if (x->fibers[i].tsan_fiber) __tsan_destroy_fiber(x->fibers[i].tsan_fiber);
+#endif
+    if (x->altstack) {
+        stack_t off = {.ss_flags = SS_DISABLE};
+        sigaltstack(&off, NULL);
+        free(x->altstack);
+    }
+    free(x->fibers);
+    free(x->order);
+    free(x->dyn_shared);
+    free(x);
+    X = NULL;
 }
 
 /* ---- scheduling ---------------------------------------------------------- */

@@ -23,6 +23,10 @@ typedef struct simt_launch {
  * cudaSuccess, or the fault's error with its report written to `report`. */
 cudaError_t simt_emu_run(const simt_launch *launch, char *report, size_t report_size);
 
+/* Frees the calling OS thread's emulator state (fibers, stacks); a stream
+ * worker calls it before it exits. */
+void simt_emu_thread_exit(void);
+
 /* ---- device memory, owned by runtime.c --------------------------------- */
 /* All device allocations live in one reserved address range, so "is this a
  * device address" is one comparison on the hot path. */

@@ -572,6 +572,7 @@ static void *worker_main(void *arg)
     pthread_mutex_unlock(&G.lock);
     pthread_cond_destroy(&s->cv);
     free(s);
+    simt_emu_thread_exit();
     return NULL;
 }
 

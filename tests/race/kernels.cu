@@ -1,0 +1,51 @@
+/* kernels.cu — kernels for make racecheck: each in a correct and a racy form. */
+#include "simt/kernel.h"
+
+#include "kernels.h"
+
+static __global__ void block_sum(const float *in, float *out, int sync)
+{
+    __shared__ float s[256];
+    unsigned t = threadIdx.x;
+    s[t] = in[t];
+    __syncthreads();
+    for (unsigned stride = blockDim.x / 2; stride > 0; stride /= 2) {
+        if (t < stride) s[t] += s[t + stride]; /* RACE_LINE_BLOCK_SUM */
+        if (sync) __syncthreads();
+    }
+    if (t == 0) out[0] = s[0];
+}
+SIMT_LAUNCHER(block_sum, (const float *in, float *out, int sync), (in, out, sync))
+const int rk_block_sum_race_line = 13;
+
+cudaError_t rk_block_sum(const float *in, float *out, int sync)
+{
+    dim3 g = {1, 1, 1}, b = {256, 1, 1};
+    return launch_block_sum(g, b, 0, 0, in, out, sync);
+}
+
+static __global__ void warp_tail(const int *in, int *out, int sync)
+{
+    __shared__ int s[64];
+    volatile int *v = s;
+    unsigned t = threadIdx.x;
+    s[t] = in[t];
+    __syncthreads();
+    if (t < 32) {
+        for (unsigned stride = 32; stride > 0; stride /= 2) {
+            int other = t < stride ? v[t + stride] : 0; /* RACE_LINE_WARP_TAIL */
+            if (sync) __syncwarp();
+            if (t < stride) v[t] += other;
+            if (sync) __syncwarp();
+        }
+    }
+    if (t == 0) out[0] = s[0];
+}
+SIMT_LAUNCHER(warp_tail, (const int *in, int *out, int sync), (in, out, sync))
+const int rk_warp_tail_race_line = 36;
+
+cudaError_t rk_warp_tail(const int *in, int *out, int sync)
+{
+    dim3 g = {1, 1, 1}, b = {64, 1, 1};
+    return launch_warp_tail(g, b, 0, 0, in, out, sync);
+}

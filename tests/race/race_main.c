@@ -1,0 +1,164 @@
+/*
+ * racecheck — make racecheck: the race check of the simulated GPU, and its
+ * own test.
+ *
+ * Built with ThreadSanitizer (build/sim-tsan): every CUDA thread is a TSan
+ * fiber, switches between threads carry no happens-before, and
+ * __syncthreads() / warp operations release and acquire, so TSan sees exactly
+ * the ordering CUDA guarantees and reports any shared-memory access pair
+ * that no barrier orders, with file:line.
+ *
+ *   racecheck                run every case in a child process and check the
+ *                            verdicts (exit 0 when all are as expected)
+ *   racecheck --case NAME    run one case (TSan reports on stderr)
+ *
+ * Cases: block-sum (correct: must run clean), block-sum-racy (one
+ * __syncthreads() removed: must report a race at its line), warp-tail-racy
+ * (the legacy volatile warp-synchronous tail without __syncwarp(): must report
+ * a race between lanes of one warp, with the advice to add __syncwarp()),
+ * warp-tail (with __syncwarp(): must run clean).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cuda_runtime.h>
+
+#include "kernels.h"
+
+typedef struct {
+    const char *name, *what;
+    int expect_race;
+    const int *line; /* a line the report must name */
+    int same_warp;   /* the racing threads share a warp */
+} race_case;
+
+static const race_case cases[] = {
+    {"block-sum", "reduction with every __syncthreads()", 0, NULL, 0},
+    {"block-sum-racy", "reduction, __syncthreads() in the loop removed", 1, &rk_block_sum_race_line, 0},
+    {"warp-tail", "volatile warp tail with __syncwarp()", 0, NULL, 0},
+    {"warp-tail-racy", "volatile warp tail without __syncwarp()", 1, &rk_warp_tail_race_line, 1},
+};
+#define NCASES (int)(sizeof cases / sizeof *cases)
+
+static int run_case(const char *name)
+{
+    float fin[256], *dfin, *dfout;
+    int iin[64], *diin, *diout;
+    for (int i = 0; i < 256; i++) fin[i] = (float)i;
+    for (int i = 0; i < 64; i++) iin[i] = i;
+    if (cudaMalloc((void **)&dfin, sizeof fin) || cudaMalloc((void **)&dfout, sizeof(float)) ||
+        cudaMalloc((void **)&diin, sizeof iin) || cudaMalloc((void **)&diout, sizeof(int)) ||
+        cudaMemcpy(dfin, fin, sizeof fin, cudaMemcpyHostToDevice) ||
+        cudaMemcpy(diin, iin, sizeof iin, cudaMemcpyHostToDevice)) {
+        fprintf(stderr, "racecheck: CUDA setup failed\n");
+        return 2;
+    }
+    cudaError_t e;
+    if (!strcmp(name, "block-sum")) e = rk_block_sum(dfin, dfout, 1);
+    else if (!strcmp(name, "block-sum-racy")) e = rk_block_sum(dfin, dfout, 0);
+    else if (!strcmp(name, "warp-tail")) e = rk_warp_tail(diin, diout, 1);
+    else if (!strcmp(name, "warp-tail-racy")) e = rk_warp_tail(diin, diout, 0);
+    else {
+        fprintf(stderr, "racecheck: no case '%s'\n", name);
+        return 2;
+    }
+    if (e == cudaSuccess) e = cudaDeviceSynchronize();
+    if (e != cudaSuccess) {
+        fprintf(stderr, "racecheck: %s: %s\n", name, cudaGetErrorString(e));
+        return 2;
+    }
+    return 0;
+}
+
+/* Runs one case as a child; returns its stderr (malloc'd) and exit status. */
+static char *capture(const char *self, const char *name, int *status)
+{
+    int fd[2];
+    if (pipe(fd) != 0) return NULL;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fd[1], STDERR_FILENO);
+        close(fd[0]);
+        close(fd[1]);
+        execl(self, self, "--case", name, (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    ssize_t n;
+    while (buf && (n = read(fd[0], buf + len, cap - len - 1)) > 0) {
+        len += (size_t)n;
+        if (cap - len < 1024) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb) break;
+            buf = nb;
+        }
+    }
+    close(fd[0]);
+    if (buf) buf[len] = '\0';
+    waitpid(pid, status, 0);
+    return buf;
+}
+
+/* "warp W" of the first two CUDA threads a report names, or -1. */
+static void report_warps(const char *log, int *w1, int *w2)
+{
+    *w1 = *w2 = -1;
+    const char *p = log;
+    for (int k = 0; k < 2 && (p = strstr(p, ", warp ")); k++, p++) *(k ? w2 : w1) = atoi(p + 7);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "--case")) return run_case(argv[2]);
+    if (argc > 1) {
+        fprintf(stderr, "usage: racecheck [--case NAME]\n");
+        return 2;
+    }
+    setenv("TSAN_OPTIONS", "halt_on_error=0 exitcode=66 report_signal_unsafe=0", 0);
+    printf("racecheck: ThreadSanitizer over the simulated GPU (every CUDA thread a fiber)\n");
+    int failures = 0;
+    for (int i = 0; i < NCASES; i++) {
+        const race_case *c = &cases[i];
+        int status = 0;
+        char *log = capture("/proc/self/exe", c->name, &status);
+        if (!log) {
+            printf("FAIL  %-16s could not run\n", c->name);
+            failures++;
+            continue;
+        }
+        int raced = strstr(log, "WARNING: ThreadSanitizer: data race") != NULL;
+        int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        char where[64] = "";
+        int ok = raced == c->expect_race && (raced ? code == 66 : code == 0);
+        if (c->line) {
+            snprintf(where, sizeof where, "tests/race/kernels.cu:%d", *c->line);
+            ok &= strstr(log, where) != NULL;
+        }
+        int w1, w2;
+        report_warps(log, &w1, &w2);
+        if (raced && c->same_warp) ok &= w1 >= 0 && w1 == w2;
+        printf("%s  %-16s %-48s %s%s\n", ok ? "PASS" : "FAIL", c->name, c->what,
+               raced ? "race reported at " : "no race reported", raced ? where : "");
+        if (raced && w1 >= 0 && w1 == w2)
+            printf("      both threads are in warp %d: since Volta the lanes of a warp do not run in "
+                   "lockstep (independent thread scheduling); a __syncwarp() (or __syncthreads()) "
+                   "between the write and the read orders them\n",
+                   w1);
+        else if (raced && w1 >= 0 && w2 >= 0)
+            printf("      the threads are in warps %d and %d: only a __syncthreads() between the write "
+                   "and the read orders them\n",
+                   w1, w2);
+        if (!ok) {
+            failures++;
+            fprintf(stderr, "---- racecheck %s: exit %d, stderr:\n%s----\n", c->name, code, log);
+        }
+        free(log);
+    }
+    printf("racecheck: %d passed, %d failed\n", NCASES - failures, failures);
+    return failures ? 1 : 0;
+}
