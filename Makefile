@@ -32,9 +32,11 @@ ifeq ($(CUDA),1)
 all: cuda
 endif
 
+## sim: build the simulated variant only (build/sim)
 sim:
 	@$(SIM)
 
+## cuda: build the CUDA variant only (build/cuda: nvcc, CUDA runtime, NCCL, cuBLAS)
 cuda:
 	@$(CUDAB)
 
@@ -53,6 +55,10 @@ test: deps
 	@build/sim/bin/unit
 	@echo "== lab checks on the reference solutions (a TODO is a failure)"
 	@build/sim/bin/labcheck --solution --strict
+	@echo "== lab binaries as a newcomer runs them"
+	@tests/lab_smoke.sh build/sim/bin
+	@echo "== what make check tells a student (wrong, crashing and right exercises)"
+	@tests/student_check.sh
 	@echo "== the same under AddressSanitizer + UndefinedBehaviorSanitizer"
 	@$(ASAN)
 	@ASAN_OPTIONS=detect_leaks=1 build/sim-asan/bin/unit
@@ -73,6 +79,7 @@ cuda12-check:
 	@scripts/cuda12.sh --hybrid
 	@$(MAKE) cuda12-build
 
+## cuda12-build: rebuild build/cuda12 with the toolchain cuda12-check set up
 cuda12-build:
 	@echo "== CUDA variant against CUDA 12 headers and libraries (build/cuda12)"
 	@$(SUB) VARIANT=cuda BUILD=build/cuda12 CUBLAS=0 $$(sed -n 's/^\(CUDA_HOME\|NVCC\) := \(.*\)/\1=\2/p' .cuda12/env.mk)
@@ -108,11 +115,13 @@ gpu-bundle:
 gpu-check:
 	@scripts/gpu-check.sh
 
+## gpu-test: on a GPU: the unit tests and lab checks of the CUDA variant
 gpu-test:
 	@$(CUDAB)
 	@build/cuda/bin/unit
 	@build/cuda/bin/labcheck --solution --strict
 
+## gpu-bench: on a GPU: paralab-bench gpu (the CUDA variant)
 gpu-bench:
 	@$(CUDAB)
 	@build/cuda/bin/paralab-bench gpu

@@ -59,8 +59,12 @@ int pl_check_floats(pl_check *c, const char *what, const float *got, const float
         c->assertions++;
         double g = got[i], w = want[i];
         if (!(fabs(g - w) <= atol + rtol * fabs(w))) {
-            pl_check_fail(c, "%s[%zu] = %.9g but expected %.9g (tolerance %.3g + %.3g*|expected|)",
-                          what, i, g, w, atol, rtol);
+            if (isnan(g) && !isnan(w)) /* checks fill outputs with NaN before the run */
+                pl_check_fail(c, "%s[%zu] = NaN but expected %.9g: this element was never written",
+                              what, i, w);
+            else
+                pl_check_fail(c, "%s[%zu] = %.9g but expected %.9g (tolerance %.3g + %.3g*|expected|)",
+                              what, i, g, w, atol, rtol);
             return 0;
         }
     }

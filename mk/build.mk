@@ -40,7 +40,8 @@ endif
 #     __asan_{load,store}N_noabort(addr), which checks it against the
 #     allocation table and feeds the access observer (simtSetAccessObserver).
 SIMT_SHADOW_OFFSET := 0x100000000000
-KASAN_COMMON := -fsanitize=kernel-address --param asan-stack=0 --param asan-globals=0
+KASAN_COMMON := -fsanitize=kernel-address --param asan-stack=0 --param asan-globals=0 \
+                -fstack-clash-protection
 KASAN_INLINE := $(KASAN_COMMON) -fasan-shadow-offset=$(SIMT_SHADOW_OFFSET) \
                 --param asan-instrumentation-with-call-threshold=1000000
 KASAN_CALLS := $(KASAN_COMMON) --param asan-instrumentation-with-call-threshold=0

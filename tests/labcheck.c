@@ -6,21 +6,30 @@
  *   labcheck --strict     a TODO counts as a failure (make test)
  *   labcheck LAB...       only these labs (by id or number: 01_hello_threads, 01)
  *
+ * Each exercise is checked in a child process of its own: a crash, an
+ * endless loop (--timeout, default 300 s) or a sticky GPU fault in one
+ * exercise cannot touch the others, and the parent never initialises CUDA
+ * (so forking is safe on a real GPU too).
+ *
  * Exit status: 1 if any check FAILED (or, with --strict, is TODO); else 0.
  */
+#include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "registry.h"
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: labcheck [--solution] [--strict] [--list] [LAB...]\n"
+    fprintf(f, "usage: labcheck [--solution] [--strict] [--timeout S] [--list] [LAB...]\n"
                "  --solution  check the reference solutions instead of your exercise files\n"
                "  --strict    count TODO (not attempted) as a failure\n"
+               "  --timeout   seconds one exercise's check may take (default 300)\n"
                "  --list      list the labs and their exercises\n"
                "  LAB         a lab id or number (01_hello_threads or 01); default: all\n");
 }
@@ -35,11 +44,59 @@ static int selected(const pl_lab *lab, int argc, char **argv)
     return 0;
 }
 
+/* Runs one exercise's check in a child process; the result comes back
+ * through a pipe. A child that dies or runs out of time is a FAIL. */
+static void run_isolated(const pl_lab *lab, int e, int solution, int timeout, pl_check *c)
+{
+    int fd[2];
+    pl_check_begin(c, lab->id, lab->exercises[e]);
+    if (pipe(fd) != 0) {
+        pl_check_fail(c, "cannot create a pipe: %s", strerror(errno));
+        return;
+    }
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) {
+        pl_check_fail(c, "cannot fork: %s", strerror(errno));
+        close(fd[0]);
+        close(fd[1]);
+        return;
+    }
+    if (pid == 0) {
+        close(fd[0]);
+        alarm((unsigned)timeout);
+        lab->check(e, solution, c);
+        ssize_t w = write(fd[1], c, sizeof *c);
+        _exit(w == (ssize_t)sizeof *c ? 0 : 3);
+    }
+    close(fd[1]);
+    pl_check got;
+    size_t n = 0;
+    ssize_t r;
+    while (n < sizeof got && (r = read(fd[0], (char *)&got + n, sizeof got - n)) > 0) n += (size_t)r;
+    close(fd[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (n == sizeof got && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        *c = got;
+        c->lab = lab->id; /* the child's pointers are the same, but say so */
+        c->exercise = lab->exercises[e];
+    } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+        pl_check_fail(c, "still running after %d s (an endless loop? raise --timeout)", timeout);
+    else if (WIFSIGNALED(status))
+        pl_check_fail(c, "the check crashed with signal %d (%s): run the lab binary to see where",
+                      WTERMSIG(status), strsignal(WTERMSIG(status)));
+    else
+        pl_check_fail(c, "the check exited with status %d before reporting",
+                      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
 int main(int argc, char **argv)
 {
-    int solution = 0, strict = 0, list = 0;
+    int solution = 0, strict = 0, list = 0, timeout = 300;
     static const struct option opts[] = {{"solution", no_argument, 0, 's'},
                                          {"strict", no_argument, 0, 't'},
+                                         {"timeout", required_argument, 0, 'T'},
                                          {"list", no_argument, 0, 'l'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
@@ -49,6 +106,17 @@ int main(int argc, char **argv)
         case 's': solution = 1; break;
         case 't': strict = 1; break;
         case 'l': list = 1; break;
+        case 'T': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || end == optarg || v < 1 || v > 86400) {
+                fprintf(stderr, "labcheck: --timeout '%s' is not a number of seconds from 1 to 86400\n",
+                        optarg);
+                return 2;
+            }
+            timeout = (int)v;
+            break;
+        }
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -76,8 +144,7 @@ int main(int argc, char **argv)
                 continue;
             }
             pl_check c;
-            pl_check_begin(&c, lab->id, lab->exercises[e]);
-            lab->check(e, solution, &c);
+            run_isolated(lab, e, solution, timeout, &c);
             pl_check_print(&c, color);
             fflush(stdout);
             pass += c.outcome == PL_PASS;

@@ -4,8 +4,8 @@
  * A launch runs its blocks one after another on the calling OS thread (a
  * stream's worker). Within a block every CUDA thread is a fiber with its own
  * stack. Fibers are created once per OS thread with makecontext and then
- * switched with _setjmp/_longjmp (swapcontext would cost a sigprocmask
- * system call per switch). Between two barriers the fibers run one after
+ * switched with setjmp/longjmp (see "The context switch" below; swapcontext
+ * would cost a sigprocmask system call per switch). Between two barriers the fibers run one after
  * another, to completion or to their next barrier, in the order the schedule
  * names: forward, reverse or random:SEED (SIMT_SCHEDULE). A missing
  * __syncthreads() therefore shows up as a wrong result under some order,
@@ -13,7 +13,9 @@
  *
  * A block's thread 0 runs first, as a fiber. If it finishes without reaching
  * any barrier or warp operation, the block's other threads run as plain
- * function calls on this stack: kernels with no barrier pay no fiber switch.
+ * function calls on this stack: kernels with no barrier pay no fiber switch
+ * (SIMT_PLAIN=0 turns this off, for a kernel whose thread 0 rightly skips
+ * every warp operation the others perform).
  *
  * Barriers: __syncthreads() waits for every live thread of the block and
  * checks they all reached the same call site; warp operations (__syncwarp,
@@ -24,9 +26,14 @@
  * report naming the kernel, block and thread.
  *
  * Memory checks: kernel files are compiled with GCC's kernel-address
- * instrumentation in call mode, so every load and store calls
- * __asan_{load,store}N_noabort(addr), defined below. An address inside the
- * device-memory arena must lie inside a live allocation.
+ * instrumentation. In build/sim it is inline: each load and store reads a
+ * shadow byte and calls __asan_report_* (below) only when the byte is
+ * poisoned; the runtime poisons the bytes after every device allocation, and
+ * freed or never-allocated device memory is unmapped, so touching it faults
+ * into the SIGSEGV handler below. In the ASan build it is call mode: every
+ * access calls __asan_{load,store}N_noabort(addr), checked against the
+ * allocation table. Either way an out-of-bounds access stops the kernel with
+ * cudaErrorIllegalAddress and a report naming the nearest allocation.
  *
  * Sanitizers: under AddressSanitizer every switch is announced with
  * __sanitizer_{start,finish}_switch_fiber; under the race check (SIMT_TSAN)
@@ -114,6 +121,7 @@ static __attribute__((noinline, noreturn)) void ctx_jump(simt_ctx *c) { __builti
 #endif
 
 enum { T_RUNNABLE, T_BARRIER, T_WARP, T_EXITED };
+#define STACK_GUARD ((size_t)64 * 1024)
 enum { CACHE_WAYS = 8 };
 
 /* The block a launch is running now. */
@@ -359,24 +367,25 @@ static size_t stack_size_from_env(void)
     return ((size_t)kb * 1024 + page - 1) / page * page;
 }
 
-/* Makes sure n fibers exist with stacks (each below a PROT_NONE guard page,
- * so a kernel that overflows its stack faults instead of corrupting). */
+/* Makes sure n fibers exist with stacks, each above a PROT_NONE guard of
+ * STACK_GUARD bytes: a kernel that overflows its stack faults (kernel files
+ * are compiled with -fstack-clash-protection, so even a frame larger than
+ * the guard touches it) instead of corrupting its neighbour's stack. */
 static int ensure_fibers(executor *x, unsigned n)
 {
     if (n <= x->nfibers) return 0;
     enum { MAXT = 1024 };
     if (!x->fibers) {
         x->stack_size = stack_size_from_env();
-        size_t page = (size_t)sysconf(_SC_PAGESIZE);
-        size_t slot = x->stack_size + page;
+        size_t slot = x->stack_size + STACK_GUARD;
         x->stacks = mmap(NULL, slot * MAXT, PROT_READ | PROT_WRITE,
                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (x->stacks == MAP_FAILED) return -1;
-        for (unsigned i = 0; i < MAXT; i++) mprotect(x->stacks + i * slot, page, PROT_NONE);
+        for (unsigned i = 0; i < MAXT; i++) mprotect(x->stacks + i * slot, STACK_GUARD, PROT_NONE);
         x->fibers = calloc(MAXT, sizeof *x->fibers);
         x->order = calloc(MAXT, sizeof *x->order);
         if (!x->fibers || !x->order) return -1;
-        for (unsigned i = 0; i < MAXT; i++) x->fibers[i].stack = x->stacks + i * slot + page;
+        for (unsigned i = 0; i < MAXT; i++) x->fibers[i].stack = x->stacks + i * slot + STACK_GUARD;
     }
     x->nfibers = n;
     return 0;
@@ -405,8 +414,7 @@ void simt_emu_thread_exit(void)
     executor *x = X;
     if (!x) return;
     if (x->stacks) {
-        size_t page = (size_t)sysconf(_SC_PAGESIZE);
-        munmap(x->stacks, (x->stack_size + page) * 1024);
+        munmap(x->stacks, (x->stack_size + STACK_GUARD) * 1024);
     }
 #ifdef SIMT_TSAN
     if (x->fibers)
@@ -598,12 +606,16 @@ static unsigned resolve(executor *x)
     return n;
 }
 
+int simt_plain_calls = 1;
+
+void simtSetPlainCalls(int on) { simt_plain_calls = on; }
+
 static int plain_allowed(void)
 {
 #ifdef SIMT_TSAN
     return 0; /* the race check needs every thread on its own fiber */
 #else
-    return 1;
+    return simt_plain_calls;
 #endif
 }
 
@@ -790,8 +802,10 @@ static inline __attribute__((always_inline)) fiber *arrive(const char *what, con
     if (x->plain)
         fault(cudaErrorLaunchFailure, f,
               "%s at %s:%d is reached by this thread, but thread (0,0,0) of the block finished "
-              "without reaching any barrier; every thread of a block must reach the same "
-              "barriers",
+              "without reaching any barrier or warp operation, so the block's threads ran as "
+              "plain calls. Every thread of a block must reach the same __syncthreads(); if "
+              "thread 0 rightly takes part in no warp operation (a mask without lane 0), run "
+              "with SIMT_PLAIN=0",
               what, file, line);
     x->synced = 1;
     f->file = file;
@@ -1027,9 +1041,9 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
     uintptr_t a = (uintptr_t)si->si_addr;
     (void)uc;
     if (x && x->launch) {
-        size_t page = (size_t)sysconf(_SC_PAGESIZE), slot = x->stack_size + page;
+        size_t page = (size_t)sysconf(_SC_PAGESIZE), slot = x->stack_size + STACK_GUARD;
         if (x->stacks && a >= (uintptr_t)x->stacks && a < (uintptr_t)x->stacks + slot * 1024 &&
-            (a - (uintptr_t)x->stacks) % slot < page)
+            (a - (uintptr_t)x->stacks) % slot < STACK_GUARD)
             fault(cudaErrorIllegalAddress, x->cur,
                   "stack overflow: this thread used more than its %zu KiB of stack (deep "
                   "recursion or large local arrays; SIMT_STACK_KB raises the limit)",
@@ -1132,6 +1146,8 @@ ATOMIC_FETCH(xor_u64, unsigned long long, __atomic_fetch_xor)
 ATOMIC_RMW(min_i32, int, old < v ? old : v)
 ATOMIC_RMW(min_u32, unsigned, old < v ? old : v)
 ATOMIC_RMW(min_u64, unsigned long long, old < v ? old : v)
+ATOMIC_RMW(min_i64, long long, old < v ? old : v)
+ATOMIC_RMW(max_i64, long long, old > v ? old : v)
 ATOMIC_RMW(max_i32, int, old > v ? old : v)
 ATOMIC_RMW(max_u32, unsigned, old > v ? old : v)
 ATOMIC_RMW(max_u64, unsigned long long, old > v ? old : v)

@@ -52,10 +52,13 @@ void simt_alloc_describe(uintptr_t addr, char *buf, size_t cap);
 #define SIMT_SHADOW_OFFSET 0x100000000000ull
 #define SIMT_SHADOW_SPAN (1ull << 44) /* covers the 47-bit user address space */
 /* Marks [base, base+size) valid and [base+size, base+span) invalid (span a
- * multiple of 8: the page slack and guard page after an allocation), or,
- * with size 0, forgets [base, base+span) entirely (freed: PROT_NONE, the
- * fault handler reports it). No-op outside the shadow build. */
+ * multiple of 8: the page slack and guard page after an allocation). A freed
+ * range is marked all valid (size = span): it is PROT_NONE, and the fault
+ * handler reports any access to it. No-op outside the shadow build. */
 void simt_shadow_mark(uintptr_t base, size_t size, size_t span);
+
+/* SIMT_PLAIN (1: blocks whose thread 0 reaches no barrier run as plain calls). */
+extern int simt_plain_calls;
 
 /* SIMT_SCHEDULE as parsed (0 forward, 1 reverse, 2 random). */
 extern int simt_schedule_kind;

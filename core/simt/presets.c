@@ -98,7 +98,7 @@ static const simt_preset rtx4090 = {
     .device_name = "NVIDIA GeForce RTX 4090 (simulated)",
     .cc_major = 8, .cc_minor = 9,                 /* [CPG] */
     .sm_count = 128,                              /* [4090] */
-    .memory_bytes = 24ull * 1024 * 1024 * 1024,   /* [4090] 24 GB GDDR6X */
+    .memory_bytes = 24ull * 1000 * 1000 * 1000,   /* [4090] 24 GB GDDR6X */
     .fp32_flops = 82.6 * TFLOPS,                  /* [4090] */
     .bf16_tensor_flops = 165.2 * TFLOPS,          /* [4090] BF16, FP32 accumulate, dense */
     .memory_bw = 1.008e12,                        /* [4090] 1,008 GB/s */

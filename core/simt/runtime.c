@@ -206,6 +206,14 @@ static void init_once(void)
         }
         G.capacity = (size_t)v << 20;
     }
+    if ((s = getenv("SIMT_PLAIN")) && *s) {
+        if (strcmp(s, "0") && strcmp(s, "1")) {
+            fprintf(stderr, "simt: SIMT_PLAIN=%s is not 0 or 1\n", s);
+            G.init_err = cudaErrorInitializationError;
+            return;
+        }
+        simt_plain_calls = *s == '1';
+    }
     if ((s = getenv("SIMT_SCHEDULE")) && *s) {
         char *end;
         if (strcmp(s, "forward") == 0) simt_schedule_kind = 0;
@@ -224,6 +232,7 @@ static void init_once(void)
     if (G.ndev > 0) {
         size_t page = (size_t)sysconf(_SC_PAGESIZE);
         size_t span = (G.capacity + (G.capacity >> 2) + page - 1) / page * page;
+        if (span < (64u << 20)) span = 64u << 20; /* room for guard pages under a tiny capacity */
         void *a = MAP_FAILED;
         for (; span >= (64u << 20); span /= 2) {
             a = mmap(NULL, span * (size_t)G.ndev, PROT_NONE,
@@ -958,12 +967,22 @@ void simt_alloc_describe(uintptr_t a, char *buf, size_t cap)
         snprintf(buf, cap,
                  "%zu bytes before the nearest allocation (base %p, %zu bytes, device %d)",
                  (size_t)(best->base - a), (void *)best->base, best->size, best->device);
-    else
+    else if (a - best->base == best->size)
+        snprintf(buf, cap,
+                 "offset %zu of the nearest allocation (base %p, %zu bytes, device %d): the first "
+                 "byte past its end",
+                 (size_t)(a - best->base), (void *)best->base, best->size, best->device);
+    else if (a - best->base > best->size)
         snprintf(buf, cap,
                  "offset %zu of the nearest allocation (base %p, %zu bytes, device %d): %zu bytes "
                  "past its end",
                  (size_t)(a - best->base), (void *)best->base, best->size, best->device,
                  (size_t)(a - best->base) - best->size);
+    else
+        snprintf(buf, cap,
+                 "offset %zu of the allocation at base %p (%zu bytes, device %d): the access runs "
+                 "past its end",
+                 (size_t)(a - best->base), (void *)best->base, best->size, best->device);
     pthread_rwlock_unlock(&G.alloc_lock);
 }
 

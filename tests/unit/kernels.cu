@@ -342,3 +342,23 @@ cudaError_t tk_assert_nonnegative(const int *in, int n)
 {
     return launch_assert_nonnegative(d1((unsigned)(n + 63) / 64), d1(64), 0, 0, in, n);
 }
+
+static __global__ void lane0_skips(int *out)
+{
+    int l = threadIdx.x;
+    if (l == 0) return;
+    out[l] = __shfl_down_sync(0xfffffffeu, 100 + l, 1);
+}
+SIMT_LAUNCHER(lane0_skips, (int *out), (out))
+
+cudaError_t tk_lane0_skips(int *out) { return launch_lane0_skips(d1(1), d1(32), 0, 0, out); }
+
+static __global__ void big_frame(int *out)
+{
+    volatile int local[65536]; /* 256 KiB: more than a simulated thread's stack */
+    for (int i = 0; i < 65536; i += 1024) local[i] = i;
+    out[threadIdx.x] = local[1024];
+}
+SIMT_LAUNCHER(big_frame, (int *out), (out))
+
+cudaError_t tk_big_frame(int *out) { return launch_big_frame(d1(1), d1(2), 0, 0, out); }

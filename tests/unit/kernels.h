@@ -61,6 +61,11 @@ cudaError_t tk_exit_before_barrier(int *out, int n);
 cudaError_t tk_shfl_exited_lane(int *out);
 /* Writes out[i] for i < n + extra: out-of-bounds past n. */
 cudaError_t tk_write_past_end(int *out, int n, int extra);
+/* Lane 0 exits at once; lanes 1..31 shuffle with mask 0xfffffffe (legal
+ * CUDA): out[l] = value of lane l+1 (lane 31: its own), l = 1..31. */
+cudaError_t tk_lane0_skips(int *out);
+/* A thread with a 256 KiB local array: a stack overflow on the simulator. */
+cudaError_t tk_big_frame(int *out);
 /* assert(in[i] >= 0) for every i < n. */
 cudaError_t tk_assert_nonnegative(const int *in, int n);
 

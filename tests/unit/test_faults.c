@@ -91,6 +91,7 @@ static void test_out_of_bounds(void)
     snprintf(base, sizeof base, "base %p, 400 bytes", (void *)p);
     report_has(base);
     report_has("offset 400");
+    report_has("the first byte past its end");
     /* sticky: every call on the device returns it until cudaDeviceReset */
     void *q;
     CU_ASSERT_CUDA(cudaMalloc(&q, 16), cudaErrorIllegalAddress);
@@ -123,6 +124,35 @@ static void test_device_assert(void)
     finish();
 }
 
+/* Legal CUDA the plain-call heuristic cannot run: it says so and how to run
+ * it; with plain calls off it runs correctly. */
+static void test_plain_calls_off(void)
+{
+    int *p = buffer(32), got[32];
+    LAUNCH_FAULTS(tk_lane0_skips(p), cudaErrorLaunchFailure);
+    report_has("SIMT_PLAIN=0");
+    finish();
+    p = buffer(32);
+    simtSetPlainCalls(0);
+    CU_ASSERT_OK(tk_lane0_skips(p));
+    CU_ASSERT_OK(cudaMemcpy(got, p, sizeof got, cudaMemcpyDeviceToHost));
+    simtSetPlainCalls(1);
+    for (int l = 1; l < 31; l++) CU_ASSERT_EQUAL(got[l], 100 + l + 1);
+    CU_ASSERT_EQUAL(got[31], 131);
+    finish();
+}
+
+#ifndef __SANITIZE_ADDRESS__ /* under ASan, ASan owns SIGSEGV and reports it itself */
+static void test_stack_overflow(void)
+{
+    int *p = buffer(2);
+    LAUNCH_FAULTS(tk_big_frame(p), cudaErrorIllegalAddress);
+    report_has("kernel big_frame");
+    report_has("stack overflow");
+    finish();
+}
+#endif
+
 /* A fault on one device leaves the others working. */
 static void test_fault_is_per_device(void)
 {
@@ -150,6 +180,10 @@ int register_faults_suite(void)
         {"use after free", test_use_after_free},
         {"device-side assert", test_device_assert},
         {"a fault is per device", test_fault_is_per_device},
+        {"plain calls off for legal thread-0 skips", test_plain_calls_off},
+#ifndef __SANITIZE_ADDRESS__
+        {"stack overflow", test_stack_overflow},
+#endif
     };
     for (size_t i = 0; i < sizeof t / sizeof *t; i++)
         if (!CU_add_test(s, t[i].name, t[i].fn)) return -1;

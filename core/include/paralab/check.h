@@ -31,7 +31,9 @@ int pl_check_ok(const pl_check *c);
 /* Counts one comparison; fails with the message when !ok. Returns ok. */
 int pl_check_that(pl_check *c, int ok, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Every element: |got - want| <= atol + rtol * |want| (NaN never passes).
- * On failure: the first differing index and both values. Returns 1 if equal. */
+ * On failure: the first differing index and both values; a NaN where a
+ * number was expected is reported as never written (checks fill outputs with
+ * NaN before running the code under test). Returns 1 if equal. */
 int pl_check_floats(pl_check *c, const char *what, const float *got, const float *want, size_t n,
                     double rtol, double atol);
 /* "PASS  01_hello_threads  grid_size" etc.; `color` adds ANSI colours. */

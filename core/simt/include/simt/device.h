@@ -121,8 +121,18 @@ SIMT_SHFL_FN(f64, double)
         unsigned *: simt_atomic_exch_u32,                                                      \
         unsigned long long *: simt_atomic_exch_u64,                                            \
         float *: simt_atomic_exch_f32)((p), (v))
-#define atomicMin(p, v) SIMT_ATOMIC_INT(min, p, v)
-#define atomicMax(p, v) SIMT_ATOMIC_INT(max, p, v)
+#define atomicMin(p, v)                                                                          \
+    _Generic((p),                                                                              \
+        int *: simt_atomic_min_i32,                                                            \
+        unsigned *: simt_atomic_min_u32,                                                       \
+        long long *: simt_atomic_min_i64,                                                      \
+        unsigned long long *: simt_atomic_min_u64)((p), (v))
+#define atomicMax(p, v)                                                                          \
+    _Generic((p),                                                                              \
+        int *: simt_atomic_max_i32,                                                            \
+        unsigned *: simt_atomic_max_u32,                                                       \
+        long long *: simt_atomic_max_i64,                                                      \
+        unsigned long long *: simt_atomic_max_u64)((p), (v))
 #define atomicAnd(p, v) SIMT_ATOMIC_INT(and, p, v)
 #define atomicOr(p, v) SIMT_ATOMIC_INT(or, p, v)
 #define atomicXor(p, v) SIMT_ATOMIC_INT(xor, p, v)
@@ -216,7 +226,12 @@ static inline double simt_max_d(double a, double b) { return fmax(a, b); }
 #endif
 
 /* ---- not simulated: refused at compile time ------------------------------ */
-#define SIMT_NOT_SIMULATED(what) _Static_assert(0, what " is not simulated by paralab's SIMT emulator")
+/* An expression, so the message appears wherever the call stands. */
+#define SIMT_NOT_SIMULATED(what)                                                                 \
+    ((int)sizeof(struct {                                                                        \
+        _Static_assert(0, what " is not simulated by paralab's SIMT emulator");                  \
+        int simt_;                                                                               \
+    }))
 #define __syncthreads_count(p) SIMT_NOT_SIMULATED("__syncthreads_count")
 #define __syncthreads_and(p) SIMT_NOT_SIMULATED("__syncthreads_and")
 #define __syncthreads_or(p) SIMT_NOT_SIMULATED("__syncthreads_or")

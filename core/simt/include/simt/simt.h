@@ -6,11 +6,12 @@
  *
  *   emu.c      runs a kernel's blocks one at a time on the calling OS thread.
  *              The threads of a block are fibers (created with ucontext,
- *              switched with _setjmp/_longjmp); they run one after another
- *              between barriers, in the order SIMT_SCHEDULE names
- *              (forward | reverse | random:SEED). A block whose thread 0
- *              finishes without reaching a barrier runs its other threads as
- *              plain calls, with no fiber switch.
+ *              switched with setjmp/longjmp: no system call); they run one
+ *              after another between barriers, in the order SIMT_SCHEDULE
+ *              names (forward | reverse | random:SEED). A block whose thread
+ *              0 finishes without reaching a barrier runs its other threads
+ *              as plain calls, with no fiber switch (SIMT_PLAIN=0: never).
+ *              Every memory access of a kernel is checked (see emu.c).
  *   runtime.c  the CUDA runtime API of <cuda_runtime.h> over N simulated
  *              devices: memory, streams (one worker OS thread each), events,
  *              and a modeled clock from a hardware preset.
@@ -93,7 +94,9 @@ float simt_atomic_exch_f32(float *p, float v);
 int simt_atomic_min_i32(int *p, int v);
 unsigned simt_atomic_min_u32(unsigned *p, unsigned v);
 unsigned long long simt_atomic_min_u64(unsigned long long *p, unsigned long long v);
+long long simt_atomic_min_i64(long long *p, long long v);
 int simt_atomic_max_i32(int *p, int v);
+long long simt_atomic_max_i64(long long *p, long long v);
 unsigned simt_atomic_max_u32(unsigned *p, unsigned v);
 unsigned long long simt_atomic_max_u64(unsigned long long *p, unsigned long long v);
 int simt_atomic_and_i32(int *p, int v);
@@ -160,14 +163,23 @@ double simtStreamModeledTime(cudaStream_t stream);
 const char *simtLastFaultReport(void);
 
 /* Memory-access observer: when set (non-NULL), called for every device-memory
- * access a kernel makes (address, size in bytes, 1 for a store). One per
- * process; for tools such as the coalescing counter of lab 02. */
+ * access (address, size in bytes, 1 for a store) made by kernels compiled in
+ * call mode (the ASan build, and the files named in KASAN_CALLS_FILES in
+ * mk/build.mk) and by atomics; kernels with inline checks (build/sim) call it
+ * only for atomics. One per process; for tools such as lab 02's coalescing
+ * counter. */
 typedef void (*simt_access_observer)(const void *addr, size_t size, int is_store);
 void simtSetAccessObserver(simt_access_observer fn);
 
 /* The schedule threads run in between barriers: from SIMT_SCHEDULE, or set
  * here (tests). kind: 0 forward, 1 reverse, 2 random with seed. */
 void simtSetSchedule(int kind, unsigned long long seed);
+
+/* The plain-call fast path (SIMT_PLAIN, default on): a block whose thread 0
+ * finishes without reaching any barrier or warp operation runs its other
+ * threads as plain calls. Off, every thread is a fiber (slower; needed only
+ * when thread 0 rightly skips every warp operation that others perform). */
+void simtSetPlainCalls(int on);
 
 #ifdef __cplusplus
 }
