@@ -23,8 +23,8 @@ ASAN := $(SUB) VARIANT=sim SAN=address BUILD=build/sim-asan
 TSAN := $(SUB) VARIANT=sim SAN=thread BUILD=build/sim-tsan
 CUDAB := $(SUB) VARIANT=cuda BUILD=build/cuda CUDA_HOME=$(CUDA_HOME) NVCC=$(NVCC)
 
-.PHONY: all sim cuda deps data test unit labs-test asan-test cuda-build cuda12-check check \
-        racecheck bench demo gpu-bundle gpu-check gpu-test gpu-bench format clean help
+.PHONY: all sim cuda deps data test cuda12-check cuda12-build check racecheck bench demo \
+        gpu-bundle gpu-check gpu-test gpu-bench format format-check clean help
 
 ## all: build the simulated variant (build/sim); also build/cuda with a GPU or CUDA=1
 all: sim
@@ -51,6 +51,7 @@ data:
 ## test: everything: unit tests, lab checks on the solutions, again under ASan+UBSan, the race check, the CUDA build
 test: deps
 	@$(SIM)
+	@$(MAKE) format-check
 	@echo "== unit tests (simulated GPU)"
 	@build/sim/bin/unit
 	@echo "== lab checks on the reference solutions (a TODO is a failure)"
@@ -129,6 +130,12 @@ gpu-bench:
 ## format: clang-format every C, header and kernel file in place
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h' '*.cu')
+
+## format-check: fail if any C, header or kernel file is not clang-formatted
+format-check:
+	@if command -v clang-format >/dev/null; then \
+	   clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h' '*.cu') && echo "✓ clang-format: every file formatted"; \
+	 else echo "✗ clang-format not found: skipping the format check"; fi
 
 ## clean: remove build/
 clean:

@@ -96,7 +96,11 @@ static double time_loop(void (*body)(void *), void *arg, int repeat)
     return best;
 }
 
-typedef struct { const float *a, *b; float *c; int n, per; } loop_arg;
+typedef struct {
+    const float *a, *b;
+    float *c;
+    int n, per;
+} loop_arg;
 static void run_add(void *p)
 {
     loop_arg *l = p;
@@ -144,19 +148,25 @@ int main(int argc, char **argv)
         case 'r':
             repeat = (int)strtol(optarg, &end, 10);
             if (*end || repeat < 1 || repeat > 100) {
-                fprintf(stderr, "paralab-bench: --repeat '%s' is not a number from 1 to 100\n", optarg);
+                fprintf(stderr, "paralab-bench: --repeat '%s' is not a number from 1 to 100\n",
+                        optarg);
                 return 2;
             }
             break;
         case 's':
             scale = (int)strtol(optarg, &end, 10);
             if (*end || scale < 0 || scale > 12) {
-                fprintf(stderr, "paralab-bench: --scale '%s' is not a number from 0 to 12\n", optarg);
+                fprintf(stderr, "paralab-bench: --scale '%s' is not a number from 0 to 12\n",
+                        optarg);
                 return 2;
             }
             break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
         }
     }
     if (optind != argc - 1 || (strcmp(argv[optind], "simt") && strcmp(argv[optind], "gpu"))) {
@@ -172,7 +182,8 @@ int main(int argc, char **argv)
     }
 #else
     if (!gpu) {
-        fprintf(stderr, "paralab-bench: 'simt' measures the emulator: run build/sim/bin/paralab-bench\n");
+        fprintf(stderr,
+                "paralab-bench: 'simt' measures the emulator: run build/sim/bin/paralab-bench\n");
         return 2;
     }
 #endif
@@ -245,7 +256,8 @@ int main(int argc, char **argv)
             snprintf(goal, sizeof goal, "%s < 30 ns per thread per barrier",
                      nb < 30 ? "met:" : "MISSED:");
         } else
-            snprintf(goal, sizeof goal, "%s within 10x of the loop", ratio <= 10 ? "met:" : "MISSED:");
+            snprintf(goal, sizeof goal, "%s within 10x of the loop",
+                     ratio <= 10 ? "met:" : "MISSED:");
         printf("%-32s %10d %12.2f %12.2f %12s %9.1fx %s\n", r->name, r->n, r->kernel * 1e3, ns,
                per_bar, ratio, goal);
     }

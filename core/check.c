@@ -63,7 +63,8 @@ int pl_check_floats(pl_check *c, const char *what, const float *got, const float
                 pl_check_fail(c, "%s[%zu] = NaN but expected %.9g: this element was never written",
                               what, i, w);
             else
-                pl_check_fail(c, "%s[%zu] = %.9g but expected %.9g (tolerance %.3g + %.3g*|expected|)",
+                pl_check_fail(c,
+                              "%s[%zu] = %.9g but expected %.9g (tolerance %.3g + %.3g*|expected|)",
                               what, i, g, w, atol, rtol);
             return 0;
         }
@@ -77,6 +78,8 @@ void pl_check_print(const pl_check *c, int color)
     static const char *col[] = {"\033[32m", "\033[31m", "\033[33m"};
     printf("%s%s%s  %-20s %-16s", color ? col[c->outcome] : "", word[c->outcome],
            color ? "\033[0m" : "", c->lab, c->exercise);
-    if (c->outcome == PL_PASS) printf(" (%ld values checked)\n", c->assertions);
-    else printf(" %s\n", c->detail);
+    if (c->outcome == PL_PASS)
+        printf(" (%ld values checked)\n", c->assertions);
+    else
+        printf(" %s\n", c->detail);
 }

@@ -8,8 +8,8 @@
 #include "paralab/check.h"
 
 typedef struct pl_lab {
-    const char *id;                  /* "01_hello_threads" */
-    const char *const *exercises;    /* names, NULL-terminated */
+    const char *id;               /* "01_hello_threads" */
+    const char *const *exercises; /* names, NULL-terminated */
     /* Runs the checks of exercise i against the student's code
      * (use_solution = 0) or the reference (1). */
     void (*check)(int exercise, int use_solution, pl_check *c);

@@ -73,7 +73,8 @@ static void run_isolated(const pl_lab *lab, int e, int solution, int timeout, pl
     pl_check got;
     size_t n = 0;
     ssize_t r;
-    while (n < sizeof got && (r = read(fd[0], (char *)&got + n, sizeof got - n)) > 0) n += (size_t)r;
+    while (n < sizeof got && (r = read(fd[0], (char *)&got + n, sizeof got - n)) > 0)
+        n += (size_t)r;
     close(fd[0]);
     int status = 0;
     waitpid(pid, &status, 0);
@@ -94,31 +95,40 @@ static void run_isolated(const pl_lab *lab, int e, int solution, int timeout, pl
 int main(int argc, char **argv)
 {
     int solution = 0, strict = 0, list = 0, timeout = 300;
-    static const struct option opts[] = {{"solution", no_argument, 0, 's'},
-                                         {"strict", no_argument, 0, 't'},
-                                         {"timeout", required_argument, 0, 'T'},
-                                         {"list", no_argument, 0, 'l'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"solution", no_argument, 0, 's'},      {"strict", no_argument, 0, 't'},
+        {"timeout", required_argument, 0, 'T'}, {"list", no_argument, 0, 'l'},
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     int o;
     while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (o) {
-        case 's': solution = 1; break;
-        case 't': strict = 1; break;
-        case 'l': list = 1; break;
+        case 's':
+            solution = 1;
+            break;
+        case 't':
+            strict = 1;
+            break;
+        case 'l':
+            list = 1;
+            break;
         case 'T': {
             char *end;
             long v = strtol(optarg, &end, 10);
             if (*end || end == optarg || v < 1 || v > 86400) {
-                fprintf(stderr, "labcheck: --timeout '%s' is not a number of seconds from 1 to 86400\n",
+                fprintf(stderr,
+                        "labcheck: --timeout '%s' is not a number of seconds from 1 to 86400\n",
                         optarg);
                 return 2;
             }
             timeout = (int)v;
             break;
         }
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
         }
     }
     argc -= optind;

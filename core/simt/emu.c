@@ -93,7 +93,7 @@ void __tsan_release(void *addr);
  * it needs in its own frame and restores its caller's registers on return.
  * Fibers then hand over directly to the next runnable thread of the round:
  * one jump per switch instead of two. */
-#if defined(__SANITIZE_ADDRESS__) || defined(SIMT_TSAN) || \
+#if defined(__SANITIZE_ADDRESS__) || defined(SIMT_TSAN) ||                                         \
     !(defined(__x86_64__) || defined(__aarch64__))
 typedef jmp_buf simt_ctx;
 #define CTX_SAVE(c) _setjmp(c)
@@ -104,16 +104,17 @@ typedef void *simt_ctx[5];
 #if defined(__x86_64__)
 #define CLOBBER_CALLEE_SAVED() __asm__ volatile("" ::: "rbx", "r12", "r13", "r14", "r15", "memory")
 #else
-#define CLOBBER_CALLEE_SAVED()                                                                   \
-    __asm__ volatile("" ::: "x19", "x20", "x21", "x22", "x23", "x24", "x25", "x26", "x27", "x28", \
-                     "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15", "memory")
+#define CLOBBER_CALLEE_SAVED()                                                                     \
+    __asm__ volatile("" ::                                                                         \
+                         : "x19", "x20", "x21", "x22", "x23", "x24", "x25", "x26", "x27", "x28",   \
+                           "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15", "memory")
 #endif
-#define CTX_SAVE(c)                                                                              \
-    __extension__({                                                                              \
-        CLOBBER_CALLEE_SAVED();                                                                  \
-        int r_ = __builtin_setjmp(c);                                                            \
-        CLOBBER_CALLEE_SAVED();                                                                  \
-        r_;                                                                                      \
+#define CTX_SAVE(c)                                                                                \
+    __extension__({                                                                                \
+        CLOBBER_CALLEE_SAVED();                                                                    \
+        int r_ = __builtin_setjmp(c);                                                              \
+        CLOBBER_CALLEE_SAVED();                                                                    \
+        r_;                                                                                        \
     })
 /* Not in the function that saves: GCC wants the two builtins apart. */
 static __attribute__((noinline, noreturn)) void ctx_jump(simt_ctx *c) { __builtin_longjmp(*c, 1); }
@@ -153,8 +154,8 @@ typedef struct fiber {
 
 typedef struct executor {
     fiber *fibers;
-    unsigned nfibers;  /* fibers with a stack */
-    unsigned nprimed;  /* fibers whose ctx is at the top of their loop */
+    unsigned nfibers; /* fibers with a stack */
+    unsigned nprimed; /* fibers whose ctx is at the top of their loop */
     char *stacks;
     size_t stack_size; /* per fiber, without the guard page */
     simt_ctx sched;    /* the scheduler's context */
@@ -164,11 +165,11 @@ typedef struct executor {
     const simt_launch *launch;
     simt_block_view bv;
     unsigned nthreads, alive, round;
-    unsigned pos;      /* position in `order` of the thread running now */
-    unsigned order_n;  /* order[] holds the forward order for this many */
-    int plain;  /* running threads as plain calls */
-    void *altstack; /* for the fault handler: a kernel may overflow its stack */
-    int synced; /* the current block reached a barrier or warp op */
+    unsigned pos;     /* position in `order` of the thread running now */
+    unsigned order_n; /* order[] holds the forward order for this many */
+    int plain;        /* running threads as plain calls */
+    void *altstack;   /* for the fault handler: a kernel may overflow its stack */
+    int synced;       /* the current block reached a barrier or warp op */
     unsigned *order;
     void *dyn_shared;
     size_t dyn_cap;
@@ -176,7 +177,10 @@ typedef struct executor {
     char *report;
     size_t report_cap;
     /* the allocations last accessed (a vector add touches three) */
-    struct { uintptr_t base; size_t len; } cache[CACHE_WAYS];
+    struct {
+        uintptr_t base;
+        size_t len;
+    } cache[CACHE_WAYS];
     unsigned cache_next, cache_gen;
     /* the scheduler's stack, as ASan learns it */
     void *asan_fake;
@@ -223,7 +227,7 @@ static void where(const executor *x, const fiber *f, char *buf, size_t cap)
 
 /* Stops the kernel: records err and the report, and jumps to the launch. */
 static _Noreturn __attribute__((format(printf, 3, 4))) void fault(cudaError_t err, const fiber *f,
-                                                                   const char *fmt, ...)
+                                                                  const char *fmt, ...)
 {
     executor *x = X;
     char head[256];
@@ -266,20 +270,20 @@ static fiber *next_runnable(executor *x)
  * after a switch every return up the resumed fiber's call chain mispredicts
  * (the CPU's return-stack buffer holds the other fiber's), so the chain from
  * kernel code to the switch is kept one call deep. */
-#define FIBER_YIELD(x, f)                                                                        \
-    do {                                                                                         \
-        if (!CTX_SAVE((f)->ctx)) {                                                               \
-            fiber *g_ = DIRECT_SWITCH && !(x)->priming ? next_runnable(x) : NULL;                \
-            if (g_) {                                                                            \
-                (x)->cur = g_;                                                                   \
-                simt_threadIdx = g_->idx;                                                        \
-                ctx_jump(&g_->ctx);                                                              \
-            }                                                                                    \
-            ASAN_START(&(f)->asan_fake, (x)->sched_bottom, (x)->sched_size);                     \
-            TSAN_TO_SCHED(x);                                                                    \
-            ctx_jump(&(x)->sched);                                                               \
-        }                                                                                        \
-        ASAN_FINISH((f)->asan_fake, &(x)->sched_bottom, &(x)->sched_size);                       \
+#define FIBER_YIELD(x, f)                                                                          \
+    do {                                                                                           \
+        if (!CTX_SAVE((f)->ctx)) {                                                                 \
+            fiber *g_ = DIRECT_SWITCH && !(x)->priming ? next_runnable(x) : NULL;                  \
+            if (g_) {                                                                              \
+                (x)->cur = g_;                                                                     \
+                simt_threadIdx = g_->idx;                                                          \
+                ctx_jump(&g_->ctx);                                                                \
+            }                                                                                      \
+            ASAN_START(&(f)->asan_fake, (x)->sched_bottom, (x)->sched_size);                       \
+            TSAN_TO_SCHED(x);                                                                      \
+            ctx_jump(&(x)->sched);                                                                 \
+        }                                                                                          \
+        ASAN_FINISH((f)->asan_fake, &(x)->sched_bottom, &(x)->sched_size);                         \
     } while (0)
 #ifdef SIMT_TSAN
 #define TSAN_TO_SCHED(x) __tsan_switch_to_fiber((x)->tsan_sched, TSAN_NO_SYNC)
@@ -470,9 +474,9 @@ static void make_order(executor *x)
 
 static const char *wop_name(int wop)
 {
-    static const char *names[] = {"__syncwarp", "__shfl_sync", "__shfl_up_sync",
+    static const char *names[] = {"__syncwarp",       "__shfl_sync",     "__shfl_up_sync",
                                   "__shfl_down_sync", "__shfl_xor_sync", "__ballot_sync",
-                                  "__any_sync", "__all_sync"};
+                                  "__any_sync",       "__all_sync"};
     return wop >= 0 && wop < (int)(sizeof names / sizeof *names) ? names[wop] : "?";
 }
 
@@ -482,7 +486,10 @@ static void complete_warp_op(fiber *w0, unsigned count, unsigned mask)
 {
     const fiber *first = NULL;
     for (unsigned l = 0; l < count; l++)
-        if (mask >> l & 1u) { first = &w0[l]; break; }
+        if (mask >> l & 1u) {
+            first = &w0[l];
+            break;
+        }
     int wop = first->wop;
     unsigned votes = 0;
     for (unsigned l = 0; l < count; l++)
@@ -492,7 +499,9 @@ static void complete_warp_op(fiber *w0, unsigned count, unsigned mask)
         fiber *f = &w0[l];
         unsigned w = (unsigned)f->wwidth, seg = l & ~(w - 1), src = l;
         switch (wop) {
-        case SIMT_WOP_SHFL: src = seg + ((unsigned)f->warg & (w - 1)); break;
+        case SIMT_WOP_SHFL:
+            src = seg + ((unsigned)f->warg & (w - 1));
+            break;
         case SIMT_WOP_SHFL_UP:
             src = (unsigned)f->warg > l - seg ? l : l - (unsigned)f->warg;
             break;
@@ -503,13 +512,22 @@ static void complete_warp_op(fiber *w0, unsigned count, unsigned mask)
             src = l ^ (unsigned)f->warg;
             if (src >= seg + w) src = l;
             break;
-        default: break;
+        default:
+            break;
         }
         switch (wop) {
-        case SIMT_WOP_BALLOT: f->wres = votes; break;
-        case SIMT_WOP_ANY: f->wres = votes != 0; break;
-        case SIMT_WOP_ALL: f->wres = votes == mask; break;
-        case SIMT_WOP_SYNCWARP: f->wres = 0; break;
+        case SIMT_WOP_BALLOT:
+            f->wres = votes;
+            break;
+        case SIMT_WOP_ANY:
+            f->wres = votes != 0;
+            break;
+        case SIMT_WOP_ALL:
+            f->wres = votes == mask;
+            break;
+        case SIMT_WOP_SYNCWARP:
+            f->wres = 0;
+            break;
         default:
             if (src >= count || !(mask >> src & 1u))
                 fault(cudaErrorLaunchFailure, f,
@@ -574,14 +592,16 @@ static unsigned resolve(executor *x)
     for (unsigned i = 0; i < n; i++) {
         const fiber *f = &F[i];
         if (f->state == T_BARRIER) {
-            if (!at_bar) at_bar = f;
-            else if (f->line != at_bar->line || (f->file != at_bar->file && strcmp(f->file, at_bar->file) != 0))
+            if (!at_bar)
+                at_bar = f;
+            else if (f->line != at_bar->line ||
+                     (f->file != at_bar->file && strcmp(f->file, at_bar->file) != 0))
                 fault(cudaErrorLaunchFailure, f,
                       "divergent __syncthreads(): thread (%u,%u,%u) waits at %s:%d but thread "
                       "(%u,%u,%u) waits at %s:%d; every thread of a block must reach the same "
                       "__syncthreads()",
-                      at_bar->idx.x, at_bar->idx.y, at_bar->idx.z, at_bar->file,
-                      at_bar->line, f->idx.x, f->idx.y, f->idx.z, f->file, f->line);
+                      at_bar->idx.x, at_bar->idx.y, at_bar->idx.z, at_bar->file, at_bar->line,
+                      f->idx.x, f->idx.y, f->idx.z, f->file, f->line);
         } else if (f->state == T_EXITED) {
             if (!exited) exited = f;
         } else if (f->state == T_WARP) {
@@ -598,10 +618,8 @@ static unsigned resolve(executor *x)
               "divergent __syncthreads(): this thread exited without reaching the "
               "__syncthreads() at %s:%d where thread (%u,%u,%u) waits; every thread of a "
               "block must reach it (move the barrier out of the condition)",
-              at_bar->file, at_bar->line, at_bar->idx.x, at_bar->idx.y,
-              at_bar->idx.z);
-    if (!at_bar)
-        fault(cudaErrorLaunchFailure, at_warp, "deadlock in warp operations (internal)");
+              at_bar->file, at_bar->line, at_bar->idx.x, at_bar->idx.y, at_bar->idx.z);
+    if (!at_bar) fault(cudaErrorLaunchFailure, at_warp, "deadlock in warp operations (internal)");
     for (unsigned i = 0; i < n; i++) F[i].state = T_RUNNABLE;
     return n;
 }
@@ -829,19 +847,17 @@ void simt_syncthreads(const char *file, int line)
 
 /* A warp operation up to the switch: validated and recorded (inlined into
  * each entry point, which then yields in its own frame). */
-static inline __attribute__((always_inline)) fiber *warp_arrive(int wop, unsigned mask, uint64_t v,
-                                                                int arg, int width,
-                                                                const char *file, int line)
+static inline __attribute__((always_inline)) fiber *
+warp_arrive(int wop, unsigned mask, uint64_t v, int arg, int width, const char *file, int line)
 {
     fiber *f = arrive(wop_name(wop), file, line);
     if (!(mask >> f->lane & 1u))
         fault(cudaErrorLaunchFailure, f,
-              "%s at %s:%d: the mask 0x%08x does not include the calling lane %u",
-              wop_name(wop), file, line, mask, f->lane);
+              "%s at %s:%d: the mask 0x%08x does not include the calling lane %u", wop_name(wop),
+              file, line, mask, f->lane);
     if (width < 1 || width > 32 || (width & (width - 1)))
-        fault(cudaErrorLaunchFailure, f,
-              "%s at %s:%d: width %d is not a power of two from 1 to 32", wop_name(wop), file,
-              line, width);
+        fault(cudaErrorLaunchFailure, f, "%s at %s:%d: width %d is not a power of two from 1 to 32",
+              wop_name(wop), file, line, width);
     f->wop = wop;
     f->wmask = mask;
     f->wval = v;
@@ -906,9 +922,10 @@ void simt_assert_fail(const char *expr, const char *file, int line, const char *
         abort();
     }
     /* CUDA's own wording for a device-side assert. */
-    fault(cudaErrorAssert, f, "%s:%d: %s: block: [%u,%u,%u], thread: [%u,%u,%u] Assertion `%s` failed.",
-          file, line, func, x->bv.block_idx.x, x->bv.block_idx.y, x->bv.block_idx.z,
-          simt_threadIdx.x, simt_threadIdx.y, simt_threadIdx.z, expr);
+    fault(cudaErrorAssert, f,
+          "%s:%d: %s: block: [%u,%u,%u], thread: [%u,%u,%u] Assertion `%s` failed.", file, line,
+          func, x->bv.block_idx.x, x->bv.block_idx.y, x->bv.block_idx.z, simt_threadIdx.x,
+          simt_threadIdx.y, simt_threadIdx.z, expr);
 }
 
 /* ---- memory checks ---------------------------------------------------- */
@@ -925,9 +942,8 @@ static void check_slow(executor *x, uintptr_t a, size_t size, int store)
     }
     char near[256];
     simt_alloc_describe(a, near, sizeof near);
-    fault(cudaErrorIllegalAddress, x->cur,
-          "out-of-bounds %s of %zu bytes at address %p: %s", store ? "write" : "read", size,
-          (void *)a, near);
+    fault(cudaErrorIllegalAddress, x->cur, "out-of-bounds %s of %zu bytes at address %p: %s",
+          store ? "write" : "read", size, (void *)a, near);
 }
 
 static inline void check_access(uintptr_t a, size_t size, int store)
@@ -942,7 +958,8 @@ static inline void check_access(uintptr_t a, size_t size, int store)
         x->cache_gen = gen;
     }
     for (int w = 0; w < CACHE_WAYS; w++)
-        if (a - x->cache[w].base < x->cache[w].len && a + size - x->cache[w].base <= x->cache[w].len)
+        if (a - x->cache[w].base < x->cache[w].len &&
+            a + size - x->cache[w].base <= x->cache[w].len)
             return;
     check_slow(x, a, size, store);
 }
@@ -950,7 +967,10 @@ static inline void check_access(uintptr_t a, size_t size, int store)
 /* ---- the inline checks' shadow and the fault handler ---------------------- */
 
 #ifdef SIMT_SHADOW
-static signed char *shadow_of(uintptr_t a) { return (signed char *)((a >> 3) + SIMT_SHADOW_OFFSET); }
+static signed char *shadow_of(uintptr_t a)
+{
+    return (signed char *)((a >> 3) + SIMT_SHADOW_OFFSET);
+}
 
 /* Sets n shadow bytes from p to v; large zeroed runs are given back to the
  * kernel (they read as zero again). */
@@ -1011,8 +1031,8 @@ static void report_access(uintptr_t a, size_t size, int store)
           store ? "write" : "read", size, (void *)a, near);
 }
 
-#define REPORT(kind, n, store)                                                                   \
-    void __asan_report_##kind##n##_noabort(uintptr_t a);                                         \
+#define REPORT(kind, n, store)                                                                     \
+    void __asan_report_##kind##n##_noabort(uintptr_t a);                                           \
     void __asan_report_##kind##n##_noabort(uintptr_t a) { report_access(a, n, store); }
 REPORT(load, 1, 0)
 REPORT(load, 2, 0)
@@ -1049,10 +1069,12 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
                   "recursion or large local arrays; SIMT_STACK_KB raises the limit)",
                   x->stack_size / 1024);
         char near[256];
-        if (a - simt_arena_lo < simt_arena_span) simt_alloc_describe(a, near, sizeof near);
-        else snprintf(near, sizeof near, "%s", a < page ? "a null pointer" : "not device memory");
-        fault(cudaErrorIllegalAddress, x->cur, "illegal memory access at address %p: %s",
-              (void *)a, near);
+        if (a - simt_arena_lo < simt_arena_span)
+            simt_alloc_describe(a, near, sizeof near);
+        else
+            snprintf(near, sizeof near, "%s", a < page ? "a null pointer" : "not device memory");
+        fault(cudaErrorIllegalAddress, x->cur, "illegal memory access at address %p: %s", (void *)a,
+              near);
     }
     sigaction(sig, &previous_segv, NULL); /* not a kernel's: fault again, as before */
 }
@@ -1079,8 +1101,8 @@ static void install_fault_handler(void)
 
 /* ---- call-mode checks (the ASan build, and files that count accesses) ---- */
 
-#define HOOK(kind, n, store)                                                                     \
-    void __asan_##kind##n##_noabort(uintptr_t a);                                                \
+#define HOOK(kind, n, store)                                                                       \
+    void __asan_##kind##n##_noabort(uintptr_t a);                                                  \
     void __asan_##kind##n##_noabort(uintptr_t a) { check_access(a, n, store); }
 HOOK(load, 1, 0)
 HOOK(load, 2, 0)
@@ -1107,11 +1129,11 @@ void __asan_storeN_noabort(uintptr_t a, size_t n) { check_access(a, n, 1); }
  * streams run concurrently, so atomics are real atomics. */
 
 #define CHECK(p, store) check_access((uintptr_t)(p), sizeof *(p), store)
-#define ATOMIC_FETCH(name, T, builtin)                                                           \
-    T simt_atomic_##name(T *p, T v)                                                              \
-    {                                                                                            \
-        CHECK(p, 1);                                                                             \
-        return builtin(p, v, __ATOMIC_RELAXED);                                                  \
+#define ATOMIC_FETCH(name, T, builtin)                                                             \
+    T simt_atomic_##name(T *p, T v)                                                                \
+    {                                                                                              \
+        CHECK(p, 1);                                                                               \
+        return builtin(p, v, __ATOMIC_RELAXED);                                                    \
     }
 ATOMIC_FETCH(add_i32, int, __atomic_fetch_add)
 ATOMIC_FETCH(add_u32, unsigned, __atomic_fetch_add)
@@ -1132,16 +1154,16 @@ ATOMIC_FETCH(xor_u32, unsigned, __atomic_fetch_xor)
 ATOMIC_FETCH(xor_u64, unsigned long long, __atomic_fetch_xor)
 
 /* Read-modify-write through compare-and-swap: new = f(old). */
-#define ATOMIC_RMW(name, T, expr)                                                                \
-    T simt_atomic_##name(T *p, T v)                                                              \
-    {                                                                                            \
-        CHECK(p, 1);                                                                             \
-        T old = __atomic_load_n(p, __ATOMIC_RELAXED), new_;                                      \
-        do {                                                                                     \
-            new_ = (expr);                                                                       \
-        } while (!__atomic_compare_exchange_n(p, &old, new_, 0, __ATOMIC_RELAXED,                \
-                                              __ATOMIC_RELAXED));                                \
-        return old;                                                                              \
+#define ATOMIC_RMW(name, T, expr)                                                                  \
+    T simt_atomic_##name(T *p, T v)                                                                \
+    {                                                                                              \
+        CHECK(p, 1);                                                                               \
+        T old = __atomic_load_n(p, __ATOMIC_RELAXED), new_;                                        \
+        do {                                                                                       \
+            new_ = (expr);                                                                         \
+        } while (                                                                                  \
+            !__atomic_compare_exchange_n(p, &old, new_, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));   \
+        return old;                                                                                \
     }
 ATOMIC_RMW(min_i32, int, old < v ? old : v)
 ATOMIC_RMW(min_u32, unsigned, old < v ? old : v)
@@ -1155,31 +1177,31 @@ ATOMIC_RMW(max_u64, unsigned long long, old > v ? old : v)
 ATOMIC_RMW(inc_u32, unsigned, old >= v ? 0u : old + 1u)
 ATOMIC_RMW(dec_u32, unsigned, (old == 0u || old > v) ? v : old - 1u)
 
-#define ATOMIC_FLOAT(name, T, U, expr)                                                           \
-    T simt_atomic_##name(T *p, T v)                                                              \
-    {                                                                                            \
-        CHECK(p, 1);                                                                             \
-        U *q = (U *)(void *)p;                                                                   \
-        U oldbits = __atomic_load_n(q, __ATOMIC_RELAXED), newbits;                               \
-        T old;                                                                                   \
-        do {                                                                                     \
-            memcpy(&old, &oldbits, sizeof old);                                                  \
-            T new_ = (expr);                                                                     \
-            memcpy(&newbits, &new_, sizeof newbits);                                             \
-        } while (!__atomic_compare_exchange_n(q, &oldbits, newbits, 0, __ATOMIC_RELAXED,         \
-                                              __ATOMIC_RELAXED));                                \
-        return old;                                                                              \
+#define ATOMIC_FLOAT(name, T, U, expr)                                                             \
+    T simt_atomic_##name(T *p, T v)                                                                \
+    {                                                                                              \
+        CHECK(p, 1);                                                                               \
+        U *q = (U *)(void *)p;                                                                     \
+        U oldbits = __atomic_load_n(q, __ATOMIC_RELAXED), newbits;                                 \
+        T old;                                                                                     \
+        do {                                                                                       \
+            memcpy(&old, &oldbits, sizeof old);                                                    \
+            T new_ = (expr);                                                                       \
+            memcpy(&newbits, &new_, sizeof newbits);                                               \
+        } while (!__atomic_compare_exchange_n(q, &oldbits, newbits, 0, __ATOMIC_RELAXED,           \
+                                              __ATOMIC_RELAXED));                                  \
+        return old;                                                                                \
     }
 ATOMIC_FLOAT(add_f32, float, uint32_t, old + v)
 ATOMIC_FLOAT(add_f64, double, uint64_t, old + v)
 ATOMIC_FLOAT(exch_f32, float, uint32_t, v)
 
-#define ATOMIC_CAS(name, T)                                                                      \
-    T simt_atomic_##name(T *p, T compare, T v)                                                   \
-    {                                                                                            \
-        CHECK(p, 1);                                                                             \
-        __atomic_compare_exchange_n(p, &compare, v, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);      \
-        return compare;                                                                          \
+#define ATOMIC_CAS(name, T)                                                                        \
+    T simt_atomic_##name(T *p, T compare, T v)                                                     \
+    {                                                                                              \
+        CHECK(p, 1);                                                                               \
+        __atomic_compare_exchange_n(p, &compare, v, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);        \
+        return compare;                                                                            \
     }
 ATOMIC_CAS(cas_i32, int)
 ATOMIC_CAS(cas_u32, unsigned)

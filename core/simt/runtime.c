@@ -74,8 +74,8 @@ struct simt_stream {
     pthread_t worker;
     pthread_cond_t cv; /* work arrived */
     simt_op *head, *tail;
-    simt_op *last;  /* last enqueued op (a reference), for dependencies */
-    double clock;   /* modeled end of the last enqueued op */
+    simt_op *last; /* last enqueued op (a reference), for dependencies */
+    double clock;  /* modeled end of the last enqueued op */
     struct simt_stream *next;
 };
 
@@ -94,7 +94,10 @@ typedef struct alloc {
     int device;
 } alloc;
 
-typedef struct range { uintptr_t base; size_t len; } range;
+typedef struct range {
+    uintptr_t base;
+    size_t len;
+} range;
 
 typedef struct device {
     int initialised;
@@ -113,7 +116,10 @@ typedef struct device {
     int nfree, capfree;
 } device;
 
-typedef struct func_attr { const void *fn; int max_dynamic_shared; } func_attr;
+typedef struct func_attr {
+    const void *fn;
+    int max_dynamic_shared;
+} func_attr;
 
 static struct {
     pthread_once_t once;
@@ -128,7 +134,7 @@ static struct {
     pthread_rwlock_t alloc_lock;
     alloc *allocs; /* sorted by base */
     int nalloc, capalloc;
-    void **pinned;  /* sorted */
+    void **pinned; /* sorted */
     size_t *pinned_size;
     int npinned, cappinned;
     func_attr *attrs;
@@ -178,8 +184,8 @@ static void init_once(void)
     G.ndev = DEFAULT_DEVICES;
     if ((s = getenv("PARALAB_SIM_DEVICES")) && *s) {
         if (parse_int(s, 0, MAX_DEVICES, &v) != 0) {
-            fprintf(stderr, "simt: PARALAB_SIM_DEVICES=%s is not a whole number from 0 to %d\n",
-                    s, MAX_DEVICES);
+            fprintf(stderr, "simt: PARALAB_SIM_DEVICES=%s is not a whole number from 0 to %d\n", s,
+                    MAX_DEVICES);
             G.init_err = cudaErrorInitializationError;
             return;
         }
@@ -216,8 +222,10 @@ static void init_once(void)
     }
     if ((s = getenv("SIMT_SCHEDULE")) && *s) {
         char *end;
-        if (strcmp(s, "forward") == 0) simt_schedule_kind = 0;
-        else if (strcmp(s, "reverse") == 0) simt_schedule_kind = 1;
+        if (strcmp(s, "forward") == 0)
+            simt_schedule_kind = 0;
+        else if (strcmp(s, "reverse") == 0)
+            simt_schedule_kind = 1;
         else if (strncmp(s, "random:", 7) == 0 && s[7] &&
                  (simt_schedule_seed = strtoull(s + 7, &end, 10), *end == '\0'))
             simt_schedule_kind = 2;
@@ -280,15 +288,18 @@ static cudaError_t enter(void)
     return G.dev[cur_dev].sticky;
 }
 
-#define ENTER()                                                                                  \
-    do {                                                                                         \
-        cudaError_t e_ = enter();                                                                \
-        if (e_) return ret(e_);                                                                  \
+#define ENTER()                                                                                    \
+    do {                                                                                           \
+        cudaError_t e_ = enter();                                                                  \
+        if (e_) return ret(e_);                                                                    \
     } while (0)
 
 /* ---- errors ---------------------------------------------------------- */
 
-typedef struct { cudaError_t code; const char *name, *text; } err_info;
+typedef struct {
+    cudaError_t code;
+    const char *name, *text;
+} err_info;
 /* Names and strings as the CUDA runtime reports them (cudaGetErrorName,
  * cudaGetErrorString, CUDA 12/13). */
 static const err_info errors[] = {
@@ -321,8 +332,7 @@ static const err_info errors[] = {
      "peer access is already enabled"},
     {cudaErrorPeerAccessNotEnabled, "cudaErrorPeerAccessNotEnabled",
      "peer access has not been enabled"},
-    {cudaErrorContextIsDestroyed, "cudaErrorContextIsDestroyed",
-     "context is destroyed"},
+    {cudaErrorContextIsDestroyed, "cudaErrorContextIsDestroyed", "context is destroyed"},
     {cudaErrorAssert, "cudaErrorAssert", "device-side assert triggered"},
     {cudaErrorLaunchFailure, "cudaErrorLaunchFailure", "unspecified launch failure"},
     {cudaErrorCooperativeLaunchTooLarge, "cudaErrorCooperativeLaunchTooLarge",
@@ -362,8 +372,7 @@ cudaError_t cudaGetLastError(void)
 
 cudaError_t cudaPeekAtLastError(void)
 {
-    if (init() == cudaSuccess && G.ndev > 0 && G.dev[cur_dev].sticky)
-        return G.dev[cur_dev].sticky;
+    if (init() == cudaSuccess && G.ndev > 0 && G.dev[cur_dev].sticky) return G.dev[cur_dev].sticky;
     return last_err;
 }
 
@@ -404,10 +413,7 @@ cudaError_t cudaGetDevice(int *d)
     return cudaSuccess;
 }
 
-const simt_preset *simtCurrentPreset(void)
-{
-    return init() == cudaSuccess ? G.preset : NULL;
-}
+const simt_preset *simtCurrentPreset(void) { return init() == cudaSuccess ? G.preset : NULL; }
 
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int d)
 {
@@ -456,33 +462,86 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int d)
     if (e) return e;
     if (!value) return ret(cudaErrorInvalidValue);
     switch (attr) {
-    case cudaDevAttrMaxThreadsPerBlock: *value = p.maxThreadsPerBlock; break;
-    case cudaDevAttrMaxBlockDimX: *value = p.maxThreadsDim[0]; break;
-    case cudaDevAttrMaxBlockDimY: *value = p.maxThreadsDim[1]; break;
-    case cudaDevAttrMaxBlockDimZ: *value = p.maxThreadsDim[2]; break;
-    case cudaDevAttrMaxGridDimX: *value = p.maxGridSize[0]; break;
-    case cudaDevAttrMaxGridDimY: *value = p.maxGridSize[1]; break;
-    case cudaDevAttrMaxGridDimZ: *value = p.maxGridSize[2]; break;
-    case cudaDevAttrMaxSharedMemoryPerBlock: *value = (int)p.sharedMemPerBlock; break;
-    case cudaDevAttrTotalConstantMemory: *value = (int)p.totalConstMem; break;
-    case cudaDevAttrWarpSize: *value = p.warpSize; break;
-    case cudaDevAttrMaxRegistersPerBlock: *value = p.regsPerBlock; break;
-    case cudaDevAttrMultiProcessorCount: *value = p.multiProcessorCount; break;
-    case cudaDevAttrIntegrated: *value = p.integrated; break;
-    case cudaDevAttrCanMapHostMemory: *value = p.canMapHostMemory; break;
-    case cudaDevAttrConcurrentKernels: *value = p.concurrentKernels; break;
-    case cudaDevAttrPciBusId: *value = p.pciBusID; break;
-    case cudaDevAttrPciDeviceId: *value = p.pciDeviceID; break;
-    case cudaDevAttrGlobalMemoryBusWidth: *value = p.memoryBusWidth; break;
-    case cudaDevAttrL2CacheSize: *value = p.l2CacheSize; break;
-    case cudaDevAttrMaxThreadsPerMultiProcessor: *value = p.maxThreadsPerMultiProcessor; break;
-    case cudaDevAttrAsyncEngineCount: *value = p.asyncEngineCount; break;
-    case cudaDevAttrUnifiedAddressing: *value = p.unifiedAddressing; break;
-    case cudaDevAttrComputeCapabilityMajor: *value = p.major; break;
-    case cudaDevAttrComputeCapabilityMinor: *value = p.minor; break;
-    case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *value = (int)p.sharedMemPerMultiprocessor; break;
-    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = (int)p.sharedMemPerBlockOptin; break;
-    default: return ret(cudaErrorInvalidValue);
+    case cudaDevAttrMaxThreadsPerBlock:
+        *value = p.maxThreadsPerBlock;
+        break;
+    case cudaDevAttrMaxBlockDimX:
+        *value = p.maxThreadsDim[0];
+        break;
+    case cudaDevAttrMaxBlockDimY:
+        *value = p.maxThreadsDim[1];
+        break;
+    case cudaDevAttrMaxBlockDimZ:
+        *value = p.maxThreadsDim[2];
+        break;
+    case cudaDevAttrMaxGridDimX:
+        *value = p.maxGridSize[0];
+        break;
+    case cudaDevAttrMaxGridDimY:
+        *value = p.maxGridSize[1];
+        break;
+    case cudaDevAttrMaxGridDimZ:
+        *value = p.maxGridSize[2];
+        break;
+    case cudaDevAttrMaxSharedMemoryPerBlock:
+        *value = (int)p.sharedMemPerBlock;
+        break;
+    case cudaDevAttrTotalConstantMemory:
+        *value = (int)p.totalConstMem;
+        break;
+    case cudaDevAttrWarpSize:
+        *value = p.warpSize;
+        break;
+    case cudaDevAttrMaxRegistersPerBlock:
+        *value = p.regsPerBlock;
+        break;
+    case cudaDevAttrMultiProcessorCount:
+        *value = p.multiProcessorCount;
+        break;
+    case cudaDevAttrIntegrated:
+        *value = p.integrated;
+        break;
+    case cudaDevAttrCanMapHostMemory:
+        *value = p.canMapHostMemory;
+        break;
+    case cudaDevAttrConcurrentKernels:
+        *value = p.concurrentKernels;
+        break;
+    case cudaDevAttrPciBusId:
+        *value = p.pciBusID;
+        break;
+    case cudaDevAttrPciDeviceId:
+        *value = p.pciDeviceID;
+        break;
+    case cudaDevAttrGlobalMemoryBusWidth:
+        *value = p.memoryBusWidth;
+        break;
+    case cudaDevAttrL2CacheSize:
+        *value = p.l2CacheSize;
+        break;
+    case cudaDevAttrMaxThreadsPerMultiProcessor:
+        *value = p.maxThreadsPerMultiProcessor;
+        break;
+    case cudaDevAttrAsyncEngineCount:
+        *value = p.asyncEngineCount;
+        break;
+    case cudaDevAttrUnifiedAddressing:
+        *value = p.unifiedAddressing;
+        break;
+    case cudaDevAttrComputeCapabilityMajor:
+        *value = p.major;
+        break;
+    case cudaDevAttrComputeCapabilityMinor:
+        *value = p.minor;
+        break;
+    case cudaDevAttrMaxSharedMemoryPerMultiprocessor:
+        *value = (int)p.sharedMemPerMultiprocessor;
+        break;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin:
+        *value = (int)p.sharedMemPerBlockOptin;
+        break;
+    default:
+        return ret(cudaErrorInvalidValue);
     }
     return cudaSuccess;
 }
@@ -546,9 +605,14 @@ static void execute(simt_op *op, device *dv)
         }
         break;
     }
-    case OP_COPY: memmove(op->dst, op->staging ? op->staging : op->src, op->bytes); break;
-    case OP_MEMSET: memset(op->dst, op->value, op->bytes); break;
-    case OP_MARKER: break;
+    case OP_COPY:
+        memmove(op->dst, op->staging ? op->staging : op->src, op->bytes);
+        break;
+    case OP_MEMSET:
+        memset(op->dst, op->value, op->bytes);
+        break;
+    case OP_MARKER:
+        break;
     }
 }
 
@@ -638,8 +702,10 @@ static cudaError_t enqueue(struct simt_stream *s, simt_op *op, int engine, doubl
     op->refs++; /* s->last */
     op_unref(s->last);
     s->last = op;
-    if (s->tail) s->tail->next = op;
-    else s->head = op;
+    if (s->tail)
+        s->tail->next = op;
+    else
+        s->head = op;
     s->tail = op;
     pthread_cond_signal(&s->cv);
     return cudaSuccess;
@@ -826,17 +892,20 @@ cudaError_t cudaEventRecord(cudaEvent_t ev, cudaStream_t st)
     int bad;
     struct simt_stream *s = resolve_stream(st, &bad);
     cudaError_t r = cudaSuccess;
-    if (!e || bad || s->device != e->device) r = cudaErrorInvalidResourceHandle;
+    if (!e || bad || s->device != e->device)
+        r = cudaErrorInvalidResourceHandle;
     else {
         simt_op *op = op_new(OP_MARKER, s->device);
-        if (!op) r = cudaErrorMemoryAllocation;
+        if (!op)
+            r = cudaErrorMemoryAllocation;
         else {
             op->refs++; /* the event's */
             r = enqueue(s, op, ENG_NONE, 0);
             if (r == cudaSuccess) {
                 op_unref(e->op);
                 e->op = op;
-            } else op_unref(op);
+            } else
+                op_unref(op);
         }
     }
     pthread_mutex_unlock(&G.lock);
@@ -851,11 +920,14 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t st, cudaEvent_t ev, unsigned flags)
     int bad;
     struct simt_stream *s = resolve_stream(st, &bad);
     cudaError_t r = cudaSuccess;
-    if (!e || bad) r = cudaErrorInvalidResourceHandle;
-    else if (flags != 0) r = cudaErrorInvalidValue;
+    if (!e || bad)
+        r = cudaErrorInvalidResourceHandle;
+    else if (flags != 0)
+        r = cudaErrorInvalidValue;
     else if (e->op) { /* an event never recorded is complete: nothing to wait for */
         simt_op *op = op_new(OP_MARKER, s->device);
-        if (!op || op_depend(op, e->op) != 0) r = cudaErrorMemoryAllocation;
+        if (!op || op_depend(op, e->op) != 0)
+            r = cudaErrorMemoryAllocation;
         else {
             op->m_start = e->op->m_end; /* also when the event has completed already */
             r = enqueue(s, op, ENG_NONE, 0);
@@ -871,7 +943,8 @@ cudaError_t cudaEventSynchronize(cudaEvent_t ev)
     pthread_mutex_lock(&G.lock);
     struct simt_event *e = find_event(ev);
     cudaError_t r = cudaSuccess;
-    if (!e) r = cudaErrorInvalidResourceHandle;
+    if (!e)
+        r = cudaErrorInvalidResourceHandle;
     else if (e->op) {
         wait_op(e->op);
         host_clock = maxd(host_clock, e->op->m_end);
@@ -901,7 +974,8 @@ static cudaError_t elapsed(float *ms, cudaEvent_t a, cudaEvent_t b, int measured
     cudaError_t r = cudaSuccess;
     if (!s || !e || !s->op || !e->op || ((s->flags | e->flags) & cudaEventDisableTiming))
         r = cudaErrorInvalidResourceHandle;
-    else if (!s->op->done || !e->op->done) r = cudaErrorNotReady;
+    else if (!s->op->done || !e->op->done)
+        r = cudaErrorNotReady;
     else
         *ms = measured ? (float)((e->op->w_end - s->op->w_end) * 1e3)
                        : (float)((e->op->m_end - s->op->m_end) * 1e3);
@@ -929,7 +1003,8 @@ static int alloc_index(uintptr_t a) /* last allocation with base <= a, or -1 */
         if (G.allocs[mid].base <= a) {
             r = mid;
             lo = mid + 1;
-        } else hi = mid - 1;
+        } else
+            hi = mid - 1;
     }
     return r;
 }
@@ -954,15 +1029,18 @@ void simt_alloc_describe(uintptr_t a, char *buf, size_t cap)
     uintptr_t bestd = UINTPTR_MAX;
     for (int i = 0; i < G.nalloc; i++) {
         const alloc *al = &G.allocs[i];
-        uintptr_t d = a < al->base ? al->base - a : a >= al->base + al->size ? a - (al->base + al->size) + 1 : 0;
+        uintptr_t d = a < al->base               ? al->base - a
+                      : a >= al->base + al->size ? a - (al->base + al->size) + 1
+                                                 : 0;
         if (d < bestd) {
             bestd = d;
             best = al;
         }
     }
     if (!best)
-        snprintf(buf, cap, "no device allocation is live (freed memory, or a pointer never "
-                           "returned by cudaMalloc)");
+        snprintf(buf, cap,
+                 "no device allocation is live (freed memory, or a pointer never "
+                 "returned by cudaMalloc)");
     else if (a < best->base)
         snprintf(buf, cap,
                  "%zu bytes before the nearest allocation (base %p, %zu bytes, device %d)",
@@ -1061,8 +1139,8 @@ cudaError_t cudaMalloc(void **p, size_t size)
 static void release_range(device *dv, uintptr_t base, size_t len)
 {
     /* back to reserved-only address space */
-    mmap((void *)base, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
-         -1, 0);
+    mmap((void *)base, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1,
+         0);
     if (dv->nfree == dv->capfree) {
         int cap = dv->capfree ? dv->capfree * 2 : 16;
         range *r = realloc(dv->free_ranges, (size_t)cap * sizeof *r);
@@ -1127,7 +1205,8 @@ static int pinned_index(const void *p) /* last pinned block with start <= p */
         if ((uintptr_t)G.pinned[mid] <= (uintptr_t)p) {
             r = mid;
             lo = mid + 1;
-        } else hi = mid - 1;
+        } else
+            hi = mid - 1;
     }
     return r;
 }
@@ -1186,8 +1265,7 @@ cudaError_t cudaFreeHost(void *p)
     }
     for (int d = 0; d < G.ndev; d++) sync_device(d); /* no copy may still read it */
     memmove(&G.pinned[i], &G.pinned[i + 1], (size_t)(G.npinned - i - 1) * sizeof *G.pinned);
-    memmove(&G.pinned_size[i], &G.pinned_size[i + 1],
-            (size_t)(G.npinned - i - 1) * sizeof(size_t));
+    memmove(&G.pinned_size[i], &G.pinned_size[i + 1], (size_t)(G.npinned - i - 1) * sizeof(size_t));
     G.npinned--;
     pthread_mutex_unlock(&G.lock);
     free(p);
@@ -1222,12 +1300,12 @@ static cudaError_t plan_copy(void *dst, const void *src, size_t n, enum cudaMemc
     case cudaMemcpyHostToDevice:
         *engine = ENG_H2D;
         *duration = h->copy_latency + (double)n / (link * (*pageable_src ? h->pageable_efficiency
-                                                                          : h->pinned_efficiency));
+                                                                         : h->pinned_efficiency));
         break;
     case cudaMemcpyDeviceToHost:
         *engine = ENG_D2H;
         *duration = h->copy_latency + (double)n / (link * (*pageable_dst ? h->pageable_efficiency
-                                                                          : h->pinned_efficiency));
+                                                                         : h->pinned_efficiency));
         break;
     case cudaMemcpyDeviceToDevice:
         *engine = ENG_D2D;
@@ -1254,7 +1332,8 @@ static cudaError_t copy_common(void *dst, const void *src, size_t n, enum cudaMe
                         : plan_copy(dst, src, n, kind, &engine, &duration, &psrc, &pdst);
     if (r == cudaSuccess && n > 0) {
         simt_op *op = op_new(OP_COPY, s->device);
-        if (!op) r = cudaErrorMemoryAllocation;
+        if (!op)
+            r = cudaErrorMemoryAllocation;
         else {
             op->dst = dst;
             op->src = src;
@@ -1298,16 +1377,20 @@ static cudaError_t memset_common(void *p, int value, size_t n, cudaStream_t st)
     pthread_rwlock_rdlock(&G.alloc_lock);
     int ok = n == 0 || device_range(p, n);
     pthread_rwlock_unlock(&G.alloc_lock);
-    if (bad) r = cudaErrorInvalidResourceHandle;
-    else if (!ok) r = cudaErrorInvalidValue;
+    if (bad)
+        r = cudaErrorInvalidResourceHandle;
+    else if (!ok)
+        r = cudaErrorInvalidValue;
     else if (n > 0) {
         simt_op *op = op_new(OP_MEMSET, s->device);
-        if (!op) r = cudaErrorMemoryAllocation;
+        if (!op)
+            r = cudaErrorMemoryAllocation;
         else {
             op->dst = p;
             op->bytes = n;
             op->value = value;
-            r = enqueue(s, op, ENG_COMPUTE, G.preset->launch_latency + (double)n / G.preset->memory_bw);
+            r = enqueue(s, op, ENG_COMPUTE,
+                        G.preset->launch_latency + (double)n / G.preset->memory_bw);
         }
     }
     pthread_mutex_unlock(&G.lock);
@@ -1340,8 +1423,8 @@ cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned flags)
     if (peer < 0 || peer >= G.ndev || peer == cur_dev) return ret(cudaErrorInvalidDevice);
     if (!peer_capable()) return ret(cudaErrorPeerAccessUnsupported);
     pthread_mutex_lock(&G.lock);
-    cudaError_t r = G.dev[cur_dev].peer_enabled[peer] ? cudaErrorPeerAccessAlreadyEnabled
-                                                      : cudaSuccess;
+    cudaError_t r =
+        G.dev[cur_dev].peer_enabled[peer] ? cudaErrorPeerAccessAlreadyEnabled : cudaSuccess;
     G.dev[cur_dev].peer_enabled[peer] = 1;
     pthread_mutex_unlock(&G.lock);
     return ret(r);
@@ -1360,8 +1443,10 @@ static cudaError_t peer_common(void *dst, int dd, const void *src, int sd, size_
     const alloc *da = device_range(dst, n), *sa = device_range(src, n);
     int ok = n == 0 || (da && sa && da->device == dd && sa->device == sd);
     pthread_rwlock_unlock(&G.alloc_lock);
-    if (bad) r = cudaErrorInvalidResourceHandle;
-    else if (!ok) r = cudaErrorInvalidValue;
+    if (bad)
+        r = cudaErrorInvalidResourceHandle;
+    else if (!ok)
+        r = cudaErrorInvalidValue;
     else if (n > 0) {
         const simt_preset *h = G.preset;
         double duration;
@@ -1372,13 +1457,15 @@ static cudaError_t peer_common(void *dst, int dd, const void *src, int sd, size_
         } else if (peer_capable() && (G.dev[sd].peer_enabled[dd] || G.dev[dd].peer_enabled[sd]))
             duration = h->peer_latency + (double)n / h->peer_bw;
         else /* staged through host memory: down one PCIe link and up another */
-            duration = 2 * h->copy_latency + 2.0 * (double)n / (h->host_link_bw * h->pinned_efficiency);
+            duration =
+                2 * h->copy_latency + 2.0 * (double)n / (h->host_link_bw * h->pinned_efficiency);
         if (sync) {
             sync_device(sd);
             sync_device(dd);
         }
         simt_op *op = op_new(OP_COPY, s->device);
-        if (!op) r = cudaErrorMemoryAllocation;
+        if (!op)
+            r = cudaErrorMemoryAllocation;
         else {
             op->dst = dst;
             op->src = src;
@@ -1486,8 +1573,10 @@ cudaError_t simtLaunchKernel(const simt_kernel *k, dim3 grid, dim3 block, size_t
     int bad;
     struct simt_stream *s = resolve_stream(st, &bad);
     cudaError_t r = cudaSuccess;
-    if (bad || s->device != cur_dev) r = cudaErrorInvalidResourceHandle;
-    else if (shmem > dynamic_shared_limit(k->function)) r = cudaErrorInvalidValue;
+    if (bad || s->device != cur_dev)
+        r = cudaErrorInvalidResourceHandle;
+    else if (shmem > dynamic_shared_limit(k->function))
+        r = cudaErrorInvalidValue;
     else {
         simt_op *op = op_new(OP_KERNEL, cur_dev);
         void *copy = malloc(args_size ? args_size : 1);

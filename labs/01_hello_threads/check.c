@@ -73,8 +73,9 @@ static int run_vector_add(const lab01_impl *impl, int n, int block, pl_check *c)
             pl_check_todo(c);
             ok = 0;
         } else if (r != cudaSuccess)
-            ok = pl_check_fail(c, "vector_add(n=%d, block=%d) returned %s: %s", n, block,
-                               cudaGetErrorName((cudaError_t)r), cudaGetErrorString((cudaError_t)r));
+            ok =
+                pl_check_fail(c, "vector_add(n=%d, block=%d) returned %s: %s", n, block,
+                              cudaGetErrorName((cudaError_t)r), cudaGetErrorString((cudaError_t)r));
         else if ((e = cudaDeviceSynchronize()) != cudaSuccess)
             ok = pl_check_fail(c, "vector_add(n=%d, block=%d) failed on the device: %s %s", n,
                                block, cudaGetErrorName(e), fault_detail());
@@ -132,8 +133,10 @@ static void check_vector_add(const lab01_impl *impl, pl_check *c)
 
 void lab01_check(int exercise, const lab01_impl *impl, pl_check *c)
 {
-    if (exercise == 0) check_grid_size(impl, c);
-    else check_vector_add(impl, c);
+    if (exercise == 0)
+        check_grid_size(impl, c);
+    else
+        check_vector_add(impl, c);
 }
 
 static const char *const exercises[] = {"grid_size", "vector_add", NULL};

@@ -113,12 +113,10 @@ static void draw_blocks(const int *block_of, int n, int block, int grid)
 int main(int argc, char **argv)
 {
     int n = 1000, block = 256, solution = 0;
-    static const struct option opts[] = {{"size", required_argument, 0, 'n'},
-                                         {"block", required_argument, 0, 'b'},
-                                         {"solution", no_argument, 0, 's'},
-                                         {"no-viz", no_argument, 0, 'v'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"size", required_argument, 0, 'n'}, {"block", required_argument, 0, 'b'},
+        {"solution", no_argument, 0, 's'},   {"no-viz", no_argument, 0, 'v'},
+        {"help", no_argument, 0, 'h'},       {0, 0, 0, 0}};
     int o;
     while ((o = getopt_long(argc, argv, "n:b:h", opts, NULL)) != -1) {
         switch (o) {
@@ -128,10 +126,17 @@ int main(int argc, char **argv)
         case 'b':
             if (parse_int("--block", optarg, 1, 1024, &block)) return 2;
             break;
-        case 's': solution = 1; break;
-        case 'v': break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case 's':
+            solution = 1;
+            break;
+        case 'v':
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
         }
     }
     if (optind < argc) {
@@ -230,7 +235,8 @@ int main(int argc, char **argv)
             pl_check_begin(&chk, "01_hello_threads", ex == 0 ? "grid_size" : "vector_add");
             lab01_check(ex, &lab01_solution, &chk);
             printf("  (reference)  ");
-        } else printf("  ");
+        } else
+            printf("  ");
         pl_check_print(&chk, 0);
         failed |= chk.outcome != PL_PASS;
     }

@@ -6,10 +6,7 @@
 #include "01_hello_threads/lab01.h"
 
 /* Ceiling division: the smallest g with g * block >= n. */
-static int grid_size(int n, int block)
-{
-    return (n + block - 1) / block;
-}
+static int grid_size(int n, int block) { return (n + block - 1) / block; }
 
 /* One element per thread. The global index counts the threads of all the
  * blocks before this one, then this thread's place in its block. */

@@ -37,7 +37,8 @@ typedef struct {
 
 static const race_case cases[] = {
     {"block-sum", "reduction with every __syncthreads()", 0, NULL, 0},
-    {"block-sum-racy", "reduction, __syncthreads() in the loop removed", 1, &rk_block_sum_race_line, 0},
+    {"block-sum-racy", "reduction, __syncthreads() in the loop removed", 1, &rk_block_sum_race_line,
+     0},
     {"warp-tail", "volatile warp tail with __syncwarp()", 0, NULL, 0},
     {"warp-tail-racy", "volatile warp tail without __syncwarp()", 1, &rk_warp_tail_race_line, 1},
 };
@@ -57,10 +58,14 @@ static int run_case(const char *name)
         return 2;
     }
     cudaError_t e;
-    if (!strcmp(name, "block-sum")) e = rk_block_sum(dfin, dfout, 1);
-    else if (!strcmp(name, "block-sum-racy")) e = rk_block_sum(dfin, dfout, 0);
-    else if (!strcmp(name, "warp-tail")) e = rk_warp_tail(diin, diout, 1);
-    else if (!strcmp(name, "warp-tail-racy")) e = rk_warp_tail(diin, diout, 0);
+    if (!strcmp(name, "block-sum"))
+        e = rk_block_sum(dfin, dfout, 1);
+    else if (!strcmp(name, "block-sum-racy"))
+        e = rk_block_sum(dfin, dfout, 0);
+    else if (!strcmp(name, "warp-tail"))
+        e = rk_warp_tail(diin, diout, 1);
+    else if (!strcmp(name, "warp-tail-racy"))
+        e = rk_warp_tail(diin, diout, 0);
     else {
         fprintf(stderr, "racecheck: no case '%s'\n", name);
         return 2;
@@ -145,12 +150,14 @@ int main(int argc, char **argv)
         printf("%s  %-16s %-48s %s%s\n", ok ? "PASS" : "FAIL", c->name, c->what,
                raced ? "race reported at " : "no race reported", raced ? where : "");
         if (raced && w1 >= 0 && w1 == w2)
-            printf("      both threads are in warp %d: since Volta the lanes of a warp do not run in "
-                   "lockstep (independent thread scheduling); a __syncwarp() (or __syncthreads()) "
-                   "between the write and the read orders them\n",
-                   w1);
+            printf(
+                "      both threads are in warp %d: since Volta the lanes of a warp do not run in "
+                "lockstep (independent thread scheduling); a __syncwarp() (or __syncthreads()) "
+                "between the write and the read orders them\n",
+                w1);
         else if (raced && w1 >= 0 && w2 >= 0)
-            printf("      the threads are in warps %d and %d: only a __syncthreads() between the write "
+            printf("      the threads are in warps %d and %d: only a __syncthreads() between the "
+                   "write "
                    "and the read orders them\n",
                    w1, w2);
         if (!ok) {

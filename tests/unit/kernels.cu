@@ -192,8 +192,8 @@ static __global__ void poly(float *out, int n)
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
         float x = (float)i;
-        out[i] = ((coefficients[3] * x + coefficients[2]) * x + coefficients[1]) * x +
-                 coefficients[0];
+        out[i] =
+            ((coefficients[3] * x + coefficients[2]) * x + coefficients[1]) * x + coefficients[0];
     }
 }
 SIMT_LAUNCHER(poly, (float *out, int n), (out, n))
@@ -316,7 +316,10 @@ static __global__ void shfl_exited_lane(int *out)
 }
 SIMT_LAUNCHER(shfl_exited_lane, (int *out), (out))
 
-cudaError_t tk_shfl_exited_lane(int *out) { return launch_shfl_exited_lane(d1(1), d1(32), 0, 0, out); }
+cudaError_t tk_shfl_exited_lane(int *out)
+{
+    return launch_shfl_exited_lane(d1(1), d1(32), 0, 0, out);
+}
 
 static __global__ void write_past_end(int *out, int n)
 {

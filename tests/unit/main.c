@@ -21,7 +21,10 @@ int main(int argc, char **argv)
     setenv("PARALAB_SIM_DEVICES", "8", 0);
     setenv("SIMT_QUIET", "1", 0);
     if (CU_initialize_registry() != CUE_SUCCESS) return 2;
-    struct { const char *name; int (*reg)(void); } suites[] = {
+    struct {
+        const char *name;
+        int (*reg)(void);
+    } suites[] = {
         {"runtime", register_runtime_suite},
         {"emulator", register_emulator_suite},
         {"faults", register_faults_suite},
@@ -32,7 +35,8 @@ int main(int argc, char **argv)
         int want = argc < 2;
         for (int a = 1; a < argc; a++) want |= strcmp(argv[a], suites[i].name) == 0;
         if (want && suites[i].reg() != 0) {
-            fprintf(stderr, "unit: cannot register suite %s: %s\n", suites[i].name, CU_get_error_msg());
+            fprintf(stderr, "unit: cannot register suite %s: %s\n", suites[i].name,
+                    CU_get_error_msg());
             return 2;
         }
     }

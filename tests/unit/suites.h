@@ -15,13 +15,13 @@ int register_faults_suite(void);
 int register_check_suite(void);
 
 /* Asserts a CUDA call returned `want`, naming both on failure. */
-#define CU_ASSERT_CUDA(call, want)                                                               \
-    do {                                                                                         \
-        cudaError_t got_ = (call);                                                               \
-        if (got_ != (want))                                                                      \
-            fprintf(stderr, "  %s:%d: %s returned %s, expected %s\n", __FILE__, __LINE__, #call,  \
-                    cudaGetErrorName(got_), cudaGetErrorName(want));                             \
-        CU_ASSERT_EQUAL(got_, (want));                                                           \
+#define CU_ASSERT_CUDA(call, want)                                                                 \
+    do {                                                                                           \
+        cudaError_t got_ = (call);                                                                 \
+        if (got_ != (want))                                                                        \
+            fprintf(stderr, "  %s:%d: %s returned %s, expected %s\n", __FILE__, __LINE__, #call,   \
+                    cudaGetErrorName(got_), cudaGetErrorName(want));                               \
+        CU_ASSERT_EQUAL(got_, (want));                                                             \
     } while (0)
 #define CU_ASSERT_OK(call) CU_ASSERT_CUDA(call, cudaSuccess)
 

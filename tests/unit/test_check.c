@@ -45,7 +45,8 @@ static void test_floats(void)
     float a = 1.0f, b = 1.0f + 1e-6f, nan = NAN;
     CU_ASSERT_TRUE(pl_check_floats(&c, "y", &b, &a, 1, 1e-5, 0));
     CU_ASSERT_FALSE(pl_check_floats(&c, "y", &nan, &a, 1, 1, 1));
-    CU_ASSERT_PTR_NOT_NULL(strstr(c.detail, "y[0] = NaN but expected 1: this element was never written"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(c.detail, "y[0] = NaN but expected 1: this element was never written"));
 }
 
 static void test_that(void)

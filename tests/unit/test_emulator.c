@@ -160,7 +160,7 @@ static void test_atomics(void)
     CU_ASSERT_EQUAL(hi[6], x);
     CU_ASSERT_EQUAL((unsigned)hi[7], 0x80000000u);
     CU_ASSERT_EQUAL(hi[8], 42);
-    CU_ASSERT_EQUAL(hu[0], (unsigned)(T % 10)); /* atomicInc wraps to 0 past 9 */
+    CU_ASSERT_EQUAL(hu[0], (unsigned)(T % 10));             /* atomicInc wraps to 0 past 9 */
     CU_ASSERT_EQUAL(hu[1], (unsigned)((10 - T % 10) % 10)); /* atomicDec wraps to 9 at 0 */
     CU_ASSERT_EQUAL(hull, (unsigned long long)T * (T - 1) / 2);
     CU_ASSERT_EQUAL(hf, 0.5f * T); /* exact: multiples of 0.5 below 2^24 */
@@ -276,7 +276,10 @@ int register_emulator_suite(void)
 {
     CU_pSuite s = CU_add_suite("emulator", NULL, NULL);
     if (!s) return -1;
-    struct { const char *name; CU_TestFunc fn; } t[] = {
+    struct {
+        const char *name;
+        CU_TestFunc fn;
+    } t[] = {
         {"block reduction in shared memory", test_block_sum},
         {"warp-shuffle reduction", test_warp_sum},
         {"shuffle variants and widths", test_shuffles},

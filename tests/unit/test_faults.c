@@ -27,11 +27,11 @@ static int *buffer(size_t n)
 /* A kernel fault is asynchronous: the launch itself may already see the
  * sticky error (if the kernel ran before cudaGetLastError), or not yet; the
  * next synchronising call must return it. */
-#define LAUNCH_FAULTS(call, err)                                                                 \
-    do {                                                                                         \
-        cudaError_t l_ = (call);                                                                 \
-        CU_ASSERT(l_ == cudaSuccess || l_ == (err));                                             \
-        CU_ASSERT_CUDA(cudaDeviceSynchronize(), (err));                                          \
+#define LAUNCH_FAULTS(call, err)                                                                   \
+    do {                                                                                           \
+        cudaError_t l_ = (call);                                                                   \
+        CU_ASSERT(l_ == cudaSuccess || l_ == (err));                                               \
+        CU_ASSERT_CUDA(cudaDeviceSynchronize(), (err));                                            \
     } while (0)
 
 static void report_has(const char *needle)
@@ -55,7 +55,8 @@ static void test_divergent_barrier(void)
     report_has("kernel divergent_barrier");
     report_has("divergent __syncthreads()");
     /* both call sites, file:line */
-    const char *r = simtLastFaultReport(), *a = strstr(r, "kernels.cu:"), *b = a ? strstr(a + 1, "kernels.cu:") : NULL;
+    const char *r = simtLastFaultReport(), *a = strstr(r, "kernels.cu:"),
+               *b = a ? strstr(a + 1, "kernels.cu:") : NULL;
     CU_ASSERT_PTR_NOT_NULL(b);
     if (a && b) {
         CU_ASSERT_NOT_EQUAL(atoi(a + 11), atoi(b + 11));
@@ -172,7 +173,10 @@ int register_faults_suite(void)
     CU_pSuite s = CU_add_suite("faults", NULL, NULL);
     if (!s) return -1;
 #ifdef PARALAB_SIMULATED_CUDA
-    struct { const char *name; CU_TestFunc fn; } t[] = {
+    struct {
+        const char *name;
+        CU_TestFunc fn;
+    } t[] = {
         {"divergent barrier names both sites", test_divergent_barrier},
         {"exit before a barrier", test_exit_before_barrier},
         {"shuffle mask names an exited lane", test_shfl_exited_lane},

@@ -55,9 +55,14 @@ static void test_properties(void)
     CU_ASSERT_EQUAL(p.sharedMemPerBlock, 48u * 1024u);
     CU_ASSERT(p.sharedMemPerBlockOptin >= p.sharedMemPerBlock);
     CU_ASSERT(p.totalGlobalMem > 0);
-    static const struct { enum cudaDeviceAttr a; int v; } attrs[] = {
-        {cudaDevAttrMaxThreadsPerBlock, 1024}, {cudaDevAttrWarpSize, 32},
-        {cudaDevAttrMaxBlockDimZ, 64},         {cudaDevAttrMaxGridDimY, 65535},
+    static const struct {
+        enum cudaDeviceAttr a;
+        int v;
+    } attrs[] = {
+        {cudaDevAttrMaxThreadsPerBlock, 1024},
+        {cudaDevAttrWarpSize, 32},
+        {cudaDevAttrMaxBlockDimZ, 64},
+        {cudaDevAttrMaxGridDimY, 65535},
         {cudaDevAttrMaxSharedMemoryPerBlock, 49152},
     };
     for (size_t i = 0; i < sizeof attrs / sizeof *attrs; i++) {
@@ -200,8 +205,10 @@ static void test_launch_limits(void)
     unsigned *out;
     CU_ASSERT_OK(cudaMalloc((void **)&out, 4096 * sizeof(unsigned)));
     /* CUDA C++ Programming Guide, "Compute Capabilities". */
-    static const struct { dim3 g, b; } bad[] = {
-        {{1, 1, 1}, {1025, 1, 1}}, {{1, 1, 1}, {32, 32, 2}}, {{1, 1, 1}, {1, 1, 65}},
+    static const struct {
+        dim3 g, b;
+    } bad[] = {
+        {{1, 1, 1}, {1025, 1, 1}}, {{1, 1, 1}, {32, 32, 2}},   {{1, 1, 1}, {1, 1, 65}},
         {{1, 1, 1}, {1, 1025, 1}}, {{1, 65536, 1}, {1, 1, 1}}, {{1, 1, 65536}, {1, 1, 1}},
         {{0, 1, 1}, {32, 1, 1}},   {{1, 1, 1}, {0, 1, 1}},
     };
@@ -509,7 +516,7 @@ static void test_legacy_stream(void)
         CU_ASSERT_OK(cudaDeviceSynchronize());
         CU_ASSERT_OK(cudaEventRecord(a, 0));
         CU_ASSERT_OK(tk_cost(out, 0, h->memory_bw * 1e-3, s)); /* 1 ms on s */
-        CU_ASSERT_OK(cudaEventRecord(b, 0));                  /* on the legacy stream */
+        CU_ASSERT_OK(cudaEventRecord(b, 0));                   /* on the legacy stream */
         CU_ASSERT_OK(cudaDeviceSynchronize());
         float ms = -1;
         CU_ASSERT_OK(cudaEventElapsedTime(&ms, a, b));
@@ -601,7 +608,10 @@ int register_runtime_suite(void)
 {
     CU_pSuite s = CU_add_suite("runtime", NULL, NULL);
     if (!s) return -1;
-    struct { const char *name; CU_TestFunc fn; } t[] = {
+    struct {
+        const char *name;
+        CU_TestFunc fn;
+    } t[] = {
         {"devices", test_devices},
         {"properties", test_properties},
         {"error names and strings", test_error_names},

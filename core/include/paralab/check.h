@@ -17,8 +17,8 @@ typedef struct pl_check {
     const char *lab;      /* "01_hello_threads" */
     const char *exercise; /* "grid_size" */
     pl_outcome outcome;
-    long assertions;      /* values compared */
-    char detail[512];     /* the first failure, or where the TODO is */
+    long assertions;  /* values compared */
+    char detail[512]; /* the first failure, or where the TODO is */
 } pl_check;
 
 void pl_check_begin(pl_check *c, const char *lab, const char *exercise);

@@ -75,8 +75,12 @@ typedef enum cudaError {
 } cudaError_t;
 
 /* ---- basic types ------------------------------------------------------- */
-typedef struct uint3 { unsigned int x, y, z; } uint3;
-typedef struct dim3 { unsigned int x, y, z; } dim3;
+typedef struct uint3 {
+    unsigned int x, y, z;
+} uint3;
+typedef struct dim3 {
+    unsigned int x, y, z;
+} dim3;
 
 typedef struct simt_stream *cudaStream_t;
 typedef struct simt_event *cudaEvent_t;
@@ -144,16 +148,16 @@ enum cudaDeviceAttr {
  * use them). Names and meanings are CUDA's. */
 struct cudaDeviceProp {
     char name[256];
-    size_t totalGlobalMem;          /* bytes */
-    size_t sharedMemPerBlock;       /* bytes, without opt-in */
+    size_t totalGlobalMem;    /* bytes */
+    size_t sharedMemPerBlock; /* bytes, without opt-in */
     int regsPerBlock;
     int warpSize;
     size_t memPitch;
     int maxThreadsPerBlock;
     int maxThreadsDim[3];
     int maxGridSize[3];
-    size_t totalConstMem;           /* bytes */
-    int major, minor;               /* compute capability */
+    size_t totalConstMem; /* bytes */
+    int major, minor;     /* compute capability */
     size_t textureAlignment;
     int multiProcessorCount;
     int integrated;
@@ -162,12 +166,12 @@ struct cudaDeviceProp {
     int pciBusID, pciDeviceID, pciDomainID;
     int asyncEngineCount;
     int unifiedAddressing;
-    int memoryBusWidth;             /* bits */
-    int l2CacheSize;                /* bytes */
+    int memoryBusWidth; /* bits */
+    int l2CacheSize;    /* bytes */
     int maxThreadsPerMultiProcessor;
     size_t sharedMemPerMultiprocessor;
     int regsPerMultiprocessor;
-    size_t sharedMemPerBlockOptin;  /* bytes, after cudaFuncSetAttribute opt-in */
+    size_t sharedMemPerBlockOptin; /* bytes, after cudaFuncSetAttribute opt-in */
 };
 
 /* ---- error handling ---------------------------------------------------- */
@@ -207,11 +211,11 @@ cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int s
  * from the kernel file that defines the __constant__ symbol. */
 cudaError_t simtMemcpyToSymbol(void *symbol, size_t symbolSize, const void *src, size_t count,
                                size_t offset, enum cudaMemcpyKind kind);
-#define cudaMemcpyToSymbol(symbol, src, count, ...)                                              \
-    simtMemcpyToSymbol((void *)&(symbol), sizeof(symbol), (src), (count),                        \
+#define cudaMemcpyToSymbol(symbol, src, count, ...)                                                \
+    simtMemcpyToSymbol((void *)&(symbol), sizeof(symbol), (src), (count),                          \
                        SIMT_TOSYM_OFFSET(__VA_ARGS__), SIMT_TOSYM_KIND(__VA_ARGS__))
 #define SIMT_TOSYM_OFFSET(...) SIMT_TOSYM_2ND(0 __VA_OPT__(, __VA_ARGS__), 0)
-#define SIMT_TOSYM_KIND(...)                                                                     \
+#define SIMT_TOSYM_KIND(...)                                                                       \
     SIMT_TOSYM_3RD(0 __VA_OPT__(, __VA_ARGS__), cudaMemcpyHostToDevice, cudaMemcpyHostToDevice)
 #define SIMT_TOSYM_2ND(a, b, ...) (b)
 #define SIMT_TOSYM_3RD(a, b, c, ...) (c)
@@ -234,9 +238,9 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end);
 cudaError_t cudaEventDestroy(cudaEvent_t event);
 
 /* ---- not simulated: a clear compile-time error ------------------------- */
-#define SIMT_NOT_SIMULATED_FN(fn)                                                                \
-    __attribute__((error(#fn " is not simulated by paralab (build/sim); it exists only in "      \
-                         "build/cuda")))
+#define SIMT_NOT_SIMULATED_FN(fn)                                                                  \
+    __attribute__((error(#fn " is not simulated by paralab (build/sim); it exists only in "        \
+                             "build/cuda")))
 #define SIMT_REFUSE(fn) cudaError_t fn() SIMT_NOT_SIMULATED_FN(fn)
 SIMT_REFUSE(cudaMallocManaged);
 SIMT_REFUSE(cudaMallocAsync);

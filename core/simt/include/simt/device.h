@@ -18,6 +18,8 @@
 #ifndef SIMT_DEVICE_H
 #define SIMT_DEVICE_H
 
+/* clang-format off: clang-format 14 cannot lay out _Generic selections */
+
 #include <assert.h>
 #include <math.h>
 #include <stdint.h>
@@ -64,29 +66,32 @@
 /* __shfl*_sync(mask, var, lane_or_delta[, width]) for every type CUDA
  * overloads them for. The value travels as its 64-bit pattern. */
 #define SIMT_SHFL(kind, mask, var, arg, ...)                                                       \
-    _Generic((var),                                                                            \
-        int: simt_shfl_i32,                                                                    \
-        unsigned: simt_shfl_u32,                                                               \
-        long: simt_shfl_i64,                                                                   \
-        unsigned long: simt_shfl_u64,                                                          \
-        long long: simt_shfl_ll,                                                               \
-        unsigned long long: simt_shfl_ull,                                                     \
-        float: simt_shfl_f32,                                                                  \
-        double: simt_shfl_f64)((mask), (var), (arg), SIMT_WIDTH_OR_32(__VA_ARGS__), (kind),      \
-                               __FILE__, __LINE__)
+    _Generic((var), int                                                                            \
+             : simt_shfl_i32, unsigned                                                             \
+             : simt_shfl_u32, long                                                                 \
+             : simt_shfl_i64, unsigned long                                                        \
+             : simt_shfl_u64, long long                                                            \
+             : simt_shfl_ll, unsigned long long                                                    \
+             : simt_shfl_ull, float                                                                \
+             : simt_shfl_f32, double                                                               \
+             : simt_shfl_f64)((mask), (var), (arg), SIMT_WIDTH_OR_32(__VA_ARGS__), (kind),         \
+                              __FILE__, __LINE__)
 #define __shfl_sync(mask, var, lane, ...) SIMT_SHFL(SIMT_WOP_SHFL, mask, var, lane, __VA_ARGS__)
 #define __shfl_up_sync(mask, var, d, ...) SIMT_SHFL(SIMT_WOP_SHFL_UP, mask, var, d, __VA_ARGS__)
 #define __shfl_down_sync(mask, var, d, ...) SIMT_SHFL(SIMT_WOP_SHFL_DOWN, mask, var, d, __VA_ARGS__)
 #define __shfl_xor_sync(mask, var, m, ...) SIMT_SHFL(SIMT_WOP_SHFL_XOR, mask, var, m, __VA_ARGS__)
 
-#define SIMT_SHFL_FN(suffix, T)                                                                  \
-    static inline T simt_shfl_##suffix(unsigned mask, T v, int arg, int width, int kind,         \
-                                       const char *file, int line)                               \
-    {                                                                                            \
-        union { T t; uint64_t u; } in = {.u = 0}, out;                                           \
-        in.t = v;                                                                                \
-        out.u = simt_shfl(mask, in.u, arg, width, kind, file, line);                             \
-        return out.t;                                                                            \
+#define SIMT_SHFL_FN(suffix, T)                                                                    \
+    static inline T simt_shfl_##suffix(unsigned mask, T v, int arg, int width, int kind,           \
+                                       const char *file, int line)                                 \
+    {                                                                                              \
+        union {                                                                                    \
+            T t;                                                                                   \
+            uint64_t u;                                                                            \
+        } in = {.u = 0}, out;                                                                      \
+        in.t = v;                                                                                  \
+        out.u = simt_shfl(mask, in.u, arg, width, kind, file, line);                               \
+        return out.t;                                                                              \
     }
 SIMT_SHFL_FN(i32, int)
 SIMT_SHFL_FN(u32, unsigned)
@@ -102,32 +107,33 @@ SIMT_SHFL_FN(f64, double)
 #define __threadfence_block() __atomic_thread_fence(__ATOMIC_SEQ_CST)
 
 /* ---- atomics (CUDA's overload sets) ------------------------------------- */
-#define SIMT_ATOMIC_INT(op, p, v)                                                                \
+#define SIMT_ATOMIC_INT(op, p, v)                                                                  \
     _Generic((p),                                                                              \
         int *: simt_atomic_##op##_i32,                                                         \
         unsigned *: simt_atomic_##op##_u32,                                                    \
         unsigned long long *: simt_atomic_##op##_u64)((p), (v))
-#define atomicAdd(p, v)                                                                          \
+#define atomicAdd(p, v)                                                                            \
     _Generic((p),                                                                              \
         int *: simt_atomic_add_i32,                                                            \
         unsigned *: simt_atomic_add_u32,                                                       \
         unsigned long long *: simt_atomic_add_u64,                                             \
         float *: simt_atomic_add_f32,                                                          \
         double *: simt_atomic_add_f64)((p), (v))
-#define atomicSub(p, v) _Generic((p), int *: simt_atomic_sub_i32, unsigned *: simt_atomic_sub_u32)((p), (v))
-#define atomicExch(p, v)                                                                         \
+#define atomicSub(p, v)                                                                            \
+    _Generic((p), int * : simt_atomic_sub_i32, unsigned * : simt_atomic_sub_u32)((p), (v))
+#define atomicExch(p, v)                                                                           \
     _Generic((p),                                                                              \
         int *: simt_atomic_exch_i32,                                                           \
         unsigned *: simt_atomic_exch_u32,                                                      \
         unsigned long long *: simt_atomic_exch_u64,                                            \
         float *: simt_atomic_exch_f32)((p), (v))
-#define atomicMin(p, v)                                                                          \
+#define atomicMin(p, v)                                                                            \
     _Generic((p),                                                                              \
         int *: simt_atomic_min_i32,                                                            \
         unsigned *: simt_atomic_min_u32,                                                       \
         long long *: simt_atomic_min_i64,                                                      \
         unsigned long long *: simt_atomic_min_u64)((p), (v))
-#define atomicMax(p, v)                                                                          \
+#define atomicMax(p, v)                                                                            \
     _Generic((p),                                                                              \
         int *: simt_atomic_max_i32,                                                            \
         unsigned *: simt_atomic_max_u32,                                                       \
@@ -138,7 +144,7 @@ SIMT_SHFL_FN(f64, double)
 #define atomicXor(p, v) SIMT_ATOMIC_INT(xor, p, v)
 #define atomicInc(p, v) simt_atomic_inc_u32((p), (v))
 #define atomicDec(p, v) simt_atomic_dec_u32((p), (v))
-#define atomicCAS(p, c, v)                                                                       \
+#define atomicCAS(p, c, v)                                                                         \
     _Generic((p),                                                                              \
         int *: simt_atomic_cas_i32,                                                            \
         unsigned *: simt_atomic_cas_u32,                                                       \
@@ -148,7 +154,10 @@ SIMT_SHFL_FN(f64, double)
 static inline int __popc(unsigned x) { return __builtin_popcount(x); }
 static inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
 static inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
-static inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
+static inline int __clzll(long long x)
+{
+    return x == 0 ? 64 : __builtin_clzll((unsigned long long)x);
+}
 static inline int __ffs(int x) { return __builtin_ffs(x); }
 static inline int __ffsll(long long x) { return __builtin_ffsll(x); }
 static inline unsigned __brev(unsigned x)
@@ -164,16 +173,55 @@ static inline int __mul24(int a, int b)
     int32_t x = (int32_t)((uint32_t)a << 8) >> 8, y = (int32_t)((uint32_t)b << 8) >> 8;
     return (int)(uint32_t)((int64_t)x * y);
 }
-static inline unsigned __umul24(unsigned a, unsigned b) { return (a & 0xffffffu) * (b & 0xffffffu); }
+static inline unsigned __umul24(unsigned a, unsigned b)
+{
+    return (a & 0xffffffu) * (b & 0xffffffu);
+}
 static inline int __mulhi(int a, int b) { return (int)(((int64_t)a * b) >> 32); }
-static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((uint64_t)a * b) >> 32); }
-static inline int __float_as_int(float f) { int i; memcpy(&i, &f, 4); return i; }
-static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
-static inline unsigned __float_as_uint(float f) { unsigned i; memcpy(&i, &f, 4); return i; }
-static inline float __uint_as_float(unsigned i) { float f; memcpy(&f, &i, 4); return f; }
-static inline long long __double_as_longlong(double d) { long long i; memcpy(&i, &d, 8); return i; }
-static inline double __longlong_as_double(long long i) { double d; memcpy(&d, &i, 8); return d; }
-static inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : (x == x ? x : 0.0f)); }
+static inline unsigned __umulhi(unsigned a, unsigned b)
+{
+    return (unsigned)(((uint64_t)a * b) >> 32);
+}
+static inline int __float_as_int(float f)
+{
+    int i;
+    memcpy(&i, &f, 4);
+    return i;
+}
+static inline float __int_as_float(int i)
+{
+    float f;
+    memcpy(&f, &i, 4);
+    return f;
+}
+static inline unsigned __float_as_uint(float f)
+{
+    unsigned i;
+    memcpy(&i, &f, 4);
+    return i;
+}
+static inline float __uint_as_float(unsigned i)
+{
+    float f;
+    memcpy(&f, &i, 4);
+    return f;
+}
+static inline long long __double_as_longlong(double d)
+{
+    long long i;
+    memcpy(&i, &d, 8);
+    return i;
+}
+static inline double __longlong_as_double(long long i)
+{
+    double d;
+    memcpy(&d, &i, 8);
+    return d;
+}
+static inline float __saturatef(float x)
+{
+    return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : (x == x ? x : 0.0f));
+}
 static inline float __fdividef(float a, float b) { return a / b; }
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
@@ -188,18 +236,18 @@ static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
 #define __fmul_rn(a, b) ((float)(a) * (float)(b))
 
 /* CUDA's device-side min/max are overloaded for integers and floats. */
-#define SIMT_MINMAX(fn, a, b)                                                                    \
-    _Generic((a) + (b),                                                                        \
-        int: simt_##fn##_i,                                                                    \
-        unsigned: simt_##fn##_u,                                                               \
-        long: simt_##fn##_l,                                                                   \
-        unsigned long: simt_##fn##_ul,                                                         \
-        long long: simt_##fn##_ll,                                                             \
-        unsigned long long: simt_##fn##_ull,                                                   \
-        float: simt_##fn##_f,                                                               \
-        double: simt_##fn##_d)((a), (b))
-#define SIMT_MINMAX_FN(suffix, T)                                                                \
-    static inline T simt_min_##suffix(T a, T b) { return a < b ? a : b; }                        \
+#define SIMT_MINMAX(fn, a, b)                                                                      \
+    _Generic((a) + (b), int                                                                        \
+             : simt_##fn##_i, unsigned                                                             \
+             : simt_##fn##_u, long                                                                 \
+             : simt_##fn##_l, unsigned long                                                        \
+             : simt_##fn##_ul, long long                                                           \
+             : simt_##fn##_ll, unsigned long long                                                  \
+             : simt_##fn##_ull, float                                                              \
+             : simt_##fn##_f, double                                                               \
+             : simt_##fn##_d)((a), (b))
+#define SIMT_MINMAX_FN(suffix, T)                                                                  \
+    static inline T simt_min_##suffix(T a, T b) { return a < b ? a : b; }                          \
     static inline T simt_max_##suffix(T a, T b) { return a > b ? a : b; }
 SIMT_MINMAX_FN(i, int)
 SIMT_MINMAX_FN(u, unsigned)
@@ -227,10 +275,10 @@ static inline double simt_max_d(double a, double b) { return fmax(a, b); }
 
 /* ---- not simulated: refused at compile time ------------------------------ */
 /* An expression, so the message appears wherever the call stands. */
-#define SIMT_NOT_SIMULATED(what)                                                                 \
-    ((int)sizeof(struct {                                                                        \
-        _Static_assert(0, what " is not simulated by paralab's SIMT emulator");                  \
-        int simt_;                                                                               \
+#define SIMT_NOT_SIMULATED(what)                                                                   \
+    ((int)sizeof(struct {                                                                          \
+        _Static_assert(0, what " is not simulated by paralab's SIMT emulator");                    \
+        int simt_;                                                                                 \
     }))
 #define __syncthreads_count(p) SIMT_NOT_SIMULATED("__syncthreads_count")
 #define __syncthreads_and(p) SIMT_NOT_SIMULATED("__syncthreads_and")
@@ -240,7 +288,8 @@ static inline double simt_max_d(double a, double b) { return fmax(a, b); }
 /* ---- the launcher (see simt/kernel.h) ------------------------------------ */
 #define SIMT_CAT_(a, b) a##b
 #define SIMT_CAT(a, b) SIMT_CAT_(a, b)
-#define SIMT_NARG(...) SIMT_NARG_(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define SIMT_NARG(...)                                                                             \
+    SIMT_NARG_(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
 #define SIMT_NARG_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, N, ...) N
 #define SIMT_EACH(f, ...) SIMT_CAT(SIMT_EACH_, SIMT_NARG(__VA_ARGS__))(f, __VA_ARGS__)
 #define SIMT_EACH_1(f, x) f(x)
@@ -281,24 +330,27 @@ static inline double simt_max_d(double a, double b) { return fmax(a, b); }
 
 /* The launcher copies the arguments into a struct (launches are
  * asynchronous); the trampoline hands them back to the kernel. */
-#define SIMT_LAUNCHER(name, params, args)                                                        \
-    struct simt_args_##name { SIMT_EACH(SIMT_FIELD, SIMT_UNPAREN params) };                      \
-    /* not instrumented: it only unpacks the launcher's own copy */                          \
-    __attribute__((no_sanitize_address)) static void simt_entry_##name(const void *simt_p)      \
-    {                                                                                            \
-        const struct simt_args_##name *simt_a = simt_p;                                          \
-        name(SIMT_LIST(SIMT_ARGREF, SIMT_UNPAREN args));                           \
-    }                                                                                            \
-    static const simt_kernel simt_kernel_##name = {#name, __FILE__, __LINE__,                     \
-                                                   simt_entry_##name, (const void *)name};       \
-    static __attribute__((unused)) cudaError_t launch_##name(dim3 grid, dim3 block, size_t shmem, \
-                                                             cudaStream_t stream,                 \
-                                                             SIMT_UNPAREN params)                 \
-    {                                                                                            \
-        struct simt_args_##name simt_a = {SIMT_UNPAREN args};                                    \
+#define SIMT_LAUNCHER(name, params, args)                                                          \
+    struct simt_args_##name {                                                                      \
+        SIMT_EACH(SIMT_FIELD, SIMT_UNPAREN params)                                                 \
+    };                                                                                             \
+    /* not instrumented: it only unpacks the launcher's own copy */                                \
+    __attribute__((no_sanitize_address)) static void simt_entry_##name(const void *simt_p)         \
+    {                                                                                              \
+        const struct simt_args_##name *simt_a = simt_p;                                            \
+        name(SIMT_LIST(SIMT_ARGREF, SIMT_UNPAREN args));                                           \
+    }                                                                                              \
+    static const simt_kernel simt_kernel_##name = {#name, __FILE__, __LINE__, simt_entry_##name,   \
+                                                   (const void *)name};                            \
+    static __attribute__((unused)) cudaError_t launch_##name(                                      \
+        dim3 grid, dim3 block, size_t shmem, cudaStream_t stream, SIMT_UNPAREN params)             \
+    {                                                                                              \
+        struct simt_args_##name simt_a = {SIMT_UNPAREN args};                                      \
         simtLaunchKernel(&simt_kernel_##name, grid, block, shmem, stream, &simt_a, sizeof simt_a); \
-        return cudaGetLastError(); /* as <<<...>>> then cudaGetLastError() */                     \
+        return cudaGetLastError(); /* as <<<...>>> then cudaGetLastError() */                      \
     }
 #define SIMT_LAUNCH_COST(flops, bytes) simtLaunchCost((double)(flops), (double)(bytes))
+
+/* clang-format on */
 
 #endif /* SIMT_DEVICE_H */

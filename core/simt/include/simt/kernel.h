@@ -47,13 +47,12 @@
 #include <assert.h>
 #include <stdio.h>
 
-#define SIMT_LAUNCHER(name, params, args)                                                        \
-    static __attribute__((unused)) cudaError_t launch_##name(dim3 grid, dim3 block, size_t shmem, \
-                                                             cudaStream_t stream,                 \
-                                                             SIMT_UNPAREN params)                 \
-    {                                                                                            \
-        name<<<grid, block, shmem, stream>>> args;                                               \
-        return cudaGetLastError();                                                               \
+#define SIMT_LAUNCHER(name, params, args)                                                          \
+    static __attribute__((unused)) cudaError_t launch_##name(                                      \
+        dim3 grid, dim3 block, size_t shmem, cudaStream_t stream, SIMT_UNPAREN params)             \
+    {                                                                                              \
+        name<<<grid, block, shmem, stream>>> args;                                                 \
+        return cudaGetLastError();                                                                 \
     }
 #define SIMT_LAUNCH_COST(flops, bytes) ((void)(flops), (void)(bytes))
 #define SIMT_DYNAMIC_SHARED(type, name) extern __shared__ type name[]

@@ -130,10 +130,10 @@ typedef struct simt_preset {
     double host_link_bw;      /* PCIe bytes/s per direction, theoretical */
     double pinned_efficiency; /* fraction of host_link_bw pinned copies reach */
     double pageable_efficiency;
-    double peer_bw;           /* GPU-GPU bytes/s per direction (NVLink; PCIe if none) */
-    double peer_latency;      /* seconds per peer transfer */
-    double launch_latency;    /* seconds per kernel launch */
-    double copy_latency;      /* seconds per host<->device copy */
+    double peer_bw;        /* GPU-GPU bytes/s per direction (NVLink; PCIe if none) */
+    double peer_latency;   /* seconds per peer transfer */
+    double launch_latency; /* seconds per kernel launch */
+    double copy_latency;   /* seconds per host<->device copy */
     size_t l2_bytes;
     int memory_bus_bits;
     int max_threads_per_sm;
