@@ -60,6 +60,8 @@ test: deps
 	@tests/lab_smoke.sh build/sim/bin
 	@echo "== what make check tells a student (wrong, crashing and right exercises)"
 	@tests/student_check.sh
+	@echo "== what the simulated build refuses at compile time"
+	@tests/compile_fail.sh
 	@echo "== the same under AddressSanitizer + UndefinedBehaviorSanitizer"
 	@$(ASAN)
 	@ASAN_OPTIONS=detect_leaks=1 build/sim-asan/bin/unit

@@ -413,6 +413,12 @@ static executor *get_executor(void)
     return X;
 }
 
+const char *simt_emu_current_kernel(void)
+{
+    const executor *x = X;
+    return x && x->launch ? x->launch->kernel->name : NULL;
+}
+
 void simt_emu_thread_exit(void)
 {
     executor *x = X;

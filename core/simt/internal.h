@@ -23,6 +23,9 @@ typedef struct simt_launch {
  * cudaSuccess, or the fault's error with its report written to `report`. */
 cudaError_t simt_emu_run(const simt_launch *launch, char *report, size_t report_size);
 
+/* The name of the kernel running on the calling OS thread, or NULL. */
+const char *simt_emu_current_kernel(void);
+
 /* Frees the calling OS thread's emulator state (fibers, stacks); a stream
  * worker calls it before it exits. */
 void simt_emu_thread_exit(void);

@@ -279,18 +279,28 @@ static cudaError_t ret(cudaError_t e)
     return e;
 }
 
-/* Every call begins here: initialised, and the current device not faulted. */
-static cudaError_t enter(void)
+/* Every call begins here: initialised, not called from a kernel, and the
+ * current device not faulted. */
+static cudaError_t enter(const char *fn)
 {
     cudaError_t e = init();
     if (e) return e;
+    const char *k = simt_emu_current_kernel();
+    if (k) {
+        if (!G.quiet)
+            fprintf(stderr,
+                    "simt: %s called from kernel %s: runtime calls from device code (dynamic "
+                    "parallelism) are not simulated\n",
+                    fn, k);
+        return cudaErrorNotSupported;
+    }
     if (G.ndev == 0) return cudaErrorNoDevice;
     return G.dev[cur_dev].sticky;
 }
 
 #define ENTER()                                                                                    \
     do {                                                                                           \
-        cudaError_t e_ = enter();                                                                  \
+        cudaError_t e_ = enter(__func__);                                                          \
         if (e_) return ret(e_);                                                                    \
     } while (0)
 
@@ -822,7 +832,7 @@ cudaError_t cudaDeviceSynchronize(void)
 
 double simtStreamModeledTime(cudaStream_t st)
 {
-    if (enter() != cudaSuccess) return 0;
+    if (enter(__func__) != cudaSuccess) return 0;
     pthread_mutex_lock(&G.lock);
     int bad;
     struct simt_stream *s = resolve_stream(st, &bad);

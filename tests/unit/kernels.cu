@@ -365,3 +365,17 @@ static __global__ void big_frame(int *out)
 SIMT_LAUNCHER(big_frame, (int *out), (out))
 
 cudaError_t tk_big_frame(int *out) { return launch_big_frame(d1(1), d1(2), 0, 0, out); }
+
+#ifdef PARALAB_SIMULATED_CUDA /* nvcc rightly refuses a host call in device code */
+static __global__ void launches_from_device(int *out)
+{
+    int *p = 0;
+    out[0] = cudaMalloc((void **)&p, 16); /* dynamic parallelism: not simulated */
+}
+SIMT_LAUNCHER(launches_from_device, (int *out), (out))
+
+cudaError_t tk_runtime_from_device(int *out)
+{
+    return launch_launches_from_device(d1(1), d1(1), 0, 0, out);
+}
+#endif

@@ -66,6 +66,9 @@ cudaError_t tk_write_past_end(int *out, int n, int extra);
 cudaError_t tk_lane0_skips(int *out);
 /* A thread with a 256 KiB local array: a stack overflow on the simulator. */
 cudaError_t tk_big_frame(int *out);
+/* out[0] = what cudaMalloc returns when called inside a kernel (simulated
+ * build only: device-side runtime calls are not simulated). */
+cudaError_t tk_runtime_from_device(int *out);
 /* assert(in[i] >= 0) for every i < n. */
 cudaError_t tk_assert_nonnegative(const int *in, int n);
 

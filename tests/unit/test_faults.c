@@ -154,6 +154,16 @@ static void test_stack_overflow(void)
 }
 #endif
 
+/* Device-side runtime calls (dynamic parallelism) are refused clearly. */
+static void test_runtime_from_device(void)
+{
+    int *p = buffer(1), got = -1;
+    CU_ASSERT_OK(tk_runtime_from_device(p));
+    CU_ASSERT_OK(cudaMemcpy(&got, p, sizeof got, cudaMemcpyDeviceToHost));
+    CU_ASSERT_EQUAL(got, cudaErrorNotSupported);
+    finish();
+}
+
 /* A fault on one device leaves the others working. */
 static void test_fault_is_per_device(void)
 {
@@ -185,6 +195,7 @@ int register_faults_suite(void)
         {"device-side assert", test_device_assert},
         {"a fault is per device", test_fault_is_per_device},
         {"plain calls off for legal thread-0 skips", test_plain_calls_off},
+        {"runtime calls from a kernel are refused", test_runtime_from_device},
 #ifndef __SANITIZE_ADDRESS__
         {"stack overflow", test_stack_overflow},
 #endif
