@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "kernels.h"
+#include "paralab/cli.h"
 #include "paralab/cuda_check.h"
 
 static double now(void)
@@ -143,29 +144,24 @@ int main(int argc, char **argv)
                                          {0, 0, 0, 0}};
     int o;
     while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        char *end;
+        long v;
+        const char *err = NULL;
         switch (o) {
         case 'r':
-            repeat = (int)strtol(optarg, &end, 10);
-            if (*end || repeat < 1 || repeat > 100) {
-                fprintf(stderr, "paralab-bench: --repeat '%s' is not a number from 1 to 100\n",
-                        optarg);
-                return 2;
-            }
+            if (!(err = pl_parse_long("--repeat", optarg, 1, 100, &v))) repeat = (int)v;
             break;
         case 's':
-            scale = (int)strtol(optarg, &end, 10);
-            if (*end || scale < 0 || scale > 12) {
-                fprintf(stderr, "paralab-bench: --scale '%s' is not a number from 0 to 12\n",
-                        optarg);
-                return 2;
-            }
+            if (!(err = pl_parse_long("--scale", optarg, 0, 12, &v))) scale = (int)v;
             break;
         case 'h':
             usage(stdout);
             return 0;
         default:
             usage(stderr);
+            return 2;
+        }
+        if (err) {
+            fprintf(stderr, "paralab-bench: %s\n", err);
             return 2;
         }
     }

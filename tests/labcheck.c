@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "paralab/cli.h"
 #include "registry.h"
 
 static void usage(FILE *f)
@@ -112,12 +113,10 @@ int main(int argc, char **argv)
             list = 1;
             break;
         case 'T': {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || end == optarg || v < 1 || v > 86400) {
-                fprintf(stderr,
-                        "labcheck: --timeout '%s' is not a number of seconds from 1 to 86400\n",
-                        optarg);
+            long v;
+            const char *err = pl_parse_long("--timeout", optarg, 1, 86400, &v);
+            if (err) {
+                fprintf(stderr, "labcheck: %s (seconds)\n", err);
                 return 2;
             }
             timeout = (int)v;

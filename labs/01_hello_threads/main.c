@@ -10,13 +10,13 @@
  *
  * Usage: lab01 [--size N] [--block B] [--solution] [--no-viz] [--help]
  */
-#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "paralab/cli.h"
 #include "paralab/cuda_check.h"
 #ifdef PARALAB_SIMULATED_CUDA
 #include "simt/simt.h"
@@ -38,13 +38,14 @@ static void usage(FILE *f)
             INT_MAX / 2);
 }
 
-static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
+/* A number option in [lo, hi]: on a bad value, say which and what is
+ * allowed, and return -1 (main exits with status 2). */
+static int parse_int(const char *opt, const char *text, long lo, long hi, int *out)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) {
-        fprintf(stderr, "lab01: %s '%s' is not a whole number from %ld to %ld\n", opt, s, lo, hi);
+    long v;
+    const char *err = pl_parse_long(opt, text, lo, hi, &v);
+    if (err) {
+        fprintf(stderr, "lab01: %s\n", err);
         return -1;
     }
     *out = (int)v;

@@ -2,12 +2,15 @@
  * test_check.c — the check helpers and the exercise convention.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "paralab/check.h"
+#include "paralab/cli.h"
 #include "paralab/exercise.h"
 #include "suites.h"
 
+static const int todo_line = __LINE__ + 3; /* the PL_TODO() below */
 static int todo_exercise(void)
 {
     PL_TODO();
@@ -17,12 +20,14 @@ static int todo_exercise(void)
 static void test_todo_marker(void)
 {
     CU_ASSERT_EQUAL(todo_exercise(), PL_TODO_STATUS);
-    CU_ASSERT_PTR_NOT_NULL(strstr(pl_todo_location(), "test_check.c:13"));
+    char where[64];
+    snprintf(where, sizeof where, "test_check.c:%d", todo_line);
+    CU_ASSERT_PTR_NOT_NULL(strstr(pl_todo_location(), where));
     pl_check c;
     pl_check_begin(&c, "lab", "ex");
     pl_check_todo(&c);
     CU_ASSERT_EQUAL(c.outcome, PL_TODO);
-    CU_ASSERT_PTR_NOT_NULL(strstr(c.detail, "test_check.c:13"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(c.detail, where));
     CU_ASSERT_FALSE(pl_check_ok(&c));
 }
 
@@ -62,13 +67,33 @@ static void test_that(void)
     CU_ASSERT_EQUAL(c.outcome, PL_FAIL);
 }
 
+static void test_parse_long(void)
+{
+    long v = -1;
+    CU_ASSERT_PTR_NULL(pl_parse_long("--n", "42", 1, 100, &v));
+    CU_ASSERT_EQUAL(v, 42);
+    CU_ASSERT_PTR_NULL(pl_parse_long("--n", "-3", -5, 5, &v));
+    CU_ASSERT_EQUAL(v, -3);
+    static const char *bad[] = {"0", "101", "", "12abc", "abc", "99999999999999999999", " 7", "7 "};
+    for (int i = 0; i < 8; i++) {
+        v = 77;
+        const char *err = pl_parse_long("--n", bad[i], 1, 100, &v);
+        CU_ASSERT_PTR_NOT_NULL(err);
+        CU_ASSERT_EQUAL(v, 77);
+        char want[128];
+        snprintf(want, sizeof want, "--n '%s' is not a whole number from 1 to 100", bad[i]);
+        if (err) CU_ASSERT_STRING_EQUAL(err, want);
+    }
+}
+
 int register_check_suite(void)
 {
     CU_pSuite s = CU_add_suite("check", NULL, NULL);
     if (!s) return -1;
     if (!CU_add_test(s, "PL_TODO marker", test_todo_marker) ||
         !CU_add_test(s, "float comparison", test_floats) ||
-        !CU_add_test(s, "pl_check_that", test_that))
+        !CU_add_test(s, "pl_check_that", test_that) ||
+        !CU_add_test(s, "pl_parse_long", test_parse_long))
         return -1;
     return 0;
 }
