@@ -38,6 +38,7 @@ sim:
 
 ## cuda: build the CUDA variant only (build/cuda: nvcc, CUDA runtime, NCCL, cuBLAS)
 cuda:
+	@test -x $(NVCC) || { echo "✗ nvcc not found at $(NVCC): install the CUDA toolkit, or set CUDA_HOME=/path/to/cuda or NVCC=/path/to/nvcc" >&2; exit 2; }
 	@$(CUDAB)
 
 ## deps: check for (and, as root, install) the Debian packages paralab needs
@@ -119,14 +120,12 @@ gpu-check:
 	@scripts/gpu-check.sh
 
 ## gpu-test: on a GPU: the unit tests and lab checks of the CUDA variant
-gpu-test:
-	@$(CUDAB)
+gpu-test: cuda
 	@build/cuda/bin/unit
 	@build/cuda/bin/labcheck --solution --strict
 
 ## gpu-bench: on a GPU: paralab-bench gpu (the CUDA variant)
-gpu-bench:
-	@$(CUDAB)
+gpu-bench: cuda
 	@build/cuda/bin/paralab-bench gpu
 
 ## format: clang-format every C, header and kernel file in place
