@@ -379,3 +379,15 @@ cudaError_t tk_runtime_from_device(int *out)
     return launch_launches_from_device(d1(1), d1(1), 0, 0, out);
 }
 #endif
+
+static __global__ void hello(int tag)
+{
+    if (threadIdx.x < 3)
+        printf("hello from thread %d of block %d, tag %d\n", threadIdx.x, blockIdx.x, tag);
+}
+SIMT_LAUNCHER(hello, (int tag), (tag))
+
+cudaError_t tk_hello(int blocks, int tag)
+{
+    return launch_hello(d1((unsigned)blocks), d1(32), 0, 0, tag);
+}

@@ -52,6 +52,10 @@ cudaError_t tk_cost(int *out, double flops, double bytes, cudaStream_t stream);
  * One block of 64 threads; out[0] = sum of in[0..64). */
 cudaError_t tk_warp_tail(const int *in, int *out, int sync);
 
+/* Device printf: threads 0..2 of each of `blocks` blocks print
+ * "hello from thread T of block B, tag TAG". */
+cudaError_t tk_hello(int blocks, int tag);
+
 /* ---- teaching faults (simulated build) ------------------------------- */
 /* Threads < 16 reach one __syncthreads(), the others another. */
 cudaError_t tk_divergent_barrier(int *out);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kernels.h"
 #include "suites.h"
@@ -226,6 +227,34 @@ static void test_grid_stride(void)
     cudaFree(y);
 }
 
+/* Device printf reaches stdout by the next synchronising call. */
+static void test_device_printf(void)
+{
+    char path[] = "/tmp/paralab-printf-XXXXXX";
+    int fd = mkstemp(path), saved = dup(STDOUT_FILENO);
+    CU_ASSERT(fd >= 0 && saved >= 0);
+    fflush(stdout);
+    dup2(fd, STDOUT_FILENO);
+    CU_ASSERT_OK(tk_hello(2, 41));
+    CU_ASSERT_OK(cudaDeviceSynchronize());
+    fflush(stdout);
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+    char buf[1024] = "";
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    close(fd);
+    unlink(path);
+    CU_ASSERT(n > 0);
+    int lines = 0;
+    for (int b = 0; b < 2; b++)
+        for (int t = 0; t < 3; t++) {
+            char want[80];
+            snprintf(want, sizeof want, "hello from thread %d of block %d, tag 41\n", t, b);
+            lines += strstr(buf, want) != NULL;
+        }
+    CU_ASSERT_EQUAL(lines, 6);
+}
+
 static int warp_tail(int sync)
 {
     int h[64], *din, *dout, got = 0;
@@ -288,6 +317,7 @@ int register_emulator_suite(void)
         {"integer and bit intrinsics", test_intrinsics},
         {"grid-stride loop", test_grid_stride},
         {"warp tail with __syncwarp", test_warp_tail_with_syncwarp},
+        {"device printf", test_device_printf},
 #ifdef PARALAB_SIMULATED_CUDA
         {"schedules (sim)", test_schedules},
         {"no lockstep (sim)", test_no_lockstep},
