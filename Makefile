@@ -17,11 +17,13 @@ ifeq ($(HAVE_GPU),1)
 endif
 CUDA ?= 0
 
-SUB := $(MAKE) -f mk/build.mk -j$(JOBS)
-SIM := $(SUB) VARIANT=sim BUILD=build/sim
-ASAN := $(SUB) VARIANT=sim SAN=address BUILD=build/sim-asan
-TSAN := $(SUB) VARIANT=sim SAN=thread BUILD=build/sim-tsan
-CUDAB := $(SUB) VARIANT=cuda BUILD=build/cuda CUDA_HOME=$(CUDA_HOME) NVCC=$(NVCC)
+# Parallel by default; a -j given by the user (and its job server) wins.
+# Expanded in recipes: only then does MAKEFLAGS hold the -j.
+SUB = $(MAKE) -f mk/build.mk $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS))
+SIM = $(SUB) VARIANT=sim BUILD=build/sim
+ASAN = $(SUB) VARIANT=sim SAN=address BUILD=build/sim-asan
+TSAN = $(SUB) VARIANT=sim SAN=thread BUILD=build/sim-tsan
+CUDAB = $(SUB) VARIANT=cuda BUILD=build/cuda CUDA_HOME=$(CUDA_HOME) NVCC=$(NVCC)
 
 .PHONY: all sim cuda deps data test cuda12-check cuda12-build check racecheck bench demo \
         gpu-bundle gpu-check gpu-test gpu-bench format format-check clean help
@@ -34,12 +36,12 @@ endif
 
 ## sim: build the simulated variant only (build/sim)
 sim:
-	@$(SIM)
+	+@$(SIM)
 
 ## cuda: build the CUDA variant only (build/cuda: nvcc, CUDA runtime, NCCL, cuBLAS)
 cuda:
 	@test -x $(NVCC) || { echo "✗ nvcc not found at $(NVCC): install the CUDA toolkit, or set CUDA_HOME=/path/to/cuda or NVCC=/path/to/nvcc" >&2; exit 2; }
-	@$(CUDAB)
+	+@$(CUDAB)
 
 ## deps: check for (and, as root, install) the Debian packages paralab needs
 deps:
@@ -51,7 +53,7 @@ data:
 
 ## test: everything: unit tests, lab checks on the solutions, again under ASan+UBSan, the race check, the CUDA build
 test: deps
-	@$(SIM)
+	+@$(SIM)
 	@$(MAKE) format-check
 	@echo "== unit tests (simulated GPU)"
 	@build/sim/bin/unit
@@ -64,13 +66,13 @@ test: deps
 	@echo "== what the simulated build refuses at compile time"
 	@tests/compile_fail.sh
 	@echo "== the same under AddressSanitizer + UndefinedBehaviorSanitizer"
-	@$(ASAN)
+	+@$(ASAN)
 	@ASAN_OPTIONS=detect_leaks=1 build/sim-asan/bin/unit
 	@build/sim-asan/bin/labcheck --solution --strict
 	@$(MAKE) racecheck
 ifeq ($(HAVE_NVCC),1)
 	@echo "== CUDA variant: compile and link (build/cuda)"
-	@$(CUDAB)
+	+@$(CUDAB)
 	@echo "✓ build/cuda compiled and linked (not run: $(if $(HAVE_GPU),run make gpu-check,no GPU here))"
 else
 	@echo "✗ nvcc not found at $(NVCC): skipping the CUDA variant"
@@ -86,23 +88,23 @@ cuda12-check:
 ## cuda12-build: rebuild build/cuda12 with the toolchain cuda12-check set up
 cuda12-build:
 	@echo "== CUDA variant against CUDA 12 headers and libraries (build/cuda12)"
-	@$(SUB) VARIANT=cuda BUILD=build/cuda12 CUBLAS=0 $$(sed -n 's/^\(CUDA_HOME\|NVCC\) := \(.*\)/\1=\2/p' .cuda12/env.mk)
+	+@$(SUB) VARIANT=cuda BUILD=build/cuda12 CUBLAS=0 $$(sed -n 's/^\(CUDA_HOME\|NVCC\) := \(.*\)/\1=\2/p' .cuda12/env.mk)
 	@echo "✓ build/cuda12 compiled and linked"
 
 ## check: the student's command: check your exercise files (PASS / FAIL / TODO per exercise)
 check:
-	@$(SIM)
+	+@$(SIM)
 	@build/sim/bin/labcheck
 
 ## racecheck: ThreadSanitizer build; reports a shared-memory race with file:line
 racecheck:
 	@echo "== race check (ThreadSanitizer with fiber annotations)"
-	@$(TSAN)
+	+@$(TSAN)
 	@build/sim-tsan/bin/racecheck
 
 ## bench: the SIMT emulator against a plain C loop (ratios measured in the same run)
 bench:
-	@$(SIM)
+	+@$(SIM)
 	@build/sim/bin/paralab-bench simt
 
 ## demo: install what is missing, build, and run the main demo (ARGS=--no-viz for plain text)

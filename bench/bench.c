@@ -20,6 +20,7 @@
 
 #include "kernels.h"
 #include "paralab/cli.h"
+#include "paralab/device.h"
 #include "paralab/cuda_check.h"
 
 static double now(void)
@@ -165,11 +166,26 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (optind != argc - 1 || (strcmp(argv[optind], "simt") && strcmp(argv[optind], "gpu"))) {
+    if (optind >= argc) {
+        fprintf(stderr, "paralab-bench: which benchmark? simt or gpu\n");
         usage(stderr);
         return 2;
     }
+    if (optind < argc - 1) {
+        fprintf(stderr, "paralab-bench: unexpected argument '%s'\n", argv[optind + 1]);
+        return 2;
+    }
+    if (strcmp(argv[optind], "simt") && strcmp(argv[optind], "gpu")) {
+        fprintf(stderr, "paralab-bench: no benchmark '%s'; the benchmarks are simt and gpu\n",
+                argv[optind]);
+        return 2;
+    }
     int gpu = strcmp(argv[optind], "gpu") == 0;
+    const char *why = pl_device_problem("paralab-bench");
+    if (why) {
+        fprintf(stderr, "paralab-bench: %s\n", why);
+        return 2;
+    }
 #ifdef PARALAB_SIMULATED_CUDA
     if (gpu) {
         fprintf(stderr, "paralab-bench: 'gpu' needs the CUDA build (build/cuda/bin/paralab-bench); "

@@ -103,10 +103,12 @@ ifeq ($(SAN),thread)
 endif
 
 all: $(PROGS)
+	@:
 
 # Rebuild everything when the flags change (a new variant, sanitizer or
 # toolchain), not only when sources do.
-FLAGS_NOW := $(CC) $(CFLAGS) | $(KFLAGS) | $(SIMTFLAGS) | $(NVCC) $(NVFLAGS) | $(LDFLAGS) $(LDLIBS)
+FLAGS_NOW := $(CC) $(CFLAGS) | $(KFLAGS) | $(SIMTFLAGS) | $(LDFLAGS) $(LDLIBS) \
+             $(if $(filter cuda,$(VARIANT)),| $(NVCC) $(NVFLAGS))
 FLAGS_STAMP := $(BUILD)/flags.stamp
 ifneq ($(FLAGS_NOW),$(shell cat $(FLAGS_STAMP) 2>/dev/null))
   $(shell mkdir -p $(BUILD) && echo '$(FLAGS_NOW)' > $(FLAGS_STAMP))

@@ -7,20 +7,32 @@
  *   labcheck LAB...       only these labs (by id or number: 01_hello_threads, 01)
  *
  * Each exercise is checked in a child process of its own: a crash, an
- * endless loop (--timeout, default 300 s) or a sticky GPU fault in one
- * exercise cannot touch the others, and the parent never initialises CUDA
- * (so forking is safe on a real GPU too).
+ * endless loop (--timeout, default 120 s; the report names the kernel still
+ * running) or a sticky GPU fault in one exercise cannot touch the others, and
+ * the parent never initialises CUDA (so forking is safe on a real GPU too).
+ * A first child checks that a device answers at all: a missing GPU or a bad
+ * simulated-GPU setting is one clear line and exit 2, not a student's FAIL.
  *
- * Exit status: 1 if any check FAILED (or, with --strict, is TODO); else 0.
+ * Exit status: 1 if any check FAILED (or, with --strict, is TODO); 2 for bad
+ * usage or no device; else 0.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cuda_runtime.h> /* defines PARALAB_SIMULATED_CUDA in the simulated build */
+#ifdef PARALAB_SIMULATED_CUDA
+#include "simt/simt.h"
+#endif
+
+#include "paralab/device.h"
 
 #include "paralab/cli.h"
 #include "registry.h"
@@ -30,19 +42,56 @@ static void usage(FILE *f)
     fprintf(f, "usage: labcheck [--solution] [--strict] [--timeout S] [--list] [LAB...]\n"
                "  --solution  check the reference solutions instead of your exercise files\n"
                "  --strict    count TODO (not attempted) as a failure\n"
-               "  --timeout   seconds one exercise's check may take (default 300)\n"
+               "  --timeout   seconds one exercise's check may take (default 120)\n"
                "  --list      list the labs and their exercises\n"
-               "  LAB         a lab id or number (01_hello_threads or 01); default: all\n");
+               "  LAB         a lab id or number (01_hello_threads, 01 or 1); default: all\n");
 }
 
 static int selected(const pl_lab *lab, int argc, char **argv)
 {
     if (argc == 0) return 1;
-    for (int i = 0; i < argc; i++)
-        if (strcmp(argv[i], lab->id) == 0 ||
-            (strlen(argv[i]) == 2 && strncmp(argv[i], lab->id, 2) == 0))
-            return 1;
+    for (int i = 0; i < argc; i++) {
+        char *end;
+        long n = strtol(argv[i], &end, 10);
+        if (strcmp(argv[i], lab->id) == 0 || (*argv[i] && !*end && n == atol(lab->id))) return 1;
+    }
     return 0;
+}
+
+/* In the child: the check under way, and where its result goes. */
+static pl_check *child_check;
+static int child_fd;
+static int child_timeout;
+
+/* The child ran out of time: report what is running, then go. */
+static void on_alarm(int sig)
+{
+    (void)sig;
+    char running[400] = "";
+#ifdef PARALAB_SIMULATED_CUDA
+    simtDescribeRunning(running, sizeof running);
+#endif
+    pl_check_fail(child_check,
+                  "still running after %d s%s%s: an endless loop? (make check ARGS=\"--timeout "
+                  "S\" allows longer)",
+                  child_timeout, *running ? ": " : "", running);
+    ssize_t w = write(child_fd, child_check, sizeof *child_check);
+    _exit(w == (ssize_t)sizeof *child_check ? 0 : 3);
+}
+
+/* A device answers (checked in a child: the parent stays CUDA-free). */
+static int device_ok(void)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        const char *why = pl_device_problem("labcheck");
+        if (why) fprintf(stderr, "labcheck: %s\n", why);
+        _exit(why ? 3 : 0);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) < 0) return 0;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 /* Runs one exercise's check in a child process; the result comes back
@@ -65,6 +114,11 @@ static void run_isolated(const pl_lab *lab, int e, int solution, int timeout, pl
     }
     if (pid == 0) {
         close(fd[0]);
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive labcheck */
+        child_check = c;
+        child_fd = fd[1];
+        child_timeout = timeout;
+        signal(SIGALRM, on_alarm);
         alarm((unsigned)timeout);
         lab->check(e, solution, c);
         ssize_t w = write(fd[1], c, sizeof *c);
@@ -79,13 +133,13 @@ static void run_isolated(const pl_lab *lab, int e, int solution, int timeout, pl
     close(fd[0]);
     int status = 0;
     waitpid(pid, &status, 0);
-    if (n == sizeof got && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    if (n == sizeof got && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+        got.outcome >= PL_PASS && got.outcome <= PL_TODO &&
+        memchr(got.detail, '\0', sizeof got.detail)) {
         *c = got;
         c->lab = lab->id; /* the child's pointers are the same, but say so */
         c->exercise = lab->exercises[e];
-    } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
-        pl_check_fail(c, "still running after %d s (an endless loop? raise --timeout)", timeout);
-    else if (WIFSIGNALED(status))
+    } else if (WIFSIGNALED(status))
         pl_check_fail(c, "the check crashed with signal %d (%s): run the lab binary to see where",
                       WTERMSIG(status), strsignal(WTERMSIG(status)));
     else
@@ -95,7 +149,10 @@ static void run_isolated(const pl_lab *lab, int e, int solution, int timeout, pl
 
 int main(int argc, char **argv)
 {
-    int solution = 0, strict = 0, list = 0, timeout = 300;
+    /* fds 0-2 open, so that the result pipes never take their numbers */
+    for (int fd = open("/dev/null", O_RDWR); fd >= 0 && fd <= 2; fd = open("/dev/null", O_RDWR))
+        ;
+    int solution = 0, strict = 0, list = 0, timeout = 120;
     static const struct option opts[] = {
         {"solution", no_argument, 0, 's'},      {"strict", no_argument, 0, 't'},
         {"timeout", required_argument, 0, 'T'}, {"list", no_argument, 0, 'l'},
@@ -142,7 +199,12 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    int color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+    const char *term = getenv("TERM");
+    int color =
+        isatty(STDOUT_FILENO) && !getenv("NO_COLOR") && term && *term && strcmp(term, "dumb") != 0;
+    /* each FAIL line carries the emulator's fault report: no second copy */
+    setenv("SIMT_QUIET", "1", 0);
+    if (!list && !device_ok()) return 2;
     int pass = 0, fail = 0, todo = 0;
     for (int l = 0; pl_labs[l]; l++) {
         const pl_lab *lab = pl_labs[l];
@@ -161,11 +223,15 @@ int main(int argc, char **argv)
             todo += c.outcome == PL_TODO;
         }
     }
-    if (list) return 0;
+    if (list) return fflush(stdout) == 0 ? 0 : 1;
     printf("labcheck (%s): %d passed, %d failed, %d todo\n",
            solution ? "reference solutions" : "your exercises", pass, fail, todo);
     if (todo && !solution && !fail)
         printf("TODO means not attempted yet: open the exercise file named above and delete its "
                "PL_TODO() line.\n");
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "labcheck: cannot write the results: %s\n", strerror(errno));
+        return 1;
+    }
     return fail || (strict && todo) ? 1 : 0;
 }

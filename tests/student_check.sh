@@ -9,7 +9,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fails=0
 
-# scenario file, lab dir, expected exit status, then patterns the output must contain
+# scenario file, lab dir, expected exit status, then patterns the output must
+# contain. LABCHECK_ARGS adds labcheck options; CLOSED=1 also runs it with
+# stdout and stderr closed (same exit status expected).
 scenario() {
     local file=$1 lab=$2 want_rc=$3
     shift 3
@@ -21,26 +23,59 @@ scenario() {
         echo "FAIL  $file: does not build"; sed -n '1,20p' "$copy/build.log"; fails=$((fails + 1)); return
     fi
     local out rc=0
-    out=$("$copy/build/bin/labcheck" --timeout 60 2>&1) || rc=$?
+    # shellcheck disable=SC2086
+    out=$("$copy/build/bin/labcheck" ${LABCHECK_ARGS:---timeout 60} 2>&1) || rc=$?
     local ok=1
     [ "$rc" = "$want_rc" ] || { ok=0; echo "  exit status $rc, expected $want_rc"; }
     for p in "$@"; do
         grep -qE -- "$p" <<<"$out" || { ok=0; echo "  missing: $p"; }
     done
+    if [ "${CLOSED:-0}" = 1 ]; then
+        local crc=0
+        "$copy/build/bin/labcheck" --timeout 60 >&- 2>&- || crc=$?
+        [ "$crc" = "$want_rc" ] || { ok=0; echo "  with stdout and stderr closed: exit status $crc, expected $want_rc"; }
+    fi
     if [ $ok = 1 ]; then echo "PASS  $file"; else echo "FAIL  $file"; echo "$out" | sed 's/^/  | /'; fails=$((fails + 1)); fi
+}
+
+# The lab binary on the same scenario (after `scenario`): expected exit
+# status, then patterns its output must contain.
+lab_run() {
+    local file=$1 lab=$2 bin=$3 want_rc=$4
+    shift 4
+    local copy="$work/$(basename "$file" .cu)" out rc=0 ok=1
+    make -s -C "$copy" -f mk/build.mk -j2 VARIANT=sim BUILD=build "build/bin/$bin" >>"$copy/build.log" 2>&1 || { echo "FAIL  $bin on $file: does not build"; fails=$((fails + 1)); return; }
+    out=$(timeout 60 "$copy/build/bin/$bin" --no-viz 2>&1) || rc=$?
+    [ "$rc" = "$want_rc" ] || { ok=0; echo "  exit status $rc, expected $want_rc"; }
+    for p in "$@"; do
+        grep -qE -- "$p" <<<"$out" || { ok=0; echo "  missing: $p"; }
+    done
+    if [ $ok = 1 ]; then echo "PASS  $bin on $file"; else echo "FAIL  $bin on $file"; echo "$out" | sed 's/^/  | /'; fails=$((fails + 1)); fi
 }
 
 scenario lab01_correct.cu 01_hello_threads 0 \
     '^PASS  01_hello_threads +grid_size' '^PASS  01_hello_threads +vector_add' '2 passed, 0 failed, 0 todo'
-scenario lab01_no_tail_guard.cu 01_hello_threads 1 \
+CLOSED=1 scenario lab01_no_tail_guard.cu 01_hello_threads 1 \
     '^PASS  01_hello_threads +grid_size' \
     '^FAIL  01_hello_threads +vector_add +vector_add\(n=1, block=256\) failed on the device: cudaErrorIllegalAddress .*kernel vector_add.*blockIdx \(0,0,0\), threadIdx \(1,0,0\).*out-of-bounds read of 4 bytes'
+lab_run lab01_no_tail_guard.cu 01_hello_threads lab01 1 \
+    '^\[2\] vector add c\[i\] = a\[i\] \+ b\[i\] failed: cudaErrorIllegalAddress' \
+    'kernel vector_add \(labs/01_hello_threads/exercise.cu:[0-9]+\), blockIdx \(3,0,0\), threadIdx \(232,0,0\): out-of-bounds' \
+    '^  \(yours\)      FAIL  01_hello_threads +vector_add'
 scenario lab01_floor_division.cu 01_hello_threads 1 \
     '^FAIL  01_hello_threads +grid_size +grid_size\(n=1, block=1\)|grid_size\(n=1, block=32\) = 0, but 1 blocks are needed' \
     '^FAIL  01_hello_threads +vector_add +c \(n=257, block=256\)\[256\] = NaN but expected 129.25: this element was never written'
+lab_run lab01_floor_division.cu 01_hello_threads lab01 1 \
+    '^\[1\] grid size: 1000 elements, 256 threads per block -> 3 blocks \(768 threads\)' \
+    '^\[2\] vector add .*: 768 of 1000 elements correct' \
+    'first wrong: c\[768\] was never written \(expected 2304\)'
 scenario lab01_host_crash.cu 01_hello_threads 1 \
     '^FAIL  01_hello_threads +grid_size +the check crashed with signal 11' \
     '^TODO  01_hello_threads +vector_add'
 
-echo "student scenarios: $((4 - fails)) passed, $fails failed"
+LABCHECK_ARGS="--timeout 3" scenario lab01_endless_loop.cu 01_hello_threads 1 \
+    '^PASS  01_hello_threads +grid_size' \
+    '^FAIL  01_hello_threads +vector_add +still running after 3 s: kernel vector_add \(labs/01_hello_threads/exercise.cu:[0-9]+\) is in blockIdx \(0,0,0\), threadIdx \(0,0,0\): an endless loop\?'
+
+echo "student scenarios: $fails failed"
 [ $fails = 0 ]

@@ -44,6 +44,7 @@
 #undef _FORTIFY_SOURCE /* __longjmp_chk aborts on jumps between stacks */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -397,10 +398,49 @@ static int ensure_fibers(executor *x, unsigned n)
 
 static void install_fault_handler(void);
 
+/* Every OS thread's executor, for simtDescribeRunning (diagnostics). */
+enum { MAX_EXECUTORS = 512 };
+static executor *_Atomic executors[MAX_EXECUTORS];
+
+static void register_executor(executor *x, executor *old)
+{
+    for (int i = 0; i < MAX_EXECUTORS; i++) {
+        executor *expect = old;
+        if (atomic_compare_exchange_strong(&executors[i], &expect, x)) return;
+    }
+}
+
+size_t simtDescribeRunning(char *buf, size_t cap)
+{
+    size_t n = 0;
+    if (cap) buf[0] = '\0';
+    for (int i = 0; i < MAX_EXECUTORS && n < cap; i++) {
+        const executor *x = atomic_load(&executors[i]);
+        const simt_launch *l = x ? x->launch : NULL;
+        if (!l) continue;
+        const simt_kernel *k = l->kernel;
+        const fiber *f = x->cur;
+        int w;
+        if (f && !x->plain)
+            w = snprintf(buf + n, cap - n,
+                         "%skernel %s (%s:%d) is in blockIdx (%u,%u,%u), threadIdx (%u,%u,%u)",
+                         n ? "; " : "", k->name, k->file, k->line, x->bv.block_idx.x,
+                         x->bv.block_idx.y, x->bv.block_idx.z, f->idx.x, f->idx.y, f->idx.z);
+        else
+            w = snprintf(buf + n, cap - n, "%skernel %s (%s:%d) is in blockIdx (%u,%u,%u)",
+                         n ? "; " : "", k->name, k->file, k->line, x->bv.block_idx.x,
+                         x->bv.block_idx.y, x->bv.block_idx.z);
+        if (w < 0) break;
+        n += (size_t)w < cap - n ? (size_t)w : cap - n - 1;
+    }
+    return n;
+}
+
 static executor *get_executor(void)
 {
     if (!X) {
         X = calloc(1, sizeof *X);
+        if (X) register_executor(X, NULL);
         install_fault_handler();
 #ifdef SIMT_SHADOW
         stack_t ss = {.ss_size = 64 * 1024};
@@ -439,6 +479,7 @@ void simt_emu_thread_exit(void)
     free(x->fibers);
     free(x->order);
     free(x->dyn_shared);
+    register_executor(NULL, x);
     free(x);
     X = NULL;
 }

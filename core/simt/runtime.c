@@ -206,7 +206,9 @@ static void init_once(void)
     G.capacity = G.preset->memory_bytes;
     if ((s = getenv("PARALAB_SIM_MEM_MB")) && *s) {
         if (parse_int(s, 1, 1L << 24, &v) != 0) {
-            fprintf(stderr, "simt: PARALAB_SIM_MEM_MB=%s is not a whole number of MiB from 1\n", s);
+            fprintf(stderr,
+                    "simt: PARALAB_SIM_MEM_MB=%s is not a whole number of MiB from 1 to %ld\n", s,
+                    1L << 24);
             G.init_err = cudaErrorInitializationError;
             return;
         }

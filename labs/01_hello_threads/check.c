@@ -66,7 +66,12 @@ static int run_vector_add(const lab01_impl *impl, int n, int block, pl_check *c)
                (e = cudaMemcpy(da, a, bytes, cudaMemcpyHostToDevice)) ||
                (e = cudaMemcpy(db, b, bytes, cudaMemcpyHostToDevice)) ||
                (e = cudaMemset(dc, 0xff, bytes)))) /* NaN everywhere: unwritten shows */
-        ok = pl_check_fail(c, "setting up n=%d: %s", n, cudaGetErrorName(e));
+    {
+        size_t free_b = 0, total = 0;
+        cudaMemGetInfo(&free_b, &total);
+        ok = pl_check_fail(c, "setting up n=%d (3 arrays of %zu bytes on a device of %zu MiB): %s",
+                           n, bytes, total >> 20, cudaGetErrorName(e));
+    }
     if (ok) {
         int r = impl->vector_add(da, db, dc, n, block);
         if (r == PL_TODO_STATUS) {

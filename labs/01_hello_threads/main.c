@@ -10,13 +10,16 @@
  *
  * Usage: lab01 [--size N] [--block B] [--solution] [--no-viz] [--help]
  */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "paralab/cli.h"
+#include "paralab/device.h"
 #include "paralab/cuda_check.h"
 #ifdef PARALAB_SIMULATED_CUDA
 #include "simt/simt.h"
@@ -111,6 +114,47 @@ static void draw_blocks(const int *block_of, int n, int block, int grid)
     }
 }
 
+static const char *plural(long n) { return n == 1 ? "" : "s"; }
+
+/* Refuses a size whose arrays cannot fit: 4 host arrays and 4 device arrays
+ * of n elements (on the simulated GPU device memory is host memory too). */
+static int fits_in_memory(int n)
+{
+    double gib = 1024.0 * 1024.0 * 1024.0, host = 16.0 * n, device = 16.0 * n;
+    double avail = (double)sysconf(_SC_AVPHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+#ifdef PARALAB_SIMULATED_CUDA
+    host += device;
+#else
+    size_t free_dev = 0, total = 0;
+    if (cudaMemGetInfo(&free_dev, &total) == cudaSuccess && device > (double)free_dev) {
+        fprintf(stderr, "lab01: --size %d needs %.1f GiB of device memory; %.1f GiB are free\n", n,
+                device / gib, (double)free_dev / gib);
+        return 0;
+    }
+#endif
+    if (host > avail) {
+        fprintf(stderr,
+                "lab01: --size %d needs %.1f GiB of memory; this machine has %.1f GiB "
+                "available\n",
+                n, host / gib, avail / gib);
+        return 0;
+    }
+    return 1;
+}
+
+/* After a failed kernel: say what happened (the emulator's report names the
+ * kernel, block and thread), free, and clear the fault for the checks. */
+static void report_failure(const char *what, cudaError_t e, void **ptrs, int nptrs)
+{
+    printf("%s failed: %s (%s)\n", what, cudaGetErrorName(e), cudaGetErrorString(e));
+#ifdef PARALAB_SIMULATED_CUDA
+    if (*simtLastFaultReport()) printf("    %s\n", simtLastFaultReport());
+#endif
+    for (int i = 0; i < nptrs; i++) cudaFree(ptrs[i]);
+    cudaDeviceReset(); /* a fault is sticky (on a real GPU, until the process ends) */
+    cudaGetLastError();
+}
+
 int main(int argc, char **argv)
 {
     int n = 1000, block = 256, solution = 0;
@@ -119,7 +163,8 @@ int main(int argc, char **argv)
         {"solution", no_argument, 0, 's'},   {"no-viz", no_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'},       {0, 0, 0, 0}};
     int o;
-    while ((o = getopt_long(argc, argv, "n:b:h", opts, NULL)) != -1) {
+    opterr = 0; /* our own messages, with our own name */
+    while ((o = getopt_long(argc, argv, ":n:b:h", opts, NULL)) != -1) {
         switch (o) {
         case 'n':
             if (parse_int("--size", optarg, 1, INT_MAX / 2, &n)) return 2;
@@ -135,7 +180,12 @@ int main(int argc, char **argv)
         case 'h':
             usage(stdout);
             return 0;
+        case ':':
+            fprintf(stderr, "lab01: option '%s' needs a value\n", argv[optind - 1]);
+            usage(stderr);
+            return 2;
         default:
+            fprintf(stderr, "lab01: unknown option '%s'\n", argv[optind - 1]);
             usage(stderr);
             return 2;
         }
@@ -146,6 +196,14 @@ int main(int argc, char **argv)
         return 2;
     }
     impl = solution ? &lab01_solution : &lab01_exercise;
+    setvbuf(stdout, NULL, _IOLBF, 0); /* in order with stderr, even through a pipe */
+    setenv("SIMT_QUIET", "1", 0);     /* fault reports are printed below, in place */
+    const char *why = pl_device_problem("lab01");
+    if (why) {
+        fprintf(stderr, "lab01: %s\n", why);
+        return 2;
+    }
+    if (!fits_in_memory(n)) return 2;
 
     struct cudaDeviceProp prop;
     cudaCheck(cudaSetDevice(0));
@@ -156,8 +214,8 @@ int main(int argc, char **argv)
 
     /* Step 1: the launch configuration. */
     int grid = grid_size(n, block);
-    printf("[1] grid size: %d elements, %d threads per block -> %d block%s (%lld threads)\n", n,
-           block, grid, grid == 1 ? "" : "s", (long long)grid * block);
+    printf("[1] grid size: %d element%s, %d thread%s per block -> %d block%s (%lld threads)\n", n,
+           plural(n), block, plural(block), grid, plural(grid), (long long)grid * block);
 
     /* Step 2: the kernel. */
     size_t bytes = (size_t)n * sizeof(float);
@@ -180,46 +238,57 @@ int main(int argc, char **argv)
     cudaCheck(cudaMalloc((void **)&dblock, (size_t)n * sizeof(int)));
     cudaCheck(cudaMemcpy(da, a, bytes, cudaMemcpyHostToDevice));
     cudaCheck(cudaMemcpy(db, b, bytes, cudaMemcpyHostToDevice));
+    cudaCheck(cudaMemset(dc, 0xff, bytes)); /* NaN everywhere: an unwritten element shows */
     cudaCheck(cudaEventCreate(&t0));
     cudaCheck(cudaEventCreate(&t1));
     cudaCheck(cudaEventRecord(t0, 0));
-    cudaCheck(vector_add(da, db, dc, n, block));
-    cudaCheck(cudaEventRecord(t1, 0));
-    cudaCheck(cudaDeviceSynchronize());
-    float ms = 0;
-    cudaCheck(cudaEventElapsedTime(&ms, t0, t1));
-    cudaCheck(cudaMemcpy(c, dc, bytes, cudaMemcpyDeviceToHost));
-    int wrong = 0, first_wrong = -1;
-    for (int i = 0; i < n; i++)
-        if (c[i] != a[i] + b[i] && wrong++ == 0) first_wrong = i;
+    cudaError_t e = vector_add(da, db, dc, n, block);
+    if (e == cudaSuccess) e = cudaEventRecord(t1, 0);
+    if (e == cudaSuccess) e = cudaDeviceSynchronize();
+    int wrong = 0, ran = e == cudaSuccess;
+    if (!ran) {
+        void *ptrs[] = {da, db, dc, dblock};
+        report_failure("[2] vector add c[i] = a[i] + b[i]", e, ptrs, 4);
+    } else {
+        float ms = 0;
+        cudaCheck(cudaEventElapsedTime(&ms, t0, t1));
+        cudaCheck(cudaMemcpy(c, dc, bytes, cudaMemcpyDeviceToHost));
+        int first_wrong = -1;
+        for (int i = 0; i < n; i++)
+            if (c[i] != a[i] + b[i] && wrong++ == 0) first_wrong = i;
 #ifdef PARALAB_SIMULATED_CUDA
-    const char *clock = "modeled on a simulated ";
-    const char *gpu = simtCurrentPreset()->name;
+        const char *clock = "modeled on a simulated ";
+        const char *gpu = simtCurrentPreset()->name;
 #else
-    const char *clock = "measured on ", *gpu = prop.name;
+        const char *clock = "measured on ", *gpu = prop.name;
 #endif
-    printf("[2] vector add c[i] = a[i] + b[i]: %d of %d elements correct; kernel time %.4f ms "
-           "(%s%s)\n",
-           n - wrong, n, ms, clock, gpu);
-    if (wrong)
-        printf("    first wrong: c[%d] = %g, expected %g\n", first_wrong, c[first_wrong],
-               a[first_wrong] + b[first_wrong]);
+        printf("[2] vector add c[i] = a[i] + b[i]: %d of %d element%s correct; kernel time %.4f "
+               "ms (%s%s)\n",
+               n - wrong, n, plural(n), ms, clock, gpu);
+        if (wrong && c[first_wrong] != c[first_wrong])
+            printf("    first wrong: c[%d] was never written (expected %g)\n", first_wrong,
+                   a[first_wrong] + b[first_wrong]);
+        else if (wrong)
+            printf("    first wrong: c[%d] = %g, expected %g\n", first_wrong, c[first_wrong],
+                   a[first_wrong] + b[first_wrong]);
 
-    /* Step 3: which block ran which elements (read back from the device). */
-    cudaCheck(lab01_who_ran(dblock, n, block, grid));
-    cudaCheck(cudaMemcpy(block_of, dblock, (size_t)n * sizeof(int), cudaMemcpyDeviceToHost));
-    printf("[3] which block handled which elements:\n");
-    draw_blocks(block_of, n, block, grid);
+        /* Step 3: which block runs which elements, with the grid size from
+         * step 1 (the lab's own kernel records blockIdx.x per element). */
+        cudaCheck(lab01_who_ran(dblock, n, block, grid));
+        cudaCheck(cudaMemcpy(block_of, dblock, (size_t)n * sizeof(int), cudaMemcpyDeviceToHost));
+        printf("[3] which block handles which elements (%d block%s of %d):\n", grid, plural(grid),
+               block);
+        draw_blocks(block_of, n, block, grid);
 
-    /* Step 4: the limit. */
-    cudaError_t e = vector_add(da, db, dc, n < 1025 ? n : 1025, 1025);
-    printf("[4] a block of 1025 threads: %s (%s) — a block holds at most %d threads\n",
-           cudaGetErrorName(e), cudaGetErrorString(e), prop.maxThreadsPerBlock);
-
-    cudaCheck(cudaFree(da));
-    cudaCheck(cudaFree(db));
-    cudaCheck(cudaFree(dc));
-    cudaCheck(cudaFree(dblock));
+        /* Step 4: the limit. */
+        e = vector_add(da, db, dc, n < 1025 ? n : 1025, 1025);
+        printf("[4] a block of 1025 threads: %s (%s) — a block holds at most %d threads\n",
+               cudaGetErrorName(e), cudaGetErrorString(e), prop.maxThreadsPerBlock);
+        cudaCheck(cudaFree(da));
+        cudaCheck(cudaFree(db));
+        cudaCheck(cudaFree(dc));
+        cudaCheck(cudaFree(dblock));
+    }
     free(a);
     free(b);
     free(c);
@@ -237,9 +306,13 @@ int main(int argc, char **argv)
             lab01_check(ex, &lab01_solution, &chk);
             printf("  (reference)  ");
         } else
-            printf("  ");
+            printf("  %-11s  ", impl == &lab01_solution ? "(reference)" : "(yours)");
         pl_check_print(&chk, 0);
         failed |= chk.outcome != PL_PASS;
     }
-    return failed || wrong ? 1 : 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "lab01: cannot write the output: %s\n", strerror(errno));
+        return 1;
+    }
+    return failed || wrong || !ran ? 1 : 0;
 }

@@ -67,7 +67,9 @@ static int run_case(const char *name)
     else if (!strcmp(name, "warp-tail-racy"))
         e = rk_warp_tail(diin, diout, 0);
     else {
-        fprintf(stderr, "racecheck: no case '%s'\n", name);
+        fprintf(stderr, "racecheck: no case '%s'; the cases are:", name);
+        for (int i = 0; i < NCASES; i++) fprintf(stderr, " %s", cases[i].name);
+        fprintf(stderr, "\n");
         return 2;
     }
     if (e == cudaSuccess) e = cudaDeviceSynchronize();
@@ -121,8 +123,12 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "--case")) return run_case(argv[2]);
     if (argc > 1) {
-        fprintf(stderr, "usage: racecheck [--case NAME]\n");
-        return 2;
+        int help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h");
+        if (!help) fprintf(stderr, "racecheck: unexpected argument '%s'\n", argv[1]);
+        fprintf(help ? stdout : stderr, "usage: racecheck [--case NAME]\ncases:");
+        for (int i = 0; i < NCASES; i++) fprintf(help ? stdout : stderr, " %s", cases[i].name);
+        fprintf(help ? stdout : stderr, "\n");
+        return help ? 0 : 2;
     }
     setenv("TSAN_OPTIONS", "halt_on_error=0 exitcode=66 report_signal_unsafe=0", 0);
     printf("racecheck: ThreadSanitizer over the simulated GPU (every CUDA thread a fiber)\n");

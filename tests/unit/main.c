@@ -12,6 +12,7 @@
 
 #include <CUnit/Basic.h>
 
+#include "paralab/device.h"
 #include "suites.h"
 
 int main(int argc, char **argv)
@@ -20,6 +21,11 @@ int main(int argc, char **argv)
      * stay in simtLastFaultReport() instead of stderr. */
     setenv("PARALAB_SIM_DEVICES", "8", 0);
     setenv("SIMT_QUIET", "1", 0);
+    const char *why = pl_device_problem("unit");
+    if (why) {
+        fprintf(stderr, "unit: %s\n", why);
+        return 2;
+    }
     if (CU_initialize_registry() != CUE_SUCCESS) return 2;
     struct {
         const char *name;

@@ -181,6 +181,12 @@ void simtSetSchedule(int kind, unsigned long long seed);
  * when thread 0 rightly skips every warp operation that others perform). */
 void simtSetPlainCalls(int on);
 
+/* Describes the kernels running now on any OS thread ("kernel K (file:line)
+ * is in blockIdx (..), threadIdx (..)", "; "-separated) into buf; returns
+ * the length, 0 when none runs. For watchdogs: it takes no lock and may be
+ * called from a signal handler of a dying process. */
+size_t simtDescribeRunning(char *buf, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif
