@@ -4,7 +4,7 @@
  * assertion counter alone wraps at 256 in some CUnit versions).
  *
  *   unit            all suites
- *   unit SUITE...   only these (runtime, emulator, faults, check)
+ *   unit SUITE...   only these (runtime, emulator, faults, check, comm)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,10 +31,9 @@ int main(int argc, char **argv)
         const char *name;
         int (*reg)(void);
     } suites[] = {
-        {"runtime", register_runtime_suite},
-        {"emulator", register_emulator_suite},
-        {"faults", register_faults_suite},
-        {"check", register_check_suite},
+        {"runtime", register_runtime_suite}, {"emulator", register_emulator_suite},
+        {"faults", register_faults_suite},   {"check", register_check_suite},
+        {"comm", register_comm_suite},
     };
     int n = (int)(sizeof suites / sizeof *suites);
     for (int i = 0; i < n; i++) {

@@ -1,0 +1,138 @@
+/*
+ * paralab/comm.h — communicators with NCCL's semantics and names.
+ *
+ * A communicator joins N ranks; each rank is a host thread bound to one
+ * device and calls the functions below for itself, on its own stream, as it
+ * would call ncclAllReduce and friends. Every call is asynchronous with
+ * respect to the host, like NCCL's: it is enqueued on `stream` and complete
+ * when the stream is.
+ *
+ * The local engine (comm_local.c) implements the collectives with ring
+ * algorithms written against the CUDA runtime API only — device-to-device
+ * copies (cudaMemcpyPeerAsync) and a reduction kernel, ordered with events —
+ * so it runs on simulated GPUs and on ranks sharing one real GPU. Ranks are
+ * threads of one process: they meet at a host rendezvous once per ring step.
+ * It also checks what NCCL cannot:
+ *   - arguments: a bad root or peer, a NULL buffer with count > 0, an
+ *     unknown type or op: PL_COMM_INVALID_ARGUMENT and a message naming the
+ *     value and the allowed range;
+ *   - consistency: at each call sequence number every rank of a communicator
+ *     must make the same call (kind, count, type, op, root), else every rank
+ *     gets PL_COMM_MISMATCH and a message listing what each rank called;
+ *   - deadlock: a rank that waits longer than the communicator's timeout
+ *     (default 10 s) gets PL_COMM_TIMEOUT and a message saying what every
+ *     rank is waiting for (two ranks that both send first, outside a group).
+ *
+ * Shapes: counts are elements of `type`. all_gather: recv holds
+ * nranks * sendcount elements, rank r's block at r * sendcount;
+ * reduce_scatter: send holds nranks * recvcount elements; all_to_all: send
+ * and recv hold nranks * count elements, block j of send goes to rank j.
+ * In place exactly as NCCL documents: all_reduce and broadcast when send ==
+ * recv; all_gather when send == recv + rank * sendcount; reduce_scatter
+ * when recv == send + rank * recvcount. Count 0 is a successful no-op.
+ * PL_AVG on integers is the sum divided by the rank count (C division), as
+ * in NCCL.
+ *
+ * Errors: functions return PL_COMM_OK or a pl_comm_result; the message of
+ * the last error on a rank is pl_comm_last_error(comm).
+ */
+#ifndef PARALAB_COMM_H
+#define PARALAB_COMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    PL_COMM_OK = 0,
+    PL_COMM_INVALID_ARGUMENT, /* NCCL: ncclInvalidArgument */
+    PL_COMM_MISMATCH,         /* ranks disagree about a call (local engine only) */
+    PL_COMM_TIMEOUT,          /* a rank waited past the timeout: a deadlock */
+    PL_COMM_CUDA_ERROR,       /* NCCL: ncclUnhandledCudaError */
+    PL_COMM_SYSTEM_ERROR,     /* out of memory, threads: ncclSystemError */
+    PL_COMM_ABORTED,          /* another rank failed: the world is stopping */
+} pl_comm_result;
+
+/* Element types and reduction ops, with NCCL's meanings. */
+typedef enum { PL_FLOAT32, PL_FLOAT64, PL_INT32, PL_INT64, PL_NUM_DTYPES } pl_dtype;
+typedef enum { PL_SUM, PL_PROD, PL_MAX, PL_MIN, PL_AVG, PL_NUM_OPS } pl_redop;
+
+size_t pl_dtype_size(pl_dtype t);       /* bytes; 0 for an unknown type */
+const char *pl_dtype_name(pl_dtype t);  /* "float", "double", "int32", "int64" */
+const char *pl_redop_name(pl_redop op); /* "sum", "prod", "max", "min", "avg" */
+const char *pl_comm_result_name(pl_comm_result r);
+
+typedef struct pl_comm pl_comm; /* one rank's handle on a communicator */
+
+/* Makes the n rank handles of a new world communicator, rank r on
+ * devices[r] (several ranks may share a device). Called once, by any
+ * thread; each rank then uses its own handle from its own thread.
+ * timeout_s: how long a rank may wait for the others (<= 0: 10 s). */
+pl_comm_result pl_comm_create(int n, const int *devices, double timeout_s, pl_comm **ranks);
+/* Frees every rank's handle of the communicator (after all ranks are done). */
+void pl_comm_destroy_all(pl_comm **ranks, int n);
+
+/* Stops the world this communicator belongs to: every rank waiting in a
+ * communicator call, now or later, returns PL_COMM_ABORTED with `why`. For a
+ * rank that failed, so that the others do not wait for it. */
+void pl_comm_abort(pl_comm *c, const char *why);
+
+int pl_comm_rank(const pl_comm *c);
+int pl_comm_size(const pl_comm *c);
+int pl_comm_device(const pl_comm *c);
+/* The message of this rank's last error ("" if none). */
+const char *pl_comm_last_error(const pl_comm *c);
+
+/* Collective: every rank calls it. Ranks of the same color form a new
+ * communicator, ordered by key then by rank; color < 0 takes no part
+ * (*out = NULL). */
+pl_comm_result pl_comm_split(pl_comm *c, int color, int key, pl_comm **out);
+/* Frees this rank's handle of a communicator made by pl_comm_split
+ * (collective: every member calls it). */
+pl_comm_result pl_comm_free(pl_comm *c);
+
+pl_comm_result pl_all_reduce(pl_comm *c, const void *send, void *recv, size_t count, pl_dtype t,
+                             pl_redop op, cudaStream_t stream);
+pl_comm_result pl_broadcast(pl_comm *c, const void *send, void *recv, size_t count, pl_dtype t,
+                            int root, cudaStream_t stream);
+pl_comm_result pl_reduce(pl_comm *c, const void *send, void *recv, size_t count, pl_dtype t,
+                         pl_redop op, int root, cudaStream_t stream);
+pl_comm_result pl_all_gather(pl_comm *c, const void *send, void *recv, size_t sendcount, pl_dtype t,
+                             cudaStream_t stream);
+pl_comm_result pl_reduce_scatter(pl_comm *c, const void *send, void *recv, size_t recvcount,
+                                 pl_dtype t, pl_redop op, cudaStream_t stream);
+pl_comm_result pl_all_to_all(pl_comm *c, const void *send, void *recv, size_t count, pl_dtype t,
+                             cudaStream_t stream);
+
+/* Point to point. Outside a group a send waits (on the host) until its
+ * receiver has posted the matching receive, as NCCL's would on the GPU; two
+ * ranks that exchange must put their send and recv in one group. */
+pl_comm_result pl_send(pl_comm *c, const void *buf, size_t count, pl_dtype t, int peer,
+                       cudaStream_t stream);
+pl_comm_result pl_recv(pl_comm *c, void *buf, size_t count, pl_dtype t, int peer,
+                       cudaStream_t stream);
+/* Groups (per host thread, nestable): the sends and receives between start
+ * and end are posted together at the outermost end. */
+pl_comm_result pl_group_start(void);
+pl_comm_result pl_group_end(void);
+
+/* The ledger: what this rank sent and received through the communicator
+ * (and the communicators split from the same world), since creation. */
+typedef struct pl_ledger {
+    uint64_t bytes_sent, bytes_received;
+    uint64_t messages_sent, messages_received;
+} pl_ledger;
+pl_ledger pl_comm_ledger(const pl_comm *c);
+/* Bytes sent from world rank `from` to world rank `to`. */
+uint64_t pl_comm_link_bytes(const pl_comm *c, int from, int to);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

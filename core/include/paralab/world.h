@@ -1,0 +1,38 @@
+/*
+ * paralab/world.h — a world of N ranks: one host thread per rank, each
+ * bound to a device (rank r on device devices[r], by default r mod the
+ * device count) with its own stream and its handle on the world
+ * communicator. The calling thread waits for every rank.
+ *
+ * A rank that fails (its function returns non-zero) stops the world: ranks
+ * waiting in communicator calls return PL_COMM_ABORTED instead of hanging,
+ * and pl_world_run reports the first failure with its rank.
+ */
+#ifndef PARALAB_WORLD_H
+#define PARALAB_WORLD_H
+
+#include <cuda_runtime.h>
+
+#include "paralab/comm.h"
+
+#define PL_MAX_RANKS 64
+
+typedef struct pl_rank {
+    int rank, size, device;
+    pl_comm *comm;       /* this rank's handle on the world communicator */
+    cudaStream_t stream; /* this rank's stream (non-blocking) */
+    void *arg;           /* what pl_world_run was given */
+    char error[1024];    /* a failing rank function may explain here */
+} pl_rank;
+
+/* Returns 0 on success, non-zero on failure (message in r->error). */
+typedef int (*pl_rank_fn)(pl_rank *r);
+
+/* Runs fn on n ranks (1..PL_MAX_RANKS). devices: NULL for rank r on device
+ * r mod count. comm_timeout_s: the communicator's deadlock timeout (<= 0:
+ * 10 s). Returns 0 when every rank returned 0; otherwise non-zero, with
+ * "rank R: <its message>" for the first failing rank in err. */
+int pl_world_run(int n, const int *devices, double comm_timeout_s, pl_rank_fn fn, void *arg,
+                 char *err, size_t err_size);
+
+#endif

@@ -1,0 +1,103 @@
+/* world.c — see paralab/world.h. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "paralab/world.h"
+
+typedef struct {
+    pl_rank r;
+    pl_rank_fn fn;
+    int status;
+    pthread_t thread;
+    _Atomic int *first_failed; /* the rank that failed first: the cause */
+} rank_slot;
+
+static void *rank_main(void *p)
+{
+    rank_slot *s = p;
+    pl_rank *r = &s->r;
+    cudaError_t e = cudaSetDevice(r->device);
+    if (!e) e = cudaStreamCreateWithFlags(&r->stream, cudaStreamNonBlocking);
+    if (e) {
+        snprintf(r->error, sizeof r->error, "cannot use device %d: %s (%s)", r->device,
+                 cudaGetErrorName(e), cudaGetErrorString(e));
+        s->status = 1;
+    } else {
+        s->status = s->fn(r);
+        cudaError_t se = cudaStreamSynchronize(r->stream);
+        if (!s->status && se) {
+            snprintf(r->error, sizeof r->error, "the rank's stream failed: %s (%s)",
+                     cudaGetErrorName(se), cudaGetErrorString(se));
+            s->status = 1;
+        }
+        cudaStreamDestroy(r->stream);
+    }
+    if (s->status) {
+        int none = -1;
+        atomic_compare_exchange_strong(s->first_failed, &none, r->rank);
+        pl_comm_abort(r->comm, r->error[0] ? r->error : "its function failed");
+    }
+    return NULL;
+}
+
+int pl_world_run(int n, const int *devices, double comm_timeout_s, pl_rank_fn fn, void *arg,
+                 char *err, size_t err_size)
+{
+    if (err_size) err[0] = '\0';
+    int ndev = 0;
+    cudaError_t e = cudaGetDeviceCount(&ndev);
+    if (e || ndev < 1) {
+        snprintf(err, err_size, "no device: %s", cudaGetErrorString(e));
+        return 1;
+    }
+    if (n < 1 || n > PL_MAX_RANKS) {
+        snprintf(err, err_size, "world size %d is not from 1 to %d", n, PL_MAX_RANKS);
+        return 1;
+    }
+    int dev[PL_MAX_RANKS];
+    for (int r = 0; r < n; r++) {
+        dev[r] = devices ? devices[r] : r % ndev;
+        if (dev[r] < 0 || dev[r] >= ndev) {
+            snprintf(err, err_size, "rank %d: device %d does not exist (devices 0..%d)", r, dev[r],
+                     ndev - 1);
+            return 1;
+        }
+    }
+    pl_comm *comms[PL_MAX_RANKS];
+    if (pl_comm_create(n, dev, comm_timeout_s, comms) != PL_COMM_OK) {
+        snprintf(err, err_size, "cannot create the world communicator of %d ranks", n);
+        return 1;
+    }
+    rank_slot *s = calloc((size_t)n, sizeof *s);
+    if (!s) {
+        pl_comm_destroy_all(comms, n);
+        snprintf(err, err_size, "out of memory");
+        return 1;
+    }
+    _Atomic int first_failed = -1;
+    int started = 0, failed = 0;
+    for (int r = 0; r < n; r++) {
+        s[r].r = (pl_rank){.rank = r, .size = n, .device = dev[r], .comm = comms[r], .arg = arg};
+        s[r].fn = fn;
+        s[r].first_failed = &first_failed;
+        if (pthread_create(&s[r].thread, NULL, rank_main, &s[r]) != 0) {
+            snprintf(err, err_size, "cannot start the thread of rank %d", r);
+            pl_comm_abort(comms[0], "a rank's thread could not start");
+            failed = 1;
+            break;
+        }
+        started++;
+    }
+    for (int r = 0; r < started; r++) pthread_join(s[r].thread, NULL);
+    int f = atomic_load(&first_failed);
+    if (!failed && f >= 0) {
+        snprintf(err, err_size, "rank %d: %s", f, s[f].r.error[0] ? s[f].r.error : "failed");
+        failed = 1;
+    }
+    pl_comm_destroy_all(comms, n);
+    free(s);
+    return failed;
+}

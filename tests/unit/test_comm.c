@@ -1,0 +1,557 @@
+/*
+ * test_comm.c — the local collective engine: every element of every
+ * collective for N in {2, 3, 4, 8} and counts that N does not divide, exact
+ * byte counts from the ledger, in-place forms, every type and op, split,
+ * point to point with groups, and the checks NCCL does not make (bad
+ * arguments, mismatched calls, deadlock). Ranks run on simulated devices.
+ *
+ * CUnit is not thread-safe: rank functions only record what they saw; the
+ * test thread asserts.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "paralab/comm.h"
+#include "paralab/world.h"
+#include "suites.h"
+
+enum { K_ALL_REDUCE, K_BROADCAST, K_REDUCE, K_ALL_GATHER, K_REDUCE_SCATTER, K_ALL_TO_ALL };
+
+typedef struct {
+    int kind;
+    size_t count; /* all_gather: sendcount; reduce_scatter: recvcount; all_to_all: per block */
+    pl_dtype type;
+    pl_redop op;
+    int root;
+    int inplace;
+    /* results, per rank */
+    pl_ledger ledger[8];
+    pl_comm_result result[8];
+    char msg[8][1024];
+} coll_case;
+
+/* A value that keeps every sum, product and average exact in every type. */
+static double value(int rank, size_t i, pl_redop op)
+{
+    if (op == PL_PROD) return (double)((i + (size_t)rank) % 2 + 1);
+    return (double)((i * 7 + (size_t)rank * 3) % 11 + 1);
+}
+
+static double get(const void *p, pl_dtype t, size_t i)
+{
+    switch (t) {
+    case PL_FLOAT32:
+        return ((const float *)p)[i];
+    case PL_FLOAT64:
+        return ((const double *)p)[i];
+    case PL_INT32:
+        return ((const int32_t *)p)[i];
+    default:
+        return (double)((const int64_t *)p)[i];
+    }
+}
+
+static void set(void *p, pl_dtype t, size_t i, double v)
+{
+    switch (t) {
+    case PL_FLOAT32:
+        ((float *)p)[i] = (float)v;
+        break;
+    case PL_FLOAT64:
+        ((double *)p)[i] = v;
+        break;
+    case PL_INT32:
+        ((int32_t *)p)[i] = (int32_t)v;
+        break;
+    default:
+        ((int64_t *)p)[i] = (int64_t)v;
+    }
+}
+
+/* The reduction of element i over ranks, as the type computes it. */
+static double reduced(int n, size_t i, pl_dtype t, pl_redop op)
+{
+    double acc = value(0, i, op);
+    for (int r = 1; r < n; r++) {
+        double v = value(r, i, op);
+        acc = op == PL_PROD  ? acc * v
+              : op == PL_MAX ? (v > acc ? v : acc)
+              : op == PL_MIN ? (v < acc ? v : acc)
+                             : acc + v;
+    }
+    if (op == PL_AVG) {
+        if (t == PL_FLOAT32) return (double)((float)acc / (float)n);
+        if (t == PL_FLOAT64) return acc / n;
+        return (double)((int64_t)acc / n);
+    }
+    return acc;
+}
+
+static int run_collective(pl_rank *r)
+{
+    coll_case *k = r->arg;
+    int n = r->size, me = r->rank;
+    size_t es = pl_dtype_size(k->type), sn = k->count, rn = k->count;
+    if (k->kind == K_ALL_GATHER) rn = k->count * (size_t)n;
+    if (k->kind == K_REDUCE_SCATTER) sn = k->count * (size_t)n;
+    if (k->kind == K_ALL_TO_ALL) sn = rn = k->count * (size_t)n;
+    size_t big = sn > rn ? sn : rn;
+    char *hs = malloc(big * es + 1), *hr = malloc(big * es + 1);
+    void *ds = NULL, *dr = NULL;
+    if (cudaMalloc(&dr, big * es + 1) || cudaMalloc(&ds, big * es + 1)) {
+        snprintf(r->error, sizeof r->error, "cudaMalloc failed");
+        return 1;
+    }
+    /* send data: block j of all_to_all / reduce_scatter carries (rank, j) */
+    for (size_t i = 0; i < sn; i++) set(hs, k->type, i, value(me, i, k->op));
+    /* on the rank's own (non-blocking) stream: the legacy stream's work is
+     * not ordered with it */
+    cudaMemcpy(ds, hs, sn * es, cudaMemcpyHostToDevice);
+    cudaMemsetAsync(dr, 0xff, big * es + 1, r->stream);
+    void *send = ds, *recv = dr;
+    if (k->inplace) {
+        /* the in-place forms of NCCL's documentation */
+        if (k->kind == K_ALL_GATHER) {
+            recv = ds;
+            send = (char *)ds + (size_t)me * k->count * es;
+            cudaMemcpyAsync(send, hs, k->count * es, cudaMemcpyHostToDevice, r->stream);
+        } else if (k->kind == K_REDUCE_SCATTER) {
+            recv = (char *)ds + (size_t)me * k->count * es;
+        } else
+            recv = ds;
+    }
+    pl_comm_result res;
+    switch (k->kind) {
+    case K_ALL_REDUCE:
+        res = pl_all_reduce(r->comm, send, recv, k->count, k->type, k->op, r->stream);
+        break;
+    case K_BROADCAST:
+        res = pl_broadcast(r->comm, send, recv, k->count, k->type, k->root, r->stream);
+        break;
+    case K_REDUCE:
+        res = pl_reduce(r->comm, send, recv, k->count, k->type, k->op, k->root, r->stream);
+        break;
+    case K_ALL_GATHER:
+        res = pl_all_gather(r->comm, send, recv, k->count, k->type, r->stream);
+        break;
+    case K_REDUCE_SCATTER:
+        res = pl_reduce_scatter(r->comm, send, recv, k->count, k->type, k->op, r->stream);
+        break;
+    default:
+        res = pl_all_to_all(r->comm, send, recv, k->count, k->type, r->stream);
+    }
+    k->result[me] = res;
+    snprintf(k->msg[me], sizeof k->msg[me], "%s", pl_comm_last_error(r->comm));
+    if (res) {
+        cudaFree(ds);
+        cudaFree(dr);
+        free(hs);
+        free(hr);
+        return 0; /* the test judges the error */
+    }
+    cudaError_t e = cudaStreamSynchronize(r->stream);
+    size_t out = k->kind == K_REDUCE_SCATTER ? k->count : rn;
+    if (!e) e = cudaMemcpy(hr, recv, out * es, cudaMemcpyDeviceToHost);
+    int bad = e != cudaSuccess;
+    if (bad) snprintf(r->error, sizeof r->error, "CUDA: %s", cudaGetErrorName(e));
+    int check = !(k->kind == K_REDUCE && me != k->root);
+    for (size_t i = 0; check && !bad && i < out; i++) {
+        double want;
+        switch (k->kind) {
+        case K_ALL_REDUCE:
+        case K_REDUCE:
+            want = reduced(n, i, k->type, k->op);
+            break;
+        case K_BROADCAST:
+            want = value(k->root, i, k->op);
+            break;
+        case K_ALL_GATHER:
+            want = value((int)(i / k->count), i % k->count, k->op);
+            break;
+        case K_REDUCE_SCATTER:
+            want = reduced(n, (size_t)me * k->count + i, k->type, k->op);
+            break;
+        default: /* all_to_all: block j came from rank j's block me */
+            want = value((int)(i / k->count), (size_t)me * k->count + i % k->count, k->op);
+        }
+        double got = get(hr, k->type, i);
+        if (got != want) {
+            snprintf(r->error, sizeof r->error, "recv[%zu] = %g but expected %g", i, got, want);
+            bad = 1;
+        }
+    }
+    k->ledger[me] = pl_comm_ledger(r->comm);
+    cudaFree(ds);
+    cudaFree(dr);
+    free(hs);
+    free(hr);
+    return bad;
+}
+
+static int run(coll_case *k, int n, double timeout, char *err, size_t cap)
+{
+    return pl_world_run(n, NULL, timeout, run_collective, k, err, cap);
+}
+
+#define CHECK_RUN(k, n)                                                                            \
+    do {                                                                                           \
+        char err_[1200];                                                                           \
+        int rc_ = run((k), (n), 30, err_, sizeof err_);                                            \
+        if (rc_)                                                                                   \
+            fprintf(stderr, "  %s:%d: N=%d count=%zu kind=%d: %s\n", __FILE__, __LINE__, (n),      \
+                    (k)->count, (k)->kind, err_);                                                  \
+        CU_ASSERT_EQUAL(rc_, 0);                                                                   \
+    } while (0)
+
+static const int sizes_n[] = {2, 3, 4, 8};
+
+static void test_all_reduce_every_element(void)
+{
+    for (int a = 0; a < 4; a++) {
+        int n = sizes_n[a];
+        size_t counts[] = {0, 1, (size_t)n - 1, 1000, (1u << 20) + 3};
+        for (int b = 0; b < 5; b++)
+            for (int inplace = 0; inplace <= (b == 3); inplace++) {
+                coll_case k = {.kind = K_ALL_REDUCE,
+                               .count = counts[b],
+                               .type = PL_FLOAT32,
+                               .op = PL_SUM,
+                               .inplace = inplace};
+                CHECK_RUN(&k, n);
+                /* the ring's volume: every segment travels N-1 times in each half */
+                uint64_t total = 0;
+                for (int r = 0; r < n; r++) total += k.ledger[r].bytes_sent;
+                CU_ASSERT_EQUAL(total, 2ull * (uint64_t)(n - 1) * counts[b] * 4);
+                if (counts[b] % (size_t)n == 0)
+                    for (int r = 0; r < n; r++) {
+                        CU_ASSERT_EQUAL(k.ledger[r].bytes_sent,
+                                        2ull * (uint64_t)(n - 1) * (counts[b] / (size_t)n) * 4);
+                        CU_ASSERT_EQUAL(k.ledger[r].bytes_received, k.ledger[r].bytes_sent);
+                    }
+                if (counts[b] >= (size_t)n) /* no segment is empty: 2(N-1) transfers */
+                    for (int r = 0; r < n; r++)
+                        CU_ASSERT_EQUAL(k.ledger[r].messages_sent, 2ull * (uint64_t)(n - 1));
+            }
+    }
+}
+
+static void test_types_and_ops(void)
+{
+    for (int t = 0; t < PL_NUM_DTYPES; t++)
+        for (int op = 0; op < PL_NUM_OPS; op++) {
+            coll_case k = {
+                .kind = K_ALL_REDUCE, .count = 1001, .type = (pl_dtype)t, .op = (pl_redop)op};
+            CHECK_RUN(&k, 3);
+            coll_case rs = {
+                .kind = K_REDUCE_SCATTER, .count = 77, .type = (pl_dtype)t, .op = (pl_redop)op};
+            CHECK_RUN(&rs, 3);
+            coll_case rd = {
+                .kind = K_REDUCE, .count = 500, .type = (pl_dtype)t, .op = (pl_redop)op, .root = 2};
+            CHECK_RUN(&rd, 3);
+        }
+}
+
+static void test_broadcast_and_reduce_roots(void)
+{
+    for (int a = 0; a < 4; a++) {
+        int n = sizes_n[a];
+        for (int root = 0; root < n; root++) {
+            coll_case b = {.kind = K_BROADCAST,
+                           .count = 1000,
+                           .type = PL_INT32,
+                           .root = root,
+                           .inplace = root % 2};
+            CHECK_RUN(&b, n);
+            coll_case r = {.kind = K_REDUCE,
+                           .count = 999,
+                           .type = PL_FLOAT32,
+                           .op = PL_SUM,
+                           .root = root,
+                           .inplace = root % 2};
+            CHECK_RUN(&r, n);
+        }
+        /* broadcast: each byte of the array reaches each non-root once */
+        coll_case b = {.kind = K_BROADCAST, .count = 1000, .type = PL_FLOAT64, .root = 1 % n};
+        CHECK_RUN(&b, n);
+        uint64_t total = 0;
+        for (int r = 0; r < n; r++) total += b.ledger[r].bytes_received;
+        CU_ASSERT_EQUAL(total, (uint64_t)(n - 1) * 1000 * 8);
+        CU_ASSERT_EQUAL(b.ledger[1 % n].bytes_received, 0);
+    }
+}
+
+static void test_gather_scatter_all_to_all(void)
+{
+    for (int a = 0; a < 4; a++) {
+        int n = sizes_n[a];
+        size_t counts[] = {0, 1, (size_t)n - 1, 1000};
+        for (int b = 0; b < 4; b++)
+            for (int inplace = 0; inplace <= 1; inplace++) {
+                coll_case g = {.kind = K_ALL_GATHER,
+                               .count = counts[b],
+                               .type = PL_FLOAT32,
+                               .inplace = inplace};
+                CHECK_RUN(&g, n);
+                coll_case rs = {.kind = K_REDUCE_SCATTER,
+                                .count = counts[b],
+                                .type = PL_FLOAT32,
+                                .op = PL_SUM,
+                                .inplace = inplace};
+                CHECK_RUN(&rs, n);
+                /* (N-1)/N of the whole array (N * count elements) per rank */
+                for (int r = 0; r < n; r++) {
+                    CU_ASSERT_EQUAL(g.ledger[r].bytes_sent, (uint64_t)(n - 1) * counts[b] * 4);
+                    CU_ASSERT_EQUAL(rs.ledger[r].bytes_sent, (uint64_t)(n - 1) * counts[b] * 4);
+                }
+            }
+        coll_case x = {.kind = K_ALL_TO_ALL, .count = 333, .type = PL_INT64};
+        CHECK_RUN(&x, n);
+        for (int r = 0; r < n; r++)
+            CU_ASSERT_EQUAL(x.ledger[r].bytes_sent, (uint64_t)(n - 1) * 333 * 8);
+    }
+}
+
+/* ---- the checks NCCL does not make ---------------------------------------- */
+
+typedef struct {
+    int mode; /* 0 mismatch, 1 bad root, 2 NULL buffer, 3 bad type, 4 bad op */
+    pl_comm_result result[8];
+    char msg[8][1024];
+} bad_case;
+
+static int run_bad(pl_rank *r)
+{
+    bad_case *b = r->arg;
+    float *d;
+    cudaMalloc((void **)&d, 4096 * sizeof(float));
+    pl_comm_result res;
+    int odd = r->rank == 2;
+    switch (b->mode) {
+    case 0:
+        res = odd ? pl_all_gather(r->comm, d, d, 256, PL_FLOAT32, r->stream)
+                  : pl_all_reduce(r->comm, d, d, 1024, PL_FLOAT32, PL_SUM, r->stream);
+        break;
+    case 1:
+        res = pl_broadcast(r->comm, d, d, 16, PL_FLOAT32, odd ? 4 : 0, r->stream);
+        break;
+    case 2:
+        res = pl_all_reduce(r->comm, odd ? NULL : d, d, 16, PL_FLOAT32, PL_SUM, r->stream);
+        break;
+    case 3:
+        res = pl_all_reduce(r->comm, d, d, 16, odd ? (pl_dtype)9 : PL_FLOAT32, PL_SUM, r->stream);
+        break;
+    default:
+        res = pl_all_reduce(r->comm, d, d, 16, PL_FLOAT32, odd ? (pl_redop)7 : PL_SUM, r->stream);
+    }
+    b->result[r->rank] = res;
+    snprintf(b->msg[r->rank], sizeof b->msg[0], "%s", pl_comm_last_error(r->comm));
+    cudaFree(d);
+    return 0;
+}
+
+static void has(const char *text, const char *needle)
+{
+    if (!strstr(text, needle)) fprintf(stderr, "  \"%s\"\n  lacks \"%s\"\n", text, needle);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, needle));
+}
+
+static void test_mismatch(void)
+{
+    bad_case b = {.mode = 0};
+    char err[1200];
+    CU_ASSERT_EQUAL(pl_world_run(4, NULL, 10, run_bad, &b, err, sizeof err), 0);
+    for (int r = 0; r < 4; r++) {
+        CU_ASSERT_EQUAL(b.result[r], PL_COMM_MISMATCH);
+        has(b.msg[r], "the ranks disagree about call #1: ranks 0,1,3 all_reduce(count=1024, "
+                      "float, sum); rank 2 all_gather(count=256, float)");
+    }
+}
+
+static void test_bad_arguments(void)
+{
+    static const char *want[] = {NULL, "broadcast: root 4 is not a rank (allowed: 0..3)",
+                                 "all_reduce: send buffer is NULL with count 16 > 0",
+                                 "all_reduce: type 9 is not a pl_dtype (allowed: 0..3",
+                                 "all_reduce: op 7 is not a pl_redop (allowed: 0..4"};
+    for (int mode = 1; mode <= 4; mode++) {
+        bad_case b = {.mode = mode};
+        char err[1200];
+        CU_ASSERT_EQUAL(pl_world_run(4, NULL, 10, run_bad, &b, err, sizeof err), 0);
+        CU_ASSERT_EQUAL(b.result[2], PL_COMM_INVALID_ARGUMENT);
+        has(b.msg[2], want[mode]);
+        /* the others are told, rather than left waiting */
+        for (int r = 0; r < 4; r++)
+            if (r != 2) {
+                CU_ASSERT_EQUAL(b.result[r], PL_COMM_MISMATCH);
+                has(b.msg[r], "rank 2 ");
+                has(b.msg[r], "[invalid arguments]");
+            }
+    }
+}
+
+/* ---- point to point ------------------------------------------------------------ */
+
+typedef struct {
+    int grouped;
+    pl_comm_result result[8];
+    char msg[8][1024];
+    int got[8];
+} p2p_case;
+
+/* Each rank sends its rank number to the next and receives from the previous. */
+static int run_shift(pl_rank *r)
+{
+    p2p_case *p = r->arg;
+    int n = r->size, me = r->rank, *ds, *dr;
+    cudaMalloc((void **)&ds, sizeof(int));
+    cudaMalloc((void **)&dr, sizeof(int));
+    cudaMemcpy(ds, &me, sizeof me, cudaMemcpyHostToDevice);
+    pl_comm_result res;
+    if (p->grouped) {
+        pl_group_start();
+        pl_send(r->comm, ds, 1, PL_INT32, (me + 1) % n, r->stream);
+        pl_recv(r->comm, dr, 1, PL_INT32, (me + n - 1) % n, r->stream);
+        res = pl_group_end();
+    } else { /* everyone sends first: a deadlock */
+        res = pl_send(r->comm, ds, 1, PL_INT32, (me + 1) % n, r->stream);
+        if (!res) res = pl_recv(r->comm, dr, 1, PL_INT32, (me + n - 1) % n, r->stream);
+    }
+    p->result[me] = res;
+    snprintf(p->msg[me], sizeof p->msg[0], "%s", pl_comm_last_error(r->comm));
+    if (!res) {
+        cudaStreamSynchronize(r->stream);
+        cudaMemcpy(&p->got[me], dr, sizeof(int), cudaMemcpyDeviceToHost);
+    }
+    cudaFree(ds);
+    cudaFree(dr);
+    return 0;
+}
+
+static void test_send_recv_group(void)
+{
+    for (int a = 0; a < 4; a++) {
+        int n = sizes_n[a];
+        p2p_case p = {.grouped = 1};
+        char err[1200];
+        CU_ASSERT_EQUAL(pl_world_run(n, NULL, 10, run_shift, &p, err, sizeof err), 0);
+        for (int r = 0; r < n; r++) {
+            CU_ASSERT_EQUAL(p.result[r], PL_COMM_OK);
+            CU_ASSERT_EQUAL(p.got[r], (r + n - 1) % n);
+        }
+    }
+}
+
+static void test_send_deadlock_reported(void)
+{
+    p2p_case p = {.grouped = 0};
+    char err[1200];
+    CU_ASSERT_EQUAL(pl_world_run(2, NULL, 0.5, run_shift, &p, err, sizeof err), 0);
+    for (int r = 0; r < 2; r++) {
+        CU_ASSERT_EQUAL(p.result[r], PL_COMM_TIMEOUT);
+        has(p.msg[r], "deadlock: no progress for");
+        has(p.msg[r], "rank 0 waits in send to rank 1");
+        has(p.msg[r], "rank 1 waits in send to rank 0");
+        has(p.msg[r], "Ranks 0 and 1 both send before they receive: put each exchange in "
+                      "pl_group_start()/pl_group_end()");
+    }
+}
+
+/* ---- split ---------------------------------------------------------------------- */
+
+typedef struct {
+    int new_rank[8], new_size[8];
+    float sum[8];
+    pl_comm_result result[8];
+} split_case;
+
+/* 8 ranks: colors r % 2, keys -r (reversed order); each group sums its ranks. */
+static int run_split(pl_rank *r)
+{
+    split_case *s = r->arg;
+    pl_comm *sub;
+    int me = r->rank;
+    pl_comm_result res = pl_comm_split(r->comm, me % 2, -me, &sub);
+    s->result[me] = res;
+    if (res) {
+        snprintf(r->error, sizeof r->error, "%s", pl_comm_last_error(r->comm));
+        return 1;
+    }
+    s->new_rank[me] = pl_comm_rank(sub);
+    s->new_size[me] = pl_comm_size(sub);
+    float *d, v = (float)me;
+    cudaMalloc((void **)&d, sizeof v);
+    cudaMemcpy(d, &v, sizeof v, cudaMemcpyHostToDevice);
+    res = pl_all_reduce(sub, d, d, 1, PL_FLOAT32, PL_SUM, r->stream);
+    if (res) {
+        snprintf(r->error, sizeof r->error, "%s", pl_comm_last_error(sub));
+        return 1;
+    }
+    cudaStreamSynchronize(r->stream);
+    cudaMemcpy(&s->sum[me], d, sizeof v, cudaMemcpyDeviceToHost);
+    cudaFree(d);
+    return pl_comm_free(sub) != PL_COMM_OK;
+}
+
+static void test_split(void)
+{
+    split_case s;
+    memset(&s, 0, sizeof s);
+    char err[1200];
+    int rc = pl_world_run(8, NULL, 10, run_split, &s, err, sizeof err);
+    if (rc) fprintf(stderr, "  %s\n", err);
+    CU_ASSERT_EQUAL(rc, 0);
+    for (int r = 0; r < 8; r++) {
+        CU_ASSERT_EQUAL(s.new_size[r], 4);
+        CU_ASSERT_EQUAL(s.new_rank[r], 3 - r / 2); /* key -r: the highest rank comes first */
+        CU_ASSERT_EQUAL(s.sum[r], r % 2 ? 1.0f + 3 + 5 + 7 : 0.0f + 2 + 4 + 6);
+    }
+}
+
+/* A failing rank stops the world: the others do not wait for it. */
+static int run_one_fails(pl_rank *r)
+{
+    if (r->rank == 1) {
+        snprintf(r->error, sizeof r->error, "rank function gave up");
+        return 1;
+    }
+    float *d;
+    cudaMalloc((void **)&d, 64);
+    pl_comm_result res = pl_all_reduce(r->comm, d, d, 16, PL_FLOAT32, PL_SUM, r->stream);
+    cudaFree(d);
+    if (res) snprintf(r->error, sizeof r->error, "%s", pl_comm_last_error(r->comm));
+    return res != PL_COMM_ABORTED;
+}
+
+static void test_failure_stops_world(void)
+{
+    char err[1200];
+    int rc = pl_world_run(4, NULL, 30, run_one_fails, NULL, err, sizeof err);
+    CU_ASSERT_NOT_EQUAL(rc, 0);
+    CU_ASSERT_STRING_EQUAL(err, "rank 1: rank function gave up");
+}
+
+int register_comm_suite(void)
+{
+    CU_pSuite s = CU_add_suite("comm", NULL, NULL);
+    if (!s) return -1;
+    struct {
+        const char *name;
+        CU_TestFunc fn;
+    } t[] = {
+        {"all_reduce: every element and the ring's volume", test_all_reduce_every_element},
+        {"every type and op", test_types_and_ops},
+        {"broadcast and reduce from every root", test_broadcast_and_reduce_roots},
+        {"all_gather, reduce_scatter, all_to_all", test_gather_scatter_all_to_all},
+        {"mismatched calls name every rank's call", test_mismatch},
+        {"bad arguments name the value and the range", test_bad_arguments},
+        {"send/recv in a group", test_send_recv_group},
+        {"two ranks that both send first: deadlock reported", test_send_deadlock_reported},
+        {"comm_split by color and key", test_split},
+        {"a failing rank stops the world", test_failure_stops_world},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+        if (!CU_add_test(s, t[i].name, t[i].fn)) return -1;
+    return 0;
+}
