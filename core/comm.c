@@ -126,6 +126,7 @@ typedef struct world {
     pthread_mutex_t lock;
     pthread_cond_t cv;
     int aborted;
+    pl_comm_result abort_code; /* PL_COMM_TIMEOUT (the watchdog) or PL_COMM_ABORTED */
     char abort_msg[2048];
     char doing[MAX_RANKS][160]; /* what each world rank waits for */
     pl_ledger ledger[MAX_RANKS];
@@ -200,6 +201,7 @@ void pl_comm_abort(pl_comm *c, const char *why)
         snprintf(w->abort_msg, sizeof w->abort_msg, "rank %d stopped the world: %s",
                  c->g->wrank[c->rank], why);
         w->aborted = 1;
+        w->abort_code = PL_COMM_ABORTED;
     }
     pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->lock);
@@ -252,20 +254,21 @@ static pl_comm_result wait_until(pl_comm *c, int (*cond)(void *), void *arg)
     struct timespec dl;
     deadline_after(&dl, w->timeout);
     while (!cond(arg)) {
-        if (w->aborted) return fail(c, PL_COMM_ABORTED, "%s", w->abort_msg);
+        if (w->aborted) return fail(c, w->abort_code, "%s", w->abort_msg);
         if (pthread_cond_timedwait(&w->cv, &w->lock, &dl) == ETIMEDOUT && !cond(arg)) {
             if (!w->aborted) {
                 char who[1700];
                 describe_world(w, who, sizeof who);
-                snprintf(w->abort_msg, sizeof w->abort_msg, "deadlock: no progress for %.0f s: %s",
+                snprintf(w->abort_msg, sizeof w->abort_msg, "deadlock: no progress for %g s: %s",
                          w->timeout, who);
                 w->aborted = 1;
+                w->abort_code = PL_COMM_TIMEOUT;
                 pthread_cond_broadcast(&w->cv);
             }
-            return fail(c, PL_COMM_TIMEOUT, "%s", w->abort_msg);
+            return fail(c, w->abort_code, "%s", w->abort_msg);
         }
     }
-    return w->aborted ? fail(c, PL_COMM_ABORTED, "%s", w->abort_msg) : PL_COMM_OK;
+    return w->aborted ? fail(c, w->abort_code, "%s", w->abort_msg) : PL_COMM_OK;
 }
 
 typedef struct {
@@ -1093,14 +1096,15 @@ static pl_comm_result p2p_complete(pl_comm *c, p2p *o, cudaStream_t s)
                     char who[1700];
                     describe_world(w, who, sizeof who);
                     snprintf(w->abort_msg, sizeof w->abort_msg,
-                             "deadlock: no progress for %.0f s: %s", w->timeout, who);
+                             "deadlock: no progress for %g s: %s", w->timeout, who);
                     w->aborted = 1;
+                    w->abort_code = PL_COMM_TIMEOUT;
                     pthread_cond_broadcast(&w->cv);
                 }
                 break;
             }
         if (w->aborted || !m) {
-            r = fail(c, w->aborted ? PL_COMM_TIMEOUT : PL_COMM_TIMEOUT, "%s", w->abort_msg);
+            r = fail(c, w->aborted ? w->abort_code : PL_COMM_TIMEOUT, "%s", w->abort_msg);
         } else if (m->count != o->count || m->type != o->type) {
             snprintf(m->msg, sizeof m->msg,
                      "rank %d sends %zu %s to rank %d, but rank %d receives %zu %s from rank %d",

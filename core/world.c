@@ -13,6 +13,7 @@ typedef struct {
     int status;
     pthread_t thread;
     _Atomic int *first_failed; /* the rank that failed first: the cause */
+    int ndev;                  /* devices the world uses: 0..ndev-1 */
 } rank_slot;
 
 static void *rank_main(void *p)
@@ -26,6 +27,14 @@ static void *rank_main(void *p)
                  cudaGetErrorName(e), cudaGetErrorString(e));
         s->status = 1;
     } else {
+        /* peer access to the other ranks' devices where the hardware has it
+         * (NVLink on the simulated presets): copies go device to device */
+        for (int d = 0; d < s->ndev; d++) {
+            int can = 0;
+            if (d != r->device && cudaDeviceCanAccessPeer(&can, r->device, d) == cudaSuccess &&
+                can && cudaDeviceEnablePeerAccess(d, 0) != cudaSuccess)
+                cudaGetLastError(); /* already enabled: fine */
+        }
         s->status = s->fn(r);
         cudaError_t se = cudaStreamSynchronize(r->stream);
         if (!s->status && se) {
@@ -83,6 +92,7 @@ int pl_world_run(int n, const int *devices, double comm_timeout_s, pl_rank_fn fn
         s[r].r = (pl_rank){.rank = r, .size = n, .device = dev[r], .comm = comms[r], .arg = arg};
         s[r].fn = fn;
         s[r].first_failed = &first_failed;
+        s[r].ndev = n < ndev ? n : ndev;
         if (pthread_create(&s[r].thread, NULL, rank_main, &s[r]) != 0) {
             snprintf(err, err_size, "cannot start the thread of rank %d", r);
             pl_comm_abort(comms[0], "a rank's thread could not start");

@@ -4,7 +4,7 @@
  * assertion counter alone wraps at 256 in some CUnit versions).
  *
  *   unit            all suites
- *   unit SUITE...   only these (runtime, emulator, faults, check, comm)
+ *   unit SUITE...   only these (runtime, emulator, faults, check, comm, options)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +33,7 @@ int main(int argc, char **argv)
     } suites[] = {
         {"runtime", register_runtime_suite}, {"emulator", register_emulator_suite},
         {"faults", register_faults_suite},   {"check", register_check_suite},
-        {"comm", register_comm_suite},
+        {"comm", register_comm_suite},       {"options", register_options_suite},
     };
     int n = (int)(sizeof suites / sizeof *suites);
     for (int i = 0; i < n; i++) {

@@ -1,0 +1,244 @@
+/* options.c — see paralab/options.h. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <cuda_runtime.h>
+#ifdef PARALAB_SIMULATED_CUDA
+#include "simt/simt.h"
+#endif
+
+#include "paralab/cli.h"
+#include "paralab/options.h"
+
+enum {
+    OPT_NO_VIZ = 1000,
+    OPT_STEP,
+    OPT_PLAY,
+    OPT_SPEED,
+    OPT_TRACE,
+    OPT_SEED,
+    OPT_HW,
+    OPT_COMM,
+    OPT_COMM_TIMEOUT,
+};
+
+void pl_options_defaults(pl_options *o, int default_devices)
+{
+    memset(o, 0, sizeof *o);
+    o->devices = default_devices;
+    o->viz = 1;
+    o->mode = PL_MODE_PLAY;
+    o->speed = 1.0;
+    o->comm = PL_COMM_AUTO;
+    o->comm_timeout = 10.0;
+}
+
+static void usage(char *msg, size_t cap, const char *prog, const char *summary,
+                  const pl_lab_option *extra)
+{
+    size_t n = (size_t)snprintf(msg, cap,
+                                "usage: %s [options]\n%s\n\n"
+                                "  -n, --devices N       ranks, one device each (1..64)\n"
+                                "      --no-viz          plain text, no terminal UI\n"
+                                "      --step, --play    step through the narration, or play it\n"
+                                "      --speed X         play speed, 0.1..100 (default 1)\n"
+                                "      --trace FILE      write a Chrome trace (open in Perfetto)\n"
+                                "      --seed S          random seed (default 0)\n"
+                                "      --hw PRESET       hardware preset for the modeled clock\n"
+                                "      --comm ENGINE     local or nccl (default: nccl when every "
+                                "rank has its own GPU)\n"
+                                "      --comm-timeout S  seconds a rank may wait in a collective "
+                                "(default 10)\n",
+                                prog, summary);
+    for (const pl_lab_option *e = extra; e && e->name && n < cap; e++) {
+        char left[64];
+        snprintf(left, sizeof left, "--%s%s%s", e->name, e->has_arg ? " " : "",
+                 e->has_arg ? e->arg_name : "");
+        n += (size_t)snprintf(msg + n, cap - n, "      %-18s%s\n", left, e->help);
+    }
+    if (n < cap) snprintf(msg + n, cap - n, "  -h, --help            this help\n");
+}
+
+static int parse_double(const char *opt, const char *text, double lo, double hi, double *out,
+                        char *msg, size_t cap)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end || !(v >= lo && v <= hi)) {
+        snprintf(msg, cap, "%s '%s' is not a number from %g to %g", opt, text, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+pl_options_status pl_options_parse(pl_options *o, int argc, char **argv, const char *prog,
+                                   const char *summary, const pl_lab_option *extra,
+                                   pl_lab_option_handler handler, void *ctx, char *msg, size_t cap)
+{
+    struct option opts[64];
+    static const struct option common[] = {
+        {"devices", required_argument, 0, 'n'},
+        {"no-viz", no_argument, 0, OPT_NO_VIZ},
+        {"step", no_argument, 0, OPT_STEP},
+        {"play", no_argument, 0, OPT_PLAY},
+        {"speed", required_argument, 0, OPT_SPEED},
+        {"trace", required_argument, 0, OPT_TRACE},
+        {"seed", required_argument, 0, OPT_SEED},
+        {"hw", required_argument, 0, OPT_HW},
+        {"comm", required_argument, 0, OPT_COMM},
+        {"comm-timeout", required_argument, 0, OPT_COMM_TIMEOUT},
+        {"help", no_argument, 0, 'h'},
+    };
+    int n = 0;
+    for (size_t i = 0; i < sizeof common / sizeof *common; i++) opts[n++] = common[i];
+    for (const pl_lab_option *e = extra; e && e->name && n < 63; e++)
+        opts[n++] =
+            (struct option){e->name, e->has_arg ? required_argument : no_argument, 0, e->key};
+    opts[n] = (struct option){0, 0, 0, 0};
+    msg[0] = '\0';
+    optind = 0; /* a fresh scan, also when called again */
+    opterr = 0;
+    int c, mode_seen = 0;
+    while ((c = getopt_long(argc, argv, ":n:h", opts, NULL)) != -1) {
+        long v;
+        const char *err;
+        switch (c) {
+        case 'n':
+            if ((err = pl_parse_long("--devices", optarg, 1, 64, &v))) {
+                snprintf(msg, cap, "%s", err);
+                return PL_OPTIONS_ERROR;
+            }
+            o->devices = (int)v;
+            break;
+        case OPT_NO_VIZ:
+            o->viz = 0;
+            break;
+        case OPT_STEP:
+        case OPT_PLAY:
+            if (mode_seen && o->mode != (c == OPT_STEP ? PL_MODE_STEP : PL_MODE_PLAY)) {
+                snprintf(msg, cap, "--step and --play exclude each other: choose one");
+                return PL_OPTIONS_ERROR;
+            }
+            o->mode = c == OPT_STEP ? PL_MODE_STEP : PL_MODE_PLAY;
+            mode_seen = 1;
+            break;
+        case OPT_SPEED:
+            if (parse_double("--speed", optarg, 0.1, 100, &o->speed, msg, cap))
+                return PL_OPTIONS_ERROR;
+            break;
+        case OPT_TRACE:
+            if (!*optarg) {
+                snprintf(msg, cap, "--trace needs a file name (FILE.json)");
+                return PL_OPTIONS_ERROR;
+            }
+            o->trace = optarg;
+            break;
+        case OPT_SEED: {
+            char *end;
+            errno = 0;
+            unsigned long long s = strtoull(optarg, &end, 10);
+            if (errno || end == optarg || *end || *optarg == '-') {
+                snprintf(msg, cap, "--seed '%s' is not a whole number from 0 to %llu", optarg,
+                         (unsigned long long)-1);
+                return PL_OPTIONS_ERROR;
+            }
+            o->seed = s;
+            break;
+        }
+        case OPT_HW:
+            o->hw = optarg;
+            break;
+        case OPT_COMM:
+            if (!strcmp(optarg, "local"))
+                o->comm = PL_COMM_LOCAL;
+            else if (!strcmp(optarg, "nccl"))
+                o->comm = PL_COMM_NCCL;
+            else {
+                snprintf(msg, cap, "--comm '%s' is not an engine: choose local or nccl", optarg);
+                return PL_OPTIONS_ERROR;
+            }
+            break;
+        case OPT_COMM_TIMEOUT:
+            if (parse_double("--comm-timeout", optarg, 0.1, 3600, &o->comm_timeout, msg, cap))
+                return PL_OPTIONS_ERROR;
+            break;
+        case 'h':
+            usage(msg, cap, prog, summary, extra);
+            return PL_OPTIONS_HELP;
+        case ':':
+            snprintf(msg, cap, "option '%s' needs a value (see --help)", argv[optind - 1]);
+            return PL_OPTIONS_ERROR;
+        case '?':
+            snprintf(msg, cap, "unknown option '%s' (see --help)", argv[optind - 1]);
+            return PL_OPTIONS_ERROR;
+        default:
+            if (!handler || handler(c, optarg, ctx, msg, cap) != 0) {
+                if (!msg[0]) snprintf(msg, cap, "option %s was refused", argv[optind - 1]);
+                return PL_OPTIONS_ERROR;
+            }
+        }
+    }
+    if (optind < argc) {
+        snprintf(msg, cap, "unexpected argument '%s' (see --help)", argv[optind]);
+        return PL_OPTIONS_ERROR;
+    }
+    return PL_OPTIONS_OK;
+}
+
+int pl_options_apply(const pl_options *o, const char *prog, char *msg, size_t cap)
+{
+    (void)prog;
+#ifdef PARALAB_SIMULATED_CUDA
+    if (o->hw) {
+        if (!simtPresetByName(o->hw)) {
+            size_t n = (size_t)snprintf(msg, cap, "--hw '%s' is not a preset: choose", o->hw);
+            for (const simt_preset *const *p = simtPresets(); *p && n < cap; p++)
+                n += (size_t)snprintf(msg + n, cap - n, " %s", (*p)->name);
+            return -1;
+        }
+        setenv("PARALAB_SIM_GPU", o->hw, 1); /* read when the runtime starts */
+    }
+    if (o->comm == PL_COMM_NCCL) {
+        snprintf(msg, cap,
+                 "--comm nccl needs real GPUs (build/cuda); the simulated GPU has the "
+                 "local engine only");
+        return -1;
+    }
+#else
+    if (o->hw) {
+        snprintf(msg, cap, "--hw '%s': a real GPU is measured, not modeled (--hw is for build/sim)",
+                 o->hw);
+        return -1;
+    }
+#endif
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e || count < 1) {
+        snprintf(msg, cap, "no device: %s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
+        return -1;
+    }
+#ifdef PARALAB_SIMULATED_CUDA
+    if (o->devices > count) {
+        snprintf(msg, cap,
+                 "--devices %d: there are %d simulated devices (PARALAB_SIM_DEVICES, up to 64, "
+                 "makes more)",
+                 o->devices, count);
+        return -1;
+    }
+#else
+    if (o->comm == PL_COMM_NCCL && o->devices > count) {
+        snprintf(msg, cap,
+                 "--devices %d with --comm nccl: NCCL needs one GPU per rank and there are %d "
+                 "(use --comm local to share GPUs)",
+                 o->devices, count);
+        return -1;
+    }
+#endif
+    return 0;
+}

@@ -1,0 +1,153 @@
+/*
+ * test_options.c — the options every lab takes: values, defaults, and the
+ * message for every bad value (it names the value and what is allowed).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "paralab/options.h"
+#include "suites.h"
+
+enum { KEY_BATCH = 300 };
+
+static int on_lab_option(int key, const char *arg, void *ctx, char *err, size_t cap)
+{
+    if (key != KEY_BATCH) return 1;
+    int v = atoi(arg);
+    if (v < 1) {
+        snprintf(err, cap, "--batch '%s' must be a positive number", arg);
+        return 1;
+    }
+    *(int *)ctx = v;
+    return 0;
+}
+
+static const pl_lab_option lab_opts[] = {
+    {"batch", 1, "B", "global batch size", KEY_BATCH},
+    {0, 0, 0, 0, 0},
+};
+
+static pl_options_status parse(pl_options *o, int *batch, char *msg, size_t cap, ...)
+{
+    char *argv[32] = {"labxx"};
+    int argc = 1;
+    va_list ap;
+    va_start(ap, cap);
+    for (char *a; (a = va_arg(ap, char *)) && argc < 31;) argv[argc++] = a;
+    va_end(ap);
+    pl_options_defaults(o, 4);
+    return pl_options_parse(o, argc, argv, "labxx", "a test lab", lab_opts, on_lab_option, batch,
+                            msg, cap);
+}
+
+static void test_values(void)
+{
+    pl_options o;
+    int batch = 0;
+    char msg[2048];
+    CU_ASSERT_EQUAL(parse(&o, &batch, msg, sizeof msg, (char *)NULL), PL_OPTIONS_OK);
+    CU_ASSERT_EQUAL(o.devices, 4);
+    CU_ASSERT_EQUAL(o.viz, 1);
+    CU_ASSERT_EQUAL(o.mode, PL_MODE_PLAY);
+    CU_ASSERT_EQUAL(o.comm, PL_COMM_AUTO);
+    CU_ASSERT_DOUBLE_EQUAL(o.comm_timeout, 10.0, 0);
+    CU_ASSERT_EQUAL(parse(&o, &batch, msg, sizeof msg, "-n", "8", "--no-viz", "--step", "--speed",
+                          "2.5", "--trace", "t.json", "--seed", "18446744073709551615", "--hw",
+                          "A100-SXM-80GB", "--comm", "local", "--comm-timeout", "0.5", "--batch",
+                          "64", (char *)NULL),
+                    PL_OPTIONS_OK);
+    CU_ASSERT_EQUAL(o.devices, 8);
+    CU_ASSERT_EQUAL(o.viz, 0);
+    CU_ASSERT_EQUAL(o.mode, PL_MODE_STEP);
+    CU_ASSERT_DOUBLE_EQUAL(o.speed, 2.5, 0);
+    CU_ASSERT_STRING_EQUAL(o.trace, "t.json");
+    CU_ASSERT_EQUAL(o.seed, 18446744073709551615ull);
+    CU_ASSERT_STRING_EQUAL(o.hw, "A100-SXM-80GB");
+    CU_ASSERT_EQUAL(o.comm, PL_COMM_LOCAL);
+    CU_ASSERT_DOUBLE_EQUAL(o.comm_timeout, 0.5, 0);
+    CU_ASSERT_EQUAL(batch, 64);
+    CU_ASSERT_EQUAL(parse(&o, &batch, msg, sizeof msg, "--devices=2", (char *)NULL), PL_OPTIONS_OK);
+    CU_ASSERT_EQUAL(o.devices, 2);
+}
+
+static void test_help(void)
+{
+    pl_options o;
+    int batch = 0;
+    char msg[2048];
+    CU_ASSERT_EQUAL(parse(&o, &batch, msg, sizeof msg, "--help", (char *)NULL), PL_OPTIONS_HELP);
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg, "usage: labxx [options]\na test lab\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg, "  -n, --devices N "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg, "      --batch B         global batch size\n"));
+}
+
+static void test_bad_values(void)
+{
+    static const struct {
+        const char *a, *b, *want;
+    } cases[] = {
+        {"-n", "0", "--devices '0' is not a whole number from 1 to 64"},
+        {"--devices", "65", "--devices '65' is not a whole number from 1 to 64"},
+        {"--devices", "four", "--devices 'four' is not a whole number from 1 to 64"},
+        {"--speed", "0", "--speed '0' is not a number from 0.1 to 100"},
+        {"--speed", "fast", "--speed 'fast' is not a number from 0.1 to 100"},
+        {"--seed", "-1", "--seed '-1' is not a whole number from 0 to 18446744073709551615"},
+        {"--seed", "1e3", "--seed '1e3' is not a whole number from 0 to 18446744073709551615"},
+        {"--comm", "mpi", "--comm 'mpi' is not an engine: choose local or nccl"},
+        {"--comm-timeout", "0", "--comm-timeout '0' is not a number from 0.1 to 3600"},
+        {"--trace", "", "--trace needs a file name (FILE.json)"},
+        {"--batch", "0", "--batch '0' must be a positive number"},
+        {"--bogus", NULL, "unknown option '--bogus' (see --help)"},
+        {"extra", NULL, "unexpected argument 'extra' (see --help)"},
+        {"--step", "--play", "--step and --play exclude each other: choose one"},
+        {"--speed", NULL, "option '--speed' needs a value (see --help)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        pl_options o;
+        int batch = 0;
+        char msg[2048];
+        pl_options_status st =
+            parse(&o, &batch, msg, sizeof msg, cases[i].a, cases[i].b, (char *)NULL);
+        CU_ASSERT_EQUAL(st, PL_OPTIONS_ERROR);
+        if (strcmp(msg, cases[i].want))
+            fprintf(stderr, "  got  \"%s\"\n  want \"%s\"\n", msg, cases[i].want);
+        CU_ASSERT_STRING_EQUAL(msg, cases[i].want);
+    }
+}
+
+static void test_apply(void)
+{
+    pl_options o;
+    char msg[1024];
+    pl_options_defaults(&o, 4);
+    CU_ASSERT_EQUAL(pl_options_apply(&o, "labxx", msg, sizeof msg), 0);
+#ifdef PARALAB_SIMULATED_CUDA
+    o.hw = "B300";
+    CU_ASSERT_NOT_EQUAL(pl_options_apply(&o, "labxx", msg, sizeof msg), 0);
+    CU_ASSERT_STRING_EQUAL(msg, "--hw 'B300' is not a preset: choose H100-SXM H200-SXM "
+                                "A100-SXM-80GB RTX-4090");
+    o.hw = NULL;
+    o.devices = 64; /* the unit tests run with 8 */
+    CU_ASSERT_NOT_EQUAL(pl_options_apply(&o, "labxx", msg, sizeof msg), 0);
+    CU_ASSERT_STRING_EQUAL(msg, "--devices 64: there are 8 simulated devices "
+                                "(PARALAB_SIM_DEVICES, up to 64, makes more)");
+    o.devices = 2;
+    o.comm = PL_COMM_NCCL;
+    CU_ASSERT_NOT_EQUAL(pl_options_apply(&o, "labxx", msg, sizeof msg), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg, "--comm nccl needs real GPUs"));
+#endif
+}
+
+int register_options_suite(void)
+{
+    CU_pSuite s = CU_add_suite("options", NULL, NULL);
+    if (!s) return -1;
+    if (!CU_add_test(s, "values and defaults", test_values) ||
+        !CU_add_test(s, "--help lists the lab's options", test_help) ||
+        !CU_add_test(s, "every bad value named", test_bad_values) ||
+        !CU_add_test(s, "checks that need the devices", test_apply))
+        return -1;
+    return 0;
+}
