@@ -102,10 +102,12 @@ racecheck:
 	+@$(TSAN)
 	@build/sim-tsan/bin/racecheck
 
-## bench: the SIMT emulator against a plain C loop (ratios measured in the same run)
+## bench: the SIMT emulator against a plain C loop, and trace recording (ratios, same run)
 bench:
 	+@$(SIM)
 	@build/sim/bin/paralab-bench simt
+	@echo
+	@build/sim/bin/paralab-bench trace
 
 ## demo: install what is missing, build, and run the main demo (ARGS=--no-viz for plain text)
 demo: deps

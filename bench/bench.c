@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "kernels.h"
 #include "paralab/cli.h"
 #include "paralab/device.h"
@@ -129,9 +130,10 @@ static double max_rel_err(const float *got, const float *want, int n)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: paralab-bench simt|gpu [--repeat R] [--scale S]\n"
+    fprintf(f, "usage: paralab-bench simt|gpu|trace [--repeat R] [--scale S]\n"
                "  simt      the SIMT emulator vs a plain C loop (simulated build)\n"
                "  gpu       the same kernels on a real GPU (CUDA build)\n"
+               "  trace     the cost of recording a trace event (8 producers)\n"
                "  --repeat  runs per measurement, the best is kept (default 3)\n"
                "  --scale   divide the problem sizes by 2^S (default 0)\n");
 }
@@ -167,7 +169,7 @@ int main(int argc, char **argv)
         }
     }
     if (optind >= argc) {
-        fprintf(stderr, "paralab-bench: which benchmark? simt or gpu\n");
+        fprintf(stderr, "paralab-bench: which benchmark? simt, gpu or trace\n");
         usage(stderr);
         return 2;
     }
@@ -175,8 +177,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "paralab-bench: unexpected argument '%s'\n", argv[optind + 1]);
         return 2;
     }
+    if (!strcmp(argv[optind], "trace")) return bench_trace(2000000L >> scale);
     if (strcmp(argv[optind], "simt") && strcmp(argv[optind], "gpu")) {
-        fprintf(stderr, "paralab-bench: no benchmark '%s'; the benchmarks are simt and gpu\n",
+        fprintf(stderr,
+                "paralab-bench: no benchmark '%s'; the benchmarks are simt, gpu and trace\n",
                 argv[optind]);
         return 2;
     }

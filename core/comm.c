@@ -34,6 +34,10 @@
 
 #include "paralab/comm.h"
 #include "paralab/kernels.h"
+#include "paralab/trace.h"
+#ifdef PARALAB_SIMULATED_CUDA
+#include "simt/simt.h"
+#endif
 
 #define MAX_RANKS 64
 
@@ -133,6 +137,7 @@ typedef struct world {
     uint64_t link[MAX_RANKS][MAX_RANKS];
     p2p *posts;
     int refs; /* groups alive */
+    pl_trace *trace;
 } world;
 
 typedef struct group {
@@ -153,11 +158,20 @@ typedef struct group {
     int members_alive;
 } group;
 
+/* The times an event starts at: measured, and modeled on the stream. */
+typedef struct mark {
+    double start, modeled_start;
+    cudaStream_t stream;
+} mark;
+
 struct pl_comm {
     group *g;
     int rank;
-    unsigned long seq; /* collective call number */
-    void *scratch;     /* device scratch, on this rank's device */
+    unsigned long seq;         /* collective call number */
+    mark call_mark, step_mark; /* when the call and its current step began */
+    uint64_t step_bytes;
+    int step_peer;
+    void *scratch; /* device scratch, on this rank's device */
     size_t scratch_bytes;
     char err[2048];
 };
@@ -192,6 +206,47 @@ static pl_comm_result cuda_fail(pl_comm *c, cudaError_t e, const char *what)
 }
 
 const char *pl_comm_last_error(const pl_comm *c) { return c->err; }
+
+void pl_comm_set_trace(pl_comm *c, pl_trace *t) { c->g->w->trace = t; }
+
+/* ---- trace events ------------------------------------------------------------ */
+
+static double modeled_now(cudaStream_t s)
+{
+#ifdef PARALAB_SIMULATED_CUDA
+    return simtStreamModeledTime(s);
+#else
+    (void)s;
+    return 0;
+#endif
+}
+
+static void mark_start(mark *m, cudaStream_t s)
+{
+    m->start = pl_trace_now();
+    m->modeled_start = modeled_now(s);
+    m->stream = s;
+}
+
+static void emit(pl_comm *c, const mark *m, pl_event_kind kind, const char *label, uint64_t bytes,
+                 int peer)
+{
+    pl_trace *t = c->g->w->trace;
+    if (!t) return;
+    pl_event e = {.rank = c->g->wrank[c->rank],
+                  .lane = PL_LANE_COMM,
+                  .kind = (uint8_t)kind,
+                  .micro_batch = -1,
+                  .layer = -1,
+                  .peer = peer,
+                  .bytes = bytes,
+                  .start = m->start,
+                  .end = pl_trace_now(),
+                  .modeled_start = m->modeled_start,
+                  .modeled_end = modeled_now(m->stream)};
+    snprintf(e.label, sizeof e.label, "%s", label);
+    pl_trace_record(t, &e);
+}
 
 void pl_comm_abort(pl_comm *c, const char *why)
 {
@@ -473,7 +528,8 @@ static void describe_mismatch(group *g, unsigned long seq, char *buf, size_t cap
 
 /* Posts this rank's call and buffers, meets the others, checks they all
  * called the same. On any error every member returns an error. */
-static pl_comm_result begin(pl_comm *c, const call *k, const void *send, void *recv)
+static pl_comm_result begin(pl_comm *c, const call *k, const void *send, void *recv,
+                            cudaStream_t stream)
 {
     group *g = c->g;
     world *w = g->w;
@@ -487,6 +543,10 @@ static pl_comm_result begin(pl_comm *c, const call *k, const void *send, void *r
     pl_comm_result r = ensure_events(c);
     if (r) return r;
     c->seq++;
+    mark_start(&c->call_mark, stream);
+    c->step_mark = c->call_mark;
+    c->step_bytes = 0;
+    c->step_peer = -1;
     pthread_mutex_lock(&w->lock);
     g->calls[c->rank] = *k;
     g->send[c->rank] = send;
@@ -526,6 +586,13 @@ static pl_comm_result step(pl_comm *c, const char *kind, int s, int steps)
     pthread_mutex_lock(&w->lock);
     pl_comm_result r = rendezvous(c, what);
     pthread_mutex_unlock(&w->lock);
+    if (!r && s >= 0 && s < steps) {
+        char label[48];
+        snprintf(label, sizeof label, "%s step %d", kind, s + 1);
+        emit(c, &c->step_mark, PL_EV_RING_STEP, label, c->step_bytes, c->step_peer);
+    }
+    mark_start(&c->step_mark, c->call_mark.stream);
+    c->step_bytes = 0;
     return r;
 }
 
@@ -646,6 +713,8 @@ static pl_comm_result ring_copy(pl_comm *c, int k, void *dst, const void *src, s
         CK(cudaMemcpyPeerAsync(dst, g->device[r], src, g->device[prev], bytes, s),
            "cudaMemcpyPeerAsync");
         account(g, prev, r, bytes);
+        c->step_bytes += bytes;
+        c->step_peer = g->wrank[prev];
     }
     CK(cudaEventRecord(g->read[r][k & 1], s), "cudaEventRecord");
     return PL_COMM_OK;
@@ -713,12 +782,12 @@ static pl_comm_result ring_all_gather_steps(pl_comm *c, char *buf, size_t count,
 
 /* ---- the collectives ------------------------------------------------------------------ */
 
-pl_comm_result pl_all_reduce(pl_comm *c, const void *send, void *recv, size_t count, pl_dtype t,
-                             pl_redop op, cudaStream_t s)
+static pl_comm_result all_reduce_impl(pl_comm *c, const void *send, void *recv, size_t count,
+                                      pl_dtype t, pl_redop op, cudaStream_t s)
 {
     call k = {.kind = CALL_ALL_REDUCE, .count = count, .type = t, .op = op};
     k.bad = !check_type_op(c, &k, 1) || !check_buffers(c, &k, send, recv, 1, 1);
-    pl_comm_result r = begin(c, &k, send, recv);
+    pl_comm_result r = begin(c, &k, send, recv, s);
     if (r || count == 0) return r;
     size_t es = pl_dtype_size(t), bytes = count * es;
     int n = c->g->n, steps = 2 * (n - 1);
@@ -733,8 +802,8 @@ pl_comm_result pl_all_reduce(pl_comm *c, const void *send, void *recv, size_t co
     return PL_COMM_OK;
 }
 
-pl_comm_result pl_reduce_scatter(pl_comm *c, const void *send, void *recv, size_t recvcount,
-                                 pl_dtype t, pl_redop op, cudaStream_t s)
+static pl_comm_result reduce_scatter_impl(pl_comm *c, const void *send, void *recv,
+                                          size_t recvcount, pl_dtype t, pl_redop op, cudaStream_t s)
 {
     call k = {.kind = CALL_REDUCE_SCATTER, .count = recvcount, .type = t, .op = op};
     k.bad = !check_type_op(c, &k, 1) || !check_buffers(c, &k, send, recv, 1, 1);
@@ -748,7 +817,7 @@ pl_comm_result pl_reduce_scatter(pl_comm *c, const void *send, void *recv, size_
         cudaSetDevice(g->device[c->rank]);
         if (cudaMalloc(&work, total * es) != cudaSuccess) work = NULL;
     }
-    r = begin(c, &k, send, work);
+    r = begin(c, &k, send, work, s);
     if (r || recvcount == 0) {
         cudaFree(work);
         return r;
@@ -783,12 +852,12 @@ pl_comm_result pl_reduce_scatter(pl_comm *c, const void *send, void *recv, size_
     return r;
 }
 
-pl_comm_result pl_all_gather(pl_comm *c, const void *send, void *recv, size_t sendcount, pl_dtype t,
-                             cudaStream_t s)
+static pl_comm_result all_gather_impl(pl_comm *c, const void *send, void *recv, size_t sendcount,
+                                      pl_dtype t, cudaStream_t s)
 {
     call k = {.kind = CALL_ALL_GATHER, .count = sendcount, .type = t};
     k.bad = !check_type_op(c, &k, 0) || !check_buffers(c, &k, send, recv, 1, 1);
-    pl_comm_result r = begin(c, &k, send, recv);
+    pl_comm_result r = begin(c, &k, send, recv, s);
     if (r || sendcount == 0) return r;
     int n = c->g->n, steps = n - 1;
     size_t es = pl_dtype_size(t), bytes = sendcount * es;
@@ -801,13 +870,13 @@ pl_comm_result pl_all_gather(pl_comm *c, const void *send, void *recv, size_t se
     return ring_finish(c, steps - 1, s);
 }
 
-pl_comm_result pl_broadcast(pl_comm *c, const void *send, void *recv, size_t count, pl_dtype t,
-                            int root, cudaStream_t s)
+static pl_comm_result broadcast_impl(pl_comm *c, const void *send, void *recv, size_t count,
+                                     pl_dtype t, int root, cudaStream_t s)
 {
     call k = {.kind = CALL_BROADCAST, .count = count, .type = t, .root = root};
     k.bad = !check_type_op(c, &k, 0) || !check_root(c, &k) ||
             !check_buffers(c, &k, send, recv, c->rank == root, 1);
-    pl_comm_result r = begin(c, &k, send, recv);
+    pl_comm_result r = begin(c, &k, send, recv, s);
     if (r || count == 0) return r;
     group *g = c->g;
     int n = g->n, me = c->rank, pos = MOD(me - root, n), steps = n - 1;
@@ -831,8 +900,8 @@ pl_comm_result pl_broadcast(pl_comm *c, const void *send, void *recv, size_t cou
     return ring_finish(c, steps - 1, s);
 }
 
-pl_comm_result pl_reduce(pl_comm *c, const void *send, void *recv, size_t count, pl_dtype t,
-                         pl_redop op, int root, cudaStream_t s)
+static pl_comm_result reduce_impl(pl_comm *c, const void *send, void *recv, size_t count,
+                                  pl_dtype t, pl_redop op, int root, cudaStream_t s)
 {
     call k = {.kind = CALL_REDUCE, .count = count, .type = t, .op = op, .root = root};
     k.bad = !check_type_op(c, &k, 1) || !check_root(c, &k) ||
@@ -847,7 +916,7 @@ pl_comm_result pl_reduce(pl_comm *c, const void *send, void *recv, size_t count,
         cudaSetDevice(g->device[me]);
         if (cudaMalloc(&acc, bytes) != cudaSuccess) acc = NULL;
     }
-    pl_comm_result r = begin(c, &k, send, me == root ? recv : acc);
+    pl_comm_result r = begin(c, &k, send, me == root ? recv : acc, s);
     if (r || count == 0) {
         cudaFree(acc);
         return r;
@@ -887,8 +956,8 @@ pl_comm_result pl_reduce(pl_comm *c, const void *send, void *recv, size_t count,
     return r;
 }
 
-pl_comm_result pl_all_to_all(pl_comm *c, const void *send, void *recv, size_t count, pl_dtype t,
-                             cudaStream_t s)
+static pl_comm_result all_to_all_impl(pl_comm *c, const void *send, void *recv, size_t count,
+                                      pl_dtype t, cudaStream_t s)
 {
     call k = {.kind = CALL_ALL_TO_ALL, .count = count, .type = t};
     k.bad = !check_type_op(c, &k, 0) || !check_buffers(c, &k, send, recv, 1, 1);
@@ -897,7 +966,7 @@ pl_comm_result pl_all_to_all(pl_comm *c, const void *send, void *recv, size_t co
              "all_to_all: send and receive buffers must differ (no in-place form)");
         k.bad = 1;
     }
-    pl_comm_result r = begin(c, &k, send, recv);
+    pl_comm_result r = begin(c, &k, send, recv, s);
     if (r || count == 0) return r;
     group *g = c->g;
     int n = g->n, me = c->rank;
@@ -927,6 +996,55 @@ pl_comm_result pl_all_to_all(pl_comm *c, const void *send, void *recv, size_t co
     return step(c, "all_to_all", 2, n); /* no one re-records `read` before all waited */
 }
 
+/* The public collectives: the algorithm, then one trace event for the call. */
+static pl_comm_result traced(pl_comm *c, pl_comm_result r, const char *name, uint64_t bytes)
+{
+    if (r == PL_COMM_OK && bytes) emit(c, &c->call_mark, PL_EV_COLLECTIVE, name, bytes, -1);
+    return r;
+}
+
+pl_comm_result pl_all_reduce(pl_comm *c, const void *send, void *recv, size_t count, pl_dtype t,
+                             pl_redop op, cudaStream_t s)
+{
+    return traced(c, all_reduce_impl(c, send, recv, count, t, op, s), "all_reduce",
+                  count * pl_dtype_size(t));
+}
+
+pl_comm_result pl_reduce_scatter(pl_comm *c, const void *send, void *recv, size_t recvcount,
+                                 pl_dtype t, pl_redop op, cudaStream_t s)
+{
+    return traced(c, reduce_scatter_impl(c, send, recv, recvcount, t, op, s), "reduce_scatter",
+                  recvcount * (size_t)c->g->n * pl_dtype_size(t));
+}
+
+pl_comm_result pl_all_gather(pl_comm *c, const void *send, void *recv, size_t sendcount, pl_dtype t,
+                             cudaStream_t s)
+{
+    return traced(c, all_gather_impl(c, send, recv, sendcount, t, s), "all_gather",
+                  sendcount * (size_t)c->g->n * pl_dtype_size(t));
+}
+
+pl_comm_result pl_broadcast(pl_comm *c, const void *send, void *recv, size_t count, pl_dtype t,
+                            int root, cudaStream_t s)
+{
+    return traced(c, broadcast_impl(c, send, recv, count, t, root, s), "broadcast",
+                  count * pl_dtype_size(t));
+}
+
+pl_comm_result pl_reduce(pl_comm *c, const void *send, void *recv, size_t count, pl_dtype t,
+                         pl_redop op, int root, cudaStream_t s)
+{
+    return traced(c, reduce_impl(c, send, recv, count, t, op, root, s), "reduce",
+                  count * pl_dtype_size(t));
+}
+
+pl_comm_result pl_all_to_all(pl_comm *c, const void *send, void *recv, size_t count, pl_dtype t,
+                             cudaStream_t s)
+{
+    return traced(c, all_to_all_impl(c, send, recv, count, t, s), "all_to_all",
+                  count * (size_t)c->g->n * pl_dtype_size(t));
+}
+
 /* ---- split and free ----------------------------------------------------------------------- */
 
 pl_comm_result pl_comm_split(pl_comm *c, int color, int key, pl_comm **out)
@@ -934,7 +1052,7 @@ pl_comm_result pl_comm_split(pl_comm *c, int color, int key, pl_comm **out)
     if (!out) return fail(c, PL_COMM_INVALID_ARGUMENT, "comm_split: out is NULL");
     *out = NULL;
     call k = {.kind = CALL_SPLIT, .color = color, .key = key};
-    pl_comm_result r = begin(c, &k, NULL, NULL);
+    pl_comm_result r = begin(c, &k, NULL, NULL, NULL);
     if (r) return r;
     group *g = c->g;
     world *w = g->w;
@@ -983,7 +1101,7 @@ pl_comm_result pl_comm_split(pl_comm *c, int color, int key, pl_comm **out)
 pl_comm_result pl_comm_free(pl_comm *c)
 {
     call k = {.kind = CALL_FREE};
-    pl_comm_result r = begin(c, &k, NULL, NULL);
+    pl_comm_result r = begin(c, &k, NULL, NULL, NULL);
     if (r) return r;
     handle_free(c);
     return PL_COMM_OK;

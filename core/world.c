@@ -55,6 +55,12 @@ static void *rank_main(void *p)
 int pl_world_run(int n, const int *devices, double comm_timeout_s, pl_rank_fn fn, void *arg,
                  char *err, size_t err_size)
 {
+    return pl_world_run_traced(n, devices, comm_timeout_s, NULL, fn, arg, err, err_size);
+}
+
+int pl_world_run_traced(int n, const int *devices, double comm_timeout_s, struct pl_trace *trace,
+                        pl_rank_fn fn, void *arg, char *err, size_t err_size)
+{
     if (err_size) err[0] = '\0';
     int ndev = 0;
     cudaError_t e = cudaGetDeviceCount(&ndev);
@@ -80,6 +86,7 @@ int pl_world_run(int n, const int *devices, double comm_timeout_s, pl_rank_fn fn
         snprintf(err, err_size, "cannot create the world communicator of %d ranks", n);
         return 1;
     }
+    pl_comm_set_trace(comms[0], trace);
     rank_slot *s = calloc((size_t)n, sizeof *s);
     if (!s) {
         pl_comm_destroy_all(comms, n);

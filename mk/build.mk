@@ -154,7 +154,7 @@ $(BIN)/labcheck: $(OBJ)/tests/labcheck.c.o $(LAB_OBJ) $(RT_OBJ)
 
 $(BIN)/unit: $(call objs,$(UNIT_SRC)) $(RT_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $^ -lcunit $(LDLIBS) -o $@
+	$(CC) $(LDFLAGS) $^ -lcunit -ljansson $(LDLIBS) -o $@
 
 $(BIN)/paralab-bench: $(call objs,$(BENCH_SRC)) $(RT_OBJ)
 	@mkdir -p $(@D)

@@ -4,7 +4,8 @@
  * assertion counter alone wraps at 256 in some CUnit versions).
  *
  *   unit            all suites
- *   unit SUITE...   only these (runtime, emulator, faults, check, comm, options)
+ *   unit SUITE...   only these (runtime, emulator, faults, check, comm, options,
+ *                   trace)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,8 +35,19 @@ int main(int argc, char **argv)
         {"runtime", register_runtime_suite}, {"emulator", register_emulator_suite},
         {"faults", register_faults_suite},   {"check", register_check_suite},
         {"comm", register_comm_suite},       {"options", register_options_suite},
+        {"trace", register_trace_suite},
     };
     int n = (int)(sizeof suites / sizeof *suites);
+    for (int a = 1; a < argc; a++) {
+        int known = 0;
+        for (int i = 0; i < n; i++) known |= strcmp(argv[a], suites[i].name) == 0;
+        if (!known) {
+            fprintf(stderr, "unit: no suite '%s'; the suites are:", argv[a]);
+            for (int i = 0; i < n; i++) fprintf(stderr, " %s", suites[i].name);
+            fprintf(stderr, "\n");
+            return 2;
+        }
+    }
     for (int i = 0; i < n; i++) {
         int want = argc < 2;
         for (int a = 1; a < argc; a++) want |= strcmp(argv[a], suites[i].name) == 0;

@@ -77,6 +77,12 @@ pl_comm_result pl_comm_create(int n, const int *devices, double timeout_s, pl_co
 /* Frees every rank's handle of the communicator (after all ranks are done). */
 void pl_comm_destroy_all(pl_comm **ranks, int n);
 
+/* Records every collective and each of its ring steps as trace events of
+ * the calling rank into t (or stops recording, with NULL). For the whole
+ * world the communicator belongs to; set it before the ranks start. */
+struct pl_trace;
+void pl_comm_set_trace(pl_comm *c, struct pl_trace *t);
+
 /* Stops the world this communicator belongs to: every rank waiting in a
  * communicator call, now or later, returns PL_COMM_ABORTED with `why`. For a
  * rank that failed, so that the others do not wait for it. */

@@ -35,4 +35,10 @@ typedef int (*pl_rank_fn)(pl_rank *r);
 int pl_world_run(int n, const int *devices, double comm_timeout_s, pl_rank_fn fn, void *arg,
                  char *err, size_t err_size);
 
+/* The same, recording the communicator's events into `trace` (rings for at
+ * least n ranks; NULL: none). */
+struct pl_trace;
+int pl_world_run_traced(int n, const int *devices, double comm_timeout_s, struct pl_trace *trace,
+                        pl_rank_fn fn, void *arg, char *err, size_t err_size);
+
 #endif

@@ -1,0 +1,204 @@
+/* trace.c — see paralab/trace.h. */
+#include <errno.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "paralab/trace.h"
+
+#define MAX_RANKS 64
+
+const char *pl_lane_name(pl_lane lane)
+{
+    static const char *n[] = {"compute", "copy", "comm"};
+    return (unsigned)lane < PL_NUM_LANES ? n[lane] : "?";
+}
+
+const char *pl_event_kind_name(pl_event_kind k)
+{
+    static const char *n[] = {"kernel", "copy",    "collective", "ring step", "send",
+                              "recv",   "forward", "backward",   "optimizer"};
+    return (unsigned)k < PL_NUM_EVENT_KINDS ? n[k] : "?";
+}
+
+double pl_trace_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* One rank's ring. head: the next slot the producer writes; tail: the next
+ * the consumer reads. Each on its own cache line: the producer writes head
+ * and only reads tail when the ring looks full (it keeps a cached copy). */
+typedef struct ring {
+    _Alignas(64) _Atomic uint64_t head;
+    uint64_t tail_cache; /* producer's last view of tail */
+    uint64_t dropped;
+    _Alignas(64) _Atomic uint64_t tail;
+    _Alignas(64) pl_event *slots;
+} ring;
+
+struct pl_trace {
+    int n;
+    uint64_t mask;
+    pl_trace_full_policy policy;
+    ring rings[MAX_RANKS];
+};
+
+pl_trace *pl_trace_create(int n, size_t capacity, pl_trace_full_policy policy)
+{
+    if (n < 1 || n > MAX_RANKS) return NULL;
+    size_t cap = 2;
+    while (cap < capacity) cap *= 2;
+    pl_trace *t = aligned_alloc(64, sizeof *t);
+    if (!t) return NULL;
+    memset(t, 0, sizeof *t);
+    t->n = n;
+    t->mask = cap - 1;
+    t->policy = policy;
+    for (int r = 0; r < n; r++)
+        if (!(t->rings[r].slots = calloc(cap, sizeof(pl_event)))) {
+            pl_trace_destroy(t);
+            return NULL;
+        }
+    return t;
+}
+
+void pl_trace_destroy(pl_trace *t)
+{
+    if (!t) return;
+    for (int r = 0; r < t->n; r++) free(t->rings[r].slots);
+    free(t);
+}
+
+void pl_trace_record(pl_trace *t, const pl_event *e)
+{
+    if (!t || e->rank < 0 || e->rank >= t->n) return;
+    ring *q = &t->rings[e->rank];
+    uint64_t h = atomic_load_explicit(&q->head, memory_order_relaxed);
+    while (h - q->tail_cache > t->mask) { /* looks full: look again */
+        q->tail_cache = atomic_load_explicit(&q->tail, memory_order_acquire);
+        if (h - q->tail_cache <= t->mask) break;
+        if (t->policy == PL_TRACE_DROP) {
+            q->dropped++;
+            return;
+        }
+        sched_yield(); /* PL_TRACE_WAIT: let the consumer drain */
+    }
+    q->slots[h & t->mask] = *e;
+    atomic_store_explicit(&q->head, h + 1, memory_order_release);
+}
+
+size_t pl_trace_drain(pl_trace *t, pl_event *out, size_t max)
+{
+    size_t got = 0;
+    for (int r = 0; r < t->n && got < max; r++) {
+        ring *q = &t->rings[r];
+        uint64_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
+        uint64_t head = atomic_load_explicit(&q->head, memory_order_acquire);
+        while (tail < head && got < max) out[got++] = q->slots[tail++ & t->mask];
+        atomic_store_explicit(&q->tail, tail, memory_order_release);
+    }
+    return got;
+}
+
+uint64_t pl_trace_dropped(const pl_trace *t, int rank)
+{
+    return t && rank >= 0 && rank < t->n ? t->rings[rank].dropped : 0;
+}
+
+/* ---- Chrome Trace Event JSON ------------------------------------------------ */
+
+struct pl_trace_writer {
+    FILE *f;
+    int modeled, nranks, first, failed;
+    double t0; /* the earliest start written: times are relative to it */
+    int have_t0;
+    char path[4096];
+};
+
+pl_trace_writer *pl_trace_writer_open(const char *path, int nranks, int modeled, char *err,
+                                      size_t cap)
+{
+    pl_trace_writer *w = calloc(1, sizeof *w);
+    if (!w) {
+        snprintf(err, cap, "out of memory");
+        return NULL;
+    }
+    if (!(w->f = fopen(path, "w"))) {
+        snprintf(err, cap, "cannot write the trace %s: %s", path, strerror(errno));
+        free(w);
+        return NULL;
+    }
+    snprintf(w->path, sizeof w->path, "%s", path);
+    w->modeled = modeled;
+    w->nranks = nranks;
+    w->first = 1;
+    fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", w->f);
+    /* names: one process per rank, one thread per lane */
+    for (int r = 0; r < nranks; r++) {
+        fprintf(w->f, "%s\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":"
+                      "\"rank %d\"}}",
+                w->first ? "" : ",", r, r);
+        w->first = 0;
+        for (int l = 0; l < PL_NUM_LANES; l++)
+            fprintf(w->f,
+                    ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{"
+                    "\"name\":\"%s\"}}",
+                    r, l, pl_lane_name((pl_lane)l));
+    }
+    return w;
+}
+
+static void put_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
+        else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
+        else fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+int pl_trace_writer_add(pl_trace_writer *w, const pl_event *ev, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const pl_event *e = &ev[i];
+        double s = w->modeled ? e->modeled_start : e->start;
+        double d = (w->modeled ? e->modeled_end : e->end) - s;
+        if (!w->have_t0) {
+            w->t0 = s;
+            w->have_t0 = 1;
+        }
+        fputs(",\n{\"name\":", w->f);
+        put_string(w->f, e->label[0] ? e->label : pl_event_kind_name((pl_event_kind)e->kind));
+        fprintf(w->f,
+                ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
+                "\"args\":{\"bytes\":%llu,\"flops\":%.0f",
+                pl_event_kind_name((pl_event_kind)e->kind), e->rank, e->lane, (s - w->t0) * 1e6,
+                d > 0 ? d * 1e6 : 0.0, (unsigned long long)e->bytes, e->flops);
+        if (e->micro_batch >= 0) fprintf(w->f, ",\"micro_batch\":%d", e->micro_batch);
+        if (e->layer >= 0) fprintf(w->f, ",\"layer\":%d", e->layer);
+        if (e->peer >= 0) fprintf(w->f, ",\"peer\":%d", e->peer);
+        fputs("}}", w->f);
+    }
+    if (ferror(w->f)) w->failed = 1;
+    return w->failed ? -1 : 0;
+}
+
+int pl_trace_writer_close(pl_trace_writer *w, char *err, size_t cap)
+{
+    if (!w) return 0;
+    fputs("\n]}\n", w->f);
+    int bad = w->failed || ferror(w->f);
+    if (fclose(w->f) != 0) bad = 1;
+    if (bad) snprintf(err, cap, "writing the trace %s failed: %s", w->path, strerror(errno));
+    free(w);
+    return bad ? -1 : 0;
+}

@@ -1,0 +1,191 @@
+/*
+ * test_trace.c — the per-rank event rings (nothing lost or reordered with
+ * a concurrent consumer; exact drop counts), and the Chrome trace of a real
+ * all_reduce parsed back with jansson: event counts, bytes, and every ring
+ * step nested inside its collective, on the measured and the modeled clock.
+ */
+#include <jansson.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "paralab/comm.h"
+#include "paralab/trace.h"
+#include "paralab/world.h"
+#include "suites.h"
+
+enum { EVENTS = 200000 };
+
+static void *producer(void *p)
+{
+    pl_trace *t = p;
+    for (int i = 0; i < EVENTS; i++) {
+        pl_event e = {.rank = 1, .micro_batch = i};
+        pl_trace_record(t, &e);
+    }
+    return NULL;
+}
+
+static void test_ring_wait_keeps_everything(void)
+{
+    pl_trace *t = pl_trace_create(2, 64, PL_TRACE_WAIT);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    pthread_t th;
+    pthread_create(&th, NULL, producer, t);
+    pl_event buf[100];
+    int next = 0, in_order = 1;
+    while (next < EVENTS) {
+        size_t n = pl_trace_drain(t, buf, 100);
+        for (size_t i = 0; i < n; i++) in_order &= buf[i].micro_batch == next++;
+        if (!n) sched_yield();
+    }
+    pthread_join(th, NULL);
+    CU_ASSERT(in_order);
+    CU_ASSERT_EQUAL(next, EVENTS);
+    CU_ASSERT_EQUAL(pl_trace_dropped(t, 1), 0);
+    CU_ASSERT_EQUAL(pl_trace_drain(t, buf, 100), 0);
+    pl_trace_destroy(t);
+}
+
+static void test_ring_drop_counts(void)
+{
+    pl_trace *t = pl_trace_create(1, 3, PL_TRACE_DROP); /* rounded up to 4 */
+    for (int i = 0; i < 10; i++) {
+        pl_event e = {.rank = 0, .micro_batch = i};
+        pl_trace_record(t, &e);
+    }
+    pl_event buf[16];
+    CU_ASSERT_EQUAL(pl_trace_drain(t, buf, 16), 4);
+    for (int i = 0; i < 4; i++) CU_ASSERT_EQUAL(buf[i].micro_batch, i);
+    CU_ASSERT_EQUAL(pl_trace_dropped(t, 0), 6);
+    pl_trace_destroy(t);
+}
+
+static int run_all_reduce(pl_rank *r)
+{
+    float *d;
+    if (cudaMalloc((void **)&d, 1000 * sizeof(float))) return 1;
+    cudaMemsetAsync(d, 0, 1000 * sizeof(float), r->stream);
+    pl_comm_result res = pl_all_reduce(r->comm, d, d, 1000, PL_FLOAT32, PL_SUM, r->stream);
+    cudaStreamSynchronize(r->stream);
+    cudaFree(d);
+    if (res) snprintf(r->error, sizeof r->error, "%s", pl_comm_last_error(r->comm));
+    return res != PL_COMM_OK;
+}
+
+/* Parses the file and checks counts and nesting; returns the X events. */
+static int check_json(const char *path, int n, int modeled)
+{
+    json_error_t jerr;
+    json_t *root = json_load_file(path, 0, &jerr);
+    if (!root) fprintf(stderr, "  %s: %s (line %d)\n", path, jerr.text, jerr.line);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    json_t *evs = json_object_get(root, "traceEvents");
+    CU_ASSERT_TRUE(json_is_array(evs));
+    int meta = 0, coll = 0, steps = 0;
+    double cstart[8] = {0}, cend[8] = {0};
+    long long step_bytes[8] = {0};
+    size_t i;
+    json_t *e;
+    json_array_foreach(evs, i, e)
+    {
+        const char *ph = json_string_value(json_object_get(e, "ph"));
+        const char *cat = json_string_value(json_object_get(e, "cat"));
+        int pid = (int)json_integer_value(json_object_get(e, "pid"));
+        if (ph && !strcmp(ph, "M")) meta++;
+        if (ph && !strcmp(ph, "X") && cat && !strcmp(cat, "collective")) {
+            coll++;
+            cstart[pid] = json_number_value(json_object_get(e, "ts"));
+            cend[pid] = cstart[pid] + json_number_value(json_object_get(e, "dur"));
+            CU_ASSERT_EQUAL(
+                json_integer_value(json_object_get(json_object_get(e, "args"), "bytes")), 4000);
+            CU_ASSERT_EQUAL(json_integer_value(json_object_get(e, "tid")), PL_LANE_COMM);
+        }
+    }
+    /* ring steps inside their rank's collective (events are in drain order:
+     * a rank's steps come before its collective, so check in a second pass) */
+    json_array_foreach(evs, i, e)
+    {
+        const char *cat = json_string_value(json_object_get(e, "cat"));
+        if (!cat || strcmp(cat, "ring step")) continue;
+        steps++;
+        int pid = (int)json_integer_value(json_object_get(e, "pid"));
+        double ts = json_number_value(json_object_get(e, "ts"));
+        double end = ts + json_number_value(json_object_get(e, "dur"));
+        CU_ASSERT(ts >= cstart[pid] - 1e-3 && end <= cend[pid] + 1e-3);
+        step_bytes[pid] += json_integer_value(json_object_get(json_object_get(e, "args"), "bytes"));
+        CU_ASSERT(json_integer_value(json_object_get(json_object_get(e, "args"), "peer")) ==
+                  (pid + n - 1) % n);
+    }
+    CU_ASSERT_EQUAL(meta, n + n * PL_NUM_LANES);
+    CU_ASSERT_EQUAL(coll, n);
+    CU_ASSERT_EQUAL(steps, n * 2 * (n - 1));
+    for (int r = 0; r < n; r++) {
+        CU_ASSERT_EQUAL(step_bytes[r], 2LL * (n - 1) * 4000 / n); /* what it received */
+        if (modeled) CU_ASSERT(cend[r] > cstart[r]);
+    }
+    json_decref(root);
+    return coll + steps;
+}
+
+static void test_trace_of_all_reduce(void)
+{
+    enum { N = 4 };
+    pl_trace *t = pl_trace_create(N, 1024, PL_TRACE_WAIT);
+    char err[1024];
+    CU_ASSERT_EQUAL(pl_world_run_traced(N, NULL, 10, t, run_all_reduce, NULL, err, sizeof err), 0);
+    pl_event ev[1024];
+    size_t n = pl_trace_drain(t, ev, 1024);
+    CU_ASSERT_EQUAL(n, N + N * 2 * (N - 1));
+    for (int modeled = 0; modeled <= 1; modeled++) {
+        char path[] = "/tmp/paralab-trace-XXXXXX";
+        int fd = mkstemp(path);
+        close(fd);
+        pl_trace_writer *w = pl_trace_writer_open(path, N, modeled, err, sizeof err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+        CU_ASSERT_EQUAL(pl_trace_writer_add(w, ev, n), 0);
+        CU_ASSERT_EQUAL(pl_trace_writer_close(w, err, sizeof err), 0);
+        CU_ASSERT_EQUAL(check_json(path, N, modeled), N + N * 2 * (N - 1));
+        unlink(path);
+    }
+    pl_trace_destroy(t);
+}
+
+static void test_writer_errors(void)
+{
+    char err[512];
+    CU_ASSERT_PTR_NULL(pl_trace_writer_open("/nonexistent-dir/t.json", 1, 0, err, sizeof err));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "cannot write the trace /nonexistent-dir/t.json"));
+    /* labels are JSON-escaped */
+    char path[] = "/tmp/paralab-trace-XXXXXX";
+    close(mkstemp(path));
+    pl_trace_writer *w = pl_trace_writer_open(path, 1, 0, err, sizeof err);
+    pl_event e = {.rank = 0, .micro_batch = -1, .layer = -1, .peer = -1, .end = 1};
+    snprintf(e.label, sizeof e.label, "a \"quoted\"\\label\n");
+    pl_trace_writer_add(w, &e, 1);
+    CU_ASSERT_EQUAL(pl_trace_writer_close(w, err, sizeof err), 0);
+    json_error_t jerr;
+    json_t *root = json_load_file(path, 0, &jerr);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    json_t *evs = json_object_get(root, "traceEvents");
+    json_t *last = json_array_get(evs, json_array_size(evs) - 1);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(last, "name")),
+                           "a \"quoted\"\\label\n");
+    json_decref(root);
+    unlink(path);
+}
+
+int register_trace_suite(void)
+{
+    CU_pSuite s = CU_add_suite("trace", NULL, NULL);
+    if (!s) return -1;
+    if (!CU_add_test(s, "ring: wait policy loses nothing", test_ring_wait_keeps_everything) ||
+        !CU_add_test(s, "ring: drop policy counts drops", test_ring_drop_counts) ||
+        !CU_add_test(s, "Chrome trace of an all_reduce", test_trace_of_all_reduce) ||
+        !CU_add_test(s, "writer errors and escaping", test_writer_errors))
+        return -1;
+    return 0;
+}
