@@ -134,12 +134,12 @@ gpu-bench: cuda
 
 ## format: clang-format every C, header and kernel file in place
 format:
-	@clang-format -i $$(git ls-files '*.c' '*.h' '*.cu')
+	@clang-format -i $$(git ls-files --cached --others --exclude-standard '*.c' '*.h' '*.cu')
 
 ## format-check: fail if any C, header or kernel file is not clang-formatted
 format-check:
 	@if command -v clang-format >/dev/null; then \
-	   clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h' '*.cu') && echo "✓ clang-format: every file formatted"; \
+	   clang-format --dry-run --Werror $$(git ls-files --cached --others --exclude-standard '*.c' '*.h' '*.cu') && echo "✓ clang-format: every file formatted"; \
 	 else echo "✗ clang-format not found: skipping the format check"; fi
 
 ## clean: remove build/

@@ -141,8 +141,9 @@ pl_trace_writer *pl_trace_writer_open(const char *path, int nranks, int modeled,
     fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", w->f);
     /* names: one process per rank, one thread per lane */
     for (int r = 0; r < nranks; r++) {
-        fprintf(w->f, "%s\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":"
-                      "\"rank %d\"}}",
+        fprintf(w->f,
+                "%s\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":"
+                "\"rank %d\"}}",
                 w->first ? "" : ",", r, r);
         w->first = 0;
         for (int l = 0; l < PL_NUM_LANES; l++)
@@ -159,9 +160,12 @@ static void put_string(FILE *f, const char *s)
     fputc('"', f);
     for (; *s; s++) {
         unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
-        else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
-        else fputc(ch, f);
+        if (ch == '"' || ch == '\\')
+            fprintf(f, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(f, "\\u%04x", ch);
+        else
+            fputc(ch, f);
     }
     fputc('"', f);
 }

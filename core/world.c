@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include "paralab/world.h"
+#ifdef PARALAB_SIMULATED_CUDA
+#include "simt/simt.h"
+#endif
 
 typedef struct {
     pl_rank r;
@@ -14,12 +17,16 @@ typedef struct {
     pthread_t thread;
     _Atomic int *first_failed; /* the rank that failed first: the cause */
     int ndev;                  /* devices the world uses: 0..ndev-1 */
+    double modeled_start;      /* the simulated GPU's modeled "now" at the start */
 } rank_slot;
 
 static void *rank_main(void *p)
 {
     rank_slot *s = p;
     pl_rank *r = &s->r;
+#ifdef PARALAB_SIMULATED_CUDA
+    simtHostClockAdvance(s->modeled_start); /* every rank starts at the same modeled time */
+#endif
     cudaError_t e = cudaSetDevice(r->device);
     if (!e) e = cudaStreamCreateWithFlags(&r->stream, cudaStreamNonBlocking);
     if (e) {
@@ -94,12 +101,18 @@ int pl_world_run_traced(int n, const int *devices, double comm_timeout_s, struct
         return 1;
     }
     _Atomic int first_failed = -1;
+#ifdef PARALAB_SIMULATED_CUDA
+    double modeled_start = simtModeledNow();
+#endif
     int started = 0, failed = 0;
     for (int r = 0; r < n; r++) {
         s[r].r = (pl_rank){.rank = r, .size = n, .device = dev[r], .comm = comms[r], .arg = arg};
         s[r].fn = fn;
         s[r].first_failed = &first_failed;
         s[r].ndev = n < ndev ? n : ndev;
+#ifdef PARALAB_SIMULATED_CUDA
+        s[r].modeled_start = modeled_start;
+#endif
         if (pthread_create(&s[r].thread, NULL, rank_main, &s[r]) != 0) {
             snprintf(err, err_size, "cannot start the thread of rank %d", r);
             pl_comm_abort(comms[0], "a rank's thread could not start");

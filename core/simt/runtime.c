@@ -832,6 +832,23 @@ cudaError_t cudaDeviceSynchronize(void)
     return ret(e);
 }
 
+double simtModeledNow(void)
+{
+    if (enter(__func__) != cudaSuccess) return 0;
+    pthread_mutex_lock(&G.lock);
+    double t = host_clock;
+    for (int d = 0; d < G.ndev; d++) {
+        device *dv = &G.dev[d];
+        t = maxd(t, dv->legacy.clock);
+        for (struct simt_stream *s = dv->streams; s; s = s->next) t = maxd(t, s->clock);
+        for (int e = 0; e < ENG_COUNT; e++) t = maxd(t, dv->engine_free[e]);
+    }
+    pthread_mutex_unlock(&G.lock);
+    return t;
+}
+
+void simtHostClockAdvance(double t) { host_clock = maxd(host_clock, t); }
+
 double simtStreamModeledTime(cudaStream_t st)
 {
     if (enter(__func__) != cudaSuccess) return 0;

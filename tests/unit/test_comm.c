@@ -532,6 +532,51 @@ static void test_failure_stops_world(void)
     CU_ASSERT_STRING_EQUAL(err, "rank 1: rank function gave up");
 }
 
+#ifdef PARALAB_SIMULATED_CUDA
+/* SIM ONLY: the modeled clock of a collective is deterministic (two runs,
+ * the same modeled time on every rank) and follows the size. */
+typedef struct {
+    size_t count;
+    float ms[8];
+} timing_case;
+
+static int run_timed(pl_rank *r)
+{
+    timing_case *t = r->arg;
+    float *d;
+    cudaEvent_t a, b;
+    if (cudaMalloc((void **)&d, t->count * sizeof(float))) return 1;
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    cudaMemsetAsync(d, 0, t->count * sizeof(float), r->stream);
+    cudaEventRecord(a, r->stream);
+    pl_comm_result res = pl_all_reduce(r->comm, d, d, t->count, PL_FLOAT32, PL_SUM, r->stream);
+    cudaEventRecord(b, r->stream);
+    cudaEventSynchronize(b);
+    cudaEventElapsedTime(&t->ms[r->rank], a, b);
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    cudaFree(d);
+    return res != PL_COMM_OK;
+}
+
+static void test_modeled_time_deterministic(void)
+{
+    timing_case one = {.count = 1 << 20}, two = {.count = 1 << 20}, big = {.count = 1 << 22};
+    char err[1200];
+    CU_ASSERT_EQUAL(pl_world_run(4, NULL, 10, run_timed, &one, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(pl_world_run(4, NULL, 10, run_timed, &two, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(pl_world_run(4, NULL, 10, run_timed, &big, err, sizeof err), 0);
+    for (int r = 0; r < 4; r++) {
+        CU_ASSERT(one.ms[r] > 0);
+        CU_ASSERT_EQUAL(one.ms[r], two.ms[r]);
+        /* 4x the bytes: more than twice the time (bandwidth), less than 4x
+         * (per-step latencies: 1.5 us per NVLink hop, 3 us per kernel launch) */
+        CU_ASSERT(big.ms[r] > 2 * one.ms[r] && big.ms[r] < 4 * one.ms[r]);
+    }
+}
+#endif
+
 int register_comm_suite(void)
 {
     CU_pSuite s = CU_add_suite("comm", NULL, NULL);
@@ -550,6 +595,9 @@ int register_comm_suite(void)
         {"two ranks that both send first: deadlock reported", test_send_deadlock_reported},
         {"comm_split by color and key", test_split},
         {"a failing rank stops the world", test_failure_stops_world},
+#ifdef PARALAB_SIMULATED_CUDA
+        {"modeled time is deterministic (sim)", test_modeled_time_deterministic},
+#endif
     };
     for (size_t i = 0; i < sizeof t / sizeof *t; i++)
         if (!CU_add_test(s, t[i].name, t[i].fn)) return -1;

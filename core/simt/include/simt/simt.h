@@ -154,6 +154,12 @@ const simt_preset *simtCurrentPreset(void);
 cudaError_t simtEventElapsedMeasured(float *ms, cudaEvent_t start, cudaEvent_t end);
 /* Modeled seconds at which the stream's last enqueued work ends. */
 double simtStreamModeledTime(cudaStream_t stream);
+/* The latest modeled time any device, stream or engine has work until. */
+double simtModeledNow(void);
+/* Moves the calling host thread's modeled clock forward to t (work it
+ * enqueues starts no earlier). A world of ranks starts them all at
+ * simtModeledNow(), so that earlier work does not skew their timelines. */
+void simtHostClockAdvance(double t);
 
 /* ---- faults ------------------------------------------------------------ */
 /* The report of the last kernel fault on the current device (illegal address,
