@@ -89,14 +89,15 @@ enum call_kind {
     CALL_ALL_TO_ALL,
     CALL_SPLIT,
     CALL_FREE,
+    CALL_BARRIER,
 };
 
 static const char *kind_name(int k)
 {
-    static const char *n[] = {"none",       "all_reduce", "broadcast",
-                              "reduce",     "all_gather", "reduce_scatter",
-                              "all_to_all", "comm_split", "comm_free"};
-    return k >= 0 && k <= CALL_FREE ? n[k] : "?";
+    static const char *n[] = {"none",       "all_reduce",     "broadcast",  "reduce",
+                              "all_gather", "reduce_scatter", "all_to_all", "comm_split",
+                              "comm_free",  "barrier"};
+    return k >= 0 && k <= CALL_BARRIER ? n[k] : "?";
 }
 
 typedef struct call {
@@ -481,6 +482,9 @@ static void describe_call(const call *k, char *buf, size_t cap)
     case CALL_FREE:
         snprintf(buf, cap, "comm_free");
         break;
+    case CALL_BARRIER:
+        snprintf(buf, cap, "barrier");
+        break;
     default:
         snprintf(buf, cap, "%s(count=%zu, %s)", kind_name(k->kind), k->count,
                  pl_dtype_name(k->type));
@@ -491,7 +495,7 @@ static void describe_call(const call *k, char *buf, size_t cap)
 static int same_call(const call *a, const call *b)
 {
     if (a->kind != b->kind || a->bad || b->bad) return 0;
-    if (a->kind == CALL_SPLIT || a->kind == CALL_FREE) return 1;
+    if (a->kind == CALL_SPLIT || a->kind == CALL_FREE || a->kind == CALL_BARRIER) return 1;
     if (a->count != b->count || a->type != b->type) return 0;
     if ((a->kind == CALL_ALL_REDUCE || a->kind == CALL_REDUCE || a->kind == CALL_REDUCE_SCATTER) &&
         a->op != b->op)
@@ -1096,6 +1100,12 @@ pl_comm_result pl_comm_split(pl_comm *c, int color, int key, pl_comm **out)
         if (ng->wrank[i] == g->wrank[me]) h->rank = i;
     *out = h;
     return PL_COMM_OK;
+}
+
+pl_comm_result pl_comm_barrier(pl_comm *c)
+{
+    call k = {.kind = CALL_BARRIER};
+    return begin(c, &k, NULL, NULL, NULL);
 }
 
 pl_comm_result pl_comm_free(pl_comm *c)

@@ -68,6 +68,17 @@ int pl_world_run(int n, const int *devices, double comm_timeout_s, pl_rank_fn fn
 int pl_world_run_traced(int n, const int *devices, double comm_timeout_s, struct pl_trace *trace,
                         pl_rank_fn fn, void *arg, char *err, size_t err_size)
 {
+    pl_world_config cfg = {n, devices, comm_timeout_s, trace, NULL};
+    return pl_world_run_config(&cfg, fn, arg, err, err_size);
+}
+
+int pl_world_run_config(const pl_world_config *cfg, pl_rank_fn fn, void *arg, char *err,
+                        size_t err_size)
+{
+    int n = cfg->n;
+    const int *devices = cfg->devices;
+    double comm_timeout_s = cfg->comm_timeout_s;
+    struct pl_trace *trace = cfg->trace;
     if (err_size) err[0] = '\0';
     int ndev = 0;
     cudaError_t e = cudaGetDeviceCount(&ndev);
@@ -106,7 +117,12 @@ int pl_world_run_traced(int n, const int *devices, double comm_timeout_s, struct
 #endif
     int started = 0, failed = 0;
     for (int r = 0; r < n; r++) {
-        s[r].r = (pl_rank){.rank = r, .size = n, .device = dev[r], .comm = comms[r], .arg = arg};
+        s[r].r = (pl_rank){.rank = r,
+                           .size = n,
+                           .device = dev[r],
+                           .comm = comms[r],
+                           .arg = arg,
+                           .player = cfg->player};
         s[r].fn = fn;
         s[r].first_failed = &first_failed;
         s[r].ndev = n < ndev ? n : ndev;

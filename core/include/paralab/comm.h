@@ -115,6 +115,10 @@ pl_comm_result pl_reduce_scatter(pl_comm *c, const void *send, void *recv, size_
 pl_comm_result pl_all_to_all(pl_comm *c, const void *send, void *recv, size_t count, pl_dtype t,
                              cudaStream_t stream);
 
+/* Every rank of the communicator arrives before any leaves (on the host;
+ * it enqueues nothing). */
+pl_comm_result pl_comm_barrier(pl_comm *c);
+
 /* Point to point. Outside a group a send waits (on the host) until its
  * receiver has posted the matching receive, as NCCL's would on the GPU; two
  * ranks that exchange must put their send and recv in one group. */

@@ -19,10 +19,11 @@
 
 typedef struct pl_rank {
     int rank, size, device;
-    pl_comm *comm;       /* this rank's handle on the world communicator */
-    cudaStream_t stream; /* this rank's stream (non-blocking) */
-    void *arg;           /* what pl_world_run was given */
-    char error[1024];    /* a failing rank function may explain here */
+    pl_comm *comm;            /* this rank's handle on the world communicator */
+    cudaStream_t stream;      /* this rank's stream (non-blocking) */
+    void *arg;                /* what pl_world_run was given */
+    struct pl_player *player; /* paces pl_step (NULL: steps only meet) */
+    char error[1024];         /* a failing rank function may explain here */
 } pl_rank;
 
 /* Returns 0 on success, non-zero on failure (message in r->error). */
@@ -40,5 +41,17 @@ int pl_world_run(int n, const int *devices, double comm_timeout_s, pl_rank_fn fn
 struct pl_trace;
 int pl_world_run_traced(int n, const int *devices, double comm_timeout_s, struct pl_trace *trace,
                         pl_rank_fn fn, void *arg, char *err, size_t err_size);
+
+/* Everything a world can be given. */
+struct pl_player;
+typedef struct pl_world_config {
+    int n;
+    const int *devices;       /* NULL: rank r on device r mod count */
+    double comm_timeout_s;    /* <= 0: 10 s */
+    struct pl_trace *trace;   /* NULL: none */
+    struct pl_player *player; /* NULL: pl_step only meets */
+} pl_world_config;
+int pl_world_run_config(const pl_world_config *cfg, pl_rank_fn fn, void *arg, char *err,
+                        size_t err_size);
 
 #endif
