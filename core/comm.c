@@ -1257,7 +1257,7 @@ static pl_comm_result p2p_complete(pl_comm *c, p2p *o, cudaStream_t s)
                 snprintf(m->msg, sizeof m->msg, "rank %d's receive failed: %s", o->to,
                          cudaGetErrorName(e));
                 r = cuda_fail(c, e, "recv");
-            } else {
+            } else if (bytes) { /* an empty message moves nothing: not counted */
                 w->ledger[o->from].bytes_sent += bytes;
                 w->ledger[o->from].messages_sent++;
                 w->ledger[o->to].bytes_received += bytes;

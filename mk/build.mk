@@ -119,7 +119,8 @@ endif
 # errors there (everything else still is).
 EXERCISE_RELAX := -Wno-unused-parameter -Wno-unused-variable -Wno-unused-but-set-variable \
                   -Wno-unused-function
-$(OBJ)/labs/%/exercise.cu.o $(OBJ)/labs/%/exercise.c.o: EXTRA = $(if $(filter cuda,$(VARIANT)),-Xcompiler $(subst $(eval) ,$(comma),$(EXERCISE_RELAX)),$(EXERCISE_RELAX))
+$(OBJ)/labs/%/exercise.c.o: EXTRA = $(EXERCISE_RELAX)
+$(OBJ)/labs/%/exercise.cu.o: EXTRA = $(if $(filter cuda,$(VARIANT)),-Xcompiler $(subst $(eval) ,$(comma),$(EXERCISE_RELAX)),$(EXERCISE_RELAX))
 comma := ,
 
 $(OBJ)/core/simt/%.c.o: core/simt/%.c $(FLAGS_STAMP)

@@ -19,10 +19,17 @@ for lab in "$bin"/lab[0-9][0-9]; do
     check "$name --no-viz writes no escape bytes" bash -c '! grep -q $'"'"'\x1b'"'"' <<<"$1"' _ "$out"
     help=$("$lab" --help 2>&1); rc=$?
     check "$name --help (exit $rc)" bash -c 'test "$1" = 0 && grep -q "^usage: " <<<"$2"' _ "$rc" "$help"
-    for bad in "--size 0" "--size 12abc" "--block 1025" "--no-such-flag" "extra-argument"; do
+    # bad values for the options this lab lists in its --help
+    bads=("--no-such-flag" "extra-argument")
+    grep -q -- "--size" <<<"$help" && bads+=("--size 0" "--size 12abc")
+    grep -q -- "--block" <<<"$help" && bads+=("--block 1025")
+    grep -q -- "--devices" <<<"$help" && bads+=("--devices 0" "--devices 65" "--devices two")
+    grep -q -- "--speed" <<<"$help" && bads+=("--speed 0" "--speed fast")
+    grep -q -- "--comm " <<<"$help" && bads+=("--comm mpi")
+    for bad in "${bads[@]}"; do
         # shellcheck disable=SC2086
         err=$("$lab" $bad 2>&1 >/dev/null); rc=$?
-        value=${bad#--size }; value=${value#--block }
+        value=${bad#--* }
         check "$name $bad: exit 2, names '$value'" bash -c 'test "$1" = 2 && grep -qF -- "$2" <<<"$3"' _ "$rc" "$value" "$err"
     done
 done

@@ -15,10 +15,10 @@ fails=0
 scenario() {
     local file=$1 lab=$2 want_rc=$3
     shift 3
-    local copy="$work/$(basename "$file" .cu)"
+    local copy="$work/${file%.*}"
     mkdir -p "$copy"
     (cd "$root" && cp -r core labs tests bench mk "$copy"/)
-    cp "$root/tests/student/$file" "$copy/labs/$lab/exercise.cu"
+    cp "$root/tests/student/$file" "$copy/labs/$lab/exercise.${file##*.}"
     if ! make -s -C "$copy" -f mk/build.mk -j2 VARIANT=sim BUILD=build build/bin/labcheck >"$copy/build.log" 2>&1; then
         echo "FAIL  $file: does not build"; sed -n '1,20p' "$copy/build.log"; fails=$((fails + 1)); return
     fi
@@ -43,7 +43,7 @@ scenario() {
 lab_run() {
     local file=$1 lab=$2 bin=$3 want_rc=$4
     shift 4
-    local copy="$work/$(basename "$file" .cu)" out rc=0 ok=1
+    local copy="$work/${file%.*}" out rc=0 ok=1
     make -s -C "$copy" -f mk/build.mk -j2 VARIANT=sim BUILD=build "build/bin/$bin" >>"$copy/build.log" 2>&1 || { echo "FAIL  $bin on $file: does not build"; fails=$((fails + 1)); return; }
     out=$(timeout 60 "$copy/build/bin/$bin" --no-viz 2>&1) || rc=$?
     [ "$rc" = "$want_rc" ] || { ok=0; echo "  exit status $rc, expected $want_rc"; }
@@ -54,7 +54,8 @@ lab_run() {
 }
 
 scenario lab01_correct.cu 01_hello_threads 0 \
-    '^PASS  01_hello_threads +grid_size' '^PASS  01_hello_threads +vector_add' '2 passed, 0 failed, 0 todo'
+    '^PASS  01_hello_threads +grid_size' '^PASS  01_hello_threads +vector_add' '2 passed, 0 failed, 1 todo' \
+    '^TODO  06_collectives +ring_all_reduce +not attempted yet: PL_TODO\(\) at labs/06_collectives/exercise.c:[0-9]+'
 CLOSED=1 scenario lab01_no_tail_guard.cu 01_hello_threads 1 \
     '^PASS  01_hello_threads +grid_size' \
     '^FAIL  01_hello_threads +vector_add +vector_add\(n=1, block=256\) failed on the device: cudaErrorIllegalAddress .*kernel vector_add.*blockIdx \(0,0,0\), threadIdx \(1,0,0\).*out-of-bounds read of 4 bytes'
@@ -76,6 +77,13 @@ scenario lab01_host_crash.cu 01_hello_threads 1 \
 LABCHECK_ARGS="--timeout 3" scenario lab01_endless_loop.cu 01_hello_threads 1 \
     '^PASS  01_hello_threads +grid_size' \
     '^FAIL  01_hello_threads +vector_add +still running after 3 s: kernel vector_add \(labs/01_hello_threads/exercise.cu:[0-9]+\) is in blockIdx \(0,0,0\), threadIdx \(0,0,0\): an endless loop\?'
+
+scenario lab06_correct.c 06_collectives 0 \
+    '^PASS  06_collectives +ring_all_reduce' '^TODO  01_hello_threads'
+scenario lab06_no_group.c 06_collectives 1 \
+    '^FAIL  06_collectives +ring_all_reduce +N=2, count 0: rank [01]: ring_all_reduce returned PL_COMM_TIMEOUT: rank [01]: deadlock: no progress for 10 s: rank 0 waits in send to rank 1 .*rank 1 waits in send to rank 0 .*Ranks 0 and 1 both send before they receive: put each exchange in pl_group_start\(\)/pl_group_end\(\)'
+scenario lab06_wrong_segment.c 06_collectives 1 \
+    '^FAIL  06_collectives +ring_all_reduce +N=2, count 1: rank [01]: buf\[0\] = [0-9]+ but expected [0-9]+ \(N=2, count 1\)'
 
 echo "student scenarios: $fails failed"
 [ $fails = 0 ]

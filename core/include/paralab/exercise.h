@@ -24,7 +24,7 @@ extern "C" {
 
 /* Records file:line as the last TODO reached and returns PL_TODO_STATUS. */
 int pl_todo_mark(const char *file, int line);
-/* "file:line" of the last PL_TODO() reached on this thread, or "". */
+/* "file:line" of the last PL_TODO() reached in the process, or "". */
 const char *pl_todo_location(void);
 
 #define PL_TODO() return pl_todo_mark(__FILE__, __LINE__)
