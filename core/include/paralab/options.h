@@ -10,8 +10,8 @@
  *       --trace FILE    write a Chrome trace (Perfetto) of the run
  *       --seed S        random seed, 0..2^64-1
  *       --hw PRESET     hardware preset of the simulated GPU's modeled clock
- *       --comm ENGINE   local | nccl (default: nccl when every rank has its
- *                       own real GPU, else local)
+ *       --comm ENGINE   local | nccl (the NCCL engine is not written yet:
+ *                       nccl is refused with a message)
  *       --comm-timeout S  seconds a rank may wait in a collective (0.1..3600)
  *
  * Library code: nothing here prints or exits; the caller prints the message
