@@ -102,12 +102,14 @@ racecheck:
 	+@$(TSAN)
 	@build/sim-tsan/bin/racecheck
 
-## bench: the SIMT emulator against a plain C loop, and trace recording (ratios, same run)
+## bench: the SIMT emulator vs a C loop, trace recording, collectives vs memcpy (same-run ratios)
 bench:
 	+@$(SIM)
 	@build/sim/bin/paralab-bench simt
 	@echo
 	@build/sim/bin/paralab-bench trace
+	@echo
+	@build/sim/bin/paralab-bench comm
 
 ## demo: install what is missing, build, and run the main demo (ARGS=--no-viz for plain text)
 demo: deps

@@ -130,10 +130,11 @@ static double max_rel_err(const float *got, const float *want, int n)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: paralab-bench simt|gpu|trace [--repeat R] [--scale S]\n"
+    fprintf(f, "usage: paralab-bench simt|gpu|trace|comm [--repeat R] [--scale S]\n"
                "  simt      the SIMT emulator vs a plain C loop (simulated build)\n"
                "  gpu       the same kernels on a real GPU (CUDA build)\n"
                "  trace     the cost of recording a trace event (8 producers)\n"
+               "  comm      collectives of the local engine, nccl-tests style (to 64 MiB)\n"
                "  --repeat  runs per measurement, the best is kept (default 3)\n"
                "  --scale   divide the problem sizes by 2^S (default 0)\n");
 }
@@ -169,7 +170,7 @@ int main(int argc, char **argv)
         }
     }
     if (optind >= argc) {
-        fprintf(stderr, "paralab-bench: which benchmark? simt, gpu or trace\n");
+        fprintf(stderr, "paralab-bench: which benchmark? simt, gpu, trace or comm\n");
         usage(stderr);
         return 2;
     }
@@ -178,9 +179,17 @@ int main(int argc, char **argv)
         return 2;
     }
     if (!strcmp(argv[optind], "trace")) return bench_trace(2000000L >> scale);
+    if (!strcmp(argv[optind], "comm")) {
+        const char *why = pl_device_problem("paralab-bench");
+        if (why) {
+            fprintf(stderr, "paralab-bench: %s\n", why);
+            return 2;
+        }
+        return bench_comm((64L << 20) >> scale);
+    }
     if (strcmp(argv[optind], "simt") && strcmp(argv[optind], "gpu")) {
         fprintf(stderr,
-                "paralab-bench: no benchmark '%s'; the benchmarks are simt, gpu and trace\n",
+                "paralab-bench: no benchmark '%s'; the benchmarks are simt, gpu, trace and comm\n",
                 argv[optind]);
         return 2;
     }

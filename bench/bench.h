@@ -4,5 +4,7 @@
 
 /* paralab-bench trace: 8 producers x events_per_rank; 0 when all arrived. */
 int bench_trace(long events_per_rank);
+/* paralab-bench comm: nccl-tests-style tables up to max_bytes; 0 when ran. */
+int bench_comm(long max_bytes);
 
 #endif

@@ -1,0 +1,180 @@
+/*
+ * comm_bench.c — paralab-bench comm: the local collective engine on
+ * simulated devices, timed on the wall clock (this machine's CPU does the
+ * copies and the reductions), as nccl-tests prints it: size, count, type,
+ * redop, time, algbw, busbw, #wrong — for all-reduce, all-gather,
+ * reduce-scatter and broadcast, N = 2, 4, 8. The reference, measured in the
+ * same run: memcpy bandwidth (bytes read + written per second), the limit
+ * for an in-memory ring. Goal: busbw at least half of it from 1 MiB up.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime.h>
+
+#include "bench.h"
+#include "paralab/comm.h"
+#include "paralab/world.h"
+
+enum { C_ALL_REDUCE, C_ALL_GATHER, C_REDUCE_SCATTER, C_BROADCAST, C_COUNT };
+static const char *cname[] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast"};
+
+typedef struct {
+    long max_bytes;
+    double memcpy_bw;
+    int worst_ratio_ok;
+    double t[64];
+    long wrong[64];
+} comm_bench;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* busbw factor (nccl-tests, doc/PERFORMANCE.md) */
+static double factor(int kind, int n)
+{
+    if (kind == C_ALL_REDUCE) return 2.0 * (n - 1) / n;
+    if (kind == C_BROADCAST) return 1.0;
+    return (double)(n - 1) / n;
+}
+
+static pl_comm_result run_one(pl_rank *r, int kind, float *send, float *recv, size_t count)
+{
+    int n = r->size;
+    switch (kind) {
+    case C_ALL_REDUCE:
+        return pl_all_reduce(r->comm, send, recv, count, PL_FLOAT32, PL_SUM, r->stream);
+    case C_ALL_GATHER: /* count: the whole array; each rank gives count/N */
+        return pl_all_gather(r->comm, send, recv, count / (size_t)n, PL_FLOAT32, r->stream);
+    case C_REDUCE_SCATTER:
+        return pl_reduce_scatter(r->comm, send, recv, count / (size_t)n, PL_FLOAT32, PL_SUM,
+                                 r->stream);
+    default:
+        return pl_broadcast(r->comm, send, recv, count, PL_FLOAT32, 0, r->stream);
+    }
+}
+
+/* The values each rank holds: rank + 1 everywhere; the expected result. */
+static float expected(int kind, int n, size_t i, size_t count)
+{
+    if (kind == C_ALL_REDUCE || kind == C_REDUCE_SCATTER) return (float)n * (float)(n + 1) / 2;
+    if (kind == C_ALL_GATHER) return (float)(i / (count / (size_t)n) + 1);
+    return 1.0f; /* broadcast from rank 0 */
+}
+
+static int rank_main(pl_rank *r)
+{
+    comm_bench *b = r->arg;
+    int n = r->size, me = r->rank;
+    size_t max_count = (size_t)b->max_bytes / sizeof(float);
+    float *send, *recv, *h = malloc(max_count * sizeof(float));
+    if (!h || cudaMalloc((void **)&send, max_count * sizeof(float)) ||
+        cudaMalloc((void **)&recv, max_count * sizeof(float))) {
+        snprintf(r->error, sizeof r->error, "out of memory for %ld bytes", b->max_bytes);
+        return 1;
+    }
+    for (size_t i = 0; i < max_count; i++) h[i] = (float)(me + 1);
+    cudaMemcpy(send, h, max_count * sizeof(float), cudaMemcpyHostToDevice);
+    for (int kind = 0; kind < C_COUNT; kind++) {
+        if (me == 0)
+            printf("\n%s, %d ranks\n%12s %12s %6s %6s %10s %10s %10s %7s %s\n", cname[kind], n,
+                   "size (B)", "count", "type", "redop", "time (us)", "algbw GB/s", "busbw GB/s",
+                   "#wrong", "busbw / memcpy");
+        for (size_t bytes = 64; bytes <= (size_t)b->max_bytes; bytes *= 4) {
+            size_t count = bytes / sizeof(float) / (size_t)n * (size_t)n; /* N divides it */
+            int iters = bytes < (1u << 20) ? 20 : bytes < (16u << 20) ? 5 : 2;
+            if (run_one(r, kind, send, recv, count) || cudaStreamSynchronize(r->stream)) {
+                snprintf(r->error, sizeof r->error, "%s: %s", cname[kind],
+                         pl_comm_last_error(r->comm));
+                return 1;
+            }
+            if (pl_comm_barrier(r->comm)) return 1;
+            double t0 = now();
+            for (int it = 0; it < iters; it++)
+                if (run_one(r, kind, send, recv, count)) return 1;
+            cudaStreamSynchronize(r->stream);
+            b->t[me] = (now() - t0) / iters;
+            size_t out = kind == C_REDUCE_SCATTER ? count / (size_t)n : count;
+            cudaMemcpy(h, recv, out * sizeof(float), cudaMemcpyDeviceToHost);
+            long wrong = 0;
+            for (size_t i = 0; i < out; i++) wrong += h[i] != expected(kind, n, i, count);
+            b->wrong[me] = wrong;
+            if (pl_comm_barrier(r->comm)) return 1;
+            if (me == 0) {
+                double t = 0;
+                long all_wrong = 0;
+                for (int q = 0; q < n; q++) {
+                    t = b->t[q] > t ? b->t[q] : t;
+                    all_wrong += b->wrong[q];
+                }
+                double S = (double)count * sizeof(float), alg = S / t / 1e9;
+                double bus = alg * factor(kind, n), ratio = bus * 1e9 / b->memcpy_bw;
+                printf("%12zu %12zu %6s %6s %10.1f %10.2f %10.2f %7ld", (size_t)S, count, "float",
+                       kind == C_ALL_GATHER || kind == C_BROADCAST ? "none" : "sum", t * 1e6, alg,
+                       bus, all_wrong);
+                if (S >= (1 << 20)) {
+                    printf(" %13.2f %s", ratio, ratio >= 0.5 ? "met" : "MISSED");
+                    if (ratio < 0.5) b->worst_ratio_ok = 0;
+                }
+                printf("\n");
+            }
+            if (pl_comm_barrier(r->comm)) return 1;
+        }
+    }
+    cudaFree(send);
+    cudaFree(recv);
+    free(h);
+    return 0;
+}
+
+/* Bytes read + written per second by memcpy over `bytes`, best of 3. */
+static double memcpy_bandwidth(size_t bytes)
+{
+    char *a = malloc(bytes), *b = malloc(bytes);
+    if (!a || !b) return 0;
+    memset(a, 1, bytes);
+    memset(b, 2, bytes);
+    double best = 1e30;
+    for (int i = 0; i < 3; i++) {
+        double t = now();
+        memcpy(b, a, bytes);
+        t = now() - t;
+        if (t < best) best = t;
+    }
+    volatile char sink = b[bytes / 2];
+    (void)sink;
+    free(a);
+    free(b);
+    return 2.0 * (double)bytes / best;
+}
+
+int bench_comm(long max_bytes)
+{
+    comm_bench b;
+    memset(&b, 0, sizeof b);
+    b.max_bytes = max_bytes;
+    b.worst_ratio_ok = 1;
+    b.memcpy_bw =
+        memcpy_bandwidth((size_t)max_bytes < (64u << 20) ? (64u << 20) : (size_t)max_bytes);
+    printf("paralab-bench comm: the local engine on simulated devices, wall clock (this CPU moves "
+           "the data)\nreference, same run: memcpy %.2f GB/s (read + write); goal: busbw >= 0.5 x "
+           "memcpy from 1 MiB\n",
+           b.memcpy_bw / 1e9);
+    static const int ranks[] = {2, 4, 8};
+    for (int i = 0; i < 3; i++) {
+        char err[1024];
+        if (pl_world_run(ranks[i], NULL, 60, rank_main, &b, err, sizeof err)) {
+            fprintf(stderr, "paralab-bench: %s\n", err);
+            return 1;
+        }
+    }
+    printf("\ngoal (busbw >= 0.5 x memcpy from 1 MiB): %s\n",
+           b.worst_ratio_ok ? "met everywhere" : "MISSED somewhere (see the rows)");
+    return 0;
+}
