@@ -174,6 +174,8 @@ struct pl_comm {
     int step_peer;
     void *scratch; /* device scratch, on this rank's device */
     size_t scratch_bytes;
+    void *work; /* a copy of the operands (reduce, reduce_scatter), kept between calls */
+    size_t work_bytes;
     char err[2048];
 };
 
@@ -411,6 +413,7 @@ static void handle_free(pl_comm *c)
         if (g->read[c->rank][p]) cudaEventDestroy(g->read[c->rank][p]);
     }
     cudaFree(c->scratch);
+    cudaFree(c->work);
     cudaSetDevice(cur);
     pthread_mutex_lock(&w->lock);
     int last_member = --g->members_alive == 0;
@@ -458,6 +461,22 @@ static pl_comm_result ensure_scratch(pl_comm *c, size_t bytes)
     if (e) return cuda_fail(c, e, "cudaMalloc of the engine's scratch buffer");
     c->scratch_bytes = bytes;
     return PL_COMM_OK;
+}
+
+/* The work buffer, kept between calls: reusing it is safe because every call
+ * ends with this rank's stream waiting for its successor's last read, and
+ * growing it frees the old one with cudaFree, which waits for the device.
+ * NULL when out of memory. Call on this rank's device. */
+static void *ensure_work(pl_comm *c, size_t bytes)
+{
+    if (bytes > c->work_bytes) {
+        cudaFree(c->work);
+        c->work = NULL;
+        c->work_bytes = 0;
+        if (cudaMalloc(&c->work, bytes) != cudaSuccess) return NULL;
+        c->work_bytes = bytes;
+    }
+    return c->work;
 }
 
 static void describe_call(const call *k, char *buf, size_t cap)
@@ -819,13 +838,10 @@ static pl_comm_result reduce_scatter_impl(pl_comm *c, const void *send, void *re
     void *work = NULL;
     if (!k.bad && recvcount && n > 1) {
         cudaSetDevice(g->device[c->rank]);
-        if (cudaMalloc(&work, total * es) != cudaSuccess) work = NULL;
+        work = ensure_work(c, total * es);
     }
     r = begin(c, &k, send, work, s);
-    if (r || recvcount == 0) {
-        cudaFree(work);
-        return r;
-    }
+    if (r || recvcount == 0) return r;
     if (n == 1) {
         if (send != recv)
             CK(cudaMemcpyAsync(recv, send, recvcount * es, cudaMemcpyDeviceToDevice, s), "copy");
@@ -847,12 +863,6 @@ static pl_comm_result reduce_scatter_impl(pl_comm *c, const void *send, void *re
                                         recvcount * es, cudaMemcpyDeviceToDevice, s);
         if (e) r = cuda_fail(c, e, "copy");
     }
-    /* work stays allocated until the stream is done with it */
-    cudaError_t e = cudaStreamSynchronize(s);
-    if (!r && e) r = cuda_fail(c, e, "reduce_scatter");
-    /* no member may free its work while another still reads it */
-    if (!r) r = step(c, "reduce_scatter", steps, steps + 1);
-    cudaFree(work);
     return r;
 }
 
@@ -918,13 +928,10 @@ static pl_comm_result reduce_impl(pl_comm *c, const void *send, void *recv, size
     void *acc = NULL;
     if (!k.bad && count && n > 1 && me != root) {
         cudaSetDevice(g->device[me]);
-        if (cudaMalloc(&acc, bytes) != cudaSuccess) acc = NULL;
+        acc = ensure_work(c, bytes);
     }
     pl_comm_result r = begin(c, &k, send, me == root ? recv : acc, s);
-    if (r || count == 0) {
-        cudaFree(acc);
-        return r;
-    }
+    if (r || count == 0) return r;
     if (n == 1) {
         if (send != recv)
             CK(cudaMemcpyAsync(recv, send, bytes, cudaMemcpyDeviceToDevice, s), "copy");
@@ -949,14 +956,6 @@ static pl_comm_result reduce_impl(pl_comm *c, const void *send, void *recv, size
     if (!r) r = ring_finish(c, steps - 1, s);
     if (!r && me == root && op == PL_AVG && pl_k_divide(recv, count, t, n, s))
         r = fail(c, PL_COMM_CUDA_ERROR, "the division kernel");
-    /* every member meets once more, so that no one frees its scratch while
-     * its successor still reads it */
-    if (acc) {
-        cudaError_t e = cudaStreamSynchronize(s);
-        if (!r && e) r = cuda_fail(c, e, "reduce");
-    }
-    if (!r) r = step(c, "reduce", steps, steps + 1);
-    cudaFree(acc);
     return r;
 }
 
