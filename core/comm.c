@@ -110,8 +110,9 @@ typedef struct call {
 
 typedef struct p2p {
     struct p2p *next;
-    int send;     /* 1: a send, 0: a receive */
-    int from, to; /* world ranks */
+    const void *grp; /* the communicator's group: a send matches a receive in it only */
+    int send;        /* 1: a send, 0: a receive */
+    int from, to;    /* world ranks */
     size_t count;
     int type;
     const void *sbuf;  /* send: the source */
@@ -1128,7 +1129,7 @@ static int post_matched(void *p)
 static p2p *find_match(world *w, const p2p *o)
 {
     for (p2p *q = w->posts; q; q = q->next)
-        if (q->send != o->send && q->from == o->from && q->to == o->to &&
+        if (q->send != o->send && q->grp == o->grp && q->from == o->from && q->to == o->to &&
             (o->send ? !q->matched : !q->taken) && q != o)
             return q;
     return NULL;
@@ -1173,6 +1174,7 @@ static pl_comm_result p2p_post(pl_comm *c, int send, const void *buf, size_t cou
     p2p *o = calloc(1, sizeof *o);
     if (!o) return fail(c, PL_COMM_SYSTEM_ERROR, "out of memory");
     o->send = send;
+    o->grp = g;
     o->from = send ? g->wrank[c->rank] : g->wrank[peer];
     o->to = send ? g->wrank[peer] : g->wrank[c->rank];
     o->count = count;

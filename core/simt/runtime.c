@@ -723,9 +723,14 @@ static cudaError_t enqueue(struct simt_stream *s, simt_op *op, int engine, doubl
     return cudaSuccess;
 }
 
+/* Waits for op (G.lock held). The wait releases the lock, and meanwhile the
+ * op's stream may move on and drop it: hold a reference while waiting. */
 static void wait_op(simt_op *op)
 {
-    while (op && !op->done) pthread_cond_wait(&G.done_cv, &G.lock);
+    if (!op) return;
+    op->refs++;
+    while (!op->done) pthread_cond_wait(&G.done_cv, &G.lock);
+    op_unref(op);
 }
 
 /* Waits for everything queued on the device, destroyed streams included.
@@ -733,12 +738,29 @@ static void wait_op(simt_op *op)
 static void sync_device(int d)
 {
     device *dv = &G.dev[d];
-    wait_op(dv->legacy.last);
-    host_clock = maxd(host_clock, dv->legacy.clock);
-    for (struct simt_stream *s = dv->streams; s; s = s->next) {
-        wait_op(s->last);
-        host_clock = maxd(host_clock, s->clock);
-    }
+    /* The streams' last ops and clocks now: waiting releases the lock, and
+     * streams may be created, destroyed or moved on meanwhile. */
+    int n = 1;
+    for (struct simt_stream *s = dv->streams; s; s = s->next) n++;
+    simt_op *stack_ops[64], **ops = n <= 64 ? stack_ops : malloc((size_t)n * sizeof *ops);
+    double t = dv->legacy.clock;
+    int k = 0;
+    if (ops) {
+        ops[k++] = dv->legacy.last;
+        for (struct simt_stream *s = dv->streams; s; s = s->next) {
+            ops[k++] = s->last;
+            t = maxd(t, s->clock);
+        }
+        for (int i = 0; i < k; i++)
+            if (ops[i]) ops[i]->refs++;
+        for (int i = 0; i < k; i++) {
+            wait_op(ops[i]);
+            op_unref(ops[i]);
+        }
+        if (ops != stack_ops) free(ops);
+    } else /* out of memory: wait one stream at a time, legacy first */
+        wait_op(dv->legacy.last);
+    host_clock = maxd(host_clock, t);
     while (dv->zombies > 0) pthread_cond_wait(&G.done_cv, &G.lock);
 }
 

@@ -577,6 +577,77 @@ static void test_modeled_time_deterministic(void)
 }
 #endif
 
+/* Two ranks on one device, the engine's scratch growing mid-collective
+ * (regression: the simulator freed an op another stream still waited on). */
+static int run_shared_device(pl_rank *r)
+{
+    int64_t *a, *b, h[600];
+    if (cudaMalloc((void **)&a, 600 * 8) || cudaMalloc((void **)&b, 600 * 8)) return 1;
+    for (int i = 0; i < 600; i++) h[i] = r->rank + 1;
+    cudaMemcpy(a, h, sizeof h, cudaMemcpyHostToDevice);
+    for (int i = 0; i < 60; i++) {
+        if (pl_broadcast(r->comm, a, a, 512, PL_INT64, 0, r->stream) ||
+            pl_reduce(r->comm, a, b, (size_t)(1 + 9 * i), PL_INT64, PL_SUM, 0, r->stream)) {
+            snprintf(r->error, sizeof r->error, "%s", pl_comm_last_error(r->comm));
+            return 1;
+        }
+    }
+    cudaStreamSynchronize(r->stream);
+    cudaMemcpy(h, b, 8 * 8, cudaMemcpyDeviceToHost);
+    int bad = r->rank == 0 && h[7] != 2; /* after the first broadcast every rank holds 1 */
+    if (bad) snprintf(r->error, sizeof r->error, "b[7] = %lld, expected 2", (long long)h[7]);
+    cudaFree(a);
+    cudaFree(b);
+    return bad;
+}
+
+static void test_shared_device(void)
+{
+    char err[1200];
+    int rc = pl_world_run(2, (const int[]){0, 0}, 10, run_shared_device, NULL, err, sizeof err);
+    if (rc) fprintf(stderr, "  %s\n", err);
+    CU_ASSERT_EQUAL(rc, 0);
+}
+
+/* A send on one communicator never matches a receive on another. */
+static int run_two_comms(pl_rank *r)
+{
+    pl_comm *sub;
+    if (pl_comm_split(r->comm, 0, r->rank, &sub)) return 1;
+    int *d, h[2] = {r->rank ? 0 : 1, r->rank ? 0 : 2};
+    cudaMalloc((void **)&d, sizeof h);
+    cudaMemcpy(d, h, sizeof h, cudaMemcpyHostToDevice);
+    int res = 0;
+    if (r->rank == 0) {
+        pl_group_start();
+        pl_send(sub, d, 1, PL_INT32, 1, r->stream);         /* 1 on sub */
+        pl_send(r->comm, d + 1, 1, PL_INT32, 1, r->stream); /* 2 on world */
+        res = pl_group_end();
+    } else if (r->rank == 1) {
+        pl_group_start();
+        pl_recv(r->comm, d, 1, PL_INT32, 0, r->stream); /* from world: 2 */
+        pl_recv(sub, d + 1, 1, PL_INT32, 0, r->stream); /* from sub: 1 */
+        res = pl_group_end();
+        cudaStreamSynchronize(r->stream);
+        cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+        if (h[0] != 2 || h[1] != 1) {
+            snprintf(r->error, sizeof r->error, "got [%d %d], expected [2 1]", h[0], h[1]);
+            res = 1;
+        }
+    }
+    cudaStreamSynchronize(r->stream);
+    cudaFree(d);
+    return res || pl_comm_free(sub);
+}
+
+static void test_p2p_per_communicator(void)
+{
+    char err[1200];
+    int rc = pl_world_run(2, NULL, 10, run_two_comms, NULL, err, sizeof err);
+    if (rc) fprintf(stderr, "  %s\n", err);
+    CU_ASSERT_EQUAL(rc, 0);
+}
+
 int register_comm_suite(void)
 {
     CU_pSuite s = CU_add_suite("comm", NULL, NULL);
@@ -595,6 +666,8 @@ int register_comm_suite(void)
         {"two ranks that both send first: deadlock reported", test_send_deadlock_reported},
         {"comm_split by color and key", test_split},
         {"a failing rank stops the world", test_failure_stops_world},
+        {"two ranks on one device", test_shared_device},
+        {"send/recv match within their communicator", test_p2p_per_communicator},
 #ifdef PARALAB_SIMULATED_CUDA
         {"modeled time is deterministic (sim)", test_modeled_time_deterministic},
 #endif
