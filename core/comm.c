@@ -157,6 +157,7 @@ typedef struct group {
     void *work[MAX_RANKS]; /* per-member device scratch for the current call */
     cudaEvent_t ready[MAX_RANKS][2], read[MAX_RANKS][2];
     struct group *split_to[MAX_RANKS]; /* pl_comm_split: each member's new group */
+    int is_world;                      /* made by pl_comm_create, not by a split */
     int members_alive;
 } group;
 
@@ -293,8 +294,8 @@ static void describe_world(world *w, char *buf, size_t cap)
     for (int a = 0; a < w->n; a++)
         for (int b = a + 1; b < w->n; b++) {
             char sa[64], sb[64];
-            snprintf(sa, sizeof sa, "waits in send to rank %d", b);
-            snprintf(sb, sizeof sb, "waits in send to rank %d", a);
+            snprintf(sa, sizeof sa, "waits in send to rank %d (", b); /* not rank 10 for 1 */
+            snprintf(sb, sizeof sb, "waits in send to rank %d (", a);
             if (strstr(w->doing[a], sa) && strstr(w->doing[b], sb) && n < cap) {
                 snprintf(buf + n, cap - n,
                          ". Ranks %d and %d both send before they receive: put each exchange in "
@@ -346,6 +347,7 @@ static pl_comm_result rendezvous(pl_comm *c, const char *what)
 {
     group *g = c->g;
     world *w = g->w;
+    if (w->aborted) return fail(c, w->abort_code, "%s", w->abort_msg);
     snprintf(w->doing[g->wrank[c->rank]], sizeof w->doing[0], "%s", what);
     gen_arg a = {g, g->gen};
     pl_comm_result r = PL_COMM_OK;
@@ -386,6 +388,7 @@ pl_comm_result pl_comm_create(int n, const int *devices, double timeout_s, pl_co
         free(w);
         return PL_COMM_SYSTEM_ERROR;
     }
+    g->is_world = 1;
     for (int r = 0; r < n; r++) {
         g->wrank[r] = r;
         g->device[r] = devices[r];
@@ -557,11 +560,16 @@ static pl_comm_result begin(pl_comm *c, const call *k, const void *send, void *r
 {
     group *g = c->g;
     world *w = g->w;
-    if (group_depth > 0)
-        return fail(c, PL_COMM_INVALID_ARGUMENT,
-                    "%s inside pl_group_start()/pl_group_end(): the local engine groups only "
-                    "send and receive",
-                    kind_name(k->kind));
+    call in_group;
+    if (group_depth > 0 && !k->bad) { /* still meet the others: they must not wait */
+        fail(c, PL_COMM_INVALID_ARGUMENT,
+             "%s inside pl_group_start()/pl_group_end(): the local engine groups only send and "
+             "receive",
+             kind_name(k->kind));
+        in_group = *k;
+        in_group.bad = 1;
+        k = &in_group;
+    }
     cudaError_t e = cudaSetDevice(g->device[c->rank]);
     if (e) return cuda_fail(c, e, "cudaSetDevice");
     pl_comm_result r = ensure_events(c);
@@ -588,9 +596,12 @@ static pl_comm_result begin(pl_comm *c, const call *k, const void *send, void *r
     pthread_mutex_unlock(&w->lock);
     if (r) return r;
     if (r2) return r2;
+    int all_bad = 1;
+    for (int i = 0; i < g->n; i++) all_bad &= g->calls[i].bad;
     if (!agree) {
         pl_comm_result code = k->bad ? PL_COMM_INVALID_ARGUMENT : PL_COMM_MISMATCH;
-        if (k->bad) { /* keep this rank's own argument message, add the picture */
+        if (all_bad) return code; /* everyone erred alike: its own message says it all */
+        if (k->bad) {             /* keep this rank's own argument message, add the picture */
             size_t n = strlen(c->err);
             snprintf(c->err + n, sizeof c->err - n, " (%s)", msg);
             return code;
@@ -617,6 +628,7 @@ static pl_comm_result step(pl_comm *c, const char *kind, int s, int steps)
     }
     mark_start(&c->step_mark, c->call_mark.stream);
     c->step_bytes = 0;
+    c->step_peer = -1;
     return r;
 }
 
@@ -991,6 +1003,7 @@ static pl_comm_result all_to_all_impl(pl_comm *c, const void *send, void *recv, 
                                bytes, s),
            "cudaMemcpyPeerAsync");
         account(g, from, me, bytes);
+        c->step_bytes += bytes; /* one step, many peers: peer stays -1 */
     }
     CK(cudaEventRecord(g->read[me][0], s), "cudaEventRecord");
     if ((r = step(c, "all_to_all", 1, n))) return r;
@@ -1053,9 +1066,12 @@ pl_comm_result pl_all_to_all(pl_comm *c, const void *send, void *recv, size_t co
 
 pl_comm_result pl_comm_split(pl_comm *c, int color, int key, pl_comm **out)
 {
-    if (!out) return fail(c, PL_COMM_INVALID_ARGUMENT, "comm_split: out is NULL");
-    *out = NULL;
     call k = {.kind = CALL_SPLIT, .color = color, .key = key};
+    if (!out) { /* still meet the others, so they are told */
+        fail(c, PL_COMM_INVALID_ARGUMENT, "comm_split: out is NULL");
+        k.bad = 1;
+    } else
+        *out = NULL;
     pl_comm_result r = begin(c, &k, NULL, NULL, NULL);
     if (r) return r;
     group *g = c->g;
@@ -1110,6 +1126,10 @@ pl_comm_result pl_comm_barrier(pl_comm *c)
 
 pl_comm_result pl_comm_free(pl_comm *c)
 {
+    if (c->g->is_world)
+        return fail(c, PL_COMM_INVALID_ARGUMENT,
+                    "comm_free: this is the world communicator; pl_comm_destroy_all (or "
+                    "pl_world_run) frees it");
     call k = {.kind = CALL_FREE};
     pl_comm_result r = begin(c, &k, NULL, NULL, NULL);
     if (r) return r;

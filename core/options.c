@@ -14,8 +14,9 @@
 #include "paralab/cli.h"
 #include "paralab/options.h"
 
+/* Above every key a lab may use (256..65535, paralab/options.h). */
 enum {
-    OPT_NO_VIZ = 1000,
+    OPT_NO_VIZ = 0x10000,
     OPT_STEP,
     OPT_PLAY,
     OPT_SPEED,
@@ -143,7 +144,8 @@ pl_options_status pl_options_parse(pl_options *o, int argc, char **argv, const c
             char *end;
             errno = 0;
             unsigned long long s = strtoull(optarg, &end, 10);
-            if (errno || end == optarg || *end || *optarg == '-') {
+            /* strtoull skips blanks and accepts a sign: refuse both */
+            if (errno || end == optarg || *end || *optarg < '0' || *optarg > '9') {
                 snprintf(msg, cap, "--seed '%s' is not a whole number from 0 to %llu", optarg,
                          (unsigned long long)-1);
                 return PL_OPTIONS_ERROR;
@@ -172,10 +174,19 @@ pl_options_status pl_options_parse(pl_options *o, int argc, char **argv, const c
             usage(msg, cap, prog, summary, extra);
             return PL_OPTIONS_HELP;
         case ':':
-            snprintf(msg, cap, "option '%s' needs a value (see --help)", argv[optind - 1]);
+            if (optopt && optopt < 128)
+                snprintf(msg, cap, "option '-%c' needs a value (see --help)", optopt);
+            else
+                snprintf(msg, cap, "option '%s' needs a value (see --help)", argv[optind - 1]);
             return PL_OPTIONS_ERROR;
         case '?':
-            snprintf(msg, cap, "unknown option '%s' (see --help)", argv[optind - 1]);
+            if (optopt && optopt < 128) /* a short option: argv holds a cluster like -xn */
+                snprintf(msg, cap, "unknown option '-%c' (see --help)", optopt);
+            else if (strchr(argv[optind - 1], '='))
+                snprintf(msg, cap, "option '%s' is unknown or takes no value (see --help)",
+                         argv[optind - 1]);
+            else
+                snprintf(msg, cap, "unknown option '%s' (see --help)", argv[optind - 1]);
             return PL_OPTIONS_ERROR;
         default:
             if (!handler || handler(c, optarg, ctx, msg, cap) != 0) {

@@ -38,6 +38,7 @@ typedef struct ring {
     _Alignas(64) _Atomic uint64_t head;
     uint64_t tail_cache; /* producer's last view of tail */
     uint64_t dropped;
+    uint64_t gave_up_at; /* tail + 1 when the producer last gave up waiting (0: never) */
     _Alignas(64) _Atomic uint64_t tail;
     _Alignas(64) pl_event *slots;
 } ring;
@@ -52,6 +53,7 @@ struct pl_trace {
 pl_trace *pl_trace_create(int n, size_t capacity, pl_trace_full_policy policy)
 {
     if (n < 1 || n > MAX_RANKS) return NULL;
+    if (capacity > ((size_t)1 << 30)) return NULL; /* 2^30 events a rank is plenty */
     size_t cap = 2;
     while (cap < capacity) cap *= 2;
     pl_trace *t = aligned_alloc(64, sizeof *t);
@@ -80,14 +82,23 @@ void pl_trace_record(pl_trace *t, const pl_event *e)
     if (!t || e->rank < 0 || e->rank >= t->n) return;
     ring *q = &t->rings[e->rank];
     uint64_t h = atomic_load_explicit(&q->head, memory_order_relaxed);
+    double give_up = 0;
     while (h - q->tail_cache > t->mask) { /* looks full: look again */
         q->tail_cache = atomic_load_explicit(&q->tail, memory_order_acquire);
         if (h - q->tail_cache <= t->mask) break;
-        if (t->policy == PL_TRACE_DROP) {
-            q->dropped++;
-            return;
+        if (t->policy == PL_TRACE_WAIT && q->gave_up_at != q->tail_cache + 1) {
+            /* let the consumer drain, a second at most; after that, drop at once
+             * until the consumer moves */
+            double now = pl_trace_now();
+            if (!give_up) give_up = now + 1.0;
+            if (now < give_up) {
+                sched_yield();
+                continue;
+            }
         }
-        sched_yield(); /* PL_TRACE_WAIT: let the consumer drain */
+        if (t->policy == PL_TRACE_WAIT) q->gave_up_at = q->tail_cache + 1;
+        q->dropped++; /* PL_TRACE_DROP, or no consumer came: never block for good */
+        return;
     }
     q->slots[h & t->mask] = *e;
     atomic_store_explicit(&q->head, h + 1, memory_order_release);
@@ -121,8 +132,8 @@ struct pl_trace_writer {
     char path[4096];
 };
 
-pl_trace_writer *pl_trace_writer_open(const char *path, int nranks, int modeled, char *err,
-                                      size_t cap)
+pl_trace_writer *pl_trace_writer_open(const char *path, int nranks, int modeled, double origin,
+                                      char *err, size_t cap)
 {
     pl_trace_writer *w = calloc(1, sizeof *w);
     if (!w) {
@@ -136,6 +147,10 @@ pl_trace_writer *pl_trace_writer_open(const char *path, int nranks, int modeled,
     }
     snprintf(w->path, sizeof w->path, "%s", path);
     w->modeled = modeled;
+    if (origin >= 0) {
+        w->t0 = origin;
+        w->have_t0 = 1;
+    }
     w->nranks = nranks;
     w->first = 1;
     fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", w->f);

@@ -16,8 +16,9 @@ typedef struct {
     int status;
     pthread_t thread;
     _Atomic int *first_failed; /* the rank that failed first: the cause */
-    int ndev;                  /* devices the world uses: 0..ndev-1 */
-    double modeled_start;      /* the simulated GPU's modeled "now" at the start */
+    const int *devs;           /* the device of every rank */
+    int n;
+    double modeled_start; /* the simulated GPU's modeled "now" at the start */
 } rank_slot;
 
 static void *rank_main(void *p)
@@ -36,8 +37,8 @@ static void *rank_main(void *p)
     } else {
         /* peer access to the other ranks' devices where the hardware has it
          * (NVLink on the simulated presets): copies go device to device */
-        for (int d = 0; d < s->ndev; d++) {
-            int can = 0;
+        for (int q = 0; q < s->n; q++) {
+            int d = s->devs[q], can = 0;
             if (d != r->device && cudaDeviceCanAccessPeer(&can, r->device, d) == cudaSuccess &&
                 can && cudaDeviceEnablePeerAccess(d, 0) != cudaSuccess)
                 cudaGetLastError(); /* already enabled: fine */
@@ -125,7 +126,8 @@ int pl_world_run_config(const pl_world_config *cfg, pl_rank_fn fn, void *arg, ch
                            .player = cfg->player};
         s[r].fn = fn;
         s[r].first_failed = &first_failed;
-        s[r].ndev = n < ndev ? n : ndev;
+        s[r].devs = dev;
+        s[r].n = n;
 #ifdef PARALAB_SIMULATED_CUDA
         s[r].modeled_start = modeled_start;
 #endif
@@ -140,7 +142,11 @@ int pl_world_run_config(const pl_world_config *cfg, pl_rank_fn fn, void *arg, ch
     for (int r = 0; r < started; r++) pthread_join(s[r].thread, NULL);
     int f = atomic_load(&first_failed);
     if (!failed && f >= 0) {
-        snprintf(err, err_size, "rank %d: %s", f, s[f].r.error[0] ? s[f].r.error : "failed");
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "rank %d: ", f);
+        const char *msg = s[f].r.error[0] ? s[f].r.error : "failed";
+        /* communicator messages already begin with their rank */
+        snprintf(err, err_size, "%s%s", strncmp(msg, prefix, strlen(prefix)) ? prefix : "", msg);
         failed = 1;
     }
     pl_comm_destroy_all(comms, n);

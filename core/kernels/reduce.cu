@@ -9,14 +9,17 @@
 #include "paralab/comm.h"
 #include "paralab/kernels.h"
 
-#define REDUCE_KERNEL(suffix, T)                                                                   \
+/* U: the type the arithmetic is done in. Integers use their unsigned twin,
+ * so that sums and products wrap as on a GPU (and in NCCL) instead of
+ * overflowing, which C leaves undefined. */
+#define REDUCE_KERNEL(suffix, T, U)                                                                \
     static __global__ void reduce_##suffix(T *dst, const T *src, size_t n, int op)                 \
     {                                                                                              \
         size_t stride = (size_t)blockDim.x * gridDim.x;                                            \
         size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;                                  \
         switch (op) {                                                                              \
         case PL_PROD:                                                                              \
-            for (; i < n; i += stride) dst[i] = dst[i] * src[i];                                   \
+            for (; i < n; i += stride) dst[i] = (T)((U)dst[i] * (U)src[i]);                        \
             break;                                                                                 \
         case PL_MAX:                                                                               \
             for (; i < n; i += stride) dst[i] = src[i] > dst[i] ? src[i] : dst[i];                 \
@@ -25,7 +28,7 @@
             for (; i < n; i += stride) dst[i] = src[i] < dst[i] ? src[i] : dst[i];                 \
             break;                                                                                 \
         default: /* PL_SUM, PL_AVG */                                                              \
-            for (; i < n; i += stride) dst[i] = dst[i] + src[i];                                   \
+            for (; i < n; i += stride) dst[i] = (T)((U)dst[i] + (U)src[i]);                        \
         }                                                                                          \
     }                                                                                              \
     SIMT_LAUNCHER(reduce_##suffix, (T * dst, const T *src, size_t n, int op), (dst, src, n, op))   \
@@ -37,10 +40,10 @@
     }                                                                                              \
     SIMT_LAUNCHER(divide_##suffix, (T * buf, size_t n, T divisor), (buf, n, divisor))
 
-REDUCE_KERNEL(f32, float)
-REDUCE_KERNEL(f64, double)
-REDUCE_KERNEL(i32, int32_t)
-REDUCE_KERNEL(i64, int64_t)
+REDUCE_KERNEL(f32, float, float)
+REDUCE_KERNEL(f64, double, double)
+REDUCE_KERNEL(i32, int32_t, uint32_t)
+REDUCE_KERNEL(i64, int64_t, uint64_t)
 
 static dim3 grid_for(size_t n)
 {

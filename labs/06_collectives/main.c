@@ -378,13 +378,11 @@ int main(int argc, char **argv)
     if (l.opt.trace) {
         trace = pl_trace_create(n, 1 << 14, PL_TRACE_WAIT);
         dr.trace = trace;
-        dr.writer = pl_trace_writer_open(l.opt.trace, n,
 #ifdef PARALAB_SIMULATED_CUDA
-                                         1,
+        dr.writer = pl_trace_writer_open(l.opt.trace, n, 1, simtModeledNow(), err, sizeof err);
 #else
-                                         0,
+        dr.writer = pl_trace_writer_open(l.opt.trace, n, 0, pl_trace_now(), err, sizeof err);
 #endif
-                                         err, sizeof err);
         if (!trace || !dr.writer) {
             fprintf(stderr, "lab06: %s\n", trace ? err : "out of memory");
             return 2;

@@ -648,6 +648,78 @@ static void test_p2p_per_communicator(void)
     CU_ASSERT_EQUAL(rc, 0);
 }
 
+/* Misuses that must be told to every rank, at once. */
+typedef struct {
+    int mode;
+    pl_comm_result result[16];
+    char msg[16][1024];
+} misuse_case;
+
+static int run_misuse(pl_rank *r)
+{
+    misuse_case *m = r->arg;
+    float *d;
+    cudaMalloc((void **)&d, 64);
+    pl_comm_result res = PL_COMM_OK;
+    if (m->mode == 0) /* every rank: the same bad root */
+        res = pl_broadcast(r->comm, d, d, 4, PL_FLOAT32, 9, r->stream);
+    else if (m->mode == 1) { /* rank 1: a collective inside a group */
+        if (r->rank == 1) pl_group_start();
+        res = pl_all_reduce(r->comm, d, d, 4, PL_FLOAT32, PL_SUM, r->stream);
+        if (r->rank == 1) pl_group_end();
+    } else if (m->mode == 2) /* freeing the world communicator */
+        res = pl_comm_free(r->comm);
+    else if (m->mode == 3) { /* rank 0 sends to 10, rank 1 to 0: no pair both sending */
+        if (r->rank == 0) res = pl_send(r->comm, d, 1, PL_FLOAT32, 10, r->stream);
+        if (r->rank == 1) res = pl_send(r->comm, d, 1, PL_FLOAT32, 0, r->stream);
+    } else { /* int32 sums wrap, as on a GPU */
+        int32_t big[4] = {1 << 30, 1 << 30, -5, 7}, got[4];
+        cudaMemcpy(d, big, sizeof big, cudaMemcpyHostToDevice);
+        res = pl_all_reduce(r->comm, d, d, 4, PL_INT32, PL_SUM, r->stream);
+        cudaStreamSynchronize(r->stream);
+        cudaMemcpy(got, d, sizeof got, cudaMemcpyDeviceToHost);
+        if (got[0] != 0 || got[2] != -20 || got[3] != 28) res = PL_COMM_SYSTEM_ERROR;
+    }
+    m->result[r->rank] = res;
+    snprintf(m->msg[r->rank], sizeof m->msg[0], "%s", pl_comm_last_error(r->comm));
+    cudaFree(d);
+    return 0;
+}
+
+static void test_misuse_told_at_once(void)
+{
+    char err[1200];
+    misuse_case m;
+    memset(&m, 0, sizeof m);
+    CU_ASSERT_EQUAL(pl_world_run(4, NULL, 30, run_misuse, &m, err, sizeof err), 0);
+    for (int r = 0; r < 4; r++) { /* each its own message, no "disagree" */
+        CU_ASSERT_EQUAL(m.result[r], PL_COMM_INVALID_ARGUMENT);
+        has(m.msg[r], "broadcast: root 9 is not a rank (allowed: 0..3)");
+        CU_ASSERT_PTR_NULL(strstr(m.msg[r], "disagree"));
+    }
+    memset(&m, 0, sizeof m);
+    m.mode = 1;
+    CU_ASSERT_EQUAL(pl_world_run(4, NULL, 30, run_misuse, &m, err, sizeof err), 0);
+    has(m.msg[1], "all_reduce inside pl_group_start()/pl_group_end()");
+    CU_ASSERT_EQUAL(m.result[0], PL_COMM_MISMATCH); /* told, not timed out after 30 s */
+    has(m.msg[0], "rank 1 all_reduce(count=4, float, sum) [invalid arguments]");
+    memset(&m, 0, sizeof m);
+    m.mode = 2;
+    CU_ASSERT_EQUAL(pl_world_run(2, NULL, 30, run_misuse, &m, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(m.result[0], PL_COMM_INVALID_ARGUMENT);
+    has(m.msg[0], "comm_free: this is the world communicator");
+    memset(&m, 0, sizeof m);
+    m.mode = 3;
+    CU_ASSERT_EQUAL(pl_world_run(11, NULL, 0.3, run_misuse, &m, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(m.result[0], PL_COMM_TIMEOUT);
+    has(m.msg[0], "rank 0 waits in send to rank 10");
+    CU_ASSERT_PTR_NULL(strstr(m.msg[0], "both send"));
+    memset(&m, 0, sizeof m);
+    m.mode = 4;
+    CU_ASSERT_EQUAL(pl_world_run(4, NULL, 30, run_misuse, &m, err, sizeof err), 0);
+    for (int r = 0; r < 4; r++) CU_ASSERT_EQUAL(m.result[r], PL_COMM_OK);
+}
+
 int register_comm_suite(void)
 {
     CU_pSuite s = CU_add_suite("comm", NULL, NULL);
@@ -668,6 +740,7 @@ int register_comm_suite(void)
         {"a failing rank stops the world", test_failure_stops_world},
         {"two ranks on one device", test_shared_device},
         {"send/recv match within their communicator", test_p2p_per_communicator},
+        {"misuse is told to every rank at once; int sums wrap", test_misuse_told_at_once},
 #ifdef PARALAB_SIMULATED_CUDA
         {"modeled time is deterministic (sim)", test_modeled_time_deterministic},
 #endif

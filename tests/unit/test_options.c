@@ -10,7 +10,7 @@
 #include "paralab/options.h"
 #include "suites.h"
 
-enum { KEY_BATCH = 300 };
+enum { KEY_BATCH = 1003 }; /* the keys of the common options must not collide */
 
 static int on_lab_option(int key, const char *arg, void *ctx, char *err, size_t cap)
 {
@@ -103,6 +103,10 @@ static void test_bad_values(void)
         {"extra", NULL, "unexpected argument 'extra' (see --help)"},
         {"--step", "--play", "--step and --play exclude each other: choose one"},
         {"--speed", NULL, "option '--speed' needs a value (see --help)"},
+        {"-xn", "3", "unknown option '-x' (see --help)"},
+        {"--no-viz=3", NULL, "option '--no-viz=3' is unknown or takes no value (see --help)"},
+        {"--seed", " 1", "--seed ' 1' is not a whole number from 0 to 18446744073709551615"},
+        {"--seed", "+1", "--seed '+1' is not a whole number from 0 to 18446744073709551615"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         pl_options o;

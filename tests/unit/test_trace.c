@@ -96,6 +96,8 @@ static int check_json(const char *path, int n, int modeled)
         const char *cat = json_string_value(json_object_get(e, "cat"));
         int pid = (int)json_integer_value(json_object_get(e, "pid"));
         if (ph && !strcmp(ph, "M")) meta++;
+        if (ph && !strcmp(ph, "X")) /* times count from the origin: never negative */
+            CU_ASSERT(json_number_value(json_object_get(e, "ts")) >= 0);
         if (ph && !strcmp(ph, "X") && cat && !strcmp(cat, "collective")) {
             coll++;
             cstart[pid] = json_number_value(json_object_get(e, "ts"));
@@ -144,7 +146,7 @@ static void test_trace_of_all_reduce(void)
         char path[] = "/tmp/paralab-trace-XXXXXX";
         int fd = mkstemp(path);
         close(fd);
-        pl_trace_writer *w = pl_trace_writer_open(path, N, modeled, err, sizeof err);
+        pl_trace_writer *w = pl_trace_writer_open(path, N, modeled, 0, err, sizeof err);
         CU_ASSERT_PTR_NOT_NULL_FATAL(w);
         CU_ASSERT_EQUAL(pl_trace_writer_add(w, ev, n), 0);
         CU_ASSERT_EQUAL(pl_trace_writer_close(w, err, sizeof err), 0);
@@ -157,12 +159,12 @@ static void test_trace_of_all_reduce(void)
 static void test_writer_errors(void)
 {
     char err[512];
-    CU_ASSERT_PTR_NULL(pl_trace_writer_open("/nonexistent-dir/t.json", 1, 0, err, sizeof err));
+    CU_ASSERT_PTR_NULL(pl_trace_writer_open("/nonexistent-dir/t.json", 1, 0, -1, err, sizeof err));
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "cannot write the trace /nonexistent-dir/t.json"));
     /* labels are JSON-escaped */
     char path[] = "/tmp/paralab-trace-XXXXXX";
     close(mkstemp(path));
-    pl_trace_writer *w = pl_trace_writer_open(path, 1, 0, err, sizeof err);
+    pl_trace_writer *w = pl_trace_writer_open(path, 1, 0, -1, err, sizeof err);
     pl_event e = {.rank = 0, .micro_batch = -1, .layer = -1, .peer = -1, .end = 1};
     snprintf(e.label, sizeof e.label, "a \"quoted\"\\label\n");
     pl_trace_writer_add(w, &e, 1);
@@ -178,6 +180,31 @@ static void test_writer_errors(void)
     unlink(path);
 }
 
+/* With no consumer the wait policy drops (and counts) instead of hanging. */
+static int run_many(pl_rank *r)
+{
+    float *d;
+    cudaMalloc((void **)&d, 64);
+    for (int i = 0; i < 20; i++)
+        if (pl_all_reduce(r->comm, d, d, 8, PL_FLOAT32, PL_SUM, r->stream)) return 1;
+    cudaFree(d);
+    return 0;
+}
+
+static void test_no_consumer_no_hang(void)
+{
+    pl_trace *t = pl_trace_create(4, 16, PL_TRACE_WAIT);
+    char err[512];
+    double t0 = pl_trace_now();
+    CU_ASSERT_EQUAL(pl_world_run_traced(4, NULL, 10, t, run_many, NULL, err, sizeof err), 0);
+    CU_ASSERT(pl_trace_now() - t0 < 8); /* a second per rank at most, not per event */
+    uint64_t dropped = 0;
+    for (int r = 0; r < 4; r++) dropped += pl_trace_dropped(t, r);
+    CU_ASSERT_EQUAL(dropped, 4 * 20 * 7 - 4 * 16); /* all but what the rings hold */
+    CU_ASSERT_PTR_NULL(pl_trace_create(1, (size_t)-1, PL_TRACE_WAIT));
+    pl_trace_destroy(t);
+}
+
 int register_trace_suite(void)
 {
     CU_pSuite s = CU_add_suite("trace", NULL, NULL);
@@ -185,7 +212,8 @@ int register_trace_suite(void)
     if (!CU_add_test(s, "ring: wait policy loses nothing", test_ring_wait_keeps_everything) ||
         !CU_add_test(s, "ring: drop policy counts drops", test_ring_drop_counts) ||
         !CU_add_test(s, "Chrome trace of an all_reduce", test_trace_of_all_reduce) ||
-        !CU_add_test(s, "writer errors and escaping", test_writer_errors))
+        !CU_add_test(s, "writer errors and escaping", test_writer_errors) ||
+        !CU_add_test(s, "no consumer: drops, no hang", test_no_consumer_no_hang))
         return -1;
     return 0;
 }

@@ -45,7 +45,7 @@ typedef struct pl_lab_option {
     int has_arg;          /* 0 or 1 */
     const char *arg_name; /* "N", for --help */
     const char *help;
-    int key; /* passed to the handler; >= 256 */
+    int key; /* passed to the handler; 256..65535 */
 } pl_lab_option;
 typedef int (*pl_lab_option_handler)(int key, const char *arg, void *ctx, char *err, size_t cap);
 

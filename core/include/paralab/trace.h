@@ -6,8 +6,10 @@
  * event. Each rank writes its events into its own ring: lock-free, one
  * producer (the rank's thread) and one consumer (the thread that drains:
  * the UI, or the trace writer). When a ring is full the producer waits for
- * the consumer (PL_TRACE_WAIT) or counts a drop (PL_TRACE_DROP); it never
- * overwrites an event not yet drained.
+ * the consumer (PL_TRACE_WAIT: up to a second per event, then it counts a
+ * drop, so that a run with no consumer never hangs) or counts a drop at once
+ * (PL_TRACE_DROP); it never overwrites an event not yet drained. Someone
+ * must drain while the ranks run (pl_world_run_traced does not).
  *
  * pl_trace_writer writes Chrome Trace Event JSON (open it in Perfetto or
  * chrome://tracing): one process per rank, one thread per lane, complete
@@ -55,7 +57,8 @@ typedef enum { PL_TRACE_WAIT, PL_TRACE_DROP } pl_trace_full_policy;
 typedef struct pl_trace pl_trace;
 
 /* Rings for n ranks of `capacity` events each (rounded up to a power of
- * two, at least 2). NULL when out of memory or n is not 1..64. */
+ * two, at least 2, at most 2^30). NULL when out of memory, n is not 1..64
+ * or capacity is above 2^30. */
 pl_trace *pl_trace_create(int n, size_t capacity, pl_trace_full_policy policy);
 void pl_trace_destroy(pl_trace *t);
 
@@ -73,8 +76,11 @@ double pl_trace_now(void);
 /* The Chrome Trace Event JSON writer. `modeled`: use modeled times (the
  * simulated GPU's) instead of measured ones. */
 typedef struct pl_trace_writer pl_trace_writer;
-pl_trace_writer *pl_trace_writer_open(const char *path, int nranks, int modeled, char *err,
-                                      size_t cap);
+/* origin: the time (seconds, on the chosen clock) written as 0, no later
+ * than any event (pl_trace_now() or simtModeledNow() before the run);
+ * negative: the first event added. */
+pl_trace_writer *pl_trace_writer_open(const char *path, int nranks, int modeled, double origin,
+                                      char *err, size_t cap);
 /* 0, or -1 when writing failed (err says why, at close). */
 int pl_trace_writer_add(pl_trace_writer *w, const pl_event *ev, size_t n);
 /* Finishes the JSON (so an interrupted run still gives a complete file when
