@@ -529,15 +529,8 @@ static const char *wop_name(int wop)
 
 /* Completes the warp operation of the lanes in `mask` of warp w: every lane
  * it names has arrived at the same operation. */
-static void complete_warp_op(fiber *w0, unsigned count, unsigned mask)
+static void complete_warp_op(fiber *w0, unsigned count, unsigned mask, int wop)
 {
-    const fiber *first = NULL;
-    for (unsigned l = 0; l < count; l++)
-        if (mask >> l & 1u) {
-            first = &w0[l];
-            break;
-        }
-    int wop = first->wop;
     unsigned votes = 0;
     for (unsigned l = 0; l < count; l++)
         if ((mask >> l & 1u) && w0[l].wval) votes |= 1u << l;
@@ -628,7 +621,7 @@ static unsigned resolve(executor *x)
                           g->wmask, g->file, g->line);
             }
             if (!ready) continue;
-            complete_warp_op(w0, count, mask);
+            complete_warp_op(w0, count, mask, f->wop);
             released += (unsigned)__builtin_popcount(mask);
         }
     }
