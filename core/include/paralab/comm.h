@@ -3,11 +3,12 @@
  *
  * A communicator joins N ranks; each rank is a host thread bound to one
  * device and calls the functions below for itself, on its own stream, as it
- * would call ncclAllReduce and friends. Every call is asynchronous with
- * respect to the host, like NCCL's: it is enqueued on `stream` and complete
- * when the stream is.
+ * would call ncclAllReduce and friends. The data movement is asynchronous,
+ * like NCCL's: it is enqueued on `stream` and complete when the stream is;
+ * the calling thread only meets the other ranks' threads once per step (and
+ * a send outside a group waits for its receive).
  *
- * The local engine (comm_local.c) implements the collectives with ring
+ * The local engine (comm.c) implements the collectives with ring
  * algorithms written against the CUDA runtime API only — device-to-device
  * copies (cudaMemcpyPeerAsync) and a reduction kernel, ordered with events —
  * so it runs on simulated GPUs and on ranks sharing one real GPU. Ranks are
