@@ -108,6 +108,12 @@ typedef struct call {
     int bad;        /* this rank's arguments were invalid */
 } call;
 
+/* The times an event starts at: measured, and modeled on the stream. */
+typedef struct mark {
+    double start, modeled_start;
+    cudaStream_t stream;
+} mark;
+
 typedef struct p2p {
     struct p2p *next;
     const void *grp; /* the communicator's group: a send matches a receive in it only */
@@ -121,6 +127,7 @@ typedef struct p2p {
     cudaEvent_t ready; /* send: recorded on the sender's stream when posted */
     cudaEvent_t done;  /* recv: recorded after the copy (the sender waits for it) */
     int matched;       /* recv: the copy is enqueued, `done` recorded */
+    mark posted;       /* when it was posted, for its trace event */
     int taken;         /* send: the receiver has copied it */
     pl_comm_result err;
     char msg[256];
@@ -160,12 +167,6 @@ typedef struct group {
     int is_world;                      /* made by pl_comm_create, not by a split */
     int members_alive;
 } group;
-
-/* The times an event starts at: measured, and modeled on the stream. */
-typedef struct mark {
-    double start, modeled_start;
-    cudaStream_t stream;
-} mark;
 
 struct pl_comm {
     group *g;
@@ -1195,6 +1196,7 @@ static pl_comm_result p2p_post(pl_comm *c, int send, const void *buf, size_t cou
     if (!o) return fail(c, PL_COMM_SYSTEM_ERROR, "out of memory");
     o->send = send;
     o->grp = g;
+    mark_start(&o->posted, s);
     o->from = send ? g->wrank[c->rank] : g->wrank[peer];
     o->to = send ? g->wrank[peer] : g->wrank[c->rank];
     o->count = count;
@@ -1305,6 +1307,14 @@ static pl_comm_result p2p_complete(pl_comm *c, p2p *o, cudaStream_t s)
     }
     w->doing[me][0] = '\0';
     pthread_mutex_unlock(&w->lock);
+    if (!r) {
+        size_t bytes = o->count * pl_dtype_size((pl_dtype)o->type);
+        char label[48];
+        snprintf(label, sizeof label, o->send ? "send to %d" : "recv from %d",
+                 o->send ? o->to : o->from);
+        emit(c, &o->posted, o->send ? PL_EV_SEND : PL_EV_RECV, label, bytes,
+             o->send ? o->to : o->from);
+    }
     /* events: a send's `ready` and the receive's `done` (passed to the
      * send) are destroyed by the sender, once its stream waits for them */
     if (o->send) {

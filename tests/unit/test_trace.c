@@ -205,6 +205,44 @@ static void test_no_consumer_no_hang(void)
     pl_trace_destroy(t);
 }
 
+/* Every send and receive is an event of its rank, with bytes and peer. */
+static int run_shift(pl_rank *r)
+{
+    int n = r->size, *d;
+    cudaMalloc((void **)&d, 2 * sizeof(int));
+    pl_group_start();
+    pl_send(r->comm, d, 1, PL_INT32, (r->rank + 1) % n, r->stream);
+    pl_recv(r->comm, d + 1, 1, PL_INT32, (r->rank + n - 1) % n, r->stream);
+    int res = pl_group_end();
+    cudaStreamSynchronize(r->stream);
+    cudaFree(d);
+    return res != PL_COMM_OK;
+}
+
+static void test_send_recv_events(void)
+{
+    pl_trace *t = pl_trace_create(3, 64, PL_TRACE_WAIT);
+    char err[512];
+    CU_ASSERT_EQUAL(pl_world_run_traced(3, NULL, 10, t, run_shift, NULL, err, sizeof err), 0);
+    pl_event ev[64];
+    size_t n = pl_trace_drain(t, ev, 64);
+    int sends = 0, recvs = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (ev[i].kind == PL_EV_SEND) {
+            sends++;
+            CU_ASSERT_EQUAL(ev[i].peer, (ev[i].rank + 1) % 3);
+            CU_ASSERT_EQUAL(ev[i].bytes, 4);
+        }
+        if (ev[i].kind == PL_EV_RECV) {
+            recvs++;
+            CU_ASSERT_EQUAL(ev[i].peer, (ev[i].rank + 2) % 3);
+        }
+    }
+    CU_ASSERT_EQUAL(sends, 3);
+    CU_ASSERT_EQUAL(recvs, 3);
+    pl_trace_destroy(t);
+}
+
 int register_trace_suite(void)
 {
     CU_pSuite s = CU_add_suite("trace", NULL, NULL);
@@ -213,7 +251,8 @@ int register_trace_suite(void)
         !CU_add_test(s, "ring: drop policy counts drops", test_ring_drop_counts) ||
         !CU_add_test(s, "Chrome trace of an all_reduce", test_trace_of_all_reduce) ||
         !CU_add_test(s, "writer errors and escaping", test_writer_errors) ||
-        !CU_add_test(s, "no consumer: drops, no hang", test_no_consumer_no_hang))
+        !CU_add_test(s, "no consumer: drops, no hang", test_no_consumer_no_hang) ||
+        !CU_add_test(s, "send and receive events", test_send_recv_events))
         return -1;
     return 0;
 }
