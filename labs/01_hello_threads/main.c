@@ -8,7 +8,7 @@
  * have written it), shows which block handled which elements, shows the
  * error CUDA gives for a block of 1025 threads, and checks your code.
  *
- * Usage: lab01 [--size N] [--block B] [--solution] [--no-viz] [--help]
+ * Usage: lab01 [--size N] [--block B] [--solution] [common options] [--help]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -20,6 +20,7 @@
 
 #include "paralab/cli.h"
 #include "paralab/device.h"
+#include "paralab/options.h"
 #include "paralab/cuda_check.h"
 #ifdef PARALAB_SIMULATED_CUDA
 #include "simt/simt.h"
@@ -27,32 +28,26 @@
 
 #include "01_hello_threads/lab01.h"
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: lab01 [options]\n"
-            "Lab 01, hello threads: grid, blocks, threads, the global index and the tail.\n\n"
-            "  -n, --size N     elements to add (1..%d, default 1000)\n"
-            "  -b, --block B    threads per block (1..1024, default 256)\n"
-            "      --solution   run the reference solution instead of your exercise\n"
-            "      --no-viz     plain text output (this lab prints text only for now)\n"
-            "  -h, --help       this help\n\n"
-            "Your code: labs/01_hello_threads/exercise.cu. Check it with `make check`.\n",
-            INT_MAX / 2);
-}
+enum { KEY_SIZE = 300, KEY_BLOCK, KEY_SOLUTION };
 
-/* A number option in [lo, hi]: on a bad value, say which and what is
- * allowed, and return -1 (main exits with status 2). */
-static int parse_int(const char *opt, const char *text, long lo, long hi, int *out)
+typedef struct args {
+    int n, block, solution;
+} args;
+
+/* The lab's own options: --size, --block, --solution. */
+static int on_option(int key, const char *text, void *ctx, char *err, size_t cap)
 {
+    args *a = ctx;
     long v;
-    const char *err = pl_parse_long(opt, text, lo, hi, &v);
-    if (err) {
-        fprintf(stderr, "lab01: %s\n", err);
-        return -1;
-    }
-    *out = (int)v;
-    return 0;
+    const char *e = NULL;
+    if (key == KEY_SOLUTION)
+        a->solution = 1;
+    else if (key == KEY_SIZE && !(e = pl_parse_long("--size", text, 1, INT_MAX / 2, &v)))
+        a->n = (int)v;
+    else if (key == KEY_BLOCK && !(e = pl_parse_long("--block", text, 1, 1024, &v)))
+        a->block = (int)v;
+    if (e) snprintf(err, cap, "%s", e);
+    return e != NULL;
 }
 
 static const lab01_impl *impl;
@@ -157,47 +152,48 @@ static void report_failure(const char *what, cudaError_t e, void **ptrs, int npt
 
 int main(int argc, char **argv)
 {
-    int n = 1000, block = 256, solution = 0;
-    static const struct option opts[] = {
-        {"size", required_argument, 0, 'n'}, {"block", required_argument, 0, 'b'},
-        {"solution", no_argument, 0, 's'},   {"no-viz", no_argument, 0, 'v'},
-        {"help", no_argument, 0, 'h'},       {0, 0, 0, 0}};
-    int o;
-    opterr = 0; /* our own messages, with our own name */
-    while ((o = getopt_long(argc, argv, ":n:b:h", opts, NULL)) != -1) {
-        switch (o) {
-        case 'n':
-            if (parse_int("--size", optarg, 1, INT_MAX / 2, &n)) return 2;
-            break;
-        case 'b':
-            if (parse_int("--block", optarg, 1, 1024, &block)) return 2;
-            break;
-        case 's':
-            solution = 1;
-            break;
-        case 'v':
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        case ':':
-            fprintf(stderr, "lab01: option '%s' needs a value\n", argv[optind - 1]);
-            usage(stderr);
-            return 2;
-        default:
-            fprintf(stderr, "lab01: unknown option '%s'\n", argv[optind - 1]);
-            usage(stderr);
-            return 2;
-        }
+    args cli = {1000, 256, 0};
+    static const pl_lab_option extra[] = {
+        {"size", 1, "N", "elements to add (1..1073741823, default 1000)", KEY_SIZE},
+        {"block", 1, "B", "threads per block (1..1024, default 256)", KEY_BLOCK},
+        {"solution", 0, "", "run the reference solution instead of your exercise", KEY_SOLUTION},
+        {0, 0, 0, 0, 0},
+    };
+    pl_options opt;
+    char msg[4096];
+    pl_options_defaults(&opt, 1);
+    pl_options_status st = pl_options_parse(
+        &opt, argc, argv, "lab01",
+        "Lab 01, hello threads: grid, blocks, threads, the global index and the tail.", extra,
+        on_option, &cli, msg, sizeof msg);
+    if (st == PL_OPTIONS_HELP) {
+        fputs(msg, stdout);
+        printf("\nOne device: --devices is 1; --step, --play and --speed do not pace this lab "
+               "yet.\nYour code: labs/01_hello_threads/exercise.cu. Check it with `make "
+               "check`.\n");
+        return 0;
     }
-    if (optind < argc) {
-        fprintf(stderr, "lab01: unexpected argument '%s'\n", argv[optind]);
-        usage(stderr);
+    if (st == PL_OPTIONS_ERROR) {
+        fprintf(stderr, "lab01: %s\n", msg);
         return 2;
     }
+    if (opt.devices != 1) {
+        fprintf(stderr, "lab01: --devices %d: lab 01 runs on one device (--devices 1)\n",
+                opt.devices);
+        return 2;
+    }
+    if (opt.trace) {
+        fprintf(stderr, "lab01: --trace %s: lab 01 records no trace events yet\n", opt.trace);
+        return 2;
+    }
+    int n = cli.n, block = cli.block, solution = cli.solution;
     impl = solution ? &lab01_solution : &lab01_exercise;
     setvbuf(stdout, NULL, _IOLBF, 0); /* in order with stderr, even through a pipe */
     setenv("SIMT_QUIET", "1", 0);     /* fault reports are printed below, in place */
+    if (pl_options_apply(&opt, "lab01", msg, sizeof msg)) {
+        fprintf(stderr, "lab01: %s\n", msg);
+        return 2;
+    }
     const char *why = pl_device_problem("lab01");
     if (why) {
         fprintf(stderr, "lab01: %s\n", why);
