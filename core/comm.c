@@ -147,6 +147,8 @@ typedef struct world {
     p2p *posts;
     int refs; /* groups alive */
     pl_trace *trace;
+    struct group *groups;    /* every group alive, for pl_comm_destroy_all */
+    struct pl_comm *handles; /* every handle alive, likewise */
 } world;
 
 typedef struct group {
@@ -165,14 +167,16 @@ typedef struct group {
     cudaEvent_t ready[MAX_RANKS][2], read[MAX_RANKS][2];
     struct group *split_to[MAX_RANKS]; /* pl_comm_split: each member's new group */
     int is_world;                      /* made by pl_comm_create, not by a split */
+    struct group *next_group;
     int members_alive;
 } group;
 
 struct pl_comm {
     group *g;
     int rank;
-    unsigned long seq;         /* collective call number */
-    mark call_mark, step_mark; /* when the call and its current step began */
+    struct pl_comm *next_handle; /* in its world's list */
+    unsigned long seq;           /* collective call number */
+    mark call_mark, step_mark;   /* when the call and its current step began */
     uint64_t step_bytes;
     int step_peer;
     void *scratch; /* device scratch, on this rank's device */
@@ -372,6 +376,8 @@ static group *group_new(world *w, int n)
     g->n = n;
     g->members_alive = n;
     w->refs++;
+    g->next_group = w->groups;
+    w->groups = g;
     return g;
 }
 
@@ -402,6 +408,8 @@ pl_comm_result pl_comm_create(int n, const int *devices, double timeout_s, pl_co
         }
         ranks[r]->g = g;
         ranks[r]->rank = r;
+        ranks[r]->next_handle = w->handles;
+        w->handles = ranks[r];
     }
     return PL_COMM_OK;
 }
@@ -421,7 +429,18 @@ static void handle_free(pl_comm *c)
     cudaFree(c->work);
     cudaSetDevice(cur);
     pthread_mutex_lock(&w->lock);
+    for (pl_comm **pp = &w->handles; *pp; pp = &(*pp)->next_handle)
+        if (*pp == c) {
+            *pp = c->next_handle;
+            break;
+        }
     int last_member = --g->members_alive == 0;
+    if (last_member)
+        for (group **pp = &w->groups; *pp; pp = &(*pp)->next_group)
+            if (*pp == g) {
+                *pp = g->next_group;
+                break;
+            }
     int last_group = last_member && --w->refs == 0;
     pthread_mutex_unlock(&w->lock);
     if (last_member) free(g);
@@ -435,8 +454,37 @@ static void handle_free(pl_comm *c)
 
 void pl_comm_destroy_all(pl_comm **ranks, int n)
 {
-    for (int r = 0; r < n; r++)
-        if (ranks[r]) handle_free(ranks[r]);
+    if (n < 1 || !ranks[0]) return;
+    world *w = ranks[0]->g->w;
+    /* Everything the world still holds, the ranks' handles among it: split
+     * communicators the ranks did not free (a rank failed), and groups that
+     * a failed split made but gave no handles to. */
+    pthread_mutex_lock(&w->lock);
+    int nh = 0;
+    for (pl_comm *h = w->handles; h; h = h->next_handle) nh++;
+    pl_comm **hs = malloc((size_t)(nh ? nh : 1) * sizeof *hs);
+    nh = 0;
+    for (pl_comm *h = w->handles; hs && h; h = h->next_handle) hs[nh++] = h;
+    for (group **pp = &w->groups; *pp;) {
+        group *g = *pp;
+        int held = 0;
+        for (pl_comm *h = w->handles; h; h = h->next_handle) held += h->g == g;
+        g->members_alive = held; /* each remaining handle frees its share */
+        if (held == 0) {
+            *pp = g->next_group;
+            w->refs--;
+            free(g);
+        } else
+            pp = &g->next_group;
+    }
+    pthread_mutex_unlock(&w->lock);
+    if (!hs) { /* out of memory: at least the ranks' handles */
+        for (int r = 0; r < n; r++)
+            if (ranks[r]) handle_free(ranks[r]);
+        return;
+    }
+    for (int i = 0; i < nh; i++) handle_free(hs[i]); /* the last one frees the world */
+    free(hs);
 }
 
 /* ---- the collective frame ------------------------------------------------------ */
@@ -1115,6 +1163,10 @@ pl_comm_result pl_comm_split(pl_comm *c, int color, int key, pl_comm **out)
     h->g = ng;
     for (int i = 0; i < ng->n; i++)
         if (ng->wrank[i] == g->wrank[me]) h->rank = i;
+    pthread_mutex_lock(&w->lock);
+    h->next_handle = w->handles;
+    w->handles = h;
+    pthread_mutex_unlock(&w->lock);
     *out = h;
     return PL_COMM_OK;
 }

@@ -524,6 +524,30 @@ static int run_one_fails(pl_rank *r)
     return res != PL_COMM_ABORTED;
 }
 
+/* A rank fails while split communicators exist: the world still frees them
+ * (LeakSanitizer checks it in the sanitizer build). */
+static int run_fails_after_split(pl_rank *r)
+{
+    pl_comm *sub;
+    if (pl_comm_split(r->comm, r->rank % 2, 0, &sub)) return 1;
+    if (r->rank == 1) {
+        snprintf(r->error, sizeof r->error, "gave up after the split");
+        return 1;
+    }
+    float *d;
+    cudaMalloc((void **)&d, 64);
+    pl_comm_result res = pl_all_reduce(sub, d, d, 16, PL_FLOAT32, PL_SUM, r->stream);
+    cudaFree(d);
+    return res != PL_COMM_OK; /* aborted: returns without freeing sub */
+}
+
+static void test_failure_frees_splits(void)
+{
+    char err[1200];
+    CU_ASSERT_NOT_EQUAL(pl_world_run(4, NULL, 30, run_fails_after_split, NULL, err, sizeof err), 0);
+    CU_ASSERT_STRING_EQUAL(err, "rank 1: gave up after the split");
+}
+
 static void test_failure_stops_world(void)
 {
     char err[1200];
@@ -738,6 +762,7 @@ int register_comm_suite(void)
         {"two ranks that both send first: deadlock reported", test_send_deadlock_reported},
         {"comm_split by color and key", test_split},
         {"a failing rank stops the world", test_failure_stops_world},
+        {"a failing rank: split communicators still freed", test_failure_frees_splits},
         {"two ranks on one device", test_shared_device},
         {"send/recv match within their communicator", test_p2p_per_communicator},
         {"misuse is told to every rank at once; int sums wrap", test_misuse_told_at_once},
