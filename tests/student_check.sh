@@ -14,6 +14,14 @@ fails=0
 mkdir -p "$work/gen"
 sed 's/lab01_solution/lab01_exercise/' "$root/labs/01_hello_threads/solution.cu" >"$work/gen/lab01_correct.cu"
 sed 's/lab06_solution/lab06_exercise/' "$root/labs/06_collectives/solution.c" >"$work/gen/lab06_correct.c"
+# A mistake made from the solution by one edit (checked to apply): the
+# all-gather passes on the wrong segment (FAIL: the first wrong element).
+sed 's/int out = lab06_mod(r - s + 1, n), in = lab06_mod(r - s, n);/int out = lab06_mod(r - s, n), in = lab06_mod(r - s - 1, n);/' \
+    "$work/gen/lab06_correct.c" >"$work/gen/lab06_wrong_segment.c"
+if cmp -s "$work/gen/lab06_correct.c" "$work/gen/lab06_wrong_segment.c"; then
+    echo "FAIL  lab06_wrong_segment.c: the edit no longer applies to labs/06_collectives/solution.c"
+    exit 1
+fi
 
 # scenario file, lab dir, expected exit status, then patterns the output must
 # contain. LABCHECK_ARGS adds labcheck options; CLOSED=1 also runs it with
