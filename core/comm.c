@@ -243,6 +243,9 @@ static void emit(pl_comm *c, const mark *m, pl_event_kind kind, const char *labe
 {
     pl_trace *t = c->g->w->trace;
     if (!t) return;
+#ifdef PARALAB_SIMULATED_CUDA
+    simtFlushOps(); /* this rank's finished copies and kernels first, in order */
+#endif
     pl_event e = {.rank = c->g->wrank[c->rank],
                   .lane = PL_LANE_COMM,
                   .kind = (uint8_t)kind,

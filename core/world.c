@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "paralab/trace.h"
 #include "paralab/world.h"
 #ifdef PARALAB_SIMULATED_CUDA
 #include "simt/simt.h"
@@ -19,7 +20,39 @@ typedef struct {
     const int *devs;           /* the device of every rank */
     int n;
     double modeled_start; /* the simulated GPU's modeled "now" at the start */
+    pl_trace *trace;      /* NULL: not traced */
 } rank_slot;
+
+#ifdef PARALAB_SIMULATED_CUDA
+/* The simulated runtime reports each finished kernel, copy and memset of a
+ * rank on the rank's own thread (simtSetOpHook): one event each in the
+ * rank's ring: kernels on the compute lane, copies and memsets on the copy
+ * lane. */
+static void record_op(const simt_op_record *op, void *user)
+{
+    const rank_slot *s = user;
+    pl_event e = {.rank = s->r.rank,
+                  .lane = op->kind == SIMT_OP_KERNEL ? PL_LANE_COMPUTE : PL_LANE_COPY,
+                  .kind = op->kind == SIMT_OP_KERNEL ? PL_EV_KERNEL : PL_EV_COPY,
+                  .micro_batch = -1,
+                  .layer = -1,
+                  .peer = -1,
+                  .bytes = (uint64_t)op->bytes,
+                  .flops = op->flops,
+                  .start = op->start,
+                  .end = op->end,
+                  .modeled_start = op->modeled_start,
+                  .modeled_end = op->modeled_end};
+    if (op->peer_device >= 0) /* the rank that owns the other device, if any */
+        for (int q = 0; q < s->n; q++)
+            if (q != s->r.rank && s->devs[q] == op->peer_device) {
+                e.peer = q;
+                break;
+            }
+    snprintf(e.label, sizeof e.label, "%s", op->name);
+    pl_trace_record(s->trace, &e);
+}
+#endif
 
 static void *rank_main(void *p)
 {
@@ -27,6 +60,7 @@ static void *rank_main(void *p)
     pl_rank *r = &s->r;
 #ifdef PARALAB_SIMULATED_CUDA
     simtHostClockAdvance(s->modeled_start); /* every rank starts at the same modeled time */
+    if (s->trace) simtSetOpHook(record_op, s);
 #endif
     cudaError_t e = cudaSetDevice(r->device);
     if (!e) e = cudaStreamCreateWithFlags(&r->stream, cudaStreamNonBlocking);
@@ -52,6 +86,12 @@ static void *rank_main(void *p)
         }
         cudaStreamDestroy(r->stream);
     }
+#ifdef PARALAB_SIMULATED_CUDA
+    if (s->trace) {
+        cudaDeviceSynchronize(); /* finishes and reports what the rank left running */
+        simtSetOpHook(NULL, NULL);
+    }
+#endif
     if (s->status) {
         int none = -1;
         atomic_compare_exchange_strong(s->first_failed, &none, r->rank);
@@ -128,6 +168,7 @@ int pl_world_run_config(const pl_world_config *cfg, pl_rank_fn fn, void *arg, ch
         s[r].first_failed = &first_failed;
         s[r].devs = dev;
         s[r].n = n;
+        s[r].trace = trace;
 #ifdef PARALAB_SIMULATED_CUDA
         s[r].modeled_start = modeled_start;
 #endif

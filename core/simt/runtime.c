@@ -50,11 +50,14 @@ struct simt_op {
     int device;
     simt_op **deps;
     int ndeps, capdeps;
-    double m_start, m_end; /* modeled seconds */
-    double w_end;          /* wall seconds (CLOCK_MONOTONIC) at completion */
-    simt_op *next;         /* in its stream's queue */
-    simt_launch launch;    /* OP_KERNEL */
-    void *dst;             /* OP_COPY, OP_MEMSET */
+    double m_start, m_end;        /* modeled seconds */
+    double w_start, w_end;        /* wall seconds (CLOCK_MONOTONIC): execution */
+    int engine;                   /* enum engine it was modeled on */
+    int peer_device;              /* the other device of a peer copy, else -1 */
+    double flops, declared_bytes; /* a kernel's declared work (simtLaunchCost) */
+    simt_op *next;                /* in its stream's queue */
+    simt_launch launch;           /* OP_KERNEL */
+    void *dst;                    /* OP_COPY, OP_MEMSET */
     const void *src;
     size_t bytes;
     int value;
@@ -154,6 +157,12 @@ static _Thread_local cudaError_t last_err;
 static _Thread_local double host_clock; /* modeled seconds */
 static _Thread_local double next_flops, next_bytes;
 static _Thread_local int next_cost_set;
+/* simtSetOpHook: the calling thread's hook, and the ops it enqueued that
+ * have not been reported yet (each holds a reference), in program order. */
+static _Thread_local simt_op_hook op_hook;
+static _Thread_local void *op_hook_user;
+static _Thread_local simt_op **pending;
+static _Thread_local int npending, cap_pending;
 
 static double now_wall(void)
 {
@@ -576,6 +585,7 @@ static simt_op *op_new(enum op_kind kind, int device)
     if (!op) return NULL;
     op->kind = kind;
     op->device = device;
+    op->peer_device = -1;
     op->refs = 1; /* the queue's */
     return op;
 }
@@ -640,11 +650,18 @@ static void *worker_main(void *arg)
         for (int i = 0; i < op->ndeps; i++)
             while (!op->deps[i]->done) pthread_cond_wait(&G.done_cv, &G.lock);
         pthread_mutex_unlock(&G.lock);
+        double w0 = now_wall();
         execute(op, dv);
         double w = now_wall();
         pthread_mutex_lock(&G.lock);
+        op->w_start = w0;
         op->w_end = w;
         op->done = 1;
+        /* Done: what it waited for no longer matters. Dropping the
+         * dependencies now keeps a held op (a pending report) from keeping
+         * the whole chain of earlier ops alive. */
+        for (int i = 0; i < op->ndeps; i++) op_unref(op->deps[i]);
+        op->ndeps = 0;
         s->head = op->next;
         if (!s->head) s->tail = NULL;
         pthread_cond_broadcast(&G.done_cv);
@@ -702,7 +719,22 @@ static cudaError_t enqueue(struct simt_stream *s, simt_op *op, int engine, doubl
     }
     op->m_start = start;
     op->m_end = start + duration;
+    op->engine = engine;
     s->clock = op->m_end;
+    if (op_hook && op->kind != OP_MARKER) {
+        if (npending == cap_pending) {
+            int cap = cap_pending ? 2 * cap_pending : 64;
+            simt_op **p = realloc(pending, (size_t)cap * sizeof *p);
+            if (p) {
+                pending = p;
+                cap_pending = cap;
+            }
+        }
+        if (npending < cap_pending) { /* out of memory: the op goes unreported */
+            op->refs++;
+            pending[npending++] = op;
+        }
+    }
     if (!s->worker_started) {
         if (pthread_create(&s->worker, NULL, worker_main, s) != 0) {
             op_unref(op);
@@ -829,6 +861,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t st)
     struct simt_stream *s = resolve_stream(st, &bad);
     cudaError_t e = bad ? cudaErrorInvalidResourceHandle : stream_sync_locked(s);
     pthread_mutex_unlock(&G.lock);
+    simtFlushOps();
     return ret(e);
 }
 
@@ -851,6 +884,7 @@ cudaError_t cudaDeviceSynchronize(void)
     sync_device(cur_dev);
     cudaError_t e = G.dev[cur_dev].sticky;
     pthread_mutex_unlock(&G.lock);
+    simtFlushOps();
     return ret(e);
 }
 
@@ -1002,6 +1036,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t ev)
         r = G.dev[e->device].sticky;
     }
     pthread_mutex_unlock(&G.lock);
+    simtFlushOps();
     return ret(r);
 }
 
@@ -1405,6 +1440,7 @@ static cudaError_t copy_common(void *dst, const void *src, size_t n, enum cudaMe
         }
     }
     pthread_mutex_unlock(&G.lock);
+    if (sync) simtFlushOps();
     return ret(r);
 }
 
@@ -1522,6 +1558,7 @@ static cudaError_t peer_common(void *dst, int dd, const void *src, int sd, size_
             op->dst = dst;
             op->src = src;
             op->bytes = n;
+            op->peer_device = s->device == dd ? sd : dd;
             op->refs++;
             r = enqueue(s, op, engine, duration);
             if (r == cudaSuccess && sync) {
@@ -1639,6 +1676,8 @@ cudaError_t simtLaunchKernel(const simt_kernel *k, dim3 grid, dim3 block, size_t
         } else {
             memcpy(copy, args, args_size);
             op->launch = (simt_launch){k, grid, block, shmem, copy, cur_dev};
+            op->flops = flops;
+            op->declared_bytes = bytes;
             const simt_preset *h = G.preset;
             double t = h->launch_latency;
             if (has_cost) t += maxd(flops / h->fp32_flops, bytes / h->memory_bw);
@@ -1647,6 +1686,75 @@ cudaError_t simtLaunchKernel(const simt_kernel *k, dim3 grid, dim3 block, size_t
     }
     pthread_mutex_unlock(&G.lock);
     return ret(r);
+}
+
+/* ---- op reports (simtSetOpHook) ----------------------------------------- */
+
+static const char *const engine_label[ENG_COUNT] = {"kernel", "memcpy H2D", "memcpy D2H",
+                                                    "memcpy D2D", "memcpy peer"};
+
+static void fill_record(const simt_op *op, simt_op_record *rec)
+{
+    *rec = (simt_op_record){.kind = op->kind == OP_KERNEL ? SIMT_OP_KERNEL
+                                    : op->kind == OP_COPY ? SIMT_OP_COPY
+                                                          : SIMT_OP_MEMSET,
+                            .device = op->device,
+                            .peer_device = op->peer_device,
+                            .bytes = op->kind == OP_KERNEL ? op->declared_bytes : (double)op->bytes,
+                            .flops = op->flops,
+                            .start = op->w_start,
+                            .end = op->w_end,
+                            .modeled_start = op->m_start,
+                            .modeled_end = op->m_end,
+                            .error = op->err};
+    rec->name = op->kind == OP_KERNEL                       ? op->launch.kernel->name
+                : op->kind == OP_MEMSET                     ? "memset"
+                : op->engine >= 0 && op->engine < ENG_COUNT ? engine_label[op->engine]
+                                                            : "memcpy";
+}
+
+void simtSetOpHook(simt_op_hook hook, void *user)
+{
+    simtFlushOps();
+    if (npending) { /* left unfinished: dropped unreported */
+        pthread_mutex_lock(&G.lock);
+        for (int i = 0; i < npending; i++) op_unref(pending[i]);
+        pthread_mutex_unlock(&G.lock);
+        npending = 0;
+    }
+    if (!hook) {
+        free(pending);
+        pending = NULL;
+        cap_pending = 0;
+    }
+    op_hook = hook;
+    op_hook_user = user;
+}
+
+int simtFlushOps(void)
+{
+    if (!op_hook || !npending) return 0;
+    int reported = 0;
+    while (npending) {
+        /* Report the finished prefix, in program order, in batches: the
+         * hook runs without the runtime lock held. */
+        enum { BATCH = 32 };
+        simt_op_record rec[BATCH];
+        int n = 0;
+        pthread_mutex_lock(&G.lock);
+        while (n < BATCH && n < npending && pending[n]->done) {
+            fill_record(pending[n], &rec[n]);
+            n++;
+        }
+        for (int i = 0; i < n; i++) op_unref(pending[i]);
+        memmove(pending, pending + n, (size_t)(npending - n) * sizeof *pending);
+        npending -= n;
+        pthread_mutex_unlock(&G.lock);
+        for (int i = 0; i < n; i++) op_hook(&rec[i], op_hook_user);
+        reported += n;
+        if (n < BATCH) break; /* the next one is still running */
+    }
+    return reported;
 }
 
 /* ---- reset ------------------------------------------------------------- */

@@ -5,6 +5,7 @@
  * can promise are marked SIM ONLY.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -604,6 +605,74 @@ static void test_bad_handles(void)
 }
 #endif
 
+#ifdef PARALAB_SIMULATED_CUDA
+/* SIM ONLY: simtSetOpHook reports this thread's kernels, copies and memsets
+ * once finished, in program order, with their bytes, FLOPs and modeled times;
+ * another thread's work is not reported here. */
+enum { MAX_RECS = 16 };
+static simt_op_record recs[MAX_RECS];
+static int nrecs;
+static void keep_record(const simt_op_record *r, void *user)
+{
+    CU_ASSERT_PTR_EQUAL(user, recs);
+    if (nrecs < MAX_RECS) recs[nrecs++] = *r;
+}
+
+static void *other_thread_memset(void *p)
+{
+    cudaMemset(p, 0, 16);
+    cudaDeviceSynchronize();
+    return NULL;
+}
+
+static void test_op_hook(void)
+{
+    const simt_preset *h = simtCurrentPreset();
+    int *d, host[4] = {1, 2, 3, 4};
+    CU_ASSERT_OK(cudaMalloc((void **)&d, 4096));
+    nrecs = 0;
+    simtSetOpHook(keep_record, recs);
+    /* a synchronous copy is reported before it returns */
+    CU_ASSERT_OK(cudaMemcpy(d, host, sizeof host, cudaMemcpyHostToDevice));
+    CU_ASSERT_EQUAL_FATAL(nrecs, 1);
+    CU_ASSERT_EQUAL(recs[0].kind, SIMT_OP_COPY);
+    CU_ASSERT_STRING_EQUAL(recs[0].name, "memcpy H2D");
+    CU_ASSERT_EQUAL(recs[0].bytes, sizeof host);
+    CU_ASSERT_EQUAL(recs[0].peer_device, -1);
+    CU_ASSERT(recs[0].end >= recs[0].start && recs[0].start > 0);
+    CU_ASSERT(recs[0].modeled_end > recs[0].modeled_start);
+    /* asynchronous work: reported by the stream's synchronize */
+    cudaStream_t s;
+    CU_ASSERT_OK(cudaStreamCreate(&s));
+    CU_ASSERT_OK(tk_cost(d, h->fp32_flops * 1e-3, 8, s)); /* 1 ms of FLOPs */
+    CU_ASSERT_OK(cudaMemsetAsync(d + 1, 7, 100, s));
+    pthread_t th;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, other_thread_memset, d + 512), 0);
+    pthread_join(th, NULL);
+    CU_ASSERT_OK(cudaStreamSynchronize(s));
+    CU_ASSERT_EQUAL_FATAL(nrecs, 3); /* not the other thread's memset */
+    CU_ASSERT_EQUAL(recs[1].kind, SIMT_OP_KERNEL);
+    CU_ASSERT_STRING_EQUAL(recs[1].name, "cost");
+    CU_ASSERT_EQUAL(recs[1].flops, h->fp32_flops * 1e-3);
+    CU_ASSERT_EQUAL(recs[1].bytes, 8);
+    CU_ASSERT_DOUBLE_EQUAL(recs[1].modeled_end - recs[1].modeled_start, 1e-3 + h->launch_latency,
+                           1e-12);
+    CU_ASSERT_EQUAL(recs[1].error, cudaSuccess);
+    CU_ASSERT_EQUAL(recs[2].kind, SIMT_OP_MEMSET);
+    CU_ASSERT_STRING_EQUAL(recs[2].name, "memset");
+    CU_ASSERT_EQUAL(recs[2].bytes, 100);
+    CU_ASSERT(recs[2].modeled_start >= recs[1].modeled_end); /* stream order */
+    CU_ASSERT_EQUAL(simtFlushOps(), 0);                      /* nothing left */
+    /* no hook: nothing reported */
+    simtSetOpHook(NULL, NULL);
+    CU_ASSERT_OK(cudaMemsetAsync(d, 0, 4, s));
+    CU_ASSERT_OK(cudaStreamSynchronize(s));
+    CU_ASSERT_EQUAL(nrecs, 3);
+    CU_ASSERT_OK(cudaStreamDestroy(s));
+    CU_ASSERT_OK(cudaFree(d));
+}
+#endif
+
 int register_runtime_suite(void)
 {
     CU_pSuite s = CU_add_suite("runtime", NULL, NULL);
@@ -634,6 +703,7 @@ int register_runtime_suite(void)
         {"legacy default stream (sim)", test_legacy_stream},
         {"overlap and stream wait event (sim)", test_overlap_and_wait_event},
         {"bad handles (sim)", test_bad_handles},
+        {"op reports for traces (sim)", test_op_hook},
 #endif
     };
     for (size_t i = 0; i < sizeof t / sizeof *t; i++)

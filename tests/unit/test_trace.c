@@ -85,9 +85,9 @@ static int check_json(const char *path, int n, int modeled)
     CU_ASSERT_PTR_NOT_NULL_FATAL(root);
     json_t *evs = json_object_get(root, "traceEvents");
     CU_ASSERT_TRUE(json_is_array(evs));
-    int meta = 0, coll = 0, steps = 0;
+    int meta = 0, coll = 0, steps = 0, kernels[8] = {0}, peer_copies[8] = {0}, memsets[8] = {0};
     double cstart[8] = {0}, cend[8] = {0};
-    long long step_bytes[8] = {0};
+    long long step_bytes[8] = {0}, copy_bytes[8] = {0};
     size_t i;
     json_t *e;
     json_array_foreach(evs, i, e)
@@ -105,6 +105,28 @@ static int check_json(const char *path, int n, int modeled)
             CU_ASSERT_EQUAL(
                 json_integer_value(json_object_get(json_object_get(e, "args"), "bytes")), 4000);
             CU_ASSERT_EQUAL(json_integer_value(json_object_get(e, "tid")), PL_LANE_COMM);
+        }
+        /* the engine's own work: a reduce kernel per reduce-scatter step on
+         * the compute lane, a peer copy per step on the copy lane */
+        const char *name = json_string_value(json_object_get(e, "name"));
+        json_t *args = json_object_get(e, "args");
+        int tid = (int)json_integer_value(json_object_get(e, "tid"));
+        if (ph && !strcmp(ph, "X") && cat && !strcmp(cat, "kernel")) {
+            kernels[pid]++;
+            CU_ASSERT_EQUAL(tid, PL_LANE_COMPUTE);
+        }
+        if (ph && !strcmp(ph, "X") && cat && !strcmp(cat, "copy")) {
+            CU_ASSERT_EQUAL(tid, PL_LANE_COPY);
+            if (name && !strcmp(name, "memcpy peer")) {
+                peer_copies[pid]++;
+                copy_bytes[pid] += json_integer_value(json_object_get(args, "bytes"));
+                CU_ASSERT_EQUAL(json_integer_value(json_object_get(args, "peer")),
+                                (pid + n - 1) % n);
+            } else if (name && !strcmp(name, "memset")) {
+                memsets[pid]++;
+                CU_ASSERT_EQUAL(json_integer_value(json_object_get(args, "bytes")), 4000);
+            } else
+                CU_FAIL("a copy other than the ring's peer copies and the memset");
         }
     }
     /* ring steps inside their rank's collective (events are in drain order:
@@ -127,10 +149,16 @@ static int check_json(const char *path, int n, int modeled)
     CU_ASSERT_EQUAL(steps, n * 2 * (n - 1));
     for (int r = 0; r < n; r++) {
         CU_ASSERT_EQUAL(step_bytes[r], 2LL * (n - 1) * 4000 / n); /* what it received */
+        CU_ASSERT_EQUAL(kernels[r], n - 1);
+        CU_ASSERT_EQUAL(peer_copies[r], 2 * (n - 1));
+        CU_ASSERT_EQUAL(copy_bytes[r], step_bytes[r]);
+        CU_ASSERT_EQUAL(memsets[r], 1);
         if (modeled) CU_ASSERT(cend[r] > cstart[r]);
     }
     json_decref(root);
-    return coll + steps;
+    int ops = 0;
+    for (int r = 0; r < n; r++) ops += kernels[r] + peer_copies[r] + memsets[r];
+    return coll + steps + ops;
 }
 
 static void test_trace_of_all_reduce(void)
@@ -141,7 +169,10 @@ static void test_trace_of_all_reduce(void)
     CU_ASSERT_EQUAL(pl_world_run_traced(N, NULL, 10, t, run_all_reduce, NULL, err, sizeof err), 0);
     pl_event ev[1024];
     size_t n = pl_trace_drain(t, ev, 1024);
-    CU_ASSERT_EQUAL(n, N + N * 2 * (N - 1));
+    /* per rank: the collective, 2(N-1) ring steps, and the runtime's ops:
+     * the memset, 2(N-1) peer copies, N-1 reduce kernels */
+    enum { EVENTS = N + N * 2 * (N - 1) + N * (1 + 2 * (N - 1) + (N - 1)) };
+    CU_ASSERT_EQUAL(n, EVENTS);
     for (int modeled = 0; modeled <= 1; modeled++) {
         char path[] = "/tmp/paralab-trace-XXXXXX";
         int fd = mkstemp(path);
@@ -150,7 +181,7 @@ static void test_trace_of_all_reduce(void)
         CU_ASSERT_PTR_NOT_NULL_FATAL(w);
         CU_ASSERT_EQUAL(pl_trace_writer_add(w, ev, n), 0);
         CU_ASSERT_EQUAL(pl_trace_writer_close(w, err, sizeof err), 0);
-        CU_ASSERT_EQUAL(check_json(path, N, modeled), N + N * 2 * (N - 1));
+        CU_ASSERT_EQUAL(check_json(path, N, modeled), EVENTS);
         unlink(path);
     }
     pl_trace_destroy(t);
@@ -200,7 +231,9 @@ static void test_no_consumer_no_hang(void)
     CU_ASSERT(pl_trace_now() - t0 < 8); /* a second per rank at most, not per event */
     uint64_t dropped = 0;
     for (int r = 0; r < 4; r++) dropped += pl_trace_dropped(t, r);
-    CU_ASSERT_EQUAL(dropped, 4 * 20 * 7 - 4 * 16); /* all but what the rings hold */
+    /* per call and rank: the collective, 6 ring steps, 6 peer copies and 3
+     * reduce kernels; all but what the rings hold are dropped */
+    CU_ASSERT_EQUAL(dropped, 4 * 20 * 16 - 4 * 16);
     CU_ASSERT_PTR_NULL(pl_trace_create(1, (size_t)-1, PL_TRACE_WAIT));
     pl_trace_destroy(t);
 }

@@ -161,6 +161,36 @@ double simtModeledNow(void);
  * simtModeledNow(), so that earlier work does not skew their timelines. */
 void simtHostClockAdvance(double t);
 
+/* ---- op reports (what a trace records) --------------------------------- */
+/* One finished kernel, copy or memset, as simtFlushOps reports it. */
+typedef enum { SIMT_OP_KERNEL, SIMT_OP_COPY, SIMT_OP_MEMSET } simt_op_kind;
+typedef struct simt_op_record {
+    simt_op_kind kind;
+    const char *name;  /* the kernel's name; "memcpy H2D" | "memcpy D2H" | "memcpy D2D" |
+                          "memcpy peer" | "memset"; valid for the process's life */
+    int device;        /* the device of the stream it ran on */
+    int peer_device;   /* the other device of a cudaMemcpyPeer(Async), else -1 */
+    double bytes;      /* bytes copied or set; a kernel's declared bytes (0 if none) */
+    double flops;      /* a kernel's declared FLOPs (simtLaunchCost), else 0 */
+    double start, end; /* measured: wall seconds, CLOCK_MONOTONIC */
+    double modeled_start, modeled_end; /* modeled seconds */
+    cudaError_t error;                 /* cudaSuccess, or the fault it ended with */
+} simt_op_record;
+typedef void (*simt_op_hook)(const simt_op_record *rec, void *user);
+
+/* Sets the calling host thread's hook (NULL: none). From then on every
+ * kernel, copy and memset that this thread enqueues is held until it has
+ * finished and is then reported, in program order, on this same thread: by
+ * simtFlushOps, which cudaStreamSynchronize, cudaDeviceSynchronize,
+ * cudaEventSynchronize and the synchronous copies call before they return.
+ * Reports therefore come only from the thread that made the work — a
+ * single producer, as a trace ring needs. Setting a hook first reports what
+ * has finished; ops still running are then dropped unreported. */
+void simtSetOpHook(simt_op_hook hook, void *user);
+/* Reports this thread's finished ops (an unfinished one stops the walk, to
+ * keep program order); returns how many were reported. */
+int simtFlushOps(void);
+
 /* ---- faults ------------------------------------------------------------ */
 /* The report of the last kernel fault on the current device (illegal address,
  * assert, divergent barrier, warp mask error, ...), or "" if none. Valid until
