@@ -9,9 +9,15 @@
  *   [CPG]   CUDA C++ Programming Guide, "Compute Capabilities" table
  *           (threads, shared memory per SM and per block with opt-in).
  *   [PCIe]  PCI-SIG: Gen4 x16 = 32 GB/s, Gen5 x16 = 64 GB/s per direction.
+ *   [DGXH]  NVIDIA DGX H100 / DGX H200 datasheets: 8 GPUs per system, and for
+ *           the compute fabric one single-port ConnectX-7 per GPU at
+ *           400 Gb/s (InfiniBand NDR) = 50 GB/s each way.
+ *   [DGXA]  NVIDIA DGX A100 datasheet: 8 GPUs per system, one single-port
+ *           ConnectX-6 per GPU at 200 Gb/s (InfiniBand HDR) = 25 GB/s.
  *   [MODEL] paralab's modeling assumptions, not datasheet numbers: pinned
  *           copies reach ~80 % of the PCIe link, pageable ~45 %; kernel
- *           launch ~3 us; one NVLink transfer ~1.5 us; one PCIe copy ~3 us
+ *           launch ~3 us; one NVLink transfer ~1.5 us; one PCIe copy ~3 us;
+ *           one InfiniBand transfer ~4 us; an RTX 4090 box is one node
  *           (typical figures: shared/REFERENCES.md, "Latencies to model").
  */
 #include <string.h>
@@ -40,6 +46,9 @@ static const simt_preset h100 = {
     .pageable_efficiency = 0.45,                /* [MODEL] */
     .peer_bw = 450 * GB,                        /* [H100] NVLink 900 GB/s total */
     .peer_latency = 1.5e-6,                     /* [MODEL] */
+    .gpus_per_node = 8,                         /* [DGXH] */
+    .inter_node_bw = 50 * GB,                   /* [DGXH] NDR 400 Gb/s per GPU */
+    .inter_node_latency = 4e-6,                 /* [MODEL] */
     .launch_latency = 3e-6,                     /* [MODEL] */
     .copy_latency = 3e-6,                       /* [MODEL] */
     .l2_bytes = 50 * MiB,                       /* [H100] 50 MB L2 */
@@ -64,6 +73,9 @@ static const simt_preset h200 = {
     .pageable_efficiency = 0.45,                 /* [MODEL] */
     .peer_bw = 450 * GB,                         /* [H200] NVLink 900 GB/s total */
     .peer_latency = 1.5e-6,                      /* [MODEL] */
+    .gpus_per_node = 8,                          /* [DGXH] */
+    .inter_node_bw = 50 * GB,                    /* [DGXH] NDR 400 Gb/s per GPU */
+    .inter_node_latency = 4e-6,                  /* [MODEL] */
     .launch_latency = 3e-6,                      /* [MODEL] */
     .copy_latency = 3e-6,                        /* [MODEL] */
     .l2_bytes = 50 * MiB,                        /* [H200] */
@@ -88,6 +100,9 @@ static const simt_preset a100 = {
     .pageable_efficiency = 0.45,                /* [MODEL] */
     .peer_bw = 300 * GB,                        /* [A100] NVLink 600 GB/s total */
     .peer_latency = 1.5e-6,                     /* [MODEL] */
+    .gpus_per_node = 8,                         /* [DGXA] */
+    .inter_node_bw = 25 * GB,                   /* [DGXA] HDR 200 Gb/s per GPU */
+    .inter_node_latency = 4e-6,                 /* [MODEL] */
     .launch_latency = 3e-6,                     /* [MODEL] */
     .copy_latency = 3e-6,                       /* [MODEL] */
     .l2_bytes = 40 * MiB,                       /* [A100] 40 MB L2 */
@@ -112,13 +127,16 @@ static const simt_preset rtx4090 = {
     .pageable_efficiency = 0.45,                /* [MODEL] */
     .peer_bw = 0,                               /* [4090] no NVLink, no peer access */
     .peer_latency = 3e-6,                       /* [MODEL] through host memory */
-    .launch_latency = 3e-6,                     /* [MODEL] */
-    .copy_latency = 3e-6,                       /* [MODEL] */
-    .l2_bytes = 72 * MiB,                       /* [4090] 72 MB L2 */
-    .memory_bus_bits = 384,                     /* [4090] */
-    .max_threads_per_sm = 1536,                 /* [CPG] 8.9 */
-    .shared_per_sm = 100 * KiB,                 /* [CPG] 8.9 */
-    .shared_per_block_optin = 99 * KiB,         /* [CPG] 8.9 */
+    .gpus_per_node = 0,                         /* [MODEL] one node, no network */
+    .inter_node_bw = 0,
+    .inter_node_latency = 0,
+    .launch_latency = 3e-6,             /* [MODEL] */
+    .copy_latency = 3e-6,               /* [MODEL] */
+    .l2_bytes = 72 * MiB,               /* [4090] 72 MB L2 */
+    .memory_bus_bits = 384,             /* [4090] */
+    .max_threads_per_sm = 1536,         /* [CPG] 8.9 */
+    .shared_per_sm = 100 * KiB,         /* [CPG] 8.9 */
+    .shared_per_block_optin = 99 * KiB, /* [CPG] 8.9 */
 };
 
 /* clang-format on */

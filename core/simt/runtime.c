@@ -38,7 +38,16 @@
 #define DEFAULT_SHMEM_LIMIT (48u * 1024u) /* [CPG] static + dynamic without opt-in */
 #define REPORT_CAP 2048
 
-enum engine { ENG_COMPUTE, ENG_H2D, ENG_D2H, ENG_D2D, ENG_PEER, ENG_COUNT, ENG_NONE = -1 };
+enum engine {
+    ENG_COMPUTE,
+    ENG_H2D,
+    ENG_D2H,
+    ENG_D2D,
+    ENG_PEER, /* NVLink (or PCIe) within a node */
+    ENG_NET,  /* the GPU's network port, between nodes */
+    ENG_COUNT,
+    ENG_NONE = -1
+};
 enum op_kind { OP_KERNEL, OP_COPY, OP_MEMSET, OP_MARKER };
 
 typedef struct simt_op simt_op;
@@ -1493,6 +1502,11 @@ cudaError_t cudaMemsetAsync(void *p, int value, size_t n, cudaStream_t st)
 }
 
 static int peer_capable(void) { return G.preset->peer_bw > 0; }
+static int same_node(int a, int b)
+{
+    int g = G.preset->gpus_per_node;
+    return g <= 0 || a / g == b / g;
+}
 
 cudaError_t cudaDeviceCanAccessPeer(int *can, int d, int peer)
 {
@@ -1500,7 +1514,7 @@ cudaError_t cudaDeviceCanAccessPeer(int *can, int d, int peer)
     if (e) return ret(e);
     if (!can) return ret(cudaErrorInvalidValue);
     if (d < 0 || d >= G.ndev || peer < 0 || peer >= G.ndev) return ret(cudaErrorInvalidDevice);
-    *can = d != peer && peer_capable();
+    *can = d != peer && peer_capable() && same_node(d, peer);
     return cudaSuccess;
 }
 
@@ -1509,7 +1523,7 @@ cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned flags)
     ENTER();
     if (flags != 0) return ret(cudaErrorInvalidValue);
     if (peer < 0 || peer >= G.ndev || peer == cur_dev) return ret(cudaErrorInvalidDevice);
-    if (!peer_capable()) return ret(cudaErrorPeerAccessUnsupported);
+    if (!peer_capable() || !same_node(cur_dev, peer)) return ret(cudaErrorPeerAccessUnsupported);
     pthread_mutex_lock(&G.lock);
     cudaError_t r =
         G.dev[cur_dev].peer_enabled[peer] ? cudaErrorPeerAccessAlreadyEnabled : cudaSuccess;
@@ -1542,6 +1556,9 @@ static cudaError_t peer_common(void *dst, int dd, const void *src, int sd, size_
         if (dd == sd) {
             engine = ENG_D2D;
             duration = h->copy_latency + 2.0 * (double)n / h->memory_bw;
+        } else if (!same_node(sd, dd)) { /* GPU to GPU over the network (RDMA) */
+            engine = ENG_NET;
+            duration = h->inter_node_latency + (double)n / h->inter_node_bw;
         } else if (peer_capable() && (G.dev[sd].peer_enabled[dd] || G.dev[dd].peer_enabled[sd]))
             duration = h->peer_latency + (double)n / h->peer_bw;
         else /* staged through host memory: down one PCIe link and up another */
@@ -1690,8 +1707,8 @@ cudaError_t simtLaunchKernel(const simt_kernel *k, dim3 grid, dim3 block, size_t
 
 /* ---- op reports (simtSetOpHook) ----------------------------------------- */
 
-static const char *const engine_label[ENG_COUNT] = {"kernel", "memcpy H2D", "memcpy D2H",
-                                                    "memcpy D2D", "memcpy peer"};
+static const char *const engine_label[ENG_COUNT] = {
+    "kernel", "memcpy H2D", "memcpy D2H", "memcpy D2D", "memcpy peer", "memcpy peer (network)"};
 
 static void fill_record(const simt_op *op, simt_op_record *rec)
 {

@@ -133,9 +133,9 @@ static void test_apply(void)
     CU_ASSERT_STRING_EQUAL(msg, "--hw 'B300' is not a preset: choose H100-SXM H200-SXM "
                                 "A100-SXM-80GB RTX-4090");
     o.hw = NULL;
-    o.devices = 64; /* the unit tests run with 8 */
+    o.devices = 64; /* the unit tests run with 16 */
     CU_ASSERT_NOT_EQUAL(pl_options_apply(&o, "labxx", msg, sizeof msg), 0);
-    CU_ASSERT_STRING_EQUAL(msg, "--devices 64: there are 8 simulated devices "
+    CU_ASSERT_STRING_EQUAL(msg, "--devices 64: there are 16 simulated devices "
                                 "(PARALAB_SIM_DEVICES, up to 64, makes more)");
     o.devices = 2;
     o.comm = PL_COMM_NCCL;

@@ -531,6 +531,58 @@ static void test_legacy_stream(void)
     CU_ASSERT_OK(cudaSetDevice(0));
 }
 
+/* SIM ONLY: devices form nodes of gpus_per_node; between nodes there is no
+ * peer access and a peer copy takes the network's modeled time. */
+static void test_nodes_and_network(void)
+{
+    const simt_preset *h = simtCurrentPreset();
+    int ndev = 0, g = h->gpus_per_node;
+    CU_ASSERT_OK(cudaGetDeviceCount(&ndev));
+    CU_ASSERT_FATAL(g == 8 && ndev >= 2 * g); /* the unit tests run 16 H100s */
+    int can = -1;
+    CU_ASSERT_OK(cudaDeviceCanAccessPeer(&can, 0, g - 1));
+    CU_ASSERT_EQUAL(can, 1);
+    CU_ASSERT_OK(cudaDeviceCanAccessPeer(&can, g - 1, g)); /* the node boundary */
+    CU_ASSERT_EQUAL(can, 0);
+    CU_ASSERT_OK(cudaSetDevice(1));
+    CU_ASSERT_CUDA(cudaDeviceEnablePeerAccess(g + 1, 0), cudaErrorPeerAccessUnsupported);
+    cudaGetLastError();
+    const size_t n = 1 << 20;
+    char *a, *b, *c;
+    CU_ASSERT_OK(cudaMalloc((void **)&a, n)); /* on device 1, node 0 */
+    CU_ASSERT_OK(cudaMemset(a, 0x5a, n));
+    CU_ASSERT_OK(cudaDeviceSynchronize()); /* the memset is asynchronous */
+    CU_ASSERT_OK(cudaSetDevice(g + 1));    /* node 1 */
+    CU_ASSERT_OK(cudaMalloc((void **)&b, n));
+    CU_ASSERT_OK(cudaSetDevice(g + 2));
+    CU_ASSERT_OK(cudaMalloc((void **)&c, n));
+    CU_ASSERT_OK(cudaSetDevice(g + 1));
+    cudaStream_t s;
+    CU_ASSERT_OK(cudaStreamCreate(&s));
+    CU_ASSERT_OK(cudaStreamSynchronize(s));
+    double t0 = simtStreamModeledTime(s);
+    CU_ASSERT_OK(cudaMemcpyPeerAsync(b, g + 1, a, 1, n, s)); /* node 0 -> node 1 */
+    double t1 = simtStreamModeledTime(s);
+    CU_ASSERT_DOUBLE_EQUAL(t1 - t0, h->inter_node_latency + (double)n / h->inter_node_bw, 1e-12);
+    /* within node 1, after enabling peer access: NVLink */
+    CU_ASSERT_OK(cudaDeviceEnablePeerAccess(g + 2, 0));
+    CU_ASSERT_OK(cudaMemcpyPeerAsync(c, g + 2, b, g + 1, n, s));
+    double t2 = simtStreamModeledTime(s);
+    CU_ASSERT_DOUBLE_EQUAL(t2 - t1, h->peer_latency + (double)n / h->peer_bw, 1e-12);
+    CU_ASSERT_OK(cudaStreamSynchronize(s));
+    char *host = malloc(n);
+    CU_ASSERT_OK(cudaMemcpy(host, c, n, cudaMemcpyDeviceToHost));
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) bad += host[i] != 0x5a;
+    CU_ASSERT_EQUAL(bad, 0);
+    free(host);
+    CU_ASSERT_OK(cudaStreamDestroy(s));
+    CU_ASSERT_OK(cudaFree(a));
+    CU_ASSERT_OK(cudaFree(b));
+    CU_ASSERT_OK(cudaFree(c));
+    CU_ASSERT_OK(cudaSetDevice(0));
+}
+
 /* SIM ONLY: copy and compute on different streams overlap in modeled time;
  * cudaStreamWaitEvent joins them. */
 static void test_overlap_and_wait_event(void)
@@ -704,6 +756,7 @@ int register_runtime_suite(void)
         {"overlap and stream wait event (sim)", test_overlap_and_wait_event},
         {"bad handles (sim)", test_bad_handles},
         {"op reports for traces (sim)", test_op_hook},
+        {"nodes and the network (sim)", test_nodes_and_network},
 #endif
     };
     for (size_t i = 0; i < sizeof t / sizeof *t; i++)

@@ -130,10 +130,17 @@ typedef struct simt_preset {
     double host_link_bw;      /* PCIe bytes/s per direction, theoretical */
     double pinned_efficiency; /* fraction of host_link_bw pinned copies reach */
     double pageable_efficiency;
-    double peer_bw;        /* GPU-GPU bytes/s per direction (NVLink; PCIe if none) */
-    double peer_latency;   /* seconds per peer transfer */
-    double launch_latency; /* seconds per kernel launch */
-    double copy_latency;   /* seconds per host<->device copy */
+    double peer_bw;      /* GPU-GPU bytes/s per direction (NVLink; PCIe if none) */
+    double peer_latency; /* seconds per peer transfer */
+    /* Nodes: devices 0..g-1 are node 0, g..2g-1 node 1, ... (g =
+     * gpus_per_node; 0: every device in one node). Across nodes there is
+     * no peer access; a peer copy goes over the network (InfiniBand, one
+     * NIC per GPU) at inter_node_bw after inter_node_latency. */
+    int gpus_per_node;
+    double inter_node_bw;      /* bytes/s per GPU per direction */
+    double inter_node_latency; /* seconds per network transfer */
+    double launch_latency;     /* seconds per kernel launch */
+    double copy_latency;       /* seconds per host<->device copy */
     size_t l2_bytes;
     int memory_bus_bits;
     int max_threads_per_sm;
