@@ -102,14 +102,17 @@ racecheck:
 	+@$(TSAN)
 	@build/sim-tsan/bin/racecheck
 
-## bench: the SIMT emulator vs a C loop, trace recording, collectives vs memcpy (same-run ratios)
+## bench: the SIMT emulator vs a C loop, trace recording, collectives vs memcpy and Open MPI (same-run ratios)
 bench:
+	@scripts/deps.sh --bench
 	+@$(SIM)
+	@mkdir -p build/mpi
+	@mpicc -std=c11 -O2 -Wall -Wextra -Werror bench/mpi/allreduce.c -o build/mpi/allreduce
 	@build/sim/bin/paralab-bench simt
 	@echo
 	@build/sim/bin/paralab-bench trace
 	@echo
-	@build/sim/bin/paralab-bench comm
+	@PARALAB_MPI_ALLREDUCE=build/mpi/allreduce build/sim/bin/paralab-bench comm
 
 ## demo: install what is missing, build, and run the main demo (ARGS=--no-viz for plain text)
 demo: deps

@@ -134,7 +134,9 @@ static void usage(FILE *f)
                "  simt      the SIMT emulator vs a plain C loop (simulated build)\n"
                "  gpu       the same kernels on a real GPU (CUDA build)\n"
                "  trace     the cost of recording a trace event (8 producers)\n"
-               "  comm      collectives of the local engine, nccl-tests style (to 64 MiB)\n"
+               "  comm      collectives of the local engine, nccl-tests style (to 64 MiB),\n"
+               "            vs memcpy, and vs Open MPI when $PARALAB_MPI_ALLREDUCE names\n"
+               "            the program bench/mpi/allreduce.c builds (make bench does)\n"
                "  --repeat  runs per measurement, the best is kept (default 3)\n"
                "  --scale   divide the problem sizes by 2^S (default 0)\n");
 }

@@ -5,7 +5,11 @@
  * redop, time, algbw, busbw, #wrong — for all-reduce, all-gather,
  * reduce-scatter and broadcast, N = 2, 4, 8. The reference, measured in the
  * same run: memcpy bandwidth (bytes read + written per second), the limit
- * for an in-memory ring. Goal: busbw at least half of it from 1 MiB up.
+ * for an in-memory ring, and Open MPI's MPI_Allreduce with the same number
+ * of processes and sizes (bench/mpi/allreduce.c, run with mpirun; the path
+ * of the program in $PARALAB_MPI_ALLREDUCE, which `make bench` builds).
+ * Goals: busbw at least half of memcpy's from 1 MiB up, and all-reduce busbw
+ * at least Open MPI's from 1 MiB up at N = 4.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,10 +25,15 @@
 enum { C_ALL_REDUCE, C_ALL_GATHER, C_REDUCE_SCATTER, C_BROADCAST, C_COUNT };
 static const char *cname[] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast"};
 
+enum { MPI_N = 4, MAX_SIZES = 16 }; /* Open MPI is compared at N = 4 */
+
 typedef struct {
     long max_bytes;
     double memcpy_bw;
     int worst_ratio_ok;
+    int mpi_ok;                 /* -1: no Open MPI numbers; else the goal so far */
+    double mpi_time[MAX_SIZES]; /* seconds per MPI_Allreduce, by size index */
+    long mpi_wrong[MAX_SIZES];
     double t[64];
     long wrong[64];
 } comm_bench;
@@ -82,11 +91,13 @@ static int rank_main(pl_rank *r)
     for (size_t i = 0; i < max_count; i++) h[i] = (float)(me + 1);
     cudaMemcpy(send, h, max_count * sizeof(float), cudaMemcpyHostToDevice);
     for (int kind = 0; kind < C_COUNT; kind++) {
+        int vs_mpi = kind == C_ALL_REDUCE && n == MPI_N && b->mpi_ok >= 0;
         if (me == 0)
-            printf("\n%s, %d ranks\n%12s %12s %6s %6s %10s %10s %10s %7s %s\n", cname[kind], n,
+            printf("\n%s, %d ranks\n%12s %12s %6s %6s %10s %10s %10s %7s %s%s\n", cname[kind], n,
                    "size (B)", "count", "type", "redop", "time (us)", "algbw GB/s", "busbw GB/s",
-                   "#wrong", "busbw / memcpy");
-        for (size_t bytes = 64; bytes <= (size_t)b->max_bytes; bytes *= 4) {
+                   "#wrong", "busbw / memcpy", vs_mpi ? "   MPI us  MPI busbw  busbw / MPI" : "");
+        int si = 0;
+        for (size_t bytes = 64; bytes <= (size_t)b->max_bytes; bytes *= 4, si++) {
             size_t count = bytes / sizeof(float) / (size_t)n * (size_t)n; /* N divides it */
             int iters = bytes < (1u << 20) ? 20 : bytes < (16u << 20) ? 5 : 2;
             if (run_one(r, kind, send, recv, count) || cudaStreamSynchronize(r->stream)) {
@@ -119,8 +130,19 @@ static int rank_main(pl_rank *r)
                        kind == C_ALL_GATHER || kind == C_BROADCAST ? "none" : "sum", t * 1e6, alg,
                        bus, all_wrong);
                 if (S >= (1 << 20)) {
-                    printf(" %13.2f %s", ratio, ratio >= 0.5 ? "met" : "MISSED");
+                    printf(" %13.2f %-6s", ratio, ratio >= 0.5 ? "met" : "MISSED");
                     if (ratio < 0.5) b->worst_ratio_ok = 0;
+                } else if (vs_mpi)
+                    printf(" %20s", ""); /* keeps the MPI columns aligned */
+                if (vs_mpi && si < MAX_SIZES && b->mpi_time[si] > 0) {
+                    double mpi_bus = S / b->mpi_time[si] / 1e9 * factor(kind, n);
+                    double vs = bus / mpi_bus;
+                    printf(" %8.1f %10.2f", b->mpi_time[si] * 1e6, mpi_bus);
+                    if (b->mpi_wrong[si]) printf(" (MPI: %ld wrong)", b->mpi_wrong[si]);
+                    if (S >= (1 << 20)) {
+                        printf(" %12.2f %s", vs, vs >= 1.0 ? "met" : "MISSED");
+                        if (vs < 1.0) b->mpi_ok = 0;
+                    }
                 }
                 printf("\n");
             }
@@ -154,18 +176,69 @@ static double memcpy_bandwidth(size_t bytes)
     return 2.0 * (double)bytes / best;
 }
 
+/* Runs Open MPI's MPI_Allreduce over the same sizes with MPI_N processes;
+ * fills b->mpi_time. Returns 0, or -1 with the reason printed. */
+static int measure_mpi(comm_bench *b)
+{
+    const char *prog = getenv("PARALAB_MPI_ALLREDUCE");
+    if (!prog || !*prog) {
+        printf("Open MPI: not measured ($PARALAB_MPI_ALLREDUCE is not set; `make bench` builds "
+               "bench/mpi/allreduce.c and sets it)\n");
+        return -1;
+    }
+    char cmd[1024];
+    /* as root (containers, CI), mpirun wants --allow-run-as-root; more
+     * processes than cores want --oversubscribe (it then yields when idle) */
+    snprintf(cmd, sizeof cmd,
+             "mpirun --allow-run-as-root --oversubscribe -np %d '%s' %ld 2>&1 </dev/null", MPI_N,
+             prog, b->max_bytes);
+    FILE *p = popen(cmd, "r");
+    if (!p) {
+        printf("Open MPI: cannot run mpirun\n");
+        return -1;
+    }
+    char line[512];
+    int n = 0, bad = 0;
+    size_t want = 64;
+    while (fgets(line, sizeof line, p)) {
+        size_t bytes, count;
+        double t;
+        long wrong;
+        if (sscanf(line, "%zu %zu %lf %ld", &bytes, &count, &t, &wrong) == 4 && n < MAX_SIZES &&
+            bytes <= want && t > 0) {
+            b->mpi_time[n] = t;
+            b->mpi_wrong[n] = wrong;
+            n++;
+            want *= 4;
+        } else if (!bad++)
+            printf("Open MPI: unexpected output: %s", line);
+    }
+    int st = pclose(p);
+    if (st != 0 || n == 0) {
+        printf("Open MPI: `%s` failed (status %d); not compared\n", cmd, st);
+        memset(b->mpi_time, 0, sizeof b->mpi_time);
+        return -1;
+    }
+    return 0;
+}
+
 int bench_comm(long max_bytes)
 {
     comm_bench b;
     memset(&b, 0, sizeof b);
     b.max_bytes = max_bytes;
     b.worst_ratio_ok = 1;
+    b.mpi_ok = measure_mpi(&b) == 0 ? 1 : -1;
     b.memcpy_bw =
         memcpy_bandwidth((size_t)max_bytes < (64u << 20) ? (64u << 20) : (size_t)max_bytes);
     printf("paralab-bench comm: the local engine on simulated devices, wall clock (this CPU moves "
            "the data)\nreference, same run: memcpy %.2f GB/s (read + write); goal: busbw >= 0.5 x "
            "memcpy from 1 MiB\n",
            b.memcpy_bw / 1e9);
+    if (b.mpi_ok >= 0)
+        printf("reference, same run: Open MPI MPI_Allreduce, %d processes (all_reduce at %d "
+               "ranks); goal: busbw >= MPI's from 1 MiB\n",
+               MPI_N, MPI_N);
     static const int ranks[] = {2, 4, 8};
     for (int i = 0; i < 3; i++) {
         char err[1024];
@@ -176,5 +249,10 @@ int bench_comm(long max_bytes)
     }
     printf("\ngoal (busbw >= 0.5 x memcpy from 1 MiB): %s\n",
            b.worst_ratio_ok ? "met everywhere" : "MISSED somewhere (see the rows)");
+    if (b.mpi_ok >= 0)
+        printf("goal (all_reduce busbw >= Open MPI's from 1 MiB at %d ranks): %s\n", MPI_N,
+               b.mpi_ok ? "met" : "MISSED somewhere (see the rows)");
+    else
+        printf("goal (all_reduce busbw >= Open MPI's): not measured\n");
     return 0;
 }

@@ -5,10 +5,14 @@
 #   libjansson-dev tmux pkg-config ca-certificates
 # Optional (reported, never fatal): nvcc, NCCL, cuBLAS, an NVIDIA GPU.
 #
-# Usage: scripts/deps.sh [--check] [--help]
+# For `make bench` only (--bench): Open MPI (openmpi-bin libopenmpi-dev), the
+#   reference paralab-bench comm measures MPI_Allreduce against.
+#
+# Usage: scripts/deps.sh [--check] [--bench] [--help]
 #   (no option)  report; if a required piece is missing, install it with apt-get
 #                when running as root, else print the sudo command and exit 1
 #   --check      report only; exit 1 if a required piece is missing
+#   --bench      also require what the benchmarks need (Open MPI)
 set -euo pipefail
 
 usage() {
@@ -16,9 +20,11 @@ usage() {
 }
 
 CHECK_ONLY=0
+BENCH=0
 for arg in "$@"; do
     case "$arg" in
         --check) CHECK_ONLY=1 ;;
+        --bench) BENCH=1 ;;
         -h|--help) usage; exit 0 ;;
         *) echo "deps.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
     esac
@@ -85,6 +91,14 @@ check_required() {
         ok "tmux: $(tmux -V 2>/dev/null)"
     else
         bad "tmux: not found (package tmux)"; MISSING_PKGS+=(tmux)
+    fi
+    if [[ $BENCH -eq 1 ]]; then
+        if command -v mpicc >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1; then
+            ok "Open MPI (benchmarks): $(mpirun --version 2>/dev/null | head -n1)"
+        else
+            bad "Open MPI (benchmarks): mpicc/mpirun not found (packages openmpi-bin libopenmpi-dev)"
+            MISSING_PKGS+=(openmpi-bin libopenmpi-dev)
+        fi
     fi
     if [[ -f /etc/ssl/certs/ca-certificates.crt ]]; then
         ok "ca-certificates: /etc/ssl/certs/ca-certificates.crt"
