@@ -730,6 +730,15 @@ static cudaError_t enqueue(struct simt_stream *s, simt_op *op, int engine, doubl
     op->m_end = start + duration;
     op->engine = engine;
     s->clock = op->m_end;
+    if (!s->worker_started) {
+        if (pthread_create(&s->worker, NULL, worker_main, s) != 0) {
+            op_unref(op);
+            return cudaErrorMemoryAllocation;
+        }
+        pthread_detach(s->worker);
+        s->worker_started = 1;
+    }
+    /* queued for sure now: hold it for its report (simtSetOpHook) */
     if (op_hook && op->kind != OP_MARKER) {
         if (npending == cap_pending) {
             int cap = cap_pending ? 2 * cap_pending : 64;
@@ -743,14 +752,6 @@ static cudaError_t enqueue(struct simt_stream *s, simt_op *op, int engine, doubl
             op->refs++;
             pending[npending++] = op;
         }
-    }
-    if (!s->worker_started) {
-        if (pthread_create(&s->worker, NULL, worker_main, s) != 0) {
-            op_unref(op);
-            return cudaErrorMemoryAllocation;
-        }
-        pthread_detach(s->worker);
-        s->worker_started = 1;
     }
     op->refs++; /* s->last */
     op_unref(s->last);
@@ -1587,6 +1588,7 @@ static cudaError_t peer_common(void *dst, int dd, const void *src, int sd, size_
         }
     }
     pthread_mutex_unlock(&G.lock);
+    if (sync) simtFlushOps();
     return ret(r);
 }
 
