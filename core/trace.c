@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,18 +191,24 @@ int pl_trace_writer_add(pl_trace_writer *w, const pl_event *ev, size_t n)
     for (size_t i = 0; i < n; i++) {
         const pl_event *e = &ev[i];
         double s = w->modeled ? e->modeled_start : e->start;
-        double d = (w->modeled ? e->modeled_end : e->end) - s;
+        double end = w->modeled ? e->modeled_end : e->end;
         if (!w->have_t0) {
             w->t0 = s;
             w->have_t0 = 1;
         }
+        /* Start and end are rounded to whole nanoseconds, and the duration
+         * is their difference: events nested in time stay nested in the
+         * file (rounding start and duration separately could push a child's
+         * end a nanosecond past its parent's). */
+        long long ts_ns = llround((s - w->t0) * 1e9), end_ns = llround((end - w->t0) * 1e9);
+        long long dur_ns = end_ns > ts_ns ? end_ns - ts_ns : 0;
         fputs(",\n{\"name\":", w->f);
         put_string(w->f, e->label[0] ? e->label : pl_event_kind_name((pl_event_kind)e->kind));
         fprintf(w->f,
                 ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
                 "\"args\":{\"bytes\":%llu,\"flops\":%.0f",
-                pl_event_kind_name((pl_event_kind)e->kind), e->rank, e->lane, (s - w->t0) * 1e6,
-                d > 0 ? d * 1e6 : 0.0, (unsigned long long)e->bytes, e->flops);
+                pl_event_kind_name((pl_event_kind)e->kind), e->rank, e->lane, (double)ts_ns / 1e3,
+                (double)dur_ns / 1e3, (unsigned long long)e->bytes, e->flops);
         if (e->micro_batch >= 0) fprintf(w->f, ",\"micro_batch\":%d", e->micro_batch);
         if (e->layer >= 0) fprintf(w->f, ",\"layer\":%d", e->layer);
         if (e->peer >= 0) fprintf(w->f, ",\"peer\":%d", e->peer);

@@ -86,17 +86,17 @@ static void *rank_main(void *p)
         }
         cudaStreamDestroy(r->stream);
     }
-#ifdef PARALAB_SIMULATED_CUDA
-    if (s->trace) {
-        cudaDeviceSynchronize(); /* finishes and reports what the rank left running */
-        simtSetOpHook(NULL, NULL);
-    }
-#endif
     if (s->status) {
         int none = -1;
         atomic_compare_exchange_strong(s->first_failed, &none, r->rank);
         pl_comm_abort(r->comm, r->error[0] ? r->error : "its function failed");
     }
+#ifdef PARALAB_SIMULATED_CUDA
+    if (s->trace) {
+        cudaDeviceSynchronize(); /* after the abort: reports what the rank left */
+        simtSetOpHook(NULL, NULL);
+    }
+#endif
     return NULL;
 }
 
