@@ -41,20 +41,22 @@ void pl_options_defaults(pl_options *o, int default_devices)
 static void usage(char *msg, size_t cap, const char *prog, const char *summary,
                   const pl_lab_option *extra)
 {
-    size_t n = (size_t)snprintf(msg, cap,
-                                "usage: %s [options]\n%s\n\n"
-                                "  -n, --devices N       ranks, one device each (1..64)\n"
-                                "      --no-viz          plain text, no terminal UI\n"
-                                "      --step, --play    step through the narration, or play it\n"
-                                "      --speed X         play speed, 0.1..100 (default 1)\n"
-                                "      --trace FILE      write a Chrome trace (open in Perfetto)\n"
-                                "      --seed S          random seed (default 0)\n"
-                                "      --hw PRESET       hardware preset for the modeled clock\n"
-                                "      --comm ENGINE     local (the NCCL engine is not written "
-                                "yet)\n"
-                                "      --comm-timeout S  seconds a rank may wait in a collective "
-                                "(default 10)\n",
-                                prog, summary);
+    size_t n = (size_t)snprintf(
+        msg, cap,
+        "usage: %s [options]\n%s\n\n"
+        "  -n, --devices N       ranks, one device each (1..64; the simulator has\n"
+        "                        8 devices unless PARALAB_SIM_DEVICES says more)\n"
+        "      --no-viz          plain text, no terminal UI\n"
+        "      --step, --play    step through the narration, or play it\n"
+        "      --speed X         play speed, 0.1..100 (default 1)\n"
+        "      --trace FILE      write a Chrome trace (open in Perfetto)\n"
+        "      --seed S          random seed (default 0)\n"
+        "      --hw PRESET       hardware preset for the modeled clock\n"
+        "      --comm ENGINE     local (the NCCL engine is not written "
+        "yet)\n"
+        "      --comm-timeout S  seconds a rank may wait in a collective "
+        "(default 10)\n",
+        prog, summary);
     for (const pl_lab_option *e = extra; e && e->name && n < cap; e++) {
         char left[64];
         snprintf(left, sizeof left, "--%s%s%s", e->name, e->has_arg ? " " : "",
