@@ -213,6 +213,42 @@ static void test_writer_errors(void)
     unlink(path);
 }
 
+/* Times are written in whole nanoseconds from rounded start and end, so an
+ * event inside another stays inside in the file. Rounding start and
+ * duration separately would write this child ending at 1.001 us, past its
+ * parent's 1.000. */
+static void test_writer_keeps_nesting(void)
+{
+    char path[] = "/tmp/paralab-trace-XXXXXX", err[512];
+    close(mkstemp(path));
+    pl_trace_writer *w = pl_trace_writer_open(path, 1, 0, 0, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    pl_event ev[2] = {
+        {.rank = 0, .micro_batch = -1, .layer = -1, .peer = -1, .start = 0.4e-9, .end = 1000.4e-9},
+        {.rank = 0, .micro_batch = -1, .layer = -1, .peer = -1, .start = 0.6e-9, .end = 1000.4e-9},
+    };
+    CU_ASSERT_EQUAL(pl_trace_writer_add(w, ev, 2), 0);
+    CU_ASSERT_EQUAL(pl_trace_writer_close(w, err, sizeof err), 0);
+    json_error_t jerr;
+    json_t *root = json_load_file(path, 0, &jerr);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    json_t *evs = json_object_get(root, "traceEvents");
+    size_t n = json_array_size(evs);
+    CU_ASSERT_FATAL(n >= 2);
+    json_t *parent = json_array_get(evs, n - 2), *child = json_array_get(evs, n - 1);
+    double pts = json_number_value(json_object_get(parent, "ts"));
+    double pdur = json_number_value(json_object_get(parent, "dur"));
+    double cts = json_number_value(json_object_get(child, "ts"));
+    double cdur = json_number_value(json_object_get(child, "dur"));
+    CU_ASSERT_DOUBLE_EQUAL(pts, 0.000, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(pdur, 1.000, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(cts, 0.001, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(cdur, 0.999, 1e-9);
+    CU_ASSERT(cts + cdur <= pts + pdur + 1e-9);
+    json_decref(root);
+    unlink(path);
+}
+
 /* With no consumer the wait policy drops (and counts) instead of hanging. */
 static int run_many(pl_rank *r)
 {
@@ -286,6 +322,7 @@ int register_trace_suite(void)
         !CU_add_test(s, "ring: drop policy counts drops", test_ring_drop_counts) ||
         !CU_add_test(s, "Chrome trace of an all_reduce", test_trace_of_all_reduce) ||
         !CU_add_test(s, "writer errors and escaping", test_writer_errors) ||
+        !CU_add_test(s, "writer keeps nested events nested", test_writer_keeps_nesting) ||
         !CU_add_test(s, "no consumer: drops, no hang", test_no_consumer_no_hang) ||
         !CU_add_test(s, "send and receive events", test_send_recv_events))
         return -1;
