@@ -52,8 +52,8 @@ static void usage(char *msg, size_t cap, const char *prog, const char *summary,
         "      --trace FILE      write a Chrome trace (open in Perfetto)\n"
         "      --seed S          random seed (default 0)\n"
         "      --hw PRESET       hardware preset for the modeled clock\n"
-        "      --comm ENGINE     local (the NCCL engine is not written "
-        "yet)\n"
+        "      --comm ENGINE     local or nccl (default: nccl when every rank\n"
+        "                        has its own real GPU, else local)\n"
         "      --comm-timeout S  seconds a rank may wait in a collective "
         "(default 10)\n",
         prog, summary);
@@ -224,10 +224,6 @@ int pl_options_apply(const pl_options *o, const char *prog, char *msg, size_t ca
         return -1;
     }
 #else
-    if (o->comm == PL_COMM_NCCL) {
-        snprintf(msg, cap, "--comm nccl: the NCCL engine is not written yet; use --comm local");
-        return -1;
-    }
     if (o->hw) {
         snprintf(msg, cap, "--hw '%s': a real GPU is measured, not modeled (--hw is for build/sim)",
                  o->hw);

@@ -109,7 +109,7 @@ int pl_world_run(int n, const int *devices, double comm_timeout_s, pl_rank_fn fn
 int pl_world_run_traced(int n, const int *devices, double comm_timeout_s, struct pl_trace *trace,
                         pl_rank_fn fn, void *arg, char *err, size_t err_size)
 {
-    pl_world_config cfg = {n, devices, comm_timeout_s, trace, NULL};
+    pl_world_config cfg = {n, devices, comm_timeout_s, trace, NULL, PL_COMM_LOCAL};
     return pl_world_run_config(&cfg, fn, arg, err, err_size);
 }
 
@@ -141,7 +141,24 @@ int pl_world_run_config(const pl_world_config *cfg, pl_rank_fn fn, void *arg, ch
         }
     }
     pl_comm *comms[PL_MAX_RANKS];
-    if (pl_comm_create(n, dev, comm_timeout_s, comms) != PL_COMM_OK) {
+    pl_comm_engine_choice engine = cfg->comm;
+    if (engine == PL_COMM_AUTO) {
+#ifdef PARALAB_CUDA
+        int distinct = 1; /* NCCL refuses two ranks on one GPU */
+        for (int a = 0; a < n; a++)
+            for (int b = a + 1; b < n; b++) distinct &= dev[a] != dev[b];
+        engine = distinct ? PL_COMM_NCCL : PL_COMM_LOCAL;
+#else
+        engine = PL_COMM_LOCAL;
+#endif
+    }
+    if (engine == PL_COMM_NCCL) {
+        char why[512];
+        if (pl_comm_create_nccl(n, dev, comms, why, sizeof why) != PL_COMM_OK) {
+            snprintf(err, err_size, "cannot create the NCCL communicator of %d ranks: %s", n, why);
+            return 1;
+        }
+    } else if (pl_comm_create(n, dev, comm_timeout_s, comms) != PL_COMM_OK) {
         snprintf(err, err_size, "cannot create the world communicator of %d ranks", n);
         return 1;
     }

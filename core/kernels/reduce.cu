@@ -1,13 +1,21 @@
 /*
  * reduce.cu — the element-wise reduction the local collective engine applies
  * to each chunk it receives, and the division that turns a sum into PL_AVG.
- * Grid-stride loops: a fixed grid of at most 1024 blocks of 256 threads, so
- * the emulator pays its per-thread cost once per thread, not per element.
+ * Each block owns one contiguous tile of TILE = 256 threads x 16 elements,
+ * and its threads stride through the tile by 256: a warp's loads stay
+ * coalesced on a GPU, each thread does 16 elements (the emulator pays its
+ * per-thread cost once per 16 elements), and in the emulator, which runs a
+ * block's threads one after another, consecutive threads reuse the cache
+ * lines the one before them loaded. (A grid-stride loop over the whole array
+ * makes each emulated thread walk memory a grid apart: measured 2x slower
+ * here on 2^21 floats.)
  */
 #include "simt/kernel.h"
 
 #include "paralab/comm.h"
 #include "paralab/kernels.h"
+
+#define TILE (256u * 16u) /* elements per block: 256 threads x 16 */
 
 /* U: the type the arithmetic is done in. Integers use their unsigned twin,
  * so that sums and products wrap as on a GPU (and in NCCL) instead of
@@ -15,8 +23,8 @@
 #define REDUCE_KERNEL(suffix, T, U)                                                                \
     static __global__ void reduce_##suffix(T *dst, const T *src, size_t n, int op)                 \
     {                                                                                              \
-        size_t stride = (size_t)blockDim.x * gridDim.x;                                            \
-        size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;                                  \
+        size_t i = (size_t)blockIdx.x * TILE + threadIdx.x, stride = blockDim.x;                   \
+        n = n < i - threadIdx.x + TILE ? n : i - threadIdx.x + TILE; /* this block's tile */       \
         switch (op) {                                                                              \
         case PL_PROD:                                                                              \
             for (; i < n; i += stride) dst[i] = (T)((U)dst[i] * (U)src[i]);                        \
@@ -34,9 +42,9 @@
     SIMT_LAUNCHER(reduce_##suffix, (T * dst, const T *src, size_t n, int op), (dst, src, n, op))   \
     static __global__ void divide_##suffix(T *buf, size_t n, T divisor)                            \
     {                                                                                              \
-        size_t stride = (size_t)blockDim.x * gridDim.x;                                            \
-        for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)         \
-            buf[i] = buf[i] / divisor;                                                             \
+        size_t i = (size_t)blockIdx.x * TILE + threadIdx.x, stride = blockDim.x;                   \
+        n = n < i - threadIdx.x + TILE ? n : i - threadIdx.x + TILE;                               \
+        for (; i < n; i += stride) buf[i] = buf[i] / divisor;                                      \
     }                                                                                              \
     SIMT_LAUNCHER(divide_##suffix, (T * buf, size_t n, T divisor), (buf, n, divisor))
 
@@ -47,8 +55,8 @@ REDUCE_KERNEL(i64, int64_t, uint64_t)
 
 static dim3 grid_for(size_t n)
 {
-    size_t blocks = (n + 255) / 256;
-    dim3 g = {(unsigned)(blocks < 1024 ? (blocks ? blocks : 1) : 1024), 1, 1};
+    size_t blocks = (n + TILE - 1) / TILE;
+    dim3 g = {(unsigned)(blocks ? blocks : 1), 1, 1};
     return g;
 }
 

@@ -389,8 +389,11 @@ int main(int argc, char **argv)
         }
         pthread_create(&drain_thread, NULL, drain_loop, &dr);
     }
-    pl_world_config cfg = {
-        .n = n, .comm_timeout_s = l.opt.comm_timeout, .trace = trace, .player = player};
+    pl_world_config cfg = {.n = n,
+                           .comm_timeout_s = l.opt.comm_timeout,
+                           .trace = trace,
+                           .player = player,
+                           .comm = l.opt.comm};
     int failed = pl_world_run_config(&cfg, rank_main, &l, err, sizeof err);
     if (trace) {
         dr.done = 1;

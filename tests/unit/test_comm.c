@@ -556,6 +556,66 @@ static void test_failure_stops_world(void)
     CU_ASSERT_STRING_EQUAL(err, "rank 1: rank function gave up");
 }
 
+/* ---- engines -------------------------------------------------------------------- */
+
+typedef struct {
+    const char *world[4], *split[4];
+} engine_case;
+
+static int run_engine_names(pl_rank *r)
+{
+    engine_case *e = r->arg;
+    pl_comm *sub;
+    e->world[r->rank] = pl_comm_engine_name(r->comm);
+    if (pl_comm_split(r->comm, r->rank % 2, 0, &sub)) return 1;
+    e->split[r->rank] = pl_comm_engine_name(sub);
+    return pl_comm_free(sub) != PL_COMM_OK;
+}
+
+/* The functions go through the handle's engine table: the world and what
+ * is split from it are the engine the world was made with. */
+static void test_engine_table(void)
+{
+    char err[1200];
+    engine_case e;
+    memset(&e, 0, sizeof e);
+    pl_world_config cfg = {.n = 4, .comm = PL_COMM_LOCAL};
+    CU_ASSERT_EQUAL(pl_world_run_config(&cfg, run_engine_names, &e, err, sizeof err), 0);
+    for (int r = 0; r < 4; r++) {
+        CU_ASSERT_STRING_EQUAL(e.world[r], "local");
+        CU_ASSERT_STRING_EQUAL(e.split[r], "local");
+    }
+#ifdef PARALAB_SIMULATED_CUDA
+    /* auto on simulated GPUs: the local engine */
+    memset(&e, 0, sizeof e);
+    cfg.comm = PL_COMM_AUTO;
+    CU_ASSERT_EQUAL(pl_world_run_config(&cfg, run_engine_names, &e, err, sizeof err), 0);
+    for (int r = 0; r < 4; r++) CU_ASSERT_STRING_EQUAL(e.world[r], "local");
+    /* NCCL: refused, with the reason, before any rank starts */
+    memset(&e, 0, sizeof e);
+    cfg.comm = PL_COMM_NCCL;
+    CU_ASSERT_NOT_EQUAL(pl_world_run_config(&cfg, run_engine_names, &e, err, sizeof err), 0);
+    CU_ASSERT_STRING_EQUAL(err, "cannot create the NCCL communicator of 4 ranks: the NCCL engine "
+                                "needs real GPUs: this is the simulated build (build/sim); build "
+                                "the CUDA variant (make cuda) or use the local engine");
+    CU_ASSERT_PTR_NULL(e.world[0]);
+    pl_comm *h[2] = {NULL, NULL};
+    int devs[2] = {0, 1};
+    CU_ASSERT_EQUAL(pl_comm_create_nccl(2, devs, h, err, sizeof err), PL_COMM_INVALID_ARGUMENT);
+    CU_ASSERT_PTR_NULL(h[0]);
+#else
+    /* auto with one real GPU per rank: NCCL (gpu-check, 1 rank per GPU) */
+    int count = 0;
+    if (cudaGetDeviceCount(&count) == cudaSuccess && count >= 2) {
+        memset(&e, 0, sizeof e);
+        cfg.n = 2;
+        cfg.comm = PL_COMM_AUTO;
+        CU_ASSERT_EQUAL(pl_world_run_config(&cfg, run_engine_names, &e, err, sizeof err), 0);
+        CU_ASSERT_STRING_EQUAL(e.world[0], "nccl");
+    }
+#endif
+}
+
 #ifdef PARALAB_SIMULATED_CUDA
 /* SIM ONLY: the modeled clock of a collective is deterministic (two runs,
  * the same modeled time on every rank) and follows the size. */
@@ -766,6 +826,7 @@ int register_comm_suite(void)
         {"two ranks on one device", test_shared_device},
         {"send/recv match within their communicator", test_p2p_per_communicator},
         {"misuse is told to every rank at once; int sums wrap", test_misuse_told_at_once},
+        {"engines: a table per handle; NCCL refused on simulated GPUs", test_engine_table},
 #ifdef PARALAB_SIMULATED_CUDA
         {"modeled time is deterministic (sim)", test_modeled_time_deterministic},
 #endif

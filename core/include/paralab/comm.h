@@ -34,6 +34,9 @@
  * PL_AVG on integers is the sum divided by the rank count (C division), as
  * in NCCL.
  *
+ * Two engines stand behind these functions: the local engine above and, in
+ * the CUDA build, NCCL itself (pl_comm_create_nccl).
+ *
  * Errors: functions return PL_COMM_OK or a pl_comm_result; the message of
  * the last error on a rank is pl_comm_last_error(comm).
  */
@@ -70,11 +73,29 @@ const char *pl_comm_result_name(pl_comm_result r);
 
 typedef struct pl_comm pl_comm; /* one rank's handle on a communicator */
 
-/* Makes the n rank handles of a new world communicator, rank r on
- * devices[r] (several ranks may share a device). Called once, by any
- * thread; each rank then uses its own handle from its own thread.
+/* The engines behind the same functions (a table of functions per handle,
+ * as nvtop keeps one per GPU vendor). */
+typedef enum {
+    PL_COMM_AUTO,  /* NCCL when every rank has its own real GPU, else local */
+    PL_COMM_LOCAL, /* the local engine: simulated GPUs, or ranks sharing a GPU */
+    PL_COMM_NCCL,  /* NCCL (the CUDA build; one GPU per rank) */
+} pl_comm_engine_choice;
+
+/* Makes the n rank handles of a new world communicator on the local engine,
+ * rank r on devices[r] (several ranks may share a device). Called once, by
+ * any thread; each rank then uses its own handle from its own thread.
  * timeout_s: how long a rank may wait for the others (<= 0: 10 s). */
 pl_comm_result pl_comm_create(int n, const int *devices, double timeout_s, pl_comm **ranks);
+/* The same on NCCL (ncclCommInitAll): devices[r] must all differ, since
+ * NCCL refuses two ranks on one GPU. NCCL checks no consistency and has no
+ * watchdog; its ledger counts what the ring algorithm sends (see
+ * comm_nccl.c), and its trace has one event per call, timed on the host.
+ * In the simulated build, and on any failure: an error, with a message in
+ * err that names the cause. */
+pl_comm_result pl_comm_create_nccl(int n, const int *devices, pl_comm **ranks, char *err,
+                                   size_t err_size);
+/* "local" or "nccl": the engine behind a handle. */
+const char *pl_comm_engine_name(const pl_comm *c);
 /* Frees every rank's handle of the communicator (after all ranks are done). */
 void pl_comm_destroy_all(pl_comm **ranks, int n);
 

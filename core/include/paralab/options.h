@@ -10,8 +10,9 @@
  *       --trace FILE    write a Chrome trace (Perfetto) of the run
  *       --seed S        random seed, 0..2^64-1
  *       --hw PRESET     hardware preset of the simulated GPU's modeled clock
- *       --comm ENGINE   local | nccl (the NCCL engine is not written yet:
- *                       nccl is refused with a message)
+ *       --comm ENGINE   local | nccl (default auto: NCCL when every rank has
+ *                       its own real GPU; nccl in build/sim is refused with
+ *                       a message)
  *       --comm-timeout S  seconds a rank may wait in a collective (0.1..3600)
  *
  * Library code: nothing here prints or exits; the caller prints the message
@@ -23,8 +24,9 @@
 
 #include <stddef.h>
 
+#include "paralab/comm.h" /* pl_comm_engine_choice */
+
 typedef enum { PL_MODE_PLAY, PL_MODE_STEP } pl_mode;
-typedef enum { PL_COMM_AUTO, PL_COMM_LOCAL, PL_COMM_NCCL } pl_comm_engine_choice;
 
 typedef struct pl_options {
     int devices; /* default: the lab's */

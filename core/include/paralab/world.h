@@ -30,9 +30,9 @@ typedef struct pl_rank {
 typedef int (*pl_rank_fn)(pl_rank *r);
 
 /* Runs fn on n ranks (1..PL_MAX_RANKS). devices: NULL for rank r on device
- * r mod count. comm_timeout_s: the communicator's deadlock timeout (<= 0:
- * 10 s). Returns 0 when every rank returned 0; otherwise non-zero, with
- * "rank R: <its message>" for the first failing rank in err. */
+ * r mod count. The communicator is the local engine's (pl_world_run_config
+ * chooses). comm_timeout_s: its deadlock timeout (<= 0: 10 s). Returns 0 when every rank returned
+ * 0; otherwise non-zero, with "rank R: <its message>" for the first failing rank in err. */
 int pl_world_run(int n, const int *devices, double comm_timeout_s, pl_rank_fn fn, void *arg,
                  char *err, size_t err_size);
 
@@ -46,10 +46,12 @@ int pl_world_run_traced(int n, const int *devices, double comm_timeout_s, struct
 struct pl_player;
 typedef struct pl_world_config {
     int n;
-    const int *devices;       /* NULL: rank r on device r mod count */
-    double comm_timeout_s;    /* <= 0: 10 s */
-    struct pl_trace *trace;   /* NULL: none */
-    struct pl_player *player; /* NULL: pl_step only meets */
+    const int *devices;         /* NULL: rank r on device r mod count */
+    double comm_timeout_s;      /* <= 0: 10 s */
+    struct pl_trace *trace;     /* NULL: none */
+    struct pl_player *player;   /* NULL: pl_step only meets */
+    pl_comm_engine_choice comm; /* PL_COMM_AUTO (0): NCCL when every rank has its own
+                                   real GPU, else the local engine */
 } pl_world_config;
 int pl_world_run_config(const pl_world_config *cfg, pl_rank_fn fn, void *arg, char *err,
                         size_t err_size);

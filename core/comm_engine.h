@@ -1,0 +1,65 @@
+/*
+ * comm_engine.h — the table of functions behind paralab/comm.h (internal).
+ *
+ * A communicator handle starts with its engine, as nvtop's GPU handles start
+ * with their vendor's table: the public functions in comm.c read it and
+ * call the engine's own. Two engines:
+ *   - pl_comm_local_engine (comm_local.c): ring algorithms over the CUDA
+ *     runtime API, on simulated GPUs or ranks sharing a real one, with the
+ *     checks NCCL cannot make;
+ *   - pl_comm_nccl_engine (comm_nccl.c, the CUDA build only): NCCL itself,
+ *     one communicator per rank, each rank on its own GPU.
+ */
+#ifndef PARALAB_COMM_ENGINE_H
+#define PARALAB_COMM_ENGINE_H
+
+#include "paralab/comm.h"
+
+struct pl_trace;
+
+/* Every engine's handle begins with this (its first member). */
+struct pl_comm {
+    const struct pl_comm_engine *engine;
+};
+
+typedef struct pl_comm_engine {
+    const char *name; /* "local", "nccl" */
+    void (*destroy_all)(pl_comm **ranks, int n);
+    void (*set_trace)(pl_comm *c, struct pl_trace *t);
+    void (*abort)(pl_comm *c, const char *why);
+    int (*rank)(const pl_comm *c);
+    int (*size)(const pl_comm *c);
+    int (*device)(const pl_comm *c);
+    const char *(*last_error)(const pl_comm *c);
+    pl_comm_result (*split)(pl_comm *c, int color, int key, pl_comm **out);
+    pl_comm_result (*free)(pl_comm *c);
+    pl_comm_result (*barrier)(pl_comm *c);
+    pl_comm_result (*all_reduce)(pl_comm *c, const void *send, void *recv, size_t count, pl_dtype t,
+                                 pl_redop op, cudaStream_t s);
+    pl_comm_result (*broadcast)(pl_comm *c, const void *send, void *recv, size_t count, pl_dtype t,
+                                int root, cudaStream_t s);
+    pl_comm_result (*reduce)(pl_comm *c, const void *send, void *recv, size_t count, pl_dtype t,
+                             pl_redop op, int root, cudaStream_t s);
+    pl_comm_result (*all_gather)(pl_comm *c, const void *send, void *recv, size_t sendcount,
+                                 pl_dtype t, cudaStream_t s);
+    pl_comm_result (*reduce_scatter)(pl_comm *c, const void *send, void *recv, size_t recvcount,
+                                     pl_dtype t, pl_redop op, cudaStream_t s);
+    pl_comm_result (*all_to_all)(pl_comm *c, const void *send, void *recv, size_t count, pl_dtype t,
+                                 cudaStream_t s);
+    pl_comm_result (*send)(pl_comm *c, const void *buf, size_t count, pl_dtype t, int peer,
+                           cudaStream_t s);
+    pl_comm_result (*recv)(pl_comm *c, void *buf, size_t count, pl_dtype t, int peer,
+                           cudaStream_t s);
+    /* per host thread, for every communicator of the engine */
+    pl_comm_result (*group_start)(void);
+    pl_comm_result (*group_end)(void);
+    pl_ledger (*ledger)(const pl_comm *c);
+    uint64_t (*link_bytes)(const pl_comm *c, int from, int to);
+} pl_comm_engine;
+
+extern const pl_comm_engine pl_comm_local_engine;
+#ifdef PARALAB_CUDA
+extern const pl_comm_engine pl_comm_nccl_engine;
+#endif
+
+#endif
