@@ -26,6 +26,7 @@ typedef struct pl_comm_engine {
     const char *name; /* "local", "nccl" */
     void (*destroy_all)(pl_comm **ranks, int n);
     void (*set_trace)(pl_comm *c, struct pl_trace *t);
+    void (*set_chunk_bytes)(pl_comm *c, size_t bytes);
     void (*abort)(pl_comm *c, const char *why);
     int (*rank)(const pl_comm *c);
     int (*size)(const pl_comm *c);

@@ -42,6 +42,11 @@
 #endif
 
 #define MAX_RANKS 64
+/* Events between neighbours: slots per rank and kind, as NCCL keeps
+ * NCCL_STEPS = 8 slots per connection. */
+#define FIFO 8
+/* Chunk size default: NCCL's default NCCL_BUFFSIZE (4 MiB). */
+#define DEFAULT_CHUNK_BYTES ((size_t)4 << 20)
 
 typedef struct lcomm lcomm; /* one rank's handle: the engine's pl_comm */
 
@@ -115,6 +120,7 @@ typedef struct world {
     p2p *posts;
     int refs; /* groups alive */
     pl_trace *trace;
+    size_t chunk_bytes;    /* the local engine cuts segments into chunks of this size */
     struct group *groups;  /* every group alive, for pl_comm_destroy_all */
     struct lcomm *handles; /* every handle alive, likewise */
 } world;
@@ -132,7 +138,14 @@ typedef struct group {
     const void *send[MAX_RANKS];
     void *recv[MAX_RANKS];
     void *work[MAX_RANKS]; /* per-member device scratch for the current call */
-    cudaEvent_t ready[MAX_RANKS][2], read[MAX_RANKS][2];
+    /* each member's FIFO of events: `ready` (its buffer holds step i's
+     * data) and `read` (it has copied what it needed of its predecessor's
+     * buffer for step i); how many of each it has recorded, and how many its
+     * one waiter has enqueued a wait for (the successor waits for `ready`,
+     * the predecessor for `read`); reset at every call */
+    cudaEvent_t ready[MAX_RANKS][FIFO], read[MAX_RANKS][FIFO];
+    unsigned long rec_ready[MAX_RANKS], rec_read[MAX_RANKS];
+    unsigned long cons_ready[MAX_RANKS], cons_read[MAX_RANKS];
     struct group *split_to[MAX_RANKS]; /* pl_comm_split: each member's new group */
     int is_world;                      /* made by pl_comm_create, not by a split */
     struct group *next_group;
@@ -148,7 +161,8 @@ struct lcomm {
     mark call_mark, step_mark; /* when the call and its current step began */
     uint64_t step_bytes;
     int step_peer;
-    void *scratch; /* device scratch, on this rank's device */
+    unsigned long fifo_step, fifo_steps; /* the current ring step and how many, for reports */
+    void *scratch;                       /* device scratch, on this rank's device */
     size_t scratch_bytes;
     void *work; /* a copy of the operands (reduce, reduce_scatter), kept between calls */
     size_t work_bytes;
@@ -188,6 +202,12 @@ static const char *l_comm_last_error(const pl_comm *pc)
 {
     const lcomm *c = (const lcomm *)pc;
     return c->err;
+}
+
+static void l_comm_set_chunk_bytes(pl_comm *pc, size_t bytes)
+{
+    lcomm *c = (lcomm *)pc;
+    c->g->w->chunk_bytes = bytes ? bytes : DEFAULT_CHUNK_BYTES;
 }
 
 static void l_comm_set_trace(pl_comm *pc, pl_trace *t)
@@ -381,6 +401,7 @@ pl_comm_result pl_comm_create(int n, const int *devices, double timeout_s, pl_co
     if (!w) return PL_COMM_SYSTEM_ERROR;
     w->n = n;
     w->timeout = timeout_s > 0 ? timeout_s : 10.0;
+    w->chunk_bytes = DEFAULT_CHUNK_BYTES;
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->cv, NULL);
     group *g = group_new(w, n);
@@ -416,7 +437,7 @@ static void handle_free(lcomm *c)
     int dev = g->device[c->rank], cur = 0;
     cudaGetDevice(&cur);
     cudaSetDevice(dev);
-    for (int p = 0; p < 2; p++) {
+    for (int p = 0; p < FIFO; p++) {
         if (g->ready[c->rank][p]) cudaEventDestroy(g->ready[c->rank][p]);
         if (g->read[c->rank][p]) cudaEventDestroy(g->read[c->rank][p]);
     }
@@ -488,7 +509,7 @@ static void l_comm_destroy_all(pl_comm **ranks, int n)
 static pl_comm_result ensure_events(lcomm *c)
 {
     group *g = c->g;
-    for (int p = 0; p < 2; p++) {
+    for (int p = 0; p < FIFO; p++) {
         cudaError_t e = cudaSuccess;
         if (!g->ready[c->rank][p])
             e = cudaEventCreateWithFlags(&g->ready[c->rank][p], cudaEventDisableTiming);
@@ -635,7 +656,11 @@ static pl_comm_result begin(lcomm *c, const call *k, const void *send, void *rec
     for (int i = 0; i < g->n; i++) agree &= same_call(&g->calls[0], &g->calls[i]);
     char msg[1800];
     if (r == PL_COMM_OK && !agree) describe_mismatch(g, c->seq, msg, sizeof msg);
-    /* a second meeting: no member may post its next call while others read this one */
+    /* every member has left its previous call: its FIFO starts afresh */
+    g->rec_ready[c->rank] = g->rec_read[c->rank] = 0;
+    g->cons_ready[c->rank] = g->cons_read[c->rank] = 0;
+    /* a second meeting: no member may post its next call while others read
+     * this one, or use a FIFO before its owner has reset it */
     pl_comm_result r2 = r ? r : rendezvous(c, what);
     pthread_mutex_unlock(&w->lock);
     if (r) return r;
@@ -752,7 +777,7 @@ static int check_buffers(lcomm *c, call *k, const void *send, const void *recv, 
     return 1;
 }
 
-/* ---- ring building blocks ----------------------------------------------------------- */
+/* ---- the FIFO of events between neighbours ------------------------------------------------ */
 
 /* Segment k of N over count elements: [start, start+len), lengths differ by
  * at most one. */
@@ -769,96 +794,217 @@ static size_t seg_len(size_t count, int n, int k)
         if (e_) return cuda_fail(c, e_, what);                                                     \
     } while (0)
 
-/* Marks this rank's buffers as ready and unread before step 0 (parity 1),
- * after whatever the stream did before (the caller's work, and the call's
- * own local copies), then meets the others: no neighbour may enqueue a wait
- * on these events before they are recorded for this call. */
-static pl_comm_result ring_start(lcomm *c, const char *kind, int steps, cudaStream_t s)
+typedef struct {
+    const unsigned long *ctr;
+    int who;
+    unsigned long need;
+} ctr_arg;
+
+static int ctr_reached(void *p)
 {
-    group *g = c->g;
-    CK(cudaEventRecord(g->ready[c->rank][1], s), "cudaEventRecord");
-    CK(cudaEventRecord(g->read[c->rank][1], s), "cudaEventRecord");
-    return step(c, kind, -1, steps);
+    const ctr_arg *a = p;
+    return a->ctr[a->who] >= a->need;
 }
 
-/* Ring step k: copy `bytes` from the predecessor's buffer at `src` into `dst`
- * here, waiting for its `ready` and for the successor's `read` of step k-1;
- * optionally reduce `dst_reduce` op= the copy (dst then is scratch). */
-static pl_comm_result ring_copy(lcomm *c, int k, void *dst, const void *src, size_t bytes,
+/* Waits (on the host) until counter ctr[who] of this group reaches need. */
+static pl_comm_result await_ctr(lcomm *c, const unsigned long *ctr, int who, unsigned long need,
+                                const char *fmt, int peer)
+{
+    world *w = c->g->w;
+    pl_comm_result r = PL_COMM_OK;
+    pthread_mutex_lock(&w->lock);
+    if (w->aborted)
+        r = fail(c, w->abort_code, "%s", w->abort_msg);
+    else if (ctr[who] < need) {
+        char *doing = w->doing[c->g->wrank[c->rank]];
+        int k =
+            snprintf(doing, sizeof w->doing[0], "waits in %s (call #%lu, step %lu of %lu) ",
+                     kind_name(c->g->calls[c->rank].kind), c->seq, c->fifo_step + 1, c->fifo_steps);
+        snprintf(doing + k, sizeof w->doing[0] - (size_t)k, fmt, c->g->wrank[peer]);
+        ctr_arg a = {ctr, who, need};
+        r = wait_until(c, ctr_reached, &a);
+        doing[0] = '\0';
+    }
+    pthread_mutex_unlock(&w->lock);
+    return r;
+}
+
+static void set_ctr(lcomm *c, unsigned long *ctr, int who, unsigned long v)
+{
+    world *w = c->g->w;
+    pthread_mutex_lock(&w->lock);
+    ctr[who] = v;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->lock);
+}
+
+/* Record i of this rank's `ready` (which = 1) or `read` (0) event: into slot
+ * i % FIFO, once the one neighbour that waits for it has enqueued its wait
+ * for the record the slot held before (i - FIFO). */
+static pl_comm_result fifo_record(lcomm *c, int which, unsigned long i, cudaStream_t s)
+{
+    group *g = c->g;
+    int me = c->rank;
+    if (i >= FIFO) {
+        pl_comm_result r =
+            which ? await_ctr(c, g->cons_ready, me, i - FIFO + 1,
+                              "for rank %d to take an earlier chunk (the FIFO is full)",
+                              MOD(me + 1, g->n))
+                  : await_ctr(c, g->cons_read, me, i - FIFO + 1,
+                              "for rank %d to take an earlier chunk (the FIFO is full)",
+                              MOD(me - 1, g->n));
+        if (r) return r;
+    }
+    CK(cudaEventRecord(which ? g->ready[me][i % FIFO] : g->read[me][i % FIFO], s),
+       "cudaEventRecord");
+    set_ctr(c, which ? g->rec_ready : g->rec_read, me, i + 1);
+    return PL_COMM_OK;
+}
+
+/* Makes this rank's stream wait for record i of member `who`'s `ready`
+ * (which = 1) or `read` (0), once it is recorded. */
+static pl_comm_result fifo_wait(lcomm *c, int which, int who, unsigned long i, cudaStream_t s)
+{
+    group *g = c->g;
+    pl_comm_result r =
+        await_ctr(c, which ? g->rec_ready : g->rec_read, who, i + 1,
+                  which ? "for rank %d's data" : "for rank %d to finish reading this buffer", who);
+    if (r) return r;
+    CK(cudaStreamWaitEvent(s, which ? g->ready[who][i % FIFO] : g->read[who][i % FIFO], 0),
+       "cudaStreamWaitEvent");
+    set_ctr(c, which ? g->cons_ready : g->cons_read, who, i + 1);
+    return PL_COMM_OK;
+}
+
+/* A copy of `bytes` from member `from`'s buffer at `src` into `dst` here,
+ * with the ledger and the step's trace counts. */
+static pl_comm_result fifo_copy(lcomm *c, int from, void *dst, const void *src, size_t bytes,
                                 cudaStream_t s)
 {
     group *g = c->g;
-    int n = g->n, r = c->rank, prev = MOD(r - 1, n), next = MOD(r + 1, n), p = (k - 1) & 1;
-    CK(cudaStreamWaitEvent(s, g->ready[prev][p], 0), "cudaStreamWaitEvent");
-    CK(cudaStreamWaitEvent(s, g->read[next][p], 0), "cudaStreamWaitEvent");
-    if (bytes) {
-        CK(cudaMemcpyPeerAsync(dst, g->device[r], src, g->device[prev], bytes, s),
-           "cudaMemcpyPeerAsync");
-        account(g, prev, r, bytes);
-        c->step_bytes += bytes;
-        c->step_peer = g->wrank[prev];
-    }
-    CK(cudaEventRecord(g->read[r][k & 1], s), "cudaEventRecord");
+    if (!bytes) return PL_COMM_OK;
+    CK(cudaMemcpyPeerAsync(dst, g->device[c->rank], src, g->device[from], bytes, s),
+       "cudaMemcpyPeerAsync");
+    account(g, from, c->rank, bytes);
+    c->step_bytes += bytes;
+    c->step_peer = g->wrank[from];
     return PL_COMM_OK;
 }
 
-/* This rank's buffer is final for step k. */
-static pl_comm_result ring_ready(lcomm *c, int k, cudaStream_t s)
+/* The end of one step: its trace event (nested in the collective's). */
+static void step_done(lcomm *c, const char *kind, int chunk, int chunks, int st, int steps)
 {
-    CK(cudaEventRecord(c->g->ready[c->rank][k & 1], s), "cudaEventRecord");
-    return PL_COMM_OK;
+    char label[48];
+    if (chunks > 1)
+        snprintf(label, sizeof label, "%s chunk %d step %d", kind, chunk + 1, st + 1);
+    else
+        snprintf(label, sizeof label, "%s step %d", kind, st + 1);
+    (void)steps;
+    emit(c, &c->step_mark, PL_EV_RING_STEP, label, c->step_bytes, c->step_peer);
+    mark_start(&c->step_mark, c->call_mark.stream);
+    c->step_bytes = 0;
+    c->step_peer = -1;
+    c->fifo_step++;
 }
 
-/* After the last step: this rank's buffer may be changed again only once its
- * successor has finished reading it. */
-static pl_comm_result ring_finish(lcomm *c, int k_last, cudaStream_t s)
+/* Chunks of at most `ce` elements over a segment of at most `maxlen`. */
+static int chunks_of(size_t maxlen, size_t ce)
+{
+    return maxlen ? (int)((maxlen + ce - 1) / ce) : 1;
+}
+
+/* Elements per chunk for elements of es bytes. */
+static size_t chunk_elems(const lcomm *c, size_t es)
+{
+    size_t ce = c->g->w->chunk_bytes / es;
+    return ce ? ce : 1;
+}
+
+/* ---- the ring, chunked and pipelined -------------------------------------------------------- */
+
+/* The ring over `buf` (this rank's copy, in place), chunk after chunk, as
+ * NCCL's ring loops over its chunks: for each chunk, the reduce-scatter
+ * steps (rs) — segment by segment, add the predecessor's partial sum — then
+ * the all-gather steps (ag) — pass each finished segment on. Segment k is
+ * seg_start/seg_len of count over N (`blocks` = 0), or block k of `count`
+ * elements (all_gather, `blocks` = 1). Each chunk-step waits, on the device,
+ * for the predecessor's data of its previous step and for the successor to
+ * have read what it overwrites; the host threads only wait for their two
+ * neighbours, at most FIFO steps apart, so a rank runs ahead of the others
+ * instead of meeting all of them at every step. */
+static pl_comm_result ring_run(lcomm *c, const char *kind, char *buf, size_t count, int type,
+                               int op, int rs, int ag, int blocks, cudaStream_t s)
 {
     group *g = c->g;
-    int next = MOD(c->rank + 1, g->n);
-    CK(cudaStreamWaitEvent(s, g->read[next][k_last & 1], 0), "cudaStreamWaitEvent");
-    return PL_COMM_OK;
-}
-
-/* Ring reduce-scatter over `buf` (count elements, in place, this rank's
- * copy): after it, segment r of member r holds the reduction of every
- * member's segment r. Steps k0 .. k0+N-2. */
-static pl_comm_result ring_reduce_scatter_steps(lcomm *c, char *buf, size_t count, int type, int op,
-                                                int k0, int steps, cudaStream_t s)
-{
-    group *g = c->g;
-    int n = g->n, r = c->rank, prev = MOD(r - 1, n);
-    size_t es = pl_dtype_size((pl_dtype)type);
-    pl_comm_result res = ensure_scratch(c, (seg_len(count, n, 0) + 1) * es);
-    if (res) return res;
+    int n = g->n, r = c->rank, prev = MOD(r - 1, n), next = MOD(r + 1, n);
+    size_t es = pl_dtype_size((pl_dtype)type), ce = chunk_elems(c, es);
     char *prevbuf = g->recv[prev];
-    for (int st = 0; st < n - 1; st++) {
-        int k = k0 + st, seg = MOD(r - st - 2, n);
-        size_t off = seg_start(count, n, seg) * es, len = seg_len(count, n, seg);
-        if ((res = ring_copy(c, k, c->scratch, prevbuf + off, len * es, s))) return res;
-        if (len) CK(pl_k_reduce(buf + off, c->scratch, len, type, op, s), "the reduction kernel");
-        if ((res = ring_ready(c, k, s))) return res;
-        if ((res = step(c, kind_name(g->calls[r].kind), k, steps))) return res;
-    }
-    return PL_COMM_OK;
-}
-
-/* Ring all-gather over `buf` (in place): member r starts with segment r
- * (the layout ring_reduce_scatter_steps leaves) and ends with all of them. */
-static pl_comm_result ring_all_gather_steps(lcomm *c, char *buf, size_t count, size_t es, int k0,
-                                            int steps, cudaStream_t s, int segmented)
-{
-    group *g = c->g;
-    int n = g->n, r = c->rank, prev = MOD(r - 1, n);
-    char *prevbuf = g->recv[prev];
+    int per_chunk = (rs + ag) * (n - 1);
+    int chunks = chunks_of(blocks ? count : (count + (size_t)n - 1) / (size_t)n, ce);
     pl_comm_result res;
-    for (int st = 0; st < n - 1; st++) {
-        int k = k0 + st, seg = MOD(r - st - 1, n);
-        size_t off = segmented ? seg_start(count, n, seg) * es : (size_t)seg * count * es;
-        size_t len = segmented ? seg_len(count, n, seg) : count;
-        if ((res = ring_copy(c, k, buf + off, prevbuf + off, len * es, s))) return res;
-        if ((res = ring_ready(c, k, s))) return res;
-        if ((res = step(c, kind_name(g->calls[r].kind), k, steps))) return res;
+    c->fifo_step = 0;
+    c->fifo_steps = (unsigned long)chunks * (unsigned long)per_chunk;
+    if (rs && (res = ensure_scratch(c, ce * es))) return res;
+    /* record 0: this rank's buffer as the call found it (after its own copies) */
+    if ((res = fifo_record(c, 1, 0, s)) || (res = fifo_record(c, 0, 0, s))) return res;
+    unsigned long i = 0; /* the step: it waits for records i, and makes records i + 1 */
+    for (int ch = 0; ch < chunks; ch++)
+        for (int st = 0; st < per_chunk; st++, i++) {
+            int reduce = st < rs * (n - 1);
+            int seg = reduce ? MOD(r - st - 2, n) : MOD(r - (st - rs * (n - 1)) - 1, n);
+            size_t off = blocks ? (size_t)seg * count : seg_start(count, n, seg);
+            size_t len = blocks ? count : seg_len(count, n, seg);
+            size_t lo = (size_t)ch * ce, m = lo < len ? (len - lo < ce ? len - lo : ce) : 0;
+            char *mine = buf + (off + lo) * es;
+            const char *theirs = prevbuf + (off + lo) * es;
+            if ((res = fifo_wait(c, 1, prev, i, s)) || (res = fifo_wait(c, 0, next, i, s)))
+                return res;
+            if ((res = fifo_copy(c, prev, reduce ? c->scratch : mine, theirs, m * es, s)))
+                return res;
+            if ((res = fifo_record(c, 0, i + 1, s))) return res;
+            if (reduce && m)
+                CK(pl_k_reduce(mine, c->scratch, m, type, op, s), "the reduction kernel");
+            if ((res = fifo_record(c, 1, i + 1, s))) return res;
+            step_done(c, kind, ch, chunks, st, per_chunk);
+        }
+    /* this buffer may change again only once the successor has read it */
+    return fifo_wait(c, 0, next, i, s);
+}
+
+/* A chain, chunk after chunk: position 0 holds the data, position p copies
+ * each chunk from position p-1 as soon as p-1 has it (broadcast: the copy
+ * is the result; reduce: it is reduced into this rank's own partial sum).
+ * With C chunks the last position has everything after N-1+C-1 chunk
+ * steps, not (N-1)·C: that is the pipelining. `mine` is what position p+1
+ * reads. */
+static pl_comm_result chain_run(lcomm *c, const char *kind, int pos, char *mine, size_t count,
+                                int type, int op, int reduce, cudaStream_t s)
+{
+    group *g = c->g;
+    int n = g->n, r = c->rank, prev = MOD(r - 1, n), next = MOD(r + 1, n);
+    size_t es = pl_dtype_size((pl_dtype)type), ce = chunk_elems(c, es);
+    const char *prevbuf = g->recv[prev];
+    int chunks = chunks_of(count, ce);
+    pl_comm_result res;
+    c->fifo_step = 0;
+    c->fifo_steps = (unsigned long)chunks;
+    if (reduce && pos > 0 && (res = ensure_scratch(c, ce * es))) return res;
+    for (int ch = 0; ch < chunks; ch++) {
+        size_t lo = (size_t)ch * ce, m = count - lo < ce ? count - lo : ce;
+        if (pos > 0) {
+            if ((res = fifo_wait(c, 1, prev, (unsigned long)ch + 1, s))) return res;
+            if ((res = fifo_copy(c, prev, reduce ? c->scratch : mine + lo * es, prevbuf + lo * es,
+                                 m * es, s)))
+                return res;
+            if (reduce)
+                CK(pl_k_reduce(mine + lo * es, c->scratch, m, type, op, s), "the reduction kernel");
+        }
+        if (pos < n - 1 && (res = fifo_record(c, 1, (unsigned long)ch + 1, s))) return res;
+        step_done(c, kind, ch, chunks, pos > 0 ? pos - 1 : 0, n - 1);
     }
+    /* the predecessor's buffer: read to the end; mine: wait for the successor */
+    if (pos > 0 && (res = fifo_record(c, 0, 1, s))) return res;
+    if (pos < n - 1) return fifo_wait(c, 0, next, 1, s);
     return PL_COMM_OK;
 }
 
@@ -872,14 +1018,9 @@ static pl_comm_result all_reduce_impl(lcomm *c, const void *send, void *recv, si
     pl_comm_result r = begin(c, &k, send, recv, s);
     if (r || count == 0) return r;
     size_t es = pl_dtype_size(t), bytes = count * es;
-    int n = c->g->n, steps = 2 * (n - 1);
+    int n = c->g->n;
     if (send != recv) CK(cudaMemcpyAsync(recv, send, bytes, cudaMemcpyDeviceToDevice, s), "copy");
-    if (n > 1) {
-        if ((r = ring_start(c, "all_reduce", steps, s))) return r;
-        if ((r = ring_reduce_scatter_steps(c, recv, count, t, op, 0, steps, s))) return r;
-        if ((r = ring_all_gather_steps(c, recv, count, es, n - 1, steps, s, 1))) return r;
-        if ((r = ring_finish(c, steps - 1, s))) return r;
-    }
+    if (n > 1 && (r = ring_run(c, "all_reduce", recv, count, t, op, 1, 1, 0, s))) return r;
     if (op == PL_AVG && n > 1) CK(pl_k_divide(recv, count, t, n, s), "the division kernel");
     return PL_COMM_OK;
 }
@@ -907,13 +1048,10 @@ static pl_comm_result reduce_scatter_impl(lcomm *c, const void *send, void *recv
         return PL_COMM_OK;
     }
     if (!work) return fail(c, PL_COMM_SYSTEM_ERROR, "cudaMalloc of the reduce_scatter scratch");
-    int steps = n - 1;
-    /* blocks of recvcount: segment j = block j, so use a count that N divides */
+    /* segment j = block j: N divides the total */
     cudaError_t e0 = cudaMemcpyAsync(work, send, total * es, cudaMemcpyDeviceToDevice, s);
     if (e0) r = cuda_fail(c, e0, "copy");
-    if (!r) r = ring_start(c, "reduce_scatter", steps, s); /* after the copy into work */
-    if (!r) r = ring_reduce_scatter_steps(c, work, total, t, op, 0, steps, s);
-    if (!r) r = ring_finish(c, steps - 1, s);
+    if (!r) r = ring_run(c, "reduce_scatter", work, total, t, op, 1, 0, 0, s);
     if (!r && op == PL_AVG)
         if (pl_k_divide((char *)work + (size_t)c->rank * recvcount * es, recvcount, t, n, s))
             r = fail(c, PL_COMM_CUDA_ERROR, "the division kernel");
@@ -932,15 +1070,13 @@ static pl_comm_result all_gather_impl(lcomm *c, const void *send, void *recv, si
     k.bad = !check_type_op(c, &k, 0) || !check_buffers(c, &k, send, recv, 1, 1);
     pl_comm_result r = begin(c, &k, send, recv, s);
     if (r || sendcount == 0) return r;
-    int n = c->g->n, steps = n - 1;
+    int n = c->g->n;
     size_t es = pl_dtype_size(t), bytes = sendcount * es;
     char *mine = (char *)recv + (size_t)c->rank * bytes;
     if ((const char *)send != mine)
         CK(cudaMemcpyAsync(mine, send, bytes, cudaMemcpyDeviceToDevice, s), "copy");
     if (n == 1) return PL_COMM_OK;
-    if ((r = ring_start(c, "all_gather", steps, s))) return r;
-    if ((r = ring_all_gather_steps(c, recv, sendcount, es, 0, steps, s, 0))) return r;
-    return ring_finish(c, steps - 1, s);
+    return ring_run(c, "all_gather", recv, sendcount, t, PL_SUM, 0, 1, 1, s);
 }
 
 static pl_comm_result broadcast_impl(lcomm *c, const void *send, void *recv, size_t count,
@@ -952,25 +1088,13 @@ static pl_comm_result broadcast_impl(lcomm *c, const void *send, void *recv, siz
     pl_comm_result r = begin(c, &k, send, recv, s);
     if (r || count == 0) return r;
     group *g = c->g;
-    int n = g->n, me = c->rank, pos = MOD(me - root, n), steps = n - 1;
+    int n = g->n, me = c->rank;
     size_t bytes = count * pl_dtype_size(t);
     if (me == root && send != recv)
         CK(cudaMemcpyAsync(recv, send, bytes, cudaMemcpyDeviceToDevice, s), "copy");
     if (n == 1) return PL_COMM_OK;
-    /* a chain root -> root+1 -> ...: at step k the member at position k+1
-     * copies from the one before it */
-    if ((r = ring_start(c, "broadcast", steps, s))) return r;
-    for (int st = 0; st < steps; st++) {
-        if (pos == st + 1) {
-            if ((r = ring_copy(c, st, recv, g->recv[MOD(me - 1, n)], bytes, s))) return r;
-        } else {
-            /* keep the parity chain: an empty step */
-            CK(cudaEventRecord(g->read[me][st & 1], s), "cudaEventRecord");
-        }
-        if ((r = ring_ready(c, st, s))) return r;
-        if ((r = step(c, "broadcast", st, steps))) return r;
-    }
-    return ring_finish(c, steps - 1, s);
+    /* a chain root -> root+1 -> ...: position p copies from p-1 */
+    return chain_run(c, "broadcast", MOD(me - root, n), recv, count, t, PL_SUM, 0, s);
 }
 
 static pl_comm_result reduce_impl(lcomm *c, const void *send, void *recv, size_t count, pl_dtype t,
@@ -998,21 +1122,9 @@ static pl_comm_result reduce_impl(lcomm *c, const void *send, void *recv, size_t
     }
     void *mine = me == root ? recv : acc;
     if (!mine) return fail(c, PL_COMM_SYSTEM_ERROR, "cudaMalloc of the reduce scratch");
-    int pos = MOD(me - root - 1, n), steps = n - 1; /* root is position n-1 */
     if (send != mine) CK(cudaMemcpyAsync(mine, send, bytes, cudaMemcpyDeviceToDevice, s), "copy");
-    if ((r = ensure_scratch(c, bytes))) return r;
-    if ((r = ring_start(c, "reduce", steps, s))) return r;
-    for (int st = 0; st < steps && !r; st++) {
-        if (pos == st + 1) {
-            r = ring_copy(c, st, c->scratch, g->recv[MOD(me - 1, n)], bytes, s);
-            if (!r && pl_k_reduce(mine, c->scratch, count, t, op, s))
-                r = fail(c, PL_COMM_CUDA_ERROR, "the reduction kernel");
-        } else if (cudaEventRecord(g->read[me][st & 1], s))
-            r = fail(c, PL_COMM_CUDA_ERROR, "cudaEventRecord");
-        if (!r) r = ring_ready(c, st, s);
-        if (!r) r = step(c, "reduce", st, steps);
-    }
-    if (!r) r = ring_finish(c, steps - 1, s);
+    /* root is position n-1 */
+    r = chain_run(c, "reduce", MOD(me - root - 1, n), mine, count, t, op, 1, s);
     if (!r && me == root && op == PL_AVG && pl_k_divide(recv, count, t, n, s))
         r = fail(c, PL_COMM_CUDA_ERROR, "the division kernel");
     return r;
@@ -1450,6 +1562,7 @@ const pl_comm_engine pl_comm_local_engine = {
     .name = "local",
     .destroy_all = l_comm_destroy_all,
     .set_trace = l_comm_set_trace,
+    .set_chunk_bytes = l_comm_set_chunk_bytes,
     .abort = l_comm_abort,
     .rank = l_comm_rank,
     .size = l_comm_size,

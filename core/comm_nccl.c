@@ -298,6 +298,9 @@ static void n_destroy_all(pl_comm **ranks, int n)
 
 static void n_set_trace(pl_comm *c, struct pl_trace *t) { N(c)->w->trace = t; }
 
+/* NCCL chooses its own chunks (NCCL_BUFFSIZE, NCCL_STEPS). */
+static void n_set_chunk_bytes(pl_comm *c, size_t bytes) { (void)c, (void)bytes; }
+
 static void n_abort(pl_comm *pc, const char *why)
 {
     ncomm *c = N(pc);
@@ -593,6 +596,7 @@ const pl_comm_engine pl_comm_nccl_engine = {
     .name = "nccl",
     .destroy_all = n_destroy_all,
     .set_trace = n_set_trace,
+    .set_chunk_bytes = n_set_chunk_bytes,
     .abort = n_abort,
     .rank = n_rank,
     .size = n_size,

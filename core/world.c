@@ -109,7 +109,7 @@ int pl_world_run(int n, const int *devices, double comm_timeout_s, pl_rank_fn fn
 int pl_world_run_traced(int n, const int *devices, double comm_timeout_s, struct pl_trace *trace,
                         pl_rank_fn fn, void *arg, char *err, size_t err_size)
 {
-    pl_world_config cfg = {n, devices, comm_timeout_s, trace, NULL, PL_COMM_LOCAL};
+    pl_world_config cfg = {n, devices, comm_timeout_s, trace, NULL, PL_COMM_LOCAL, 0};
     return pl_world_run_config(&cfg, fn, arg, err, err_size);
 }
 
@@ -163,6 +163,7 @@ int pl_world_run_config(const pl_world_config *cfg, pl_rank_fn fn, void *arg, ch
         return 1;
     }
     pl_comm_set_trace(comms[0], trace);
+    pl_comm_set_chunk_bytes(comms[0], cfg->comm_chunk_bytes);
     rank_slot *s = calloc((size_t)n, sizeof *s);
     if (!s) {
         pl_comm_destroy_all(comms, n);

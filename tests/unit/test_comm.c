@@ -8,6 +8,7 @@
  * CUnit is not thread-safe: rank functions only record what they saw; the
  * test thread asserts.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,9 @@
 #include "paralab/comm.h"
 #include "paralab/world.h"
 #include "suites.h"
+#ifdef PARALAB_SIMULATED_CUDA
+#include "simt/simt.h"
+#endif
 
 enum { K_ALL_REDUCE, K_BROADCAST, K_REDUCE, K_ALL_GATHER, K_REDUCE_SCATTER, K_ALL_TO_ALL };
 
@@ -26,6 +30,7 @@ typedef struct {
     pl_redop op;
     int root;
     int inplace;
+    size_t chunk; /* the local engine's chunk in bytes (0: its default) */
     /* results, per rank */
     pl_ledger ledger[8];
     pl_comm_result result[8];
@@ -192,7 +197,9 @@ static int run_collective(pl_rank *r)
 
 static int run(coll_case *k, int n, double timeout, char *err, size_t cap)
 {
-    return pl_world_run(n, NULL, timeout, run_collective, k, err, cap);
+    pl_world_config cfg = {
+        .n = n, .comm_timeout_s = timeout, .comm = PL_COMM_LOCAL, .comm_chunk_bytes = k->chunk};
+    return pl_world_run_config(&cfg, run_collective, k, err, cap);
 }
 
 #define CHECK_RUN(k, n)                                                                            \
@@ -236,6 +243,116 @@ static void test_all_reduce_every_element(void)
             }
     }
 }
+
+/* Chunks of c elements over a segment of len: the messages one segment
+ * makes (an empty chunk moves nothing and is no message). */
+static uint64_t chunk_msgs(size_t len, size_t c) { return (len + c - 1) / c; }
+
+/* Chunked and pipelined: every element, for every collective, with chunks
+ * small enough that the FIFO of 8 slots wraps many times; the ledger's
+ * bytes are the same as unchunked, and every chunk is one message. */
+static void test_chunked_every_element(void)
+{
+    const size_t chunk = 64; /* bytes: 16 floats */
+    for (int a = 0; a < 4; a++) {
+        int n = sizes_n[a];
+        size_t counts[] = {1, (size_t)n - 1, 1000, 4099};
+        for (int b = 0; b < 4; b++) {
+            size_t count = counts[b];
+            coll_case k = {.kind = K_ALL_REDUCE,
+                           .count = count,
+                           .type = PL_FLOAT32,
+                           .op = PL_SUM,
+                           .chunk = chunk};
+            CHECK_RUN(&k, n);
+            /* rank r sends its successor every segment but r in the
+             * reduce-scatter and every segment but r+1 in the all-gather,
+             * chunk by chunk */
+            for (int r = 0; r < n; r++) {
+                uint64_t bytes = 0, msgs = 0;
+                for (int seg = 0; seg < n; seg++) {
+                    size_t len =
+                        count * (size_t)(seg + 1) / (size_t)n - count * (size_t)seg / (size_t)n;
+                    int times = (seg != r) + (seg != (r + 1) % n);
+                    bytes += (uint64_t)times * len * 4;
+                    msgs += (uint64_t)times * chunk_msgs(len, chunk / 4);
+                }
+                CU_ASSERT_EQUAL(k.ledger[r].bytes_sent, bytes);
+                CU_ASSERT_EQUAL(k.ledger[r].messages_sent, msgs);
+            }
+            int kinds[] = {K_BROADCAST, K_REDUCE, K_ALL_GATHER, K_REDUCE_SCATTER};
+            for (int q = 0; q < 4; q++) {
+                coll_case j = {.kind = kinds[q],
+                               .count = count,
+                               .type = PL_INT32,
+                               .op = PL_MAX,
+                               .root = n - 1,
+                               .chunk = chunk,
+                               .inplace = (int)(count & 1)};
+                CHECK_RUN(&j, n);
+                /* chains: every rank but the last of the chain sends it all, chunk by chunk */
+                if (kinds[q] == K_BROADCAST || kinds[q] == K_REDUCE)
+                    for (int r = 0; r < n; r++) {
+                        int last = kinds[q] == K_BROADCAST ? (j.root + n - 1) % n : j.root;
+                        CU_ASSERT_EQUAL(j.ledger[r].bytes_sent, r == last ? 0 : count * 4);
+                        CU_ASSERT_EQUAL(j.ledger[r].messages_sent,
+                                        r == last ? 0 : chunk_msgs(count, chunk / 4));
+                    }
+            }
+        }
+    }
+}
+
+#ifdef PARALAB_SIMULATED_CUDA
+typedef struct {
+    size_t count;
+    double modeled[4];
+} bcast_time;
+
+/* A broadcast, timed on the modeled clock from the call to the end of the
+ * rank's stream. */
+static int run_bcast_timed(pl_rank *r)
+{
+    bcast_time *b = r->arg;
+    float *d;
+    if (cudaMalloc((void **)&d, b->count * 4)) return 1;
+    cudaMemsetAsync(d, 0, b->count * 4, r->stream);
+    if (pl_comm_barrier(r->comm)) return 1;
+    cudaStreamSynchronize(r->stream);
+    double t0 = simtStreamModeledTime(r->stream);
+    if (pl_broadcast(r->comm, d, d, b->count, PL_FLOAT32, 0, r->stream)) return 1;
+    cudaStreamSynchronize(r->stream);
+    b->modeled[r->rank] = simtStreamModeledTime(r->stream) - t0;
+    cudaFree(d);
+    return 0;
+}
+
+/* SIM ONLY: pipelining, on the modeled clock. A broadcast of S bytes down
+ * a chain of 4 ranks over peer links (latency a, bandwidth b) takes
+ * 3 (a + S/b) unchunked; cut into C = 16 chunks the last rank has it after
+ * 3 + 15 chunk copies, 18 (a + S/16/b). */
+static void test_chunks_pipeline_broadcast(void)
+{
+    enum { COUNT = 4u << 20 }; /* floats: 16 MiB */
+    bcast_time whole = {.count = COUNT}, cut = {.count = COUNT};
+    char err[1200];
+    pl_world_config cfg = {.n = 4, .comm = PL_COMM_LOCAL, .comm_chunk_bytes = 64u << 20};
+    CU_ASSERT_EQUAL_FATAL(pl_world_run_config(&cfg, run_bcast_timed, &whole, err, sizeof err), 0);
+    cfg.comm_chunk_bytes = COUNT * 4 / 16;
+    CU_ASSERT_EQUAL_FATAL(pl_world_run_config(&cfg, run_bcast_timed, &cut, err, sizeof err), 0);
+    const simt_preset *h = simtCurrentPreset();
+    double S = COUNT * 4.0, a = h->peer_latency, b = h->peer_bw;
+    double want_whole = 3 * (a + S / b), want_cut = 18 * (a + S / 16 / b);
+    /* the last rank of the chain (3) finishes last; the memset before and
+     * the stream's own latencies are outside the window */
+    CU_ASSERT_DOUBLE_EQUAL(whole.modeled[3], want_whole, want_whole * 0.02);
+    CU_ASSERT_DOUBLE_EQUAL(cut.modeled[3], want_cut, want_cut * 0.02);
+    if (fabs(cut.modeled[3] - want_cut) > want_cut * 0.02 ||
+        fabs(whole.modeled[3] - want_whole) > want_whole * 0.02)
+        fprintf(stderr, "  modeled: whole %.2f us (want %.2f), chunked %.2f us (want %.2f)\n",
+                whole.modeled[3] * 1e6, want_whole * 1e6, cut.modeled[3] * 1e6, want_cut * 1e6);
+}
+#endif
 
 static void test_types_and_ops(void)
 {
@@ -813,6 +930,7 @@ int register_comm_suite(void)
         CU_TestFunc fn;
     } t[] = {
         {"all_reduce: every element and the ring's volume", test_all_reduce_every_element},
+        {"chunked and pipelined: every element, bytes and messages", test_chunked_every_element},
         {"every type and op", test_types_and_ops},
         {"broadcast and reduce from every root", test_broadcast_and_reduce_roots},
         {"all_gather, reduce_scatter, all_to_all", test_gather_scatter_all_to_all},
@@ -829,6 +947,7 @@ int register_comm_suite(void)
         {"engines: a table per handle; NCCL refused on simulated GPUs", test_engine_table},
 #ifdef PARALAB_SIMULATED_CUDA
         {"modeled time is deterministic (sim)", test_modeled_time_deterministic},
+        {"chunks pipeline a broadcast down the chain (sim)", test_chunks_pipeline_broadcast},
 #endif
     };
     for (size_t i = 0; i < sizeof t / sizeof *t; i++)

@@ -105,6 +105,14 @@ void pl_comm_destroy_all(pl_comm **ranks, int n);
 struct pl_trace;
 void pl_comm_set_trace(pl_comm *c, struct pl_trace *t);
 
+/* The local engine cuts what each ring step moves into chunks of at most
+ * `bytes` (0: the default, 4 MiB, NCCL's default NCCL_BUFFSIZE) and
+ * pipelines them: a chain (broadcast, reduce) of N ranks and C chunks takes
+ * N-1+C-1 chunk steps instead of (N-1)*C. Each chunk copy is one message in
+ * the ledger. For the whole world; set it before the ranks start. NCCL
+ * chooses its own (NCCL_BUFFSIZE). */
+void pl_comm_set_chunk_bytes(pl_comm *c, size_t bytes);
+
 /* Stops the world this communicator belongs to: every rank waiting in a
  * communicator call, now or later, returns PL_COMM_ABORTED with `why`. For a
  * rank that failed, so that the others do not wait for it. */

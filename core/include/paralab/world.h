@@ -52,6 +52,7 @@ typedef struct pl_world_config {
     struct pl_player *player;   /* NULL: pl_step only meets */
     pl_comm_engine_choice comm; /* PL_COMM_AUTO (0): NCCL when every rank has its own
                                    real GPU, else the local engine */
+    size_t comm_chunk_bytes;    /* the local engine's chunk (0: 4 MiB) */
 } pl_world_config;
 int pl_world_run_config(const pl_world_config *cfg, pl_rank_fn fn, void *arg, char *err,
                         size_t err_size);
