@@ -1,15 +1,22 @@
 /*
- * comm_bench.c — paralab-bench comm: the local collective engine on
- * simulated devices, timed on the wall clock (this machine's CPU does the
- * copies and the reductions), as nccl-tests prints it: size, count, type,
- * redop, time, algbw, busbw, #wrong — for all-reduce, all-gather,
- * reduce-scatter and broadcast, N = 2, 4, 8. The reference, measured in the
- * same run: memcpy bandwidth (bytes read + written per second), the limit
- * for an in-memory ring, and Open MPI's MPI_Allreduce with the same number
- * of processes and sizes (bench/mpi/allreduce.c, run with mpirun; the path
- * of the program in $PARALAB_MPI_ALLREDUCE, which `make bench` builds).
- * Goals: busbw at least half of memcpy's from 1 MiB up, and all-reduce busbw
- * at least Open MPI's from 1 MiB up at N = 4.
+ * comm_bench.c — paralab-bench comm: collectives timed on the wall clock,
+ * as nccl-tests prints them: size, count, type, redop, time, algbw, busbw,
+ * #wrong — for all-reduce, all-gather, reduce-scatter and broadcast, N = 2,
+ * 4, 8.
+ *
+ * Simulated build: the local engine on simulated devices (this machine's
+ * CPU does the copies and the reductions). The references, measured in the
+ * same run: memcpy bandwidth — bytes copied per second, B/t: one hop of an
+ * in-memory ring is such a copy, and busbw is defined so that it compares
+ * with the bandwidth of one link (nccl-tests, doc/PERFORMANCE.md), so a
+ * perfect in-memory engine reaches 1.0 of it — and Open MPI's MPI_Allreduce
+ * with the same number of processes and sizes (bench/mpi/allreduce.c, run
+ * with mpirun; the path of the program in $PARALAB_MPI_ALLREDUCE, which
+ * `make bench` builds). Goals: busbw at least half of memcpy's from 1 MiB
+ * up, and all-reduce busbw at least Open MPI's from 1 MiB up at N = 4.
+ *
+ * CUDA build (make gpu-check): the same tables for NCCL, where there is a
+ * GPU per rank, then for the local engine with its busbw over NCCL's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,9 +35,14 @@ static const char *cname[] = {"all_reduce", "all_gather", "reduce_scatter", "bro
 
 enum { MPI_N = 4, MAX_SIZES = 16 }; /* Open MPI is compared at N = 4 */
 
+enum { MAX_N = 3 }; /* N = 2, 4, 8 */
+
 typedef struct {
     long max_bytes;
-    double memcpy_bw;
+    pl_comm_engine_choice engine;               /* what this world runs on */
+    int ni;                                     /* which N: 0, 1, 2 */
+    double memcpy_bw;                           /* simulated build: bytes copied per second */
+    double nccl_bus[C_COUNT][MAX_N][MAX_SIZES]; /* CUDA build: NCCL's busbw, GB/s (0: none) */
     int worst_ratio_ok;
     int mpi_ok;                 /* -1: no Open MPI numbers; else the goal so far */
     double mpi_time[MAX_SIZES]; /* seconds per MPI_Allreduce, by size index */
@@ -94,9 +106,12 @@ static int rank_main(pl_rank *r)
     for (int kind = 0; kind < C_COUNT; kind++) {
         int vs_mpi = kind == C_ALL_REDUCE && n == MPI_N && b->mpi_ok >= 0;
         if (me == 0) {
-            printf("\n%s, %d ranks\n%12s %12s %6s %6s %11s %11s %11s %7s %14s", cname[kind], n,
-                   "size (B)", "count", "type", "redop", "time (us)", "algbw GB/s", "busbw GB/s",
-                   "#wrong", "busbw / memcpy");
+            printf("\n%s, %d ranks, %s\n%12s %12s %6s %6s %11s %11s %11s %7s %14s", cname[kind], n,
+                   b->engine == PL_COMM_NCCL ? "NCCL" : "local engine", "size (B)", "count", "type",
+                   "redop", "time (us)", "algbw GB/s", "busbw GB/s", "#wrong",
+                   b->memcpy_bw > 0            ? "busbw / memcpy"
+                   : b->engine == PL_COMM_NCCL ? ""
+                                               : "busbw / NCCL");
             if (vs_mpi) printf(" %6s %10s %11s %12s", "", "MPI us", "MPI busbw", "busbw / MPI");
             printf("\n");
         }
@@ -129,11 +144,17 @@ static int rank_main(pl_rank *r)
                     all_wrong += b->wrong[q];
                 }
                 double S = (double)count * sizeof(float), alg = S / t / 1e9;
-                double bus = alg * factor(kind, n), ratio = bus * 1e9 / b->memcpy_bw;
+                double bus = alg * factor(kind, n);
+                double ratio = b->memcpy_bw > 0 ? bus * 1e9 / b->memcpy_bw : 0;
                 printf("%12zu %12zu %6s %6s %11.1f %11.2f %11.2f %7ld", (size_t)S, count, "float",
                        kind == C_ALL_GATHER || kind == C_BROADCAST ? "none" : "sum", t * 1e6, alg,
                        bus, all_wrong);
-                if (S >= (1 << 20)) {
+                double nccl = si < MAX_SIZES ? b->nccl_bus[kind][b->ni][si] : 0;
+                if (b->engine == PL_COMM_NCCL && si < MAX_SIZES)
+                    b->nccl_bus[kind][b->ni][si] = bus;
+                else if (b->memcpy_bw <= 0 && nccl > 0)
+                    printf(" %14.2f", bus / nccl);
+                else if (b->memcpy_bw > 0 && S >= (1 << 20)) {
                     printf(" %14.2f %-6s", ratio, ratio >= 0.5 ? "met" : "MISSED");
                     if (ratio < 0.5) b->worst_ratio_ok = 0;
                 } else if (vs_mpi)
@@ -159,7 +180,7 @@ static int rank_main(pl_rank *r)
     return 0;
 }
 
-/* Bytes read + written per second by memcpy over `bytes`, best of 3. */
+/* Bytes copied per second by memcpy over `bytes` (B/t), best of 3. */
 static double memcpy_bandwidth(size_t bytes)
 {
     char *a = malloc(bytes), *b = malloc(bytes);
@@ -177,7 +198,7 @@ static double memcpy_bandwidth(size_t bytes)
     (void)sink;
     free(a);
     free(b);
-    return 2.0 * (double)bytes / best;
+    return (double)bytes / best;
 }
 
 /* Runs Open MPI's MPI_Allreduce over the same sizes with MPI_N processes;
@@ -229,31 +250,49 @@ static int measure_mpi(comm_bench *b)
     return 0;
 }
 
+/* One table per collective for N = 2, 4, 8 ranks on `engine`. */
+static int run_tables(comm_bench *b, pl_comm_engine_choice engine)
+{
+    static const int ranks[MAX_N] = {2, 4, 8};
+    int ndev = 0;
+    cudaGetDeviceCount(&ndev);
+    b->engine = engine;
+    for (int i = 0; i < MAX_N; i++) {
+        if (engine == PL_COMM_NCCL && ranks[i] > ndev) {
+            printf("\nNCCL, %d ranks: not measured (NCCL needs a GPU per rank; there are %d)\n",
+                   ranks[i], ndev);
+            continue;
+        }
+        char err[1024];
+        b->ni = i;
+        pl_world_config cfg = {.n = ranks[i], .comm_timeout_s = 60, .comm = engine};
+        if (pl_world_run_config(&cfg, rank_main, b, err, sizeof err)) {
+            fprintf(stderr, "paralab-bench: %s\n", err);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int bench_comm(long max_bytes)
 {
     comm_bench b;
     memset(&b, 0, sizeof b);
     b.max_bytes = max_bytes;
     b.worst_ratio_ok = 1;
+#ifdef PARALAB_SIMULATED_CUDA
     b.mpi_ok = measure_mpi(&b) == 0 ? 1 : -1;
     b.memcpy_bw =
         memcpy_bandwidth((size_t)max_bytes < (64u << 20) ? (64u << 20) : (size_t)max_bytes);
     printf("paralab-bench comm: the local engine on simulated devices, wall clock (this CPU moves "
-           "the data)\nreference, same run: memcpy %.2f GB/s (read + write); goal: busbw >= 0.5 x "
-           "memcpy from 1 MiB\n",
+           "the data)\nreference, same run: memcpy %.2f GB/s (bytes copied per second: one hop of "
+           "an in-memory ring); goal: busbw >= 0.5 x memcpy from 1 MiB\n",
            b.memcpy_bw / 1e9);
     if (b.mpi_ok >= 0)
         printf("reference, same run: Open MPI MPI_Allreduce, %d processes (all_reduce at %d "
                "ranks); goal: busbw >= MPI's from 1 MiB\n",
                MPI_N, MPI_N);
-    static const int ranks[] = {2, 4, 8};
-    for (int i = 0; i < 3; i++) {
-        char err[1024];
-        if (pl_world_run(ranks[i], NULL, 60, rank_main, &b, err, sizeof err)) {
-            fprintf(stderr, "paralab-bench: %s\n", err);
-            return 1;
-        }
-    }
+    if (run_tables(&b, PL_COMM_LOCAL)) return 1;
     printf("\ngoal (busbw >= 0.5 x memcpy from 1 MiB): %s\n",
            b.worst_ratio_ok ? "met everywhere" : "MISSED somewhere (see the rows)");
     if (b.mpi_ok >= 0)
@@ -261,5 +300,13 @@ int bench_comm(long max_bytes)
                b.mpi_ok ? "met" : "MISSED somewhere (see the rows)");
     else
         printf("goal (all_reduce busbw >= Open MPI's): not measured\n");
+#else
+    b.mpi_ok = -1;
+    (void)measure_mpi;
+    (void)memcpy_bandwidth;
+    printf("paralab-bench comm: NCCL, then the local engine, on this machine's GPUs (wall clock "
+           "around each call, as nccl-tests' out-of-place rows)\n");
+    if (run_tables(&b, PL_COMM_NCCL) || run_tables(&b, PL_COMM_LOCAL)) return 1;
+#endif
     return 0;
 }

@@ -110,7 +110,8 @@ typedef struct world {
     int n;
     double timeout;
     pthread_mutex_t lock;
-    pthread_cond_t cv;
+    pthread_cond_t cv[MAX_RANKS]; /* each world rank sleeps on its own: woken alone when
+                                     a neighbour moves its FIFO, all together otherwise */
     int aborted;
     pl_comm_result abort_code; /* PL_COMM_TIMEOUT (the watchdog) or PL_COMM_ABORTED */
     char abort_msg[2048];
@@ -177,6 +178,12 @@ static _Thread_local struct queued {
     cudaStream_t stream;
 } * group_ops;
 static _Thread_local int group_nops, group_cap;
+
+/* Every rank waiting in the world re-checks what it waits for (w->lock held). */
+static void wake_all(world *w)
+{
+    for (int r = 0; r < w->n; r++) pthread_cond_broadcast(&w->cv[r]);
+}
 
 /* ---- errors -------------------------------------------------------------- */
 
@@ -269,7 +276,7 @@ static void l_comm_abort(pl_comm *pc, const char *why)
         w->aborted = 1;
         w->abort_code = PL_COMM_ABORTED;
     }
-    pthread_cond_broadcast(&w->cv);
+    wake_all(w);
     pthread_mutex_unlock(&w->lock);
 }
 static int l_comm_rank(const pl_comm *pc)
@@ -324,7 +331,7 @@ static void describe_world(world *w, char *buf, size_t cap)
         }
 }
 
-/* Waits on w->cv until *cond holds or the timeout passes (w->lock held).
+/* Waits on this rank's w->cv until *cond holds or the timeout passes (w->lock held).
  * On timeout the world is aborted with a report of what every rank waits for. */
 static pl_comm_result wait_until(lcomm *c, int (*cond)(void *), void *arg)
 {
@@ -333,7 +340,8 @@ static pl_comm_result wait_until(lcomm *c, int (*cond)(void *), void *arg)
     deadline_after(&dl, w->timeout);
     while (!cond(arg)) {
         if (w->aborted) return fail(c, w->abort_code, "%s", w->abort_msg);
-        if (pthread_cond_timedwait(&w->cv, &w->lock, &dl) == ETIMEDOUT && !cond(arg)) {
+        if (pthread_cond_timedwait(&w->cv[c->g->wrank[c->rank]], &w->lock, &dl) == ETIMEDOUT &&
+            !cond(arg)) {
             if (!w->aborted) {
                 char who[1700];
                 describe_world(w, who, sizeof who);
@@ -341,7 +349,7 @@ static pl_comm_result wait_until(lcomm *c, int (*cond)(void *), void *arg)
                          w->timeout, who);
                 w->aborted = 1;
                 w->abort_code = PL_COMM_TIMEOUT;
-                pthread_cond_broadcast(&w->cv);
+                wake_all(w);
             }
             return fail(c, w->abort_code, "%s", w->abort_msg);
         }
@@ -372,7 +380,7 @@ static pl_comm_result rendezvous(lcomm *c, const char *what)
     if (++g->arrived == g->n) {
         g->arrived = 0;
         g->gen++;
-        pthread_cond_broadcast(&w->cv);
+        wake_all(w);
     } else
         r = wait_until(c, gen_moved, &a);
     w->doing[g->wrank[c->rank]][0] = '\0';
@@ -403,7 +411,7 @@ pl_comm_result pl_comm_create(int n, const int *devices, double timeout_s, pl_co
     w->timeout = timeout_s > 0 ? timeout_s : 10.0;
     w->chunk_bytes = DEFAULT_CHUNK_BYTES;
     pthread_mutex_init(&w->lock, NULL);
-    pthread_cond_init(&w->cv, NULL);
+    for (int r = 0; r < MAX_RANKS; r++) pthread_cond_init(&w->cv[r], NULL);
     group *g = group_new(w, n);
     if (!g) {
         free(w);
@@ -462,7 +470,7 @@ static void handle_free(lcomm *c)
     if (last_member) free(g);
     if (last_group) {
         pthread_mutex_destroy(&w->lock);
-        pthread_cond_destroy(&w->cv);
+        for (int r = 0; r < MAX_RANKS; r++) pthread_cond_destroy(&w->cv[r]);
         free(w);
     }
     free(c);
@@ -829,12 +837,13 @@ static pl_comm_result await_ctr(lcomm *c, const unsigned long *ctr, int who, uns
     return r;
 }
 
-static void set_ctr(lcomm *c, unsigned long *ctr, int who, unsigned long v)
+/* Sets counter ctr[who] and wakes the one member that waits for it. */
+static void set_ctr(lcomm *c, unsigned long *ctr, int who, unsigned long v, int waiter)
 {
     world *w = c->g->w;
     pthread_mutex_lock(&w->lock);
     ctr[who] = v;
-    pthread_cond_broadcast(&w->cv);
+    pthread_cond_signal(&w->cv[c->g->wrank[waiter]]);
     pthread_mutex_unlock(&w->lock);
 }
 
@@ -857,7 +866,8 @@ static pl_comm_result fifo_record(lcomm *c, int which, unsigned long i, cudaStre
     }
     CK(cudaEventRecord(which ? g->ready[me][i % FIFO] : g->read[me][i % FIFO], s),
        "cudaEventRecord");
-    set_ctr(c, which ? g->rec_ready : g->rec_read, me, i + 1);
+    /* the successor waits for `ready`, the predecessor for `read` */
+    set_ctr(c, which ? g->rec_ready : g->rec_read, me, i + 1, MOD(me + (which ? 1 : -1), g->n));
     return PL_COMM_OK;
 }
 
@@ -872,7 +882,7 @@ static pl_comm_result fifo_wait(lcomm *c, int which, int who, unsigned long i, c
     if (r) return r;
     CK(cudaStreamWaitEvent(s, which ? g->ready[who][i % FIFO] : g->read[who][i % FIFO], 0),
        "cudaStreamWaitEvent");
-    set_ctr(c, which ? g->cons_ready : g->cons_read, who, i + 1);
+    set_ctr(c, which ? g->cons_ready : g->cons_read, who, i + 1, who); /* its FIFO's owner */
     return PL_COMM_OK;
 }
 
@@ -1384,7 +1394,7 @@ static pl_comm_result p2p_post(lcomm *c, int send, const void *buf, size_t count
     }
     pthread_mutex_lock(&g->w->lock);
     append_post(g->w, o);
-    pthread_cond_broadcast(&g->w->cv);
+    wake_all(g->w);
     pthread_mutex_unlock(&g->w->lock);
     *out = o;
     return PL_COMM_OK;
@@ -1413,7 +1423,8 @@ static pl_comm_result p2p_complete(lcomm *c, p2p *o, cudaStream_t s)
         deadline_after(&dl, w->timeout);
         p2p *m;
         while (!(m = find_match(w, o)) && !w->aborted)
-            if (pthread_cond_timedwait(&w->cv, &w->lock, &dl) == ETIMEDOUT && !find_match(w, o)) {
+            if (pthread_cond_timedwait(&w->cv[me], &w->lock, &dl) == ETIMEDOUT &&
+                !find_match(w, o)) {
                 if (!w->aborted) {
                     char who[1700];
                     describe_world(w, who, sizeof who);
@@ -1421,7 +1432,7 @@ static pl_comm_result p2p_complete(lcomm *c, p2p *o, cudaStream_t s)
                              "deadlock: no progress for %g s: %s", w->timeout, who);
                     w->aborted = 1;
                     w->abort_code = PL_COMM_TIMEOUT;
-                    pthread_cond_broadcast(&w->cv);
+                    wake_all(w);
                 }
                 break;
             }
@@ -1435,7 +1446,7 @@ static pl_comm_result p2p_complete(lcomm *c, p2p *o, cudaStream_t s)
             m->err = PL_COMM_MISMATCH;
             m->taken = 1;
             r = fail(c, PL_COMM_MISMATCH, "%s", m->msg);
-            pthread_cond_broadcast(&w->cv);
+            wake_all(w);
         } else {
             const void *src = m->sbuf;
             int sdev = m->device;
@@ -1461,7 +1472,7 @@ static pl_comm_result p2p_complete(lcomm *c, p2p *o, cudaStream_t s)
             m->done = o->done; /* the sender waits for the copy */
             m->taken = 1;
             o->done = NULL;
-            pthread_cond_broadcast(&w->cv);
+            wake_all(w);
         }
         remove_post(w, o);
     } else {

@@ -117,6 +117,11 @@ typedef struct device {
     struct simt_stream *streams; /* user streams, live */
     struct simt_event *events;
     int zombies; /* destroyed streams with work still pending */
+    /* broadcast when an op of this device finishes (and when a destroyed
+     * stream's worker ends): whoever waits for one of its ops, a stream of
+     * another device too, sleeps here, so a finished op wakes only the
+     * threads that wait for this device's work */
+    pthread_cond_t done_cv;
     cudaError_t sticky;
     char report[REPORT_CAP];
     size_t used;
@@ -137,7 +142,6 @@ static struct {
     pthread_once_t once;
     cudaError_t init_err;
     pthread_mutex_t lock;
-    pthread_cond_t done_cv;
     int ndev;
     const simt_preset *preset;
     size_t capacity;
@@ -154,7 +158,6 @@ static struct {
     int quiet;
 } G = {.once = PTHREAD_ONCE_INIT,
        .lock = PTHREAD_MUTEX_INITIALIZER,
-       .done_cv = PTHREAD_COND_INITIALIZER,
        .alloc_lock = PTHREAD_RWLOCK_INITIALIZER};
 
 uintptr_t simt_arena_lo;
@@ -199,6 +202,7 @@ static void init_once(void)
     const char *s;
     long v;
     G.quiet = (s = getenv("SIMT_QUIET")) && *s && strcmp(s, "0") != 0;
+    for (int d = 0; d < MAX_DEVICES; d++) pthread_cond_init(&G.dev[d].done_cv, NULL);
     G.ndev = DEFAULT_DEVICES;
     if ((s = getenv("PARALAB_SIM_DEVICES")) && *s) {
         if (parse_int(s, 0, MAX_DEVICES, &v) != 0) {
@@ -657,7 +661,8 @@ static void *worker_main(void *arg)
         if (!s->head) break; /* destroyed and drained */
         simt_op *op = s->head;
         for (int i = 0; i < op->ndeps; i++)
-            while (!op->deps[i]->done) pthread_cond_wait(&G.done_cv, &G.lock);
+            while (!op->deps[i]->done)
+                pthread_cond_wait(&G.dev[op->deps[i]->device].done_cv, &G.lock);
         pthread_mutex_unlock(&G.lock);
         double w0 = now_wall();
         execute(op, dv);
@@ -673,13 +678,13 @@ static void *worker_main(void *arg)
         op->ndeps = 0;
         s->head = op->next;
         if (!s->head) s->tail = NULL;
-        pthread_cond_broadcast(&G.done_cv);
+        pthread_cond_broadcast(&dv->done_cv);
         op_unref(op);
     }
     /* A destroyed stream frees itself once its work is done. */
     op_unref(s->last);
     dv->zombies--;
-    pthread_cond_broadcast(&G.done_cv);
+    pthread_cond_broadcast(&dv->done_cv);
     pthread_mutex_unlock(&G.lock);
     pthread_cond_destroy(&s->cv);
     free(s);
@@ -771,7 +776,7 @@ static void wait_op(simt_op *op)
 {
     if (!op) return;
     op->refs++;
-    while (!op->done) pthread_cond_wait(&G.done_cv, &G.lock);
+    while (!op->done) pthread_cond_wait(&G.dev[op->device].done_cv, &G.lock);
     op_unref(op);
 }
 
@@ -803,7 +808,7 @@ static void sync_device(int d)
     } else /* out of memory: wait one stream at a time, legacy first */
         wait_op(dv->legacy.last);
     host_clock = maxd(host_clock, t);
-    while (dv->zombies > 0) pthread_cond_wait(&G.done_cv, &G.lock);
+    while (dv->zombies > 0) pthread_cond_wait(&dv->done_cv, &G.lock);
 }
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *ps, unsigned flags)
@@ -1807,7 +1812,7 @@ cudaError_t cudaDeviceReset(void)
             free(s);
         }
     }
-    while (dv->zombies > 0) pthread_cond_wait(&G.done_cv, &G.lock);
+    while (dv->zombies > 0) pthread_cond_wait(&dv->done_cv, &G.lock);
     memset(dv->peer_enabled, 0, sizeof dv->peer_enabled);
     dv->sticky = cudaSuccess;
     dv->report[0] = '\0';
