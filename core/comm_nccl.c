@@ -36,6 +36,7 @@
 #include "paralab/trace.h"
 
 #define MAX_RANKS 64
+#define SCRATCH_INTS (2 + 2 * MAX_RANKS)
 
 typedef struct nworld {
     int n;
@@ -54,7 +55,7 @@ typedef struct ncomm {
     ncclComm_t nc;
     int rank, n, device, is_world;
     int wrank[MAX_RANKS]; /* member -> world rank */
-    int *dev_scratch;     /* 2 * MAX_RANKS ints on the device: split, barrier */
+    int *dev_scratch;     /* SCRATCH_INTS on the device: split (2 + 2 per rank), barrier */
     struct ncomm *next;
     char err[2048];
 } ncomm;
@@ -240,7 +241,7 @@ pl_comm_result pl_comm_create_nccl(int n, const int *devices, pl_comm **ranks, c
         ncomm *h = calloc(1, sizeof *h);
         if (h) {
             cudaSetDevice(devices[r]);
-            if (cudaMalloc((void **)&h->dev_scratch, 2 * MAX_RANKS * sizeof(int)) != cudaSuccess) {
+            if (cudaMalloc((void **)&h->dev_scratch, SCRATCH_INTS * sizeof(int)) != cudaSuccess) {
                 free(h);
                 h = NULL;
             }
@@ -248,7 +249,12 @@ pl_comm_result pl_comm_create_nccl(int n, const int *devices, pl_comm **ranks, c
         if (!h) {
             snprintf(err, err_size, "out of memory for rank %d's handle", r);
             for (int q = r; q < n; q++) ncclCommDestroy(nc[q]);
-            pl_comm_nccl_engine.destroy_all(ranks, r);
+            if (r > 0)
+                pl_comm_nccl_engine.destroy_all(ranks, r); /* frees w too */
+            else {
+                pthread_mutex_destroy(&w->lock);
+                free(w);
+            }
             cudaSetDevice(cur);
             return PL_COMM_SYSTEM_ERROR;
         }
@@ -517,11 +523,10 @@ static pl_comm_result n_split(pl_comm *pc, int color, int key, pl_comm **out)
     if (!ce) ce = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
     if (ce) return failf(c, PL_COMM_CUDA_ERROR, "comm_split: %s", cudaGetErrorName(ce));
     ce = cudaMemcpyAsync(c->dev_scratch, mine, sizeof mine, cudaMemcpyHostToDevice, s);
-    ncclResult_t e =
-        ce ? ncclSuccess
-           : ncclAllGather(c->dev_scratch, c->dev_scratch + MAX_RANKS, 2, ncclInt32, c->nc, s);
+    ncclResult_t e = ce ? ncclSuccess
+                        : ncclAllGather(c->dev_scratch, c->dev_scratch + 2, 2, ncclInt32, c->nc, s);
     if (!ce && e == ncclSuccess)
-        ce = cudaMemcpyAsync(all, c->dev_scratch + MAX_RANKS, 2 * sizeof(int) * (size_t)c->n,
+        ce = cudaMemcpyAsync(all, c->dev_scratch + 2, 2 * sizeof(int) * (size_t)c->n,
                              cudaMemcpyDeviceToHost, s);
     if (!ce && e == ncclSuccess) ce = cudaStreamSynchronize(s);
     cudaStreamDestroy(s);
@@ -532,7 +537,7 @@ static pl_comm_result n_split(pl_comm *pc, int color, int key, pl_comm **out)
     if (e != ncclSuccess) return nccl_fail(c, e, "ncclCommSplit");
     if (color < 0) return PL_COMM_OK;
     ncomm *h = calloc(1, sizeof *h);
-    if (!h || cudaMalloc((void **)&h->dev_scratch, 2 * MAX_RANKS * sizeof(int)) != cudaSuccess) {
+    if (!h || cudaMalloc((void **)&h->dev_scratch, SCRATCH_INTS * sizeof(int)) != cudaSuccess) {
         free(h);
         ncclCommDestroy(nc);
         return failf(c, PL_COMM_SYSTEM_ERROR, "comm_split: out of memory");
