@@ -1,0 +1,92 @@
+/*
+ * paralab/nn.h — the neural-network kernels (core/kernels/nn.cu), as host
+ * functions that launch them on a stream and return the launch's
+ * cudaError_t (cudaErrorInvalidValue for a negative size or a NULL pointer
+ * with work to do). CUDA C, the same source on simulated and real GPUs.
+ *
+ * Layout: row-major float32; pointers are device pointers; a matrix X[M,N]
+ * has M rows of N elements. A batch of B samples of width W is X[B,W].
+ * Every launch declares its FLOPs and bytes (SIMT_LAUNCH_COST) so the
+ * simulated GPU's modeled clock can time it.
+ *
+ * Sources: GELU in its tanh form (Hendrycks and Gimpel, "Gaussian Error
+ * Linear Units", 2016, eq. in section 2); SGD with momentum as PyTorch's
+ * torch.optim.SGD (v = mu v + g; w -= lr v); AdamW as Loshchilov and
+ * Hutter, "Decoupled Weight Decay Regularization", ICLR 2019, Algorithm 2
+ * (the decay is applied to the weight, not added to the gradient).
+ */
+#ifndef PARALAB_NN_H
+#define PARALAB_NN_H
+
+#include <cuda_runtime.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Which operand is transposed: C = A·B (PL_NN), A·Bᵀ (PL_NT), Aᵀ·B (PL_TN). */
+typedef enum { PL_NN, PL_NT, PL_TN } pl_mm_form;
+
+/* C[M,N] = op(A)·op(B), or C += op(A)·op(B) with accumulate = 1.
+ *   PL_NN: A[M,K], B[K,N]   (forward: Y = X·W)
+ *   PL_NT: A[M,K], B[N,K]   (backward: dX = dY·Wᵀ)
+ *   PL_TN: A[K,M], B[K,N]   (backward: dW = Xᵀ·dY)
+ * Any M, N, K >= 0 (K = 0 gives zeros, or leaves C with accumulate). The
+ * teaching kernel: 64x64 tiles of C per block of 256 threads, 4x4 outputs
+ * per thread, A and B staged through shared memory 16 columns at a time. */
+cudaError_t pl_k_matmul(float *C, const float *A, const float *B, int M, int N, int K,
+                        pl_mm_form form, int accumulate, cudaStream_t stream);
+
+/* Y[M,N] += b[N] (row by row). */
+cudaError_t pl_k_bias_add(float *Y, const float *b, int M, int N, cudaStream_t stream);
+/* db[N] = sum over rows of dY[M,N] (+= with accumulate = 1). */
+cudaError_t pl_k_bias_grad(float *db, const float *dY, int M, int N, int accumulate,
+                           cudaStream_t stream);
+
+/* y = gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), n elements
+ * (in place allowed). */
+cudaError_t pl_k_gelu(float *y, const float *x, long n, cudaStream_t stream);
+/* dx = dy * gelu'(x) (dx may be dy). */
+cudaError_t pl_k_gelu_backward(float *dx, const float *dy, const float *x, long n,
+                               cudaStream_t stream);
+/* y = max(x, 0); dx = x > 0 ? dy : 0. */
+cudaError_t pl_k_relu(float *y, const float *x, long n, cudaStream_t stream);
+cudaError_t pl_k_relu_backward(float *dx, const float *dy, const float *x, long n,
+                               cudaStream_t stream);
+
+/* Fused softmax and cross-entropy, one row per sample: probs[M,C] =
+ * softmax(logits[M,C]) (max subtracted first), losses[M] = -log
+ * probs[label] computed as log(sum exp(z - max)) - (z[label] - max). A label
+ * outside 0..C-1 gives a NaN loss. */
+cudaError_t pl_k_softmax_xent(float *probs, float *losses, const float *logits, const int *labels,
+                              int M, int C, cudaStream_t stream);
+/* Its backward for the loss sum(losses) * scale: dlogits = (probs - onehot)
+ * * scale (dlogits may be probs). scale = 1 / (global batch) for a mean. */
+cudaError_t pl_k_softmax_xent_backward(float *dlogits, const float *probs, const int *labels,
+                                       int M, int C, float scale, cudaStream_t stream);
+/* out[0] = sum of x[0..n-1], in a fixed order (one block, a tree): the same
+ * inputs give the same bits. */
+cudaError_t pl_k_sum(float *out, const float *x, long n, cudaStream_t stream);
+/* correct[0] += the rows of logits[M,C] whose first largest element is at
+ * labels[row]. */
+cudaError_t pl_k_count_correct(int *correct, const float *logits, const int *labels, int M, int C,
+                               cudaStream_t stream);
+
+/* SGD with momentum: v = mu v + (g + wd w); w -= lr v. */
+cudaError_t pl_k_sgd(float *w, float *v, const float *g, long n, float lr, float mu, float wd,
+                     cudaStream_t stream);
+/* AdamW, step t >= 1: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
+ * w -= lr (m / (1-b1^t) / (sqrt(v / (1-b2^t)) + eps) + wd w). */
+cudaError_t pl_k_adamw(float *w, float *m, float *v, const float *g, long n, float lr, float b1,
+                       float b2, float eps, float wd, int t, cudaStream_t stream);
+
+/* x = value; x *= a; y += a x. */
+cudaError_t pl_k_fill(float *x, long n, float value, cudaStream_t stream);
+cudaError_t pl_k_scale(float *x, long n, float a, cudaStream_t stream);
+cudaError_t pl_k_axpy(float *y, const float *x, long n, float a, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,451 @@
+/*
+ * nn.cu — the kernels of the MLP (paralab/nn.h): the tiled matrix multiply
+ * in the three forms backward needs, bias, GELU and ReLU, fused softmax and
+ * cross-entropy, a deterministic sum, accuracy, SGD and AdamW, and the
+ * vector helpers.
+ *
+ * Element-wise kernels: each block owns one contiguous tile of TILE = 256
+ * threads x 16 elements and its threads stride through it by 256, so a
+ * warp's accesses stay coalesced on a GPU and the emulator pays its
+ * per-thread cost once per 16 elements (see reduce.cu).
+ */
+#include <math.h>
+
+#include "simt/kernel.h"
+
+#include "paralab/nn.h"
+
+#define THREADS 256u
+#define TILE (THREADS * 16u)
+
+static dim3 grid_1d(long n)
+{
+    long blocks = (n + (long)TILE - 1) / (long)TILE;
+    dim3 g = {(unsigned)(blocks > 0 ? blocks : 1), 1, 1};
+    return g;
+}
+
+static dim3 block_1d(void)
+{
+    dim3 b = {THREADS, 1, 1};
+    return b;
+}
+
+/* [first, end) of this thread's elements: the block's tile, by 256. */
+#define TILE_FIRST() ((long)blockIdx.x * (long)TILE + (long)threadIdx.x)
+#define TILE_END(n) ((long)blockIdx.x * (long)TILE + (long)TILE < (n) ? (long)blockIdx.x * (long)TILE + (long)TILE : (n))
+
+/* ---- matrix multiply ------------------------------------------------------------------ */
+
+#define MM_BM 64 /* rows of C per block */
+#define MM_BN 64 /* columns of C per block */
+#define MM_BK 16 /* the K-slice staged in shared memory */
+
+/* One 64x64 tile of C per block of 16x16 threads (a 1-D block of 256).
+ * Thread (tx, ty) computes rows ty + 16 i and columns tx + 16 j (i, j < 4):
+ * neighbouring threads write neighbouring columns (coalesced) and read
+ * neighbouring shared words (no bank conflicts). Each K-slice of A and B
+ * is loaded by all 256 threads, in the order that makes global reads
+ * contiguous for the operand's layout, with zeros past the edges, so any
+ * M, N, K works. */
+static __global__ void matmul_tiled(float *C, const float *A, const float *B, int M, int N, int K,
+                                    int form, int accumulate)
+{
+    __shared__ float As[MM_BK][MM_BM]; /* As[k][m] = op(A)[m0 + m][k0 + k] */
+    __shared__ float Bs[MM_BK][MM_BN]; /* Bs[k][n] = op(B)[k0 + k][n0 + n] */
+    int t = (int)threadIdx.x, tx = t % 16, ty = t / 16;
+    int m0 = (int)blockIdx.y * MM_BM, n0 = (int)blockIdx.x * MM_BN;
+    int ta = form == PL_TN, tb = form == PL_NT;
+    float acc[4][4];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) acc[i][j] = 0.0f;
+    for (int k0 = 0; k0 < K; k0 += MM_BK) {
+        for (int e = t; e < MM_BK * MM_BM; e += (int)THREADS) {
+            /* A[M,K]: consecutive threads read consecutive k; Aᵀ (A[K,M]): m */
+            int kk = ta ? e / MM_BM : e % MM_BK, mm = ta ? e % MM_BM : e / MM_BK;
+            int m = m0 + mm, k = k0 + kk;
+            float v = 0.0f;
+            if (m < M && k < K) v = ta ? A[(long)k * M + m] : A[(long)m * K + k];
+            As[kk][mm] = v;
+        }
+        for (int e = t; e < MM_BK * MM_BN; e += (int)THREADS) {
+            /* B[K,N]: consecutive threads read consecutive n; Bᵀ (B[N,K]): k */
+            int kk = tb ? e % MM_BK : e / MM_BN, nn = tb ? e / MM_BK : e % MM_BN;
+            int n = n0 + nn, k = k0 + kk;
+            float v = 0.0f;
+            if (n < N && k < K) v = tb ? B[(long)n * K + k] : B[(long)k * N + n];
+            Bs[kk][nn] = v;
+        }
+        __syncthreads();
+        for (int kk = 0; kk < MM_BK; kk++) {
+            float a[4], b[4];
+            for (int i = 0; i < 4; i++) a[i] = As[kk][ty + 16 * i];
+            for (int j = 0; j < 4; j++) b[j] = Bs[kk][tx + 16 * j];
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++) acc[i][j] += a[i] * b[j];
+        }
+        __syncthreads(); /* before the next slice overwrites As and Bs */
+    }
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            int m = m0 + ty + 16 * i, n = n0 + tx + 16 * j;
+            if (m < M && n < N) {
+                long at = (long)m * N + n;
+                C[at] = accumulate ? C[at] + acc[i][j] : acc[i][j];
+            }
+        }
+}
+SIMT_LAUNCHER(matmul_tiled,
+              (float *C, const float *A, const float *B, int M, int N, int K, int form,
+               int accumulate),
+              (C, A, B, M, N, K, form, accumulate))
+
+cudaError_t pl_k_matmul(float *C, const float *A, const float *B, int M, int N, int K,
+                        pl_mm_form form, int accumulate, cudaStream_t stream)
+{
+    if (M < 0 || N < 0 || K < 0 || (unsigned)form > PL_TN) return cudaErrorInvalidValue;
+    if (M == 0 || N == 0) return cudaSuccess;
+    if (!C || (K > 0 && (!A || !B))) return cudaErrorInvalidValue;
+    dim3 g = {(unsigned)((N + MM_BN - 1) / MM_BN), (unsigned)((M + MM_BM - 1) / MM_BM), 1};
+    SIMT_LAUNCH_COST(2.0 * M * N * K,
+                     4.0 * ((double)M * K + (double)K * N + (double)M * N * (1 + accumulate)));
+    return launch_matmul_tiled(g, block_1d(), 0, stream, C, A, B, M, N, K, (int)form,
+                               accumulate);
+}
+
+/* ---- bias ------------------------------------------------------------------------------ */
+
+static __global__ void bias_add(float *Y, const float *b, long total, int N)
+{
+    for (long i = TILE_FIRST(), end = TILE_END(total); i < end; i += THREADS) Y[i] += b[i % N];
+}
+SIMT_LAUNCHER(bias_add, (float *Y, const float *b, long total, int N), (Y, b, total, N))
+
+cudaError_t pl_k_bias_add(float *Y, const float *b, int M, int N, cudaStream_t stream)
+{
+    if (M < 0 || N < 0) return cudaErrorInvalidValue;
+    long total = (long)M * N;
+    if (total == 0) return cudaSuccess;
+    if (!Y || !b) return cudaErrorInvalidValue;
+    SIMT_LAUNCH_COST((double)total, 4.0 * (2.0 * total + N));
+    return launch_bias_add(grid_1d(total), block_1d(), 0, stream, Y, b, total, N);
+}
+
+/* One thread per column, down the rows: neighbouring threads read
+ * neighbouring columns of a row (coalesced). */
+static __global__ void bias_grad(float *db, const float *dY, int M, int N, int accumulate)
+{
+    for (int n = (int)(blockIdx.x * blockDim.x + threadIdx.x); n < N;
+         n += (int)(blockDim.x * gridDim.x)) {
+        float s = 0.0f;
+        for (int m = 0; m < M; m++) s += dY[(long)m * N + n];
+        db[n] = accumulate ? db[n] + s : s;
+    }
+}
+SIMT_LAUNCHER(bias_grad, (float *db, const float *dY, int M, int N, int accumulate),
+              (db, dY, M, N, accumulate))
+
+cudaError_t pl_k_bias_grad(float *db, const float *dY, int M, int N, int accumulate,
+                           cudaStream_t stream)
+{
+    if (M < 0 || N < 0) return cudaErrorInvalidValue;
+    if (N == 0) return cudaSuccess;
+    if (!db || (M > 0 && !dY)) return cudaErrorInvalidValue;
+    dim3 g = {(unsigned)((N + (int)THREADS - 1) / (int)THREADS), 1, 1};
+    SIMT_LAUNCH_COST((double)M * N, 4.0 * ((double)M * N + 2.0 * N));
+    return launch_bias_grad(g, block_1d(), 0, stream, db, dY, M, N, accumulate);
+}
+
+/* ---- activations ------------------------------------------------------------------------ */
+
+#define GELU_K 0.7978845608028654f /* sqrt(2 / pi) */
+#define GELU_C 0.044715f
+
+static __global__ void gelu_fwd(float *y, const float *x, long n)
+{
+    for (long i = TILE_FIRST(), end = TILE_END(n); i < end; i += THREADS) {
+        float v = x[i];
+        y[i] = 0.5f * v * (1.0f + tanhf(GELU_K * (v + GELU_C * v * v * v)));
+    }
+}
+SIMT_LAUNCHER(gelu_fwd, (float *y, const float *x, long n), (y, x, n))
+
+/* d/dx of 0.5 x (1 + tanh u), u = k (x + c x^3):
+ * 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) k (1 + 3 c x^2) */
+static __global__ void gelu_bwd(float *dx, const float *dy, const float *x, long n)
+{
+    for (long i = TILE_FIRST(), end = TILE_END(n); i < end; i += THREADS) {
+        float v = x[i], th = tanhf(GELU_K * (v + GELU_C * v * v * v));
+        float d = 0.5f * (1.0f + th) +
+                  0.5f * v * (1.0f - th * th) * GELU_K * (1.0f + 3.0f * GELU_C * v * v);
+        dx[i] = dy[i] * d;
+    }
+}
+SIMT_LAUNCHER(gelu_bwd, (float *dx, const float *dy, const float *x, long n), (dx, dy, x, n))
+
+static __global__ void relu_fwd(float *y, const float *x, long n)
+{
+    for (long i = TILE_FIRST(), end = TILE_END(n); i < end; i += THREADS)
+        y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+SIMT_LAUNCHER(relu_fwd, (float *y, const float *x, long n), (y, x, n))
+
+static __global__ void relu_bwd(float *dx, const float *dy, const float *x, long n)
+{
+    for (long i = TILE_FIRST(), end = TILE_END(n); i < end; i += THREADS)
+        dx[i] = x[i] > 0.0f ? dy[i] : 0.0f;
+}
+SIMT_LAUNCHER(relu_bwd, (float *dx, const float *dy, const float *x, long n), (dx, dy, x, n))
+
+cudaError_t pl_k_gelu(float *y, const float *x, long n, cudaStream_t stream)
+{
+    if (n < 0 || (n && (!y || !x))) return cudaErrorInvalidValue;
+    if (!n) return cudaSuccess;
+    SIMT_LAUNCH_COST(12.0 * n, 8.0 * n);
+    return launch_gelu_fwd(grid_1d(n), block_1d(), 0, stream, y, x, n);
+}
+
+cudaError_t pl_k_gelu_backward(float *dx, const float *dy, const float *x, long n,
+                               cudaStream_t stream)
+{
+    if (n < 0 || (n && (!dx || !dy || !x))) return cudaErrorInvalidValue;
+    if (!n) return cudaSuccess;
+    SIMT_LAUNCH_COST(20.0 * n, 12.0 * n);
+    return launch_gelu_bwd(grid_1d(n), block_1d(), 0, stream, dx, dy, x, n);
+}
+
+cudaError_t pl_k_relu(float *y, const float *x, long n, cudaStream_t stream)
+{
+    if (n < 0 || (n && (!y || !x))) return cudaErrorInvalidValue;
+    if (!n) return cudaSuccess;
+    SIMT_LAUNCH_COST((double)n, 8.0 * n);
+    return launch_relu_fwd(grid_1d(n), block_1d(), 0, stream, y, x, n);
+}
+
+cudaError_t pl_k_relu_backward(float *dx, const float *dy, const float *x, long n,
+                               cudaStream_t stream)
+{
+    if (n < 0 || (n && (!dx || !dy || !x))) return cudaErrorInvalidValue;
+    if (!n) return cudaSuccess;
+    SIMT_LAUNCH_COST((double)n, 12.0 * n);
+    return launch_relu_bwd(grid_1d(n), block_1d(), 0, stream, dx, dy, x, n);
+}
+
+/* ---- softmax and cross-entropy ----------------------------------------------------------- */
+
+/* One thread per row: a classifier has few classes (10 here). */
+static __global__ void softmax_xent_fwd(float *probs, float *losses, const float *logits,
+                                        const int *labels, int M, int C)
+{
+    for (int r = (int)(blockIdx.x * blockDim.x + threadIdx.x); r < M;
+         r += (int)(blockDim.x * gridDim.x)) {
+        const float *z = logits + (long)r * C;
+        float *p = probs + (long)r * C;
+        float mx = z[0];
+        for (int c = 1; c < C; c++) mx = z[c] > mx ? z[c] : mx;
+        float sum = 0.0f;
+        for (int c = 0; c < C; c++) {
+            p[c] = expf(z[c] - mx);
+            sum += p[c];
+        }
+        for (int c = 0; c < C; c++) p[c] /= sum;
+        int y = labels[r];
+        losses[r] = y >= 0 && y < C ? logf(sum) - (z[y] - mx) : NAN;
+    }
+}
+SIMT_LAUNCHER(softmax_xent_fwd,
+              (float *probs, float *losses, const float *logits, const int *labels, int M, int C),
+              (probs, losses, logits, labels, M, C))
+
+static __global__ void softmax_xent_bwd(float *dlogits, const float *probs, const int *labels,
+                                        long total, int C, float scale)
+{
+    for (long i = TILE_FIRST(), end = TILE_END(total); i < end; i += THREADS) {
+        int c = (int)(i % C);
+        float onehot = labels[i / C] == c ? 1.0f : 0.0f;
+        dlogits[i] = (probs[i] - onehot) * scale;
+    }
+}
+SIMT_LAUNCHER(softmax_xent_bwd,
+              (float *dlogits, const float *probs, const int *labels, long total, int C,
+               float scale),
+              (dlogits, probs, labels, total, C, scale))
+
+static dim3 grid_rows(int M)
+{
+    dim3 g = {(unsigned)((M + (int)THREADS - 1) / (int)THREADS), 1, 1};
+    return g;
+}
+
+cudaError_t pl_k_softmax_xent(float *probs, float *losses, const float *logits, const int *labels,
+                              int M, int C, cudaStream_t stream)
+{
+    if (M < 0 || C < 1) return cudaErrorInvalidValue;
+    if (M == 0) return cudaSuccess;
+    if (!probs || !losses || !logits || !labels) return cudaErrorInvalidValue;
+    SIMT_LAUNCH_COST(6.0 * M * C, 4.0 * (2.0 * M * C + 2.0 * M));
+    return launch_softmax_xent_fwd(grid_rows(M), block_1d(), 0, stream, probs, losses, logits,
+                                   labels, M, C);
+}
+
+cudaError_t pl_k_softmax_xent_backward(float *dlogits, const float *probs, const int *labels,
+                                       int M, int C, float scale, cudaStream_t stream)
+{
+    if (M < 0 || C < 1) return cudaErrorInvalidValue;
+    long total = (long)M * C;
+    if (total == 0) return cudaSuccess;
+    if (!dlogits || !probs || !labels) return cudaErrorInvalidValue;
+    SIMT_LAUNCH_COST(2.0 * total, 4.0 * (2.0 * total + M));
+    return launch_softmax_xent_bwd(grid_1d(total), block_1d(), 0, stream, dlogits, probs, labels,
+                                   total, C, scale);
+}
+
+/* ---- sum and accuracy ----------------------------------------------------------------------- */
+
+/* One block: thread t adds elements t, t+256, ... in order, then a tree in
+ * shared memory. The order is fixed, so the same input gives the same bits. */
+static __global__ void sum_one_block(float *out, const float *x, long n)
+{
+    __shared__ float s[THREADS];
+    unsigned t = threadIdx.x;
+    float acc = 0.0f;
+    for (long i = t; i < n; i += THREADS) acc += x[i];
+    s[t] = acc;
+    __syncthreads();
+    for (unsigned half = THREADS / 2; half > 0; half /= 2) {
+        if (t < half) s[t] += s[t + half];
+        __syncthreads();
+    }
+    if (t == 0) out[0] = s[0];
+}
+SIMT_LAUNCHER(sum_one_block, (float *out, const float *x, long n), (out, x, n))
+
+cudaError_t pl_k_sum(float *out, const float *x, long n, cudaStream_t stream)
+{
+    if (n < 0 || !out || (n && !x)) return cudaErrorInvalidValue;
+    dim3 g = {1, 1, 1};
+    SIMT_LAUNCH_COST((double)n, 4.0 * n + 4.0);
+    return launch_sum_one_block(g, block_1d(), 0, stream, out, x, n);
+}
+
+static __global__ void count_correct(int *correct, const float *logits, const int *labels, int M,
+                                     int C)
+{
+    for (int r = (int)(blockIdx.x * blockDim.x + threadIdx.x); r < M;
+         r += (int)(blockDim.x * gridDim.x)) {
+        const float *z = logits + (long)r * C;
+        int best = 0;
+        for (int c = 1; c < C; c++)
+            if (z[c] > z[best]) best = c;
+        if (best == labels[r]) atomicAdd(correct, 1);
+    }
+}
+SIMT_LAUNCHER(count_correct, (int *correct, const float *logits, const int *labels, int M, int C),
+              (correct, logits, labels, M, C))
+
+cudaError_t pl_k_count_correct(int *correct, const float *logits, const int *labels, int M, int C,
+                               cudaStream_t stream)
+{
+    if (M < 0 || C < 1 || !correct) return cudaErrorInvalidValue;
+    if (M == 0) return cudaSuccess;
+    if (!logits || !labels) return cudaErrorInvalidValue;
+    SIMT_LAUNCH_COST((double)M * C, 4.0 * ((double)M * C + M));
+    return launch_count_correct(grid_rows(M), block_1d(), 0, stream, correct, logits, labels, M,
+                                C);
+}
+
+/* ---- optimizers -------------------------------------------------------------------------- */
+
+static __global__ void sgd_step(float *w, float *v, const float *g, long n, float lr, float mu,
+                                float wd)
+{
+    for (long i = TILE_FIRST(), end = TILE_END(n); i < end; i += THREADS) {
+        float vi = mu * v[i] + (g[i] + wd * w[i]);
+        v[i] = vi;
+        w[i] -= lr * vi;
+    }
+}
+SIMT_LAUNCHER(sgd_step, (float *w, float *v, const float *g, long n, float lr, float mu, float wd),
+              (w, v, g, n, lr, mu, wd))
+
+cudaError_t pl_k_sgd(float *w, float *v, const float *g, long n, float lr, float mu, float wd,
+                     cudaStream_t stream)
+{
+    if (n < 0 || (n && (!w || !v || !g))) return cudaErrorInvalidValue;
+    if (!n) return cudaSuccess;
+    SIMT_LAUNCH_COST(5.0 * n, 20.0 * n);
+    return launch_sgd_step(grid_1d(n), block_1d(), 0, stream, w, v, g, n, lr, mu, wd);
+}
+
+/* c1 = 1 - b1^t and c2 = 1 - b2^t, the bias corrections, from the host. */
+static __global__ void adamw_step(float *w, float *m, float *v, const float *g, long n, float lr,
+                                  float b1, float b2, float eps, float wd, float c1, float c2)
+{
+    for (long i = TILE_FIRST(), end = TILE_END(n); i < end; i += THREADS) {
+        float gi = g[i];
+        float mi = b1 * m[i] + (1.0f - b1) * gi;
+        float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
+        m[i] = mi;
+        v[i] = vi;
+        w[i] -= lr * ((mi / c1) / (sqrtf(vi / c2) + eps) + wd * w[i]);
+    }
+}
+SIMT_LAUNCHER(adamw_step,
+              (float *w, float *m, float *v, const float *g, long n, float lr, float b1, float b2,
+               float eps, float wd, float c1, float c2),
+              (w, m, v, g, n, lr, b1, b2, eps, wd, c1, c2))
+
+cudaError_t pl_k_adamw(float *w, float *m, float *v, const float *g, long n, float lr, float b1,
+                       float b2, float eps, float wd, int t, cudaStream_t stream)
+{
+    if (n < 0 || t < 1 || (n && (!w || !m || !v || !g))) return cudaErrorInvalidValue;
+    if (!n) return cudaSuccess;
+    float c1 = 1.0f - powf(b1, (float)t), c2 = 1.0f - powf(b2, (float)t);
+    SIMT_LAUNCH_COST(16.0 * n, 28.0 * n);
+    return launch_adamw_step(grid_1d(n), block_1d(), 0, stream, w, m, v, g, n, lr, b1, b2, eps,
+                             wd, c1, c2);
+}
+
+/* ---- vectors ------------------------------------------------------------------------------- */
+
+static __global__ void fill_k(float *x, long n, float value)
+{
+    for (long i = TILE_FIRST(), end = TILE_END(n); i < end; i += THREADS) x[i] = value;
+}
+SIMT_LAUNCHER(fill_k, (float *x, long n, float value), (x, n, value))
+
+static __global__ void scale_k(float *x, long n, float a)
+{
+    for (long i = TILE_FIRST(), end = TILE_END(n); i < end; i += THREADS) x[i] *= a;
+}
+SIMT_LAUNCHER(scale_k, (float *x, long n, float a), (x, n, a))
+
+static __global__ void axpy_k(float *y, const float *x, long n, float a)
+{
+    for (long i = TILE_FIRST(), end = TILE_END(n); i < end; i += THREADS) y[i] += a * x[i];
+}
+SIMT_LAUNCHER(axpy_k, (float *y, const float *x, long n, float a), (y, x, n, a))
+
+cudaError_t pl_k_fill(float *x, long n, float value, cudaStream_t stream)
+{
+    if (n < 0 || (n && !x)) return cudaErrorInvalidValue;
+    if (!n) return cudaSuccess;
+    SIMT_LAUNCH_COST(0.0, 4.0 * n);
+    return launch_fill_k(grid_1d(n), block_1d(), 0, stream, x, n, value);
+}
+
+cudaError_t pl_k_scale(float *x, long n, float a, cudaStream_t stream)
+{
+    if (n < 0 || (n && !x)) return cudaErrorInvalidValue;
+    if (!n) return cudaSuccess;
+    SIMT_LAUNCH_COST((double)n, 8.0 * n);
+    return launch_scale_k(grid_1d(n), block_1d(), 0, stream, x, n, a);
+}
+
+cudaError_t pl_k_axpy(float *y, const float *x, long n, float a, cudaStream_t stream)
+{
+    if (n < 0 || (n && (!y || !x))) return cudaErrorInvalidValue;
+    if (!n) return cudaSuccess;
+    SIMT_LAUNCH_COST(2.0 * n, 12.0 * n);
+    return launch_axpy_k(grid_1d(n), block_1d(), 0, stream, y, x, n, a);
+}
