@@ -103,7 +103,7 @@ LAB_OBJ := $(call objs,$(LAB_SRC))
 RT_OBJ := $(CORE_OBJ) $(SIMT_OBJ)
 
 LAB_BINS := $(foreach d,$(LAB_DIRS),$(BIN)/lab$(shell echo $(notdir $(d)) | cut -c1-2))
-PROGS := $(LAB_BINS) $(BIN)/labcheck $(BIN)/unit $(BIN)/paralab-bench
+PROGS := $(LAB_BINS) $(BIN)/labcheck $(BIN)/unit $(BIN)/paralab-bench $(BIN)/paralab-train
 ifeq ($(SAN),thread)
   PROGS := $(BIN)/racecheck
 endif
@@ -164,6 +164,10 @@ $(BIN)/unit: $(call objs,$(UNIT_SRC)) $(RT_OBJ)
 	$(CC) $(LDFLAGS) $^ -lcunit -ljansson $(LDLIBS) -o $@
 
 $(BIN)/paralab-bench: $(call objs,$(BENCH_SRC)) $(RT_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(BIN)/paralab-train: $(OBJ)/tools/train.c.o $(RT_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 

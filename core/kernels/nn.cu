@@ -33,7 +33,9 @@ static dim3 block_1d(void)
 
 /* [first, end) of this thread's elements: the block's tile, by 256. */
 #define TILE_FIRST() ((long)blockIdx.x * (long)TILE + (long)threadIdx.x)
-#define TILE_END(n) ((long)blockIdx.x * (long)TILE + (long)TILE < (n) ? (long)blockIdx.x * (long)TILE + (long)TILE : (n))
+#define TILE_END(n)                                                                                \
+    ((long)blockIdx.x * (long)TILE + (long)TILE < (n) ? (long)blockIdx.x * (long)TILE + (long)TILE \
+                                                      : (n))
 
 /* ---- matrix multiply ------------------------------------------------------------------ */
 
@@ -109,8 +111,7 @@ cudaError_t pl_k_matmul(float *C, const float *A, const float *B, int M, int N, 
     dim3 g = {(unsigned)((N + MM_BN - 1) / MM_BN), (unsigned)((M + MM_BM - 1) / MM_BM), 1};
     SIMT_LAUNCH_COST(2.0 * M * N * K,
                      4.0 * ((double)M * K + (double)K * N + (double)M * N * (1 + accumulate)));
-    return launch_matmul_tiled(g, block_1d(), 0, stream, C, A, B, M, N, K, (int)form,
-                               accumulate);
+    return launch_matmul_tiled(g, block_1d(), 0, stream, C, A, B, M, N, K, (int)form, accumulate);
 }
 
 /* ---- bias ------------------------------------------------------------------------------ */
@@ -288,8 +289,8 @@ cudaError_t pl_k_softmax_xent(float *probs, float *losses, const float *logits, 
                                    labels, M, C);
 }
 
-cudaError_t pl_k_softmax_xent_backward(float *dlogits, const float *probs, const int *labels,
-                                       int M, int C, float scale, cudaStream_t stream)
+cudaError_t pl_k_softmax_xent_backward(float *dlogits, const float *probs, const int *labels, int M,
+                                       int C, float scale, cudaStream_t stream)
 {
     if (M < 0 || C < 1) return cudaErrorInvalidValue;
     long total = (long)M * C;
@@ -350,8 +351,7 @@ cudaError_t pl_k_count_correct(int *correct, const float *logits, const int *lab
     if (M == 0) return cudaSuccess;
     if (!logits || !labels) return cudaErrorInvalidValue;
     SIMT_LAUNCH_COST((double)M * C, 4.0 * ((double)M * C + M));
-    return launch_count_correct(grid_rows(M), block_1d(), 0, stream, correct, logits, labels, M,
-                                C);
+    return launch_count_correct(grid_rows(M), block_1d(), 0, stream, correct, logits, labels, M, C);
 }
 
 /* ---- optimizers -------------------------------------------------------------------------- */
@@ -402,8 +402,8 @@ cudaError_t pl_k_adamw(float *w, float *m, float *v, const float *g, long n, flo
     if (!n) return cudaSuccess;
     float c1 = 1.0f - powf(b1, (float)t), c2 = 1.0f - powf(b2, (float)t);
     SIMT_LAUNCH_COST(16.0 * n, 28.0 * n);
-    return launch_adamw_step(grid_1d(n), block_1d(), 0, stream, w, m, v, g, n, lr, b1, b2, eps,
-                             wd, c1, c2);
+    return launch_adamw_step(grid_1d(n), block_1d(), 0, stream, w, m, v, g, n, lr, b1, b2, eps, wd,
+                             c1, c2);
 }
 
 /* ---- vectors ------------------------------------------------------------------------------- */

@@ -18,6 +18,8 @@ int register_options_suite(void);
 int register_trace_suite(void);
 int register_step_suite(void);
 int register_nn_suite(void);
+int register_mlp_suite(void);
+int register_data_suite(void);
 
 /* Asserts a CUDA call returned `want`, naming both on failure. */
 #define CU_ASSERT_CUDA(call, want)                                                                 \

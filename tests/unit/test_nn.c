@@ -77,8 +77,10 @@ static void check_matmul(int M, int N, int K, pl_mm_form form, int accumulate, u
     for (long i = 0; i < nc; i++) mag[i] += accumulate ? fabs(R[i]) : 0;
     char what[96];
     snprintf(what, sizeof what, "matmul %s M=%d N=%d K=%d%s",
-             form == PL_NN ? "A.B" : form == PL_NT ? "A.Bt" : "At.B", M, N, K,
-             accumulate ? " +=" : "");
+             form == PL_NN   ? "A.B"
+             : form == PL_NT ? "A.Bt"
+                             : "At.B",
+             M, N, K, accumulate ? " +=" : "");
     CU_ASSERT_EQUAL(mismatches(what, C, R, mag, nc, 1e-6, 1e-5), 0);
     cudaFree(dA);
     cudaFree(dB);
@@ -93,9 +95,8 @@ static void check_matmul(int M, int N, int K, pl_mm_form form, int accumulate, u
 static void test_matmul_shapes(void)
 {
     static const int shapes[][3] = {
-        {1, 1, 1},   {1, 7, 1},   {7, 1, 13},  {13, 17, 19}, {31, 37, 41},
-        {64, 64, 16}, {65, 63, 17}, {64, 128, 64}, {130, 70, 129}, {3, 200, 5},
-        {97, 10, 300}, {5, 5, 0},
+        {1, 1, 1},    {1, 7, 1},     {7, 1, 13},     {13, 17, 19}, {31, 37, 41},  {64, 64, 16},
+        {65, 63, 17}, {64, 128, 64}, {130, 70, 129}, {3, 200, 5},  {97, 10, 300}, {5, 5, 0},
     };
     unsigned seed = 1;
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
@@ -262,7 +263,8 @@ static void test_softmax_xent(void)
         float scale = 1.0f / 64;
         CU_ASSERT_OK(pl_k_softmax_xent_backward(dp, dp, dy, M, C, scale, 0)); /* in place */
         to_host(d, dp, n);
-        for (long i = 0; i < n; i++) pr[i] = (p[i] - (y[i / C] == (int)(i % C) ? 1.0f : 0.0f)) * scale;
+        for (long i = 0; i < n; i++)
+            pr[i] = (p[i] - (y[i / C] == (int)(i % C) ? 1.0f : 0.0f)) * scale;
         CU_ASSERT_EQUAL(mismatches("softmax_xent_backward", d, pr, NULL, n, 0, 0), 0);
         cudaFree(dz);
         cudaFree(dp);

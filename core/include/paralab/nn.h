@@ -62,8 +62,8 @@ cudaError_t pl_k_softmax_xent(float *probs, float *losses, const float *logits, 
                               int M, int C, cudaStream_t stream);
 /* Its backward for the loss sum(losses) * scale: dlogits = (probs - onehot)
  * * scale (dlogits may be probs). scale = 1 / (global batch) for a mean. */
-cudaError_t pl_k_softmax_xent_backward(float *dlogits, const float *probs, const int *labels,
-                                       int M, int C, float scale, cudaStream_t stream);
+cudaError_t pl_k_softmax_xent_backward(float *dlogits, const float *probs, const int *labels, int M,
+                                       int C, float scale, cudaStream_t stream);
 /* out[0] = sum of x[0..n-1], in a fixed order (one block, a tree): the same
  * inputs give the same bits. */
 cudaError_t pl_k_sum(float *out, const float *x, long n, cudaStream_t stream);

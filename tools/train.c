@@ -1,0 +1,255 @@
+/*
+ * paralab-train — trains the digits MLP (paralab/mlp.h) on one device: the
+ * one-device run every parallel lab is compared with.
+ *
+ *   build/sim/bin/paralab-train [--epochs N] [--batch B] [--seed S]
+ *                               [--optimizer adamw|sgd] [--lr X] [--data FILE]
+ *
+ * Per epoch it prints the mean training loss (summed per-sample losses over
+ * the samples), the training accuracy (as the epoch went), the test
+ * accuracy and loss after it, and training samples per second. On a
+ * terminal a progress line shows the batches of the running epoch. Ctrl-C
+ * stops after the current batch (exit status 130). Bad options: a message
+ * and exit status 2; no data: "run make data", exit status 2.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cuda_runtime.h>
+
+#include "paralab/cli.h"
+#include "paralab/data.h"
+#include "paralab/device.h"
+#include "paralab/mlp.h"
+
+static volatile sig_atomic_t interrupted;
+static void on_sigint(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+typedef struct {
+    int epochs, batch, sgd;
+    unsigned long long seed;
+    double lr;
+    const char *data;
+} options;
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: paralab-train [options]\n"
+               "Trains the digits MLP (64 -> 128 -> 128 -> 10, GELU) on one device.\n\n"
+               "  --epochs N         passes over the training set (1..1000, default 20)\n"
+               "  --batch B          samples per step (1..1438, default 64)\n"
+               "  --seed S           initialisation and shuffle seed (default 0)\n"
+               "  --optimizer NAME   adamw (default) or sgd (momentum 0.9)\n"
+               "  --lr X             learning rate (default 0.005 for adamw, 0.1 for sgd)\n"
+               "  --data FILE        the digits CSV (default data/digits.csv; make data)\n"
+               "  -h, --help         this help\n");
+}
+
+static int parse(int argc, char **argv, options *o)
+{
+    *o = (options){.epochs = 20, .batch = 64, .seed = 0, .lr = -1, .data = "data/digits.csv"};
+    static const struct option longs[] = {
+        {"epochs", required_argument, 0, 'e'}, {"batch", required_argument, 0, 'b'},
+        {"seed", required_argument, 0, 's'},   {"optimizer", required_argument, 0, 'o'},
+        {"lr", required_argument, 0, 'l'},     {"data", required_argument, 0, 'd'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    int c;
+    long v;
+    const char *bad = NULL;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+        switch (c) {
+        case 'e':
+            if (!(bad = pl_parse_long("--epochs", optarg, 1, 1000, &v))) o->epochs = (int)v;
+            break;
+        case 'b':
+            if (!(bad = pl_parse_long("--batch", optarg, 1, 1438, &v))) o->batch = (int)v;
+            break;
+        case 's':
+            if (!(bad = pl_parse_long("--seed", optarg, 0, 2147483647L, &v)))
+                o->seed = (unsigned long long)v;
+            break;
+        case 'o':
+            if (!strcmp(optarg, "sgd"))
+                o->sgd = 1;
+            else if (strcmp(optarg, "adamw")) {
+                fprintf(stderr, "paralab-train: --optimizer '%s': choose adamw or sgd\n", optarg);
+                return 2;
+            }
+            break;
+        case 'l': {
+            char *end;
+            o->lr = strtod(optarg, &end);
+            if (end == optarg || *end || !(o->lr > 0 && o->lr <= 10)) {
+                fprintf(stderr, "paralab-train: --lr '%s' is not a number in (0, 10]\n", optarg);
+                return 2;
+            }
+            break;
+        }
+        case 'd':
+            o->data = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 1;
+        default:
+            fprintf(stderr, "paralab-train: unknown option '%s' (see --help)\n", argv[optind - 1]);
+            return 2;
+        }
+        if (bad) {
+            fprintf(stderr, "paralab-train: %s\n", bad);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "paralab-train: unexpected argument '%s' (see --help)\n", argv[optind]);
+        return 2;
+    }
+    if (o->lr < 0) o->lr = o->sgd ? 0.1 : 5e-3;
+    return 0;
+}
+
+#define CK(call)                                                                                   \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_) {                                                                                  \
+            fprintf(stderr, "paralab-train: %s: %s (%s)\n", #call, cudaGetErrorName(e_),           \
+                    cudaGetErrorString(e_));                                                       \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+/* Loss sum and rows right over a whole set, in batches (no update). */
+static void evaluate(pl_mlp *m, const pl_dataset *ds, int B, float *dx, int *dy, float *hx, int *hy,
+                     const int *order, double *loss, int *correct)
+{
+    *loss = 0;
+    CK(pl_mlp_reset_correct(m, 0));
+    for (int k = 0; k < pl_batch_count(ds->n, B); k++) {
+        int size = pl_batch_size(ds->n, B, k);
+        pl_gather_batch(ds, order, B, k, hx, hy);
+        CK(cudaMemcpy(dx, hx, (size_t)size * PL_DIGITS_FEATURES * sizeof(float),
+                      cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(dy, hy, (size_t)size * sizeof(int), cudaMemcpyHostToDevice));
+        CK(pl_mlp_forward(m, dx, size, 0));
+        CK(pl_mlp_loss(m, dy, size, 0.0f, 0));
+        float s;
+        CK(cudaMemcpy(&s, m->loss_sum, sizeof s, cudaMemcpyDeviceToHost));
+        *loss += s;
+    }
+    CK(cudaMemcpy(correct, m->correct, sizeof *correct, cudaMemcpyDeviceToHost));
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    int rc = parse(argc, argv, &o);
+    if (rc) return rc == 1 ? 0 : rc;
+    pl_digits d;
+    char err[512];
+    int st = pl_digits_load(o.data, &d, err, sizeof err);
+    if (st) {
+        fprintf(stderr, "paralab-train: %s\n", err);
+        return 2;
+    }
+    const char *why = pl_device_problem("paralab-train");
+    if (why) {
+        fprintf(stderr, "%s\n", why);
+        pl_digits_free(&d);
+        return 1;
+    }
+    pl_mlp_config cfg = pl_mlp_default();
+    pl_mlp m;
+    CK(pl_mlp_create(&m, &cfg, o.batch, o.seed));
+    int B = o.batch, maxn = d.train.n > d.test.n ? d.train.n : d.test.n;
+    float *hx = malloc((size_t)B * PL_DIGITS_FEATURES * sizeof *hx), *dx;
+    int *hy = malloc((size_t)B * sizeof *hy), *order = malloc((size_t)maxn * sizeof *order), *dy;
+    int *ident = malloc((size_t)maxn * sizeof *ident);
+    if (!hx || !hy || !order || !ident) {
+        fprintf(stderr, "paralab-train: out of memory\n");
+        return 1;
+    }
+    for (int i = 0; i < maxn; i++) ident[i] = i;
+    CK(cudaMalloc((void **)&dx, (size_t)B * PL_DIGITS_FEATURES * sizeof(float)));
+    CK(cudaMalloc((void **)&dy, (size_t)B * sizeof(int)));
+    int tty = isatty(STDOUT_FILENO);
+    signal(SIGINT, on_sigint);
+    printf("paralab-train: %d training and %d test samples, batch %d, %s (lr %g), seed %llu, "
+           "%ld parameters\n",
+           d.train.n, d.test.n, B, o.sgd ? "SGD, momentum 0.9" : "AdamW, weight decay 0.01", o.lr,
+           o.seed, m.nparams);
+    double test_acc = 0;
+    int epoch = 0;
+    for (epoch = 1; epoch <= o.epochs && !interrupted; epoch++) {
+        pl_shuffle(order, d.train.n, o.seed, epoch);
+        CK(pl_mlp_reset_correct(&m, 0));
+        double loss = 0, t0 = now();
+        int nb = pl_batch_count(d.train.n, B), seen = 0;
+        for (int k = 0; k < nb && !interrupted; k++) {
+            int size = pl_batch_size(d.train.n, B, k);
+            pl_gather_batch(&d.train, order, B, k, hx, hy);
+            CK(cudaMemcpy(dx, hx, (size_t)size * PL_DIGITS_FEATURES * sizeof(float),
+                          cudaMemcpyHostToDevice));
+            CK(cudaMemcpy(dy, hy, (size_t)size * sizeof(int), cudaMemcpyHostToDevice));
+            CK(pl_mlp_forward(&m, dx, size, 0));
+            CK(pl_mlp_loss(&m, dy, size, 1.0f / (float)size, 0)); /* the batch's mean */
+            CK(pl_mlp_backward(&m, dx, size, 0, 0));
+            if (o.sgd)
+                CK(pl_mlp_sgd(&m, (float)o.lr, 0.9f, 0.0f, 0));
+            else
+                CK(pl_mlp_adamw(&m, (float)o.lr, 0.9f, 0.999f, 1e-8f, 0.01f, 0));
+            float s;
+            CK(cudaMemcpy(&s, m.loss_sum, sizeof s, cudaMemcpyDeviceToHost));
+            loss += s;
+            seen += size;
+            if (tty) {
+                printf("\r\033[Kepoch %d/%d  batch %d/%d  loss %.4f", epoch, o.epochs, k + 1, nb,
+                       loss / seen);
+                fflush(stdout);
+            }
+        }
+        double secs = now() - t0;
+        int train_right = 0, test_right = 0;
+        CK(cudaMemcpy(&train_right, m.correct, sizeof train_right, cudaMemcpyDeviceToHost));
+        if (interrupted) break;
+        double test_loss;
+        evaluate(&m, &d.test, B, dx, dy, hx, hy, ident, &test_loss, &test_right);
+        test_acc = 100.0 * test_right / d.test.n;
+        printf("%sepoch %2d/%d  loss %.4f  train %5.1f %%  test %5.1f %% (loss %.4f)  %.0f "
+               "samples/s\n",
+               tty ? "\r\033[K" : "", epoch, o.epochs, loss / seen, 100.0 * train_right / seen,
+               test_acc, test_loss / d.test.n, seen / secs);
+        fflush(stdout);
+    }
+    if (interrupted) {
+        printf("%sstopped by Ctrl-C in epoch %d\n", tty ? "\r\033[K" : "", epoch);
+    } else
+        printf("test accuracy %.1f %% after %d epochs (the goal: at least 95 %% within 20)\n",
+               test_acc, o.epochs);
+    cudaFree(dx);
+    cudaFree(dy);
+    pl_mlp_destroy(&m);
+    pl_digits_free(&d);
+    free(hx);
+    free(hy);
+    free(order);
+    free(ident);
+    return interrupted ? 130 : 0;
+}
