@@ -51,8 +51,8 @@ deps:
 data:
 	@scripts/data.sh
 
-## test: everything: unit tests, lab checks on the solutions, again under ASan+UBSan, the race check, the CUDA build
-test: deps
+## test: everything: unit tests, lab checks on the solutions, paralab-train on the digits, again under ASan+UBSan, the race check, the CUDA build
+test: deps data
 	+@$(SIM)
 	@$(MAKE) format-check
 	@echo "== unit tests (simulated GPU)"
@@ -63,6 +63,8 @@ test: deps
 	@tests/lab_smoke.sh build/sim/bin
 	@echo "== what make check tells a student (wrong, crashing and right exercises)"
 	@tests/student_check.sh
+	@echo "== paralab-train: one device, the digits, >= 95 % test accuracy"
+	@tests/train_check.sh build/sim/bin
 	@echo "== what the simulated build refuses at compile time"
 	@tests/compile_fail.sh
 	@echo "== the same under AddressSanitizer + UndefinedBehaviorSanitizer"
@@ -102,7 +104,7 @@ racecheck:
 	+@$(TSAN)
 	@build/sim-tsan/bin/racecheck
 
-## bench: the SIMT emulator vs a C loop, trace recording, collectives vs memcpy and Open MPI (same-run ratios)
+## bench: the SIMT emulator vs a C loop, trace recording, collectives vs memcpy and Open MPI, training vs plain C (same-run ratios)
 bench:
 	@scripts/deps.sh --bench
 	+@$(SIM)
@@ -113,6 +115,8 @@ bench:
 	@build/sim/bin/paralab-bench trace
 	@echo
 	@PARALAB_MPI_ALLREDUCE=build/mpi/allreduce build/sim/bin/paralab-bench comm
+	@echo
+	@build/sim/bin/paralab-bench train
 
 ## demo: install what is missing, build, and run the main demo (ARGS=--no-viz for plain text)
 demo: deps

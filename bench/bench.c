@@ -130,13 +130,15 @@ static double max_rel_err(const float *got, const float *want, int n)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: paralab-bench simt|gpu|trace|comm [--repeat R] [--scale S]\n"
+    fprintf(f, "usage: paralab-bench simt|gpu|trace|comm|train [--repeat R] [--scale S]\n"
                "  simt      the SIMT emulator vs a plain C loop (simulated build)\n"
                "  gpu       the same kernels on a real GPU (CUDA build)\n"
                "  trace     the cost of recording a trace event (8 producers)\n"
                "  comm      collectives of the local engine, nccl-tests style (to 64 MiB),\n"
                "            vs memcpy, and vs Open MPI when $PARALAB_MPI_ALLREDUCE names\n"
                "            the program bench/mpi/allreduce.c builds (make bench does)\n"
+               "  train     the digits MLP's training step on one device vs plain C, and\n"
+               "            the tiled matmul vs a C triple loop (256^3)\n"
                "  --repeat  runs per measurement, the best is kept (default 3)\n"
                "  --scale   divide the problem sizes by 2^S (default 0)\n");
 }
@@ -172,7 +174,7 @@ int main(int argc, char **argv)
         }
     }
     if (optind >= argc) {
-        fprintf(stderr, "paralab-bench: which benchmark? simt, gpu, trace or comm\n");
+        fprintf(stderr, "paralab-bench: which benchmark? simt, gpu, trace, comm or train\n");
         usage(stderr);
         return 2;
     }
@@ -189,9 +191,18 @@ int main(int argc, char **argv)
         }
         return bench_comm((64L << 20) >> scale);
     }
+    if (!strcmp(argv[optind], "train")) {
+        const char *why = pl_device_problem("paralab-bench");
+        if (why) {
+            fprintf(stderr, "paralab-bench: %s\n", why);
+            return 2;
+        }
+        return bench_train(repeat);
+    }
     if (strcmp(argv[optind], "simt") && strcmp(argv[optind], "gpu")) {
         fprintf(stderr,
-                "paralab-bench: no benchmark '%s'; the benchmarks are simt, gpu, trace and comm\n",
+                "paralab-bench: no benchmark '%s'; the benchmarks are simt, gpu, trace, comm "
+                "and train\n",
                 argv[optind]);
         return 2;
     }

@@ -6,5 +6,7 @@
 int bench_trace(long events_per_rank);
 /* paralab-bench comm: nccl-tests-style tables up to max_bytes; 0 when ran. */
 int bench_comm(long max_bytes);
+/* paralab-bench train: the MLP's training step and the tiled matmul; 0 when ran. */
+int bench_train(int repeat);
 
 #endif
