@@ -23,6 +23,7 @@ struct pl_player {
     pthread_t reader;
     int reader_started;
     int interactive; /* something will call pl_player_advance */
+    int quiet;       /* a UI shows the narration: do not print it */
 };
 
 /* Step mode on a terminal: Enter advances, q (then Enter) quits. */
@@ -74,6 +75,31 @@ void pl_player_set_interactive(pl_player *p, int on)
     pthread_mutex_unlock(&p->lock);
 }
 
+void pl_player_set_quiet(pl_player *p, int on)
+{
+    pthread_mutex_lock(&p->lock);
+    p->quiet = on;
+    pthread_mutex_unlock(&p->lock);
+}
+
+void pl_player_set_mode(pl_player *p, pl_mode mode, double speed)
+{
+    pthread_mutex_lock(&p->lock);
+    p->mode = mode;
+    if (speed > 0) p->speed = speed;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->lock);
+}
+
+pl_mode pl_player_mode(pl_player *p, double *speed)
+{
+    pthread_mutex_lock(&p->lock);
+    pl_mode m = p->mode;
+    if (speed) *speed = p->speed;
+    pthread_mutex_unlock(&p->lock);
+    return m;
+}
+
 void pl_player_advance(pl_player *p)
 {
     pthread_mutex_lock(&p->lock);
@@ -106,24 +132,31 @@ static int show(pl_player *p, const char *text)
     p->step++;
     snprintf(p->narration, sizeof p->narration, "%s", text);
     unsigned seen = p->advances;
-    if (!p->quit) {
+    if (!p->quit && !p->quiet) {
         fprintf(p->out, "[%d] %s%s\n", p->step, text,
                 !p->headless && p->mode == PL_MODE_STEP && p->reader_started
                     ? "   (Enter: next step, q: quit)"
                     : "");
         fflush(p->out);
     }
-    if (!p->headless && p->mode == PL_MODE_PLAY) {
-        struct timespec dl;
-        clock_gettime(CLOCK_REALTIME, &dl);
-        double s = 1.0 / p->speed;
-        long ns = dl.tv_nsec + (long)((s - (long)s) * 1e9);
-        dl.tv_sec += (time_t)s + ns / 1000000000L;
-        dl.tv_nsec = ns % 1000000000L;
-        while (!p->quit && pthread_cond_timedwait(&p->cv, &p->lock, &dl) != ETIMEDOUT)
-            ;
-    } else if (!p->headless && p->mode == PL_MODE_STEP && p->interactive)
-        while (!p->quit && p->advances == seen) pthread_cond_wait(&p->cv, &p->lock);
+    /* The mode and speed may change while the step waits (the UI's p, + and
+     * -): every change wakes it and it looks again. An advance always
+     * releases the step, in play mode too. */
+    struct timespec t0;
+    clock_gettime(CLOCK_REALTIME, &t0);
+    while (!p->headless && !p->quit && p->advances == seen) {
+        if (p->mode == PL_MODE_PLAY) {
+            double s = 1.0 / p->speed;
+            struct timespec dl = t0;
+            long ns = dl.tv_nsec + (long)((s - (long)s) * 1e9);
+            dl.tv_sec += (time_t)s + ns / 1000000000L;
+            dl.tv_nsec = ns % 1000000000L;
+            if (pthread_cond_timedwait(&p->cv, &p->lock, &dl) == ETIMEDOUT) break;
+        } else if (p->interactive)
+            pthread_cond_wait(&p->cv, &p->lock);
+        else
+            break;
+    }
     int quit = p->quit;
     pthread_mutex_unlock(&p->lock);
     return quit;

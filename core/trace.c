@@ -154,7 +154,11 @@ pl_trace_writer *pl_trace_writer_open(const char *path, int nranks, int modeled,
     }
     w->nranks = nranks;
     w->first = 1;
-    fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", w->f);
+    /* otherData: Chrome's field for metadata; paralab-viz reads the clock */
+    fprintf(w->f,
+            "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"paralab\",\"clock\":"
+            "\"%s\",\"ranks\":%d},\"traceEvents\":[",
+            modeled ? "modeled" : "measured", nranks);
     /* names: one process per rank, one thread per lane */
     for (int r = 0; r < nranks; r++) {
         fprintf(w->f,

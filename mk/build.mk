@@ -21,9 +21,10 @@ DEPS_PREFIX ?=
 NVCC_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=[sm_90,compute_90]
 
 CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -MMD -MP \
-          -Icore/include -Icore/simt/include -Ilabs
+          -Icore/include -Icore/simt/include -Iviz/include -Ilabs
 LDFLAGS :=
-LDLIBS := -lpthread -lm
+# the visualiser: ncursesw (wide characters) and jansson (replaying traces)
+LDLIBS := -lncursesw -ltinfo -ljansson -lpthread -lm
 ifneq ($(DEPS_PREFIX),)
   CFLAGS += -I$(DEPS_PREFIX)/usr/include
   LDFLAGS += -L$(DEPS_PREFIX)/usr/lib/x86_64-linux-gnu -Wl,-rpath,$(DEPS_PREFIX)/usr/lib/x86_64-linux-gnu
@@ -89,7 +90,7 @@ BIN := $(BUILD)/bin
 
 # ---- sources -------------------------------------------------------------
 SIMT_SRC := $(if $(filter sim,$(VARIANT)),core/simt/emu.c core/simt/runtime.c core/simt/presets.c)
-CORE_SRC := $(wildcard core/*.c) $(wildcard core/kernels/*.cu)
+CORE_SRC := $(wildcard core/*.c) $(wildcard core/kernels/*.cu) $(wildcard viz/*.c)
 LAB_DIRS := $(sort $(wildcard labs/[0-9][0-9]_*))
 LAB_SRC := $(foreach d,$(LAB_DIRS),$(filter-out $(d)/main.c,$(wildcard $(d)/*.c $(d)/*.cu))) \
            labs/registry.c
@@ -103,7 +104,8 @@ LAB_OBJ := $(call objs,$(LAB_SRC))
 RT_OBJ := $(CORE_OBJ) $(SIMT_OBJ)
 
 LAB_BINS := $(foreach d,$(LAB_DIRS),$(BIN)/lab$(shell echo $(notdir $(d)) | cut -c1-2))
-PROGS := $(LAB_BINS) $(BIN)/labcheck $(BIN)/unit $(BIN)/paralab-bench $(BIN)/paralab-train
+PROGS := $(LAB_BINS) $(BIN)/labcheck $(BIN)/unit $(BIN)/paralab-bench $(BIN)/paralab-train \
+         $(BIN)/paralab-viz
 ifeq ($(SAN),thread)
   PROGS := $(BIN)/racecheck
 endif
@@ -161,9 +163,13 @@ $(BIN)/labcheck: $(OBJ)/tests/labcheck.c.o $(LAB_OBJ) $(RT_OBJ)
 
 $(BIN)/unit: $(call objs,$(UNIT_SRC)) $(RT_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $^ -lcunit -ljansson $(LDLIBS) -o $@
+	$(CC) $(LDFLAGS) $^ -lcunit $(LDLIBS) -o $@
 
 $(BIN)/paralab-bench: $(call objs,$(BENCH_SRC)) $(RT_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(BIN)/paralab-viz: $(OBJ)/tools/viz.c.o $(RT_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 

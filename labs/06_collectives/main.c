@@ -28,6 +28,7 @@
 #include "paralab/options.h"
 #include "paralab/step.h"
 #include "paralab/trace.h"
+#include "paralab/viz.h"
 #include "paralab/world.h"
 
 enum { SHOW = 8, KEY_COUNT = 300, KEY_MAX_BYTES, KEY_SOLUTION };
@@ -370,34 +371,63 @@ int main(int argc, char **argv)
         printf("  ! exercise not attempted yet — using the reference; open "
                "labs/06_collectives/exercise.c (PL_TODO at %s)\n",
                pl_todo_location());
-    pl_player *player =
-        pl_player_create(l.opt.mode, l.opt.speed, !l.opt.viz || !isatty(STDOUT_FILENO), stdout);
+    /* the terminal UI, or plain text (--no-viz, a pipe, or a terminal that
+     * terminfo does not know: said in one line) */
+    char headless_why[256];
+    int ui = l.opt.viz && pl_viz_available(headless_why, sizeof headless_why);
+    if (l.opt.viz && !ui && isatty(STDOUT_FILENO)) printf("  (%s)\n", headless_why);
+    /* with the UI, the player starts in play mode so that it does not read
+     * stdin (the UI does), then takes the mode asked for */
+    pl_player *player = pl_player_create(ui ? PL_MODE_PLAY : l.opt.mode, l.opt.speed,
+                                         !ui && (!l.opt.viz || !isatty(STDOUT_FILENO)), stdout);
+    if (ui) pl_player_set_mode(player, l.opt.mode, l.opt.speed);
     pl_trace *trace = NULL;
     drainer dr = {0};
     pthread_t drain_thread;
-    if (l.opt.trace) {
+    if (l.opt.trace || ui) {
         trace = pl_trace_create(n, 1 << 14, PL_TRACE_WAIT);
         dr.trace = trace;
+        if (!trace) {
+            fprintf(stderr, "lab06: out of memory for the trace\n");
+            return 2;
+        }
+    }
+    if (l.opt.trace) {
 #ifdef PARALAB_SIMULATED_CUDA
         dr.writer = pl_trace_writer_open(l.opt.trace, n, 1, simtModeledNow(), err, sizeof err);
 #else
         dr.writer = pl_trace_writer_open(l.opt.trace, n, 0, pl_trace_now(), err, sizeof err);
 #endif
-        if (!trace || !dr.writer) {
-            fprintf(stderr, "lab06: %s\n", trace ? err : "out of memory");
+        if (!dr.writer) {
+            fprintf(stderr, "lab06: %s\n", err);
             return 2;
         }
-        pthread_create(&drain_thread, NULL, drain_loop, &dr);
+        if (!ui) pthread_create(&drain_thread, NULL, drain_loop, &dr);
     }
     pl_world_config cfg = {.n = n,
                            .comm_timeout_s = l.opt.comm_timeout,
                            .trace = trace,
                            .player = player,
                            .comm = l.opt.comm};
-    int failed = pl_world_run_config(&cfg, rank_main, &l, err, sizeof err);
-    if (trace) {
+    int failed, quit = 0;
+    if (ui) {
+        pl_viz_config vc = {.title = "lab 06 collectives",
+                            .panes = PL_PANE_BIT(PL_PANE_DEVICES) | PL_PANE_BIT(PL_PANE_TIMELINE) |
+                                     PL_PANE_BIT(PL_PANE_TOPOLOGY) | PL_PANE_BIT(PL_PANE_METRICS),
+                            .steps = 9,
+                            .clock = clock_name(),
+#ifdef PARALAB_SIMULATED_CUDA
+                            .modeled = 1
+#endif
+        };
+        failed = pl_viz_run_world(&vc, &cfg, rank_main, &l, dr.writer, &quit, err, sizeof err);
+    } else
+        failed = pl_world_run_config(&cfg, rank_main, &l, err, sizeof err);
+    if (quit) printf("  stopped by the student\n");
+    if (trace && !dr.writer) pl_trace_destroy(trace);
+    if (dr.writer) {
         dr.done = 1;
-        pthread_join(drain_thread, NULL);
+        if (!ui) pthread_join(drain_thread, NULL);
         char werr[512];
         if (pl_trace_writer_close(dr.writer, werr, sizeof werr))
             fprintf(stderr, "lab06: %s\n", werr);
@@ -406,6 +436,7 @@ int main(int argc, char **argv)
         pl_trace_destroy(trace);
     }
     pl_player_destroy(player);
+    if (quit) return 0;
     if (failed) {
         fprintf(stderr, "lab06: %s\n", err);
         return 1;

@@ -30,6 +30,12 @@ void pl_player_destroy(pl_player *p);
  * reader (set by pl_player_create) or a UI, which calls this. */
 void pl_player_set_interactive(pl_player *p, int on);
 void pl_player_advance(pl_player *p);
+/* A UI shows the narration itself: the player prints nothing. */
+void pl_player_set_quiet(pl_player *p, int on);
+/* Switches between play and step (and sets the speed, if > 0); a waiting
+ * step looks again at once. */
+void pl_player_set_mode(pl_player *p, pl_mode mode, double speed);
+pl_mode pl_player_mode(pl_player *p, double *speed);
 void pl_player_quit(pl_player *p);
 /* The current step's number (0 before the first) and narration. */
 int pl_player_current(pl_player *p, char *buf, size_t cap);

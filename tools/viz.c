@@ -1,0 +1,33 @@
+/*
+ * paralab-viz — replays a trace written by a lab's --trace FILE.json (on a
+ * simulated or a real GPU) with the visualiser's panes and controls.
+ *
+ *   build/sim/bin/paralab-viz FILE.json
+ *
+ * A missing, truncated or corrupt file: a message naming the file and the
+ * position, exit status 2. Without a terminal it says what it read and
+ * exits 1.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "paralab/viz.h"
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        printf("usage: paralab-viz FILE.json\n"
+               "Replays a trace a lab wrote with --trace FILE.json: the devices, the timeline,\n"
+               "the topology and the metrics, with the lab's controls (p play/pause, space\n"
+               "next collective, + and - speed, z/Z zoom, arrows scroll, ? help, q quit).\n");
+        return 0;
+    }
+    if (argc != 2 || argv[1][0] == '-') {
+        fprintf(stderr, "usage: paralab-viz FILE.json (see --help)\n");
+        return 2;
+    }
+    char err[1024];
+    int rc = pl_viz_replay(argv[1], err, sizeof err);
+    if (rc) fprintf(stderr, "paralab-viz: %s\n", err);
+    return rc;
+}

@@ -1,0 +1,639 @@
+/*
+ * app.c — the terminal and the UI loop (see paralab/viz.h): ncurses on the
+ * main thread only, a frame about every 33 ms (drain the rings, read the
+ * keys, render the panes into the grid, copy the grid, one doupdate).
+ *
+ * The terminal is always given back: at the end, on q or Ctrl-C, and on a
+ * crash (a handler for SIGSEGV, SIGBUS, SIGFPE and SIGABRT ends curses, then
+ * lets the signal kill the process as it would have). What the program
+ * writes to stderr while curses owns the screen goes to a temporary file
+ * and is printed after the screen is restored.
+ */
+#define NCURSES_WIDECHAR 1
+#include <curses.h>
+#include <errno.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <term.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cuda_runtime.h>
+
+#include "vizint.h"
+
+#define FRAME_MS 33
+
+/* ---- the terminal ------------------------------------------------------------------------ */
+
+int pl_viz_available(char *why, size_t cap)
+{
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        snprintf(why, cap, "not a terminal: plain text");
+        return 0;
+    }
+    const char *t = getenv("TERM");
+    if (!t || !*t) {
+        snprintf(why, cap,
+                 "TERM is not set: plain text (set TERM, e.g. xterm-256color, for the UI)");
+        return 0;
+    }
+    if (!strcmp(t, "dumb")) {
+        snprintf(why, cap, "TERM=dumb: plain text");
+        return 0;
+    }
+    int err = 0;
+    if (setupterm(NULL, STDOUT_FILENO, &err) != OK) {
+        snprintf(why, cap, "TERM=%s is unknown to terminfo: plain text", t);
+        return 0;
+    }
+    del_curterm(cur_term);
+    return 1;
+}
+
+static volatile sig_atomic_t quit_signal;
+static int curses_on, saved_stderr = -1, saved_stdout = -1;
+static FILE *captured, *captured_out, *term_out;
+static SCREEN *screen;
+
+static void on_quit_signal(int sig)
+{
+    (void)sig;
+    quit_signal = 1;
+}
+
+/* Copies what a captured stream received to fd, from the start. */
+static void replay_file(FILE *f, int fd)
+{
+    char buf[4096];
+    ssize_t n;
+    off_t off = 0;
+    while ((n = pread(fileno(f), buf, sizeof buf, off)) > 0) {
+        if (write(fd, buf, (size_t)n) != n) break;
+        off += n;
+    }
+}
+
+static void restore_terminal(void)
+{
+    if (curses_on) {
+        endwin();
+        curses_on = 0;
+    }
+    if (saved_stdout >= 0) { /* the lab's own output, now on the terminal */
+        fflush(stdout);
+        dup2(saved_stdout, STDOUT_FILENO);
+        close(saved_stdout);
+        saved_stdout = -1;
+        if (captured_out) {
+            replay_file(captured_out, STDOUT_FILENO);
+            fclose(captured_out);
+            captured_out = NULL;
+        }
+    }
+    if (saved_stderr >= 0) {
+        fflush(stderr);
+        dup2(saved_stderr, STDERR_FILENO);
+        close(saved_stderr);
+        saved_stderr = -1;
+        if (captured) { /* what was written meanwhile, now that it can be read */
+            replay_file(captured, STDERR_FILENO);
+            fclose(captured);
+            captured = NULL;
+        }
+    }
+}
+
+static void on_fatal_signal(int sig)
+{
+    restore_terminal(); /* not async-signal-safe, but the process is dying anyway */
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* Colour pairs: pair k + 1 for colour k. */
+static void init_colours(void)
+{
+    if (!has_colors() || getenv("NO_COLOR")) return;
+    start_color();
+    use_default_colors();
+    int c256 = COLORS >= 256;
+    static const short base[COL_COUNT] = {
+        -1,           COLOR_WHITE,   COLOR_WHITE, COLOR_BLUE,  COLOR_YELLOW,
+        COLOR_RED,    COLOR_GREEN,   COLOR_GREEN, COLOR_BLUE,  COLOR_MAGENTA,
+        COLOR_YELLOW, COLOR_CYAN,    COLOR_RED,   COLOR_GREEN, COLOR_YELLOW,
+        COLOR_BLUE,   COLOR_MAGENTA, COLOR_CYAN,  COLOR_WHITE, COLOR_RED};
+    static const short rich[COL_COUNT] = {-1,  244, 255, 67,  214, 196, 71,  78, 75,  170,
+                                          221, 44,  203, 113, 221, 75,  176, 80, 252, 209};
+    for (int k = 0; k < COL_COUNT; k++) init_pair((short)(k + 1), c256 ? rich[k] : base[k], -1);
+}
+
+static int term_start(void)
+{
+    setlocale(LC_ALL, "");
+    /* curses writes to its own copy of the terminal; what the lab prints
+     * (stdout, stderr) goes to files, shown in the narration pane and
+     * printed in full once the screen is restored */
+    fflush(stdout);
+    int tfd = dup(STDOUT_FILENO);
+    term_out = tfd >= 0 ? fdopen(tfd, "w") : NULL;
+    if (!term_out || !(screen = newterm(NULL, term_out, stdin))) {
+        if (term_out) fclose(term_out);
+        term_out = NULL;
+        return -1;
+    }
+    curses_on = 1;
+    captured_out = tmpfile();
+    if (captured_out) {
+        saved_stdout = dup(STDOUT_FILENO);
+        dup2(fileno(captured_out), STDOUT_FILENO);
+    }
+    cbreak(); /* Ctrl-C still sends SIGINT: it quits like q */
+    noecho();
+    keypad(stdscr, TRUE);
+    timeout(FRAME_MS);
+    curs_set(0);
+    init_colours();
+    /* stderr to a file while the screen is ours */
+    fflush(stderr);
+    captured = tmpfile();
+    if (captured) {
+        saved_stderr = dup(STDERR_FILENO);
+        dup2(fileno(captured), STDERR_FILENO);
+    }
+    signal(SIGINT, on_quit_signal);
+    signal(SIGTERM, on_quit_signal);
+    signal(SIGSEGV, on_fatal_signal);
+    signal(SIGBUS, on_fatal_signal);
+    signal(SIGFPE, on_fatal_signal);
+    signal(SIGABRT, on_fatal_signal);
+    return 0;
+}
+
+static void term_stop(void)
+{
+    restore_terminal();
+    if (screen) {
+        delscreen(screen);
+        screen = NULL;
+    }
+    if (term_out) {
+        fclose(term_out);
+        term_out = NULL;
+    }
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGSEGV, SIG_DFL);
+    signal(SIGBUS, SIG_DFL);
+    signal(SIGFPE, SIG_DFL);
+    signal(SIGABRT, SIG_DFL);
+}
+
+static int colours_on(void) { return has_colors() && !getenv("NO_COLOR"); }
+
+/* The grid onto the screen; ncurses sends only what changed. */
+static void term_flush(const viz_grid *g)
+{
+    int colour = colours_on();
+    for (int y = 0; y < g->h && y < LINES; y++)
+        for (int x = 0; x < g->w && x < COLS; x++) {
+            const viz_cell *c = &g->cells[y * g->w + x];
+            wchar_t wc[2] = {(wchar_t)c->ch, 0};
+            attr_t a =
+                (c->attr & ATTR_BOLD ? A_BOLD : 0) | (c->attr & ATTR_REVERSE ? A_REVERSE : 0);
+            if (!colour && (c->fg == COL_FOCUS || c->fg == COL_WARN)) a |= A_BOLD;
+            cchar_t cc;
+            setcchar(&cc, wc, a, colour ? (short)(c->fg + 1) : 0, NULL);
+            mvadd_wch(y, x, &cc); /* the bottom-right cell returns ERR, but is drawn */
+        }
+    wnoutrefresh(stdscr);
+    doupdate();
+}
+
+/* ---- the loop shared by live runs and replays ---------------------------------------------- */
+
+typedef struct app {
+    viz_model model;
+    viz_view view;
+    viz_grid grid;
+    unsigned panes;
+    char mode_text[48], status_text[160];
+    int quit;
+    /* live */
+    pl_player *player;
+    pl_trace *trace;
+    pl_trace_writer *writer;
+    pl_event *buf;
+    volatile int world_done;
+    int world_status;
+    char world_err[1024];
+    /* replay */
+    pl_event *ev;
+    size_t nev, next;
+    int playing;
+    double rate; /* trace seconds per wall second */
+    int calls, ncalls;
+    /* the lab's output (captured stdout), the last lines */
+    char log[VIZ_LOG_LINES][160];
+    int log_head, nlog;
+    off_t log_off;
+} app;
+
+static double wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The panes shown, in focus order. */
+static int visible(const app *a, const pl_layout *lay, int *order)
+{
+    int n = 0;
+    for (int p = PL_PANE_NARRATION; p < PL_NUM_PANES; p++)
+        if (lay->pane[p].w > 0) order[n++] = p;
+    (void)a;
+    return n;
+}
+
+static void clamp_view(app *a)
+{
+    viz_view *v = &a->view;
+    int c = v->modeled;
+    double lo = a->model.t_lo[c], hi = a->model.t_hi[c];
+    if (hi < lo) return;
+    /* until the student zooms, the timeline shows everything so far */
+    if (v->span <= 0 || !v->zoomed) v->span = hi - lo > 0 ? (hi - lo) * 1.02 : 1e-6;
+    if (v->follow) v->t_end = hi;
+    if (v->t_end > hi) v->t_end = hi;
+    if (v->t_end < lo + v->span * 0.1) v->t_end = lo + v->span * 0.1;
+}
+
+/* One key; the player moves in live runs, the cursor in replays. */
+static void key(app *a, int ch, const pl_layout *lay)
+{
+    viz_view *v = &a->view;
+    int order[PL_NUM_PANES], nv = visible(a, lay, order);
+    double speed = 1;
+    pl_mode mode = a->player ? pl_player_mode(a->player, &speed) : PL_MODE_STEP;
+    switch (ch) {
+    case 'q':
+    case 'Q':
+        a->quit = 1;
+        break;
+    case ' ':
+    case KEY_RIGHT:
+        if (ch == KEY_RIGHT && v->focus == PL_PANE_TIMELINE) {
+            v->follow = 0;
+            v->zoomed = 1;
+            v->t_end += v->span / 4;
+        } else if (a->player)
+            pl_player_advance(a->player);
+        else { /* replay: pause at the end of the next collective */
+            a->playing = 0;
+            /* to the end of the next collective, or a tenth further */
+            double target = -1;
+            for (size_t i = a->next; i < a->nev && target < 0; i++)
+                if (a->ev[i].kind == PL_EV_COLLECTIVE) target = a->ev[i].end;
+            if (target < 0) target = v->t_end + (a->model.t_hi[0] - a->model.t_lo[0]) / 10;
+            while (a->next < a->nev && a->ev[a->next].start <= target)
+                viz_model_add(&a->model, &a->ev[a->next++]);
+            v->follow = 1;
+        }
+        break;
+    case KEY_LEFT:
+        v->follow = 0;
+        v->zoomed = 1;
+        v->t_end -= v->span / 4;
+        break;
+    case KEY_UP:
+        if (v->rank_scroll > 0) v->rank_scroll--;
+        break;
+    case KEY_DOWN:
+        if (v->rank_scroll < a->model.nranks - 1) v->rank_scroll++;
+        break;
+    case 'p':
+    case 'P':
+        if (a->player)
+            pl_player_set_mode(a->player, mode == PL_MODE_PLAY ? PL_MODE_STEP : PL_MODE_PLAY, 0);
+        else
+            a->playing = !a->playing;
+        break;
+    case '+':
+    case '=':
+        if (a->player)
+            pl_player_set_mode(a->player, mode, speed * 2 > 100 ? 100 : speed * 2);
+        else
+            a->rate *= 2;
+        break;
+    case '-':
+    case '_':
+        if (a->player)
+            pl_player_set_mode(a->player, mode, speed / 2 < 0.1 ? 0.1 : speed / 2);
+        else
+            a->rate /= 2;
+        break;
+    case '\t':
+        for (int i = 0; i < nv; i++)
+            if (order[i] == v->focus) {
+                v->focus = order[(i + 1) % nv];
+                return;
+            }
+        v->focus = nv ? order[0] : 0;
+        break;
+    case 'z':
+        v->span /= 2;
+        v->zoomed = 1;
+        break;
+    case 'Z':
+        v->span *= 2;
+        v->zoomed = 1;
+        break;
+    case 'f':
+        v->follow = 1;
+        break;
+    case 't':
+        if (a->model.have_modeled) {
+            v->modeled = !v->modeled;
+            v->span = 0;
+            v->zoomed = 0;
+            v->follow = 1;
+        }
+        break;
+    case '?':
+        v->help = !v->help;
+        break;
+    default:
+        if (ch >= '1' && ch <= '9' && ch - '1' < nv) v->focus = order[ch - '1'];
+        break;
+    }
+}
+
+static void update_memory(app *a)
+{
+    for (int d = 0; d < a->view.ndev && d < PL_MAX_RANKS; d++) {
+        size_t fr = 0, tot = 0;
+        if (cudaSetDevice(d) == cudaSuccess && cudaMemGetInfo(&fr, &tot) == cudaSuccess) {
+            a->model.mem_used[d] = (double)(tot - fr);
+            a->model.mem_total[d] = (double)tot;
+        }
+    }
+    cudaGetLastError();
+}
+
+/* The lab's newest output lines, for the narration pane. */
+static void read_log(app *a)
+{
+    if (!captured_out) return;
+    fflush(stdout);
+    char buf[4096];
+    ssize_t n;
+    while ((n = pread(fileno(captured_out), buf, sizeof buf, a->log_off)) > 0) {
+        a->log_off += n;
+        for (ssize_t i = 0; i < n; i++) {
+            char *line = a->log[a->log_head];
+            if (buf[i] == '\n') {
+                a->log_head = (a->log_head + 1) % VIZ_LOG_LINES;
+                a->log[a->log_head][0] = '\0';
+                if (a->nlog < VIZ_LOG_LINES - 1) a->nlog++;
+            } else {
+                size_t len = strlen(line);
+                if (len + 1 < sizeof a->log[0]) {
+                    line[len] = buf[i];
+                    line[len + 1] = '\0';
+                }
+            }
+        }
+    }
+    /* oldest first, the line being written last */
+    a->view.nlog = 0;
+    for (int k = a->nlog; k >= 0; k--) {
+        int idx = ((a->log_head - k) % VIZ_LOG_LINES + VIZ_LOG_LINES) % VIZ_LOG_LINES;
+        if (k == 0 && !a->log[idx][0]) break;
+        a->view.log[a->view.nlog++] = a->log[idx];
+    }
+}
+
+static void drain(app *a)
+{
+    if (!a->trace) return;
+    size_t n;
+    while ((n = pl_trace_drain(a->trace, a->buf, 4096)) > 0) {
+        if (a->writer) pl_trace_writer_add(a->writer, a->buf, n);
+        for (size_t i = 0; i < n; i++) viz_model_add(&a->model, &a->buf[i]);
+    }
+}
+
+/* Frames until the student quits; live: world_done says when the ranks end. */
+static void loop(app *a)
+{
+    double last_mem = 0, last = wall();
+    while (!a->quit) {
+        if (quit_signal) a->quit = 1;
+        drain(a);
+        read_log(a);
+        viz_view *v = &a->view;
+        if (a->player) {
+            v->step = pl_player_current(a->player, v->narration, sizeof v->narration);
+            double speed;
+            pl_mode m = pl_player_mode(a->player, &speed);
+            if (__atomic_load_n(&a->world_done, __ATOMIC_ACQUIRE)) {
+                snprintf(a->mode_text, sizeof a->mode_text, "done");
+                snprintf(a->status_text, sizeof a->status_text, "%s%.120s",
+                         a->world_status ? "the run failed: " : "the run is over: q quits",
+                         a->world_status ? a->world_err : "");
+            } else if (m == PL_MODE_PLAY)
+                snprintf(a->mode_text, sizeof a->mode_text, "play x%.1f", speed);
+            else
+                snprintf(a->mode_text, sizeof a->mode_text, "step (space: next)");
+            if (wall() - last_mem > 0.5) {
+                update_memory(a);
+                last_mem = wall();
+            }
+        } else { /* replay: the cursor moves at `rate` while playing */
+            double now = wall();
+            if (a->playing && a->next < a->nev) {
+                double to =
+                    (a->next ? a->ev[a->next - 1].start : a->ev[0].start) + (now - last) * a->rate;
+                while (a->next < a->nev && a->ev[a->next].start <= to)
+                    viz_model_add(&a->model, &a->ev[a->next++]);
+            }
+            a->calls = 0;
+            for (size_t i = 0; i < a->next; i++) a->calls += a->ev[i].kind == PL_EV_COLLECTIVE;
+            v->step = a->calls;
+            snprintf(a->mode_text, sizeof a->mode_text, "%s x%.2g",
+                     a->next >= a->nev ? "replay done"
+                     : a->playing      ? "replay"
+                                       : "replay paused",
+                     a->rate / ((a->model.t_hi[0] - a->model.t_lo[0]) / 10 + 1e-30));
+        }
+        last = wall();
+        v->mode = a->mode_text;
+        v->status = a->status_text[0] ? a->status_text : NULL;
+        clamp_view(a);
+        if (a->grid.w != COLS || a->grid.h != LINES) viz_grid_resize(&a->grid, COLS, LINES);
+        pl_layout lay;
+        pl_viz_layout(COLS, LINES, v->ndev, a->panes, &lay);
+        viz_render(&a->grid, &lay, &a->model, v);
+        term_flush(&a->grid);
+        int ch = getch(); /* waits up to a frame */
+        while (ch != ERR) {
+            if (ch != KEY_RESIZE) key(a, ch, &lay);
+            ch = getch();
+            if (ch == ERR) break;
+        }
+        timeout(FRAME_MS);
+    }
+}
+
+/* ---- live runs -------------------------------------------------------------------------- */
+
+typedef struct {
+    const pl_world_config *wc;
+    pl_rank_fn fn;
+    void *arg;
+    int status;
+    char err[1024];
+    app *a;
+} world_job;
+
+static void *world_thread(void *p)
+{
+    world_job *j = p;
+    j->status = pl_world_run_config(j->wc, j->fn, j->arg, j->err, sizeof j->err);
+    j->a->world_status = j->status;
+    snprintf(j->a->world_err, sizeof j->a->world_err, "%s", j->err);
+    __atomic_store_n(&j->a->world_done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank_fn fn, void *arg,
+                     pl_trace_writer *writer, int *quit, char *err, size_t err_size)
+{
+    app a;
+    memset(&a, 0, sizeof a);
+    *quit = 0;
+    a.player = wc->player;
+    a.trace = wc->trace;
+    a.writer = writer;
+    a.panes = vc->panes;
+    a.buf = malloc(4096 * sizeof *a.buf);
+    viz_model_init(&a.model, wc->n);
+    for (int r = 0; r < wc->n && r < PL_MAX_RANKS; r++) a.model.roles[r] = vc->roles[r];
+    a.view = (viz_view){.title = vc->title,
+                        .steps = vc->steps,
+                        .clock = vc->clock,
+                        .modeled = vc->modeled,
+                        .follow = 1,
+                        .ndev = wc->n,
+                        .focus = PL_PANE_NARRATION};
+    a.grid.utf8 = 0;
+    if (!a.buf || !a.player || term_start() != 0) {
+        free(a.buf);
+        viz_model_free(&a.model);
+        snprintf(err, err_size, "the terminal UI cannot start");
+        return 1;
+    }
+    a.grid.utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
+    pl_player_set_quiet(a.player, 1);
+    pl_player_set_interactive(a.player, 1);
+    world_job j = {wc, fn, arg, 0, "", &a};
+    pthread_t t;
+    if (pthread_create(&t, NULL, world_thread, &j) != 0) {
+        term_stop();
+        snprintf(err, err_size, "cannot start the world's thread");
+        return 1;
+    }
+    for (;;) {
+        loop(&a);
+        if (__atomic_load_n(&a.world_done, __ATOMIC_ACQUIRE)) break;
+        /* quit while the ranks run: stop them at their next step */
+        *quit = 1;
+        pl_player_quit(a.player);
+        snprintf(a.status_text, sizeof a.status_text, "stopping the ranks at their next step...");
+        while (!__atomic_load_n(&a.world_done, __ATOMIC_ACQUIRE)) {
+            drain(&a);
+            struct timespec ts = {0, 20 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+        break;
+    }
+    pthread_join(t, NULL);
+    drain(&a); /* the last events, for the trace file */
+    term_stop();
+    free(a.buf);
+    viz_grid_free(&a.grid);
+    viz_model_free(&a.model);
+    snprintf(err, err_size, "%s", j.err);
+    if (*quit) return 0;
+    return j.status;
+}
+
+/* ---- replay ----------------------------------------------------------------------------- */
+
+static int by_start(const void *x, const void *y)
+{
+    const pl_event *a = x, *b = y;
+    return a->start < b->start ? -1 : a->start > b->start;
+}
+
+int pl_viz_replay(const char *path, char *err, size_t err_size)
+{
+    app a;
+    memset(&a, 0, sizeof a);
+    int nranks = 0, modeled = 0;
+    if (pl_viz_read_trace(path, &a.ev, &a.nev, &nranks, &modeled, err, err_size)) return 2;
+    char why[256];
+    if (!pl_viz_available(why, sizeof why)) {
+        snprintf(err, err_size, "%s: %zu events of %d ranks read; %s, so nothing to show", path,
+                 a.nev, nranks, why);
+        free(a.ev);
+        return 1;
+    }
+    qsort(a.ev, a.nev, sizeof *a.ev, by_start);
+    viz_model_init(&a.model, nranks);
+    a.panes = PL_PANE_BIT(PL_PANE_DEVICES) | PL_PANE_BIT(PL_PANE_TIMELINE) |
+              PL_PANE_BIT(PL_PANE_TOPOLOGY) | PL_PANE_BIT(PL_PANE_METRICS);
+    for (size_t i = 0; i < a.nev; i++)
+        if (a.ev[i].kind == PL_EV_FORWARD || a.ev[i].kind == PL_EV_BACKWARD) {
+            a.panes |= PL_PANE_BIT(PL_PANE_PIPELINE);
+            break;
+        }
+    double span = a.nev ? a.ev[a.nev - 1].end - a.ev[0].start : 0;
+    for (size_t i = 0; i < a.nev; i++)
+        if (a.ev[i].end - a.ev[0].start > span) span = a.ev[i].end - a.ev[0].start;
+    a.rate = span > 0 ? span / 10 : 1; /* the whole trace in 10 s at x1 */
+    a.playing = 1;
+    a.view = (viz_view){.title = path,
+                        .clock = modeled ? "modeled (recorded)" : "measured (recorded)",
+                        .modeled = 0,
+                        .follow = 1,
+                        .ndev = nranks,
+                        .focus = PL_PANE_NARRATION,
+                        .span = span > 0 ? span : 1e-3};
+    for (size_t i = 0; i < a.nev; i++) a.ncalls += a.ev[i].kind == PL_EV_COLLECTIVE;
+    a.view.steps = a.ncalls;
+    snprintf(a.view.narration, sizeof a.view.narration,
+             "Replay of %s: %zu events from %d rank%s on the %s clock. p: play/pause, space: to "
+             "the end of the next collective, +/-: speed, z/Z: zoom, q: quit.",
+             path, a.nev, nranks, nranks == 1 ? "" : "s", modeled ? "modeled" : "measured");
+    if (term_start() != 0) {
+        snprintf(err, err_size, "the terminal UI cannot start");
+        free(a.ev);
+        viz_model_free(&a.model);
+        return 1;
+    }
+    a.grid.utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
+    loop(&a);
+    term_stop();
+    viz_grid_free(&a.grid);
+    viz_model_free(&a.model);
+    free(a.ev);
+    return 0;
+}

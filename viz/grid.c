@@ -1,0 +1,229 @@
+/* grid.c — the cell grid and the layout (see vizint.h, paralab/viz.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vizint.h"
+
+static const uint32_t glyph_utf8[G_COUNT] = {
+    0x2500, 0x2502, 0x250C, 0x2510, 0x2514, 0x2518, /* ─ │ ┌ ┐ └ ┘ */
+    0x2588, 0x2593, 0x2591, ' ',                    /* █ ▓ ░ */
+    0x00B7, 0x25CF, 0x2500, 0x2502, 0x2572, 0x2571, /* · ● ─ │ ╲ ╱ */
+};
+static const uint32_t glyph_ascii[G_COUNT] = {
+    '-', '|', '+', '+', '+', '+', '#', '=', '.', ' ', '.', '*', '-', '|', '\\', '/',
+};
+
+uint32_t viz_glyph_ch(const viz_grid *g, viz_glyph k)
+{
+    return g->utf8 ? glyph_utf8[k] : glyph_ascii[k];
+}
+
+int viz_grid_resize(viz_grid *g, int w, int h)
+{
+    if (w < 0) w = 0;
+    if (h < 0) h = 0;
+    size_t cells = (size_t)w * (size_t)h;
+    viz_cell *c = realloc(g->cells, (cells ? cells : 1) * sizeof *c);
+    if (!c) return -1;
+    g->cells = c;
+    g->w = w;
+    g->h = h;
+    viz_grid_clear(g);
+    return 0;
+}
+
+void viz_grid_free(viz_grid *g)
+{
+    free(g->cells);
+    g->cells = NULL;
+    g->w = g->h = 0;
+}
+
+void viz_grid_clear(viz_grid *g)
+{
+    for (int i = 0; i < g->w * g->h; i++) g->cells[i] = (viz_cell){' ', COL_DEFAULT, 0};
+}
+
+void viz_put(viz_grid *g, int x, int y, uint32_t ch, int fg, int attr)
+{
+    if (x < 0 || y < 0 || x >= g->w || y >= g->h) return;
+    if (!g->utf8 && ch > 0x7e) ch = '?';
+    g->cells[y * g->w + x] = (viz_cell){ch, (uint8_t)fg, (uint8_t)attr};
+}
+
+/* The next code point of a UTF-8 string (invalid bytes: '?'). */
+static uint32_t next_cp(const unsigned char **p)
+{
+    const unsigned char *s = *p;
+    uint32_t c = s[0];
+    int n = c < 0x80             ? 0
+            : (c & 0xE0) == 0xC0 ? 1
+            : (c & 0xF0) == 0xE0 ? 2
+            : (c & 0xF8) == 0xF0 ? 3
+                                 : -1;
+    if (n < 0) {
+        *p = s + 1;
+        return '?';
+    }
+    c = n ? c & (0x3F >> n) : c;
+    for (int i = 1; i <= n; i++) {
+        if ((s[i] & 0xC0) != 0x80) {
+            *p = s + i;
+            return '?';
+        }
+        c = c << 6 | (s[i] & 0x3F);
+    }
+    *p = s + n + 1;
+    return c;
+}
+
+int viz_text(viz_grid *g, int x, int y, int maxw, const char *s, int fg, int attr)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    int k = 0;
+    while (*p && k < maxw) {
+        uint32_t c = next_cp(&p);
+        viz_put(g, x + k, y, c < 0x20 ? ' ' : c, fg, attr);
+        k++;
+    }
+    return k;
+}
+
+int viz_textf(viz_grid *g, int x, int y, int maxw, int fg, int attr, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return viz_text(g, x, y, maxw, buf, fg, attr);
+}
+
+void viz_box(viz_grid *g, pl_rect r, const char *title, int focused)
+{
+    if (r.w < 2 || r.h < 2) return;
+    int c = focused ? COL_FOCUS : COL_BORDER;
+    for (int x = r.x + 1; x < r.x + r.w - 1; x++) {
+        viz_put(g, x, r.y, viz_glyph_ch(g, G_H), c, 0);
+        viz_put(g, x, r.y + r.h - 1, viz_glyph_ch(g, G_H), c, 0);
+    }
+    for (int y = r.y + 1; y < r.y + r.h - 1; y++) {
+        viz_put(g, r.x, y, viz_glyph_ch(g, G_V), c, 0);
+        viz_put(g, r.x + r.w - 1, y, viz_glyph_ch(g, G_V), c, 0);
+    }
+    viz_put(g, r.x, r.y, viz_glyph_ch(g, G_TL), c, 0);
+    viz_put(g, r.x + r.w - 1, r.y, viz_glyph_ch(g, G_TR), c, 0);
+    viz_put(g, r.x, r.y + r.h - 1, viz_glyph_ch(g, G_BL), c, 0);
+    viz_put(g, r.x + r.w - 1, r.y + r.h - 1, viz_glyph_ch(g, G_BR), c, 0);
+    if (title && r.w > 4) {
+        viz_put(g, r.x + 1, r.y, ' ', c, 0);
+        int n =
+            viz_text(g, r.x + 2, r.y, r.w - 4, title, focused ? COL_FOCUS : COL_TITLE, ATTR_BOLD);
+        viz_put(g, r.x + 2 + n, r.y, ' ', c, 0);
+    }
+}
+
+void viz_bar(viz_grid *g, int x, int y, int w, double f, int fg)
+{
+    if (f < 0) f = 0;
+    if (f > 1) f = 1;
+    int full = (int)(f * w + 0.5);
+    for (int i = 0; i < w; i++)
+        viz_put(g, x + i, y, viz_glyph_ch(g, i < full ? G_FULL : G_LIGHT), i < full ? fg : COL_DIM,
+                0);
+}
+
+static int put_utf8(char *o, uint32_t c)
+{
+    if (c < 0x80) {
+        o[0] = (char)c;
+        return 1;
+    }
+    if (c < 0x800) {
+        o[0] = (char)(0xC0 | c >> 6);
+        o[1] = (char)(0x80 | (c & 0x3F));
+        return 2;
+    }
+    if (c < 0x10000) {
+        o[0] = (char)(0xE0 | c >> 12);
+        o[1] = (char)(0x80 | (c >> 6 & 0x3F));
+        o[2] = (char)(0x80 | (c & 0x3F));
+        return 3;
+    }
+    o[0] = (char)(0xF0 | c >> 18);
+    o[1] = (char)(0x80 | (c >> 12 & 0x3F));
+    o[2] = (char)(0x80 | (c >> 6 & 0x3F));
+    o[3] = (char)(0x80 | (c & 0x3F));
+    return 4;
+}
+
+char *viz_grid_text(const viz_grid *g)
+{
+    char *s = malloc((size_t)(g->w * 4 + 1) * (size_t)g->h + 1), *o = s;
+    if (!s) return NULL;
+    for (int y = 0; y < g->h; y++) {
+        for (int x = 0; x < g->w; x++) o += put_utf8(o, g->cells[y * g->w + x].ch);
+        *o++ = '\n';
+    }
+    *o = '\0';
+    return s;
+}
+
+/* ---- layout ----------------------------------------------------------------------------- */
+
+/*
+ * The screen, top to bottom: the header (one row); the body; the narration
+ * (four rows with its border). The body: a left column (devices above the
+ * topology) and a right column (the timeline above the pipeline, shards and
+ * metrics, side by side). A column or pane that is not asked for gives its
+ * room to the others.
+ */
+void pl_viz_layout(int cols, int rows, int ndev, unsigned panes, pl_layout *out)
+{
+    memset(out, 0, sizeof *out);
+    if (ndev < 0) ndev = 0;
+    panes |= PL_PANE_BIT(PL_PANE_HEADER) | PL_PANE_BIT(PL_PANE_NARRATION);
+    int has[PL_NUM_PANES];
+    for (int p = 0; p < PL_NUM_PANES; p++) has[p] = (panes >> p) & 1u;
+    int left = has[PL_PANE_DEVICES] || has[PL_PANE_TOPOLOGY];
+    int below = has[PL_PANE_PIPELINE] + has[PL_PANE_SHARDS] + has[PL_PANE_METRICS];
+    int right = has[PL_PANE_TIMELINE] || below;
+    out->min_w = left && right ? 60 : 40;
+    out->min_h = 1 + 4 + (left || right ? 8 : 0);
+    if (cols < out->min_w || rows < out->min_h) return;
+    out->ok = 1;
+    out->pane[PL_PANE_HEADER] = (pl_rect){0, 0, cols, 1};
+    int nh = rows >= 30 ? 9 : 4; /* the narration, and the lab's output under it */
+    out->pane[PL_PANE_NARRATION] = (pl_rect){0, rows - nh, cols, nh};
+    int by = 1, bh = rows - 1 - nh; /* the body */
+    if (!left && !right) {
+        out->pane[PL_PANE_NARRATION] = (pl_rect){0, 1, cols, rows - 1};
+        return;
+    }
+    int lw = !left ? 0 : !right ? cols : cols * 3 / 10 < 30 ? 30 : cols * 3 / 10;
+    if (left) {
+        int dh = has[PL_PANE_DEVICES] ? ndev + 2 : 0; /* a row per device */
+        if (has[PL_PANE_TOPOLOGY] && dh > bh / 2) dh = bh / 2;
+        if (!has[PL_PANE_TOPOLOGY]) dh = bh;
+        if (dh < 3 && has[PL_PANE_DEVICES]) dh = 3;
+        if (has[PL_PANE_DEVICES]) out->pane[PL_PANE_DEVICES] = (pl_rect){0, by, lw, dh};
+        if (has[PL_PANE_TOPOLOGY]) out->pane[PL_PANE_TOPOLOGY] = (pl_rect){0, by + dh, lw, bh - dh};
+    }
+    if (right) {
+        int rx = lw, rw = cols - lw;
+        int th = !has[PL_PANE_TIMELINE] ? 0 : !below ? bh : bh * 3 / 5;
+        if (has[PL_PANE_TIMELINE]) out->pane[PL_PANE_TIMELINE] = (pl_rect){rx, by, rw, th};
+        if (below) {
+            int k = 0, x = rx;
+            for (int p = PL_PANE_SHARDS; p <= PL_PANE_METRICS; p++) {
+                if (!has[p]) continue;
+                int w = k == below - 1 ? rx + rw - x : rw / below;
+                out->pane[p] = (pl_rect){x, by + th, w, bh - th};
+                x += w;
+                k++;
+            }
+        }
+    }
+}

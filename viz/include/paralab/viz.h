@@ -1,0 +1,93 @@
+/*
+ * paralab/viz.h — the terminal visualiser: panes that show a world of ranks
+ * as it runs (live) or as a trace recorded it (replay).
+ *
+ * The UI runs on the main thread and is the only code that calls ncurses.
+ * It drains the ranks' trace rings (paralab/trace.h) into a model of the
+ * world, renders every pane into an in-memory cell grid and copies the grid
+ * to the terminal with one doupdate per frame, about 30 times a second.
+ * The ranks run on their own threads; the player (paralab/step.h) paces
+ * their narrated steps and the UI drives it (space, p, + and -).
+ *
+ * Without a terminal (--no-viz, a pipe, CI), or when TERM is unset, "dumb"
+ * or unknown to terminfo, labs stay headless: plain narration lines, no
+ * escape bytes. pl_viz_available says which, and why.
+ */
+#ifndef PARALAB_VIZ_H
+#define PARALAB_VIZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "paralab/step.h"
+#include "paralab/trace.h"
+#include "paralab/world.h"
+
+typedef enum {
+    PL_PANE_HEADER,
+    PL_PANE_NARRATION,
+    PL_PANE_DEVICES,
+    PL_PANE_TIMELINE,
+    PL_PANE_TOPOLOGY,
+    PL_PANE_SHARDS,
+    PL_PANE_PIPELINE,
+    PL_PANE_METRICS,
+    PL_NUM_PANES
+} pl_pane;
+#define PL_PANE_BIT(p) (1u << (p))
+
+/* ---- layout: a pure function, tested for every size and device count ------------- */
+
+typedef struct {
+    int x, y, w, h; /* w == 0: not shown */
+} pl_rect;
+
+typedef struct {
+    int ok;           /* 0: the terminal is below min_w x min_h */
+    int min_w, min_h; /* what these panes need */
+    pl_rect pane[PL_NUM_PANES];
+} pl_layout;
+
+/* Rectangles for the panes in `panes` (PL_PANE_BIT set) on a cols x rows
+ * screen with ndev devices (0..64). Panes never overlap and stay inside the
+ * screen. */
+void pl_viz_layout(int cols, int rows, int ndev, unsigned panes, pl_layout *out);
+
+/* ---- running a lab with the UI ---------------------------------------------------- */
+
+typedef struct pl_viz_config {
+    const char *title;               /* "lab 06 · collectives" */
+    unsigned panes;                  /* PL_PANE_BIT(...) | ... ; header and narration always */
+    int steps;                       /* narrated steps the lab has (0: unknown) */
+    const char *roles[PL_MAX_RANKS]; /* per rank, e.g. "dp 1" (NULL: none) */
+    const char *clock;               /* "modeled (H100-SXM)" or "measured" */
+    int modeled;                     /* the timeline starts on the modeled clock */
+} pl_viz_config;
+
+/* 1 when a UI can run on this terminal; else 0 and, in why, the one-line
+ * reason (not a terminal, TERM unset, dumb or unknown). */
+int pl_viz_available(char *why, size_t cap);
+
+/* Runs the world (cfg->n ranks of fn) on a background thread and the UI on
+ * this one until the student quits (q, Ctrl-C) or, after the world has
+ * ended, presses q. trace: the world's rings (drained here); writer: where
+ * the drained events also go (NULL: nowhere). The player is set
+ * interactive and quiet. Returns the world's status (0: every rank
+ * succeeded), with err as pl_world_run_config's; a quit before the end
+ * stops the ranks at their next step and returns 0 with *quit set. */
+int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank_fn fn, void *arg,
+                     pl_trace_writer *writer, int *quit, char *err, size_t err_size);
+
+/* Replays the events of a trace file (from --trace) with the same panes
+ * and controls. 0; 2 with err naming the file and the position for a
+ * missing, truncated or corrupt file; 1 if the UI cannot start. */
+int pl_viz_replay(const char *path, char *err, size_t err_size);
+
+/* Reads a Chrome trace written by pl_trace_writer back into events (the
+ * clock it was written on: the events' start/end, modeled or measured, as
+ * seconds from the file's origin). 0, or -1 with err naming the file and the
+ * line:column or the event. *out: malloc'd. */
+int pl_viz_read_trace(const char *path, pl_event **out, size_t *n, int *nranks, int *modeled,
+                      char *err, size_t err_size);
+
+#endif

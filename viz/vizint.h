@@ -1,0 +1,158 @@
+/*
+ * vizint.h — the visualiser's insides: the cell grid the panes draw into,
+ * the model of the world they draw, and the panes. No ncurses here: all of
+ * it is testable on a grid in memory (tests/unit/test_viz.c).
+ */
+#ifndef PARALAB_VIZINT_H
+#define PARALAB_VIZINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "paralab/trace.h"
+#include "paralab/viz.h"
+
+/* ---- the cell grid --------------------------------------------------------------------- */
+
+/* Colours, mapped to the terminal's palette by the backend. */
+enum {
+    COL_DEFAULT,
+    COL_DIM,
+    COL_TITLE,
+    COL_BORDER,
+    COL_FOCUS,
+    COL_WARN,
+    COL_KERNEL,    /* compute: kernels */
+    COL_FORWARD,   /* forward of a micro-batch */
+    COL_BACKWARD,  /* backward */
+    COL_OPTIMIZER, /* optimizer step */
+    COL_COPY,      /* copies and memsets */
+    COL_COMM,      /* collectives, ring steps, send/recv */
+    COL_RANK0,     /* COL_RANK0 + r % 8: a rank's colour (shards, topology) */
+    COL_COUNT = COL_RANK0 + 8
+};
+enum { ATTR_BOLD = 1, ATTR_REVERSE = 2 };
+
+typedef struct {
+    uint32_t ch; /* a Unicode code point (ASCII when the grid is not UTF-8) */
+    uint8_t fg, attr;
+} viz_cell;
+
+typedef struct {
+    int w, h;
+    int utf8; /* 0: every glyph has its ASCII twin */
+    viz_cell *cells;
+} viz_grid;
+
+/* The glyphs, in their UTF-8 and ASCII forms. */
+typedef enum {
+    G_H,
+    G_V,
+    G_TL,
+    G_TR,
+    G_BL,
+    G_BR, /* box */
+    G_FULL,
+    G_SHADE,
+    G_LIGHT,
+    G_EMPTY, /* bars and timeline cells */
+    G_DOT,
+    G_CHUNK,
+    G_LINK_H,
+    G_LINK_V,
+    G_LINK_D1,
+    G_LINK_D2,
+    G_COUNT
+} viz_glyph;
+uint32_t viz_glyph_ch(const viz_grid *g, viz_glyph k);
+
+int viz_grid_resize(viz_grid *g, int w, int h);
+void viz_grid_free(viz_grid *g);
+void viz_grid_clear(viz_grid *g);
+void viz_put(viz_grid *g, int x, int y, uint32_t ch, int fg, int attr);
+/* UTF-8 text at (x, y), at most maxw cells; returns the cells written. On
+ * an ASCII grid, non-ASCII characters print as '?'. */
+int viz_text(viz_grid *g, int x, int y, int maxw, const char *s, int fg, int attr);
+int viz_textf(viz_grid *g, int x, int y, int maxw, int fg, int attr, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+/* A box on r's edge with its title; the inside is r shrunk by one. */
+void viz_box(viz_grid *g, pl_rect r, const char *title, int focused);
+/* A bar of w cells, fraction in [0, 1] full. */
+void viz_bar(viz_grid *g, int x, int y, int w, double fraction, int fg);
+/* The grid's text, one line per row, trailing blanks kept (for tests and
+ * the snapshot mode). malloc'd, UTF-8. */
+char *viz_grid_text(const viz_grid *g);
+
+/* ---- the model of the world ----------------------------------------------------------- */
+
+typedef struct {
+    pl_event *ev; /* by start time */
+    size_t n, cap;
+} viz_lane;
+
+typedef struct viz_model {
+    int nranks;
+    viz_lane lanes[PL_MAX_RANKS][PL_NUM_LANES];
+    uint64_t link[PL_MAX_RANKS][PL_MAX_RANKS]; /* bytes from [peer] to [rank] */
+    size_t nevents;
+    double t_lo[2], t_hi[2]; /* [0] measured, [1] modeled: the span of all events */
+    int have_modeled;
+    /* what the lab says */
+    const char *roles[PL_MAX_RANKS];
+    double mem_used[PL_MAX_RANKS], mem_total[PL_MAX_RANKS]; /* bytes; 0: unknown */
+    /* shards: a rows x cols grid of blocks, each held by a rank (-1: none) */
+    char shard_name[64];
+    int shard_rows, shard_cols;
+    int shard_owner[64 * 64];
+    /* metrics the lab pushes (a loss curve) */
+    double *metric;
+    size_t nmetric, capmetric;
+    char metric_name[32];
+} viz_model;
+
+void viz_model_init(viz_model *m, int nranks);
+void viz_model_free(viz_model *m);
+/* 0, or -1 when out of memory (the event is dropped). */
+int viz_model_add(viz_model *m, const pl_event *e);
+int viz_model_push_metric(viz_model *m, double value);
+/* The event of (rank, lane) covering time t on the clock (innermost: the
+ * latest start), or NULL. */
+const pl_event *viz_model_at(const viz_model *m, int rank, int lane, double t, int modeled);
+double viz_ev_start(const pl_event *e, int modeled);
+double viz_ev_end(const pl_event *e, int modeled);
+
+/* ---- the view and the panes ----------------------------------------------------------- */
+
+#define VIZ_LOG_LINES 16
+
+typedef struct viz_view {
+    const char *title;
+    int step, steps; /* the current step (0: none yet) and how many */
+    char narration[1024];
+    const char *mode; /* "step", "play x2.0", "paused", "replay", "done" */
+    const char *clock;
+    int modeled;        /* the timeline's clock */
+    double t_end, span; /* the timeline shows [t_end - span, t_end] */
+    int follow;         /* t_end follows the newest event */
+    int zoomed;         /* the student set the span (else: everything so far) */
+    int rank_scroll;    /* first rank row shown */
+    int focus;          /* the focused pane */
+    int help;           /* the help overlay is up */
+    int ndev;
+    const char *status;             /* a line for the narration pane's end ("world done") */
+    const char *log[VIZ_LOG_LINES]; /* the lab's last output lines, oldest first */
+    int nlog;
+} viz_view;
+
+/* Draws every pane of the layout into g (g has the layout's size). */
+void viz_render(viz_grid *g, const pl_layout *lay, const viz_model *m, const viz_view *v);
+void viz_render_pane(viz_grid *g, pl_pane p, pl_rect r, const viz_model *m, const viz_view *v);
+/* "12.5 us", "3.20 ms", "1.50 s" */
+void viz_fmt_time(char *buf, size_t cap, double s);
+/* "512 B", "1.5 KiB", "3.0 MiB", "2.0 GiB" */
+void viz_fmt_bytes(char *buf, size_t cap, double b);
+/* The pipeline's bubble fraction: 1 - busy / (stages x span), from
+ * forward/backward events (-1 when there are none). */
+double viz_bubble_fraction(const viz_model *m, int modeled);
+
+#endif
