@@ -51,7 +51,7 @@ deps:
 data:
 	@scripts/data.sh
 
-## test: everything: unit tests, lab checks on the solutions, paralab-train on the digits, again under ASan+UBSan, the race check, the CUDA build
+## test: everything: unit tests, lab checks on the solutions, the visualiser in tmux, paralab-train on the digits, again under ASan+UBSan, the race check, the CUDA build
 test: deps data
 	+@$(SIM)
 	@$(MAKE) format-check
@@ -63,6 +63,8 @@ test: deps data
 	@tests/lab_smoke.sh build/sim/bin
 	@echo "== what make check tells a student (wrong, crashing and right exercises)"
 	@tests/student_check.sh
+	@echo "== the visualiser in a real terminal (tmux): keys, resize, fallbacks, replay"
+	@tests/viz_tty.sh build/sim/bin
 	@echo "== paralab-train: one device, the digits, >= 95 % test accuracy"
 	@tests/train_check.sh build/sim/bin
 	@echo "== what the simulated build refuses at compile time"

@@ -37,7 +37,7 @@ int main(int argc, char **argv)
         {"comm", register_comm_suite},       {"options", register_options_suite},
         {"trace", register_trace_suite},     {"step", register_step_suite},
         {"nn", register_nn_suite},           {"mlp", register_mlp_suite},
-        {"data", register_data_suite},
+        {"data", register_data_suite},       {"viz", register_viz_suite},
     };
     int n = (int)(sizeof suites / sizeof *suites);
     for (int a = 1; a < argc; a++) {

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# tests/viz_tty.sh BUILD_DIR — the visualiser in a real terminal, as a
+# student uses it: tmux runs lab06 at 120x40, keys are sent (space, p, +,
+# ?, q, Ctrl-C), the screen is read back with capture-pane; the window is
+# shrunk below the minimum and grown again; the terminal must be usable
+# afterwards (canonical mode and echo back). Then the fallbacks (TERM dumb,
+# unset or unknown; LANG=C; a pipe) and replaying a trace with paralab-viz.
+set -uo pipefail
+bin=$(cd "${1:-build/sim/bin}" && pwd)
+root=$(cd "$(dirname "$0")/.." && pwd)
+fails=0
+check() {
+    local what=$1
+    shift
+    if "$@"; then echo "PASS  $what"; else echo "FAIL  $what"; fails=$((fails + 1)); fi
+}
+has() { grep -qF -- "$2" <<<"$1"; }
+sock="paralab-viz-test-$$"
+T() { tmux -L "$sock" "$@"; }
+trap 'T kill-server 2>/dev/null' EXIT
+screen() { T capture-pane -p -t t; }
+history() { T capture-pane -p -t t -S -500; }
+# waits until the screen shows $1 (up to 10 s)
+wait_for() {
+    for _ in $(seq 100); do
+        has "$(screen)" "$1" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+out=$(mktemp -d)
+start() { # command line, run in a fresh 120x40 window
+    T kill-session -t t 2>/dev/null
+    T new-session -d -s t -x 120 -y 40 "cd '$root' && $1; echo EXIT=\$?; stty -a | tr ' ' '\n' | grep -xE -- '-?(icanon|echo)' | tr '\n' ' '; echo; sleep 60"
+}
+
+# --- lab06, live
+start "TERM=xterm-256color LANG=C.UTF-8 '$bin/lab06' --step --trace '$out/live.json'"
+check "the UI comes up with its header" wait_for "paralab | lab 06 collectives"
+wait_for "step 1/9" >/dev/null
+s=$(screen)
+for pane in devices timeline topology metrics narration; do
+    check "pane: $pane" has "$s" "$pane"
+done
+check "step 1 of 9, in step mode" has "$s" "step 1/9 | step"
+check "UTF-8 borders" has "$s" "┌ devices"
+T send-keys -t t Space
+check "space: step 2" wait_for "step 2/9"
+T send-keys -t t p
+check "p: play" wait_for "play x1.0"
+T send-keys -t t +
+check "+: faster" wait_for "play x2.0"
+T send-keys -t t p
+check "p again: step mode" wait_for "| step (space: next)"
+T send-keys -t t '?'
+check "?: the help" wait_for "q, Ctrl-C   quit"
+T send-keys -t t '?'
+T resize-window -t t -x 50 -y 10
+check "too small: says what it needs" wait_for "need at least 60x13"
+T resize-window -t t -x 120 -y 40
+check "grown again: the panes are back" wait_for "┌ timeline"
+T send-keys -t t q
+check "q: the lab ends (exit 0)" wait_for "EXIT=0"
+sleep 0.3
+s=$(history)
+check "q: the student is told" has "$s" "stopped by the student"
+check "the terminal is restored (icanon, echo)" bash -c 'grep -qE "^(icanon echo|echo icanon) *$" <<<"$1"' _ "$(grep -E 'icanon|echo' <<<"$s" | tail -1)"
+check "the lab's output is printed after the UI" has "$s" "the vectors"
+check "the trace is complete after q" bash -c "'$bin/paralab-viz' '$out/live.json' </dev/null 2>&1 | grep -q 'events of 4 ranks read'"
+
+# --- Ctrl-C in the middle of a run
+start "TERM=xterm-256color '$bin/lab06' --play --speed 0.5"
+wait_for "step 1/9" >/dev/null
+T send-keys -t t C-c
+check "Ctrl-C: the lab ends (exit 0)" wait_for "EXIT=0"
+sleep 0.3
+check "Ctrl-C: the terminal is restored" bash -c 'grep -qE "^(icanon echo|echo icanon) *$" <<<"$1"' _ "$(history | grep -E 'icanon|echo' | tail -1)"
+
+# --- the run ends by itself, then q
+start "TERM=xterm-256color '$bin/lab06' --play --speed 100"
+check "play to the end: 'the run is over'" wait_for "the run is over: q quits"
+T send-keys -t t q
+check "q after the end: the checks are printed" wait_for "PASS  06_collectives"
+
+# --- ASCII twins and no colour
+start "TERM=xterm LANG=C NO_COLOR=1 '$bin/lab06' --step"
+check "LANG=C: ASCII borders" wait_for "+ devices -"
+check "LANG=C: no UTF-8 box glyphs" bash -c '! grep -q "┌" <<<"$1"' _ "$(screen)"
+T send-keys -t t q
+wait_for "EXIT=0" >/dev/null
+
+# --- TERM dumb, unset, unknown: one line, then plain text
+for term in "TERM=dumb" "env -u TERM" "TERM=no-such-terminal"; do
+    start "$term '$bin/lab06' --play --speed 100"
+    check "$term: exits 0" wait_for "EXIT=0"
+    sleep 0.3
+    s=$(history)
+    check "$term: one line says why" bash -c 'grep -qE "\((TERM=dumb|TERM is not set|TERM=no-such-terminal is unknown to terminfo)[^)]*plain text" <<<"$1"' _ "$s"
+    check "$term: plain narration" has "$s" "[9] algbw"
+done
+
+# --- a pipe: plain text, no escape bytes
+piped=$(TERM=xterm-256color "$bin/lab06" 2>&1 | cat)
+check "piped: plain text, no escape bytes" bash -c '! grep -q $'"'"'\x1b'"'"' <<<"$1" && grep -q "\[9\] algbw" <<<"$1"' _ "$piped"
+
+# --- replay
+"$bin/lab06" --no-viz --trace "$out/run.json" >/dev/null
+start "TERM=xterm-256color LANG=C.UTF-8 '$bin/paralab-viz' '$out/run.json'"
+check "replay: the UI comes up" wait_for "replay"
+s=$(screen)
+check "replay: the timeline and the topology" bash -c 'grep -q "timeline" <<<"$1" && grep -q "topology" <<<"$1"' _ "$s"
+T send-keys -t t q
+check "replay: q exits 0" wait_for "EXIT=0"
+head -c 1000 "$out/run.json" >"$out/cut.json"
+err=$("$bin/paralab-viz" "$out/cut.json" 2>&1); rc=$?
+check "replay of a truncated file: exit 2 with file:line:column" bash -c 'test "$1" = 2 && grep -qE "cut.json:[0-9]+:[0-9]+: not a trace" <<<"$2"' _ "$rc" "$err"
+err=$("$bin/paralab-viz" "$out/none.json" 2>&1); rc=$?
+check "replay of a missing file: exit 2 naming it" bash -c 'test "$1" = 2 && grep -q "none.json: cannot read it" <<<"$2"' _ "$rc" "$err"
+rm -rf "$out"
+echo "viz tty: $fails failed"
+[ $fails = 0 ]
