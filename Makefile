@@ -119,6 +119,8 @@ bench:
 	@PARALAB_MPI_ALLREDUCE=build/mpi/allreduce build/sim/bin/paralab-bench comm
 	@echo
 	@build/sim/bin/paralab-bench train
+	@echo
+	@build/sim/bin/paralab-bench viz
 
 ## demo: install what is missing, build, and run the main demo (ARGS=--no-viz for plain text)
 demo: deps

@@ -130,7 +130,7 @@ static double max_rel_err(const float *got, const float *want, int n)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: paralab-bench simt|gpu|trace|comm|train [--repeat R] [--scale S]\n"
+    fprintf(f, "usage: paralab-bench simt|gpu|trace|comm|train|viz [--repeat R] [--scale S]\n"
                "  simt      the SIMT emulator vs a plain C loop (simulated build)\n"
                "  gpu       the same kernels on a real GPU (CUDA build)\n"
                "  trace     the cost of recording a trace event (8 producers)\n"
@@ -139,6 +139,7 @@ static void usage(FILE *f)
                "            the program bench/mpi/allreduce.c builds (make bench does)\n"
                "  train     the digits MLP's training step on one device vs plain C, and\n"
                "            the tiled matmul vs a C triple loop (256^3)\n"
+               "  viz       rendering one frame of the visualiser (200x60, 8 ranks, 100k events)\n"
                "  --repeat  runs per measurement, the best is kept (default 3)\n"
                "  --scale   divide the problem sizes by 2^S (default 0)\n");
 }
@@ -174,7 +175,7 @@ int main(int argc, char **argv)
         }
     }
     if (optind >= argc) {
-        fprintf(stderr, "paralab-bench: which benchmark? simt, gpu, trace, comm or train\n");
+        fprintf(stderr, "paralab-bench: which benchmark? simt, gpu, trace, comm, train or viz\n");
         usage(stderr);
         return 2;
     }
@@ -191,6 +192,7 @@ int main(int argc, char **argv)
         }
         return bench_comm((64L << 20) >> scale);
     }
+    if (!strcmp(argv[optind], "viz")) return bench_viz(repeat);
     if (!strcmp(argv[optind], "train")) {
         const char *why = pl_device_problem("paralab-bench");
         if (why) {
@@ -201,8 +203,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[optind], "simt") && strcmp(argv[optind], "gpu")) {
         fprintf(stderr,
-                "paralab-bench: no benchmark '%s'; the benchmarks are simt, gpu, trace, comm "
-                "and train\n",
+                "paralab-bench: no benchmark '%s'; the benchmarks are simt, gpu, trace, comm, "
+                "train and viz\n",
                 argv[optind]);
         return 2;
     }

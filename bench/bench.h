@@ -8,5 +8,7 @@ int bench_trace(long events_per_rank);
 int bench_comm(long max_bytes);
 /* paralab-bench train: the MLP's training step and the tiled matmul; 0 when ran. */
 int bench_train(int repeat);
+/* paralab-bench viz: rendering one frame; 0 when ran. */
+int bench_viz(int repeat);
 
 #endif

@@ -1,0 +1,77 @@
+/*
+ * viz_bench.c — paralab-bench viz: the time to render one frame (every
+ * pane, into the cell grid) of a 200x60 screen with 8 ranks and 100,000
+ * events in the model. Goal: at most 5 ms a frame. Copying the grid to the
+ * terminal is ncurses' work and not timed here.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "../viz/vizint.h"
+#include "bench.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int bench_viz(int repeat)
+{
+    enum { RANKS = 8, EVENTS = 100000, W = 200, H = 60 };
+    viz_model m;
+    viz_model_init(&m, RANKS);
+    /* a training-like run: per rank, forward/backward kernels, copies and ring steps */
+    for (int i = 0; i < EVENTS; i++) {
+        pl_event e;
+        memset(&e, 0, sizeof e);
+        e.rank = i % RANKS;
+        int k = i / RANKS;
+        e.lane = (uint8_t)(k % 3);
+        e.kind = (uint8_t)(e.lane == 0 ? (k % 2 ? PL_EV_FORWARD : PL_EV_BACKWARD)
+                           : e.lane == 1 ? PL_EV_COPY
+                                         : PL_EV_RING_STEP);
+        e.start = e.modeled_start = k * 1e-6;
+        e.end = e.modeled_end = k * 1e-6 + 0.8e-6;
+        e.micro_batch = k % 8;
+        e.layer = e.rank;
+        e.peer = e.lane == 2 ? (e.rank + RANKS - 1) % RANKS : -1;
+        e.bytes = 1 << 20;
+        snprintf(e.label, sizeof e.label, "event %d", k);
+        if (viz_model_add(&m, &e)) {
+            fprintf(stderr, "paralab-bench: out of memory\n");
+            return 1;
+        }
+    }
+    viz_grid g = {0};
+    g.utf8 = 1;
+    if (viz_grid_resize(&g, W, H)) return 1;
+    pl_layout lay;
+    pl_viz_layout(W, H, RANKS, (1u << PL_NUM_PANES) - 1, &lay);
+    viz_view v;
+    memset(&v, 0, sizeof v);
+    v.title = "bench";
+    v.ndev = RANKS;
+    v.modeled = 1;
+    v.t_end = m.t_hi[1];
+    v.span = (m.t_hi[1] - m.t_lo[1]) / 20;
+    snprintf(v.narration, sizeof v.narration, "a frame of every pane");
+    int frames = 20 * (repeat > 0 ? repeat : 1);
+    double best = 1e30;
+    for (int f = 0; f < frames; f++) {
+        v.t_end = m.t_lo[1] + v.span + (m.t_hi[1] - m.t_lo[1] - v.span) * f / frames;
+        double t0 = now();
+        viz_render(&g, &lay, &m, &v);
+        double t = now() - t0;
+        best = t < best ? t : best;
+    }
+    printf("paralab-bench viz: one frame of every pane, %dx%d, %d ranks, %d events in the model\n",
+           W, H, RANKS, EVENTS);
+    printf("  %.3f ms per frame (best of %d); goal at most 5 ms: %s\n", best * 1e3, frames,
+           best <= 5e-3 ? "met" : "MISSED");
+    viz_grid_free(&g);
+    viz_model_free(&m);
+    return 0;
+}
