@@ -30,7 +30,7 @@ int bench_viz(int repeat)
         e.rank = i % RANKS;
         int k = i / RANKS;
         e.lane = (uint8_t)(k % 3);
-        e.kind = (uint8_t)(e.lane == 0 ? (k % 2 ? PL_EV_FORWARD : PL_EV_BACKWARD)
+        e.kind = (uint8_t)(e.lane == 0   ? (k % 2 ? PL_EV_FORWARD : PL_EV_BACKWARD)
                            : e.lane == 1 ? PL_EV_COPY
                                          : PL_EV_RING_STEP);
         e.start = e.modeled_start = k * 1e-6;

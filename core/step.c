@@ -22,8 +22,10 @@ struct pl_player {
     char narration[1024];
     pthread_t reader;
     int reader_started;
-    int interactive; /* something will call pl_player_advance */
-    int quiet;       /* a UI shows the narration: do not print it */
+    int interactive;          /* something will call pl_player_advance */
+    int quiet;                /* a UI shows the narration: do not print it */
+    unsigned seen;            /* advances when the current step was shown */
+    struct timespec shown_at; /* when it was shown (play mode paces from it) */
 };
 
 /* Step mode on a terminal: Enter advances, q (then Enter) quits. */
@@ -129,25 +131,15 @@ int pl_player_current(pl_player *p, char *buf, size_t cap)
 static int show(pl_player *p, const char *text)
 {
     pthread_mutex_lock(&p->lock);
-    p->step++;
-    snprintf(p->narration, sizeof p->narration, "%s", text);
-    unsigned seen = p->advances;
-    if (!p->quit && !p->quiet) {
-        fprintf(p->out, "[%d] %s%s\n", p->step, text,
-                !p->headless && p->mode == PL_MODE_STEP && p->reader_started
-                    ? "   (Enter: next step, q: quit)"
-                    : "");
-        fflush(p->out);
-    }
-    /* The mode and speed may change while the step waits (the UI's p, + and
-     * -): every change wakes it and it looks again. An advance always
-     * releases the step, in play mode too. */
-    struct timespec t0;
-    clock_gettime(CLOCK_REALTIME, &t0);
-    while (!p->headless && !p->quit && p->advances == seen) {
+    /* First the release of the step before: the student has read it and
+     * watched its work (the lab prints and runs after its pl_step). The mode
+     * and speed may change while it waits (the UI's p, + and -): every change
+     * wakes it and it looks again. An advance always releases, in play mode
+     * too. */
+    while (p->step > 0 && !p->headless && !p->quit && p->advances == p->seen) {
         if (p->mode == PL_MODE_PLAY) {
             double s = 1.0 / p->speed;
-            struct timespec dl = t0;
+            struct timespec dl = p->shown_at;
             long ns = dl.tv_nsec + (long)((s - (long)s) * 1e9);
             dl.tv_sec += (time_t)s + ns / 1000000000L;
             dl.tv_nsec = ns % 1000000000L;
@@ -157,6 +149,19 @@ static int show(pl_player *p, const char *text)
         else
             break;
     }
+    if (!p->quit) {
+        p->step++;
+        snprintf(p->narration, sizeof p->narration, "%s", text);
+        if (!p->quiet) {
+            fprintf(p->out, "[%d] %s%s\n", p->step, text,
+                    !p->headless && p->mode == PL_MODE_STEP && p->reader_started
+                        ? "   (Enter: next step, q: quit)"
+                        : "");
+            fflush(p->out);
+        }
+    }
+    p->seen = p->advances;
+    clock_gettime(CLOCK_REALTIME, &p->shown_at);
     int quit = p->quit;
     pthread_mutex_unlock(&p->lock);
     return quit;

@@ -31,7 +31,7 @@ scenario() {
     shift 3
     local copy="$work/${file%.*}"
     mkdir -p "$copy"
-    (cd "$root" && cp -r core labs tests bench mk "$copy"/)
+    (cd "$root" && cp -r core viz tools labs tests bench mk "$copy"/)
     local src="$root/tests/student/$file"
     [ -f "$src" ] || src="$work/gen/$file"
     cp "$src" "$copy/labs/$lab/exercise.${file##*.}"

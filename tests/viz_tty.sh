@@ -68,6 +68,17 @@ check "the terminal is restored (icanon, echo)" bash -c 'grep -qE "^(icanon echo
 check "the lab's output is printed after the UI" has "$s" "the vectors"
 check "the trace is complete after q" bash -c "'$bin/paralab-viz' '$out/live.json' </dev/null 2>&1 | grep -q 'events of 4 ranks read'"
 
+# --- lab01, live: its steps, its kernels on the timeline
+start "TERM=xterm-256color LANG=C.UTF-8 '$bin/lab01' --step --trace '$out/lab01.json'"
+check "lab01: the UI comes up at step 1/4" wait_for "lab 01 hello threads | step 1/4"
+T send-keys -t t Space
+check "lab01: space, step 2 (the kernel's result)" wait_for "1000 of 1000 elements correct"
+s=$(screen)
+check "lab01: the timeline shows the copies and the kernel" bash -c 'grep -q "r0  cmp .*█" <<<"$1" && grep -q " 0  cpy .*█" <<<"$1"' _ "$s"
+T send-keys -t t q
+check "lab01: q exits 0" wait_for "EXIT=0"
+check "lab01: its trace replays" bash -c "'$bin/paralab-viz' '$out/lab01.json' </dev/null 2>&1 | grep -q 'events of 1 rank read'"
+
 # --- Ctrl-C in the middle of a run
 start "TERM=xterm-256color '$bin/lab06' --play --speed 0.5"
 wait_for "step 1/9" >/dev/null

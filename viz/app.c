@@ -167,6 +167,8 @@ static int term_start(void)
         saved_stderr = dup(STDERR_FILENO);
         dup2(fileno(captured), STDERR_FILENO);
     }
+    static int registered;
+    if (!registered++) atexit(restore_terminal); /* exit() from anywhere gives it back too */
     signal(SIGINT, on_quit_signal);
     signal(SIGTERM, on_quit_signal);
     signal(SIGSEGV, on_fatal_signal);
@@ -269,7 +271,7 @@ static void clamp_view(app *a)
     double lo = a->model.t_lo[c], hi = a->model.t_hi[c];
     if (hi < lo) return;
     /* until the student zooms, the timeline shows everything so far */
-    if (v->span <= 0 || !v->zoomed) v->span = hi - lo > 0 ? (hi - lo) * 1.02 : 1e-6;
+    if (v->span <= 0 || !v->zoomed) v->span = hi - lo > 0 ? hi - lo : 1e-6;
     if (v->follow) v->t_end = hi;
     if (v->t_end > hi) v->t_end = hi;
     if (v->t_end < lo + v->span * 0.1) v->t_end = lo + v->span * 0.1;
@@ -591,8 +593,8 @@ int pl_viz_replay(const char *path, char *err, size_t err_size)
     if (pl_viz_read_trace(path, &a.ev, &a.nev, &nranks, &modeled, err, err_size)) return 2;
     char why[256];
     if (!pl_viz_available(why, sizeof why)) {
-        snprintf(err, err_size, "%s: %zu events of %d ranks read; %s, so nothing to show", path,
-                 a.nev, nranks, why);
+        snprintf(err, err_size, "%s: %zu events of %d rank%s read; %s, so nothing to show", path,
+                 a.nev, nranks, nranks == 1 ? "" : "s", why);
         free(a.ev);
         return 1;
     }

@@ -175,10 +175,13 @@ char *viz_grid_text(const viz_grid *g)
 
 /*
  * The screen, top to bottom: the header (one row); the body; the narration
- * (four rows with its border). The body: a left column (devices above the
- * topology) and a right column (the timeline above the pipeline, shards and
- * metrics, side by side). A column or pane that is not asked for gives its
- * room to the others.
+ * (four rows with its border, nine from 30 rows up, with the lab's output
+ * under the narration). With a topology, the body is a left column (the
+ * devices above the topology) and a right column (the timeline above the
+ * pipeline, shards and metrics, side by side). Without one, the devices are
+ * a band across the top of the body, a row per device, and the right
+ * column's panes take the full width below it. A pane that is not asked for
+ * gives its room to the others.
  */
 void pl_viz_layout(int cols, int rows, int ndev, unsigned panes, pl_layout *out)
 {
@@ -187,31 +190,40 @@ void pl_viz_layout(int cols, int rows, int ndev, unsigned panes, pl_layout *out)
     panes |= PL_PANE_BIT(PL_PANE_HEADER) | PL_PANE_BIT(PL_PANE_NARRATION);
     int has[PL_NUM_PANES];
     for (int p = 0; p < PL_NUM_PANES; p++) has[p] = (panes >> p) & 1u;
-    int left = has[PL_PANE_DEVICES] || has[PL_PANE_TOPOLOGY];
+    int left = has[PL_PANE_TOPOLOGY]; /* the devices join it there */
     int below = has[PL_PANE_PIPELINE] + has[PL_PANE_SHARDS] + has[PL_PANE_METRICS];
     int right = has[PL_PANE_TIMELINE] || below;
+    int band = has[PL_PANE_DEVICES] && !left;
     out->min_w = left && right ? 60 : 40;
-    out->min_h = 1 + 4 + (left || right ? 8 : 0);
+    out->min_h = 1 + 4 + (left || right || band ? 8 : 0);
     if (cols < out->min_w || rows < out->min_h) return;
     out->ok = 1;
     out->pane[PL_PANE_HEADER] = (pl_rect){0, 0, cols, 1};
     int nh = rows >= 30 ? 9 : 4; /* the narration, and the lab's output under it */
     out->pane[PL_PANE_NARRATION] = (pl_rect){0, rows - nh, cols, nh};
     int by = 1, bh = rows - 1 - nh; /* the body */
-    if (!left && !right) {
+    if (!left && !right && !band) {
         out->pane[PL_PANE_NARRATION] = (pl_rect){0, 1, cols, rows - 1};
         return;
+    }
+    if (band) {
+        int dh = ndev + 2;
+        if (right && dh > bh / 3) dh = bh / 3;
+        if (!right || dh > bh) dh = bh;
+        if (dh < 3) dh = 3;
+        out->pane[PL_PANE_DEVICES] = (pl_rect){0, by, cols, dh};
+        by += dh;
+        bh -= dh;
     }
     int lw = !left ? 0 : !right ? cols : cols * 3 / 10 < 30 ? 30 : cols * 3 / 10;
     if (left) {
         int dh = has[PL_PANE_DEVICES] ? ndev + 2 : 0; /* a row per device */
-        if (has[PL_PANE_TOPOLOGY] && dh > bh / 2) dh = bh / 2;
-        if (!has[PL_PANE_TOPOLOGY]) dh = bh;
+        if (dh > bh / 2) dh = bh / 2;
         if (dh < 3 && has[PL_PANE_DEVICES]) dh = 3;
         if (has[PL_PANE_DEVICES]) out->pane[PL_PANE_DEVICES] = (pl_rect){0, by, lw, dh};
-        if (has[PL_PANE_TOPOLOGY]) out->pane[PL_PANE_TOPOLOGY] = (pl_rect){0, by + dh, lw, bh - dh};
+        out->pane[PL_PANE_TOPOLOGY] = (pl_rect){0, by + dh, lw, bh - dh};
     }
-    if (right) {
+    if (right && bh > 0) {
         int rx = lw, rw = cols - lw;
         int th = !has[PL_PANE_TIMELINE] ? 0 : !below ? bh : bh * 3 / 5;
         if (has[PL_PANE_TIMELINE]) out->pane[PL_PANE_TIMELINE] = (pl_rect){rx, by, rw, th};

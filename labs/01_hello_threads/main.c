@@ -22,6 +22,9 @@
 #include "paralab/device.h"
 #include "paralab/options.h"
 #include "paralab/cuda_check.h"
+#include "paralab/step.h"
+#include "paralab/viz.h"
+#include "paralab/world.h"
 #ifdef PARALAB_SIMULATED_CUDA
 #include "simt/simt.h"
 #endif
@@ -137,17 +140,127 @@ static int fits_in_memory(int n)
     return 1;
 }
 
-/* After a failed kernel: say what happened (the emulator's report names the
- * kernel, block and thread), free, and clear the fault for the checks. */
-static void report_failure(const char *what, cudaError_t e, void **ptrs, int nptrs)
+/* What the steps found. */
+typedef struct run {
+    int n, block;
+    const struct cudaDeviceProp *prop;
+    int wrong, ran, fault;
+} run;
+
+#define STEP(...)                                                                                  \
+    do {                                                                                           \
+        if (pl_step(r, __VA_ARGS__)) return 1;                                                     \
+    } while (0)
+#define CK(call)                                                                                   \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_) {                                                                                  \
+            snprintf(r->error, sizeof r->error, "%s: %s (%s)", #call, cudaGetErrorName(e_),        \
+                     cudaGetErrorString(e_));                                                      \
+            return 1;                                                                              \
+        }                                                                                          \
+    } while (0)
+
+/* The lab's four steps, on rank 0 of a one-rank world. */
+static int run_steps(pl_rank *r)
 {
-    printf("%s failed: %s (%s)\n", what, cudaGetErrorName(e), cudaGetErrorString(e));
+    run *L = r->arg;
+    int n = L->n, block = L->block;
+    /* Step 1: the launch configuration. */
+    int grid = grid_size(n, block);
+    STEP("grid size: %d element%s, %d thread%s per block -> %d block%s (%lld threads)", n,
+         plural(n), block, plural(block), grid, plural(grid), (long long)grid * block);
+
+    /* Step 2: the kernel. */
+    size_t bytes = (size_t)n * sizeof(float);
+    float *a = malloc(bytes), *b = malloc(bytes), *c = malloc(bytes);
+    int *block_of = malloc((size_t)n * sizeof(int));
+    if (!a || !b || !c || !block_of) {
+        free(a);
+        free(b);
+        free(c);
+        free(block_of);
+        snprintf(r->error, sizeof r->error, "out of host memory for %d elements", n);
+        return 1;
+    }
+    for (int i = 0; i < n; i++) {
+        a[i] = (float)i;
+        b[i] = 2.0f * (float)i;
+    }
+    float *da, *db, *dc;
+    int *dblock;
+    cudaEvent_t t0, t1;
+    CK(cudaMalloc((void **)&da, bytes));
+    CK(cudaMalloc((void **)&db, bytes));
+    CK(cudaMalloc((void **)&dc, bytes));
+    CK(cudaMalloc((void **)&dblock, (size_t)n * sizeof(int)));
+    CK(cudaMemcpy(da, a, bytes, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(db, b, bytes, cudaMemcpyHostToDevice));
+    CK(cudaMemset(dc, 0xff, bytes)); /* NaN everywhere: an unwritten element shows */
+    CK(cudaEventCreate(&t0));
+    CK(cudaEventCreate(&t1));
+    CK(cudaEventRecord(t0, 0));
+    cudaError_t e = vector_add(da, db, dc, n, block);
+    if (e == cudaSuccess) e = cudaEventRecord(t1, 0);
+    if (e == cudaSuccess) e = cudaDeviceSynchronize();
+    L->ran = e == cudaSuccess;
+    if (!L->ran) {
+        /* the emulator's report names the kernel, block and thread; the
+         * world's stream then fails with the same sticky error, and main
+         * resets the device for the checks */
+        L->fault = 1;
+        STEP("vector add c[i] = a[i] + b[i] failed: %s (%s)", cudaGetErrorName(e),
+             cudaGetErrorString(e));
 #ifdef PARALAB_SIMULATED_CUDA
-    if (*simtLastFaultReport()) printf("    %s\n", simtLastFaultReport());
+        if (*simtLastFaultReport()) printf("    %s\n", simtLastFaultReport());
 #endif
-    for (int i = 0; i < nptrs; i++) cudaFree(ptrs[i]);
-    cudaDeviceReset(); /* a fault is sticky (on a real GPU, until the process ends) */
-    cudaGetLastError();
+    } else {
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, t0, t1));
+        CK(cudaMemcpy(c, dc, bytes, cudaMemcpyDeviceToHost));
+        int first_wrong = -1, wrong = 0;
+        for (int i = 0; i < n; i++)
+            if (c[i] != a[i] + b[i] && wrong++ == 0) first_wrong = i;
+        L->wrong = wrong;
+#ifdef PARALAB_SIMULATED_CUDA
+        const char *clock = "modeled on a simulated ";
+        const char *gpu = simtCurrentPreset()->name;
+#else
+        const char *clock = "measured on ", *gpu = L->prop->name;
+#endif
+        STEP("vector add c[i] = a[i] + b[i]: %d of %d element%s correct; kernel time %.4f ms "
+             "(%s%s)",
+             n - wrong, n, plural(n), ms, clock, gpu);
+        if (wrong && c[first_wrong] != c[first_wrong])
+            printf("    first wrong: c[%d] was never written (expected %g)\n", first_wrong,
+                   a[first_wrong] + b[first_wrong]);
+        else if (wrong)
+            printf("    first wrong: c[%d] = %g, expected %g\n", first_wrong, c[first_wrong],
+                   a[first_wrong] + b[first_wrong]);
+
+        /* Step 3: which block runs which elements, with the grid size from
+         * step 1 (the lab's own kernel records blockIdx.x per element). */
+        CK(lab01_who_ran(dblock, n, block, grid));
+        CK(cudaMemcpy(block_of, dblock, (size_t)n * sizeof(int), cudaMemcpyDeviceToHost));
+        STEP("which block handles which elements (%d block%s of %d):", grid, plural(grid), block);
+        draw_blocks(block_of, n, block, grid);
+
+        /* Step 4: the limit. */
+        e = vector_add(da, db, dc, n < 1025 ? n : 1025, 1025);
+        STEP("a block of 1025 threads: %s (%s) — a block holds at most %d threads",
+             cudaGetErrorName(e), cudaGetErrorString(e), L->prop->maxThreadsPerBlock);
+    }
+    cudaFree(da);
+    cudaFree(db);
+    cudaFree(dc);
+    cudaFree(dblock);
+    cudaEventDestroy(t0);
+    cudaEventDestroy(t1);
+    free(a);
+    free(b);
+    free(c);
+    free(block_of);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -168,9 +281,8 @@ int main(int argc, char **argv)
         on_option, &cli, msg, sizeof msg);
     if (st == PL_OPTIONS_HELP) {
         fputs(msg, stdout);
-        printf("\nOne device: --devices is 1; --step, --play and --speed do not pace this lab "
-               "yet.\nYour code: labs/01_hello_threads/exercise.cu. Check it with `make "
-               "check`.\n");
+        printf("\nOne device: --devices is 1.\nYour code: labs/01_hello_threads/exercise.cu. "
+               "Check it with `make check`.\n");
         return 0;
     }
     if (st == PL_OPTIONS_ERROR) {
@@ -180,10 +292,6 @@ int main(int argc, char **argv)
     if (opt.devices != 1) {
         fprintf(stderr, "lab01: --devices %d: lab 01 runs on one device (--devices 1)\n",
                 opt.devices);
-        return 2;
-    }
-    if (opt.trace) {
-        fprintf(stderr, "lab01: --trace %s: lab 01 records no trace events yet\n", opt.trace);
         return 2;
     }
     int n = cli.n, block = cli.block, solution = cli.solution;
@@ -208,87 +316,32 @@ int main(int argc, char **argv)
     printf("device 0: %s, %d SMs, at most %d threads per block\n\n", prop.name,
            prop.multiProcessorCount, prop.maxThreadsPerBlock);
 
-    /* Step 1: the launch configuration. */
-    int grid = grid_size(n, block);
-    printf("[1] grid size: %d element%s, %d thread%s per block -> %d block%s (%lld threads)\n", n,
-           plural(n), block, plural(block), grid, plural(grid), (long long)grid * block);
-
-    /* Step 2: the kernel. */
-    size_t bytes = (size_t)n * sizeof(float);
-    float *a = malloc(bytes), *b = malloc(bytes), *c = malloc(bytes);
-    int *block_of = malloc((size_t)n * sizeof(int));
-    if (!a || !b || !c || !block_of) {
-        fprintf(stderr, "lab01: out of host memory for %d elements\n", n);
-        return 1;
-    }
-    for (int i = 0; i < n; i++) {
-        a[i] = (float)i;
-        b[i] = 2.0f * (float)i;
-    }
-    float *da, *db, *dc;
-    int *dblock;
-    cudaEvent_t t0, t1;
-    cudaCheck(cudaMalloc((void **)&da, bytes));
-    cudaCheck(cudaMalloc((void **)&db, bytes));
-    cudaCheck(cudaMalloc((void **)&dc, bytes));
-    cudaCheck(cudaMalloc((void **)&dblock, (size_t)n * sizeof(int)));
-    cudaCheck(cudaMemcpy(da, a, bytes, cudaMemcpyHostToDevice));
-    cudaCheck(cudaMemcpy(db, b, bytes, cudaMemcpyHostToDevice));
-    cudaCheck(cudaMemset(dc, 0xff, bytes)); /* NaN everywhere: an unwritten element shows */
-    cudaCheck(cudaEventCreate(&t0));
-    cudaCheck(cudaEventCreate(&t1));
-    cudaCheck(cudaEventRecord(t0, 0));
-    cudaError_t e = vector_add(da, db, dc, n, block);
-    if (e == cudaSuccess) e = cudaEventRecord(t1, 0);
-    if (e == cudaSuccess) e = cudaDeviceSynchronize();
-    int wrong = 0, ran = e == cudaSuccess;
-    if (!ran) {
-        void *ptrs[] = {da, db, dc, dblock};
-        report_failure("[2] vector add c[i] = a[i] + b[i]", e, ptrs, 4);
-    } else {
-        float ms = 0;
-        cudaCheck(cudaEventElapsedTime(&ms, t0, t1));
-        cudaCheck(cudaMemcpy(c, dc, bytes, cudaMemcpyDeviceToHost));
-        int first_wrong = -1;
-        for (int i = 0; i < n; i++)
-            if (c[i] != a[i] + b[i] && wrong++ == 0) first_wrong = i;
+    /* The steps run on a world of one rank, so that the UI (or the plain
+     * text), the player and --trace work as in every lab. */
+    run r = {.n = n, .block = block, .prop = &prop};
+    pl_viz_config vc = {.title = "lab 01 hello threads",
+                        .panes = PL_PANE_BIT(PL_PANE_DEVICES) | PL_PANE_BIT(PL_PANE_TIMELINE) |
+                                 PL_PANE_BIT(PL_PANE_METRICS),
+                        .steps = 4,
 #ifdef PARALAB_SIMULATED_CUDA
-        const char *clock = "modeled on a simulated ";
-        const char *gpu = simtCurrentPreset()->name;
+                        .clock = "modeled",
+                        .modeled = 1
 #else
-        const char *clock = "measured on ", *gpu = prop.name;
+                        .clock = "measured"
 #endif
-        printf("[2] vector add c[i] = a[i] + b[i]: %d of %d element%s correct; kernel time %.4f "
-               "ms (%s%s)\n",
-               n - wrong, n, plural(n), ms, clock, gpu);
-        if (wrong && c[first_wrong] != c[first_wrong])
-            printf("    first wrong: c[%d] was never written (expected %g)\n", first_wrong,
-                   a[first_wrong] + b[first_wrong]);
-        else if (wrong)
-            printf("    first wrong: c[%d] = %g, expected %g\n", first_wrong, c[first_wrong],
-                   a[first_wrong] + b[first_wrong]);
-
-        /* Step 3: which block runs which elements, with the grid size from
-         * step 1 (the lab's own kernel records blockIdx.x per element). */
-        cudaCheck(lab01_who_ran(dblock, n, block, grid));
-        cudaCheck(cudaMemcpy(block_of, dblock, (size_t)n * sizeof(int), cudaMemcpyDeviceToHost));
-        printf("[3] which block handles which elements (%d block%s of %d):\n", grid, plural(grid),
-               block);
-        draw_blocks(block_of, n, block, grid);
-
-        /* Step 4: the limit. */
-        e = vector_add(da, db, dc, n < 1025 ? n : 1025, 1025);
-        printf("[4] a block of 1025 threads: %s (%s) — a block holds at most %d threads\n",
-               cudaGetErrorName(e), cudaGetErrorString(e), prop.maxThreadsPerBlock);
-        cudaCheck(cudaFree(da));
-        cudaCheck(cudaFree(db));
-        cudaCheck(cudaFree(dc));
-        cudaCheck(cudaFree(dblock));
+    };
+    char err[1024];
+    int quit = 0, world = pl_viz_run_lab(&vc, &opt, 1, run_steps, &r, &quit, err, sizeof err);
+    if (quit) return 0;
+    if (world == 2 || (world && !r.fault)) {
+        fprintf(stderr, "lab01: %s\n", err);
+        return world == 2 ? 2 : 1;
     }
-    free(a);
-    free(b);
-    free(c);
-    free(block_of);
+    if (r.fault) { /* a fault is sticky (on a real GPU, until the process ends) */
+        cudaDeviceReset();
+        cudaGetLastError();
+    }
+    int wrong = r.wrong, ran = r.ran;
 
     /* The checks of what ran: yours, or the reference where yours is TODO. */
     printf("\n[checks]\n");

@@ -295,26 +295,6 @@ static int probe_todo(pl_rank *r)
     return impl->ring_all_reduce(r->comm, NULL, 0, NULL, r->stream) == PL_TODO_STATUS;
 }
 
-/* Drains the trace into the file while the world runs. */
-typedef struct {
-    pl_trace *trace;
-    pl_trace_writer *writer;
-    volatile int done;
-} drainer;
-
-static void *drain_loop(void *p)
-{
-    drainer *d = p;
-    static pl_event buf[4096];
-    for (;;) {
-        int last = d->done;
-        size_t n = pl_trace_drain(d->trace, buf, 4096);
-        if (n) pl_trace_writer_add(d->writer, buf, n);
-        if (!n && last) return NULL;
-        if (!n) usleep(1000);
-    }
-}
-
 int main(int argc, char **argv)
 {
     static lab l;
@@ -371,75 +351,20 @@ int main(int argc, char **argv)
         printf("  ! exercise not attempted yet — using the reference; open "
                "labs/06_collectives/exercise.c (PL_TODO at %s)\n",
                pl_todo_location());
-    /* the terminal UI, or plain text (--no-viz, a pipe, or a terminal that
-     * terminfo does not know: said in one line) */
-    char headless_why[256];
-    int ui = l.opt.viz && pl_viz_available(headless_why, sizeof headless_why);
-    if (l.opt.viz && !ui && isatty(STDOUT_FILENO)) printf("  (%s)\n", headless_why);
-    /* with the UI, the player starts in play mode so that it does not read
-     * stdin (the UI does), then takes the mode asked for */
-    pl_player *player = pl_player_create(ui ? PL_MODE_PLAY : l.opt.mode, l.opt.speed,
-                                         !ui && (!l.opt.viz || !isatty(STDOUT_FILENO)), stdout);
-    if (ui) pl_player_set_mode(player, l.opt.mode, l.opt.speed);
-    pl_trace *trace = NULL;
-    drainer dr = {0};
-    pthread_t drain_thread;
-    if (l.opt.trace || ui) {
-        trace = pl_trace_create(n, 1 << 14, PL_TRACE_WAIT);
-        dr.trace = trace;
-        if (!trace) {
-            fprintf(stderr, "lab06: out of memory for the trace\n");
-            return 2;
-        }
-    }
-    if (l.opt.trace) {
+    pl_viz_config vc = {.title = "lab 06 collectives",
+                        .panes = PL_PANE_BIT(PL_PANE_DEVICES) | PL_PANE_BIT(PL_PANE_TIMELINE) |
+                                 PL_PANE_BIT(PL_PANE_TOPOLOGY) | PL_PANE_BIT(PL_PANE_METRICS),
+                        .steps = 9,
+                        .clock = clock_name(),
 #ifdef PARALAB_SIMULATED_CUDA
-        dr.writer = pl_trace_writer_open(l.opt.trace, n, 1, simtModeledNow(), err, sizeof err);
-#else
-        dr.writer = pl_trace_writer_open(l.opt.trace, n, 0, pl_trace_now(), err, sizeof err);
+                        .modeled = 1
 #endif
-        if (!dr.writer) {
-            fprintf(stderr, "lab06: %s\n", err);
-            return 2;
-        }
-        if (!ui) pthread_create(&drain_thread, NULL, drain_loop, &dr);
-    }
-    pl_world_config cfg = {.n = n,
-                           .comm_timeout_s = l.opt.comm_timeout,
-                           .trace = trace,
-                           .player = player,
-                           .comm = l.opt.comm};
-    int failed, quit = 0;
-    if (ui) {
-        pl_viz_config vc = {.title = "lab 06 collectives",
-                            .panes = PL_PANE_BIT(PL_PANE_DEVICES) | PL_PANE_BIT(PL_PANE_TIMELINE) |
-                                     PL_PANE_BIT(PL_PANE_TOPOLOGY) | PL_PANE_BIT(PL_PANE_METRICS),
-                            .steps = 9,
-                            .clock = clock_name(),
-#ifdef PARALAB_SIMULATED_CUDA
-                            .modeled = 1
-#endif
-        };
-        failed = pl_viz_run_world(&vc, &cfg, rank_main, &l, dr.writer, &quit, err, sizeof err);
-    } else
-        failed = pl_world_run_config(&cfg, rank_main, &l, err, sizeof err);
-    if (quit) printf("  stopped by the student\n");
-    if (trace && !dr.writer) pl_trace_destroy(trace);
-    if (dr.writer) {
-        dr.done = 1;
-        if (!ui) pthread_join(drain_thread, NULL);
-        char werr[512];
-        if (pl_trace_writer_close(dr.writer, werr, sizeof werr))
-            fprintf(stderr, "lab06: %s\n", werr);
-        else
-            printf("  trace written to %s (open it in Perfetto: ui.perfetto.dev)\n", l.opt.trace);
-        pl_trace_destroy(trace);
-    }
-    pl_player_destroy(player);
+    };
+    int quit = 0, failed = pl_viz_run_lab(&vc, &l.opt, n, rank_main, &l, &quit, err, sizeof err);
     if (quit) return 0;
     if (failed) {
         fprintf(stderr, "lab06: %s\n", err);
-        return 1;
+        return failed == 2 ? 2 : 1;
     }
 
     printf("\n[checks]\n");

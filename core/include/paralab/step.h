@@ -2,13 +2,14 @@
  * paralab/step.h — narrated steps, and the player that paces them.
  *
  * A lab calls pl_step(r, "narration", ...) at each teachable point, on every
- * rank: all ranks meet there, rank 0's narration is shown, and the ranks go
- * on when the player releases the step:
+ * rank, then does and prints that step's work: all ranks meet there, and
+ * rank 0's narration is shown once the player has released the step before
+ * (so the student reads a step and watches its work before moving on):
  *   headless (--no-viz, or no terminal): at once; the narration is printed
  *     as a plain line "[k] text";
- *   play: after 1/speed seconds;
- *   step: when the student advances (pl_player_advance: the UI's key, or
- *     Enter on the terminal until the UI exists).
+ *   play: 1/speed seconds after the step before was shown;
+ *   step: when the student advances (pl_player_advance: the UI's space, or
+ *     Enter on a terminal without the UI).
  * pl_player_quit releases every waiting step and makes pl_step return
  * non-zero on every rank, so a lab can stop cleanly (q, Ctrl-C).
  */

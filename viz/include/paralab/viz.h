@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "paralab/options.h"
 #include "paralab/step.h"
 #include "paralab/trace.h"
 #include "paralab/world.h"
@@ -77,6 +78,15 @@ int pl_viz_available(char *why, size_t cap);
  * stops the ranks at their next step and returns 0 with *quit set. */
 int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank_fn fn, void *arg,
                      pl_trace_writer *writer, int *quit, char *err, size_t err_size);
+
+/* How a lab runs its world of n ranks: with the UI when opt->viz and the
+ * terminal allow (else plain text, with a one-line reason on a terminal
+ * that cannot), paced by a player made from opt (--step, --play, --speed),
+ * and with opt->trace written as a Chrome trace (modeled clock on simulated
+ * GPUs, measured on real ones). Returns the world's status with err; a
+ * quit sets *quit and returns 0; 2 when the trace file cannot be written. */
+int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_rank_fn fn, void *arg,
+                   int *quit, char *err, size_t err_size);
 
 /* Replays the events of a trace file (from --trace) with the same panes
  * and controls. 0; 2 with err naming the file and the position for a

@@ -1,0 +1,97 @@
+/*
+ * labrun.c — pl_viz_run_lab (paralab/viz.h): how every lab runs its world,
+ * with the terminal UI or as plain text, with or without a trace file.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "paralab/viz.h"
+#ifdef PARALAB_SIMULATED_CUDA
+#include "simt/simt.h"
+#endif
+
+typedef struct {
+    pl_trace *trace;
+    pl_trace_writer *writer;
+    volatile int done;
+} drainer;
+
+/* Headless with a trace file: a thread drains the rings into the writer. */
+static void *drain_loop(void *p)
+{
+    drainer *d = p;
+    static pl_event buf[4096];
+    for (;;) {
+        int last = __atomic_load_n(&d->done, __ATOMIC_ACQUIRE);
+        size_t n = pl_trace_drain(d->trace, buf, 4096);
+        if (n) pl_trace_writer_add(d->writer, buf, n);
+        if (!n && last) return NULL;
+        if (!n) usleep(1000);
+    }
+}
+
+int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_rank_fn fn, void *arg,
+                   int *quit, char *err, size_t err_size)
+{
+    *quit = 0;
+    char why[256];
+    int ui = opt->viz && pl_viz_available(why, sizeof why);
+    if (opt->viz && !ui && isatty(STDOUT_FILENO)) printf("  (%s)\n", why);
+    /* with the UI the player starts in play mode, so that it does not read
+     * stdin (the UI does), then takes the mode asked for */
+    pl_player *player = pl_player_create(ui ? PL_MODE_PLAY : opt->mode, opt->speed,
+                                         !ui && (!opt->viz || !isatty(STDOUT_FILENO)), stdout);
+    if (!player) {
+        snprintf(err, err_size, "out of memory");
+        return 1;
+    }
+    if (ui) pl_player_set_mode(player, opt->mode, opt->speed);
+    drainer dr = {0};
+    if (opt->trace || ui) {
+        dr.trace = pl_trace_create(n, 1 << 14, PL_TRACE_WAIT);
+        if (!dr.trace) {
+            pl_player_destroy(player);
+            snprintf(err, err_size, "out of memory for the trace");
+            return 1;
+        }
+    }
+    if (opt->trace) {
+#ifdef PARALAB_SIMULATED_CUDA
+        dr.writer = pl_trace_writer_open(opt->trace, n, 1, simtModeledNow(), err, err_size);
+#else
+        dr.writer = pl_trace_writer_open(opt->trace, n, 0, pl_trace_now(), err, err_size);
+#endif
+        if (!dr.writer) {
+            pl_trace_destroy(dr.trace);
+            pl_player_destroy(player);
+            return 2;
+        }
+    }
+    pthread_t drain_thread;
+    int draining = !ui && dr.writer && pthread_create(&drain_thread, NULL, drain_loop, &dr) == 0;
+    pl_world_config cfg = {.n = n,
+                           .comm_timeout_s = opt->comm_timeout,
+                           .trace = dr.trace,
+                           .player = player,
+                           .comm = opt->comm};
+    int failed = ui ? pl_viz_run_world(vc, &cfg, fn, arg, dr.writer, quit, err, err_size)
+                    : pl_world_run_config(&cfg, fn, arg, err, err_size);
+    if (draining) {
+        __atomic_store_n(&dr.done, 1, __ATOMIC_RELEASE);
+        pthread_join(drain_thread, NULL);
+    }
+    if (*quit) printf("  stopped by the student\n");
+    if (dr.writer) {
+        char werr[512];
+        if (pl_trace_writer_close(dr.writer, werr, sizeof werr))
+            fprintf(stderr, "%s\n", werr);
+        else
+            printf("  trace written to %s (open it in Perfetto, ui.perfetto.dev, or replay it: "
+                   "paralab-viz %s)\n",
+                   opt->trace, opt->trace);
+    }
+    pl_trace_destroy(dr.trace);
+    pl_player_destroy(player);
+    return failed;
+}
