@@ -247,6 +247,30 @@ typedef struct app {
     off_t log_off;
 } app;
 
+/* Metrics pushed by the ranks, taken by the UI each frame. */
+static pthread_mutex_t metric_lock = PTHREAD_MUTEX_INITIALIZER;
+static double metric_queue[4096];
+static int metric_n;
+static char metric_name[32];
+
+void pl_viz_push_metric(const char *name, double value)
+{
+    pthread_mutex_lock(&metric_lock);
+    if (metric_n < (int)(sizeof metric_queue / sizeof *metric_queue))
+        metric_queue[metric_n++] = value;
+    snprintf(metric_name, sizeof metric_name, "%s", name ? name : "");
+    pthread_mutex_unlock(&metric_lock);
+}
+
+static void take_metrics(viz_model *m)
+{
+    pthread_mutex_lock(&metric_lock);
+    for (int i = 0; i < metric_n; i++) viz_model_push_metric(m, metric_queue[i]);
+    if (metric_n) snprintf(m->metric_name, sizeof m->metric_name, "%s", metric_name);
+    metric_n = 0;
+    pthread_mutex_unlock(&metric_lock);
+}
+
 static double wall(void)
 {
     struct timespec ts;
@@ -440,6 +464,7 @@ static void loop(app *a)
         if (quit_signal) a->quit = 1;
         drain(a);
         read_log(a);
+        take_metrics(&a->model);
         viz_view *v = &a->view;
         if (a->player) {
             v->step = pl_player_current(a->player, v->narration, sizeof v->narration);
@@ -528,6 +553,15 @@ int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank
     a.buf = malloc(4096 * sizeof *a.buf);
     viz_model_init(&a.model, wc->n);
     for (int r = 0; r < wc->n && r < PL_MAX_RANKS; r++) a.model.roles[r] = vc->roles[r];
+    if (vc->shard_owner && vc->shard_rows > 0 && vc->shard_cols > 0 && vc->shard_rows <= 64 &&
+        vc->shard_cols <= 64) {
+        a.model.shard_rows = vc->shard_rows;
+        a.model.shard_cols = vc->shard_cols;
+        memcpy(a.model.shard_owner, vc->shard_owner,
+               (size_t)vc->shard_rows * (size_t)vc->shard_cols * sizeof(int));
+        snprintf(a.model.shard_name, sizeof a.model.shard_name, "%s",
+                 vc->shard_name ? vc->shard_name : "shards");
+    }
     a.view = (viz_view){.title = vc->title,
                         .steps = vc->steps,
                         .clock = vc->clock,

@@ -238,6 +238,46 @@ static void test_ascii_and_too_small(void)
     viz_model_free(&m);
 }
 
+/* The shards pane: a weight split by columns over 2 ranks (tensor
+ * parallel, column-parallel), each block in its owner's digit and colour;
+ * the metrics pane's curve from pushed values. */
+static void test_shards_and_metrics(void)
+{
+    viz_model m;
+    viz_model_init(&m, 2);
+    m.shard_rows = 2;
+    m.shard_cols = 4;
+    for (int i = 0; i < 8; i++) m.shard_owner[i] = (i % 4) / 2; /* columns 0,1: rank 0 */
+    snprintf(m.shard_name, sizeof m.shard_name, "W1 (column-parallel)");
+    viz_grid g = {0};
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 26, 6), 0);
+    viz_view v;
+    memset(&v, 0, sizeof v);
+    viz_render_pane(&g, PL_PANE_SHARDS, (pl_rect){0, 0, 26, 6}, &m, &v);
+    char row[32], title[32];
+    row_of(&g, 0, 0, 26, title);
+    row_of(&g, 1, 1, 24, row);
+    CU_ASSERT_PTR_NOT_NULL(strstr(title, "W1 (column-parallel)"));
+    CU_ASSERT_STRING_EQUAL(row, "0#####0#####1#####1#####");
+    CU_ASSERT_EQUAL(g.cells[1 * 26 + 14].fg, COL_RANK0 + 1); /* rank 1's colour */
+    for (int i = 0; i < 5; i++) viz_model_push_metric(&m, 2.0 - 0.4 * i);
+    snprintf(m.metric_name, sizeof m.metric_name, "loss");
+    viz_grid_resize(&g, 30, 8);
+    viz_render_pane(&g, PL_PANE_METRICS, (pl_rect){0, 0, 30, 8}, &m, &v);
+    char *text = viz_grid_text(&g);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "loss 0.4000 (max 2.0000)"));
+    free(text);
+    /* the tallest bar is the first value's */
+    int first_top = -1, last_top = -1;
+    for (int y = 0; y < 8; y++) {
+        if (first_top < 0 && g.cells[y * 30 + 1].ch == '#') first_top = y;
+        if (last_top < 0 && g.cells[y * 30 + 5].ch == '#') last_top = y;
+    }
+    CU_ASSERT(first_top >= 0 && last_top > first_top);
+    viz_grid_free(&g);
+    viz_model_free(&m);
+}
+
 /* Traces read back: the events a writer wrote (kinds, ranks, lanes, bytes,
  * micro-batch, peer, times to the nanosecond); errors name the file and
  * the position. */
@@ -322,6 +362,7 @@ int register_viz_suite(void)
         {"timeline pane: a row of kernels and micro-batches", test_timeline_row},
         {"topology pane: a ring all-reduce's bytes per link", test_topology_ring_bytes},
         {"ASCII twins; too small a screen says what it needs", test_ascii_and_too_small},
+        {"shards pane (column-parallel) and the metric curve", test_shards_and_metrics},
         {"traces read back; truncated, corrupt, missing", test_read_trace},
     };
     for (size_t i = 0; i < sizeof t / sizeof *t; i++)

@@ -63,7 +63,16 @@ typedef struct pl_viz_config {
     const char *roles[PL_MAX_RANKS]; /* per rank, e.g. "dp 1" (NULL: none) */
     const char *clock;               /* "modeled (H100-SXM)" or "measured" */
     int modeled;                     /* the timeline starts on the modeled clock */
+    /* the shards pane: a rows x cols grid of blocks of one tensor, block
+     * (i, j) held by rank owner[i * cols + j] (-1: nobody); rows, cols <= 64 */
+    const char *shard_name;
+    int shard_rows, shard_cols;
+    const int *shard_owner;
 } pl_viz_config;
+
+/* A value for the metrics pane's curve (a loss, per step), from any
+ * thread; the UI shows the last ones under `name`. */
+void pl_viz_push_metric(const char *name, double value);
 
 /* 1 when a UI can run on this terminal; else 0 and, in why, the one-line
  * reason (not a terminal, TERM unset, dumb or unknown). */
