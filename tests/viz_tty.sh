@@ -87,6 +87,15 @@ check "Ctrl-C: the lab ends (exit 0)" wait_for "EXIT=0"
 sleep 0.3
 check "Ctrl-C: the terminal is restored" bash -c 'grep -qE "^(icanon echo|echo icanon) *$" <<<"$1"' _ "$(history | grep -E 'icanon|echo' | tail -1)"
 
+# --- a crash while the UI owns the screen: the terminal comes back first
+start "TERM=xterm-256color '$bin/lab06' --step"
+wait_for "step 1/9" >/dev/null
+pid=$(pgrep -n -f "$bin/lab06 --step")
+kill -SEGV "$pid" 2>/dev/null
+check "a crash (SIGSEGV): the process dies of it (exit 139)" wait_for "EXIT=139"
+sleep 0.3
+check "a crash: the terminal is restored" bash -c 'grep -qE "^(icanon echo|echo icanon) *$" <<<"$1"' _ "$(history | grep -E 'icanon|echo' | tail -1)"
+
 # --- the run ends by itself, then q
 start "TERM=xterm-256color '$bin/lab06' --play --speed 100"
 check "play to the end: 'the run is over'" wait_for "the run is over: q quits"
