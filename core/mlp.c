@@ -152,24 +152,30 @@ cudaError_t pl_mlp_loss(pl_mlp *m, const int *labels, int B, float scale, cudaSt
     return pl_k_softmax_xent_backward(m->dz.data, m->probs.data, labels, B, C, scale, s);
 }
 
+cudaError_t pl_mlp_backward_layer(pl_mlp *m, const float *x, int B, int l, int accumulate,
+                                  cudaStream_t s)
+{
+    if (B < 1 || B > m->max_batch || !x || l < 0 || l >= m->cfg.layers)
+        return cudaErrorInvalidValue;
+    float *dz = m->dz.data, *da = m->da.data;
+    int k = m->cfg.width[l], n = m->cfg.width[l + 1];
+    const float *in = l == 0 ? x : m->act[l - 1].data;
+    /* dz holds this layer's output gradient here */
+    TRY(pl_k_matmul(m->grads.data + m->w_off[l], in, dz, k, n, B, PL_TN, accumulate, s));
+    TRY(pl_k_bias_grad(m->grads.data + m->b_off[l], dz, B, n, accumulate, s));
+    if (l == 0) return cudaSuccess;
+    TRY(pl_k_matmul(da, dz, W(m, l), B, k, n, PL_NT, 0, s)); /* da[l] = dz · Wᵀ */
+    /* through the activation: dz of layer l-1 */
+    long count = (long)B * k;
+    const float *zprev = m->z[l - 1].data;
+    return m->cfg.act == PL_ACT_GELU ? pl_k_gelu_backward(dz, da, zprev, count, s)
+                                     : pl_k_relu_backward(dz, da, zprev, count, s);
+}
+
 cudaError_t pl_mlp_backward(pl_mlp *m, const float *x, int B, int accumulate, cudaStream_t s)
 {
-    if (B < 1 || B > m->max_batch || !x) return cudaErrorInvalidValue;
-    float *dz = m->dz.data, *da = m->da.data;
-    for (int l = m->cfg.layers - 1; l >= 0; l--) {
-        int k = m->cfg.width[l], n = m->cfg.width[l + 1];
-        const float *in = l == 0 ? x : m->act[l - 1].data;
-        /* dz holds this layer's output gradient here */
-        TRY(pl_k_matmul(m->grads.data + m->w_off[l], in, dz, k, n, B, PL_TN, accumulate, s));
-        TRY(pl_k_bias_grad(m->grads.data + m->b_off[l], dz, B, n, accumulate, s));
-        if (l == 0) break;
-        TRY(pl_k_matmul(da, dz, W(m, l), B, k, n, PL_NT, 0, s)); /* da[l] = dz · Wᵀ */
-        /* through the activation: dz of layer l-1 */
-        long count = (long)B * k;
-        const float *zprev = m->z[l - 1].data;
-        TRY(m->cfg.act == PL_ACT_GELU ? pl_k_gelu_backward(dz, da, zprev, count, s)
-                                      : pl_k_relu_backward(dz, da, zprev, count, s));
-    }
+    for (int l = m->cfg.layers - 1; l >= 0; l--)
+        TRY(pl_mlp_backward_layer(m, x, B, l, accumulate, s));
     return cudaSuccess;
 }
 

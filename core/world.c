@@ -181,7 +181,8 @@ int pl_world_run_config(const pl_world_config *cfg, pl_rank_fn fn, void *arg, ch
                            .device = dev[r],
                            .comm = comms[r],
                            .arg = arg,
-                           .player = cfg->player};
+                           .player = cfg->player,
+                           .trace = trace};
         s[r].fn = fn;
         s[r].first_failed = &first_failed;
         s[r].devs = dev;

@@ -94,13 +94,23 @@ const pl_event *viz_model_at(const viz_model *m, int rank, int lane, double t, i
         else
             hi = mid;
     }
+    /* What a student wants to see: a forward, backward or optimizer step
+     * over the kernels inside it; a ring step or copy over the collective
+     * around it; else the innermost (latest start). */
     const pl_event *best = NULL;
-    for (size_t i = lo, k = 0; i > 0 && k < 256; i--, k++) {
+    int best_rank = -1;
+    for (size_t i = lo, k = 0; i > 0 && k < 64; i--, k++) {
         const pl_event *e = &L->ev[i - 1];
-        if (viz_ev_end(e, modeled) >= t && viz_ev_start(e, modeled) <= t) {
-            if (!best || viz_ev_start(e, modeled) > viz_ev_start(best, modeled)) best = e;
-            if (e->kind != PL_EV_COLLECTIVE) break; /* an inner event: the innermost */
+        if (viz_ev_end(e, modeled) < t || viz_ev_start(e, modeled) > t) continue;
+        int rank =
+            e->kind == PL_EV_FORWARD || e->kind == PL_EV_BACKWARD || e->kind == PL_EV_OPTIMIZER ? 2
+            : e->kind == PL_EV_COLLECTIVE                                                       ? 0
+                                                                                                : 1;
+        if (rank > best_rank) {
+            best = e;
+            best_rank = rank;
         }
+        if (best_rank == 2) break;
     }
     return best;
 }

@@ -81,6 +81,12 @@ cudaError_t pl_mlp_loss(pl_mlp *m, const int *labels, int B, float scale, cudaSt
  * the gradient back through the layers): call loss again before another
  * backward. */
 cudaError_t pl_mlp_backward(pl_mlp *m, const float *x, int B, int accumulate, cudaStream_t stream);
+/* One layer of it, for l = layers-1 down to 0 in turn: layer l's
+ * gradients (grads at w_off[l] .. b_off[l] + width[l+1]) are final when it
+ * returns, so a data-parallel rank can start reducing them while the
+ * layers below run (gradient buckets). */
+cudaError_t pl_mlp_backward_layer(pl_mlp *m, const float *x, int B, int l, int accumulate,
+                                  cudaStream_t stream);
 
 /* One optimizer step on params from grads. */
 cudaError_t pl_mlp_sgd(pl_mlp *m, float lr, float momentum, float weight_decay,

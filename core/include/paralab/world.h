@@ -23,6 +23,7 @@ typedef struct pl_rank {
     cudaStream_t stream;      /* this rank's stream (non-blocking) */
     void *arg;                /* what pl_world_run was given */
     struct pl_player *player; /* paces pl_step (NULL: steps only meet) */
+    struct pl_trace *trace;   /* the world's trace, for a lab's own events (NULL: none) */
     char error[1024];         /* a failing rank function may explain here */
 } pl_rank;
 

@@ -1,0 +1,328 @@
+/*
+ * train.c — Lab 07's training loop, run by every rank (lab07_rank).
+ *
+ * Every rank holds a replica of the MLP made from the same seed. Each step
+ * takes the next global batch of the epoch's shuffle, and each rank its
+ * shard of it (the exercise's shard_batch); forward, the loss of the
+ * shard's mean, and backward layer by layer. The gradient buffer is cut
+ * into buckets from its end (the last layer's gradients come first), and
+ * each bucket is synchronised (the exercise's sync_gradients: all-reduce,
+ * then average) as soon as backward has produced it — on a second stream,
+ * overlapping the layers still to go, or after backward on the compute
+ * stream with overlap off. Then every rank takes the same optimizer step.
+ *
+ * The epoch's last partial batch is dropped (1,438 = 22 x 64 + 30), as a
+ * DistributedSampler with drop_last does, so that every step's global batch
+ * splits evenly. The reported loss is the global mean over the samples
+ * seen: the per-sample losses summed over every rank, over their count.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "07_data_parallel/lab07.h"
+#include "paralab/nn.h"
+#include "paralab/step.h"
+#include "paralab/trace.h"
+#include "paralab/viz.h"
+#ifdef PARALAB_SIMULATED_CUDA
+#include "simt/simt.h"
+#endif
+
+#define MAX_BUCKETS 4096
+
+static double modeled_now(cudaStream_t s)
+{
+#ifdef PARALAB_SIMULATED_CUDA
+    return simtStreamModeledTime(s);
+#else
+    (void)s;
+    return 0;
+#endif
+}
+
+typedef struct {
+    double start, modeled_start;
+} mark;
+
+static mark mark_now(cudaStream_t s)
+{
+    mark m = {pl_trace_now(), modeled_now(s)};
+    return m;
+}
+
+/* A forward, backward or optimizer event of this rank, on the compute lane. */
+static void emit(pl_rank *r, pl_event_kind kind, const char *label, mark m, cudaStream_t s)
+{
+    if (!r->trace) return;
+    pl_event e;
+    memset(&e, 0, sizeof e);
+    e.rank = r->rank;
+    e.lane = PL_LANE_COMPUTE;
+    e.kind = (uint8_t)kind;
+    e.micro_batch = -1;
+    e.layer = -1;
+    e.peer = -1;
+    e.start = m.start;
+    e.end = pl_trace_now();
+    e.modeled_start = m.modeled_start;
+    e.modeled_end = modeled_now(s);
+    snprintf(e.label, sizeof e.label, "%s", label);
+    pl_trace_record(r->trace, &e);
+}
+
+static unsigned hash_floats(const float *p, long n)
+{
+    unsigned h = 2166136261u;
+    const unsigned char *b = (const unsigned char *)p;
+    for (long i = 0; i < n * (long)sizeof(float); i++) h = (h ^ b[i]) * 16777619u;
+    return h;
+}
+
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        snprintf(r->error, sizeof r->error, __VA_ARGS__);                                          \
+        goto out;                                                                                  \
+    } while (0)
+#define CK(call)                                                                                   \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_) FAIL("%s: %s", #call, cudaGetErrorName(e_));                                       \
+    } while (0)
+#define STEP(...)                                                                                  \
+    do {                                                                                           \
+        if (cfg->narrate && pl_step(r, __VA_ARGS__)) goto out;                                     \
+    } while (0)
+#define SYNC(ptr, count, stream)                                                                   \
+    do {                                                                                           \
+        int rc_ = run->impl->sync_gradients(r->comm, (ptr), (count), (stream));                    \
+        if (rc_ == PL_TODO_STATUS) {                                                               \
+            res->todo = 1;                                                                         \
+            status = 0;                                                                            \
+            goto out;                                                                              \
+        }                                                                                          \
+        if (rc_)                                                                                   \
+            FAIL("sync_gradients returned %s: %s", pl_comm_result_name((pl_comm_result)rc_),       \
+                 pl_comm_last_error(r->comm));                                                     \
+    } while (0)
+
+int lab07_rank(pl_rank *r)
+{
+    lab07_run *run = r->arg;
+    const lab07_config *cfg = run->cfg;
+    lab07_result *res = run->result;
+    const pl_dataset *train = &run->data->train, *test = &run->data->test;
+    int n = r->size, me = r->rank, status = 1;
+    cudaStream_t cs = r->stream, ms = NULL;
+    pl_mlp m;
+    memset(&m, 0, sizeof m);
+    float *hx = NULL, *dx = NULL, *host_params = NULL;
+    int *hy = NULL, *dy = NULL, *order = NULL, *dcount = NULL;
+    cudaEvent_t layer_done[PL_MLP_MAX_LAYERS] = {0}, comm_done = NULL;
+
+    int first = 0, count = 0;
+    int sh = run->impl->shard_batch(cfg->batch, n, me, &first, &count);
+    if (sh == PL_TODO_STATUS) {
+        res->todo = 1;
+        return 0;
+    }
+    if (count * n != cfg->batch || first != me * (cfg->batch / n))
+        FAIL("shard_batch(B=%d, n=%d, rank=%d) gave rows [%d, %d); rank %d of %d takes rows "
+             "[%d, %d)",
+             cfg->batch, n, me, first, first + count, me, n, me * (cfg->batch / n),
+             (me + 1) * (cfg->batch / n));
+    pl_mlp_config mc = pl_mlp_default();
+    CK(pl_mlp_create(&m, &mc, count, cfg->seed));
+    CK(cudaStreamCreateWithFlags(&ms, cudaStreamNonBlocking));
+    for (int l = 0; l < mc.layers; l++)
+        CK(cudaEventCreateWithFlags(&layer_done[l], cudaEventDisableTiming));
+    CK(cudaEventCreateWithFlags(&comm_done, cudaEventDisableTiming));
+    hx = malloc((size_t)count * PL_DIGITS_FEATURES * sizeof *hx);
+    hy = malloc((size_t)count * sizeof *hy);
+    order = malloc((size_t)train->n * sizeof *order);
+    host_params = malloc((size_t)m.nparams * sizeof *host_params);
+    if (!hx || !hy || !order || !host_params) FAIL("out of host memory");
+    CK(cudaMalloc((void **)&dx, (size_t)count * PL_DIGITS_FEATURES * sizeof(float)));
+    CK(cudaMalloc((void **)&dy, (size_t)count * sizeof(int)));
+    CK(cudaMalloc((void **)&dcount, sizeof(int)));
+
+    /* buckets from the end of the gradient buffer: the last layer's come first */
+    long bstart[MAX_BUCKETS], blen[MAX_BUCKETS];
+    int nb = 0;
+    for (long end = m.nparams; end > 0 && nb < MAX_BUCKETS; nb++) {
+        long len = end < cfg->bucket_floats ? end : cfg->bucket_floats;
+        if (nb == MAX_BUCKETS - 1) len = end;
+        bstart[nb] = end - len;
+        blen[nb] = len;
+        end -= len;
+    }
+
+    STEP("%d ranks, each with a full replica of the MLP: %ld parameters from the same seed, so "
+         "the replicas start identical.",
+         n, m.nparams);
+    int steps_per_epoch = train->n / cfg->batch;
+    double modeled_total = 0, measured_total = 0;
+    int steps = 0;
+    for (int epoch = 1; epoch <= cfg->epochs; epoch++) {
+        pl_shuffle(order, train->n, cfg->seed, epoch);
+        CK(pl_mlp_reset_correct(&m, cs));
+        double loss_sum = 0;
+        int seen = 0;
+        for (int k = 0; k < steps_per_epoch; k++) {
+            int narrate = cfg->narrate && epoch == 1 && k == 0;
+            if (narrate)
+                STEP("The global batch of %d samples is cut into %d shards of %d: rank r takes "
+                     "rows %d r to %d r + %d of it.",
+                     cfg->batch, n, count, count, count, count - 1);
+            const int *rows = order + (long)k * cfg->batch + first;
+            for (int i = 0; i < count; i++) {
+                memcpy(hx + (size_t)i * PL_DIGITS_FEATURES,
+                       train->x + (size_t)rows[i] * PL_DIGITS_FEATURES,
+                       PL_DIGITS_FEATURES * sizeof *hx);
+                hy[i] = train->y[rows[i]];
+            }
+            mark t0 = mark_now(cs);
+            CK(cudaMemcpyAsync(dx, hx, (size_t)count * PL_DIGITS_FEATURES * sizeof(float),
+                               cudaMemcpyHostToDevice, cs));
+            CK(cudaMemcpyAsync(dy, hy, (size_t)count * sizeof(int), cudaMemcpyHostToDevice, cs));
+            if (narrate) STEP("Forward: each rank runs its own shard through its own replica.");
+            mark f = mark_now(cs);
+            CK(pl_mlp_forward(&m, dx, count, cs));
+            /* the gradient of the shard's mean loss */
+            CK(pl_mlp_loss(&m, dy, count, 1.0f / (float)count, cs));
+            emit(r, PL_EV_FORWARD, "forward", f, cs);
+            if (narrate)
+                STEP("Backward, last layer first. The gradients are cut into %d bucket%s of at "
+                     "most %d KiB; each is all-reduced as soon as backward has produced it%s.",
+                     nb, nb == 1 ? "" : "s", cfg->bucket_floats * 4 / 1024,
+                     cfg->overlap ? ", on a second stream, while backward goes on"
+                                  : " — after backward, with --no-overlap");
+            mark b = mark_now(cs);
+            int launched = 0;
+            for (int l = mc.layers - 1; l >= 0; l--) {
+                CK(pl_mlp_backward_layer(&m, dx, count, l, 0, cs));
+                if (!cfg->overlap) continue;
+                CK(cudaEventRecord(layer_done[l], cs));
+                /* every bucket whose gradients are all final now */
+                while (launched < nb && bstart[launched] >= m.w_off[l]) {
+                    CK(cudaStreamWaitEvent(ms, layer_done[l], 0));
+                    SYNC(m.grads.data + bstart[launched], (size_t)blen[launched], ms);
+                    launched++;
+                }
+            }
+            emit(r, PL_EV_BACKWARD, "backward", b, cs);
+            if (cfg->overlap) {
+                CK(cudaEventRecord(comm_done, ms));
+                CK(cudaStreamWaitEvent(cs, comm_done, 0));
+            } else
+                for (int k2 = 0; k2 < nb; k2++)
+                    SYNC(m.grads.data + bstart[k2], (size_t)blen[k2], cs);
+            if (narrate)
+                STEP("Each rank's gradient was its own shard's mean. The all-reduce summed "
+                     "them; divided by %d, every rank holds the mean gradient of the whole "
+                     "batch of %d.",
+                     n, cfg->batch);
+            if (narrate)
+                STEP("The same %s step on every rank, from the same gradient.",
+                     cfg->sgd ? "SGD" : "AdamW");
+            mark o = mark_now(cs);
+            if (cfg->sgd)
+                CK(pl_mlp_sgd(&m, cfg->lr, 0.9f, 0.0f, cs));
+            else
+                CK(pl_mlp_adamw(&m, cfg->lr, 0.9f, 0.999f, 1e-8f, 0.01f, cs));
+            emit(r, PL_EV_OPTIMIZER, "optimizer", o, cs);
+            /* the global loss: every rank's per-sample losses, summed */
+            if (pl_all_reduce(r->comm, m.loss_sum, m.loss_sum, 1, PL_FLOAT32, PL_SUM, cs))
+                FAIL("the loss all-reduce: %s", pl_comm_last_error(r->comm));
+            float step_loss;
+            CK(cudaMemcpyAsync(&step_loss, m.loss_sum, sizeof step_loss, cudaMemcpyDeviceToHost,
+                               cs));
+            CK(cudaStreamSynchronize(cs));
+            loss_sum += step_loss;
+            seen += cfg->batch;
+            modeled_total += modeled_now(cs) - t0.modeled_start;
+            measured_total += pl_trace_now() - t0.start;
+            steps++;
+            if (me == 0) pl_viz_push_metric("loss", step_loss / cfg->batch);
+            if (cfg->check_replicas || narrate) {
+                CK(cudaMemcpy(host_params, m.params.data, (size_t)m.nparams * sizeof(float),
+                              cudaMemcpyDeviceToHost));
+                run->replica[me] = host_params;
+                if (pl_comm_barrier(r->comm)) FAIL("%s", pl_comm_last_error(r->comm));
+                if (me == 0)
+                    for (int q = 1; q < n; q++)
+                        if (memcmp(run->replica[0], run->replica[q],
+                                   (size_t)m.nparams * sizeof(float)) &&
+                            !res->replicas_differ)
+                            res->replicas_differ = steps;
+                if (pl_comm_barrier(r->comm)) FAIL("%s", pl_comm_last_error(r->comm));
+            }
+            if (narrate)
+                STEP("The replicas are still identical: every rank's %ld parameters are the "
+                     "same, bit for bit (hash %08x).",
+                     m.nparams, hash_floats(host_params, m.nparams));
+            if (cfg->max_steps && steps >= cfg->max_steps) break;
+        }
+        /* the epoch: training accuracy over every rank, test accuracy on rank 0
+         * (the narration's numbers are rank 0's: only its narration shows) */
+        double ep_loss = 0, tr_acc = 0, te_acc = 0;
+        CK(cudaMemcpyAsync(dcount, m.correct, sizeof(int), cudaMemcpyDeviceToDevice, cs));
+        if (pl_all_reduce(r->comm, dcount, dcount, 1, PL_INT32, PL_SUM, cs))
+            FAIL("the accuracy all-reduce: %s", pl_comm_last_error(r->comm));
+        int right = 0;
+        CK(cudaMemcpyAsync(&right, dcount, sizeof right, cudaMemcpyDeviceToHost, cs));
+        CK(cudaStreamSynchronize(cs));
+        if (me == 0) {
+            CK(pl_mlp_reset_correct(&m, cs));
+            for (int s0 = 0; s0 < test->n; s0 += count) {
+                int b2 = test->n - s0 < count ? test->n - s0 : count;
+                CK(cudaMemcpyAsync(dx, test->x + (size_t)s0 * PL_DIGITS_FEATURES,
+                                   (size_t)b2 * PL_DIGITS_FEATURES * sizeof(float),
+                                   cudaMemcpyHostToDevice, cs));
+                CK(cudaMemcpyAsync(dy, test->y + s0, (size_t)b2 * sizeof(int),
+                                   cudaMemcpyHostToDevice, cs));
+                CK(pl_mlp_forward(&m, dx, b2, cs));
+                CK(pl_mlp_loss(&m, dy, b2, 0.0f, cs));
+                CK(cudaStreamSynchronize(cs));
+            }
+            int test_right = 0;
+            CK(cudaMemcpy(&test_right, m.correct, sizeof test_right, cudaMemcpyDeviceToHost));
+            ep_loss = seen ? loss_sum / seen : 0;
+            tr_acc = res->train_acc = seen ? 100.0 * right / seen : 0;
+            te_acc = res->test_acc = 100.0 * test_right / test->n;
+            if (epoch - 1 < 1000) res->epoch_loss[epoch - 1] = ep_loss;
+        }
+        STEP("Epoch %d/%d: loss %.4f (the mean over %d samples), train %.1f %%, test %.1f %%.",
+             epoch, cfg->epochs, ep_loss, seen, tr_acc, te_acc);
+        if (cfg->max_steps && steps >= cfg->max_steps) break;
+    }
+    if (me == 0) {
+        res->steps = steps;
+        res->modeled_step = steps ? modeled_total / steps : 0;
+        res->measured_step = steps ? measured_total / steps : 0;
+        res->nparams = m.nparams;
+        res->params = malloc((size_t)m.nparams * sizeof(float));
+        if (res->params)
+            cudaMemcpy(res->params, m.params.data, (size_t)m.nparams * sizeof(float),
+                       cudaMemcpyDeviceToHost);
+    }
+    status = 0;
+out:
+    if (ms) {
+        cudaStreamSynchronize(ms);
+        cudaStreamDestroy(ms);
+    }
+    for (int l = 0; l < PL_MLP_MAX_LAYERS; l++)
+        if (layer_done[l]) cudaEventDestroy(layer_done[l]);
+    if (comm_done) cudaEventDestroy(comm_done);
+    cudaStreamSynchronize(cs);
+    pl_mlp_destroy(&m);
+    cudaFree(dx);
+    cudaFree(dy);
+    cudaFree(dcount);
+    free(hx);
+    free(hy);
+    free(order);
+    free(host_params);
+    return status;
+}
