@@ -45,6 +45,7 @@ enum engine {
     ENG_D2D,
     ENG_PEER, /* NVLink (or PCIe) within a node */
     ENG_NET,  /* the GPU's network port, between nodes */
+    ENG_COMPUTE_HI, /* kernels of high-priority streams: on the SMs the others leave */
     ENG_COUNT,
     ENG_NONE = -1
 };
@@ -83,6 +84,7 @@ struct simt_stream {
     int legacy;
     int destroyed;
     int worker_started;
+    int priority; /* 0, or higher priority below 0 (cudaStreamCreateWithPriority) */
     pthread_t worker;
     pthread_cond_t cv; /* work arrived */
     simt_op *head, *tail;
@@ -831,6 +833,41 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *ps, unsigned flags)
 }
 
 cudaError_t cudaStreamCreate(cudaStream_t *ps) { return cudaStreamCreateWithFlags(ps, 0); }
+
+/* Priorities 0 (the default, the least) down to -5 (the greatest), as on
+ * Hopper GPUs [MODEL]; a value outside the range is clamped, as CUDA does. */
+#define PRIORITY_GREATEST (-5)
+
+cudaError_t cudaDeviceGetStreamPriorityRange(int *least, int *greatest)
+{
+    ENTER();
+    if (least) *least = 0;
+    if (greatest) *greatest = PRIORITY_GREATEST;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t *ps, unsigned flags, int priority)
+{
+    cudaError_t e = cudaStreamCreateWithFlags(ps, flags);
+    if (e) return e;
+    struct simt_stream *s = *ps;
+    pthread_mutex_lock(&G.lock);
+    s->priority = priority > 0 ? 0 : priority < PRIORITY_GREATEST ? PRIORITY_GREATEST : priority;
+    pthread_mutex_unlock(&G.lock);
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamGetPriority(cudaStream_t st, int *priority)
+{
+    ENTER();
+    pthread_mutex_lock(&G.lock);
+    int bad;
+    struct simt_stream *s = resolve_stream(st, &bad);
+    if (!bad && priority) *priority = s->priority;
+    pthread_mutex_unlock(&G.lock);
+    return ret(bad || !priority ? (bad ? cudaErrorInvalidResourceHandle : cudaErrorInvalidValue)
+                                : cudaSuccess);
+}
 
 cudaError_t cudaStreamDestroy(cudaStream_t st)
 {
@@ -1705,7 +1742,9 @@ cudaError_t simtLaunchKernel(const simt_kernel *k, dim3 grid, dim3 block, size_t
             const simt_preset *h = G.preset;
             double t = h->launch_latency;
             if (has_cost) t += maxd(flops / h->fp32_flops, bytes / h->memory_bw);
-            r = enqueue(s, op, ENG_COMPUTE, t);
+            /* a high-priority stream's kernels (NCCL's, a comm stream's) run
+             * beside the others on the modeled clock */
+            r = enqueue(s, op, s->priority < 0 ? ENG_COMPUTE_HI : ENG_COMPUTE, t);
         }
     }
     pthread_mutex_unlock(&G.lock);
@@ -1715,7 +1754,8 @@ cudaError_t simtLaunchKernel(const simt_kernel *k, dim3 grid, dim3 block, size_t
 /* ---- op reports (simtSetOpHook) ----------------------------------------- */
 
 static const char *const engine_label[ENG_COUNT] = {
-    "kernel", "memcpy H2D", "memcpy D2H", "memcpy D2D", "memcpy peer", "memcpy peer (network)"};
+    "kernel",      "memcpy H2D", "memcpy D2H", "memcpy D2D", "memcpy peer", "memcpy peer (network)",
+    "kernel (high priority)"};
 
 static void fill_record(const simt_op *op, simt_op_record *rec)
 {

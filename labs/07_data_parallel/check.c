@@ -20,6 +20,7 @@
 #include <cuda_runtime.h>
 
 #include "07_data_parallel/lab07.h"
+#include "paralab/trace.h"
 #include "registry.h"
 
 static void check_shards(const lab07_impl *impl, pl_check *c)
@@ -187,6 +188,49 @@ static void check_training(const lab07_impl *impl, pl_check *c)
         free(many.params);
         many.params = NULL;
     }
+#ifdef PARALAB_SIMULATED_CUDA
+    /* overlap, on the modeled clock: 5 steps on 4 ranks with and without */
+    if (pl_check_ok(c)) {
+        double step[2] = {0, 0};
+        int overlapping = 0;
+        for (int ov = 0; ov <= 1; ov++) {
+            lab07_config cfg = {.batch = 64, .epochs = 1, .max_steps = 5, .sgd = 1, .lr = 0.1f,
+                                .bucket_floats = 6400, .overlap = ov};
+            static lab07_result r5;
+            memset(&r5, 0, sizeof r5);
+            lab07_run run = {.cfg = &cfg, .impl = impl, .data = &d, .result = &r5};
+            pl_trace *t = pl_trace_create(4, 1 << 16, PL_TRACE_DROP);
+            if (!t || pl_world_run_traced(4, NULL, 30, t, lab07_rank, &run, err, sizeof err)) {
+                pl_check_fail(c, "N=4, 5 steps with%s overlap: %s", ov ? "" : "out",
+                              t ? err : "out of memory");
+                pl_trace_destroy(t);
+                break;
+            }
+            step[ov] = r5.modeled_step;
+            free(r5.params);
+            /* rank 0: does an all-reduce run while a backward runs? */
+            static pl_event ev[1 << 16];
+            size_t n = pl_trace_drain(t, ev, 1 << 16);
+            for (size_t i = 0; ov && i < n && !overlapping; i++) {
+                if (ev[i].rank != 0 || ev[i].kind != PL_EV_BACKWARD) continue;
+                for (size_t j = 0; j < n && !overlapping; j++)
+                    overlapping = ev[j].rank == 0 && ev[j].kind == PL_EV_COLLECTIVE &&
+                                  ev[j].modeled_start < ev[i].modeled_end &&
+                                  ev[j].modeled_end > ev[i].modeled_start;
+            }
+            pl_trace_destroy(t);
+        }
+        if (pl_check_ok(c)) {
+            pl_check_that(c, step[1] < step[0],
+                          "N=4: a step takes %.1f us (modeled) with overlap and %.1f us "
+                          "without: the buckets' all-reduces should hide behind backward",
+                          step[1] * 1e6, step[0] * 1e6);
+            pl_check_that(c, overlapping,
+                          "N=4 with overlap: no all-reduce of rank 0 ran during its backward "
+                          "(modeled clock)");
+        }
+    }
+#endif
     static const int all[] = {1, 2, 4, 8};
     for (int a = 0; a < 4 && pl_check_ok(c); a++) {
         lab07_result full;

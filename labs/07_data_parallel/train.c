@@ -133,7 +133,11 @@ int lab07_rank(pl_rank *r)
              (me + 1) * (cfg->batch / n));
     pl_mlp_config mc = pl_mlp_default();
     CK(pl_mlp_create(&m, &mc, count, cfg->seed));
-    CK(cudaStreamCreateWithFlags(&ms, cudaStreamNonBlocking));
+    /* the comm stream at the highest priority, as NCCL's: its small kernels
+     * run beside backward's */
+    int least = 0, greatest = 0;
+    CK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    CK(cudaStreamCreateWithPriority(&ms, cudaStreamNonBlocking, greatest));
     for (int l = 0; l < mc.layers; l++)
         CK(cudaEventCreateWithFlags(&layer_done[l], cudaEventDisableTiming));
     CK(cudaEventCreateWithFlags(&comm_done, cudaEventDisableTiming));
@@ -146,15 +150,22 @@ int lab07_rank(pl_rank *r)
     CK(cudaMalloc((void **)&dy, (size_t)count * sizeof(int)));
     CK(cudaMalloc((void **)&dcount, sizeof(int)));
 
-    /* buckets from the end of the gradient buffer: the last layer's come first */
+    /* Buckets in the order backward produces the gradients: the last
+     * layer's first. A bucket never spans two layers (it would wait for the
+     * earlier one); a layer's range is cut from its end into buckets of at
+     * most bucket_floats. */
     long bstart[MAX_BUCKETS], blen[MAX_BUCKETS];
     int nb = 0;
-    for (long end = m.nparams; end > 0 && nb < MAX_BUCKETS; nb++) {
-        long len = end < cfg->bucket_floats ? end : cfg->bucket_floats;
-        if (nb == MAX_BUCKETS - 1) len = end;
-        bstart[nb] = end - len;
-        blen[nb] = len;
-        end -= len;
+    for (int l = mc.layers - 1; l >= 0; l--) {
+        long lo = m.w_off[l], end = m.b_off[l] + mc.width[l + 1];
+        while (end > lo && nb < MAX_BUCKETS) {
+            long len = end - lo < cfg->bucket_floats ? end - lo : cfg->bucket_floats;
+            if (nb == MAX_BUCKETS - 1) len = end - lo;
+            bstart[nb] = end - len;
+            blen[nb] = len;
+            end -= len;
+            nb++;
+        }
     }
 
     STEP("%d ranks, each with a full replica of the MLP: %ld parameters from the same seed, so "

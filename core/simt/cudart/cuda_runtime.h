@@ -223,6 +223,12 @@ cudaError_t simtMemcpyToSymbol(void *symbol, size_t symbolSize, const void *src,
 /* ---- streams and events ------------------------------------------------ */
 cudaError_t cudaStreamCreate(cudaStream_t *pStream);
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags);
+/* Priorities: 0 the least, -5 the greatest (lower is higher). A high-priority
+ * stream's kernels are modeled on an engine of their own, beside the others'
+ * (see docs/simulated-gpu.md). */
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int flags, int priority);
+cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority);
+cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *priority);
 cudaError_t cudaStreamDestroy(cudaStream_t stream);
 cudaError_t cudaStreamSynchronize(cudaStream_t stream);
 cudaError_t cudaStreamQuery(cudaStream_t stream);
@@ -269,7 +275,6 @@ SIMT_REFUSE(cudaIpcGetMemHandle);
 SIMT_REFUSE(cudaIpcOpenMemHandle);
 SIMT_REFUSE(cudaMemcpyFromSymbol);
 SIMT_REFUSE(cudaGetSymbolAddress);
-SIMT_REFUSE(cudaStreamCreateWithPriority);
 SIMT_REFUSE(cudaDeviceSetLimit);
 SIMT_REFUSE(cudaProfilerStart);
 SIMT_REFUSE(cudaProfilerStop);
