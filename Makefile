@@ -122,11 +122,11 @@ bench:
 	@echo
 	@build/sim/bin/paralab-bench viz
 
-## demo: install what is missing, build, and run the main demo (ARGS=--no-viz for plain text)
-demo: deps
+## demo: install what is missing, build, and run the main demo: Lab 07, data parallelism on 4 devices, playing (ARGS=--no-viz for plain text)
+demo: deps data
 	@$(MAKE) all
-	@if [ "$(CUDA)" = 1 ] && [ "$(HAVE_GPU)" = 1 ]; then build/cuda/bin/lab01 $(ARGS); \
-	 else build/sim/bin/lab01 $(ARGS); fi
+	@if [ "$(HAVE_GPU)" = 1 ] && [ -x build/cuda/bin/lab07 ]; then build/cuda/bin/lab07 --devices 4 --play $(ARGS); \
+	 else build/sim/bin/lab07 --devices 4 --play $(ARGS); fi
 
 ## gpu-bundle: download the Debian packages gpu-check needs into .gpu-bundle/ (run where apt works)
 gpu-bundle:

@@ -79,6 +79,22 @@ T send-keys -t t q
 check "lab01: q exits 0" wait_for "EXIT=0"
 check "lab01: its trace replays" bash -c "'$bin/paralab-viz' '$out/lab01.json' </dev/null 2>&1 | grep -q 'events of 1 rank read'"
 
+# --- make demo: Lab 07 on 4 devices, playing
+start "TERM=xterm-256color LANG=C.UTF-8 make -s demo"
+check "make demo: Lab 07 comes up, playing" wait_for "lab 07 data parallel"
+check "make demo: 4 devices, in play mode" wait_for "| play x1.0 | clock modeled | 4 devices"
+s=$(screen)
+for pane in "dp 0" "dp 3" "timeline" "topology" "metrics" "narration"; do
+    check "make demo: $pane" has "$s" "$pane"
+done
+for _ in 1 2 3 4 5 6 7; do T send-keys -t t Space; sleep 0.3; done
+check "make demo: an epoch ends with its loss and accuracy" wait_for "Epoch 1/20: loss"
+check "make demo: the loss curve" wait_for "loss 0."
+T send-keys -t t q
+check "make demo: q exits 0" wait_for "EXIT=0"
+sleep 0.3
+check "make demo: the terminal is restored" bash -c 'grep -qE "^(icanon echo|echo icanon) *$" <<<"$1"' _ "$(history | grep -E 'icanon|echo' | tail -1)"
+
 # --- Ctrl-C in the middle of a run
 start "TERM=xterm-256color '$bin/lab06' --play --speed 0.5"
 wait_for "step 1/9" >/dev/null

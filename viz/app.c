@@ -294,8 +294,18 @@ static void clamp_view(app *a)
     int c = v->modeled;
     double lo = a->model.t_lo[c], hi = a->model.t_hi[c];
     if (hi < lo) return;
-    /* until the student zooms, the timeline shows everything so far */
-    if (v->span <= 0 || !v->zoomed) v->span = hi - lo > 0 ? hi - lo : 1e-6;
+    /* Until the student zooms, the timeline shows everything so far — or,
+     * in a long run, the newest ~60 events' worth of rank 0's compute, so
+     * that single steps stay visible. */
+    if (v->span <= 0 || !v->zoomed) {
+        double all = hi - lo > 0 ? hi - lo : 1e-6, recent = 0;
+        const viz_lane *L = &a->model.lanes[0][PL_LANE_COMPUTE];
+        size_t k = L->n < 64 ? L->n : 64;
+        for (size_t i = L->n - k; i < L->n; i++)
+            recent += viz_ev_end(&L->ev[i], c) - viz_ev_start(&L->ev[i], c);
+        recent = k ? recent / (double)k * 60 : all;
+        v->span = recent > 0 && recent < all ? recent : all;
+    }
     if (v->follow) v->t_end = hi;
     if (v->t_end > hi) v->t_end = hi;
     if (v->t_end < lo + v->span * 0.1) v->t_end = lo + v->span * 0.1;

@@ -123,12 +123,15 @@ double viz_bubble_fraction(const viz_model *m, int modeled)
         for (int l = 0; l < PL_NUM_LANES; l++)
             for (size_t i = 0; i < m->lanes[r][l].n; i++) {
                 const pl_event *e = &m->lanes[r][l].ev[i];
-                if (e->kind != PL_EV_FORWARD && e->kind != PL_EV_BACKWARD) continue;
+                /* a pipeline's stages: forward and backward of a stage (layer) */
+                if ((e->kind != PL_EV_FORWARD && e->kind != PL_EV_BACKWARD) || e->layer < 0 ||
+                    e->layer >= PL_MAX_RANKS)
+                    continue;
                 double s = viz_ev_start(e, modeled), t = viz_ev_end(e, modeled);
                 lo = s < lo ? s : lo;
                 hi = t > hi ? t : hi;
                 busy += t - s;
-                int st = e->layer >= 0 && e->layer < PL_MAX_RANKS ? e->layer : r;
+                int st = e->layer;
                 if (!stages[st]) nst++;
                 stages[st] = 1;
             }

@@ -319,7 +319,8 @@ static void pipeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
         for (int l = 0; l < PL_NUM_LANES; l++)
             for (size_t i = 0; i < m->lanes[rk][l].n; i++) {
                 const pl_event *e = &m->lanes[rk][l].ev[i];
-                if (e->kind != PL_EV_FORWARD && e->kind != PL_EV_BACKWARD) continue;
+                if ((e->kind != PL_EV_FORWARD && e->kind != PL_EV_BACKWARD) || e->layer < 0)
+                    continue;
                 double s = viz_ev_start(e, v->modeled), d = viz_ev_end(e, v->modeled) - s;
                 lo = s < lo ? s : lo;
                 if (d > 0 && d < slot) slot = d;
@@ -332,8 +333,9 @@ static void pipeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
         for (int l = 0; l < PL_NUM_LANES; l++)
             for (size_t i = 0; i < m->lanes[rk][l].n; i++) {
                 const pl_event *e = &m->lanes[rk][l].ev[i];
-                if (e->kind != PL_EV_FORWARD && e->kind != PL_EV_BACKWARD) continue;
-                int st = e->layer >= 0 ? e->layer : rk;
+                if ((e->kind != PL_EV_FORWARD && e->kind != PL_EV_BACKWARD) || e->layer < 0)
+                    continue;
+                int st = e->layer;
                 double s = viz_ev_start(e, v->modeled), d = viz_ev_end(e, v->modeled) - s;
                 int k0 = (int)lround((s - lo) / slot), k1 = (int)lround((s + d - lo) / slot);
                 for (int k = k0; k < k1; k++) {

@@ -151,8 +151,9 @@ void viz_render_pane(viz_grid *g, pl_pane p, pl_rect r, const viz_model *m, cons
 void viz_fmt_time(char *buf, size_t cap, double s);
 /* "512 B", "1.5 KiB", "3.0 MiB", "2.0 GiB" */
 void viz_fmt_bytes(char *buf, size_t cap, double b);
-/* The pipeline's bubble fraction: 1 - busy / (stages x span), from
- * forward/backward events (-1 when there are none). */
+/* The pipeline's bubble fraction: 1 - busy / (stages x span), from the
+ * forward/backward events that name their stage (layer >= 0); -1 when
+ * there are none. */
 double viz_bubble_fraction(const viz_model *m, int modeled);
 
 #endif

@@ -43,8 +43,8 @@ enum engine {
     ENG_H2D,
     ENG_D2H,
     ENG_D2D,
-    ENG_PEER, /* NVLink (or PCIe) within a node */
-    ENG_NET,  /* the GPU's network port, between nodes */
+    ENG_PEER,       /* NVLink (or PCIe) within a node */
+    ENG_NET,        /* the GPU's network port, between nodes */
     ENG_COMPUTE_HI, /* kernels of high-priority streams: on the SMs the others leave */
     ENG_COUNT,
     ENG_NONE = -1
@@ -1753,9 +1753,13 @@ cudaError_t simtLaunchKernel(const simt_kernel *k, dim3 grid, dim3 block, size_t
 
 /* ---- op reports (simtSetOpHook) ----------------------------------------- */
 
-static const char *const engine_label[ENG_COUNT] = {
-    "kernel",      "memcpy H2D", "memcpy D2H", "memcpy D2D", "memcpy peer", "memcpy peer (network)",
-    "kernel (high priority)"};
+static const char *const engine_label[ENG_COUNT] = {"kernel",
+                                                    "memcpy H2D",
+                                                    "memcpy D2H",
+                                                    "memcpy D2D",
+                                                    "memcpy peer",
+                                                    "memcpy peer (network)",
+                                                    "kernel (high priority)"};
 
 static void fill_record(const simt_op *op, simt_op_record *rec)
 {

@@ -194,8 +194,13 @@ static void check_training(const lab07_impl *impl, pl_check *c)
         double step[2] = {0, 0};
         int overlapping = 0;
         for (int ov = 0; ov <= 1; ov++) {
-            lab07_config cfg = {.batch = 64, .epochs = 1, .max_steps = 5, .sgd = 1, .lr = 0.1f,
-                                .bucket_floats = 6400, .overlap = ov};
+            lab07_config cfg = {.batch = 64,
+                                .epochs = 1,
+                                .max_steps = 5,
+                                .sgd = 1,
+                                .lr = 0.1f,
+                                .bucket_floats = 6400,
+                                .overlap = ov};
             static lab07_result r5;
             memset(&r5, 0, sizeof r5);
             lab07_run run = {.cfg = &cfg, .impl = impl, .data = &d, .result = &r5};

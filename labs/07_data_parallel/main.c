@@ -221,10 +221,10 @@ int main(int argc, char **argv)
         free(res.params);
         return failed == 2 ? 2 : 1;
     }
-    printf("\n  %d steps of a global batch of %d on %d ranks: loss %.4f, test accuracy %.1f %%; "
+    printf("\n  %d steps of a global batch of %d on %d rank%s: loss %.4f, test accuracy %.1f %%; "
            "a step takes %.1f us (%s)\n",
-           res.steps, cfg.batch, n, res.epoch_loss[cfg.epochs - 1 < 1000 ? cfg.epochs - 1 : 999],
-           res.test_acc,
+           res.steps, cfg.batch, n, n == 1 ? "" : "s",
+           res.epoch_loss[cfg.epochs - 1 < 1000 ? cfg.epochs - 1 : 999], res.test_acc,
 #ifdef PARALAB_SIMULATED_CUDA
            res.modeled_step * 1e6, "modeled"
 #else
