@@ -121,6 +121,9 @@ bench:
 	@build/sim/bin/paralab-bench train
 	@echo
 	@build/sim/bin/paralab-bench viz
+	@echo
+	@$(MAKE) -s data
+	@build/sim/bin/paralab-bench dp
 
 ## demo: install what is missing, build, and run the main demo: Lab 07, data parallelism on 4 devices, playing (ARGS=--no-viz for plain text)
 demo: deps data

@@ -130,7 +130,7 @@ static double max_rel_err(const float *got, const float *want, int n)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: paralab-bench simt|gpu|trace|comm|train|viz [--repeat R] [--scale S]\n"
+    fprintf(f, "usage: paralab-bench simt|gpu|trace|comm|train|viz|dp [--repeat R] [--scale S]\n"
                "  simt      the SIMT emulator vs a plain C loop (simulated build)\n"
                "  gpu       the same kernels on a real GPU (CUDA build)\n"
                "  trace     the cost of recording a trace event (8 producers)\n"
@@ -140,6 +140,8 @@ static void usage(FILE *f)
                "  train     the digits MLP's training step on one device vs plain C, and\n"
                "            the tiled matmul vs a C triple loop (256^3)\n"
                "  viz       rendering one frame of the visualiser (200x60, 8 ranks, 100k events)\n"
+               "  dp        Lab 07's data-parallel step, N = 1, 2, 4, 8, overlap on and off,\n"
+               "            against the alpha-beta model (simulated build; needs make data)\n"
                "  --repeat  runs per measurement, the best is kept (default 3)\n"
                "  --scale   divide the problem sizes by 2^S (default 0)\n");
 }
@@ -175,7 +177,8 @@ int main(int argc, char **argv)
         }
     }
     if (optind >= argc) {
-        fprintf(stderr, "paralab-bench: which benchmark? simt, gpu, trace, comm, train or viz\n");
+        fprintf(stderr,
+                "paralab-bench: which benchmark? simt, gpu, trace, comm, train, viz or dp\n");
         usage(stderr);
         return 2;
     }
@@ -193,6 +196,14 @@ int main(int argc, char **argv)
         return bench_comm((64L << 20) >> scale);
     }
     if (!strcmp(argv[optind], "viz")) return bench_viz(repeat);
+    if (!strcmp(argv[optind], "dp")) {
+#ifdef PARALAB_SIMULATED_CUDA
+        return bench_dp(repeat);
+#else
+        fprintf(stderr, "paralab-bench: dp models the step on simulated GPUs: run build/sim's\n");
+        return 2;
+#endif
+    }
     if (!strcmp(argv[optind], "train")) {
         const char *why = pl_device_problem("paralab-bench");
         if (why) {
@@ -204,7 +215,7 @@ int main(int argc, char **argv)
     if (strcmp(argv[optind], "simt") && strcmp(argv[optind], "gpu")) {
         fprintf(stderr,
                 "paralab-bench: no benchmark '%s'; the benchmarks are simt, gpu, trace, comm, "
-                "train and viz\n",
+                "train, viz and dp\n",
                 argv[optind]);
         return 2;
     }

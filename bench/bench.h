@@ -10,5 +10,7 @@ int bench_comm(long max_bytes);
 int bench_train(int repeat);
 /* paralab-bench viz: rendering one frame; 0 when ran. */
 int bench_viz(int repeat);
+/* paralab-bench dp: Lab 07's step against the alpha-beta model (build/sim). */
+int bench_dp(int repeat);
 
 #endif

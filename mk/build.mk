@@ -165,7 +165,7 @@ $(BIN)/unit: $(call objs,$(UNIT_SRC)) $(RT_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -lcunit $(LDLIBS) -o $@
 
-$(BIN)/paralab-bench: $(call objs,$(BENCH_SRC)) $(RT_OBJ)
+$(BIN)/paralab-bench: $(call objs,$(BENCH_SRC)) $(LAB_OBJ) $(RT_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 

@@ -1,0 +1,134 @@
+/*
+ * dp_bench.c — paralab-bench dp: Lab 07's data-parallel training step on
+ * simulated H100s (the default preset), 10 SGD steps of a global batch of
+ * 64, for N = 1, 2, 4 and 8 ranks, with and without overlap:
+ *   - the modeled step time and the scaling efficiency T(1) / (N T(N));
+ *   - the step with the gradient synchronisation left out (compute alone:
+ *     forward, backward, optimizer and the loss's all-reduce), so
+ *     all-reduce time = T(no overlap) - T(compute);
+ *   - the alpha-beta model's all-reduce time, from the preset's numbers:
+ *     per bucket of n floats, N-1 reduce-scatter steps (a peer copy of a
+ *     segment, alpha + s/beta, and a reduction kernel, launch + 3s/HBM) and
+ *     N-1 all-gather steps (a peer copy), then the division (launch +
+ *     2n*4/HBM), s = 4n/N bytes; the prediction T(compute) + that, against
+ *     the modeled T(no overlap) (goal: within 5 %);
+ *   - how much of the all-reduce time overlap hides (goal: at least half);
+ *   - the measured samples per second on this machine.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include "07_data_parallel/lab07.h"
+#include "bench.h"
+#ifdef PARALAB_SIMULATED_CUDA
+#include "simt/simt.h"
+#endif
+
+#ifdef PARALAB_SIMULATED_CUDA
+/* Gradient synchronisation left out: the compute alone. */
+static int no_sync(pl_comm *c, float *grad, size_t count, cudaStream_t stream)
+{
+    (void)c, (void)grad, (void)count, (void)stream;
+    return PL_COMM_OK;
+}
+
+static int measure(const pl_digits *d, int n, int overlap, int sync, lab07_result *res)
+{
+    lab07_impl impl = lab07_solution;
+    if (!sync) impl.sync_gradients = no_sync;
+    lab07_config cfg = {.batch = 64,
+                        .epochs = 1,
+                        .max_steps = 10,
+                        .sgd = 1,
+                        .lr = 0.1f,
+                        .bucket_floats = 6400,
+                        .overlap = overlap};
+    lab07_run run = {.cfg = &cfg, .impl = &impl, .data = d, .result = res};
+    memset(res, 0, sizeof *res);
+    char err[1024];
+    if (pl_world_run(n, NULL, 60, lab07_rank, &run, err, sizeof err)) {
+        fprintf(stderr, "paralab-bench dp: N=%d: %s\n", n, err);
+        return -1;
+    }
+    free(res->params);
+    res->params = NULL;
+    return 0;
+}
+
+/* The alpha-beta all-reduce time of the step's buckets on n ranks. */
+static double allreduce_model(const pl_mlp_config *mc, int bucket_floats, int n)
+{
+    if (n < 2) return 0;
+    const simt_preset *h = simtCurrentPreset();
+    double t = 0;
+    for (int l = mc->layers - 1; l >= 0; l--) {
+        long left = (long)mc->width[l] * mc->width[l + 1] + mc->width[l + 1];
+        while (left > 0) { /* the layer's buckets, as lab07 cuts them */
+            long b = left < bucket_floats ? left : bucket_floats;
+            double s = 4.0 * (double)b / n; /* a segment, bytes */
+            double copy = h->peer_latency + s / h->peer_bw;
+            double reduce = h->launch_latency + 3 * s / h->memory_bw;
+            t += (n - 1) * (copy + reduce) + (n - 1) * copy;
+            t += h->launch_latency + 8.0 * (double)b / h->memory_bw; /* the division */
+            left -= b;
+        }
+    }
+    return t;
+}
+
+int bench_dp(int repeat)
+{
+    (void)repeat;
+    pl_digits d;
+    char err[512];
+    if (pl_digits_load("data/digits.csv", &d, err, sizeof err)) {
+        fprintf(stderr, "paralab-bench dp: %s\n", err);
+        return 2;
+    }
+    pl_mlp_config mc = pl_mlp_default();
+    static const int ranks[] = {1, 2, 4, 8};
+    double t1 = 0;
+    int ok_model = 1, ok_hidden = 1;
+    printf("paralab-bench dp: Lab 07's step, 10 SGD steps of a global batch of 64, on simulated "
+           "%s (modeled clock)\n",
+           simtCurrentPreset()->name);
+    printf("%4s %12s %12s %10s %12s %12s %12s %12s %8s %14s\n", "N", "overlap us", "no-ovl us",
+           "eff (ovl)", "compute us", "allred us", "alpha-beta", "model/sim", "hidden",
+           "samples/s");
+    for (int i = 0; i < 4; i++) {
+        int n = ranks[i];
+        lab07_result ov, no, comp;
+        if (measure(&d, n, 1, 1, &ov) || measure(&d, n, 0, 1, &no) || measure(&d, n, 0, 0, &comp)) {
+            pl_digits_free(&d);
+            return 1;
+        }
+        if (n == 1) t1 = ov.modeled_step;
+        double allreduce = no.modeled_step - comp.modeled_step;
+        double model = allreduce_model(&mc, 6400, n);
+        double pred = comp.modeled_step + model, ratio = pred / no.modeled_step;
+        double hidden = allreduce > 0 ? (no.modeled_step - ov.modeled_step) / allreduce : 0;
+        double eff = t1 / (n * ov.modeled_step);
+        printf("%4d %12.1f %12.1f %9.0f%% %12.1f %12.1f %12.1f %12.3f %7.0f%% %14.0f\n", n,
+               ov.modeled_step * 1e6, no.modeled_step * 1e6, eff * 100, comp.modeled_step * 1e6,
+               allreduce * 1e6, model * 1e6, n > 1 ? ratio : 1.0, n > 1 ? hidden * 100 : 0,
+               64 / ov.measured_step);
+        if (n == 8) {
+            ok_model = ratio > 0.95 && ratio < 1.05;
+            ok_hidden = hidden >= 0.5;
+            printf("\n  N=8: the alpha-beta model predicts a step of %.1f us without overlap; the "
+                   "simulator models %.1f us (%.3f): %s (goal: within 5 %%)\n",
+                   pred * 1e6, no.modeled_step * 1e6, ratio, ok_model ? "met" : "MISSED");
+            printf("  N=8: overlap hides %.0f %% of the all-reduce time: %s (goal: at least "
+                   "half)\n",
+                   hidden * 100, ok_hidden ? "met" : "MISSED");
+        }
+    }
+    printf("  efficiency: T(1) / (N T(N)) with a fixed global batch; samples/s: measured on this "
+           "machine's CPU, with overlap\n");
+    pl_digits_free(&d);
+    return 0;
+}
+#endif /* PARALAB_SIMULATED_CUDA */
