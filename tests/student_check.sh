@@ -14,6 +14,14 @@ fails=0
 mkdir -p "$work/gen"
 sed 's/lab01_solution/lab01_exercise/' "$root/labs/01_hello_threads/solution.cu" >"$work/gen/lab01_correct.cu"
 sed 's/lab06_solution/lab06_exercise/' "$root/labs/06_collectives/solution.c" >"$work/gen/lab06_correct.c"
+sed 's/lab07_solution/lab07_exercise/' "$root/labs/07_data_parallel/solution.c" >"$work/gen/lab07_correct.c"
+# Lab 07's classic mistake, made from the solution by one edit: sum the
+# gradients and forget to divide by the rank count.
+sed 's|1.0f / (float)n, stream|1.0f, stream|' "$work/gen/lab07_correct.c" >"$work/gen/lab07_sum_only.c"
+if cmp -s "$work/gen/lab07_correct.c" "$work/gen/lab07_sum_only.c"; then
+    echo "FAIL  lab07_sum_only.c: the edit no longer applies to labs/07_data_parallel/solution.c"
+    exit 1
+fi
 # A mistake made from the solution by one edit (checked to apply): the
 # all-gather passes on the wrong segment (FAIL: the first wrong element).
 sed 's/int out = lab06_mod(r - s + 1, n), in = lab06_mod(r - s, n);/int out = lab06_mod(r - s, n), in = lab06_mod(r - s - 1, n);/' \
@@ -70,7 +78,7 @@ lab_run() {
 }
 
 scenario lab01_correct.cu 01_hello_threads 0 \
-    '^PASS  01_hello_threads +grid_size' '^PASS  01_hello_threads +vector_add' '2 passed, 0 failed, 1 todo' \
+    '^PASS  01_hello_threads +grid_size' '^PASS  01_hello_threads +vector_add' '2 passed, 0 failed, 3 todo' \
     '^TODO  06_collectives +ring_all_reduce +not attempted yet: PL_TODO\(\) at labs/06_collectives/exercise.c:[0-9]+'
 CLOSED=1 scenario lab01_no_tail_guard.cu 01_hello_threads 1 \
     '^PASS  01_hello_threads +grid_size' \
@@ -93,6 +101,14 @@ scenario lab01_host_crash.cu 01_hello_threads 1 \
 LABCHECK_ARGS="--timeout 3" scenario lab01_endless_loop.cu 01_hello_threads 1 \
     '^PASS  01_hello_threads +grid_size' \
     '^FAIL  01_hello_threads +vector_add +still running after 3 s: kernel vector_add \(labs/01_hello_threads/exercise.cu:[0-9]+\) is in blockIdx \(0,0,0\), threadIdx \(0,0,0\): an endless loop\?'
+
+scenario lab07_correct.c 07_data_parallel 0 \
+    '^PASS  07_data_parallel +shard_batch' '^PASS  07_data_parallel +sync_gradients'
+scenario lab07_sum_only.c 07_data_parallel 1 \
+    '^PASS  07_data_parallel +shard_batch' \
+    '^FAIL  07_data_parallel +sync_gradients +N=2, 1 floats: rank 0.s grad\[0\] = 7, but the average over the ranks is 3.5 \(the sum: divide by the rank count\)'
+lab_run lab07_sum_only.c 07_data_parallel lab07 1 \
+    '^\[8\] Epoch 1/20: loss' '^  \(yours\)      FAIL  07_data_parallel +sync_gradients'
 
 scenario lab06_correct.c 06_collectives 0 \
     '^PASS  06_collectives +ring_all_reduce' '^TODO  01_hello_threads'
