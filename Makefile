@@ -72,7 +72,7 @@ test: deps data
 	@echo "== the same under AddressSanitizer + UndefinedBehaviorSanitizer"
 	+@$(ASAN)
 	@ASAN_OPTIONS=detect_leaks=1 build/sim-asan/bin/unit
-	@build/sim-asan/bin/labcheck --solution --strict
+	@build/sim-asan/bin/labcheck --solution --strict --timeout 900
 	@$(MAKE) racecheck
 ifeq ($(HAVE_NVCC),1)
 	@echo "== CUDA variant: compile and link (build/cuda)"
