@@ -106,7 +106,7 @@ racecheck:
 	+@$(TSAN)
 	@build/sim-tsan/bin/racecheck
 
-## bench: the SIMT emulator vs a C loop, trace recording, collectives vs memcpy and Open MPI, training vs plain C (same-run ratios)
+## bench: the SIMT emulator vs a C loop, trace recording, collectives vs memcpy and Open MPI, training vs plain C, rendering, data parallelism vs the alpha-beta model (same-run ratios)
 bench:
 	@scripts/deps.sh --bench
 	+@$(SIM)
