@@ -26,6 +26,9 @@ for lab in "$bin"/lab[0-9][0-9]; do
     grep -q -- "--devices" <<<"$help" && bads+=("--devices 0" "--devices 65" "--devices two")
     grep -q -- "--speed" <<<"$help" && bads+=("--speed 0" "--speed fast")
     grep -q -- "--comm " <<<"$help" && bads+=("--comm mpi")
+    grep -q -- "--batch" <<<"$help" && bads+=("--batch 0" "--batch 30" "--batch 2000")
+    grep -q -- "--bucket-kb" <<<"$help" && bads+=("--bucket-kb 0")
+    grep -q -- "--optimizer" <<<"$help" && bads+=("--optimizer adam")
     for bad in "${bads[@]}"; do
         # shellcheck disable=SC2086
         err=$("$lab" $bad 2>&1 >/dev/null); rc=$?
@@ -33,5 +36,10 @@ for lab in "$bin"/lab[0-9][0-9]; do
         check "$name $bad: exit 2, names '$value'" bash -c 'test "$1" = 2 && grep -qF -- "$2" <<<"$3"' _ "$rc" "$value" "$err"
     done
 done
+# a global batch the ranks cannot share: both numbers and the nearest that work
+if [ -x "$bin/lab07" ]; then
+    err=$("$bin/lab07" --batch 30 --devices 4 2>&1 >/dev/null); rc=$?
+    check "lab07 --batch 30 --devices 4: exit 2, suggests 28 and 32" bash -c 'test "$1" = 2 && grep -q "batch 30 does not split evenly over 4 ranks: the nearest batch sizes that do are 28 and 32" <<<"$2"' _ "$rc" "$err"
+fi
 echo "lab smoke: $fails failed"
 [ $fails = 0 ]
