@@ -15,6 +15,13 @@ mkdir -p "$work/gen"
 sed 's/lab01_solution/lab01_exercise/' "$root/labs/01_hello_threads/solution.cu" >"$work/gen/lab01_correct.cu"
 sed 's/lab06_solution/lab06_exercise/' "$root/labs/06_collectives/solution.c" >"$work/gen/lab06_correct.c"
 sed 's/lab07_solution/lab07_exercise/' "$root/labs/07_data_parallel/solution.c" >"$work/gen/lab07_correct.c"
+sed 's/lab05_solution/lab05_exercise/' "$root/labs/05_streams/solution.c" >"$work/gen/lab05_correct.c"
+# Lab 05's classic mistake: every chunk on the first stream (right, but serial)
+sed 's/streams\[k % nstreams\]/streams[0]/' "$work/gen/lab05_correct.c" >"$work/gen/lab05_one_stream.c"
+if cmp -s "$work/gen/lab05_correct.c" "$work/gen/lab05_one_stream.c"; then
+    echo "FAIL  lab05_one_stream.c: the edit no longer applies to labs/05_streams/solution.c"
+    exit 1
+fi
 # Lab 07's classic mistake, made from the solution by one edit: sum the
 # gradients and forget to divide by the rank count.
 sed 's|1.0f / (float)n, stream|1.0f, stream|' "$work/gen/lab07_correct.c" >"$work/gen/lab07_sum_only.c"
@@ -78,7 +85,7 @@ lab_run() {
 }
 
 scenario lab01_correct.cu 01_hello_threads 0 \
-    '^PASS  01_hello_threads +grid_size' '^PASS  01_hello_threads +vector_add' '2 passed, 0 failed, 3 todo' \
+    '^PASS  01_hello_threads +grid_size' '^PASS  01_hello_threads +vector_add' '2 passed, 0 failed, 4 todo' \
     '^TODO  06_collectives +ring_all_reduce +not attempted yet: PL_TODO\(\) at labs/06_collectives/exercise.c:[0-9]+'
 CLOSED=1 scenario lab01_no_tail_guard.cu 01_hello_threads 1 \
     '^PASS  01_hello_threads +grid_size' \
@@ -101,6 +108,11 @@ scenario lab01_host_crash.cu 01_hello_threads 1 \
 LABCHECK_ARGS="--timeout 3" scenario lab01_endless_loop.cu 01_hello_threads 1 \
     '^PASS  01_hello_threads +grid_size' \
     '^FAIL  01_hello_threads +vector_add +still running after 3 s: kernel vector_add \(labs/01_hello_threads/exercise.cu:[0-9]+\) is in blockIdx \(0,0,0\), threadIdx \(0,0,0\): an endless loop\?'
+
+scenario lab05_correct.c 05_streams 0 \
+    '^PASS  05_streams +chunked'
+scenario lab05_one_stream.c 05_streams 1 \
+    '^FAIL  05_streams +chunked +8 chunks over 4 streams took [0-9.]+ us \(modeled\), one stream [0-9.]+ us: the chunks. copies should overlap'
 
 scenario lab07_correct.c 07_data_parallel 0 \
     '^PASS  07_data_parallel +shard_batch' '^PASS  07_data_parallel +sync_gradients'

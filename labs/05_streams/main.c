@@ -1,0 +1,233 @@
+/*
+ * Lab 05 — streams: copy in, compute and copy out on one stream, one after
+ * the other; then the same work cut into chunks over several streams, so
+ * that a chunk's copy in, another's kernel and a third's copy out run at
+ * the same time on the device's engines.
+ *
+ * Usage: lab05 [--size N] [--chunks C] [--streams S] [--solution]
+ *              [common options] [--help]
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+#ifdef PARALAB_SIMULATED_CUDA
+#include "simt/simt.h"
+#endif
+
+#include "05_streams/lab05.h"
+#include "paralab/cli.h"
+#include "paralab/device.h"
+#include "paralab/options.h"
+#include "paralab/step.h"
+#include "paralab/viz.h"
+
+enum { KEY_SIZE = 300, KEY_CHUNKS, KEY_STREAMS, KEY_SOLUTION };
+
+typedef struct {
+    long n, chunks, streams;
+    int solution;
+    const lab05_impl *impl;
+    int used_reference;
+    float ms_one, ms_chunked;
+    long wrong;
+} lab;
+
+static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
+{
+    lab *l = ctx;
+    const char *e = NULL;
+    if (key == KEY_SOLUTION)
+        l->solution = 1;
+    else if (key == KEY_SIZE)
+        e = pl_parse_long("--size", arg, 1, 1L << 28, &l->n);
+    else if (key == KEY_CHUNKS)
+        e = pl_parse_long("--chunks", arg, 1, 1024, &l->chunks);
+    else
+        e = pl_parse_long("--streams", arg, 1, 32, &l->streams);
+    if (e) snprintf(err, cap, "%s", e);
+    return e != NULL;
+}
+
+#define CK(call)                                                                                   \
+    do {                                                                                           \
+        cudaError_t e_ = (cudaError_t)(call);                                                      \
+        if (e_) {                                                                                  \
+            snprintf(r->error, sizeof r->error, "%s: %s", #call, cudaGetErrorName(e_));            \
+            goto out;                                                                              \
+        }                                                                                          \
+    } while (0)
+#define STEP(...)                                                                                  \
+    do {                                                                                           \
+        if (pl_step(r, __VA_ARGS__)) goto out;                                                     \
+    } while (0)
+
+static const char *clock_name(void)
+{
+#ifdef PARALAB_SIMULATED_CUDA
+    return "modeled";
+#else
+    return "measured";
+#endif
+}
+
+/* The lab's steps, on a one-rank world. */
+static int run_steps(pl_rank *r)
+{
+    lab *l = r->arg;
+    size_t n = (size_t)l->n, bytes = n * sizeof(float);
+    int ns = (int)l->streams, status = 1;
+    float *h_in = NULL, *h_out = NULL, *h_ref = NULL, *d_in = NULL, *d_out = NULL;
+    cudaStream_t s[32] = {0};
+    cudaEvent_t e0 = NULL, e1 = NULL, e2 = NULL, e3 = NULL;
+    CK(cudaMallocHost((void **)&h_in, bytes));
+    CK(cudaMallocHost((void **)&h_out, bytes));
+    CK(cudaMallocHost((void **)&h_ref, bytes));
+    CK(cudaMalloc((void **)&d_in, bytes));
+    CK(cudaMalloc((void **)&d_out, bytes));
+    for (int i = 0; i < ns; i++) CK(cudaStreamCreate(&s[i]));
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    CK(cudaEventCreate(&e2));
+    CK(cudaEventCreate(&e3));
+    for (size_t i = 0; i < n; i++) h_in[i] = (float)(i % 1000) * 0.25f;
+    STEP("%zu floats (%.1f MiB) in pinned host memory (cudaMallocHost): copies from it run "
+         "asynchronously on the copy engines.",
+         n, (double)bytes / (1 << 20));
+
+    /* one stream, the parts timed with events */
+    CK(cudaEventRecord(e0, s[0]));
+    CK(cudaMemcpyAsync(d_in, h_in, bytes, cudaMemcpyHostToDevice, s[0]));
+    CK(cudaEventRecord(e1, s[0]));
+    CK(lab05_process(d_out, d_in, n, s[0]));
+    CK(cudaEventRecord(e2, s[0]));
+    CK(cudaMemcpyAsync(h_ref, d_out, bytes, cudaMemcpyDeviceToHost, s[0]));
+    CK(cudaEventRecord(e3, s[0]));
+    CK(cudaStreamSynchronize(s[0]));
+    float in_ms, k_ms, out_ms;
+    CK(cudaEventElapsedTime(&in_ms, e0, e1));
+    CK(cudaEventElapsedTime(&k_ms, e1, e2));
+    CK(cudaEventElapsedTime(&out_ms, e2, e3));
+    l->ms_one = in_ms + k_ms + out_ms;
+    STEP("One stream: copy in %.1f us, process %.1f us, copy out %.1f us — %.1f us in all "
+         "(%s), one after the other.",
+         in_ms * 1e3, k_ms * 1e3, out_ms * 1e3, l->ms_one * 1e3, clock_name());
+
+    /* chunks over streams */
+    memset(h_out, 0xff, bytes);
+    CK(cudaDeviceSynchronize());
+    CK(cudaEventRecord(e0, 0));
+    CK(cudaStreamWaitEvent(s[0], e0, 0));
+    int rc = l->impl->chunked(h_out, h_in, d_out, d_in, n, (int)l->chunks, s, ns);
+    CK(rc);
+    for (int i = 0; i < ns; i++) CK(cudaStreamSynchronize(s[i]));
+    CK(cudaEventRecord(e1, 0));
+    CK(cudaEventSynchronize(e1));
+    CK(cudaEventElapsedTime(&l->ms_chunked, e0, e1));
+    l->wrong = 0;
+    for (size_t i = 0; i < n; i++) l->wrong += memcmp(&h_out[i], &h_ref[i], sizeof(float)) != 0;
+    STEP("%ld chunks over %d stream%s (chunked, %s): %.1f us, %.2fx one stream's; %s.", l->chunks,
+         ns, ns == 1 ? "" : "s", l->used_reference ? "the reference" : "yours", l->ms_chunked * 1e3,
+         l->ms_one / (l->ms_chunked > 0 ? l->ms_chunked : 1),
+         l->wrong ? "SOME OUTPUTS DIFFER from one stream's" : "every output equals one stream's");
+    STEP("What overlapped: a GPU has a copy engine each way and the SMs; while chunk k is "
+         "processed, chunk k+1 comes in and chunk k-1 goes out. With one stream, or one chunk, "
+         "nothing can.");
+    status = 0;
+out:
+    for (int i = 0; i < ns; i++)
+        if (s[i]) cudaStreamDestroy(s[i]);
+    if (e0) cudaEventDestroy(e0);
+    if (e1) cudaEventDestroy(e1);
+    if (e2) cudaEventDestroy(e2);
+    if (e3) cudaEventDestroy(e3);
+    cudaFreeHost(h_in);
+    cudaFreeHost(h_out);
+    cudaFreeHost(h_ref);
+    cudaFree(d_in);
+    cudaFree(d_out);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    static lab l = {.n = 1L << 22, .chunks = 8, .streams = 4};
+    static const pl_lab_option extra[] = {
+        {"size", 1, "N", "floats to process (1..2^28, default 4194304)", KEY_SIZE},
+        {"chunks", 1, "C", "pieces the work is cut into (1..1024, default 8)", KEY_CHUNKS},
+        {"streams", 1, "S", "streams the pieces go round (1..32, default 4)", KEY_STREAMS},
+        {"solution", 0, "", "run the reference instead of your exercise", KEY_SOLUTION},
+        {0, 0, 0, 0, 0},
+    };
+    pl_options opt;
+    char msg[4096];
+    pl_options_defaults(&opt, 1);
+    pl_options_status st = pl_options_parse(
+        &opt, argc, argv, "lab05",
+        "Lab 05, streams: one stream against chunks over several, copies overlapping compute.",
+        extra, on_option, &l, msg, sizeof msg);
+    if (st == PL_OPTIONS_HELP) {
+        fputs(msg, stdout);
+        printf("\nOne device: --devices is 1.\nYour code: labs/05_streams/exercise.c. Check it "
+               "with `make check`.\n");
+        return 0;
+    }
+    if (st == PL_OPTIONS_ERROR) {
+        fprintf(stderr, "lab05: %s\n", msg);
+        return 2;
+    }
+    if (opt.devices != 1) {
+        fprintf(stderr, "lab05: --devices %d: lab 05 runs on one device (--devices 1)\n",
+                opt.devices);
+        return 2;
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    setenv("SIMT_QUIET", "1", 0);
+    if (pl_options_apply(&opt, "lab05", msg, sizeof msg)) {
+        fprintf(stderr, "lab05: %s\n", msg);
+        return 2;
+    }
+    const char *why = pl_device_problem("lab05");
+    if (why) {
+        fprintf(stderr, "lab05: %s\n", why);
+        return 2;
+    }
+    l.impl = l.solution ? &lab05_solution : &lab05_exercise;
+    if (!l.solution) { /* still TODO? ask it with nothing to do */
+        cudaStream_t s0 = 0;
+        if (lab05_exercise.chunked(NULL, NULL, NULL, NULL, 0, 1, &s0, 1) == PL_TODO_STATUS) {
+            l.used_reference = 1;
+            l.impl = &lab05_solution;
+        }
+    }
+    printf("paralab lab 05 — streams (%s clock)\n", clock_name());
+    if (l.used_reference)
+        printf("  ! exercise not attempted yet — using the reference; open "
+               "labs/05_streams/exercise.c (PL_TODO at %s)\n",
+               pl_todo_location());
+    pl_viz_config vc = {.title = "lab 05 streams",
+                        .panes = PL_PANE_BIT(PL_PANE_DEVICES) | PL_PANE_BIT(PL_PANE_TIMELINE) |
+                                 PL_PANE_BIT(PL_PANE_METRICS),
+                        .steps = 4,
+                        .clock = clock_name(),
+#ifdef PARALAB_SIMULATED_CUDA
+                        .modeled = 1
+#endif
+    };
+    char err[1024];
+    int quit = 0, failed = pl_viz_run_lab(&vc, &opt, 1, run_steps, &l, &quit, err, sizeof err);
+    if (quit) return 0;
+    if (failed) {
+        fprintf(stderr, "lab05: %s\n", err);
+        return failed == 2 ? 2 : 1;
+    }
+    printf("\n[checks]\n");
+    pl_check chk;
+    pl_check_begin(&chk, "05_streams", "chunked");
+    lab05_check(0, l.impl, &chk);
+    printf("  %-11s  ", l.impl == &lab05_solution ? "(reference)" : "(yours)");
+    pl_check_print(&chk, 0);
+    return chk.outcome == PL_PASS && !l.wrong ? 0 : 1;
+}
