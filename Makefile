@@ -98,7 +98,7 @@ cuda12-build:
 ## check: the student's command: check your exercise files (PASS / FAIL / TODO per exercise)
 check:
 	+@$(SIM)
-	@build/sim/bin/labcheck
+	@build/sim/bin/labcheck $(ARGS)
 
 ## racecheck: ThreadSanitizer build; reports a shared-memory race with file:line
 racecheck:
@@ -125,11 +125,14 @@ bench:
 	@$(MAKE) -s data
 	@build/sim/bin/paralab-bench dp
 
+# play, unless ARGS asks for --step
+DEMO_MODE = $(if $(findstring --step,$(ARGS)),,--play)
+
 ## demo: install what is missing, build, and run the main demo: Lab 07, data parallelism on 4 devices, playing (ARGS=--no-viz for plain text)
 demo: deps data
 	@$(MAKE) all
-	@if [ "$(HAVE_GPU)" = 1 ] && [ -x build/cuda/bin/lab07 ]; then build/cuda/bin/lab07 --devices 4 --play $(ARGS); \
-	 else build/sim/bin/lab07 --devices 4 --play $(ARGS); fi
+	@if [ "$(HAVE_GPU)" = 1 ] && [ -x build/cuda/bin/lab07 ]; then build/cuda/bin/lab07 --devices 4 $(DEMO_MODE) $(ARGS); \
+	 else build/sim/bin/lab07 --devices 4 $(DEMO_MODE) $(ARGS); fi
 
 ## gpu-bundle: download the Debian packages gpu-check needs into .gpu-bundle/ (run where apt works)
 gpu-bundle:

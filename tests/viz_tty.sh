@@ -99,9 +99,17 @@ check "make demo: the terminal is restored" bash -c 'grep -qE "^(icanon echo|ech
 start "TERM=xterm-256color '$bin/lab06' --play --speed 0.5"
 wait_for "step 1/9" >/dev/null
 T send-keys -t t C-c
-check "Ctrl-C: the lab ends (exit 0)" wait_for "EXIT=0"
+check "Ctrl-C: the lab ends (exit 130, as for SIGINT)" wait_for "EXIT=130"
 sleep 0.3
 check "Ctrl-C: the terminal is restored" bash -c 'grep -qE "^(icanon echo|echo icanon) *$" <<<"$1"' _ "$(history | grep -E 'icanon|echo' | tail -1)"
+
+# --- Ctrl-C in plain text with a trace: the ranks stop, the file is finished
+start "'$bin/lab07' --no-viz --trace '$out/cut-short.json'"
+wait_for "[1] 4 ranks" >/dev/null
+sleep 1
+T send-keys -t t C-c
+check "plain text, Ctrl-C: exit 130, 'stopped by the student (Ctrl-C)'" wait_for "EXIT=130"
+check "plain text, Ctrl-C: the trace is complete" bash -c "'$bin/paralab-viz' '$out/cut-short.json' </dev/null 2>&1 | grep -q 'events of 4 ranks read'"
 
 # --- a crash while the UI owns the screen: the terminal comes back first
 start "TERM=xterm-256color '$bin/lab06' --step"
@@ -145,6 +153,7 @@ start "TERM=xterm-256color LANG=C.UTF-8 '$bin/paralab-viz' '$out/run.json'"
 check "replay: the UI comes up" wait_for "replay"
 s=$(screen)
 check "replay: the timeline and the topology" bash -c 'grep -q "timeline" <<<"$1" && grep -q "topology" <<<"$1"' _ "$s"
+check "replay: the file's clock in the header and on the timeline" bash -c 'grep -q "clock modeled (recorded)" <<<"$1" && grep -q "timeline (modeled clock" <<<"$1"' _ "$s"
 T send-keys -t t q
 check "replay: q exits 0" wait_for "EXIT=0"
 head -c 1000 "$out/run.json" >"$out/cut.json"

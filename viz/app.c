@@ -471,7 +471,7 @@ static void loop(app *a)
 {
     double last_mem = 0, last = wall();
     while (!a->quit) {
-        if (quit_signal) a->quit = 1;
+        if (quit_signal) a->quit = 2; /* Ctrl-C or SIGTERM */
         drain(a);
         read_log(a);
         take_metrics(&a->model);
@@ -600,7 +600,7 @@ int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank
         loop(&a);
         if (__atomic_load_n(&a.world_done, __ATOMIC_ACQUIRE)) break;
         /* quit while the ranks run: stop them at their next step */
-        *quit = 1;
+        *quit = a.quit;
         pl_player_quit(a.player);
         snprintf(a.status_text, sizeof a.status_text, "stopping the ranks at their next step...");
         while (!__atomic_load_n(&a.world_done, __ATOMIC_ACQUIRE)) {
@@ -646,8 +646,9 @@ int pl_viz_replay(const char *path, char *err, size_t err_size)
     viz_model_init(&a.model, nranks);
     a.panes = PL_PANE_BIT(PL_PANE_DEVICES) | PL_PANE_BIT(PL_PANE_TIMELINE) |
               PL_PANE_BIT(PL_PANE_TOPOLOGY) | PL_PANE_BIT(PL_PANE_METRICS);
-    for (size_t i = 0; i < a.nev; i++)
-        if (a.ev[i].kind == PL_EV_FORWARD || a.ev[i].kind == PL_EV_BACKWARD) {
+    for (size_t i = 0; i < a.nev; i++) /* a pipeline: forward/backward events of a stage */
+        if ((a.ev[i].kind == PL_EV_FORWARD || a.ev[i].kind == PL_EV_BACKWARD) &&
+            a.ev[i].layer >= 0) {
             a.panes |= PL_PANE_BIT(PL_PANE_PIPELINE);
             break;
         }
@@ -657,8 +658,8 @@ int pl_viz_replay(const char *path, char *err, size_t err_size)
     a.rate = span > 0 ? span / 10 : 1; /* the whole trace in 10 s at x1 */
     a.playing = 1;
     a.view = (viz_view){.title = path,
-                        .clock = modeled ? "modeled (recorded)" : "measured (recorded)",
-                        .modeled = 0,
+                        .recorded = 1,
+                        .modeled = modeled,
                         .follow = 1,
                         .ndev = nranks,
                         .focus = PL_PANE_NARRATION,

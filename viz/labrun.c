@@ -3,6 +3,7 @@
  * with the terminal UI or as plain text, with or without a trace file.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -14,15 +15,31 @@
 typedef struct {
     pl_trace *trace;
     pl_trace_writer *writer;
+    pl_player *player;
     volatile int done;
 } drainer;
 
-/* Headless with a trace file: a thread drains the rings into the writer. */
+/* Ctrl-C or SIGTERM while a headless run writes a trace: the ranks stop at
+ * their next step and the file is finished, as the UI's q does. */
+static volatile sig_atomic_t interrupted;
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+/* Headless with a trace file: a thread drains the rings into the writer,
+ * and turns an interruption into a quit of the player. */
 static void *drain_loop(void *p)
 {
     drainer *d = p;
     static pl_event buf[4096];
+    int told = 0;
     for (;;) {
+        if (interrupted && !told) {
+            pl_player_quit(d->player);
+            told = 1;
+        }
         int last = __atomic_load_n(&d->done, __ATOMIC_ACQUIRE);
         size_t n = pl_trace_drain(d->trace, buf, 4096);
         if (n) pl_trace_writer_add(d->writer, buf, n);
@@ -69,7 +86,13 @@ int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_ran
         }
     }
     pthread_t drain_thread;
+    dr.player = player;
     int draining = !ui && dr.writer && pthread_create(&drain_thread, NULL, drain_loop, &dr) == 0;
+    if (draining) {
+        interrupted = 0;
+        signal(SIGINT, on_interrupt);
+        signal(SIGTERM, on_interrupt);
+    }
     pl_world_config cfg = {.n = n,
                            .comm_timeout_s = opt->comm_timeout,
                            .trace = dr.trace,
@@ -80,8 +103,14 @@ int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_ran
     if (draining) {
         __atomic_store_n(&dr.done, 1, __ATOMIC_RELEASE);
         pthread_join(drain_thread, NULL);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        if (interrupted) { /* the ranks stopped at a step: not a failure of theirs */
+            *quit = 2;
+            failed = 0;
+        }
     }
-    if (*quit) printf("  stopped by the student\n");
+    if (*quit) printf("  stopped by the student%s\n", *quit == 2 ? " (Ctrl-C)" : "");
     if (dr.writer) {
         char werr[512];
         if (pl_trace_writer_close(dr.writer, werr, sizeof werr))

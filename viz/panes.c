@@ -61,9 +61,10 @@ static void header(viz_grid *g, pl_rect r, const viz_view *v)
     else
         snprintf(steps, sizeof steps, "step %d", v->step);
     viz_textf(g, r.x, r.y, r.w, COL_TITLE, ATTR_REVERSE | ATTR_BOLD,
-              " paralab | %s | %s | %s | clock %s | %d device%s | ? help ",
-              v->title ? v->title : "", steps, v->mode ? v->mode : "", v->clock ? v->clock : "",
-              v->ndev, v->ndev == 1 ? "" : "s");
+              " paralab | %s | %s | %s | clock %s%s | %d device%s | ? help ",
+              v->title ? v->title : "", steps, v->mode ? v->mode : "",
+              v->modeled ? "modeled" : "measured", v->recorded ? " (recorded)" : "", v->ndev,
+              v->ndev == 1 ? "" : "s");
 }
 
 /* Words wrapped into the box; returns the rows used. */
@@ -360,17 +361,24 @@ static void metrics(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *
     double bytes = 0, secs = 0, busy[PL_NUM_LANES] = {0};
     size_t calls = 0;
     for (int rk = 0; rk < m->nranks; rk++)
-        for (int l = 0; l < PL_NUM_LANES; l++)
+        for (int l = 0; l < PL_NUM_LANES; l++) {
+            /* busy time: the union of the lane's events (a forward and the
+             * kernels inside it count once), swept in start order */
+            double covered = -1e300;
             for (size_t i = 0; i < m->lanes[rk][l].n; i++) {
                 const pl_event *e = &m->lanes[rk][l].ev[i];
-                double d = viz_ev_end(e, v->modeled) - viz_ev_start(e, v->modeled);
-                if (e->kind != PL_EV_COLLECTIVE && e->kind != PL_EV_RING_STEP) busy[l] += d;
+                double s = viz_ev_start(e, v->modeled), t = viz_ev_end(e, v->modeled);
+                if (e->kind != PL_EV_COLLECTIVE && e->kind != PL_EV_RING_STEP && t > covered) {
+                    busy[l] += t - (s > covered ? s : covered);
+                    covered = t;
+                }
                 if (e->kind == PL_EV_COLLECTIVE && rk == 0) {
                     bytes += (double)e->bytes;
-                    secs += d;
+                    secs += t - s;
                     calls++;
                 }
             }
+        }
     char b[32];
     viz_fmt_bytes(b, sizeof b, bytes);
     viz_textf(g, in.x, in.y + row++, in.w, COL_DEFAULT, 0, "%zu events, %zu collectives (%s)",

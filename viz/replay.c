@@ -104,6 +104,10 @@ int pl_viz_read_trace(const char *path, pl_event **out, size_t *n, int *nranks, 
         x.kind = (uint8_t)kind;
         x.start = json_number_value(ts) * 1e-6;
         x.end = x.start + json_number_value(dur) * 1e-6;
+        if (*modeled) { /* the file's clock is the simulated GPU's: keep it as such */
+            x.modeled_start = x.start;
+            x.modeled_end = x.end;
+        }
         snprintf(x.label, sizeof x.label, "%s", json_string_value(name));
         long long mb = -1, layer = -1, peer = -1, bytes = 0;
         if (args && (int_arg(args, "micro_batch", 0, 1 << 30, &mb) ||

@@ -135,6 +135,7 @@ typedef struct viz_view {
     double t_end, span; /* the timeline shows [t_end - span, t_end] */
     int follow;         /* t_end follows the newest event */
     int zoomed;         /* the student set the span (else: everything so far) */
+    int recorded;       /* a replay: the clock is the file's */
     int rank_scroll;    /* first rank row shown */
     int focus;          /* the focused pane */
     int help;           /* the help overlay is up */

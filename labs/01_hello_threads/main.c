@@ -332,7 +332,7 @@ int main(int argc, char **argv)
     };
     char err[1024];
     int quit = 0, world = pl_viz_run_lab(&vc, &opt, 1, run_steps, &r, &quit, err, sizeof err);
-    if (quit) return 0;
+    if (quit) return quit == 2 ? 130 : 0; /* Ctrl-C: 130, as a shell reports SIGINT */
     if (world == 2 || (world && !r.fault)) {
         fprintf(stderr, "lab01: %s\n", err);
         return world == 2 ? 2 : 1;

@@ -218,7 +218,7 @@ int main(int argc, char **argv)
     };
     char err[1024];
     int quit = 0, failed = pl_viz_run_lab(&vc, &opt, 1, run_steps, &l, &quit, err, sizeof err);
-    if (quit) return 0;
+    if (quit) return quit == 2 ? 130 : 0; /* Ctrl-C: 130, as a shell reports SIGINT */
     if (failed) {
         fprintf(stderr, "lab05: %s\n", err);
         return failed == 2 ? 2 : 1;

@@ -302,7 +302,7 @@ int main(int argc, char **argv)
     l.max_bytes = 4L << 20;
     static const pl_lab_option extra[] = {
         {"count", 1, "C", "values per rank in the walk-through (1..64, default 4)", KEY_COUNT},
-        {"max-bytes", 1, "B", "largest size in the table (8..256 MiB, default 4 MiB)",
+        {"max-bytes", 1, "B", "largest size in the table, in bytes (8..268435456, default 4194304)",
          KEY_MAX_BYTES},
         {"solution", 0, "", "run the reference instead of your exercise", KEY_SOLUTION},
         {0, 0, 0, 0, 0},
@@ -361,7 +361,7 @@ int main(int argc, char **argv)
 #endif
     };
     int quit = 0, failed = pl_viz_run_lab(&vc, &l.opt, n, rank_main, &l, &quit, err, sizeof err);
-    if (quit) return 0;
+    if (quit) return quit == 2 ? 130 : 0; /* Ctrl-C: 130, as a shell reports SIGINT */
     if (failed) {
         fprintf(stderr, "lab06: %s\n", err);
         return failed == 2 ? 2 : 1;

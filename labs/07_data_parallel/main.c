@@ -214,7 +214,7 @@ int main(int argc, char **argv)
     pl_digits_free(&data);
     if (quit) {
         free(res.params);
-        return 0;
+        return quit == 2 ? 130 : 0; /* Ctrl-C: 130, as a shell reports SIGINT */
     }
     if (failed) {
         fprintf(stderr, "lab07: %s\n", err);

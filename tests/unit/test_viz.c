@@ -260,6 +260,20 @@ static void test_shards_and_metrics(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(title, "W1 (column-parallel)"));
     CU_ASSERT_STRING_EQUAL(row, "0#####0#####1#####1#####");
     CU_ASSERT_EQUAL(g.cells[1 * 26 + 14].fg, COL_RANK0 + 1); /* rank 1's colour */
+    /* busy time is a union: a forward and the kernels inside it count once */
+    pl_event f = ev(0, PL_LANE_COMPUTE, PL_EV_FORWARD, 0, 10, 0, -1, "fwd");
+    pl_event k1 = ev(0, PL_LANE_COMPUTE, PL_EV_KERNEL, 1, 3, -1, -1, "k");
+    pl_event k2 = ev(0, PL_LANE_COMPUTE, PL_EV_KERNEL, 4, 6, -1, -1, "k");
+    pl_event k3 = ev(1, PL_LANE_COMPUTE, PL_EV_KERNEL, 0, 5, -1, -1, "k");
+    viz_model_add(&m, &f);
+    viz_model_add(&m, &k1);
+    viz_model_add(&m, &k2);
+    viz_model_add(&m, &k3);
+    viz_grid_resize(&g, 40, 6);
+    viz_render_pane(&g, PL_PANE_METRICS, (pl_rect){0, 0, 40, 6}, &m, &v);
+    char *busy = viz_grid_text(&g);
+    CU_ASSERT_PTR_NOT_NULL(strstr(busy, "busy: compute 75 %")); /* (10 + 5) / (2 x 10) */
+    free(busy);
     for (int i = 0; i < 5; i++) viz_model_push_metric(&m, 2.0 - 0.4 * i);
     snprintf(m.metric_name, sizeof m.metric_name, "loss");
     viz_grid_resize(&g, 30, 8);

@@ -84,7 +84,8 @@ int pl_viz_available(char *why, size_t cap);
  * the drained events also go (NULL: nowhere). The player is set
  * interactive and quiet. Returns the world's status (0: every rank
  * succeeded), with err as pl_world_run_config's; a quit before the end
- * stops the ranks at their next step and returns 0 with *quit set. */
+ * stops the ranks at their next step and returns 0 with *quit set: 1 for
+ * q, 2 for Ctrl-C or SIGTERM. */
 int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank_fn fn, void *arg,
                      pl_trace_writer *writer, int *quit, char *err, size_t err_size);
 
