@@ -175,8 +175,8 @@ pl_options_status pl_options_parse(pl_options *o, int argc, char **argv, const c
         case 'h':
             usage(msg, cap, prog, summary, extra);
             return PL_OPTIONS_HELP;
-        case ':':
-            if (optopt && optopt < 128)
+        case ':': /* name it as it was typed: --devices, not -n */
+            if (optopt && optopt < 128 && strncmp(argv[optind - 1], "--", 2))
                 snprintf(msg, cap, "option '-%c' needs a value (see --help)", optopt);
             else
                 snprintf(msg, cap, "option '%s' needs a value (see --help)", argv[optind - 1]);

@@ -159,6 +159,10 @@ check "replay: q exits 0" wait_for "EXIT=0"
 head -c 1000 "$out/run.json" >"$out/cut.json"
 err=$("$bin/paralab-viz" "$out/cut.json" 2>&1); rc=$?
 check "replay of a truncated file: exit 2 with file:line:column" bash -c 'test "$1" = 2 && grep -qE "cut.json:[0-9]+:[0-9]+: not a trace" <<<"$2"' _ "$rc" "$err"
+err=$("$bin/paralab-viz" "$out" 2>&1); rc=$?
+check "replay of a directory: exit 2, says so" bash -c 'test "$1" = 2 && grep -q "is a directory, not a trace file" <<<"$2"' _ "$rc" "$err"
+err=$("$bin/paralab-viz" --bogus 2>&1); rc=$?
+check "paralab-viz --bogus: exit 2, names it" bash -c 'test "$1" = 2 && grep -q "unknown option .--bogus." <<<"$2"' _ "$rc" "$err"
 err=$("$bin/paralab-viz" "$out/none.json" 2>&1); rc=$?
 check "replay of a missing file: exit 2 naming it" bash -c 'test "$1" = 2 && grep -q "none.json: cannot read it" <<<"$2"' _ "$rc" "$err"
 rm -rf "$out"

@@ -22,7 +22,12 @@ int main(int argc, char **argv)
                "next collective, + and - speed, z/Z zoom, arrows scroll, ? help, q quit).\n");
         return 0;
     }
-    if (argc != 2 || argv[1][0] == '-') {
+    if (argc == 2 && argv[1][0] == '-') {
+        fprintf(stderr, "paralab-viz: unknown option '%s' (usage: paralab-viz FILE.json)\n",
+                argv[1]);
+        return 2;
+    }
+    if (argc != 2) {
         fprintf(stderr, "usage: paralab-viz FILE.json (see --help)\n");
         return 2;
     }

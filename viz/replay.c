@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -37,6 +38,11 @@ int pl_viz_read_trace(const char *path, pl_event **out, size_t *n, int *nranks, 
     *n = 0;
     *nranks = 0;
     *modeled = 0;
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(err, cap, "%s: is a directory, not a trace file", path);
+        return -1;
+    }
     json_error_t je;
     json_t *root = json_load_file(path, 0, &je);
     if (!root) {

@@ -129,6 +129,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "lab07: %s\n", msg);
         return 2;
     }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    setenv("SIMT_QUIET", "1", 0);
+    if (pl_options_apply(&opt, "lab07", msg, sizeof msg)) {
+        fprintf(stderr, "lab07: %s\n", msg);
+        return 2;
+    }
+    /* the devices first (there may be fewer than asked), then the batch */
     int n = opt.devices;
     if (a.batch % n) {
         long lo = a.batch / n * n, hi = lo + n;
@@ -142,12 +149,6 @@ int main(int argc, char **argv)
                     "lab07: --batch %ld is smaller than --devices %d: every rank needs a "
                     "sample; the nearest batch size that splits evenly is %ld\n",
                     a.batch, n, hi);
-        return 2;
-    }
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    setenv("SIMT_QUIET", "1", 0);
-    if (pl_options_apply(&opt, "lab07", msg, sizeof msg)) {
-        fprintf(stderr, "lab07: %s\n", msg);
         return 2;
     }
     const char *why = pl_device_problem("lab07");

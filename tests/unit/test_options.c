@@ -103,6 +103,8 @@ static void test_bad_values(void)
         {"extra", NULL, "unexpected argument 'extra' (see --help)"},
         {"--step", "--play", "--step and --play exclude each other: choose one"},
         {"--speed", NULL, "option '--speed' needs a value (see --help)"},
+        {"--devices", NULL, "option '--devices' needs a value (see --help)"},
+        {"-n", NULL, "option '-n' needs a value (see --help)"},
         {"-xn", "3", "unknown option '-x' (see --help)"},
         {"--no-viz=3", NULL, "option '--no-viz=3' is unknown or takes no value (see --help)"},
         {"--seed", " 1", "--seed ' 1' is not a whole number from 0 to 18446744073709551615"},
