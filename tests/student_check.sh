@@ -16,6 +16,15 @@ sed 's/lab01_solution/lab01_exercise/' "$root/labs/01_hello_threads/solution.cu"
 sed 's/lab06_solution/lab06_exercise/' "$root/labs/06_collectives/solution.c" >"$work/gen/lab06_correct.c"
 sed 's/lab07_solution/lab07_exercise/' "$root/labs/07_data_parallel/solution.c" >"$work/gen/lab07_correct.c"
 sed 's/lab05_solution/lab05_exercise/' "$root/labs/05_streams/solution.c" >"$work/gen/lab05_correct.c"
+sed 's/lab04_solution/lab04_exercise/' "$root/labs/04_gemm/solution.cu" >"$work/gen/lab04_correct.cu"
+# Lab 04's classic mistake: no zeros past the edges of the tiles
+sed -e 's/row < M \&\& k0 + tx < K ? A\[row \* K + k0 + tx\] : 0.0f/A[row * K + k0 + tx]/' \
+    -e 's/k0 + ty < K \&\& col < N ? B\[(k0 + ty) \* N + col\] : 0.0f/B[(k0 + ty) * N + col]/' \
+    "$work/gen/lab04_correct.cu" >"$work/gen/lab04_no_edges.cu"
+if cmp -s "$work/gen/lab04_correct.cu" "$work/gen/lab04_no_edges.cu"; then
+    echo "FAIL  lab04_no_edges.cu: the edit no longer applies to labs/04_gemm/solution.cu"
+    exit 1
+fi
 # Lab 05's classic mistake: every chunk on the first stream (right, but serial)
 sed 's/streams\[k % nstreams\]/streams[0]/' "$work/gen/lab05_correct.c" >"$work/gen/lab05_one_stream.c"
 if cmp -s "$work/gen/lab05_correct.c" "$work/gen/lab05_one_stream.c"; then
@@ -85,7 +94,7 @@ lab_run() {
 }
 
 scenario lab01_correct.cu 01_hello_threads 0 \
-    '^PASS  01_hello_threads +grid_size' '^PASS  01_hello_threads +vector_add' '2 passed, 0 failed, 4 todo' \
+    '^PASS  01_hello_threads +grid_size' '^PASS  01_hello_threads +vector_add' '2 passed, 0 failed, 5 todo' \
     '^TODO  06_collectives +ring_all_reduce +not attempted yet: PL_TODO\(\) at labs/06_collectives/exercise.c:[0-9]+'
 CLOSED=1 scenario lab01_no_tail_guard.cu 01_hello_threads 1 \
     '^PASS  01_hello_threads +grid_size' \
@@ -108,6 +117,11 @@ scenario lab01_host_crash.cu 01_hello_threads 1 \
 LABCHECK_ARGS="--timeout 3" scenario lab01_endless_loop.cu 01_hello_threads 1 \
     '^PASS  01_hello_threads +grid_size' \
     '^FAIL  01_hello_threads +vector_add +still running after 3 s: kernel vector_add \(labs/01_hello_threads/exercise.cu:[0-9]+\) is in blockIdx \(0,0,0\), threadIdx \(0,0,0\): an endless loop\?'
+
+scenario lab04_correct.cu 04_gemm 0 \
+    '^PASS  04_gemm +matmul_tiled'
+scenario lab04_no_edges.cu 04_gemm 1 \
+    '^FAIL  04_gemm +matmul_tiled +(C \(M=1, N=1, K=1\)\[0\]\[0\] = .* but expected|matmul_tiled\(M=1, N=1, K=1\) failed)'
 
 scenario lab05_correct.c 05_streams 0 \
     '^PASS  05_streams +chunked'

@@ -109,8 +109,11 @@ cudaError_t pl_k_matmul(float *C, const float *A, const float *B, int M, int N, 
     if (M == 0 || N == 0) return cudaSuccess;
     if (!C || (K > 0 && (!A || !B))) return cudaErrorInvalidValue;
     dim3 g = {(unsigned)((N + MM_BN - 1) / MM_BN), (unsigned)((M + MM_BM - 1) / MM_BM), 1};
-    SIMT_LAUNCH_COST(2.0 * M * N * K,
-                     4.0 * ((double)M * K + (double)K * N + (double)M * N * (1 + accumulate)));
+    /* global traffic: each 64-wide tile of C reads its rows of A and
+     * columns of B once, so A is read once per column tile and B once per
+     * row tile */
+    SIMT_LAUNCH_COST(2.0 * M * N * K, 4.0 * ((double)M * K * g.x + (double)K * N * g.y +
+                                             (double)M * N * (1 + accumulate)));
     return launch_matmul_tiled(g, block_1d(), 0, stream, C, A, B, M, N, K, (int)form, accumulate);
 }
 

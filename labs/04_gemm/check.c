@@ -1,0 +1,95 @@
+/*
+ * Lab 04 — the checks: every element of C for M, N and K in {1, 17, 64,
+ * 100, 257} (every combination: not multiples of the tile, and tiles of
+ * one element), against a double-precision product, within 1e-6 + 1e-5 of
+ * the sum of |a b| over k (a float sum of K terms may err by about K 2^-24
+ * of it).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include "04_gemm/lab04.h"
+#include "registry.h"
+
+static void check_tiled(const lab04_impl *impl, pl_check *c)
+{
+    static const int dims[] = {1, 17, 64, 100, 257};
+    int most = 257;
+    size_t cap = (size_t)most * most;
+    float *A = malloc(cap * sizeof *A), *B = malloc(cap * sizeof *B), *C = malloc(cap * sizeof *C);
+    float *dA = NULL, *dB = NULL, *dC = NULL;
+    if (!A || !B || !C || cudaMalloc((void **)&dA, cap * sizeof(float)) ||
+        cudaMalloc((void **)&dB, cap * sizeof(float)) ||
+        cudaMalloc((void **)&dC, cap * sizeof(float))) {
+        pl_check_fail(c, "out of memory");
+        goto out;
+    }
+    unsigned s = 12345;
+    for (size_t i = 0; i < cap; i++) {
+        s = s * 1664525u + 1013904223u;
+        A[i] = (float)(s >> 8) / 16777216.0f - 0.5f;
+        s = s * 1664525u + 1013904223u;
+        B[i] = (float)(s >> 8) / 16777216.0f - 0.5f;
+    }
+    cudaMemcpy(dA, A, cap * sizeof(float), cudaMemcpyHostToDevice);
+    cudaMemcpy(dB, B, cap * sizeof(float), cudaMemcpyHostToDevice);
+    for (int a = 0; a < 5; a++)
+        for (int b = 0; b < 5; b++)
+            for (int k = 0; k < 5; k++) {
+                int M = dims[a], N = dims[b], K = dims[k];
+                cudaMemset(dC, 0xff, (size_t)M * N * sizeof(float)); /* NaN: unwritten shows */
+                int e = impl->matmul_tiled(dC, dA, dB, M, N, K);
+                if (e == PL_TODO_STATUS) {
+                    pl_check_todo(c);
+                    goto out;
+                }
+                cudaError_t se = e ? (cudaError_t)e : cudaDeviceSynchronize();
+                if (!pl_check_that(c, se == cudaSuccess,
+                                   "matmul_tiled(M=%d, N=%d, K=%d) failed: %s", M, N, K,
+                                   cudaGetErrorName(se)))
+                    goto out;
+                cudaMemcpy(C, dC, (size_t)M * N * sizeof(float), cudaMemcpyDeviceToHost);
+                for (int i = 0; i < M; i++)
+                    for (int j = 0; j < N; j++) {
+                        double want = 0, mag = 0;
+                        for (int q = 0; q < K; q++) {
+                            double p = (double)A[i * K + q] * B[q * N + j];
+                            want += p;
+                            mag += fabs(p);
+                        }
+                        float got = C[i * N + j];
+                        if (!pl_check_that(c, fabs(got - want) <= 1e-6 + 1e-5 * mag,
+                                           "C (M=%d, N=%d, K=%d)[%d][%d] = %.7g but expected "
+                                           "%.7g%s",
+                                           M, N, K, i, j, got, want,
+                                           got != got ? ": this element was never written" : ""))
+                            goto out;
+                    }
+            }
+out:
+    cudaFree(dA);
+    cudaFree(dB);
+    cudaFree(dC);
+    free(A);
+    free(B);
+    free(C);
+}
+
+void lab04_check(int exercise, const lab04_impl *impl, pl_check *c)
+{
+    (void)exercise;
+    check_tiled(impl, c);
+}
+
+static const char *const exercises[] = {"matmul_tiled", NULL};
+
+static void check_entry(int exercise, int use_solution, pl_check *c)
+{
+    lab04_check(exercise, use_solution ? &lab04_solution : &lab04_exercise, c);
+}
+
+const pl_lab lab04_gemm = {"04_gemm", exercises, check_entry};

@@ -1,0 +1,248 @@
+/*
+ * Lab 04 — GEMM: C = A·B naive (every operand from global memory), with
+ * 16x16 shared-memory tiles (yours), and register-tiled (64x64 tiles, 4x4
+ * outputs per thread); each one's arithmetic intensity and its place under
+ * the roofline of the device.
+ *
+ * Usage: lab04 [--size N] [--solution] [common options] [--help]
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+#ifdef PARALAB_SIMULATED_CUDA
+#include "simt/simt.h"
+#endif
+
+#include "04_gemm/lab04.h"
+#include "paralab/cli.h"
+#include "paralab/device.h"
+#include "paralab/options.h"
+#include "paralab/step.h"
+#include "paralab/viz.h"
+
+enum { KEY_SIZE = 300, KEY_SOLUTION };
+
+typedef struct {
+    long n;
+    int solution, used_reference;
+    const lab04_impl *impl;
+    long wrong;
+} lab;
+
+static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
+{
+    lab *l = ctx;
+    if (key == KEY_SOLUTION) {
+        l->solution = 1;
+        return 0;
+    }
+    const char *e = pl_parse_long("--size", arg, 1, 4096, &l->n);
+    if (e) snprintf(err, cap, "%s", e);
+    return e != NULL;
+}
+
+static const char *clock_name(void)
+{
+#ifdef PARALAB_SIMULATED_CUDA
+    return "modeled";
+#else
+    return "measured";
+#endif
+}
+
+#define CK(call)                                                                                   \
+    do {                                                                                           \
+        cudaError_t e_ = (cudaError_t)(call);                                                      \
+        if (e_) {                                                                                  \
+            snprintf(r->error, sizeof r->error, "%s: %s", #call, cudaGetErrorName(e_));            \
+            goto out;                                                                              \
+        }                                                                                          \
+    } while (0)
+#define STEP(...)                                                                                  \
+    do {                                                                                           \
+        if (pl_step(r, __VA_ARGS__)) goto out;                                                     \
+    } while (0)
+
+typedef int (*gemm_fn)(float *C, const float *A, const float *B, int M, int N, int K);
+
+/* Runs one version, timed with events; ms, and the elements that differ
+ * from ref (when given). */
+static cudaError_t timed(gemm_fn f, float *dC, const float *dA, const float *dB, int n, float *ms)
+{
+    cudaEvent_t a, b;
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    cudaEventRecord(a, 0);
+    cudaError_t e = (cudaError_t)f(dC, dA, dB, n, n, n);
+    if (!e) e = cudaEventRecord(b, 0);
+    if (!e) e = cudaEventSynchronize(b);
+    if (!e) e = cudaEventElapsedTime(ms, a, b);
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    return e;
+}
+
+static int run_steps(pl_rank *r)
+{
+    lab *l = r->arg;
+    int n = (int)l->n, status = 1;
+    size_t bytes = (size_t)n * n * sizeof(float);
+    float *A = malloc(bytes), *B = malloc(bytes), *ref = malloc(bytes), *got = malloc(bytes);
+    float *dA = NULL, *dB = NULL, *dC = NULL;
+    if (!A || !B || !ref || !got) {
+        snprintf(r->error, sizeof r->error, "out of host memory for --size %d", n);
+        goto out;
+    }
+    unsigned s = 7;
+    for (size_t i = 0; i < (size_t)n * n; i++) {
+        s = s * 1664525u + 1013904223u;
+        A[i] = (float)(s >> 8) / 16777216.0f - 0.5f;
+        s = s * 1664525u + 1013904223u;
+        B[i] = (float)(s >> 8) / 16777216.0f - 0.5f;
+    }
+    CK(cudaMalloc((void **)&dA, bytes));
+    CK(cudaMalloc((void **)&dB, bytes));
+    CK(cudaMalloc((void **)&dC, bytes));
+    CK(cudaMemcpy(dA, A, bytes, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dB, B, bytes, cudaMemcpyHostToDevice));
+    struct cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+#ifdef PARALAB_SIMULATED_CUDA
+    double peak = simtCurrentPreset()->fp32_flops, bw = simtCurrentPreset()->memory_bw;
+#else
+    double peak = 0, bw = 0; /* not in cudaDeviceProp: the roof lines are the simulator's */
+#endif
+    double flop = 2.0 * n * n * n;
+    if (peak > 0)
+        STEP("C = A.B for %dx%d matrices: %.2f GFLOP. The roofline of the %s: %.1f TFLOP/s at "
+             "most, and %.2f TB/s of memory, so a kernel that does fewer than %.1f FLOP per byte "
+             "it moves is memory-bound.",
+             n, n, flop / 1e9, prop.name, peak / 1e12, bw / 1e12, peak / bw);
+    else
+        STEP("C = A.B for %dx%d matrices: %.2f GFLOP on %s (measured).", n, n, flop / 1e9,
+             prop.name);
+    static const char *names[] = {"naive (one thread per element of C)",
+                                  "shared-memory tiles of 16x16 (yours)",
+                                  "register tiles (64x64 per block, 4x4 per thread)"};
+    gemm_fn fns[3] = {lab04_matmul_naive, l->impl->matmul_tiled, lab04_matmul_registers};
+    double moved[3] = {lab04_bytes_naive(n, n, n), lab04_bytes_tiled(n, n, n, 16),
+                       lab04_bytes_tiled(n, n, n, 64)};
+    for (int v = 0; v < 3; v++) {
+        float ms = 0;
+        CK(timed(fns[v], dC, dA, dB, n, &ms));
+        CK(cudaMemcpy(v ? got : ref, dC, bytes, cudaMemcpyDeviceToHost));
+        long wrong = 0;
+        if (v)
+            for (size_t i = 0; i < (size_t)n * n; i++) {
+                double scale = 1e-6 + 1e-5 * n * 0.25; /* |a b| <= 1/4 */
+                wrong += !(fabs((double)got[i] - ref[i]) <= scale);
+            }
+        if (v == 1) l->wrong = wrong;
+        double gflops = ms > 0 ? flop / (ms * 1e-3) / 1e9 : 0, ai = flop / moved[v];
+        double roof = peak > 0 ? fmin(peak, bw * ai) / 1e9 : 0;
+        if (v == 1 && l->used_reference)
+            names[1] = "shared-memory tiles of 16x16 (the reference: yours is still TODO)";
+        if (peak > 0)
+            STEP("%s: %.1f us (%s), %.0f GFLOP/s. It moves %.1f MB: %.1f FLOP per byte, so its "
+                 "roof is %.0f GFLOP/s (%s)%s.",
+                 names[v], ms * 1e3, clock_name(), gflops, moved[v] / 1e6, ai, roof,
+                 bw * ai < peak ? "memory-bound" : "compute-bound",
+                 wrong ? "; SOME ELEMENTS DIFFER from the naive result" : "");
+        else
+            STEP("%s: %.1f us (%s), %.0f GFLOP/s%s.", names[v], ms * 1e3, clock_name(), gflops,
+                 wrong ? "; SOME ELEMENTS DIFFER from the naive result" : "");
+    }
+    STEP("Each tile loaded into shared memory (or registers) is used 16 (or 64) times: the "
+         "bytes moved per FLOP drop by that factor, and the kernel climbs the roofline's "
+         "slope towards the compute roof.");
+    status = 0;
+out:
+    cudaFree(dA);
+    cudaFree(dB);
+    cudaFree(dC);
+    free(A);
+    free(B);
+    free(ref);
+    free(got);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    static lab l = {.n = 512};
+    static const pl_lab_option extra[] = {
+        {"size", 1, "N", "matrix size N (N x N times N x N; 1..4096, default 512)", KEY_SIZE},
+        {"solution", 0, "", "run the reference instead of your exercise", KEY_SOLUTION},
+        {0, 0, 0, 0, 0},
+    };
+    pl_options opt;
+    char msg[4096];
+    pl_options_defaults(&opt, 1);
+    pl_options_status st = pl_options_parse(
+        &opt, argc, argv, "lab04",
+        "Lab 04, GEMM: naive, shared-memory tiles, register tiles, and the roofline.", extra,
+        on_option, &l, msg, sizeof msg);
+    if (st == PL_OPTIONS_HELP) {
+        fputs(msg, stdout);
+        printf("\nOne device: --devices is 1.\nYour code: labs/04_gemm/exercise.cu. Check it with "
+               "`make check`.\n");
+        return 0;
+    }
+    if (st == PL_OPTIONS_ERROR) {
+        fprintf(stderr, "lab04: %s\n", msg);
+        return 2;
+    }
+    if (opt.devices != 1) {
+        fprintf(stderr, "lab04: --devices %d: lab 04 runs on one device (--devices 1)\n",
+                opt.devices);
+        return 2;
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    setenv("SIMT_QUIET", "1", 0);
+    if (pl_options_apply(&opt, "lab04", msg, sizeof msg)) {
+        fprintf(stderr, "lab04: %s\n", msg);
+        return 2;
+    }
+    const char *why = pl_device_problem("lab04");
+    if (why) {
+        fprintf(stderr, "lab04: %s\n", why);
+        return 2;
+    }
+    l.impl = l.solution ? &lab04_solution : &lab04_exercise;
+    if (!l.solution && lab04_exercise.matmul_tiled(NULL, NULL, NULL, 1, 1, 1) == PL_TODO_STATUS) {
+        l.used_reference = 1;
+        l.impl = &lab04_solution;
+    }
+    printf("paralab lab 04 — GEMM (%s clock)\n", clock_name());
+    if (l.used_reference)
+        printf("  ! exercise not attempted yet — using the reference; open "
+               "labs/04_gemm/exercise.cu (PL_TODO at %s)\n",
+               pl_todo_location());
+    pl_viz_config vc = {.title = "lab 04 gemm",
+                        .panes = PL_PANE_BIT(PL_PANE_DEVICES) | PL_PANE_BIT(PL_PANE_TIMELINE) |
+                                 PL_PANE_BIT(PL_PANE_METRICS),
+                        .steps = 5,
+                        .clock = clock_name(),
+#ifdef PARALAB_SIMULATED_CUDA
+                        .modeled = 1
+#endif
+    };
+    char err[1024];
+    int quit = 0, failed = pl_viz_run_lab(&vc, &opt, 1, run_steps, &l, &quit, err, sizeof err);
+    if (quit) return quit == 2 ? 130 : 0; /* Ctrl-C: 130, as a shell reports SIGINT */
+    if (failed) {
+        fprintf(stderr, "lab04: %s\n", err);
+        return failed == 2 ? 2 : 1;
+    }
+    printf("\n[checks]\n");
+    pl_check chk;
+    pl_check_begin(&chk, "04_gemm", "matmul_tiled");
+    lab04_check(0, l.impl, &chk);
+    printf("  %-11s  ", l.impl == &lab04_solution ? "(reference)" : "(yours)");
+    pl_check_print(&chk, 0);
+    return chk.outcome == PL_PASS && !l.wrong ? 0 : 1;
+}
