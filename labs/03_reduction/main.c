@@ -1,0 +1,216 @@
+/*
+ * Lab 03 — reduction: the sum of an array, one block of 256 threads per
+ * 256 elements, five ways: the interleaved tree (divergent warps),
+ * sequential addressing (yours), the first add during the load, warp
+ * shuffles for the last warp (yours), and atomics across blocks.
+ *
+ * Usage: lab03 [--size N] [--solution] [common options] [--help]
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+#ifdef PARALAB_SIMULATED_CUDA
+#include "simt/simt.h"
+#endif
+
+#include "03_reduction/lab03.h"
+#include "paralab/cli.h"
+#include "paralab/device.h"
+#include "paralab/options.h"
+#include "paralab/step.h"
+#include "paralab/viz.h"
+
+enum { KEY_SIZE = 300, KEY_SOLUTION };
+
+typedef struct {
+    long n;
+    int solution, todo[2];
+    lab03_impl impl;
+    int bad;
+} lab;
+
+static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
+{
+    lab *l = ctx;
+    if (key == KEY_SOLUTION) {
+        l->solution = 1;
+        return 0;
+    }
+    const char *e = pl_parse_long("--size", arg, 1, 1L << 26, &l->n);
+    if (e) snprintf(err, cap, "%s", e);
+    return e != NULL;
+}
+
+static const char *clock_name(void)
+{
+#ifdef PARALAB_SIMULATED_CUDA
+    return "modeled";
+#else
+    return "measured";
+#endif
+}
+
+#define STEP(...)                                                                                  \
+    do {                                                                                           \
+        if (pl_step(r, __VA_ARGS__)) goto out;                                                     \
+    } while (0)
+
+typedef int (*sum_fn)(const float *, float *, int);
+
+static int run_steps(pl_rank *r)
+{
+    lab *l = r->arg;
+    int n = (int)l->n, nb = (n + LAB03_THREADS - 1) / LAB03_THREADS, status = 1;
+    float *h = malloc((size_t)n * sizeof *h), *out = malloc((size_t)nb * sizeof *out);
+    float *din = NULL, *dout = NULL;
+    if (!h || !out || cudaMalloc((void **)&din, (size_t)n * sizeof(float)) ||
+        cudaMalloc((void **)&dout, (size_t)nb * sizeof(float))) {
+        snprintf(r->error, sizeof r->error, "out of memory for --size %d", n);
+        goto out;
+    }
+    double want = 0;
+    for (int i = 0; i < n; i++) {
+        h[i] = (float)(i % 7) - 3.0f; /* small integers: every float sum is exact */
+        want += h[i];
+    }
+    cudaMemcpy(din, h, (size_t)n * sizeof(float), cudaMemcpyHostToDevice);
+    STEP("%d floats; their sum is %.0f. A block of %d threads sums %d of them in shared memory, "
+         "as a tree of %d levels; the block sums are added up on the host.",
+         n, want, LAB03_THREADS, LAB03_THREADS, (int)log2(LAB03_THREADS));
+    static const char *what[] = {
+        "interleaved addressing: at step s the threads with tid %% 2s == 0 add their neighbour "
+        "s away; most threads of every warp idle (divergence)",
+        "sequential addressing (block_sum, %s): the first half adds the second half; whole warps "
+        "work or rest",
+        "the first add during the load: each thread adds two elements, half the blocks",
+        "the last warp with shuffles (block_sum_shuffle, %s): no shared memory, no "
+        "__syncthreads() below 64 sums",
+        "atomics: every block adds its sum into one float with atomicAdd (the order varies)"};
+    sum_fn fns[5] = {lab03_interleaved, l->impl.block_sum, lab03_first_add,
+                     l->impl.block_sum_shuffle, lab03_atomic};
+    for (int v = 0; v < 5; v++) {
+        int blocks = v == 2 ? (n + 2 * LAB03_THREADS - 1) / (2 * LAB03_THREADS) : nb;
+        cudaEvent_t a, b;
+        cudaEventCreate(&a);
+        cudaEventCreate(&b);
+        cudaMemset(dout, 0, (size_t)nb * sizeof(float));
+        cudaEventRecord(a, 0);
+        cudaError_t e = (cudaError_t)fns[v](din, dout, n);
+        cudaEventRecord(b, 0);
+        if (!e) e = cudaEventSynchronize(b);
+        float ms = 0;
+        cudaEventElapsedTime(&ms, a, b);
+        cudaEventDestroy(a);
+        cudaEventDestroy(b);
+        if (e) {
+            snprintf(r->error, sizeof r->error, "version %d: %s", v + 1, cudaGetErrorName(e));
+            goto out;
+        }
+        cudaMemcpy(out, dout, (size_t)blocks * sizeof(float), cudaMemcpyDeviceToHost);
+        double got = 0;
+        for (int k = 0; k < (v == 4 ? 1 : blocks); k++) got += out[k];
+        int right = got == want;
+        l->bad |= !right;
+        char text[400];
+        snprintf(text, sizeof text, what[v],
+                 v == 1 ? (l->todo[0] ? "the reference" : "yours")
+                        : (l->todo[1] ? "the reference" : "yours"));
+        STEP("%s. Sum %.0f (%s), %.1f us (%s).", text, got, right ? "right" : "WRONG", ms * 1e3,
+             clock_name());
+    }
+    status = 0;
+out:
+    cudaFree(din);
+    cudaFree(dout);
+    free(h);
+    free(out);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    static lab l = {.n = 1 << 20};
+    static const pl_lab_option extra[] = {
+        {"size", 1, "N", "floats to sum (1..67108864, default 1048576)", KEY_SIZE},
+        {"solution", 0, "", "run the reference instead of your exercise", KEY_SOLUTION},
+        {0, 0, 0, 0, 0},
+    };
+    pl_options opt;
+    char msg[4096];
+    pl_options_defaults(&opt, 1);
+    pl_options_status st = pl_options_parse(
+        &opt, argc, argv, "lab03",
+        "Lab 03, reduction: trees in shared memory, divergence, warp shuffles, atomics.", extra,
+        on_option, &l, msg, sizeof msg);
+    if (st == PL_OPTIONS_HELP) {
+        fputs(msg, stdout);
+        printf("\nOne device: --devices is 1.\nYour code: labs/03_reduction/exercise.cu. Check it "
+               "with `make check`.\n");
+        return 0;
+    }
+    if (st == PL_OPTIONS_ERROR) {
+        fprintf(stderr, "lab03: %s\n", msg);
+        return 2;
+    }
+    if (opt.devices != 1) {
+        fprintf(stderr, "lab03: --devices %d: lab 03 runs on one device (--devices 1)\n",
+                opt.devices);
+        return 2;
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    setenv("SIMT_QUIET", "1", 0);
+    if (pl_options_apply(&opt, "lab03", msg, sizeof msg)) {
+        fprintf(stderr, "lab03: %s\n", msg);
+        return 2;
+    }
+    const char *why = pl_device_problem("lab03");
+    if (why) {
+        fprintf(stderr, "lab03: %s\n", why);
+        return 2;
+    }
+    /* the student's kernels where written, the reference's elsewhere */
+    l.impl = l.solution ? lab03_solution : lab03_exercise;
+    if (!l.solution) {
+        l.todo[0] = lab03_exercise.block_sum(NULL, NULL, 0) == PL_TODO_STATUS;
+        l.todo[1] = lab03_exercise.block_sum_shuffle(NULL, NULL, 0) == PL_TODO_STATUS;
+        if (l.todo[0]) l.impl.block_sum = lab03_solution.block_sum;
+        if (l.todo[1]) l.impl.block_sum_shuffle = lab03_solution.block_sum_shuffle;
+    }
+    printf("paralab lab 03 — reduction (%s clock)\n", clock_name());
+    if (l.todo[0] || l.todo[1])
+        printf("  ! exercise not attempted yet (%s%s%s) — using the reference there; open "
+               "labs/03_reduction/exercise.cu\n",
+               l.todo[0] ? "block_sum" : "", l.todo[0] && l.todo[1] ? ", " : "",
+               l.todo[1] ? "block_sum_shuffle" : "");
+    pl_viz_config vc = {.title = "lab 03 reduction",
+                        .panes = PL_PANE_BIT(PL_PANE_DEVICES) | PL_PANE_BIT(PL_PANE_TIMELINE) |
+                                 PL_PANE_BIT(PL_PANE_METRICS),
+                        .steps = 6,
+                        .clock = clock_name(),
+#ifdef PARALAB_SIMULATED_CUDA
+                        .modeled = 1
+#endif
+    };
+    char err[1024];
+    int quit = 0, failed = pl_viz_run_lab(&vc, &opt, 1, run_steps, &l, &quit, err, sizeof err);
+    if (quit) return quit == 2 ? 130 : 0; /* Ctrl-C: 130, as a shell reports SIGINT */
+    if (failed) {
+        fprintf(stderr, "lab03: %s\n", err);
+        return failed == 2 ? 2 : 1;
+    }
+    printf("\n[checks]\n");
+    int bad = l.bad;
+    for (int ex = 0; ex < 2; ex++) {
+        pl_check chk;
+        pl_check_begin(&chk, "03_reduction", ex ? "block_sum_shuffle" : "block_sum");
+        int ref = l.solution || l.todo[ex];
+        lab03_check(ex, ref ? &lab03_solution : &lab03_exercise, &chk);
+        printf("  %-11s  ", ref ? "(reference)" : "(yours)");
+        pl_check_print(&chk, 0);
+        bad |= chk.outcome != PL_PASS;
+    }
+    return bad ? 1 : 0;
+}
