@@ -17,7 +17,11 @@
  *    before the next step reads them: __syncthreads() after the load and
  *    after each step. Thread 0 writes s[0].
  */
-static __global__ void block_sum(const float *in, float *out, int n) { /* your kernel here */ }
+static __global__ void block_sum(const float *in, float *out, int n)
+{
+    /* your kernel here: the load, the tree, thread 0's write
+     * (then delete the PL_TODO() line in shared_sum below) */
+}
 SIMT_LAUNCHER(block_sum, (const float *in, float *out, int n), (in, out, n))
 
 /*
@@ -28,7 +32,8 @@ SIMT_LAUNCHER(block_sum, (const float *in, float *out, int n), (in, out, n))
  */
 static __global__ void block_sum_shuffle(const float *in, float *out, int n)
 {
-    /* your kernel here */
+    /* your kernel here: the tree down to 64 sums, then the shuffles
+     * (then delete the PL_TODO() line in shuffle_sum below) */
 }
 SIMT_LAUNCHER(block_sum_shuffle, (const float *in, float *out, int n), (in, out, n))
 
