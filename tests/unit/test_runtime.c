@@ -635,6 +635,46 @@ static void test_overlap_and_wait_event(void)
     CU_ASSERT_OK(cudaSetDevice(0));
 }
 
+/* SIM ONLY: two kernels on two streams share the compute engine and run one
+ * after the other on the modeled clock; a high-priority stream's kernel runs
+ * beside them. Priorities range 0 (least) to -5 and are clamped. */
+static void test_stream_priorities(void)
+{
+    const simt_preset *h = simtCurrentPreset();
+    int least = 1, greatest = 1;
+    CU_ASSERT_OK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    CU_ASSERT_EQUAL(least, 0);
+    CU_ASSERT_EQUAL(greatest, -5);
+    CU_ASSERT_OK(cudaSetDevice(6));
+    int *out;
+    CU_ASSERT_OK(cudaMalloc((void **)&out, sizeof(int)));
+    cudaStream_t a, b, hi;
+    CU_ASSERT_OK(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking));
+    CU_ASSERT_OK(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking));
+    CU_ASSERT_OK(cudaStreamCreateWithPriority(&hi, cudaStreamNonBlocking, -100));
+    int p = 0;
+    CU_ASSERT_OK(cudaStreamGetPriority(hi, &p));
+    CU_ASSERT_EQUAL(p, -5); /* clamped */
+    CU_ASSERT_OK(cudaStreamGetPriority(a, &p));
+    CU_ASSERT_EQUAL(p, 0);
+    double kernel = h->launch_latency + 1e-3; /* tk_cost: 1 ms of memory traffic */
+    for (int with_hi = 0; with_hi <= 1; with_hi++) {
+        CU_ASSERT_OK(cudaDeviceSynchronize());
+        double t0 = simtModeledNow();
+        CU_ASSERT_OK(tk_cost(out, 0, h->memory_bw * 1e-3, a));
+        CU_ASSERT_OK(tk_cost(out, 0, h->memory_bw * 1e-3, with_hi ? hi : b));
+        CU_ASSERT_OK(cudaDeviceSynchronize());
+        double t = simtModeledNow() - t0;
+        /* normal streams: one after the other; with the high-priority one: side by side */
+        CU_ASSERT_DOUBLE_EQUAL(t, with_hi ? kernel : 2 * kernel, 1e-9);
+    }
+    cudaStreamDestroy(a);
+    cudaStreamDestroy(b);
+    cudaStreamDestroy(hi);
+    CU_ASSERT_OK(cudaFree(out));
+    CU_ASSERT_OK(cudaSetDevice(0));
+}
+
 /* SIM ONLY: handles from elsewhere are refused, not trusted. */
 static void test_bad_handles(void)
 {
@@ -754,6 +794,7 @@ int register_runtime_suite(void)
         {"modeled copy time (sim)", test_modeled_copy_time},
         {"legacy default stream (sim)", test_legacy_stream},
         {"overlap and stream wait event (sim)", test_overlap_and_wait_event},
+        {"stream priorities: a high-priority kernel runs beside (sim)", test_stream_priorities},
         {"bad handles (sim)", test_bad_handles},
         {"op reports for traces (sim)", test_op_hook},
         {"nodes and the network (sim)", test_nodes_and_network},
