@@ -26,7 +26,7 @@ TSAN = $(SUB) VARIANT=sim SAN=thread BUILD=build/sim-tsan
 CUDAB = $(SUB) VARIANT=cuda BUILD=build/cuda CUDA_HOME=$(CUDA_HOME) NVCC=$(NVCC)
 
 .PHONY: all sim cuda deps data test cuda12-check cuda12-build check racecheck bench demo \
-        gpu-bundle gpu-check gpu-test gpu-bench format format-check clean help
+        gpu-bundle gpu-check gpu-test gpu-labs gpu-bench format format-check clean help
 
 ## all: build the simulated variant (build/sim); also build/cuda with a GPU or CUDA=1
 all: sim
@@ -146,6 +146,10 @@ gpu-check:
 gpu-test: cuda
 	@build/cuda/bin/unit
 	@build/cuda/bin/labcheck --solution --strict
+
+## gpu-labs: on a GPU: every lab of the CUDA variant, --no-viz --solution, measured
+gpu-labs: cuda
+	@scripts/gpu-labs.sh
 
 ## gpu-bench: on a GPU: paralab-bench gpu (the CUDA variant)
 gpu-bench: cuda

@@ -78,7 +78,7 @@ ifeq ($(VARIANT),sim)
     LDFLAGS += -fsanitize=thread
   endif
 else
-  CFLAGS += -I$(CUDA_HOME)/include -DPARALAB_CUDA=1
+  CFLAGS += -I$(CUDA_HOME)/include -DPARALAB_CUDA=1 $(if $(filter 1,$(CUBLAS)),-DPARALAB_CUBLAS=1)
   NVFLAGS := -std=c++17 -O2 -g $(NVCC_ARCH) -Icore/include -Icore/simt/include -Ilabs \
              -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings
   LDFLAGS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64

@@ -2,17 +2,20 @@
 # scripts/gpu-check.sh — on a GPU machine with the CUDA toolkit but no package
 # registry: unpack every .deb of .gpu-bundle/ (made by scripts/gpu-bundle.sh)
 # into build/prefix/ (never into /), then run
-#   make CUDA=1 DEPS_PREFIX=$PWD/build/prefix gpu-test
-#   make CUDA=1 DEPS_PREFIX=$PWD/build/prefix gpu-bench
+#   make CUDA=1 DEPS_PREFIX=$PWD/build/prefix gpu-test    unit tests, lab checks
+#   make CUDA=1 DEPS_PREFIX=$PWD/build/prefix gpu-labs    every lab, measured
+#   make CUDA=1 DEPS_PREFIX=$PWD/build/prefix gpu-bench   the kernel benchmarks
 # with all output in build/gpu-report.log, and always write build/gpu-report.md
 # (date, nvidia-smi summary, nvcc version, each step's result, log tail).
+# NCCL and cuBLAS are taken from $CUDA_HOME (default /usr/local/cuda), else
+# from the nvidia-nccl / nvidia-cublas Python wheels when those are installed.
 #
 # Usage: scripts/gpu-check.sh [--unpack-only] [--help]
-#   --unpack-only  unpack and check build/prefix, skip the two make steps
+#   --unpack-only  unpack and check build/prefix, skip the three make steps
 # Environment:
 #   GPU_STEP_TIMEOUT  seconds allowed per make step (default 270; 0 = no limit)
 #   MAKE              make program (default: make in PATH, else the bundled one)
-# Exit status: 0 when unpacking and both steps passed, else 1.
+# Exit status: 0 when unpacking and all three steps passed, else 1.
 
 # shellcheck disable=SC2317  # write_report and on_exit run from the EXIT trap
 set -euo pipefail
@@ -49,8 +52,9 @@ log() { printf '%s\n' "$*" | tee -a "$LOG"; }
 
 UNPACK_STATUS="not run" UNPACK_NOTE=""
 TEST_STATUS="not run" TEST_RC="-" TEST_SECS="-"
+LABS_STATUS="not run" LABS_RC="-" LABS_SECS="-"
 BENCH_STATUS="not run" BENCH_RC="-" BENCH_SECS="-"
-[[ $UNPACK_ONLY -eq 1 ]] && { TEST_STATUS="skipped (--unpack-only)"; BENCH_STATUS="skipped (--unpack-only)"; }
+[[ $UNPACK_ONLY -eq 1 ]] && { TEST_STATUS="skipped (--unpack-only)"; LABS_STATUS="$TEST_STATUS"; BENCH_STATUS="$TEST_STATUS"; }
 
 # ---- report (always written, also on unexpected exit) ----------------------------
 find_nvcc() {
@@ -100,6 +104,7 @@ write_report() {
         echo "| --- | --- | --- | --- |"
         echo "| unpack .gpu-bundle -> build/prefix | $UNPACK_STATUS | - | - |"
         echo "| make CUDA=1 DEPS_PREFIX=build/prefix gpu-test | $TEST_STATUS | $TEST_RC | $TEST_SECS |"
+        echo "| make CUDA=1 DEPS_PREFIX=build/prefix gpu-labs | $LABS_STATUS | $LABS_RC | $LABS_SECS |"
         echo "| make CUDA=1 DEPS_PREFIX=build/prefix gpu-bench | $BENCH_STATUS | $BENCH_RC | $BENCH_SECS |"
         [[ -n "$UNPACK_NOTE" ]] && { echo; echo "$UNPACK_NOTE"; }
         echo
@@ -265,14 +270,37 @@ if [[ -f data/digits.csv ]]; then
 else
     log "  note: data/digits.csv absent and not in the bundle"
 fi
+# NCCL and cuBLAS: the toolkit's own, else the Python wheels' (nvidia/nccl,
+# nvidia/cublas under site-packages), made visible to the compiler, the linker
+# and the loader.
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+SHIM="$BUILD/cuda-shim"
+for pair in nccl:nccl.h cublas:cublas_v2.h; do
+    lib=${pair%%:*} hdr=${pair#*:}
+    if [[ -e "$CUDA_HOME/include/$hdr" ]] && compgen -G "$CUDA_HOME/lib64/lib$lib.so*" >/dev/null; then
+        log "  $lib: $CUDA_HOME"
+        continue
+    fi
+    so=$(find /opt /usr /root -name "lib$lib.so.*" -path "*nvidia/$lib/lib/*" -print -quit 2>/dev/null || true)
+    [[ -n "$so" ]] || { log "  $lib: not in $CUDA_HOME and no nvidia-$lib wheel found (the build will fail)"; continue; }
+    dir=$(dirname "$so")
+    mkdir -p "$SHIM/lib"
+    ln -sfn "$so" "$SHIM/lib/lib$lib.so"
+    for f in "$dir"/lib*.so*; do ln -sfn "$f" "$SHIM/lib/$(basename "$f")"; done
+    inc="$(dirname "$dir")/include"
+    export CPATH="${CPATH:+$CPATH:}$inc"
+    export LIBRARY_PATH="${LIBRARY_PATH:+$LIBRARY_PATH:}$SHIM/lib"
+    export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$SHIM/lib"
+    log "  $lib: $so (a wheel's; headers from $inc)"
+done
 UNPACK_STATUS="ok"
 
 if [[ $UNPACK_ONLY -eq 1 ]]; then
-    log "== --unpack-only: skipping make gpu-test and gpu-bench"
+    log "== --unpack-only: skipping make gpu-test, gpu-labs and gpu-bench"
     exit 0
 fi
 
-# ---- 2. the two make steps -----------------------------------------------------------
+# ---- 2. the three make steps -----------------------------------------------------------
 if [[ -z "${MAKE:-}" ]]; then
     MAKE=$(command -v make 2>/dev/null || echo "$PREFIX/usr/bin/make")
 fi
@@ -301,9 +329,11 @@ status_of() {
 
 run_step gpu-test
 TEST_RC=$STEP_RC TEST_SECS=$STEP_SECS TEST_STATUS=$(status_of "$STEP_RC")
+run_step gpu-labs
+LABS_RC=$STEP_RC LABS_SECS=$STEP_SECS LABS_STATUS=$(status_of "$STEP_RC")
 run_step gpu-bench
 BENCH_RC=$STEP_RC BENCH_SECS=$STEP_SECS BENCH_STATUS=$(status_of "$STEP_RC")
 
-log "== gpu-test: $TEST_STATUS, gpu-bench: $BENCH_STATUS"
-[[ "$TEST_RC" -eq 0 && "$BENCH_RC" -eq 0 ]] || exit 1
+log "== gpu-test: $TEST_STATUS, gpu-labs: $LABS_STATUS, gpu-bench: $BENCH_STATUS"
+[[ "$TEST_RC" -eq 0 && "$LABS_RC" -eq 0 && "$BENCH_RC" -eq 0 ]] || exit 1
 exit 0
