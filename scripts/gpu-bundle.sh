@@ -133,6 +133,11 @@ fi
 
 # give the folder back to us (it was chown'ed to _apt for the downloads)
 if [[ $(id -u) -eq 0 ]]; then chown "$(id -u):$(id -g)" "$BUNDLE"; fi
+# nccl.h, for a GPU machine whose NCCL comes from a Python wheel without it
+if [[ -f "${CUDA_HOME:-/usr/local/cuda}/include/nccl.h" ]]; then
+    mkdir -p "$BUNDLE/include"
+    cp "${CUDA_HOME:-/usr/local/cuda}/include/nccl.h" "$BUNDLE/include/"
+fi
 (cd "$BUNDLE" && sha256sum -- *.deb >SHA256SUMS)
 {
     echo "# paralab GPU bundle: Debian $(sed -n 's/^VERSION_CODENAME=//p' /etc/os-release 2>/dev/null) $(dpkg --print-architecture 2>/dev/null)"
