@@ -142,10 +142,10 @@ gpu-bundle:
 gpu-check:
 	@scripts/gpu-check.sh
 
-## gpu-test: on a GPU: the unit tests and lab checks of the CUDA variant
+## gpu-test: on a GPU: the unit tests and lab checks of the CUDA variant, each suite under a time limit
+GPU_SUITE_TIMEOUT ?= 120
 gpu-test: cuda
-	@build/cuda/bin/unit
-	@build/cuda/bin/labcheck --solution --strict
+	@fail=0; for s in $$(build/cuda/bin/unit --list); do 	   timeout -k 5 $(GPU_SUITE_TIMEOUT) build/cuda/bin/unit $$s || { echo "✗ unit suite $$s: exit $$? (124: over $(GPU_SUITE_TIMEOUT) s)"; fail=1; }; 	 done; 	 timeout -k 5 $(GPU_SUITE_TIMEOUT) build/cuda/bin/labcheck --solution --strict || { echo "✗ labcheck: exit $$?"; fail=1; }; 	 exit $$fail
 
 ## gpu-labs: on a GPU: every lab of the CUDA variant, --no-viz --solution, measured
 gpu-labs: cuda

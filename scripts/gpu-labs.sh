@@ -28,7 +28,7 @@ RUNS=(
     "lab04 --no-viz --solution --size 4096"
     "lab05 --no-viz --solution"
     "lab05 --no-viz --solution --size 67108864 --chunks 16 --streams 4"
-    "lab06 --no-viz --solution --devices 1"
+    "lab06 --no-viz --solution --devices 2"
     "lab06 --no-viz --solution --devices 4"
     "lab07 --no-viz --solution --devices 2"
 )

@@ -24,8 +24,8 @@ extern const lab04_impl lab04_exercise; /* exercise.cu: yours */
 extern const lab04_impl lab04_solution; /* solution.cu: the reference */
 
 /* The lab's other two: one thread per element of C, every operand from
- * global memory; and the library's register-tiled kernel (pl_k_matmul:
- * 64x64 tiles, 4x4 outputs per thread). */
+ * global memory; and register tiles (128x128 per block of 256 threads, 8x8
+ * outputs per thread). Same contract as matmul_tiled. */
 int lab04_matmul_naive(float *C, const float *A, const float *B, int M, int N, int K);
 int lab04_matmul_registers(float *C, const float *A, const float *B, int M, int N, int K);
 
@@ -34,6 +34,8 @@ int lab04_matmul_registers(float *C, const float *A, const float *B, int M, int 
 double lab04_bytes_naive(int M, int N, int K);
 double lab04_bytes_tiled(int M, int N, int K, int tile);
 
+/* The checks of the exercise (impl's matmul_tiled) and then, once it
+ * passes, of the register-tiled kernel. */
 void lab04_check(int exercise, const lab04_impl *impl, pl_check *c);
 
 #ifdef __cplusplus

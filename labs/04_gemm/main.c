@@ -1,6 +1,6 @@
 /*
  * Lab 04 — GEMM: C = A·B naive (every operand from global memory), with
- * 16x16 shared-memory tiles (yours), and register-tiled (64x64 tiles, 4x4
+ * 16x16 shared-memory tiles (yours), and register-tiled (128x128 tiles, 8x8
  * outputs per thread); each one's arithmetic intensity and its place under
  * the roofline of the device.
  *
@@ -159,10 +159,10 @@ static int run_steps(pl_rank *r)
              prop.name);
     static const char *names[] = {"naive (one thread per element of C)",
                                   "shared-memory tiles of 16x16 (yours)",
-                                  "register tiles (64x64 per block, 4x4 per thread)"};
+                                  "register tiles (128x128 per block, 8x8 per thread)"};
     gemm_fn fns[3] = {lab04_matmul_naive, l->impl->matmul_tiled, lab04_matmul_registers};
     double moved[3] = {lab04_bytes_naive(n, n, n), lab04_bytes_tiled(n, n, n, 16),
-                       lab04_bytes_tiled(n, n, n, 64)};
+                       lab04_bytes_tiled(n, n, n, 128)};
     double gf[3] = {0, 0, 0};
     for (int v = 0; v < 3; v++) {
         float ms = 0;
@@ -211,7 +211,7 @@ static int run_steps(pl_rank *r)
              bar > 0 ? 100.0 * gf[1] / bar : 0, bar > 0 ? 100.0 * gf[2] / bar : 0);
     }
 #endif
-    STEP("Each tile loaded into shared memory (or registers) is used 16 (or 64) times: the "
+    STEP("Each tile loaded into shared memory (or registers) is used 16 (or 128) times: the "
          "bytes moved per FLOP drop by that factor, and the kernel climbs the roofline's "
          "slope towards the compute roof. Here: register tiles ran %.1fx as fast as naive, "
          "your tiles %.1fx.",

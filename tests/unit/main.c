@@ -4,8 +4,8 @@
  * assertion counter alone wraps at 256 in some CUnit versions).
  *
  *   unit            all suites
- *   unit SUITE...   only these (runtime, emulator, faults, check, comm, options,
- *                   trace)
+ *   unit SUITE...   only these (unit --list names them)
+ *   unit --list     the suites' names, one per line
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +40,11 @@ int main(int argc, char **argv)
         {"data", register_data_suite},       {"viz", register_viz_suite},
     };
     int n = (int)(sizeof suites / sizeof *suites);
+    if (argc == 2 && strcmp(argv[1], "--list") == 0) { /* make gpu-test runs them one by one */
+        for (int i = 0; i < n; i++) printf("%s\n", suites[i].name);
+        CU_cleanup_registry();
+        return 0;
+    }
     for (int a = 1; a < argc; a++) {
         int known = 0;
         for (int i = 0; i < n; i++) known |= strcmp(argv[a], suites[i].name) == 0;

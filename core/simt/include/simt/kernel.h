@@ -41,6 +41,16 @@
 
 #define SIMT_UNPAREN(...) __VA_ARGS__
 
+/* `SIMT_UNROLL for (...)`: nvcc unrolls the loop completely (#pragma unroll;
+ * the trip count must be a constant), so that arrays indexed by its counter
+ * live in registers. The simulated build ignores it (gcc would warn about an
+ * unknown pragma). */
+#ifdef __CUDACC__
+#define SIMT_UNROLL _Pragma("unroll")
+#else
+#define SIMT_UNROLL
+#endif
+
 #ifdef __CUDACC__
 
 #include <cuda_runtime.h>
