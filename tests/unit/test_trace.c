@@ -164,7 +164,7 @@ static int check_json(const char *path, int n, int modeled)
         CU_ASSERT_EQUAL(peer_copies[r], RUNTIME_OPS * 2 * (n - 1));
         CU_ASSERT_EQUAL(copy_bytes[r], RUNTIME_OPS * step_bytes[r]);
         CU_ASSERT_EQUAL(memsets[r], RUNTIME_OPS);
-        if (modeled) CU_ASSERT(cend[r] > cstart[r]);
+        if (modeled && RUNTIME_OPS) CU_ASSERT(cend[r] > cstart[r]); /* no modeled clock on GPUs */
     }
     json_decref(root);
     int ops = 0;
