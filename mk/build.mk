@@ -46,8 +46,9 @@ KASAN_COMMON := -fsanitize=kernel-address --param asan-stack=0 --param asan-glob
 KASAN_INLINE := $(KASAN_COMMON) -fasan-shadow-offset=$(SIMT_SHADOW_OFFSET) \
                 --param asan-instrumentation-with-call-threshold=1000000
 KASAN_CALLS := $(KASAN_COMMON) --param asan-instrumentation-with-call-threshold=0
-# Kernel files whose every access the observer must see (call mode).
-KASAN_CALLS_FILES ?=
+# Kernel files whose every access the observer and simtMemStats must see
+# (call mode).
+KASAN_CALLS_FILES ?= tests/unit/kernels_mem.cu $(wildcard labs/02_memory/*.cu)
 # The library's own kernels, which the collectives run on every chunk and
 # `paralab-bench comm` times: no shadow check in build/sim (a third of the
 # reduction's time: 1.0 instead of 1.5 ns per element here). The copies

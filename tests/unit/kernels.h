@@ -76,6 +76,16 @@ cudaError_t tk_runtime_from_device(int *out);
 /* assert(in[i] >= 0) for every i < n. */
 cudaError_t tk_assert_nonnegative(const int *in, int n);
 
+/* kernels_mem.cu (call mode: simtMemStats counts their accesses) */
+/* out[t] = in[t * stride], one block of `threads` threads. */
+cudaError_t tk_strided_copy(float *out, const float *in, int stride, int threads);
+/* out[t] = sum over k < reps of in[t + 32 k], one warp. */
+cudaError_t tk_repeat_loads(float *out, const float *in, int reps);
+/* A 32x32 block transposes in[32][32] through shared memory: mode 0 a
+ * 32x32 tile (column reads conflict), 1 a 32x33 tile (no conflict), 2 every
+ * thread reads tile[0][0] (a broadcast; out is not a transpose). */
+cudaError_t tk_tile_columns(float *out, const float *in, int mode);
+
 #ifdef __cplusplus
 }
 #endif

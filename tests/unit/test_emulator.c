@@ -301,6 +301,88 @@ static void test_no_lockstep(void)
 }
 #endif
 
+#ifdef PARALAB_SIMULATED_CUDA
+/* Runs f between simtMemStatsBegin and End. */
+#define COUNTED(st, call)                                                                          \
+    do {                                                                                           \
+        CU_ASSERT_OK(cudaDeviceSynchronize());                                                     \
+        simtMemStatsBegin();                                                                       \
+        CU_ASSERT_OK(call);                                                                        \
+        CU_ASSERT_OK(cudaDeviceSynchronize());                                                     \
+        simtMemStatsEnd(&(st));                                                                    \
+    } while (0)
+#define COUNTS(c, want_requests, want_units)                                                       \
+    do {                                                                                           \
+        CU_ASSERT_EQUAL((c).requests, want_requests);                                              \
+        CU_ASSERT_EQUAL((c).units, want_units);                                                    \
+    } while (0)
+
+/* Sectors per request: 32 consecutive floats are 4 sectors (cudaMalloc
+ * aligns to 256 bytes), every second one 8, 32 bytes or more apart 32. */
+static void test_mem_sectors(void)
+{
+    float *in, *out;
+    CU_ASSERT_OK(cudaMalloc((void **)&in, 32 * 32 * 33 * sizeof(float)));
+    CU_ASSERT_OK(cudaMalloc((void **)&out, 64 * sizeof(float)));
+    CU_ASSERT_OK(cudaMemset(in, 0, 32 * 32 * 33 * sizeof(float)));
+    static const struct {
+        int stride, threads;
+        unsigned long long req, sectors;
+    } want[] = {{1, 32, 1, 4},   {2, 32, 1, 8}, {4, 32, 1, 16}, {8, 32, 1, 32},
+                {32, 32, 1, 32}, {1, 64, 2, 8}, {0, 32, 1, 1},  {1, 8, 1, 1}};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        simt_mem_stats st;
+        COUNTED(st, tk_strided_copy(out, in, want[i].stride, want[i].threads));
+        COUNTS(st.global_load, want[i].req, want[i].sectors);
+        COUNTS(st.global_store, want[i].req, (want[i].threads + 7) / 8);
+        COUNTS(st.shared_load, 0, 0);
+        COUNTS(st.shared_store, 0, 0);
+    }
+    /* one load site passed 3 times: 3 requests, not one of 96 threads */
+    simt_mem_stats st;
+    COUNTED(st, tk_repeat_loads(out, in, 3));
+    COUNTS(st.global_load, 3, 12);
+    COUNTS(st.global_store, 1, 4);
+    /* after End nothing is counted */
+    CU_ASSERT_OK(tk_strided_copy(out, in, 8, 32));
+    CU_ASSERT_OK(cudaDeviceSynchronize());
+    simt_mem_stats after;
+    simtMemStatsEnd(&after);
+    CU_ASSERT_EQUAL(memcmp(&after, &st, sizeof st), 0);
+    CU_ASSERT_OK(cudaFree(in));
+    CU_ASSERT_OK(cudaFree(out));
+}
+
+/* Wavefronts per shared request: a column of a 32x32 tile is 32 words in
+ * one bank (32 wavefronts), of a 32x33 tile 32 banks (1); one word read by
+ * every thread is a broadcast (1). The transpose is right every time. */
+static void test_mem_banks(void)
+{
+    float *in, *out, h[1024], back[1024];
+    for (int i = 0; i < 1024; i++) h[i] = (float)i;
+    CU_ASSERT_OK(cudaMalloc((void **)&in, sizeof h));
+    CU_ASSERT_OK(cudaMalloc((void **)&out, sizeof h));
+    CU_ASSERT_OK(cudaMemcpy(in, h, sizeof h, cudaMemcpyHostToDevice));
+    static const unsigned long long load_waves[] = {32 * 32, 32, 32};
+    for (int mode = 0; mode < 3; mode++) {
+        simt_mem_stats st;
+        COUNTED(st, tk_tile_columns(out, in, mode));
+        COUNTS(st.global_load, 32, 32 * 4);
+        COUNTS(st.global_store, 32, 32 * 4);
+        COUNTS(st.shared_store, 32, 32);
+        COUNTS(st.shared_load, 32, load_waves[mode]);
+        CU_ASSERT_OK(cudaMemcpy(back, out, sizeof back, cudaMemcpyDeviceToHost));
+        int ok = 1;
+        for (int y = 0; y < 32; y++)
+            for (int x = 0; x < 32; x++)
+                ok &= back[y * 32 + x] == (mode == 2 ? 0.0f : h[x * 32 + y]);
+        CU_ASSERT(ok);
+    }
+    CU_ASSERT_OK(cudaFree(in));
+    CU_ASSERT_OK(cudaFree(out));
+}
+#endif
+
 int register_emulator_suite(void)
 {
     CU_pSuite s = CU_add_suite("emulator", NULL, NULL);
@@ -321,6 +403,8 @@ int register_emulator_suite(void)
 #ifdef PARALAB_SIMULATED_CUDA
         {"schedules (sim)", test_schedules},
         {"no lockstep (sim)", test_no_lockstep},
+        {"memory sectors per request (sim)", test_mem_sectors},
+        {"shared-memory bank conflicts (sim)", test_mem_banks},
 #endif
     };
     for (size_t i = 0; i < sizeof t / sizeof *t; i++)

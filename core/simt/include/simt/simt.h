@@ -214,6 +214,33 @@ const char *simtLastFaultReport(void);
 typedef void (*simt_access_observer)(const void *addr, size_t size, int is_store);
 void simtSetAccessObserver(simt_access_observer fn);
 
+/* ---- memory transactions (lab 02) --------------------------------------
+ * Counts how a warp's accesses reach memory, for kernels compiled in call
+ * mode (KASAN_CALLS_FILES in mk/build.mk; every kernel in build/sim-asan).
+ * The accesses the 32 threads of a warp make at one call site, each thread
+ * its k-th time there, form one request: what one instruction of a real
+ * warp issues. A global-memory request costs the distinct 32-byte sectors
+ * its bytes touch: 4 when 32 threads read 32 consecutive floats, 32 when
+ * they are 128 bytes apart (CUDA C++ Best Practices Guide, "Coalesced
+ * Access to Global Memory"). A shared-memory request costs wavefronts: the
+ * most distinct 4-byte words any one of the 32 banks must deliver (1: no
+ * bank conflict; the same word to many threads is a broadcast, free; CUDA
+ * C++ Programming Guide, "Shared Memory" of compute capability 5.x and
+ * later). Shared memory is a kernel's __shared__ arrays and its dynamic
+ * shared memory; local variables are not counted. */
+typedef struct simt_mem_counts {
+    unsigned long long requests; /* warp-wide instructions */
+    unsigned long long units;    /* sectors (global) or wavefronts (shared) */
+} simt_mem_counts;
+typedef struct simt_mem_stats {
+    simt_mem_counts global_load, global_store, shared_load, shared_store;
+} simt_mem_stats;
+/* Zeroes the counts and counts the accesses of kernels run from now on
+ * (every device, every stream: bracket one kernel with a synchronize). */
+void simtMemStatsBegin(void);
+/* Stops counting; *out: the counts since simtMemStatsBegin. */
+void simtMemStatsEnd(simt_mem_stats *out);
+
 /* The schedule threads run in between barriers: from SIMT_SCHEDULE, or set
  * here (tests). kind: 0 forward, 1 reverse, 2 random with seed. */
 void simtSetSchedule(int kind, unsigned long long seed);
