@@ -41,7 +41,7 @@ cudaError_t tk_repeat_loads(float *out, const float *in, int reps)
 /* One 32x32 block writes its 1024 values into a shared tile by rows and
  * reads them back by columns: with a row of 32 floats every column read is
  * a 32-way bank conflict; with a row of 33 none is. mode 2: every thread
- * reads tile[0][0] (a broadcast). */
+ * reads tile[0][in[0]] (a broadcast; in[0] must be 0). */
 static __global__ void tile_columns(float *out, const float *in, int mode)
 {
     __shared__ float tile[32][32];
@@ -54,9 +54,9 @@ static __global__ void tile_columns(float *out, const float *in, int mode)
     } else {
         tile[y][x] = in[y * 32 + x];
         __syncthreads();
-        out[y * 32 + x] = mode == 2
-                              ? tile[0][mode - 2]
-                              : tile[x][y]; /* mode - 2: not a constant the compiler could fold */
+        /* in[0] is 0: an index the compiler cannot fold (a constant one is
+         * not instrumented, so not counted) */
+        out[y * 32 + x] = mode == 2 ? tile[0][(int)in[0]] : tile[x][y];
     }
 }
 SIMT_LAUNCHER(tile_columns, (float *out, const float *in, int mode), (out, in, mode))
