@@ -2,6 +2,7 @@
 #include "registry.h"
 
 extern const pl_lab lab01_hello_threads;
+extern const pl_lab lab02_memory;
 extern const pl_lab lab03_reduction;
 extern const pl_lab lab04_gemm;
 extern const pl_lab lab05_streams;
@@ -9,6 +10,6 @@ extern const pl_lab lab06_collectives;
 extern const pl_lab lab07_data_parallel;
 
 const pl_lab *const pl_labs[] = {
-    &lab01_hello_threads, &lab03_reduction,     &lab04_gemm, &lab05_streams,
-    &lab06_collectives,   &lab07_data_parallel, NULL,
+    &lab01_hello_threads, &lab02_memory,      &lab03_reduction,     &lab04_gemm,
+    &lab05_streams,       &lab06_collectives, &lab07_data_parallel, NULL,
 };

@@ -18,6 +18,18 @@ sed 's/lab07_solution/lab07_exercise/' "$root/labs/07_data_parallel/solution.c" 
 sed 's/lab05_solution/lab05_exercise/' "$root/labs/05_streams/solution.c" >"$work/gen/lab05_correct.c"
 sed 's/lab04_solution/lab04_exercise/' "$root/labs/04_gemm/solution.cu" >"$work/gen/lab04_correct.cu"
 sed 's/lab03_solution/lab03_exercise/' "$root/labs/03_reduction/solution.cu" >"$work/gen/lab03_correct.cu"
+sed 's/lab02_solution/lab02_exercise/' "$root/labs/02_memory/solution.cu" >"$work/gen/lab02_correct.cu"
+# Lab 02's mistakes: no __syncthreads() between filling the tile and reading
+# it; and a "tiled" kernel that writes along columns (right, uncoalesced)
+perl -0pe 's/\n\s*__syncthreads\(\);\n/\n/' "$work/gen/lab02_correct.cu" >"$work/gen/lab02_no_barrier.cu"
+perl -0pe 's/out\[\(size_t\)\(c0 \+ y \+ k\) \* rows \+ r0 \+ x\] = tile\[x\]\[y \+ k\];/out[(size_t)(c0 + x) * rows + r0 + y + k] = tile[y + k][x];/; s/if \(c0 \+ y \+ k < cols && r0 \+ x < rows\)/if (c0 + x < cols \&\& r0 + y + k < rows)/' \
+    "$work/gen/lab02_correct.cu" >"$work/gen/lab02_column_writes.cu"
+for f in lab02_no_barrier lab02_column_writes; do
+    if cmp -s "$work/gen/lab02_correct.cu" "$work/gen/$f.cu"; then
+        echo "FAIL  $f.cu: the edit no longer applies to labs/02_memory/solution.cu"
+        exit 1
+    fi
+done
 # Lab 03's classic mistake: no __syncthreads() between the tree's steps
 perl -0pe 's/(if \(tid < half\) s\[tid\] \+= s\[tid \+ half\];\n)\s*__syncthreads\(\);\n/$1/g' \
     "$work/gen/lab03_correct.cu" >"$work/gen/lab03_no_barrier.cu"
@@ -102,7 +114,7 @@ lab_run() {
 }
 
 scenario lab01_correct.cu 01_hello_threads 0 \
-    '^PASS  01_hello_threads +grid_size' '^PASS  01_hello_threads +vector_add' '2 passed, 0 failed, 7 todo' \
+    '^PASS  01_hello_threads +grid_size' '^PASS  01_hello_threads +vector_add' '2 passed, 0 failed, 8 todo' \
     '^TODO  06_collectives +ring_all_reduce +not attempted yet: PL_TODO\(\) at labs/06_collectives/exercise.c:[0-9]+'
 CLOSED=1 scenario lab01_no_tail_guard.cu 01_hello_threads 1 \
     '^PASS  01_hello_threads +grid_size' \
@@ -125,6 +137,13 @@ scenario lab01_host_crash.cu 01_hello_threads 1 \
 LABCHECK_ARGS="--timeout 3" scenario lab01_endless_loop.cu 01_hello_threads 1 \
     '^PASS  01_hello_threads +grid_size' \
     '^FAIL  01_hello_threads +vector_add +still running after 3 s: kernel vector_add \(labs/01_hello_threads/exercise.cu:[0-9]+\) is in blockIdx \(0,0,0\), threadIdx \(0,0,0\): an endless loop\?'
+
+scenario lab02_correct.cu 02_memory 0 \
+    '^PASS  02_memory +transpose_tiled'
+scenario lab02_no_barrier.cu 02_memory 1 \
+    '^FAIL  02_memory +transpose_tiled +transpose_tiled\(rows=[0-9]+, cols=[0-9]+\)( under SIMT_SCHEDULE=reverse)?: out\[[0-9]+\]\[[0-9]+\] = .* but in\[[0-9]+\]\[[0-9]+\] = '
+scenario lab02_column_writes.cu 02_memory 1 \
+    '^FAIL  02_memory +transpose_tiled +transpose_tiled at 256x256: [0-9.]+ sectors per request \(loads and stores\), the naive transpose [0-9.]+: the tiled one must need fewer'
 
 scenario lab03_correct.cu 03_reduction 0 \
     '^PASS  03_reduction +block_sum ' '^PASS  03_reduction +block_sum_shuffle'

@@ -1,0 +1,360 @@
+/*
+ * Lab 02 — memory: how bytes reach the GPU and how a warp's accesses reach
+ * its memory. Host<->device copies from pageable and from pinned memory;
+ * a copy kernel reading with strides 1..32 (coalescing); the transpose
+ * naive, through a shared-memory tile (yours), and with the tile padded
+ * against bank conflicts. On the simulated GPU the emulator counts the
+ * 32-byte sectors of every warp's request and the bank conflicts of every
+ * shared-memory request.
+ *
+ * Usage: lab02 [--size N] [--solution] [common options] [--help]
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+#ifdef PARALAB_SIMULATED_CUDA
+#include "simt/simt.h"
+#endif
+
+#include "02_memory/lab02.h"
+#include "paralab/cli.h"
+#include "paralab/device.h"
+#include "paralab/options.h"
+#include "paralab/step.h"
+#include "paralab/viz.h"
+
+enum { KEY_SIZE = 300, KEY_SOLUTION };
+
+typedef struct {
+    long n; /* the transpose is n x n; the copies move n x n floats */
+    int solution, used_reference, bad;
+    const lab02_impl *impl;
+} lab;
+
+static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
+{
+    lab *l = ctx;
+    if (key == KEY_SOLUTION) {
+        l->solution = 1;
+        return 0;
+    }
+    const char *e = pl_parse_long("--size", arg, 1, 8192, &l->n);
+    if (e) snprintf(err, cap, "%s", e);
+    return e != NULL;
+}
+
+static const char *clock_name(void)
+{
+#ifdef PARALAB_SIMULATED_CUDA
+    return "modeled";
+#else
+    return "measured";
+#endif
+}
+
+#define STEP(...)                                                                                  \
+    do {                                                                                           \
+        if (pl_step(r, __VA_ARGS__)) goto out;                                                     \
+    } while (0)
+#define CK(call)                                                                                   \
+    do {                                                                                           \
+        cudaError_t e_ = (cudaError_t)(call);                                                      \
+        if (e_) {                                                                                  \
+            snprintf(r->error, sizeof r->error, "%s: %s", #call, cudaGetErrorName(e_));            \
+            goto out;                                                                              \
+        }                                                                                          \
+    } while (0)
+
+/* One kernel run (or copy), to be timed: a launch with its arguments. */
+typedef struct {
+    int (*transpose)(float *out, const float *in, int rows, int cols);
+    int stride; /* for the strided copy */
+    float *out;
+    const float *in;
+    const void *host;
+    void *host_dst;
+    size_t bytes;
+    int n, kind; /* 0 transpose, 1 strided copy, 2 copy to the device, 3 copy to the host */
+} job;
+
+static cudaError_t run_job(const job *j)
+{
+    switch (j->kind) {
+    case 0:
+        return (cudaError_t)j->transpose(j->out, j->in, j->n, j->n);
+    case 1:
+        return (cudaError_t)lab02_strided_copy(j->out, j->in, j->n, j->stride);
+    case 2:
+        return cudaMemcpy(j->out, j->host, j->bytes, cudaMemcpyHostToDevice);
+    default:
+        return cudaMemcpy(j->host_dst, j->in, j->bytes, cudaMemcpyDeviceToHost);
+    }
+}
+
+/* What a run cost: its time (modeled or measured: on a real GPU one
+ * untimed run first, then the mean of 5) and, on the simulator, its
+ * sectors per global request and wavefronts per shared request. */
+typedef struct {
+    float ms;
+    int counted;
+    /* per request; 0 where there were none */
+    double load_sectors, store_sectors, shared_load_waves, shared_store_waves;
+} cost;
+
+#ifdef PARALAB_SIMULATED_CUDA
+static double per_request(simt_mem_counts m)
+{
+    return m.requests ? (double)m.units / (double)m.requests : 0;
+}
+#endif
+
+static cudaError_t measure(const job *j, cost *c)
+{
+    memset(c, 0, sizeof *c);
+    int reps = 1;
+#ifdef PARALAB_SIMULATED_CUDA
+    simt_mem_stats st;
+    cudaDeviceSynchronize();
+    if (j->kind <= 1) simtMemStatsBegin();
+#else
+    reps = 5;
+    cudaError_t w = run_job(j);
+    if (w) return w;
+#endif
+    cudaEvent_t a, b;
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    cudaError_t e = cudaEventRecord(a, 0);
+    for (int i = 0; i < reps && !e; i++) e = run_job(j);
+    if (!e) e = cudaEventRecord(b, 0);
+    if (!e) e = cudaEventSynchronize(b);
+    if (!e) e = cudaEventElapsedTime(&c->ms, a, b);
+    c->ms /= (float)reps;
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+#ifdef PARALAB_SIMULATED_CUDA
+    if (j->kind <= 1) {
+        simtMemStatsEnd(&st);
+        c->counted = 1;
+        c->load_sectors = per_request(st.global_load);
+        c->store_sectors = per_request(st.global_store);
+        c->shared_load_waves = per_request(st.shared_load);
+        c->shared_store_waves = per_request(st.shared_store);
+    }
+#endif
+    return e;
+}
+
+/* "; loads 4.0 sectors per request, ..." or, off the simulator, nothing */
+static const char *counts(const cost *c, char *buf, size_t cap)
+{
+    if (!c->counted)
+        snprintf(buf, cap, "%s", "");
+    else if (c->shared_load_waves > 0)
+        snprintf(buf, cap,
+                 "; sectors per request: loads %.1f, stores %.1f; shared-memory wavefronts per "
+                 "request: stores %.1f, loads %.1f%s",
+                 c->load_sectors, c->store_sectors, c->shared_store_waves, c->shared_load_waves,
+                 c->shared_load_waves > 1.05 ? " (a 32-way bank conflict)" : " (no conflict)");
+    else
+        snprintf(buf, cap, "; sectors per request: loads %.1f, stores %.1f", c->load_sectors,
+                 c->store_sectors);
+    return buf;
+}
+
+static int run_steps(pl_rank *r)
+{
+    lab *l = r->arg;
+    int n = (int)l->n, status = 1;
+    size_t elems = (size_t)n * n, bytes = elems * sizeof(float);
+    enum { COPY_N = 1 << 20, MAX_STRIDE = 32 };
+    float *h = malloc(bytes), *back = malloc(bytes), *pinned = NULL;
+    float *din = NULL, *dout = NULL, *dwide = NULL;
+    char buf[256];
+    if (!h || !back) {
+        snprintf(r->error, sizeof r->error, "out of host memory for --size %d", n);
+        goto out;
+    }
+    for (size_t i = 0; i < elems; i++) h[i] = (float)(i % 1000003);
+    CK(cudaMallocHost((void **)&pinned, bytes));
+    memcpy(pinned, h, bytes);
+    CK(cudaMalloc((void **)&din, bytes));
+    CK(cudaMalloc((void **)&dout, bytes));
+    CK(cudaMalloc((void **)&dwide, (size_t)COPY_N * MAX_STRIDE * sizeof(float)));
+    CK(cudaMemset(dwide, 0, (size_t)COPY_N * MAX_STRIDE * sizeof(float)));
+    struct cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+#ifdef PARALAB_SIMULATED_CUDA
+    const simt_preset *hw = simtCurrentPreset();
+    STEP("The %s: %.2f TB/s of device memory; the host link moves %.0f GB/s each "
+         "way at most, %.0f %% of it from pinned host memory, %.0f %% from pageable.",
+         prop.name, hw->memory_bw / 1e12, hw->host_link_bw / 1e9, 100 * hw->pinned_efficiency,
+         100 * hw->pageable_efficiency);
+#else
+    STEP("The %s: %d SMs, %.0f MiB of L2; times below are measured with CUDA events (the mean of "
+         "5 runs after one to warm up).",
+         prop.name, prop.multiProcessorCount, prop.l2CacheSize / 1048576.0);
+#endif
+    /* 1. copies */
+    {
+        cost c[4];
+        job j = {.out = din, .in = din, .bytes = bytes, .kind = 2, .host = h};
+        CK(measure(&j, &c[0]));
+        j.host = pinned;
+        CK(measure(&j, &c[1]));
+        j.kind = 3;
+        j.host_dst = back;
+        CK(measure(&j, &c[2]));
+        j.host_dst = pinned;
+        CK(measure(&j, &c[3]));
+        double mb = (double)bytes / 1e6;
+        STEP("Copies of %.1f MB (%s): to the device %.1f GB/s from pageable memory, %.1f GB/s "
+             "from pinned; to the host %.1f GB/s into pageable, %.1f GB/s into pinned. Pageable "
+             "memory is first copied into a pinned staging buffer by the driver: pin what you "
+             "copy often (cudaMallocHost).",
+             mb, clock_name(), mb / c[0].ms, mb / c[1].ms, mb / c[2].ms, mb / c[3].ms);
+        pl_viz_push_metric("GB/s", mb / c[1].ms);
+    }
+    /* 2. strides */
+    {
+        static const int strides[] = {1, 2, 4, 8, 32};
+        char line[5][200];
+        for (int s = 0; s < 5; s++) {
+            job j = {.out = dout, .in = dwide, .n = COPY_N, .stride = strides[s], .kind = 1};
+            cost c;
+            CK(measure(&j, &c));
+            double useful = 8.0 * COPY_N; /* 4 bytes read, 4 written per element */
+            snprintf(line[s], sizeof line[s], "stride %2d: %6.1f GB/s useful%s", strides[s],
+                     useful / (c.ms * 1e-3) / 1e9, counts(&c, buf, sizeof buf));
+            pl_viz_push_metric("GB/s", useful / (c.ms * 1e-3) / 1e9);
+        }
+        STEP("A copy kernel, out[i] = in[i * stride], %d floats (%s):\n    %s\n    %s\n    %s\n  "
+             "  %s\n    %s\nA warp's 32 loads of consecutive floats are 128 bytes: 4 sectors of 32 "
+             "bytes, one request. Spread out, each needs its own sector: 8x the traffic for the "
+             "same useful bytes.",
+             COPY_N, clock_name(), line[0], line[1], line[2], line[3], line[4]);
+    }
+    /* 3. transposes */
+    static const char *names[] = {
+        "naive: reads along rows, writes along columns",
+        "tiled (transpose_tiled, %s): both along rows, through a 32x32 shared tile",
+        "padded: the tile 32x33, so a column of it lies in 32 banks"};
+    int (*fns[3])(float *, const float *, int,
+                  int) = {lab02_transpose_naive, l->impl->transpose_tiled, lab02_transpose_padded};
+    CK(cudaMemcpy(din, h, bytes, cudaMemcpyHostToDevice));
+    for (int v = 0; v < 3; v++) {
+        job j = {.transpose = fns[v], .out = dout, .in = din, .n = n, .kind = 0};
+        cost c;
+        CK(cudaMemset(dout, 0, bytes));
+        CK(measure(&j, &c));
+        CK(cudaMemcpy(back, dout, bytes, cudaMemcpyDeviceToHost));
+        long wrong = 0;
+        for (int a = 0; a < n; a++)
+            for (int b = 0; b < n; b++) wrong += back[(size_t)a * n + b] != h[(size_t)b * n + a];
+        l->bad |= wrong != 0;
+        char what[160];
+        snprintf(what, sizeof what, names[v], l->used_reference ? "the reference" : "yours");
+        STEP("Transpose %dx%d, %s: %.1f us (%s), %.1f GB/s%s%s.", n, n, what, c.ms * 1e3,
+             clock_name(), 2.0 * bytes / (c.ms * 1e-3) / 1e9, counts(&c, buf, sizeof buf),
+             wrong ? "; SOME ELEMENTS ARE WRONG" : "");
+        pl_viz_push_metric("GB/s", 2.0 * bytes / (c.ms * 1e-3) / 1e9);
+    }
+    STEP("Coalescing is the first rule: a warp's 32 accesses should fall in as few 32-byte "
+         "sectors as possible. The tile turns the column writes into row writes; the padding "
+         "spreads the tile's columns over the 32 banks.%s",
+#ifdef PARALAB_SIMULATED_CUDA
+         " The modeled clock charges the sectors, not the bank conflicts: on a real GPU the "
+         "padded tile is the faster one."
+#else
+         ""
+#endif
+    );
+    status = 0;
+out:
+    cudaFree(din);
+    cudaFree(dout);
+    cudaFree(dwide);
+    cudaFreeHost(pinned);
+    free(h);
+    free(back);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    static lab l = {.n = 1024};
+    static const pl_lab_option extra[] = {
+        {"size", 1, "N", "the transpose is N x N (1..8192, default 1024)", KEY_SIZE},
+        {"solution", 0, "", "run the reference instead of your exercise", KEY_SOLUTION},
+        {0, 0, 0, 0, 0},
+    };
+    pl_options opt;
+    char msg[4096];
+    pl_options_defaults(&opt, 1);
+    pl_options_status st = pl_options_parse(
+        &opt, argc, argv, "lab02",
+        "Lab 02, memory: pinned copies, coalescing, the transpose and shared-memory banks.", extra,
+        on_option, &l, msg, sizeof msg);
+    if (st == PL_OPTIONS_HELP) {
+        fputs(msg, stdout);
+        printf("\nOne device: --devices is 1.\nYour code: labs/02_memory/exercise.cu. Check it "
+               "with `make check`.\n");
+        return 0;
+    }
+    if (st == PL_OPTIONS_ERROR) {
+        fprintf(stderr, "lab02: %s\n", msg);
+        return 2;
+    }
+    if (opt.devices != 1) {
+        fprintf(stderr, "lab02: --devices %d: lab 02 runs on one device (--devices 1)\n",
+                opt.devices);
+        return 2;
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    setenv("SIMT_QUIET", "1", 0);
+    if (pl_options_apply(&opt, "lab02", msg, sizeof msg)) {
+        fprintf(stderr, "lab02: %s\n", msg);
+        return 2;
+    }
+    const char *why = pl_device_problem("lab02");
+    if (why) {
+        fprintf(stderr, "lab02: %s\n", why);
+        return 2;
+    }
+    l.impl = l.solution ? &lab02_solution : &lab02_exercise;
+    if (!l.solution && lab02_exercise.transpose_tiled(NULL, NULL, 1, 1) == PL_TODO_STATUS) {
+        l.used_reference = 1;
+        l.impl = &lab02_solution;
+    }
+    printf("paralab lab 02 — memory (%s clock)\n", clock_name());
+    if (l.used_reference)
+        printf("  ! exercise not attempted yet — using the reference; open "
+               "labs/02_memory/exercise.cu (PL_TODO at %s)\n",
+               pl_todo_location());
+    pl_viz_config vc = {.title = "lab 02 memory",
+                        .panes = PL_PANE_BIT(PL_PANE_DEVICES) | PL_PANE_BIT(PL_PANE_TIMELINE) |
+                                 PL_PANE_BIT(PL_PANE_METRICS),
+                        .steps = 7,
+                        .clock = clock_name(),
+#ifdef PARALAB_SIMULATED_CUDA
+                        .modeled = 1
+#endif
+    };
+    char err[1024];
+    int quit = 0, failed = pl_viz_run_lab(&vc, &opt, 1, run_steps, &l, &quit, err, sizeof err);
+    if (quit) return quit == 2 ? 130 : 0; /* Ctrl-C: 130, as a shell reports SIGINT */
+    if (failed) {
+        fprintf(stderr, "lab02: %s\n", err);
+        return failed == 2 ? 2 : 1;
+    }
+    printf("\n[checks]\n");
+    pl_check chk;
+    pl_check_begin(&chk, "02_memory", "transpose_tiled");
+    lab02_check(0, l.impl, &chk);
+    printf("  %-11s  ", l.impl == &lab02_solution ? "(reference)" : "(yours)");
+    pl_check_print(&chk, 0);
+    return chk.outcome == PL_PASS && !l.bad ? 0 : 1;
+}
