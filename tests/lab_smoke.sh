@@ -36,6 +36,21 @@ for lab in "$bin"/lab[0-9][0-9]; do
         check "$name $bad: exit 2, names '$value'" bash -c 'test "$1" = 2 && grep -qF -- "$2" <<<"$3"' _ "$rc" "$value" "$err"
     done
 done
+# Lab 02's counts, as the emulator makes them (simulated build only): a
+# strided read costs a sector per float, the naive transpose's column
+# writes too; the plain tile's column reads are a 32-way bank conflict and
+# the padded tile's are not.
+if [ -x "$bin/lab02" ] && [[ "$bin" == *sim* ]]; then
+    out=$("$bin/lab02" --no-viz --size 256 2>&1); rc=$?
+    check "lab02 --size 256: exit 0" test "$rc" = 0
+    for want in 'stride  1: .*sectors per request: loads 4.0, stores 4.0' \
+                'stride 32: .*sectors per request: loads 32.0, stores 4.0' \
+                'naive: .*sectors per request: loads 4.0, stores 32.0' \
+                'tiled .*sectors per request: loads 4.0, stores 4.0; shared-memory wavefronts per request: stores 1.0, loads 32.0 \(a 32-way bank conflict\)' \
+                'padded: .*shared-memory wavefronts per request: stores 1.0, loads 1.0 \(no conflict\)'; do
+        check "lab02 --size 256 shows: $want" grep -qE -- "$want" <<<"$out"
+    done
+fi
 # a global batch the ranks cannot share: both numbers and the nearest that work
 if [ -x "$bin/lab07" ]; then
     err=$("$bin/lab07" --batch 30 --devices 4 2>&1 >/dev/null); rc=$?

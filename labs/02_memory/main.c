@@ -170,20 +170,22 @@ static int run_steps(pl_rank *r)
     lab *l = r->arg;
     int n = (int)l->n, status = 1;
     size_t elems = (size_t)n * n, bytes = elems * sizeof(float);
-    enum { COPY_N = 1 << 20, MAX_STRIDE = 32 };
-    float *h = malloc(bytes), *back = malloc(bytes), *pinned = NULL;
-    float *din = NULL, *dout = NULL, *dwide = NULL;
+    enum { COPY_N = 1 << 20, MAX_STRIDE = 32, COPY_BYTES = 16 << 20 };
+    float *h = malloc(bytes), *back = malloc(bytes), *pageable = malloc(COPY_BYTES), *pinned = NULL;
+    float *din = NULL, *dout = NULL, *dwide = NULL, *dnarrow = NULL;
     char buf[256];
-    if (!h || !back) {
+    if (!h || !back || !pageable) {
         snprintf(r->error, sizeof r->error, "out of host memory for --size %d", n);
         goto out;
     }
     for (size_t i = 0; i < elems; i++) h[i] = (float)(i % 1000003);
-    CK(cudaMallocHost((void **)&pinned, bytes));
-    memcpy(pinned, h, bytes);
+    memset(pageable, 1, COPY_BYTES);
+    CK(cudaMallocHost((void **)&pinned, COPY_BYTES));
+    memset(pinned, 1, COPY_BYTES);
     CK(cudaMalloc((void **)&din, bytes));
     CK(cudaMalloc((void **)&dout, bytes));
     CK(cudaMalloc((void **)&dwide, (size_t)COPY_N * MAX_STRIDE * sizeof(float)));
+    CK(cudaMalloc((void **)&dnarrow, (size_t)COPY_N * sizeof(float)));
     CK(cudaMemset(dwide, 0, (size_t)COPY_N * MAX_STRIDE * sizeof(float)));
     struct cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
@@ -201,16 +203,16 @@ static int run_steps(pl_rank *r)
     /* 1. copies */
     {
         cost c[4];
-        job j = {.out = din, .in = din, .bytes = bytes, .kind = 2, .host = h};
+        job j = {.out = dwide, .in = dwide, .bytes = COPY_BYTES, .kind = 2, .host = pageable};
         CK(measure(&j, &c[0]));
         j.host = pinned;
         CK(measure(&j, &c[1]));
         j.kind = 3;
-        j.host_dst = back;
+        j.host_dst = pageable;
         CK(measure(&j, &c[2]));
         j.host_dst = pinned;
         CK(measure(&j, &c[3]));
-        double mb = (double)bytes / 1e6;
+        double mb = COPY_BYTES / 1e6;
         STEP("Copies of %.1f MB (%s): to the device %.1f GB/s from pageable memory, %.1f GB/s "
              "from pinned; to the host %.1f GB/s into pageable, %.1f GB/s into pinned. Pageable "
              "memory is first copied into a pinned staging buffer by the driver: pin what you "
@@ -223,7 +225,7 @@ static int run_steps(pl_rank *r)
         static const int strides[] = {1, 2, 4, 8, 32};
         char line[5][200];
         for (int s = 0; s < 5; s++) {
-            job j = {.out = dout, .in = dwide, .n = COPY_N, .stride = strides[s], .kind = 1};
+            job j = {.out = dnarrow, .in = dwide, .n = COPY_N, .stride = strides[s], .kind = 1};
             cost c;
             CK(measure(&j, &c));
             double useful = 8.0 * COPY_N; /* 4 bytes read, 4 written per element */
@@ -277,9 +279,11 @@ out:
     cudaFree(din);
     cudaFree(dout);
     cudaFree(dwide);
+    cudaFree(dnarrow);
     cudaFreeHost(pinned);
     free(h);
     free(back);
+    free(pageable);
     return status;
 }
 
