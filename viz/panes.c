@@ -67,14 +67,17 @@ static void header(viz_grid *g, pl_rect r, const viz_view *v)
               v->ndev == 1 ? "" : "s");
 }
 
-/* Words wrapped into the box; returns the rows used. */
+/* Words wrapped into the box; returns the rows used. A '\n' starts a new
+ * row and keeps the next line's indentation (a table in a step). */
 static int wrap(viz_grid *g, pl_rect in, const char *text, int fg)
 {
-    int row = 0;
+    int row = 0, hard = 0; /* hard: the row starts after a '\n' */
     const char *p = text;
     while (*p && row < in.h) {
-        while (*p == ' ') p++;
-        int len = (int)strlen(p), take = len;
+        if (!hard)
+            while (*p == ' ') p++;
+        const char *nl = strchr(p, '\n');
+        int len = nl ? (int)(nl - p) : (int)strlen(p), take = len;
         if (take > in.w) { /* break at the last space that fits */
             take = in.w;
             while (take > 0 && p[take] != ' ') take--;
@@ -84,6 +87,8 @@ static int wrap(viz_grid *g, pl_rect in, const char *text, int fg)
         snprintf(line, sizeof line, "%.*s", take, p);
         viz_text(g, in.x, in.y + row, in.w, line, fg, 0);
         p += take;
+        hard = *p == '\n';
+        if (hard) p++;
         row++;
     }
     return row;

@@ -238,6 +238,32 @@ static void test_ascii_and_too_small(void)
     viz_model_free(&m);
 }
 
+/* The narration keeps a step's line breaks and their indentation, and
+ * wraps long lines at spaces. */
+static void test_narration_lines(void)
+{
+    viz_model m;
+    viz_model_init(&m, 1);
+    viz_grid g = {0};
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 24, 8), 0);
+    viz_view v;
+    memset(&v, 0, sizeof v);
+    snprintf(v.narration, sizeof v.narration,
+             "Strides:\n    s 1: 4.0\n    s 32: 32.0\none two three four five six");
+    viz_render_pane(&g, PL_PANE_NARRATION, (pl_rect){0, 0, 24, 8}, &m, &v);
+    char row[32];
+    static const char *want[] = {"Strides:", "    s 1: 4.0", "    s 32: 32.0",
+                                 "one two three four five", "six"};
+    for (int i = 0; i < 5; i++) {
+        row_of(&g, 1 + i, 1, 22, row);
+        size_t n = strlen(want[i]);
+        CU_ASSERT_EQUAL(strncmp(row, want[i], n), 0);
+        for (size_t k = n; row[k]; k++) CU_ASSERT_EQUAL(row[k], ' '); /* nothing after it */
+    }
+    viz_grid_free(&g);
+    viz_model_free(&m);
+}
+
 /* The shards pane: a weight split by columns over 2 ranks (tensor
  * parallel, column-parallel), each block in its owner's digit and colour;
  * the metrics pane's curve from pushed values. */
@@ -376,6 +402,7 @@ int register_viz_suite(void)
         {"timeline pane: a row of kernels and micro-batches", test_timeline_row},
         {"topology pane: a ring all-reduce's bytes per link", test_topology_ring_bytes},
         {"ASCII twins; too small a screen says what it needs", test_ascii_and_too_small},
+        {"narration: line breaks and wrapping", test_narration_lines},
         {"shards pane (column-parallel) and the metric curve", test_shards_and_metrics},
         {"traces read back; truncated, corrupt, missing", test_read_trace},
     };
