@@ -22,6 +22,8 @@ LAB_TIMEOUT=${LAB_TIMEOUT:-90}
 # program and arguments, one run per line
 RUNS=(
     "lab01 --no-viz --solution"
+    "lab02 --no-viz --solution"
+    "lab02 --no-viz --solution --size 8192"
     "lab03 --no-viz --solution --size 1048576"
     "lab03 --no-viz --solution --size 67108864"
     "lab04 --no-viz --solution --size 512"
