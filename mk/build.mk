@@ -178,7 +178,17 @@ $(BIN)/paralab-train: $(OBJ)/tools/train.c.o $(RT_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(BIN)/racecheck: $(call objs,$(wildcard tests/race/*.c tests/race/*.cu)) $(RT_OBJ)
+# The race check also runs Lab 03's reference as it is (clean), and a copy of
+# it with the __syncthreads() after each step of the tree removed, renamed
+# lab03_racy (a race at the tree's add): the same edit as the student
+# scenario lab03_no_barrier (tests/student_check.sh).
+$(BUILD)/gen/lab03_racy.cu: labs/03_reduction/solution.cu
+	@mkdir -p $(@D)
+	perl -0pe 's/(if \(tid < half\) s\[tid\] \+= s\[tid \+ half\];\n)\s*__syncthreads\(\);\n/$$1/g; s/lab03_solution/lab03_racy/g' $< >$@
+	@! cmp -s $< $@ || { echo "lab03_racy.cu: the edit no longer applies to $<" >&2; rm -f $@; exit 1; }
+
+$(BIN)/racecheck: $(call objs,$(wildcard tests/race/*.c tests/race/*.cu) labs/03_reduction/solution.cu \
+                  $(BUILD)/gen/lab03_racy.cu) $(RT_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 

@@ -16,7 +16,11 @@
  * __syncthreads() removed: must report a race at its line), warp-tail-racy
  * (the legacy volatile warp-synchronous tail without __syncwarp(): must report
  * a race between lanes of one warp, with the advice to add __syncwarp()),
- * warp-tail (with __syncwarp(): must run clean).
+ * warp-tail (with __syncwarp(): must run clean); lab03-block-sum (Lab 03's
+ * reference block_sum: clean) and lab03-block-sum-racy (the same with the
+ * __syncthreads() after each step of the tree removed, made by mk/build.mk
+ * into build/sim-tsan/gen/lab03_racy.cu: must report a race at the tree's
+ * add, s[tid] += s[tid + half]).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,21 +30,30 @@
 
 #include <cuda_runtime.h>
 
+#include "03_reduction/lab03.h"
 #include "kernels.h"
+
+extern const lab03_impl lab03_racy; /* build/sim-tsan/gen/lab03_racy.cu */
 
 typedef struct {
     const char *name, *what;
     int expect_race;
-    const int *line; /* a line the report must name */
-    int same_warp;   /* the racing threads share a warp */
+    const int *line;      /* a line the report must name */
+    int same_warp;        /* the racing threads share a warp */
+    const char *gen;      /* a generated kernel file (beside bin/, in gen/) the report names */
+    const char *gen_text; /* ... at a line holding this */
 } race_case;
 
 static const race_case cases[] = {
-    {"block-sum", "reduction with every __syncthreads()", 0, NULL, 0},
+    {"block-sum", "reduction with every __syncthreads()", 0, NULL, 0, NULL, NULL},
     {"block-sum-racy", "reduction, __syncthreads() in the loop removed", 1, &rk_block_sum_race_line,
-     0},
-    {"warp-tail", "volatile warp tail with __syncwarp()", 0, NULL, 0},
-    {"warp-tail-racy", "volatile warp tail without __syncwarp()", 1, &rk_warp_tail_race_line, 1},
+     0, NULL, NULL},
+    {"warp-tail", "volatile warp tail with __syncwarp()", 0, NULL, 0, NULL, NULL},
+    {"warp-tail-racy", "volatile warp tail without __syncwarp()", 1, &rk_warp_tail_race_line, 1,
+     NULL, NULL},
+    {"lab03-block-sum", "Lab 03's block_sum (the reference)", 0, NULL, 0, NULL, NULL},
+    {"lab03-block-sum-racy", "Lab 03's block_sum, the tree's __syncthreads() gone", 1, NULL, 0,
+     "lab03_racy.cu", "s[tid] += s[tid + half]"},
 };
 #define NCASES (int)(sizeof cases / sizeof *cases)
 
@@ -66,6 +79,10 @@ static int run_case(const char *name)
         e = rk_warp_tail(diin, diout, 1);
     else if (!strcmp(name, "warp-tail-racy"))
         e = rk_warp_tail(diin, diout, 0);
+    else if (!strcmp(name, "lab03-block-sum"))
+        e = (cudaError_t)lab03_solution.block_sum(dfin, dfout, 256);
+    else if (!strcmp(name, "lab03-block-sum-racy"))
+        e = (cudaError_t)lab03_racy.block_sum(dfin, dfout, 256);
     else {
         fprintf(stderr, "racecheck: no case '%s'; the cases are:", name);
         for (int i = 0; i < NCASES; i++) fprintf(stderr, " %s", cases[i].name);
@@ -111,6 +128,34 @@ static char *capture(const char *self, const char *name, int *status)
     return buf;
 }
 
+/* Whether the log names gen (a file in ../gen/ from this program) at a
+ * line holding text; where: "gen:LINE" as found. */
+static int names_line(const char *log, const char *gen, const char *text, char *where, size_t cap)
+{
+    const char *p = strstr(log, gen);
+    if (!p || p[strlen(gen)] != ':') return 0;
+    int line = atoi(p + strlen(gen) + 1);
+    snprintf(where, cap, "%s:%d", gen, line);
+    char exe[4096], path[4200];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return 0;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = '\0';
+    snprintf(path, sizeof path, "%s/../gen/%s", exe, gen);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char buf[512];
+    int k = 0, found = 0;
+    while (fgets(buf, sizeof buf, f))
+        if (++k == line) {
+            found = strstr(buf, text) != NULL;
+            break;
+        }
+    fclose(f);
+    return found;
+}
+
 /* "warp W" of the first two CUDA threads a report names, or -1. */
 static void report_warps(const char *log, int *w1, int *w2)
 {
@@ -144,16 +189,17 @@ int main(int argc, char **argv)
         }
         int raced = strstr(log, "WARNING: ThreadSanitizer: data race") != NULL;
         int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        char where[64] = "";
+        char where[128] = "";
         int ok = raced == c->expect_race && (raced ? code == 66 : code == 0);
         if (c->line) {
             snprintf(where, sizeof where, "tests/race/kernels.cu:%d", *c->line);
             ok &= strstr(log, where) != NULL;
         }
+        if (c->gen) ok &= names_line(log, c->gen, c->gen_text, where, sizeof where);
         int w1, w2;
         report_warps(log, &w1, &w2);
         if (raced && c->same_warp) ok &= w1 >= 0 && w1 == w2;
-        printf("%s  %-16s %-48s %s%s\n", ok ? "PASS" : "FAIL", c->name, c->what,
+        printf("%s  %-20s %-52s %s%s\n", ok ? "PASS" : "FAIL", c->name, c->what,
                raced ? "race reported at " : "no race reported", raced ? where : "");
         if (raced && w1 >= 0 && w1 == w2)
             printf(
