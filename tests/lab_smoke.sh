@@ -51,6 +51,17 @@ if [ -x "$bin/lab02" ] && [[ "$bin" == *sim* ]]; then
         check "lab02 --size 256 shows: $want" grep -qE -- "$want" <<<"$out"
     done
 fi
+# Lab 03 folds the tree of a 16-thread block, one level per step, to its sum
+if [ -x "$bin/lab03" ]; then
+    out=$("$bin/lab03" --no-viz --size 16 2>&1)
+    for want in '^    s:  -3  -2  -1   0   1   2   3  -3  -2  -1   0   1   2   3  -3  -2 *$' \
+                'half = 8: threads 0\.\.7 add s\[tid \+ 8\] into s\[tid\]; threads 8\.\.15 rest' \
+                '^    s:  -5  -3  -1   1   3   5   0  -5   \.   \.   \.' \
+                'half = 1: thread 0 adds s\[tid \+ 1\]' '^    s:  -5   \.   \.' \
+                'their sum is -5\.'; do
+        check "lab03 --size 16 shows: $want" grep -qE -- "$want" <<<"$out"
+    done
+fi
 # a global batch the ranks cannot share: both numbers and the nearest that work
 if [ -x "$bin/lab07" ]; then
     err=$("$bin/lab07" --batch 30 --devices 4 2>&1 >/dev/null); rc=$?

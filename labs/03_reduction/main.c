@@ -60,6 +60,39 @@ static const char *clock_name(void)
 
 typedef int (*sum_fn)(const float *, float *, int);
 
+/* The tree of sequential addressing, folded one level per step on the
+ * first 16 elements (a block of 16 threads; the kernels' blocks have 256
+ * and fold 8 times): at each level the threads below `half` add
+ * s[tid + half] into s[tid], and a __syncthreads() ends the level. */
+enum { FOLD_N = 16, FOLD_STEPS = 5 };
+static int fold(pl_rank *r, const float *h, int n)
+{
+    float s[FOLD_N];
+    for (int i = 0; i < FOLD_N; i++) s[i] = i < n ? h[i] : 0.0f;
+    char row[FOLD_N * 4 + 1];
+    int len = 0;
+    for (int i = 0; i < FOLD_N; i++) len += snprintf(row + len, sizeof row - len, "%3.0f ", s[i]);
+    if (pl_step(r, "The tree, on a block of %d threads (the first %d elements):\n    s: %s", FOLD_N,
+                FOLD_N, row))
+        return 1;
+    for (int half = FOLD_N / 2; half > 0; half /= 2) {
+        for (int t = 0; t < half; t++) s[t] += s[t + half];
+        len = 0;
+        for (int i = 0; i < FOLD_N; i++)
+            len += i < half ? snprintf(row + len, sizeof row - len, "%3.0f ", s[i])
+                            : snprintf(row + len, sizeof row - len, "  . ");
+        char who[32];
+        snprintf(who, sizeof who, half == 1 ? "thread 0 adds" : "threads 0..%d add", half - 1);
+        if (pl_step(r,
+                    "half = %d: %s s[tid + %d] into s[tid]; threads %d..%d rest; "
+                    "then __syncthreads().\n    s: %s%s",
+                    half, who, half, half, FOLD_N - 1, row,
+                    half == 1 ? "\n    s[0] is the block's sum; thread 0 writes it out." : ""))
+            return 1;
+    }
+    return 0;
+}
+
 static int run_steps(pl_rank *r)
 {
     lab *l = r->arg;
@@ -80,6 +113,7 @@ static int run_steps(pl_rank *r)
     STEP("%d floats; their sum is %.0f. A block of %d threads sums %d of them in shared memory, "
          "as a tree of %d levels; the block sums are added up on the host.",
          n, want, LAB03_THREADS, LAB03_THREADS, (int)log2(LAB03_THREADS));
+    if (fold(r, h, n)) goto out;
     static const char *what[] = {
         "interleaved addressing: at step s the threads with tid %% 2s == 0 add their neighbour "
         "s away; most threads of every warp idle (divergence)",
@@ -193,7 +227,7 @@ int main(int argc, char **argv)
     pl_viz_config vc = {.title = "lab 03 reduction",
                         .panes = PL_PANE_BIT(PL_PANE_DEVICES) | PL_PANE_BIT(PL_PANE_TIMELINE) |
                                  PL_PANE_BIT(PL_PANE_METRICS),
-                        .steps = 6,
+                        .steps = 6 + FOLD_STEPS,
                         .clock = clock_name(),
 #ifdef PARALAB_SIMULATED_CUDA
                         .modeled = 1
