@@ -298,6 +298,7 @@ static void test_streams_concurrent(void)
     CU_ASSERT_OK(tk_cost(seen, 0, 4, s2)); /* loaded now, not while s1 spins */
     CU_ASSERT_OK(cudaDeviceSynchronize());
     CU_ASSERT_OK(cudaMemset(seen, 0, sizeof(int)));
+    CU_ASSERT_OK(cudaDeviceSynchronize()); /* s1 does not wait for the default stream */
     CU_ASSERT_OK(tk_wait_flag(flag, seen, 4000000000LL, s1));
     CU_ASSERT_OK(tk_cost(flag, 0, 4, s2));
     CU_ASSERT_OK(cudaDeviceSynchronize());
