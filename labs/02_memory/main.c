@@ -195,6 +195,8 @@ static int run_steps(pl_rank *r)
     CK(cudaMemset(dwide, 0, (size_t)COPY_N * MAX_STRIDE * sizeof(float)));
     struct cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
+    double peak_flops = 0, peak_bw = 0;
+    CK(pl_device_peaks(0, &peak_flops, &peak_bw));
 #ifdef PARALAB_SIMULATED_CUDA
     const simt_preset *hw = simtCurrentPreset();
     STEP("The %s: %.2f TB/s of device memory; the host link moves %.0f GB/s each "
@@ -202,9 +204,10 @@ static int run_steps(pl_rank *r)
          prop.name, hw->memory_bw / 1e12, hw->host_link_bw / 1e9, 100 * hw->pinned_efficiency,
          100 * hw->pageable_efficiency);
 #else
-    STEP("The %s: %d SMs, %.0f MiB of L2; times below are measured with CUDA events (the mean of "
-         "5 runs after one to warm up).",
-         prop.name, prop.multiProcessorCount, prop.l2CacheSize / 1048576.0);
+    STEP("The %s: %d SMs, %.0f MiB of L2, %.2f TB/s of device memory at most (2 x its clock x "
+         "its bus width); times below are measured with CUDA events (the mean of 5 runs after "
+         "one to warm up).",
+         prop.name, prop.multiProcessorCount, prop.l2CacheSize / 1048576.0, peak_bw / 1e12);
 #endif
     /* 1. copies */
     {
@@ -229,14 +232,16 @@ static int run_steps(pl_rank *r)
     /* 2. strides */
     {
         static const int strides[] = {1, 2, 4, 8, 32};
-        char line[5][200];
+        char line[5][240];
         for (int s = 0; s < 5; s++) {
             job j = {.out = dnarrow, .in = dwide, .n = COPY_N, .stride = strides[s], .kind = 1};
             cost c;
             CK(measure(&j, &c));
             double useful = 8.0 * COPY_N; /* 4 bytes read, 4 written per element */
-            snprintf(line[s], sizeof line[s], "stride %2d: %6.1f GB/s useful%s", strides[s],
-                     useful / (c.ms * 1e-3) / 1e9, counts(&c, buf, sizeof buf));
+            double gbs = useful / (c.ms * 1e-3) / 1e9;
+            snprintf(line[s], sizeof line[s],
+                     "stride %2d: %6.1f GB/s useful (%3.0f %% of the peak)%s", strides[s], gbs,
+                     100 * gbs * 1e9 / peak_bw, counts(&c, buf, sizeof buf));
             pl_viz_push_metric("GB/s", useful / (c.ms * 1e-3) / 1e9);
         }
         STEP("A copy kernel, out[i] = in[i * stride], %d floats (%s):\n    %s\n    %s\n    %s\n  "
@@ -265,8 +270,9 @@ static int run_steps(pl_rank *r)
         l->bad |= wrong != 0;
         char what[160];
         snprintf(what, sizeof what, names[v], l->used_reference ? "the reference" : "yours");
-        STEP("Transpose %dx%d, %s: %.1f us (%s), %.1f GB/s%s%s.", n, n, what, c.ms * 1e3,
-             clock_name(), 2.0 * bytes / (c.ms * 1e-3) / 1e9, counts(&c, buf, sizeof buf),
+        double gbs = 2.0 * bytes / (c.ms * 1e-3) / 1e9;
+        STEP("Transpose %dx%d, %s: %.1f us (%s), %.1f GB/s (%.0f %% of the peak)%s%s.", n, n, what,
+             c.ms * 1e3, clock_name(), gbs, 100 * gbs * 1e9 / peak_bw, counts(&c, buf, sizeof buf),
              wrong ? "; SOME ELEMENTS ARE WRONG" : "");
         pl_viz_push_metric("GB/s", 2.0 * bytes / (c.ms * 1e-3) / 1e9);
     }

@@ -143,11 +143,8 @@ static int run_steps(pl_rank *r)
     CK(cudaMemcpy(dB, B, bytes, cudaMemcpyHostToDevice));
     struct cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
-#ifdef PARALAB_SIMULATED_CUDA
-    double peak = simtCurrentPreset()->fp32_flops, bw = simtCurrentPreset()->memory_bw;
-#else
-    double peak = 0, bw = 0; /* not in cudaDeviceProp: the roof lines are the simulator's */
-#endif
+    double peak = 0, bw = 0;
+    CK(pl_device_peaks(0, &peak, &bw));
     double flop = 2.0 * n * n * n;
     if (peak > 0)
         STEP("C = A.B for %dx%d matrices: %.2f GFLOP. The roofline of the %s: %.1f TFLOP/s at "

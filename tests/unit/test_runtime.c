@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "kernels.h"
+#include "paralab/device.h"
 #include "suites.h"
 #ifdef PARALAB_SIMULATED_CUDA
 #include "simt/simt.h"
@@ -199,6 +200,24 @@ static void test_pinned(void)
     CU_ASSERT_CUDA(cudaFreeHost(&x), cudaErrorInvalidValue);
     cudaGetLastError();
 #endif
+}
+
+/* The roofline numbers the labs print: the preset's on the simulator; on a
+ * real GPU computed from its attributes, within a factor of 2 of any
+ * datacenter GPU since Pascal. */
+static void test_device_peaks(void)
+{
+    double flops = 0, bw = 0;
+    CU_ASSERT_EQUAL(pl_device_peaks(0, &flops, &bw), 0);
+#ifdef PARALAB_SIMULATED_CUDA
+    CU_ASSERT_EQUAL(flops, simtCurrentPreset()->fp32_flops);
+    CU_ASSERT_EQUAL(bw, simtCurrentPreset()->memory_bw);
+#else
+    CU_ASSERT(flops > 5e12 && flops < 2e14);
+    CU_ASSERT(bw > 5e11 && bw < 2e13);
+#endif
+    CU_ASSERT_EQUAL(pl_device_peaks(ndev(), &flops, &bw), (int)cudaErrorInvalidDevice);
+    cudaGetLastError();
 }
 
 static void test_launch_limits(void)
@@ -787,6 +806,7 @@ int register_runtime_suite(void)
         CU_TestFunc fn;
     } t[] = {
         {"devices", test_devices},
+        {"device peaks (the roofline)", test_device_peaks},
         {"properties", test_properties},
         {"error names and strings", test_error_names},
         {"last error", test_last_error},

@@ -11,4 +11,18 @@
  * the simulated build). `program` names the binary in the advice. */
 const char *pl_device_problem(const char *program);
 
+/* The roofline of device `device`: peak non-tensor FP32 FLOP/s and peak
+ * memory bytes/s.
+ *   Simulated: the preset's datasheet numbers (simtCurrentPreset()).
+ *   Real: from the device's attributes: SMs x FP32 lanes per SM x 2 (a
+ *   multiply-add is 2 FLOP) x the peak SM clock; 2 (double data rate) x
+ *   the memory clock x the bus width in bytes. FP32 lanes per SM: 64 on
+ *   compute capability 6.0, 7.x and 8.0, 128 on the others from 6.1 on
+ *   (CUDA C++ Programming Guide, "Arithmetic Instructions": 32-bit
+ *   floating-point add, multiply, multiply-add per clock per SM). An H200:
+ *   132 x 128 x 2 x 1.98 GHz = 66.9 TFLOP/s, 2 x 3.2 GHz x 768 B = 4.9
+ *   TB/s (datasheet: 67 and 4.8).
+ * Returns 0, or the cudaError_t of the failing query. */
+int pl_device_peaks(int device, double *fp32_flops, double *memory_bw);
+
 #endif
