@@ -153,7 +153,7 @@ scenario lab03_no_barrier.cu 03_reduction 1 \
 scenario lab04_correct.cu 04_gemm 0 \
     '^PASS  04_gemm +matmul_tiled'
 scenario lab04_no_edges.cu 04_gemm 1 \
-    '^FAIL  04_gemm +matmul_tiled +(C \(M=1, N=1, K=1\)\[0\]\[0\] = .* but expected|matmul_tiled\(M=1, N=1, K=1\) failed)'
+    '^FAIL  04_gemm +matmul_tiled +(matmul_tiled: C \(M=1, N=1, K=1\)\[0\]\[0\] = .* but expected|matmul_tiled\(M=1, N=1, K=1\) failed)'
 
 scenario lab05_correct.c 05_streams 0 \
     '^PASS  05_streams +chunked'
