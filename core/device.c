@@ -63,3 +63,12 @@ int pl_device_peaks(int device, double *fp32_flops, double *memory_bw)
     return 0;
 #endif
 }
+
+const char *pl_clock_name(void)
+{
+#ifdef PARALAB_SIMULATED_CUDA
+    return "modeled";
+#else
+    return "measured";
+#endif
+}

@@ -20,6 +20,7 @@
 
 #include "paralab/cli.h"
 #include "paralab/device.h"
+#include "paralab/labmain.h"
 #include "paralab/options.h"
 #include "paralab/cuda_check.h"
 #include "paralab/step.h"
@@ -265,48 +266,31 @@ static int run_steps(pl_rank *r)
 
 int main(int argc, char **argv)
 {
-    args cli = {1000, 256, 0};
+    static args cli = {1000, 256, 0};
     static const pl_lab_option extra[] = {
         {"size", 1, "N", "elements to add (1..1073741823, default 1000)", KEY_SIZE},
         {"block", 1, "B", "threads per block (1..1024, default 256)", KEY_BLOCK},
         {"solution", 0, "", "run the reference solution instead of your exercise", KEY_SOLUTION},
         {0, 0, 0, 0, 0},
     };
+    static const pl_one_device_lab me = {
+        .program = "lab01",
+        .summary = "Lab 01, hello threads: grid, blocks, threads, the global index and the tail.",
+        .exercise = "labs/01_hello_threads/exercise.cu",
+        .title = "lab 01 hello threads",
+        .extra = extra,
+        .on_option = on_option,
+        .ctx = &cli,
+    };
     pl_options opt;
     char msg[4096];
-    pl_options_defaults(&opt, 1);
-    pl_options_status st = pl_options_parse(
-        &opt, argc, argv, "lab01",
-        "Lab 01, hello threads: grid, blocks, threads, the global index and the tail.", extra,
-        on_option, &cli, msg, sizeof msg);
-    if (st == PL_OPTIONS_HELP) {
-        fputs(msg, stdout);
-        printf("\nOne device: --devices is 1.\nYour code: labs/01_hello_threads/exercise.cu. "
-               "Check it with `make check`.\n");
-        return 0;
-    }
-    if (st == PL_OPTIONS_ERROR) {
-        fprintf(stderr, "lab01: %s\n", msg);
-        return 2;
-    }
-    if (opt.devices != 1) {
-        fprintf(stderr, "lab01: --devices %d: lab 01 runs on one device (--devices 1)\n",
-                opt.devices);
-        return 2;
+    int rc = pl_lab_start(&me, argc, argv, &opt, msg, sizeof msg);
+    if (rc != PL_LAB_GO) {
+        fputs(msg, rc ? stderr : stdout);
+        return rc;
     }
     int n = cli.n, block = cli.block, solution = cli.solution;
     impl = solution ? &lab01_solution : &lab01_exercise;
-    setvbuf(stdout, NULL, _IOLBF, 0); /* in order with stderr, even through a pipe */
-    setenv("SIMT_QUIET", "1", 0);     /* fault reports are printed below, in place */
-    if (pl_options_apply(&opt, "lab01", msg, sizeof msg)) {
-        fprintf(stderr, "lab01: %s\n", msg);
-        return 2;
-    }
-    const char *why = pl_device_problem("lab01");
-    if (why) {
-        fprintf(stderr, "lab01: %s\n", why);
-        return 2;
-    }
     if (!fits_in_memory(n)) return 2;
 
     struct cudaDeviceProp prop;

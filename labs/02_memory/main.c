@@ -22,6 +22,7 @@
 #include "02_memory/lab02.h"
 #include "paralab/cli.h"
 #include "paralab/device.h"
+#include "paralab/labmain.h"
 #include "paralab/options.h"
 #include "paralab/step.h"
 #include "paralab/viz.h"
@@ -44,15 +45,6 @@ static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
     const char *e = pl_parse_long("--size", arg, 1, 8192, &l->n);
     if (e) snprintf(err, cap, "%s", e);
     return e != NULL;
-}
-
-static const char *clock_name(void)
-{
-#ifdef PARALAB_SIMULATED_CUDA
-    return "modeled";
-#else
-    return "measured";
-#endif
 }
 
 #define STEP(...)                                                                                  \
@@ -226,7 +218,7 @@ static int run_steps(pl_rank *r)
              "from pinned; to the host %.1f GB/s into pageable, %.1f GB/s into pinned. Pageable "
              "memory is first copied into a pinned staging buffer by the driver: pin what you "
              "copy often (cudaMallocHost).",
-             mb, clock_name(), mb / c[0].ms, mb / c[1].ms, mb / c[2].ms, mb / c[3].ms);
+             mb, pl_clock_name(), mb / c[0].ms, mb / c[1].ms, mb / c[2].ms, mb / c[3].ms);
         pl_viz_push_metric("GB/s", mb / c[1].ms);
     }
     /* 2. strides */
@@ -248,7 +240,7 @@ static int run_steps(pl_rank *r)
              "  %s\n    %s\nA warp's 32 loads of consecutive floats are 128 bytes: 4 sectors of 32 "
              "bytes, one request. Spread out, each needs its own sector: 8x the traffic for the "
              "same useful bytes.",
-             COPY_N, clock_name(), line[0], line[1], line[2], line[3], line[4]);
+             COPY_N, pl_clock_name(), line[0], line[1], line[2], line[3], line[4]);
     }
     /* 3. transposes */
     static const char *names[] = {
@@ -272,8 +264,8 @@ static int run_steps(pl_rank *r)
         snprintf(what, sizeof what, names[v], l->used_reference ? "the reference" : "yours");
         double gbs = 2.0 * bytes / (c.ms * 1e-3) / 1e9;
         STEP("Transpose %dx%d, %s: %.1f us (%s), %.1f GB/s (%.0f %% of the peak)%s%s.", n, n, what,
-             c.ms * 1e3, clock_name(), gbs, 100 * gbs * 1e9 / peak_bw, counts(&c, buf, sizeof buf),
-             wrong ? "; SOME ELEMENTS ARE WRONG" : "");
+             c.ms * 1e3, pl_clock_name(), gbs, 100 * gbs * 1e9 / peak_bw,
+             counts(&c, buf, sizeof buf), wrong ? "; SOME ELEMENTS ARE WRONG" : "");
         pl_viz_push_metric("GB/s", 2.0 * bytes / (c.ms * 1e-3) / 1e9);
     }
     STEP("Coalescing is the first rule: a warp's 32 accesses should fall in as few 32-byte "
@@ -307,64 +299,37 @@ int main(int argc, char **argv)
         {"solution", 0, "", "run the reference instead of your exercise", KEY_SOLUTION},
         {0, 0, 0, 0, 0},
     };
+    static const pl_one_device_lab me = {
+        .program = "lab02",
+        .summary =
+            "Lab 02, memory: pinned copies, coalescing, the transpose and shared-memory banks.",
+        .exercise = "labs/02_memory/exercise.cu",
+        .title = "lab 02 memory",
+        .extra = extra,
+        .on_option = on_option,
+        .ctx = &l,
+    };
     pl_options opt;
     char msg[4096];
-    pl_options_defaults(&opt, 1);
-    pl_options_status st = pl_options_parse(
-        &opt, argc, argv, "lab02",
-        "Lab 02, memory: pinned copies, coalescing, the transpose and shared-memory banks.", extra,
-        on_option, &l, msg, sizeof msg);
-    if (st == PL_OPTIONS_HELP) {
-        fputs(msg, stdout);
-        printf("\nOne device: --devices is 1.\nYour code: labs/02_memory/exercise.cu. Check it "
-               "with `make check`.\n");
-        return 0;
-    }
-    if (st == PL_OPTIONS_ERROR) {
-        fprintf(stderr, "lab02: %s\n", msg);
-        return 2;
-    }
-    if (opt.devices != 1) {
-        fprintf(stderr, "lab02: --devices %d: lab 02 runs on one device (--devices 1)\n",
-                opt.devices);
-        return 2;
-    }
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    setenv("SIMT_QUIET", "1", 0);
-    if (pl_options_apply(&opt, "lab02", msg, sizeof msg)) {
-        fprintf(stderr, "lab02: %s\n", msg);
-        return 2;
-    }
-    const char *why = pl_device_problem("lab02");
-    if (why) {
-        fprintf(stderr, "lab02: %s\n", why);
-        return 2;
+    int rc = pl_lab_start(&me, argc, argv, &opt, msg, sizeof msg);
+    if (rc != PL_LAB_GO) {
+        fputs(msg, rc ? stderr : stdout);
+        return rc;
     }
     l.impl = l.solution ? &lab02_solution : &lab02_exercise;
     if (!l.solution && lab02_exercise.transpose_tiled(NULL, NULL, 1, 1) == PL_TODO_STATUS) {
         l.used_reference = 1;
         l.impl = &lab02_solution;
     }
-    printf("paralab lab 02 — memory (%s clock)\n", clock_name());
+    printf("paralab lab 02 — memory (%s clock)\n", pl_clock_name());
     if (l.used_reference)
         printf("  ! exercise not attempted yet — using the reference; open "
                "labs/02_memory/exercise.cu (PL_TODO at %s)\n",
                pl_todo_location());
-    pl_viz_config vc = {.title = "lab 02 memory",
-                        .panes = PL_PANE_BIT(PL_PANE_DEVICES) | PL_PANE_BIT(PL_PANE_TIMELINE) |
-                                 PL_PANE_BIT(PL_PANE_METRICS),
-                        .steps = 7,
-                        .clock = clock_name(),
-#ifdef PARALAB_SIMULATED_CUDA
-                        .modeled = 1
-#endif
-    };
-    char err[1024];
-    int quit = 0, failed = pl_viz_run_lab(&vc, &opt, 1, run_steps, &l, &quit, err, sizeof err);
-    if (quit) return quit == 2 ? 130 : 0; /* Ctrl-C: 130, as a shell reports SIGINT */
-    if (failed) {
-        fprintf(stderr, "lab02: %s\n", err);
-        return failed == 2 ? 2 : 1;
+    rc = pl_lab_steps(&me, 7, &opt, run_steps, &l, msg, sizeof msg);
+    if (rc != PL_LAB_GO) {
+        fputs(msg, stderr);
+        return rc;
     }
     printf("\n[checks]\n");
     pl_check chk;

@@ -19,6 +19,7 @@
 #include "03_reduction/lab03.h"
 #include "paralab/cli.h"
 #include "paralab/device.h"
+#include "paralab/labmain.h"
 #include "paralab/options.h"
 #include "paralab/step.h"
 #include "paralab/viz.h"
@@ -42,15 +43,6 @@ static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
     const char *e = pl_parse_long("--size", arg, 1, 1L << 26, &l->n);
     if (e) snprintf(err, cap, "%s", e);
     return e != NULL;
-}
-
-static const char *clock_name(void)
-{
-#ifdef PARALAB_SIMULATED_CUDA
-    return "modeled";
-#else
-    return "measured";
-#endif
 }
 
 #define STEP(...)                                                                                  \
@@ -158,7 +150,7 @@ static int run_steps(pl_rank *r)
                  v == 1 ? (l->todo[0] ? "the reference" : "yours")
                         : (l->todo[1] ? "the reference" : "yours"));
         STEP("%s. Sum %.0f (%s), %.1f us (%s).", text, got, right ? "right" : "WRONG", ms * 1e3,
-             clock_name());
+             pl_clock_name());
     }
     status = 0;
 out:
@@ -177,38 +169,21 @@ int main(int argc, char **argv)
         {"solution", 0, "", "run the reference instead of your exercise", KEY_SOLUTION},
         {0, 0, 0, 0, 0},
     };
+    static const pl_one_device_lab me = {
+        .program = "lab03",
+        .summary = "Lab 03, reduction: trees in shared memory, divergence, warp shuffles, atomics.",
+        .exercise = "labs/03_reduction/exercise.cu",
+        .title = "lab 03 reduction",
+        .extra = extra,
+        .on_option = on_option,
+        .ctx = &l,
+    };
     pl_options opt;
     char msg[4096];
-    pl_options_defaults(&opt, 1);
-    pl_options_status st = pl_options_parse(
-        &opt, argc, argv, "lab03",
-        "Lab 03, reduction: trees in shared memory, divergence, warp shuffles, atomics.", extra,
-        on_option, &l, msg, sizeof msg);
-    if (st == PL_OPTIONS_HELP) {
-        fputs(msg, stdout);
-        printf("\nOne device: --devices is 1.\nYour code: labs/03_reduction/exercise.cu. Check it "
-               "with `make check`.\n");
-        return 0;
-    }
-    if (st == PL_OPTIONS_ERROR) {
-        fprintf(stderr, "lab03: %s\n", msg);
-        return 2;
-    }
-    if (opt.devices != 1) {
-        fprintf(stderr, "lab03: --devices %d: lab 03 runs on one device (--devices 1)\n",
-                opt.devices);
-        return 2;
-    }
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    setenv("SIMT_QUIET", "1", 0);
-    if (pl_options_apply(&opt, "lab03", msg, sizeof msg)) {
-        fprintf(stderr, "lab03: %s\n", msg);
-        return 2;
-    }
-    const char *why = pl_device_problem("lab03");
-    if (why) {
-        fprintf(stderr, "lab03: %s\n", why);
-        return 2;
+    int rc = pl_lab_start(&me, argc, argv, &opt, msg, sizeof msg);
+    if (rc != PL_LAB_GO) {
+        fputs(msg, rc ? stderr : stdout);
+        return rc;
     }
     /* the student's kernels where written, the reference's elsewhere */
     l.impl = l.solution ? lab03_solution : lab03_exercise;
@@ -218,27 +193,16 @@ int main(int argc, char **argv)
         if (l.todo[0]) l.impl.block_sum = lab03_solution.block_sum;
         if (l.todo[1]) l.impl.block_sum_shuffle = lab03_solution.block_sum_shuffle;
     }
-    printf("paralab lab 03 — reduction (%s clock)\n", clock_name());
+    printf("paralab lab 03 — reduction (%s clock)\n", pl_clock_name());
     if (l.todo[0] || l.todo[1])
         printf("  ! exercise not attempted yet (%s%s%s) — using the reference there; open "
                "labs/03_reduction/exercise.cu\n",
                l.todo[0] ? "block_sum" : "", l.todo[0] && l.todo[1] ? ", " : "",
                l.todo[1] ? "block_sum_shuffle" : "");
-    pl_viz_config vc = {.title = "lab 03 reduction",
-                        .panes = PL_PANE_BIT(PL_PANE_DEVICES) | PL_PANE_BIT(PL_PANE_TIMELINE) |
-                                 PL_PANE_BIT(PL_PANE_METRICS),
-                        .steps = 6 + FOLD_STEPS,
-                        .clock = clock_name(),
-#ifdef PARALAB_SIMULATED_CUDA
-                        .modeled = 1
-#endif
-    };
-    char err[1024];
-    int quit = 0, failed = pl_viz_run_lab(&vc, &opt, 1, run_steps, &l, &quit, err, sizeof err);
-    if (quit) return quit == 2 ? 130 : 0; /* Ctrl-C: 130, as a shell reports SIGINT */
-    if (failed) {
-        fprintf(stderr, "lab03: %s\n", err);
-        return failed == 2 ? 2 : 1;
+    rc = pl_lab_steps(&me, 6 + FOLD_STEPS, &opt, run_steps, &l, msg, sizeof msg);
+    if (rc != PL_LAB_GO) {
+        fputs(msg, stderr);
+        return rc;
     }
     printf("\n[checks]\n");
     int bad = l.bad;

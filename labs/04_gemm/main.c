@@ -23,6 +23,7 @@
 #include "04_gemm/lab04.h"
 #include "paralab/cli.h"
 #include "paralab/device.h"
+#include "paralab/labmain.h"
 #include "paralab/options.h"
 #include "paralab/step.h"
 #include "paralab/viz.h"
@@ -53,15 +54,6 @@ static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
     const char *e = pl_parse_long("--size", arg, 1, 4096, &l->n);
     if (e) snprintf(err, cap, "%s", e);
     return e != NULL;
-}
-
-static const char *clock_name(void)
-{
-#ifdef PARALAB_SIMULATED_CUDA
-    return "modeled";
-#else
-    return "measured";
-#endif
 }
 
 #define CK(call)                                                                                   \
@@ -180,11 +172,11 @@ static int run_steps(pl_rank *r)
         if (peak > 0)
             STEP("%s: %.1f us (%s), %.0f GFLOP/s. It moves %.1f MB: %.1f FLOP per byte, so its "
                  "roof is %.0f GFLOP/s (%s)%s.",
-                 names[v], ms * 1e3, clock_name(), gflops, moved[v] / 1e6, ai, roof,
+                 names[v], ms * 1e3, pl_clock_name(), gflops, moved[v] / 1e6, ai, roof,
                  bw * ai < peak ? "memory-bound" : "compute-bound",
                  wrong ? "; SOME ELEMENTS DIFFER from the naive result" : "");
         else
-            STEP("%s: %.1f us (%s), %.0f GFLOP/s%s.", names[v], ms * 1e3, clock_name(), gflops,
+            STEP("%s: %.1f us (%s), %.0f GFLOP/s%s.", names[v], ms * 1e3, pl_clock_name(), gflops,
                  wrong ? "; SOME ELEMENTS DIFFER from the naive result" : "");
     }
 #ifdef PARALAB_CUBLAS
@@ -233,64 +225,36 @@ int main(int argc, char **argv)
         {"solution", 0, "", "run the reference instead of your exercise", KEY_SOLUTION},
         {0, 0, 0, 0, 0},
     };
+    static const pl_one_device_lab me = {
+        .program = "lab04",
+        .summary = "Lab 04, GEMM: naive, shared-memory tiles, register tiles, and the roofline.",
+        .exercise = "labs/04_gemm/exercise.cu",
+        .title = "lab 04 gemm",
+        .extra = extra,
+        .on_option = on_option,
+        .ctx = &l,
+    };
     pl_options opt;
     char msg[4096];
-    pl_options_defaults(&opt, 1);
-    pl_options_status st = pl_options_parse(
-        &opt, argc, argv, "lab04",
-        "Lab 04, GEMM: naive, shared-memory tiles, register tiles, and the roofline.", extra,
-        on_option, &l, msg, sizeof msg);
-    if (st == PL_OPTIONS_HELP) {
-        fputs(msg, stdout);
-        printf("\nOne device: --devices is 1.\nYour code: labs/04_gemm/exercise.cu. Check it with "
-               "`make check`.\n");
-        return 0;
-    }
-    if (st == PL_OPTIONS_ERROR) {
-        fprintf(stderr, "lab04: %s\n", msg);
-        return 2;
-    }
-    if (opt.devices != 1) {
-        fprintf(stderr, "lab04: --devices %d: lab 04 runs on one device (--devices 1)\n",
-                opt.devices);
-        return 2;
-    }
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    setenv("SIMT_QUIET", "1", 0);
-    if (pl_options_apply(&opt, "lab04", msg, sizeof msg)) {
-        fprintf(stderr, "lab04: %s\n", msg);
-        return 2;
-    }
-    const char *why = pl_device_problem("lab04");
-    if (why) {
-        fprintf(stderr, "lab04: %s\n", why);
-        return 2;
+    int rc = pl_lab_start(&me, argc, argv, &opt, msg, sizeof msg);
+    if (rc != PL_LAB_GO) {
+        fputs(msg, rc ? stderr : stdout);
+        return rc;
     }
     l.impl = l.solution ? &lab04_solution : &lab04_exercise;
     if (!l.solution && lab04_exercise.matmul_tiled(NULL, NULL, NULL, 1, 1, 1) == PL_TODO_STATUS) {
         l.used_reference = 1;
         l.impl = &lab04_solution;
     }
-    printf("paralab lab 04 — GEMM (%s clock)\n", clock_name());
+    printf("paralab lab 04 — GEMM (%s clock)\n", pl_clock_name());
     if (l.used_reference)
         printf("  ! exercise not attempted yet — using the reference; open "
                "labs/04_gemm/exercise.cu (PL_TODO at %s)\n",
                pl_todo_location());
-    pl_viz_config vc = {.title = "lab 04 gemm",
-                        .panes = PL_PANE_BIT(PL_PANE_DEVICES) | PL_PANE_BIT(PL_PANE_TIMELINE) |
-                                 PL_PANE_BIT(PL_PANE_METRICS),
-                        .steps = LAB04_STEPS,
-                        .clock = clock_name(),
-#ifdef PARALAB_SIMULATED_CUDA
-                        .modeled = 1
-#endif
-    };
-    char err[1024];
-    int quit = 0, failed = pl_viz_run_lab(&vc, &opt, 1, run_steps, &l, &quit, err, sizeof err);
-    if (quit) return quit == 2 ? 130 : 0; /* Ctrl-C: 130, as a shell reports SIGINT */
-    if (failed) {
-        fprintf(stderr, "lab04: %s\n", err);
-        return failed == 2 ? 2 : 1;
+    rc = pl_lab_steps(&me, LAB04_STEPS, &opt, run_steps, &l, msg, sizeof msg);
+    if (rc != PL_LAB_GO) {
+        fputs(msg, stderr);
+        return rc;
     }
     printf("\n[checks]\n");
     pl_check chk;

@@ -20,6 +20,7 @@
 #include "05_streams/lab05.h"
 #include "paralab/cli.h"
 #include "paralab/device.h"
+#include "paralab/labmain.h"
 #include "paralab/options.h"
 #include "paralab/step.h"
 #include "paralab/viz.h"
@@ -63,15 +64,6 @@ static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
     do {                                                                                           \
         if (pl_step(r, __VA_ARGS__)) goto out;                                                     \
     } while (0)
-
-static const char *clock_name(void)
-{
-#ifdef PARALAB_SIMULATED_CUDA
-    return "modeled";
-#else
-    return "measured";
-#endif
-}
 
 /* The lab's steps, on a one-rank world. */
 static int run_steps(pl_rank *r)
@@ -119,7 +111,7 @@ static int run_steps(pl_rank *r)
     l->ms_one = in_ms + k_ms + out_ms;
     STEP("One stream: copy in %.1f us, process %.1f us, copy out %.1f us — %.1f us in all "
          "(%s), one after the other.",
-         in_ms * 1e3, k_ms * 1e3, out_ms * 1e3, l->ms_one * 1e3, clock_name());
+         in_ms * 1e3, k_ms * 1e3, out_ms * 1e3, l->ms_one * 1e3, pl_clock_name());
 
     /* chunks over streams */
     memset(h_out, 0xff, bytes);
@@ -167,38 +159,22 @@ int main(int argc, char **argv)
         {"solution", 0, "", "run the reference instead of your exercise", KEY_SOLUTION},
         {0, 0, 0, 0, 0},
     };
+    static const pl_one_device_lab me = {
+        .program = "lab05",
+        .summary =
+            "Lab 05, streams: one stream against chunks over several, copies overlapping compute.",
+        .exercise = "labs/05_streams/exercise.c",
+        .title = "lab 05 streams",
+        .extra = extra,
+        .on_option = on_option,
+        .ctx = &l,
+    };
     pl_options opt;
     char msg[4096];
-    pl_options_defaults(&opt, 1);
-    pl_options_status st = pl_options_parse(
-        &opt, argc, argv, "lab05",
-        "Lab 05, streams: one stream against chunks over several, copies overlapping compute.",
-        extra, on_option, &l, msg, sizeof msg);
-    if (st == PL_OPTIONS_HELP) {
-        fputs(msg, stdout);
-        printf("\nOne device: --devices is 1.\nYour code: labs/05_streams/exercise.c. Check it "
-               "with `make check`.\n");
-        return 0;
-    }
-    if (st == PL_OPTIONS_ERROR) {
-        fprintf(stderr, "lab05: %s\n", msg);
-        return 2;
-    }
-    if (opt.devices != 1) {
-        fprintf(stderr, "lab05: --devices %d: lab 05 runs on one device (--devices 1)\n",
-                opt.devices);
-        return 2;
-    }
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    setenv("SIMT_QUIET", "1", 0);
-    if (pl_options_apply(&opt, "lab05", msg, sizeof msg)) {
-        fprintf(stderr, "lab05: %s\n", msg);
-        return 2;
-    }
-    const char *why = pl_device_problem("lab05");
-    if (why) {
-        fprintf(stderr, "lab05: %s\n", why);
-        return 2;
+    int rc = pl_lab_start(&me, argc, argv, &opt, msg, sizeof msg);
+    if (rc != PL_LAB_GO) {
+        fputs(msg, rc ? stderr : stdout);
+        return rc;
     }
     l.impl = l.solution ? &lab05_solution : &lab05_exercise;
     if (!l.solution) { /* still TODO? ask it with nothing to do */
@@ -208,26 +184,15 @@ int main(int argc, char **argv)
             l.impl = &lab05_solution;
         }
     }
-    printf("paralab lab 05 — streams (%s clock)\n", clock_name());
+    printf("paralab lab 05 — streams (%s clock)\n", pl_clock_name());
     if (l.used_reference)
         printf("  ! exercise not attempted yet — using the reference; open "
                "labs/05_streams/exercise.c (PL_TODO at %s)\n",
                pl_todo_location());
-    pl_viz_config vc = {.title = "lab 05 streams",
-                        .panes = PL_PANE_BIT(PL_PANE_DEVICES) | PL_PANE_BIT(PL_PANE_TIMELINE) |
-                                 PL_PANE_BIT(PL_PANE_METRICS),
-                        .steps = 4,
-                        .clock = clock_name(),
-#ifdef PARALAB_SIMULATED_CUDA
-                        .modeled = 1
-#endif
-    };
-    char err[1024];
-    int quit = 0, failed = pl_viz_run_lab(&vc, &opt, 1, run_steps, &l, &quit, err, sizeof err);
-    if (quit) return quit == 2 ? 130 : 0; /* Ctrl-C: 130, as a shell reports SIGINT */
-    if (failed) {
-        fprintf(stderr, "lab05: %s\n", err);
-        return failed == 2 ? 2 : 1;
+    rc = pl_lab_steps(&me, 4, &opt, run_steps, &l, msg, sizeof msg);
+    if (rc != PL_LAB_GO) {
+        fputs(msg, stderr);
+        return rc;
     }
     printf("\n[checks]\n");
     pl_check chk;

@@ -167,15 +167,6 @@ static int timed_all_reduce(pl_rank *r, int op, float *d, float *scratch, size_t
     return pl_comm_barrier(r->comm) != PL_COMM_OK;
 }
 
-static const char *clock_name(void)
-{
-#ifdef PARALAB_SIMULATED_CUDA
-    return "modeled";
-#else
-    return "measured";
-#endif
-}
-
 static int rank_main(pl_rank *r)
 {
     lab *l = r->arg;
@@ -248,9 +239,9 @@ static int rank_main(pl_rank *r)
         double S = (double)big * sizeof(float);
         printf("    naive: %.1f us (%s); rank 0 moves %.2f MB = 2(N-1) x S = %.2f x S: the "
                "bottleneck\n",
-               ms_naive * 1e3, clock_name(), naive_root / 1e6, naive_root / S);
+               ms_naive * 1e3, pl_clock_name(), naive_root / 1e6, naive_root / S);
         printf("    ring:  %.1f us (%s); each rank sends %.2f MB = 2(N-1)/N x S = %.3f x S\n",
-               ms_ring * 1e3, clock_name(),
+               ms_ring * 1e3, pl_clock_name(),
                (l->after[0].bytes_sent - l->before[0].bytes_sent) / 1e6, 2.0 * (n - 1) / n);
     }
 
@@ -260,7 +251,7 @@ static int rank_main(pl_rank *r)
     OK(timed_all_reduce(r, OP_STUDENT, d, scratch, big, &ms_mine, &wrong));
     if (me == 0)
         printf("    %zu floats: %s, %.1f us (%s); rank 0 sent %llu bytes (2(N-1)/N x S = %.0f)\n",
-               big, wrong ? "WRONG" : "every element right", ms_mine * 1e3, clock_name(),
+               big, wrong ? "WRONG" : "every element right", ms_mine * 1e3, pl_clock_name(),
                (unsigned long long)(l->after[0].bytes_sent - l->before[0].bytes_sent),
                2.0 * (n - 1) / n * (double)big * sizeof(float));
 
@@ -346,7 +337,7 @@ int main(int argc, char **argv)
         l.used_reference = 1;
         l.impl = &lab06_solution;
     }
-    printf("paralab lab 06 — collectives (%d ranks, %s clock)\n", n, clock_name());
+    printf("paralab lab 06 — collectives (%d ranks, %s clock)\n", n, pl_clock_name());
     if (l.used_reference)
         printf("  ! exercise not attempted yet — using the reference; open "
                "labs/06_collectives/exercise.c (PL_TODO at %s)\n",
@@ -355,7 +346,7 @@ int main(int argc, char **argv)
                         .panes = PL_PANE_BIT(PL_PANE_DEVICES) | PL_PANE_BIT(PL_PANE_TIMELINE) |
                                  PL_PANE_BIT(PL_PANE_TOPOLOGY) | PL_PANE_BIT(PL_PANE_METRICS),
                         .steps = 9,
-                        .clock = clock_name(),
+                        .clock = pl_clock_name(),
 #ifdef PARALAB_SIMULATED_CUDA
                         .modeled = 1
 #endif

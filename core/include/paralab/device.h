@@ -11,6 +11,10 @@
  * the simulated build). `program` names the binary in the advice. */
 const char *pl_device_problem(const char *program);
 
+/* "modeled" in the simulated build (times come from the modeled clock),
+ * "measured" in the CUDA build (CUDA events on the GPU). */
+const char *pl_clock_name(void);
+
 /* The roofline of device `device`: peak non-tensor FP32 FLOP/s and peak
  * memory bytes/s.
  *   Simulated: the preset's datasheet numbers (simtCurrentPreset()).
