@@ -171,9 +171,12 @@ static int run_steps(pl_rank *r)
             names[1] = "shared-memory tiles of 16x16 (the reference: yours is still TODO)";
         if (peak > 0)
             STEP("%s: %.1f us (%s), %.0f GFLOP/s. It moves %.1f MB: %.1f FLOP per byte, so its "
-                 "roof is %.0f GFLOP/s (%s)%s.",
+                 "roof is %.0f GFLOP/s (%s)%s%s.",
                  names[v], ms * 1e3, pl_clock_name(), gflops, moved[v] / 1e6, ai, roof,
                  bw * ai < peak ? "memory-bound" : "compute-bound",
+                 gflops > 1.05 * roof ? "; above that roof: the L1 and L2 caches served operands "
+                                        "the count charges to device memory"
+                                      : "",
                  wrong ? "; SOME ELEMENTS DIFFER from the naive result" : "");
         else
             STEP("%s: %.1f us (%s), %.0f GFLOP/s%s.", names[v], ms * 1e3, pl_clock_name(), gflops,
