@@ -200,6 +200,7 @@ _Thread_local dim3 simt_blockDim, simt_gridDim;
 _Thread_local void *simt_dynamic_shared;
 static _Thread_local executor *X;
 static void memcount_flush(struct memcount *m);
+static void memcount_clear(struct memcount *m);
 static void memcount_free(struct memcount *m);
 static simt_access_observer observer;
 
@@ -841,7 +842,8 @@ static cudaError_t run_grid(dim3 g)
     if (_setjmp(X->abort_ctx)) {
         executor *y = X;
         if (y->cur && !y->plain) ASAN_FINISH(NULL, NULL, NULL);
-        y->nprimed = 0; /* fibers stopped mid-kernel: make them afresh */
+        y->nprimed = 0;                   /* fibers stopped mid-kernel: make them afresh */
+        if (y->mc) memcount_clear(y->mc); /* a faulted block's requests are not counted */
         y->cur = NULL;
         y->plain = 0;
         y->launch = NULL;
@@ -1170,10 +1172,19 @@ static unsigned request_cost(const req_slot *r)
     return r->kind <= K_GLOBAL_STORE ? distinct : most;
 }
 
+/* Forgets the block's requests. */
+static void memcount_clear(memcount *m)
+{
+    if (m->req) memset(m->req, 0, m->capreq * sizeof *m->req);
+    if (m->occ) memset(m->occ, 0, m->capocc * sizeof *m->occ);
+    m->nreq = m->nocc = 0;
+    m->oom = 0;
+}
+
 /* At the end of a block: cost its requests, add them up, start afresh. */
 static void memcount_flush(memcount *m)
 {
-    if (!m->nreq && !m->nocc) return;
+    if (!m->nreq && !m->nocc && !m->oom) return;
     simt_mem_stats add = {0};
     simt_mem_counts *c[4] = {&add.global_load, &add.global_store, &add.shared_load,
                              &add.shared_store};
@@ -1189,10 +1200,9 @@ static void memcount_flush(memcount *m)
         t[k]->requests += c[k]->requests;
         t[k]->units += c[k]->units;
     }
+    stats.incomplete |= m->oom;
     pthread_mutex_unlock(&stats_lock);
-    if (m->req) memset(m->req, 0, m->capreq * sizeof *m->req);
-    if (m->occ) memset(m->occ, 0, m->capocc * sizeof *m->occ);
-    m->nreq = m->nocc = 0;
+    memcount_clear(m);
 }
 
 static void memcount_free(memcount *m)

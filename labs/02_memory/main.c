@@ -130,7 +130,7 @@ static cudaError_t measure(const job *j, cost *c)
 #ifdef PARALAB_SIMULATED_CUDA
     if (j->kind <= 1) {
         simtMemStatsEnd(&st);
-        c->counted = 1;
+        c->counted = !st.incomplete; /* out of memory for the counts: show none */
         c->load_sectors = per_request(st.global_load);
         c->store_sectors = per_request(st.global_store);
         c->shared_load_waves = per_request(st.shared_load);

@@ -234,11 +234,14 @@ typedef struct simt_mem_counts {
 } simt_mem_counts;
 typedef struct simt_mem_stats {
     simt_mem_counts global_load, global_store, shared_load, shared_store;
+    int incomplete; /* 1: the emulator ran out of memory for its tables and
+                     * some requests were not counted */
 } simt_mem_stats;
 /* Zeroes the counts and counts the accesses of kernels run from now on
  * (every device, every stream: bracket one kernel with a synchronize). */
 void simtMemStatsBegin(void);
-/* Stops counting; *out: the counts since simtMemStatsBegin. */
+/* Stops counting; *out: the counts since simtMemStatsBegin (a block that
+ * faults is not counted). */
 void simtMemStatsEnd(simt_mem_stats *out);
 
 /* The schedule threads run in between barriers: from SIMT_SCHEDULE, or set
