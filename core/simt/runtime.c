@@ -782,9 +782,9 @@ static void wait_op(simt_op *op)
     op_unref(op);
 }
 
-/* Waits for everything queued on the device, destroyed streams included.
- * G.lock held. */
-static void sync_device(int d)
+/* Waits for everything queued on the device, destroyed streams included,
+ * and (advance) moves the host's modeled clock to the device's. G.lock held. */
+static void drain_device(int d, int advance)
 {
     device *dv = &G.dev[d];
     /* The streams' last ops and clocks now: waiting releases the lock, and
@@ -809,9 +809,11 @@ static void sync_device(int d)
         if (ops != stack_ops) free(ops);
     } else /* out of memory: wait one stream at a time, legacy first */
         wait_op(dv->legacy.last);
-    host_clock = maxd(host_clock, t);
+    if (advance) host_clock = maxd(host_clock, t);
     while (dv->zombies > 0) pthread_cond_wait(&dv->done_cv, &G.lock);
 }
+
+static void sync_device(int d) { drain_device(d, 1); }
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *ps, unsigned flags)
 {
@@ -1315,7 +1317,11 @@ cudaError_t cudaFree(void *p)
         pthread_mutex_unlock(&G.lock);
         return ret(cudaErrorInvalidValue);
     }
-    sync_device(G.allocs[i].device); /* cudaFree synchronises: no kernel may still use it */
+    /* cudaFree synchronises: no kernel may still use it, and no peer copy
+     * queued on another device either (a collective that aborted may have
+     * left one behind); only the memory's own device sets the host's clock */
+    int home = G.allocs[i].device;
+    for (int d = 0; d < G.ndev; d++) drain_device(d, d == home);
     i = alloc_index((uintptr_t)p);
     if (i >= 0 && G.allocs[i].base == (uintptr_t)p) free_alloc_locked(i);
     cudaError_t e = G.dev[cur_dev].sticky;
