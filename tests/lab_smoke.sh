@@ -23,12 +23,19 @@ for lab in "$bin"/lab[0-9][0-9]; do
     bads=("--no-such-flag" "extra-argument")
     grep -q -- "--size" <<<"$help" && bads+=("--size 0" "--size 12abc")
     grep -q -- "--block" <<<"$help" && bads+=("--block 1025")
+    grep -q -- "--kernel" <<<"$help" && bads+=("--kernel 0" "--kernel 99")
     grep -q -- "--devices" <<<"$help" && bads+=("--devices 0" "--devices 65" "--devices two")
     grep -q -- "--speed" <<<"$help" && bads+=("--speed 0" "--speed fast")
     grep -q -- "--comm " <<<"$help" && bads+=("--comm mpi")
     grep -q -- "--batch" <<<"$help" && bads+=("--batch 0" "--batch 30" "--batch 2000")
     grep -q -- "--bucket-kb" <<<"$help" && bads+=("--bucket-kb 0")
     grep -q -- "--optimizer" <<<"$help" && bads+=("--optimizer adam")
+    # --kernel K: the set-up step and version K alone (as llm.c's dev/cuda picks one kernel)
+    if grep -q -- "--kernel" <<<"$help"; then
+        out=$("$lab" --no-viz --kernel 1 2>&1); rc=$?
+        steps=$(grep -c '^\[[0-9]' <<<"$out")
+        check "$name --kernel 1: exit $rc, 2 steps ($steps)" test "$rc" = 0 -a "$steps" = 2
+    fi
     for bad in "${bads[@]}"; do
         # shellcheck disable=SC2086
         err=$("$lab" $bad 2>&1 >/dev/null); rc=$?

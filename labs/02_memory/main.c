@@ -27,10 +27,12 @@
 #include "paralab/step.h"
 #include "paralab/viz.h"
 
-enum { KEY_SIZE = 300, KEY_SOLUTION };
+enum { KEY_SIZE = 300, KEY_SOLUTION, KEY_KERNEL };
+#define LAB02_KERNEL_LIST "1 naive, 2 tiled (yours), 3 padded"
 
 typedef struct {
-    long n; /* the transpose is n x n; the copies move n x n floats */
+    long n;      /* the transpose is n x n */
+    long kernel; /* the one transpose to run (and nothing else), 0 for all */
     int solution, used_reference, bad;
     const lab02_impl *impl;
 } lab;
@@ -42,8 +44,9 @@ static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
         l->solution = 1;
         return 0;
     }
-    const char *e = pl_parse_long("--size", arg, 1, 8192, &l->n);
-    if (e) snprintf(err, cap, "%s", e);
+    const char *e = key == KEY_KERNEL ? pl_parse_long("--kernel", arg, 1, 3, &l->kernel)
+                                      : pl_parse_long("--size", arg, 1, 8192, &l->n);
+    if (e) snprintf(err, cap, "%s%s", e, key == KEY_KERNEL ? " (" LAB02_KERNEL_LIST ")" : "");
     return e != NULL;
 }
 
@@ -202,7 +205,7 @@ static int run_steps(pl_rank *r)
          prop.name, prop.multiProcessorCount, prop.l2CacheSize / 1048576.0, peak_bw / 1e12);
 #endif
     /* 1. copies */
-    {
+    if (!l->kernel) {
         cost c[4];
         job j = {.out = dwide, .in = dwide, .bytes = COPY_BYTES, .kind = 2, .host = pageable};
         CK(measure(&j, &c[0]));
@@ -222,7 +225,7 @@ static int run_steps(pl_rank *r)
         pl_viz_push_metric("GB/s", mb / c[1].ms);
     }
     /* 2. strides */
-    {
+    if (!l->kernel) {
         static const int strides[] = {1, 2, 4, 8, 32};
         char line[5][240];
         for (int s = 0; s < 5; s++) {
@@ -251,6 +254,7 @@ static int run_steps(pl_rank *r)
                   int) = {lab02_transpose_naive, l->impl->transpose_tiled, lab02_transpose_padded};
     CK(cudaMemcpy(din, h, bytes, cudaMemcpyHostToDevice));
     for (int v = 0; v < 3; v++) {
+        if (l->kernel && l->kernel != v + 1) continue;
         job j = {.transpose = fns[v], .out = dout, .in = din, .n = n, .kind = 0};
         cost c;
         CK(cudaMemset(dout, 0, bytes));
@@ -268,16 +272,17 @@ static int run_steps(pl_rank *r)
              counts(&c, buf, sizeof buf), wrong ? "; SOME ELEMENTS ARE WRONG" : "");
         pl_viz_push_metric("GB/s", 2.0 * bytes / (c.ms * 1e-3) / 1e9);
     }
-    STEP("Coalescing is the first rule: a warp's 32 accesses should fall in as few 32-byte "
-         "sectors as possible. The tile turns the column writes into row writes; the padding "
-         "spreads the tile's columns over the 32 banks.%s",
+    if (!l->kernel)
+        STEP("Coalescing is the first rule: a warp's 32 accesses should fall in as few 32-byte "
+             "sectors as possible. The tile turns the column writes into row writes; the padding "
+             "spreads the tile's columns over the 32 banks.%s",
 #ifdef PARALAB_SIMULATED_CUDA
-         " The modeled clock charges the sectors, not the bank conflicts: on a real GPU the "
-         "padded tile is the faster one."
+             " The modeled clock charges the sectors, not the bank conflicts: on a real GPU the "
+             "padded tile is the faster one."
 #else
-         ""
+             ""
 #endif
-    );
+        );
     status = 0;
 out:
     cudaFree(din);
@@ -296,6 +301,8 @@ int main(int argc, char **argv)
     static lab l = {.n = 1024};
     static const pl_lab_option extra[] = {
         {"size", 1, "N", "the transpose is N x N (1..8192, default 1024)", KEY_SIZE},
+        {"kernel", 1, "K", "run only transpose K: " LAB02_KERNEL_LIST " (default: everything)",
+         KEY_KERNEL},
         {"solution", 0, "", "run the reference instead of your exercise", KEY_SOLUTION},
         {0, 0, 0, 0, 0},
     };
@@ -326,7 +333,7 @@ int main(int argc, char **argv)
         printf("  ! exercise not attempted yet — using the reference; open "
                "labs/02_memory/exercise.cu (PL_TODO at %s)\n",
                pl_todo_location());
-    rc = pl_lab_steps(&me, 7, &opt, run_steps, &l, msg, sizeof msg);
+    rc = pl_lab_steps(&me, l.kernel ? 2 : 7, &opt, run_steps, &l, msg, sizeof msg);
     if (rc != PL_LAB_GO) {
         fputs(msg, stderr);
         return rc;

@@ -24,10 +24,12 @@
 #include "paralab/step.h"
 #include "paralab/viz.h"
 
-enum { KEY_SIZE = 300, KEY_SOLUTION };
+enum { KEY_SIZE = 300, KEY_SOLUTION, KEY_KERNEL };
+#define LAB03_KERNEL_LIST                                                                          \
+    "1 interleaved, 2 sequential (yours), 3 first add, 4 warp shuffle (yours), 5 atomics"
 
 typedef struct {
-    long n;
+    long n, kernel; /* kernel: the one version to run, 0 for all */
     int solution, todo[2];
     lab03_impl impl;
     int bad;
@@ -40,8 +42,9 @@ static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
         l->solution = 1;
         return 0;
     }
-    const char *e = pl_parse_long("--size", arg, 1, 1L << 26, &l->n);
-    if (e) snprintf(err, cap, "%s", e);
+    const char *e = key == KEY_KERNEL ? pl_parse_long("--kernel", arg, 1, 5, &l->kernel)
+                                      : pl_parse_long("--size", arg, 1, 1L << 26, &l->n);
+    if (e) snprintf(err, cap, "%s%s", e, key == KEY_KERNEL ? " (" LAB03_KERNEL_LIST ")" : "");
     return e != NULL;
 }
 
@@ -105,7 +108,7 @@ static int run_steps(pl_rank *r)
     STEP("%d floats; their sum is %.0f. A block of %d threads sums %d of them in shared memory, "
          "as a tree of %d levels; the block sums are added up on the host.",
          n, want, LAB03_THREADS, LAB03_THREADS, (int)log2(LAB03_THREADS));
-    if (fold(r, h, n)) goto out;
+    if (!l->kernel && fold(r, h, n)) goto out;
     static const char *what[] = {
         "interleaved addressing: at step s the threads with tid %% 2s == 0 add their neighbour "
         "s away; most threads of every warp idle (divergence)",
@@ -118,6 +121,7 @@ static int run_steps(pl_rank *r)
     sum_fn fns[5] = {lab03_interleaved, l->impl.block_sum, lab03_first_add,
                      l->impl.block_sum_shuffle, lab03_atomic};
     for (int v = 0; v < 5; v++) {
+        if (l->kernel && l->kernel != v + 1) continue;
         int blocks = v == 2 ? (n + 2 * LAB03_THREADS - 1) / (2 * LAB03_THREADS) : nb;
 #ifndef PARALAB_SIMULATED_CUDA
         /* a real GPU loads a kernel at its first launch (lazy loading): run
@@ -166,6 +170,7 @@ int main(int argc, char **argv)
     static lab l = {.n = 1 << 20};
     static const pl_lab_option extra[] = {
         {"size", 1, "N", "floats to sum (1..67108864, default 1048576)", KEY_SIZE},
+        {"kernel", 1, "K", "run only version K: " LAB03_KERNEL_LIST " (default: all)", KEY_KERNEL},
         {"solution", 0, "", "run the reference instead of your exercise", KEY_SOLUTION},
         {0, 0, 0, 0, 0},
     };
@@ -199,7 +204,7 @@ int main(int argc, char **argv)
                "labs/03_reduction/exercise.cu\n",
                l.todo[0] ? "block_sum" : "", l.todo[0] && l.todo[1] ? ", " : "",
                l.todo[1] ? "block_sum_shuffle" : "");
-    rc = pl_lab_steps(&me, 6 + FOLD_STEPS, &opt, run_steps, &l, msg, sizeof msg);
+    rc = pl_lab_steps(&me, l.kernel ? 2 : 6 + FOLD_STEPS, &opt, run_steps, &l, msg, sizeof msg);
     if (rc != PL_LAB_GO) {
         fputs(msg, stderr);
         return rc;

@@ -28,17 +28,21 @@
 #include "paralab/step.h"
 #include "paralab/viz.h"
 
-enum { KEY_SIZE = 300, KEY_SOLUTION };
+enum { KEY_SIZE = 300, KEY_SOLUTION, KEY_KERNEL };
 
-/* The narrated steps: the roofline, three kernels, (cuBLAS,) the lesson. */
+/* The versions --kernel picks (cuBLAS in the CUDA build) and the narrated
+ * steps: the roofline, every version, the lesson. */
 #ifdef PARALAB_CUBLAS
-#define LAB04_STEPS 6
+#define LAB04_KERNELS 4
+#define LAB04_KERNEL_LIST "1 naive, 2 tiled (yours), 3 register tiles, 4 cuBLAS"
 #else
-#define LAB04_STEPS 5
+#define LAB04_KERNELS 3
+#define LAB04_KERNEL_LIST "1 naive, 2 tiled (yours), 3 register tiles"
 #endif
+#define LAB04_STEPS (LAB04_KERNELS + 2)
 
 typedef struct {
-    long n;
+    long n, kernel; /* kernel: the one version to run, 0 for all */
     int solution, used_reference;
     const lab04_impl *impl;
     long wrong;
@@ -51,8 +55,9 @@ static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
         l->solution = 1;
         return 0;
     }
-    const char *e = pl_parse_long("--size", arg, 1, 4096, &l->n);
-    if (e) snprintf(err, cap, "%s", e);
+    const char *e = key == KEY_KERNEL ? pl_parse_long("--kernel", arg, 1, LAB04_KERNELS, &l->kernel)
+                                      : pl_parse_long("--size", arg, 1, 4096, &l->n);
+    if (e) snprintf(err, cap, "%s%s", e, key == KEY_KERNEL ? " (" LAB04_KERNEL_LIST ")" : "");
     return e != NULL;
 }
 
@@ -154,6 +159,9 @@ static int run_steps(pl_rank *r)
                        lab04_bytes_tiled(n, n, n, 128)};
     double gf[3] = {0, 0, 0};
     for (int v = 0; v < 3; v++) {
+        /* the naive kernel always runs: its C is the reference */
+        int show = !l->kernel || l->kernel == v + 1;
+        if (!show && v) continue;
         float ms = 0;
         CK(timed(fns[v], dC, dA, dB, n, &ms));
         CK(cudaMemcpy(v ? got : ref, dC, bytes, cudaMemcpyDeviceToHost));
@@ -169,7 +177,9 @@ static int run_steps(pl_rank *r)
         double roof = peak > 0 ? fmin(peak, bw * ai) / 1e9 : 0;
         if (v == 1 && l->used_reference)
             names[1] = "shared-memory tiles of 16x16 (the reference: yours is still TODO)";
-        if (peak > 0)
+        if (!show)
+            continue;
+        else if (peak > 0)
             STEP("%s: %.1f us (%s), %.0f GFLOP/s. It moves %.1f MB: %.1f FLOP per byte, so its "
                  "roof is %.0f GFLOP/s (%s)%s%s.",
                  names[v], ms * 1e3, pl_clock_name(), gflops, moved[v] / 1e6, ai, roof,
@@ -183,7 +193,7 @@ static int run_steps(pl_rank *r)
                  wrong ? "; SOME ELEMENTS DIFFER from the naive result" : "");
     }
 #ifdef PARALAB_CUBLAS
-    {
+    if (!l->kernel || l->kernel == 4) {
         if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) {
             snprintf(r->error, sizeof r->error, "cublasCreate failed");
             goto out;
@@ -197,17 +207,22 @@ static int run_steps(pl_rank *r)
         for (size_t i = 0; i < (size_t)n * n; i++)
             wrong += !(fabs((double)got[i] - ref[i]) <= 1e-6 + 1e-5 * n * 0.25);
         double bar = ms > 0 ? flop / (ms * 1e-3) / 1e9 : 0;
-        STEP("cuBLAS SGEMM, the bar: %.1f us (measured), %.0f GFLOP/s%s. Yours (tiles of 16) "
-             "reaches %.1f %% of it, the register-tiled kernel %.1f %%.",
-             ms * 1e3, bar, wrong ? "; SOME ELEMENTS DIFFER from the naive result" : "",
-             bar > 0 ? 100.0 * gf[1] / bar : 0, bar > 0 ? 100.0 * gf[2] / bar : 0);
+        char share[160] = "";
+        if (bar > 0 && !l->kernel)
+            snprintf(
+                share, sizeof share,
+                " Yours (tiles of 16) reaches %.1f %% of it, the register-tiled kernel %.1f %%.",
+                100.0 * gf[1] / bar, 100.0 * gf[2] / bar);
+        STEP("cuBLAS SGEMM, the bar: %.1f us (measured), %.0f GFLOP/s%s.%s", ms * 1e3, bar,
+             wrong ? "; SOME ELEMENTS DIFFER from the naive result" : "", share);
     }
 #endif
-    STEP("Each tile loaded into shared memory (or registers) is used 16 (or 128) times: the "
-         "bytes moved per FLOP drop by that factor, and the kernel climbs the roofline's "
-         "slope towards the compute roof. Here: register tiles ran %.1fx as fast as naive, "
-         "your tiles %.1fx.",
-         gf[0] > 0 ? gf[2] / gf[0] : 0, gf[0] > 0 ? gf[1] / gf[0] : 0);
+    if (!l->kernel)
+        STEP("Each tile loaded into shared memory (or registers) is used 16 (or 128) times: the "
+             "bytes moved per FLOP drop by that factor, and the kernel climbs the roofline's "
+             "slope towards the compute roof. Here: register tiles ran %.1fx as fast as naive, "
+             "your tiles %.1fx.",
+             gf[0] > 0 ? gf[2] / gf[0] : 0, gf[0] > 0 ? gf[1] / gf[0] : 0);
     status = 0;
 out:
     cudaFree(dA);
@@ -225,6 +240,7 @@ int main(int argc, char **argv)
     static lab l = {.n = 512};
     static const pl_lab_option extra[] = {
         {"size", 1, "N", "matrix size N (N x N times N x N; 1..4096, default 512)", KEY_SIZE},
+        {"kernel", 1, "K", "run only version K: " LAB04_KERNEL_LIST " (default: all)", KEY_KERNEL},
         {"solution", 0, "", "run the reference instead of your exercise", KEY_SOLUTION},
         {0, 0, 0, 0, 0},
     };
@@ -254,7 +270,7 @@ int main(int argc, char **argv)
         printf("  ! exercise not attempted yet — using the reference; open "
                "labs/04_gemm/exercise.cu (PL_TODO at %s)\n",
                pl_todo_location());
-    rc = pl_lab_steps(&me, LAB04_STEPS, &opt, run_steps, &l, msg, sizeof msg);
+    rc = pl_lab_steps(&me, l.kernel ? 2 : LAB04_STEPS, &opt, run_steps, &l, msg, sizeof msg);
     if (rc != PL_LAB_GO) {
         fputs(msg, stderr);
         return rc;

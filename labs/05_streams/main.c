@@ -25,10 +25,12 @@
 #include "paralab/step.h"
 #include "paralab/viz.h"
 
-enum { KEY_SIZE = 300, KEY_CHUNKS, KEY_STREAMS, KEY_SOLUTION };
+enum { KEY_SIZE = 300, KEY_CHUNKS, KEY_STREAMS, KEY_SOLUTION, KEY_KERNEL };
+#define LAB05_KERNEL_LIST "1 one stream, 2 chunks over streams (yours)"
 
 typedef struct {
     long n, chunks, streams;
+    long kernel; /* the one version to show, 0 for both (one stream always runs: the reference) */
     int solution;
     const lab05_impl *impl;
     int used_reference;
@@ -46,9 +48,11 @@ static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
         e = pl_parse_long("--size", arg, 1, 1L << 28, &l->n);
     else if (key == KEY_CHUNKS)
         e = pl_parse_long("--chunks", arg, 1, 1024, &l->chunks);
-    else
+    else if (key == KEY_STREAMS)
         e = pl_parse_long("--streams", arg, 1, 32, &l->streams);
-    if (e) snprintf(err, cap, "%s", e);
+    else
+        e = pl_parse_long("--kernel", arg, 1, 2, &l->kernel);
+    if (e) snprintf(err, cap, "%s%s", e, key == KEY_KERNEL ? " (" LAB05_KERNEL_LIST ")" : "");
     return e != NULL;
 }
 
@@ -109,9 +113,14 @@ static int run_steps(pl_rank *r)
     CK(cudaEventElapsedTime(&k_ms, e1, e2));
     CK(cudaEventElapsedTime(&out_ms, e2, e3));
     l->ms_one = in_ms + k_ms + out_ms;
-    STEP("One stream: copy in %.1f us, process %.1f us, copy out %.1f us — %.1f us in all "
-         "(%s), one after the other.",
-         in_ms * 1e3, k_ms * 1e3, out_ms * 1e3, l->ms_one * 1e3, pl_clock_name());
+    if (l->kernel != 2)
+        STEP("One stream: copy in %.1f us, process %.1f us, copy out %.1f us — %.1f us in all "
+             "(%s), one after the other.",
+             in_ms * 1e3, k_ms * 1e3, out_ms * 1e3, l->ms_one * 1e3, pl_clock_name());
+    if (l->kernel == 1) {
+        status = 0;
+        goto out;
+    }
 
     /* chunks over streams */
     memset(h_out, 0xff, bytes);
@@ -130,9 +139,10 @@ static int run_steps(pl_rank *r)
          l->chunks, ns, ns == 1 ? "" : "s", l->used_reference ? "the reference" : "yours",
          l->ms_chunked * 1e3, l->ms_one / (l->ms_chunked > 0 ? l->ms_chunked : 1),
          l->wrong ? "SOME OUTPUTS DIFFER from one stream's" : "every output equals one stream's");
-    STEP("What overlapped: a GPU has a copy engine each way and the SMs; while chunk k is "
-         "processed, chunk k+1 comes in and chunk k-1 goes out. With one stream, or one chunk, "
-         "nothing can.");
+    if (!l->kernel)
+        STEP("What overlapped: a GPU has a copy engine each way and the SMs; while chunk k is "
+             "processed, chunk k+1 comes in and chunk k-1 goes out. With one stream, or one chunk, "
+             "nothing can.");
     status = 0;
 out:
     for (int i = 0; i < ns; i++)
@@ -154,6 +164,8 @@ int main(int argc, char **argv)
     static lab l = {.n = 1L << 22, .chunks = 8, .streams = 4};
     static const pl_lab_option extra[] = {
         {"size", 1, "N", "floats to process (1..2^28, default 4194304)", KEY_SIZE},
+        {"kernel", 1, "K", "show only version K: " LAB05_KERNEL_LIST " (default: both)",
+         KEY_KERNEL},
         {"chunks", 1, "C", "pieces the work is cut into (1..1024, default 8)", KEY_CHUNKS},
         {"streams", 1, "S", "streams the pieces go round (1..32, default 4)", KEY_STREAMS},
         {"solution", 0, "", "run the reference instead of your exercise", KEY_SOLUTION},
@@ -189,7 +201,7 @@ int main(int argc, char **argv)
         printf("  ! exercise not attempted yet — using the reference; open "
                "labs/05_streams/exercise.c (PL_TODO at %s)\n",
                pl_todo_location());
-    rc = pl_lab_steps(&me, 4, &opt, run_steps, &l, msg, sizeof msg);
+    rc = pl_lab_steps(&me, l.kernel ? 2 : 4, &opt, run_steps, &l, msg, sizeof msg);
     if (rc != PL_LAB_GO) {
         fputs(msg, stderr);
         return rc;
