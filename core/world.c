@@ -34,6 +34,7 @@ static void record_op(const simt_op_record *op, void *user)
     pl_event e = {.rank = s->r.rank,
                   .lane = op->kind == SIMT_OP_KERNEL ? PL_LANE_COMPUTE : PL_LANE_COPY,
                   .kind = op->kind == SIMT_OP_KERNEL ? PL_EV_KERNEL : PL_EV_COPY,
+                  .stream = (uint8_t)(op->stream < 254 ? op->stream + 1 : 255),
                   .micro_batch = -1,
                   .layer = -1,
                   .peer = -1,

@@ -563,6 +563,7 @@ int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank
     a.buf = malloc(4096 * sizeof *a.buf);
     viz_model_init(&a.model, wc->n);
     for (int r = 0; r < wc->n && r < PL_MAX_RANKS; r++) a.model.roles[r] = vc->roles[r];
+    a.model.stream_lanes = vc->stream_lanes;
     if (vc->shard_owner && vc->shard_rows > 0 && vc->shard_cols > 0 && vc->shard_rows <= 64 &&
         vc->shard_cols <= 64) {
         a.model.shard_rows = vc->shard_rows;

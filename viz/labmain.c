@@ -52,6 +52,7 @@ int pl_lab_steps(const pl_one_device_lab *lab, int nsteps, const pl_options *opt
                                  PL_PANE_BIT(PL_PANE_METRICS),
                         .steps = nsteps,
                         .clock = pl_clock_name(),
+                        .stream_lanes = lab->stream_lanes,
 #ifdef PARALAB_SIMULATED_CUDA
                         .modeled = 1
 #endif

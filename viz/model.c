@@ -16,6 +16,8 @@ void viz_model_free(viz_model *m)
 {
     for (int r = 0; r < PL_MAX_RANKS; r++)
         for (int l = 0; l < PL_NUM_LANES; l++) free(m->lanes[r][l].ev);
+    for (int r = 0; r < PL_MAX_RANKS; r++)
+        for (int k = 0; k < VIZ_STREAM_LANES; k++) free(m->streams[r][k].ev);
     free(m->metric);
     memset(m, 0, sizeof *m);
 }
@@ -30,11 +32,11 @@ double viz_ev_end(const pl_event *e, int modeled)
     return modeled && (e->modeled_start != 0 || e->modeled_end != 0) ? e->modeled_end : e->end;
 }
 
-int viz_model_add(viz_model *m, const pl_event *e)
+/* Inserts e into L, by start on the measured clock: events mostly arrive
+ * in order, and an enclosing collective (reported after its steps) moves
+ * back a little. 0, or -1 when out of memory. */
+static int lane_insert(viz_lane *L, const pl_event *e)
 {
-    if (e->rank < 0 || e->rank >= PL_MAX_RANKS || e->lane >= PL_NUM_LANES) return 0;
-    if (e->rank >= m->nranks) m->nranks = e->rank + 1;
-    viz_lane *L = &m->lanes[e->rank][e->lane];
     if (L->n == L->cap) {
         size_t cap = L->cap ? L->cap * 2 : 256;
         pl_event *p = realloc(L->ev, cap * sizeof *p);
@@ -42,13 +44,24 @@ int viz_model_add(viz_model *m, const pl_event *e)
         L->ev = p;
         L->cap = cap;
     }
-    /* by start on the measured clock; events mostly arrive in order, and an
-     * enclosing collective (reported after its steps) moves back a little */
     size_t i = L->n;
     while (i > 0 && L->ev[i - 1].start > e->start) i--;
     memmove(&L->ev[i + 1], &L->ev[i], (L->n - i) * sizeof *L->ev);
     L->ev[i] = *e;
     L->n++;
+    return 0;
+}
+
+int viz_model_add(viz_model *m, const pl_event *e)
+{
+    if (e->rank < 0 || e->rank >= PL_MAX_RANKS || e->lane >= PL_NUM_LANES) return 0;
+    if (e->rank >= m->nranks) m->nranks = e->rank + 1;
+    if (lane_insert(&m->lanes[e->rank][e->lane], e)) return -1;
+    if (e->stream > 0) { /* also on its stream's lane (the last one takes the rest) */
+        int k = e->stream - 1 < VIZ_STREAM_LANES ? e->stream - 1 : VIZ_STREAM_LANES - 1;
+        if (lane_insert(&m->streams[e->rank][k], e)) return -1;
+        if (k + 1 > m->nstreams[e->rank]) m->nstreams[e->rank] = k + 1;
+    }
     m->nevents++;
     if (e->modeled_start != 0 || e->modeled_end != 0) m->have_modeled = 1;
     for (int c = 0; c < 2; c++) {
@@ -77,10 +90,22 @@ int viz_model_push_metric(viz_model *m, double value)
     return 0;
 }
 
+static const pl_event *lane_at(const viz_lane *L, double t, int modeled);
+
 const pl_event *viz_model_at(const viz_model *m, int rank, int lane, double t, int modeled)
 {
     if (rank < 0 || rank >= PL_MAX_RANKS || lane < 0 || lane >= PL_NUM_LANES) return NULL;
-    const viz_lane *L = &m->lanes[rank][lane];
+    return lane_at(&m->lanes[rank][lane], t, modeled);
+}
+
+const pl_event *viz_model_at_stream(const viz_model *m, int rank, int k, double t, int modeled)
+{
+    if (rank < 0 || rank >= PL_MAX_RANKS || k < 0 || k >= VIZ_STREAM_LANES) return NULL;
+    return lane_at(&m->streams[rank][k], t, modeled);
+}
+
+static const pl_event *lane_at(const viz_lane *L, double t, int modeled)
+{
     if (!L->n) return NULL;
     /* The events are in measured-start order; on the modeled clock the
      * order of a rank's events is the same (its stream runs them in order),

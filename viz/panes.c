@@ -164,13 +164,18 @@ static void timeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
     int rows = in.h - 1; /* the last row: the time axis */
     int n = m->nranks > v->ndev ? m->nranks : v->ndev;
     /* three lanes per rank when they fit, else one row per rank (comm over
-     * compute over copy) */
+     * compute over copy); or, for a lab about streams, a lane per stream */
     int per = n * 3 <= rows ? 3 : 1,
         first = v->rank_scroll > 0 && v->rank_scroll < n ? v->rank_scroll : 0;
     int y = in.y;
-    for (int rk = first; rk < n && y < in.y + rows; rk++)
-        for (int l = 0; l < per && y < in.y + rows; l++, y++) {
-            if (per == 3)
+    for (int rk = first; rk < n && y < in.y + rows; rk++) {
+        int lanes = m->stream_lanes ? (m->nstreams[rk] > 0 ? m->nstreams[rk] : 1) : per;
+        for (int l = 0; l < lanes && y < in.y + rows; l++, y++) {
+            if (m->stream_lanes)
+                viz_textf(g, in.x, y, label_w, l == 0 ? COL_RANK0 + rk % 8 : COL_DIM, 0,
+                          "%s%-2d s%d%s", l == 0 ? "r" : " ", rk, l,
+                          l == VIZ_STREAM_LANES - 1 ? "+" : "");
+            else if (per == 3)
                 viz_textf(g, in.x, y, label_w, l == 0 ? COL_RANK0 + rk % 8 : COL_DIM, 0,
                           "%s%-2d %s", l == 0 ? "r" : " ", rk, lane_tag[l]);
             else
@@ -178,7 +183,9 @@ static void timeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
             for (int c = 0; c < w; c++) {
                 double t = t0 + (c + 0.5) * dt;
                 const pl_event *e = NULL;
-                if (per == 3)
+                if (m->stream_lanes)
+                    e = viz_model_at_stream(m, rk, l, t, v->modeled);
+                else if (per == 3)
                     e = viz_model_at(m, rk, l, t, v->modeled);
                 else
                     for (int k = PL_NUM_LANES - 1; k >= 0 && !e; k--)
@@ -197,6 +204,7 @@ static void timeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
                 viz_put(g, in.x + label_w + c, y, ch, col, attr);
             }
         }
+    }
     /* the axis: start, middle and end times */
     viz_fmt_time(t1, sizeof t1, t0 - (v->modeled ? m->t_lo[1] : m->t_lo[0]));
     viz_fmt_time(t2, sizeof t2, v->t_end - (v->modeled ? m->t_lo[1] : m->t_lo[0]));

@@ -90,9 +90,16 @@ typedef struct {
     size_t n, cap;
 } viz_lane;
 
+#define VIZ_STREAM_LANES 8 /* streams per rank drawn apart; the 8th takes the rest */
+
 typedef struct viz_model {
     int nranks;
     viz_lane lanes[PL_MAX_RANKS][PL_NUM_LANES];
+    /* the kernels and copies again, by CUDA stream (pl_event.stream - 1),
+     * for a timeline of one lane per stream (stream_lanes) */
+    viz_lane streams[PL_MAX_RANKS][VIZ_STREAM_LANES];
+    int nstreams[PL_MAX_RANKS]; /* stream lanes used */
+    int stream_lanes;           /* the timeline draws them instead of compute/copy/comm */
     uint64_t link[PL_MAX_RANKS][PL_MAX_RANKS]; /* bytes from [peer] to [rank] */
     size_t nevents;
     double t_lo[2], t_hi[2]; /* [0] measured, [1] modeled: the span of all events */
@@ -118,6 +125,9 @@ int viz_model_push_metric(viz_model *m, double value);
 /* The event of (rank, lane) covering time t on the clock (innermost: the
  * latest start), or NULL. */
 const pl_event *viz_model_at(const viz_model *m, int rank, int lane, double t, int modeled);
+/* The same on stream lane k of the rank (the stream numbered k on its
+ * device: 0 the legacy default stream). */
+const pl_event *viz_model_at_stream(const viz_model *m, int rank, int k, double t, int modeled);
 double viz_ev_start(const pl_event *e, int modeled);
 double viz_ev_end(const pl_event *e, int modeled);
 

@@ -64,6 +64,7 @@ struct simt_op {
     double w_start, w_end;        /* wall seconds (CLOCK_MONOTONIC): execution */
     int engine;                   /* enum engine it was modeled on */
     int peer_device;              /* the other device of a peer copy, else -1 */
+    int stream;                   /* its stream's number (simt_op_record.stream) */
     double flops, declared_bytes; /* a kernel's declared work (simtLaunchCost) */
     simt_op *next;                /* in its stream's queue */
     simt_launch launch;           /* OP_KERNEL */
@@ -85,6 +86,7 @@ struct simt_stream {
     int destroyed;
     int worker_started;
     int priority; /* 0, or higher priority below 0 (cudaStreamCreateWithPriority) */
+    int number;   /* 0: the legacy default stream; then 1, 2... in creation order */
     pthread_t worker;
     pthread_cond_t cv; /* work arrived */
     simt_op *head, *tail;
@@ -118,7 +120,8 @@ typedef struct device {
     struct simt_stream legacy;
     struct simt_stream *streams; /* user streams, live */
     struct simt_event *events;
-    int zombies; /* destroyed streams with work still pending */
+    int zombies;      /* destroyed streams with work still pending */
+    int streams_made; /* streams created on it so far (their numbers) */
     /* broadcast when an op of this device finishes (and when a destroyed
      * stream's worker ends): whoever waits for one of its ops, a stream of
      * another device too, sleeps here, so a finished op wakes only the
@@ -710,6 +713,7 @@ static struct simt_stream *resolve_stream(cudaStream_t st, int *bad)
 static cudaError_t enqueue(struct simt_stream *s, simt_op *op, int engine, double duration)
 {
     device *dv = &G.dev[s->device];
+    op->stream = s->number;
     double start = maxd(maxd(host_clock, s->clock), op->m_start); /* m_start: a lower bound */
     int fail = op_depend(op, s->last);
     for (int i = 0; i < op->ndeps; i++) start = maxd(start, op->deps[i]->m_end);
@@ -827,6 +831,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *ps, unsigned flags)
     pthread_cond_init(&s->cv, NULL);
     pthread_mutex_lock(&G.lock);
     s->clock = host_clock;
+    s->number = ++G.dev[cur_dev].streams_made;
     s->next = G.dev[cur_dev].streams;
     G.dev[cur_dev].streams = s;
     pthread_mutex_unlock(&G.lock);
@@ -1774,6 +1779,7 @@ static void fill_record(const simt_op *op, simt_op_record *rec)
                                                           : SIMT_OP_MEMSET,
                             .device = op->device,
                             .peer_device = op->peer_device,
+                            .stream = op->stream,
                             .bytes = op->kind == OP_KERNEL ? op->declared_bytes : (double)op->bytes,
                             .flops = op->flops,
                             .start = op->w_start,

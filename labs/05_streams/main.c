@@ -180,6 +180,7 @@ int main(int argc, char **argv)
         .extra = extra,
         .on_option = on_option,
         .ctx = &l,
+        .stream_lanes = 1,
     };
     pl_options opt;
     char msg[4096];

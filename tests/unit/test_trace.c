@@ -285,6 +285,47 @@ static void test_no_consumer_no_hang(void)
     pl_trace_destroy(t);
 }
 
+#ifdef PARALAB_SIMULATED_CUDA
+/* Each kernel and copy names its stream: 1 + its number on the device (1
+ * the legacy default stream, then the streams in the order they were made,
+ * counted over the process's life). */
+static int run_streams(pl_rank *r)
+{
+    float *d;
+    cudaStream_t a, b;
+    if (cudaMalloc((void **)&d, 64) || cudaStreamCreate(&a) || cudaStreamCreate(&b)) return 1;
+    cudaMemsetAsync(d, 0, 64, a);
+    cudaStreamSynchronize(a);
+    cudaMemsetAsync(d, 0, 64, b);
+    cudaStreamSynchronize(b);
+    cudaMemset(d, 0, 64);
+    cudaDeviceSynchronize();
+    cudaStreamDestroy(a);
+    cudaStreamDestroy(b);
+    cudaFree(d);
+    (void)r;
+    return 0;
+}
+
+static void test_stream_numbers(void)
+{
+    pl_trace *t = pl_trace_create(1, 64, PL_TRACE_WAIT);
+    char err[512];
+    CU_ASSERT_EQUAL_FATAL(pl_world_run_traced(1, NULL, 10, t, run_streams, NULL, err, sizeof err),
+                          0);
+    pl_event ev[64];
+    size_t n = pl_trace_drain(t, ev, 64);
+    int got[3] = {0, 0, 0}, k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ev[i].kind == PL_EV_COPY && k < 3) got[k++] = ev[i].stream;
+    CU_ASSERT_EQUAL(k, 3);
+    CU_ASSERT(got[0] >= 3);              /* a: made after the rank's own stream */
+    CU_ASSERT_EQUAL(got[1], got[0] + 1); /* b: made right after a */
+    CU_ASSERT_EQUAL(got[2], 1);          /* the legacy default stream */
+    pl_trace_destroy(t);
+}
+#endif
+
 /* Every send and receive is an event of its rank, with bytes and peer. */
 static int run_shift(pl_rank *r)
 {
@@ -335,5 +376,8 @@ int register_trace_suite(void)
         !CU_add_test(s, "no consumer: drops, no hang", test_no_consumer_no_hang) ||
         !CU_add_test(s, "send and receive events", test_send_recv_events))
         return -1;
+#ifdef PARALAB_SIMULATED_CUDA
+    if (!CU_add_test(s, "each op names its stream (sim)", test_stream_numbers)) return -1;
+#endif
     return 0;
 }

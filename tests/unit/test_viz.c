@@ -238,6 +238,44 @@ static void test_ascii_and_too_small(void)
     viz_model_free(&m);
 }
 
+/* A lab about streams: one timeline lane per CUDA stream of the rank (s0
+ * the default stream), each op on its stream's lane only. */
+static void test_stream_lanes(void)
+{
+    viz_model m;
+    viz_model_init(&m, 1);
+    m.stream_lanes = 1;
+    pl_event a = ev(0, PL_LANE_COPY, PL_EV_COPY, 0, 5, -1, -1, "memcpy H2D");
+    pl_event b = ev(0, PL_LANE_COMPUTE, PL_EV_KERNEL, 5, 10, -1, -1, "process");
+    a.stream = 2; /* stream 1 */
+    b.stream = 3; /* stream 2 */
+    CU_ASSERT_EQUAL(viz_model_add(&m, &a), 0);
+    CU_ASSERT_EQUAL(viz_model_add(&m, &b), 0);
+    CU_ASSERT_EQUAL(m.nstreams[0], 3);
+    viz_grid g = {0};
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 28, 6), 0);
+    viz_view v;
+    memset(&v, 0, sizeof v);
+    v.ndev = 1;
+    v.t_end = 10;
+    v.span = 10;
+    viz_render_pane(&g, PL_PANE_TIMELINE, (pl_rect){0, 0, 28, 6}, &m, &v);
+    char row[3][32];
+    for (int i = 0; i < 3; i++) row_of(&g, 1 + i, 1, 26, row[i]);
+    /* 8 columns of label, then 18 of time: 10 s, 0.56 s a column */
+    CU_ASSERT_EQUAL(strncmp(row[0], "r0  s0  ", 8), 0);
+    CU_ASSERT_EQUAL(strncmp(row[1], " 0  s1  ", 8), 0);
+    CU_ASSERT_EQUAL(strncmp(row[2], " 0  s2  ", 8), 0);
+    for (int c = 8; c < 26; c++) {
+        int first_half = c - 8 < 9;
+        CU_ASSERT_EQUAL(row[0][c] == '#', 0);           /* nothing on the default stream */
+        CU_ASSERT_EQUAL(row[1][c] == '#', first_half);  /* the copy, on stream 1 */
+        CU_ASSERT_EQUAL(row[2][c] == '#', !first_half); /* the kernel, on stream 2 */
+    }
+    viz_grid_free(&g);
+    viz_model_free(&m);
+}
+
 /* The narration keeps a step's line breaks and their indentation, and
  * wraps long lines at spaces. */
 static void test_narration_lines(void)
@@ -404,6 +442,7 @@ int register_viz_suite(void)
         {"topology pane: a ring all-reduce's bytes per link", test_topology_ring_bytes},
         {"ASCII twins; too small a screen says what it needs", test_ascii_and_too_small},
         {"narration: line breaks and wrapping", test_narration_lines},
+        {"timeline: a lane per CUDA stream", test_stream_lanes},
         {"shards pane (column-parallel) and the metric curve", test_shards_and_metrics},
         {"traces read back; truncated, corrupt, missing", test_read_trace},
     };

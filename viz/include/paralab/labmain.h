@@ -22,7 +22,8 @@ typedef struct pl_one_device_lab {
     const char *title;    /* the UI's header, "lab 02 memory" */
     const pl_lab_option *extra;
     pl_lab_option_handler on_option;
-    void *ctx; /* for on_option */
+    void *ctx;        /* for on_option */
+    int stream_lanes; /* the timeline: a lane per CUDA stream (pl_viz_config) */
 } pl_one_device_lab;
 
 #define PL_LAB_GO (-1) /* go on */

@@ -63,6 +63,9 @@ typedef struct pl_viz_config {
     const char *roles[PL_MAX_RANKS]; /* per rank, e.g. "dp 1" (NULL: none) */
     const char *clock;               /* "modeled (H100-SXM)" or "measured" */
     int modeled;                     /* the timeline starts on the modeled clock */
+    int stream_lanes; /* the timeline shows a lane per CUDA stream (s0 the default stream,
+                         s1, s2... in creation order) instead of compute/copy/comm;
+                         simulated GPUs only (real ones would need CUPTI) */
     /* the shards pane: a rows x cols grid of blocks of one tensor, block
      * (i, j) held by rank owner[i * cols + j] (-1: nobody); rows, cols <= 64 */
     const char *shard_name;
