@@ -319,9 +319,9 @@ static void test_stream_numbers(void)
     for (size_t i = 0; i < n; i++)
         if (ev[i].kind == PL_EV_COPY && k < 3) got[k++] = ev[i].stream;
     CU_ASSERT_EQUAL(k, 3);
-    CU_ASSERT(got[0] >= 3);              /* a: made after the rank's own stream */
-    CU_ASSERT_EQUAL(got[1], got[0] + 1); /* b: made right after a */
-    CU_ASSERT_EQUAL(got[2], 1);          /* the legacy default stream */
+    CU_ASSERT(got[0] >= 3);     /* a: made after the rank's own stream */
+    CU_ASSERT(got[1] > got[0]); /* b: made after a (other threads may make some between) */
+    CU_ASSERT_EQUAL(got[2], 1); /* the legacy default stream */
     pl_trace_destroy(t);
 }
 #endif
