@@ -120,8 +120,7 @@ typedef struct device {
     struct simt_stream legacy;
     struct simt_stream *streams; /* user streams, live */
     struct simt_event *events;
-    int zombies;      /* destroyed streams with work still pending */
-    int streams_made; /* streams created on it so far (their numbers) */
+    int zombies; /* destroyed streams with work still pending */
     /* broadcast when an op of this device finishes (and when a destroyed
      * stream's worker ends): whoever waits for one of its ops, a stream of
      * another device too, sleeps here, so a finished op wakes only the
@@ -819,6 +818,19 @@ static void drain_device(int d, int advance)
 
 static void sync_device(int d) { drain_device(d, 1); }
 
+/* The smallest number from 1 that no live stream of the device has: a
+ * program's streams are numbered 1, 2... in creation order, and a
+ * destroyed stream's number is given again. G.lock held. */
+static int free_stream_number(const device *dv)
+{
+    for (int k = 1;; k++) {
+        int used = 0;
+        for (const struct simt_stream *t = dv->streams; t && !used; t = t->next)
+            used = t->number == k;
+        if (!used) return k;
+    }
+}
+
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *ps, unsigned flags)
 {
     ENTER();
@@ -831,7 +843,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *ps, unsigned flags)
     pthread_cond_init(&s->cv, NULL);
     pthread_mutex_lock(&G.lock);
     s->clock = host_clock;
-    s->number = ++G.dev[cur_dev].streams_made;
+    s->number = free_stream_number(&G.dev[cur_dev]);
     s->next = G.dev[cur_dev].streams;
     G.dev[cur_dev].streams = s;
     pthread_mutex_unlock(&G.lock);

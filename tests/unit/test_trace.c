@@ -287,8 +287,8 @@ static void test_no_consumer_no_hang(void)
 
 #ifdef PARALAB_SIMULATED_CUDA
 /* Each kernel and copy names its stream: 1 + its number on the device (1
- * the legacy default stream, then the streams in the order they were made,
- * counted over the process's life). */
+ * the legacy default stream; a new stream takes the smallest number no
+ * live stream has). */
 static int run_streams(pl_rank *r)
 {
     float *d;

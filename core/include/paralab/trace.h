@@ -42,8 +42,9 @@ typedef struct pl_event {
     uint8_t lane;   /* pl_lane */
     uint8_t kind;   /* pl_event_kind */
     uint8_t stream; /* a kernel or copy: 1 + its stream's number on the device (1: the
-                       legacy default stream, 2, 3...: streams in creation order); 0: not
-                       a stream's op, or unknown (real GPUs) */
+                       legacy default stream, 2, 3...: the live streams, numbered from 1 as
+                       they were made; simt_op_record.stream); 0: not a stream's op, or
+                       unknown (real GPUs) */
     int32_t micro_batch, layer, peer; /* -1: none */
     uint64_t bytes;
     double flops;

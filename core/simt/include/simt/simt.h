@@ -178,7 +178,8 @@ typedef struct simt_op_record {
     int device;        /* the device of the stream it ran on */
     int peer_device;   /* the other device of a cudaMemcpyPeer(Async), else -1 */
     int stream;        /* its stream, numbered on its device: 0 the legacy default
-                          stream, then 1, 2... in the order they were created */
+                          stream; a new stream gets the smallest number from 1 that no
+                          live stream of the device has (1, 2... in creation order) */
     double bytes;      /* bytes copied or set; a kernel's declared bytes (0 if none) */
     double flops;      /* a kernel's declared FLOPs (simtLaunchCost), else 0 */
     double start, end; /* measured: wall seconds, CLOCK_MONOTONIC */
