@@ -69,6 +69,13 @@ if [ -x "$bin/lab03" ]; then
         check "lab03 --size 16 shows: $want" grep -qE -- "$want" <<<"$out"
     done
 fi
+# Lab 04 says when a kernel's blocks are too few for the SMs (512: 16 of 128x128)
+if [ -x "$bin/lab04" ]; then
+    out=$("$bin/lab04" --no-viz --size 512 --kernel 3 2>&1)
+    check "lab04 --size 512 --kernel 3: too few blocks" grep -qE 'only 16 blocks of 128x128 for [0-9]+ SMs' <<<"$out"
+    out=$("$bin/lab04" --no-viz --size 512 --kernel 2 2>&1)
+    check "lab04 --size 512 --kernel 2: 1024 blocks of 16x16, enough" bash -c '! grep -q "blocks of 16x16 for" <<<"$1"' _ "$out"
+fi
 # a global batch the ranks cannot share: both numbers and the nearest that work
 if [ -x "$bin/lab07" ]; then
     err=$("$bin/lab07" --batch 30 --devices 4 2>&1 >/dev/null); rc=$?

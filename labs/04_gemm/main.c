@@ -177,20 +177,27 @@ static int run_steps(pl_rank *r)
         double roof = peak > 0 ? fmin(peak, bw * ai) / 1e9 : 0;
         if (v == 1 && l->used_reference)
             names[1] = "shared-memory tiles of 16x16 (the reference: yours is still TODO)";
-        if (!show)
-            continue;
-        else if (peak > 0)
+        if (!show) continue;
+        /* big tiles, few blocks: a small matrix leaves most SMs idle */
+        char few[160] = "";
+        long tile = v == 2 ? 128 : 16, blocks = ((n + tile - 1) / tile) * ((n + tile - 1) / tile);
+        if (v > 0 && blocks < prop.multiProcessorCount)
+            snprintf(few, sizeof few,
+                     "; only %ld blocks of %ldx%ld for %d SMs: most of the GPU waits (try a "
+                     "larger --size)",
+                     blocks, tile, tile, prop.multiProcessorCount);
+        if (peak > 0)
             STEP("%s: %.1f us (%s), %.0f GFLOP/s. It moves %.1f MB: %.1f FLOP per byte, so its "
-                 "roof is %.0f GFLOP/s (%s)%s%s.",
+                 "roof is %.0f GFLOP/s (%s)%s%s%s.",
                  names[v], ms * 1e3, pl_clock_name(), gflops, moved[v] / 1e6, ai, roof,
                  bw * ai < peak ? "memory-bound" : "compute-bound",
                  gflops > 1.05 * roof ? "; above that roof: the L1 and L2 caches served operands "
                                         "the count charges to device memory"
                                       : "",
-                 wrong ? "; SOME ELEMENTS DIFFER from the naive result" : "");
+                 few, wrong ? "; SOME ELEMENTS DIFFER from the naive result" : "");
         else
-            STEP("%s: %.1f us (%s), %.0f GFLOP/s%s.", names[v], ms * 1e3, pl_clock_name(), gflops,
-                 wrong ? "; SOME ELEMENTS DIFFER from the naive result" : "");
+            STEP("%s: %.1f us (%s), %.0f GFLOP/s%s%s.", names[v], ms * 1e3, pl_clock_name(), gflops,
+                 few, wrong ? "; SOME ELEMENTS DIFFER from the naive result" : "");
     }
 #ifdef PARALAB_CUBLAS
     if (!l->kernel || l->kernel == 4) {
