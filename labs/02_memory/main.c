@@ -50,19 +50,6 @@ static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
     return e != NULL;
 }
 
-#define STEP(...)                                                                                  \
-    do {                                                                                           \
-        if (pl_step(r, __VA_ARGS__)) goto out;                                                     \
-    } while (0)
-#define CK(call)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (cudaError_t)(call);                                                      \
-        if (e_) {                                                                                  \
-            snprintf(r->error, sizeof r->error, "%s: %s", #call, cudaGetErrorName(e_));            \
-            goto out;                                                                              \
-        }                                                                                          \
-    } while (0)
-
 /* One kernel run (or copy), to be timed: a launch with its arguments. */
 typedef struct {
     int (*transpose)(float *out, const float *in, int rows, int cols);
@@ -181,47 +168,49 @@ static int run_steps(pl_rank *r)
     }
     for (size_t i = 0; i < elems; i++) h[i] = (float)(i % 1000003);
     memset(pageable, 1, COPY_BYTES);
-    CK(cudaMallocHost((void **)&pinned, COPY_BYTES));
+    PL_LAB_CK(cudaMallocHost((void **)&pinned, COPY_BYTES));
     memset(pinned, 1, COPY_BYTES);
-    CK(cudaMalloc((void **)&din, bytes));
-    CK(cudaMalloc((void **)&dout, bytes));
-    CK(cudaMalloc((void **)&dwide, (size_t)COPY_N * MAX_STRIDE * sizeof(float)));
-    CK(cudaMalloc((void **)&dnarrow, (size_t)COPY_N * sizeof(float)));
-    CK(cudaMemset(dwide, 0, (size_t)COPY_N * MAX_STRIDE * sizeof(float)));
+    PL_LAB_CK(cudaMalloc((void **)&din, bytes));
+    PL_LAB_CK(cudaMalloc((void **)&dout, bytes));
+    PL_LAB_CK(cudaMalloc((void **)&dwide, (size_t)COPY_N * MAX_STRIDE * sizeof(float)));
+    PL_LAB_CK(cudaMalloc((void **)&dnarrow, (size_t)COPY_N * sizeof(float)));
+    PL_LAB_CK(cudaMemset(dwide, 0, (size_t)COPY_N * MAX_STRIDE * sizeof(float)));
     struct cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, 0));
+    PL_LAB_CK(cudaGetDeviceProperties(&prop, 0));
     double peak_flops = 0, peak_bw = 0;
-    CK(pl_device_peaks(0, &peak_flops, &peak_bw));
+    PL_LAB_CK(pl_device_peaks(0, &peak_flops, &peak_bw));
 #ifdef PARALAB_SIMULATED_CUDA
     const simt_preset *hw = simtCurrentPreset();
-    STEP("The %s: %.2f TB/s of device memory; the host link moves %.0f GB/s each "
-         "way at most, %.0f %% of it from pinned host memory, %.0f %% from pageable.",
-         prop.name, hw->memory_bw / 1e12, hw->host_link_bw / 1e9, 100 * hw->pinned_efficiency,
-         100 * hw->pageable_efficiency);
+    PL_LAB_STEP("The %s: %.2f TB/s of device memory; the host link moves %.0f GB/s each "
+                "way at most, %.0f %% of it from pinned host memory, %.0f %% from pageable.",
+                prop.name, hw->memory_bw / 1e12, hw->host_link_bw / 1e9,
+                100 * hw->pinned_efficiency, 100 * hw->pageable_efficiency);
 #else
-    STEP("The %s: %d SMs, %.0f MiB of L2, %.2f TB/s of device memory at most (2 x its clock x "
-         "its bus width); times below are measured with CUDA events (the mean of 5 runs after "
-         "one to warm up).",
-         prop.name, prop.multiProcessorCount, prop.l2CacheSize / 1048576.0, peak_bw / 1e12);
+    PL_LAB_STEP(
+        "The %s: %d SMs, %.0f MiB of L2, %.2f TB/s of device memory at most (2 x its clock x "
+        "its bus width); times below are measured with CUDA events (the mean of 5 runs after "
+        "one to warm up).",
+        prop.name, prop.multiProcessorCount, prop.l2CacheSize / 1048576.0, peak_bw / 1e12);
 #endif
     /* 1. copies */
     if (!l->kernel) {
         cost c[4];
         job j = {.out = dwide, .in = dwide, .bytes = COPY_BYTES, .kind = 2, .host = pageable};
-        CK(measure(&j, &c[0]));
+        PL_LAB_CK(measure(&j, &c[0]));
         j.host = pinned;
-        CK(measure(&j, &c[1]));
+        PL_LAB_CK(measure(&j, &c[1]));
         j.kind = 3;
         j.host_dst = pageable;
-        CK(measure(&j, &c[2]));
+        PL_LAB_CK(measure(&j, &c[2]));
         j.host_dst = pinned;
-        CK(measure(&j, &c[3]));
+        PL_LAB_CK(measure(&j, &c[3]));
         double mb = COPY_BYTES / 1e6;
-        STEP("Copies of %.1f MB (%s): to the device %.1f GB/s from pageable memory, %.1f GB/s "
-             "from pinned; to the host %.1f GB/s into pageable, %.1f GB/s into pinned. Pageable "
-             "memory is first copied into a pinned staging buffer by the driver: pin what you "
-             "copy often (cudaMallocHost).",
-             mb, pl_clock_name(), mb / c[0].ms, mb / c[1].ms, mb / c[2].ms, mb / c[3].ms);
+        PL_LAB_STEP(
+            "Copies of %.1f MB (%s): to the device %.1f GB/s from pageable memory, %.1f GB/s "
+            "from pinned; to the host %.1f GB/s into pageable, %.1f GB/s into pinned. Pageable "
+            "memory is first copied into a pinned staging buffer by the driver: pin what you "
+            "copy often (cudaMallocHost).",
+            mb, pl_clock_name(), mb / c[0].ms, mb / c[1].ms, mb / c[2].ms, mb / c[3].ms);
         pl_viz_push_metric("GB/s", mb / c[1].ms);
     }
     /* 2. strides */
@@ -231,7 +220,7 @@ static int run_steps(pl_rank *r)
         for (int s = 0; s < 5; s++) {
             job j = {.out = dnarrow, .in = dwide, .n = COPY_N, .stride = strides[s], .kind = 1};
             cost c;
-            CK(measure(&j, &c));
+            PL_LAB_CK(measure(&j, &c));
             double useful = 8.0 * COPY_N; /* 4 bytes read, 4 written per element */
             double gbs = useful / (c.ms * 1e-3) / 1e9;
             snprintf(line[s], sizeof line[s],
@@ -239,11 +228,12 @@ static int run_steps(pl_rank *r)
                      100 * gbs * 1e9 / peak_bw, counts(&c, buf, sizeof buf));
             pl_viz_push_metric("GB/s", useful / (c.ms * 1e-3) / 1e9);
         }
-        STEP("A copy kernel, out[i] = in[i * stride], %d floats (%s):\n    %s\n    %s\n    %s\n  "
-             "  %s\n    %s\nA warp's 32 loads of consecutive floats are 128 bytes: 4 sectors of 32 "
-             "bytes, one request. Spread out, each needs its own sector: 8x the traffic for the "
-             "same useful bytes.",
-             COPY_N, pl_clock_name(), line[0], line[1], line[2], line[3], line[4]);
+        PL_LAB_STEP(
+            "A copy kernel, out[i] = in[i * stride], %d floats (%s):\n    %s\n    %s\n    %s\n  "
+            "  %s\n    %s\nA warp's 32 loads of consecutive floats are 128 bytes: 4 sectors of 32 "
+            "bytes, one request. Spread out, each needs its own sector: 8x the traffic for the "
+            "same useful bytes.",
+            COPY_N, pl_clock_name(), line[0], line[1], line[2], line[3], line[4]);
     }
     /* 3. transposes */
     static const char *names[] = {
@@ -252,14 +242,14 @@ static int run_steps(pl_rank *r)
         "padded: the tile 32x33, so a column of it lies in 32 banks"};
     int (*fns[3])(float *, const float *, int,
                   int) = {lab02_transpose_naive, l->impl->transpose_tiled, lab02_transpose_padded};
-    CK(cudaMemcpy(din, h, bytes, cudaMemcpyHostToDevice));
+    PL_LAB_CK(cudaMemcpy(din, h, bytes, cudaMemcpyHostToDevice));
     for (int v = 0; v < 3; v++) {
         if (l->kernel && l->kernel != v + 1) continue;
         job j = {.transpose = fns[v], .out = dout, .in = din, .n = n, .kind = 0};
         cost c;
-        CK(cudaMemset(dout, 0, bytes));
-        CK(measure(&j, &c));
-        CK(cudaMemcpy(back, dout, bytes, cudaMemcpyDeviceToHost));
+        PL_LAB_CK(cudaMemset(dout, 0, bytes));
+        PL_LAB_CK(measure(&j, &c));
+        PL_LAB_CK(cudaMemcpy(back, dout, bytes, cudaMemcpyDeviceToHost));
         long wrong = 0;
         for (int a = 0; a < n; a++)
             for (int b = 0; b < n; b++) wrong += back[(size_t)a * n + b] != h[(size_t)b * n + a];
@@ -267,20 +257,21 @@ static int run_steps(pl_rank *r)
         char what[160];
         snprintf(what, sizeof what, names[v], l->used_reference ? "the reference" : "yours");
         double gbs = 2.0 * bytes / (c.ms * 1e-3) / 1e9;
-        STEP("Transpose %dx%d, %s: %.1f us (%s), %.1f GB/s (%.0f %% of the peak)%s%s.", n, n, what,
-             c.ms * 1e3, pl_clock_name(), gbs, 100 * gbs * 1e9 / peak_bw,
-             counts(&c, buf, sizeof buf), wrong ? "; SOME ELEMENTS ARE WRONG" : "");
+        PL_LAB_STEP("Transpose %dx%d, %s: %.1f us (%s), %.1f GB/s (%.0f %% of the peak)%s%s.", n, n,
+                    what, c.ms * 1e3, pl_clock_name(), gbs, 100 * gbs * 1e9 / peak_bw,
+                    counts(&c, buf, sizeof buf), wrong ? "; SOME ELEMENTS ARE WRONG" : "");
         pl_viz_push_metric("GB/s", 2.0 * bytes / (c.ms * 1e-3) / 1e9);
     }
     if (!l->kernel)
-        STEP("Coalescing is the first rule: a warp's 32 accesses should fall in as few 32-byte "
-             "sectors as possible. The tile turns the column writes into row writes; the padding "
-             "spreads the tile's columns over the 32 banks.%s",
+        PL_LAB_STEP(
+            "Coalescing is the first rule: a warp's 32 accesses should fall in as few 32-byte "
+            "sectors as possible. The tile turns the column writes into row writes; the padding "
+            "spreads the tile's columns over the 32 banks.%s",
 #ifdef PARALAB_SIMULATED_CUDA
-             " The modeled clock charges the sectors, not the bank conflicts: on a real GPU the "
-             "padded tile is the faster one."
+            " The modeled clock charges the sectors, not the bank conflicts: on a real GPU the "
+            "padded tile is the faster one."
 #else
-             ""
+            ""
 #endif
         );
     status = 0;

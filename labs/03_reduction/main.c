@@ -48,11 +48,6 @@ static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
     return e != NULL;
 }
 
-#define STEP(...)                                                                                  \
-    do {                                                                                           \
-        if (pl_step(r, __VA_ARGS__)) goto out;                                                     \
-    } while (0)
-
 typedef int (*sum_fn)(const float *, float *, int);
 
 /* The tree of sequential addressing, folded one level per step on the
@@ -105,9 +100,10 @@ static int run_steps(pl_rank *r)
         want += h[i];
     }
     cudaMemcpy(din, h, (size_t)n * sizeof(float), cudaMemcpyHostToDevice);
-    STEP("%d floats; their sum is %.0f. A block of %d threads sums %d of them in shared memory, "
-         "as a tree of %d levels; the block sums are added up on the host.",
-         n, want, LAB03_THREADS, LAB03_THREADS, (int)log2(LAB03_THREADS));
+    PL_LAB_STEP(
+        "%d floats; their sum is %.0f. A block of %d threads sums %d of them in shared memory, "
+        "as a tree of %d levels; the block sums are added up on the host.",
+        n, want, LAB03_THREADS, LAB03_THREADS, (int)log2(LAB03_THREADS));
     if (!l->kernel && fold(r, h, n)) goto out;
     static const char *what[] = {
         "interleaved addressing: at step s the threads with tid %% 2s == 0 add their neighbour "
@@ -153,8 +149,8 @@ static int run_steps(pl_rank *r)
         snprintf(text, sizeof text, what[v],
                  v == 1 ? (l->todo[0] ? "the reference" : "yours")
                         : (l->todo[1] ? "the reference" : "yours"));
-        STEP("%s. Sum %.0f (%s), %.1f us (%s).", text, got, right ? "right" : "WRONG", ms * 1e3,
-             pl_clock_name());
+        PL_LAB_STEP("%s. Sum %.0f (%s), %.1f us (%s).", text, got, right ? "right" : "WRONG",
+                    ms * 1e3, pl_clock_name());
     }
     status = 0;
 out:

@@ -61,19 +61,6 @@ static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
     return e != NULL;
 }
 
-#define CK(call)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (cudaError_t)(call);                                                      \
-        if (e_) {                                                                                  \
-            snprintf(r->error, sizeof r->error, "%s: %s", #call, cudaGetErrorName(e_));            \
-            goto out;                                                                              \
-        }                                                                                          \
-    } while (0)
-#define STEP(...)                                                                                  \
-    do {                                                                                           \
-        if (pl_step(r, __VA_ARGS__)) goto out;                                                     \
-    } while (0)
-
 typedef int (*gemm_fn)(float *C, const float *A, const float *B, int M, int N, int K);
 
 /* Timed runs of one version. On a real GPU one untimed run first (it loads
@@ -133,24 +120,25 @@ static int run_steps(pl_rank *r)
         s = s * 1664525u + 1013904223u;
         B[i] = (float)(s >> 8) / 16777216.0f - 0.5f;
     }
-    CK(cudaMalloc((void **)&dA, bytes));
-    CK(cudaMalloc((void **)&dB, bytes));
-    CK(cudaMalloc((void **)&dC, bytes));
-    CK(cudaMemcpy(dA, A, bytes, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(dB, B, bytes, cudaMemcpyHostToDevice));
+    PL_LAB_CK(cudaMalloc((void **)&dA, bytes));
+    PL_LAB_CK(cudaMalloc((void **)&dB, bytes));
+    PL_LAB_CK(cudaMalloc((void **)&dC, bytes));
+    PL_LAB_CK(cudaMemcpy(dA, A, bytes, cudaMemcpyHostToDevice));
+    PL_LAB_CK(cudaMemcpy(dB, B, bytes, cudaMemcpyHostToDevice));
     struct cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, 0));
+    PL_LAB_CK(cudaGetDeviceProperties(&prop, 0));
     double peak = 0, bw = 0;
-    CK(pl_device_peaks(0, &peak, &bw));
+    PL_LAB_CK(pl_device_peaks(0, &peak, &bw));
     double flop = 2.0 * n * n * n;
     if (peak > 0)
-        STEP("C = A.B for %dx%d matrices: %.2f GFLOP. The roofline of the %s: %.1f TFLOP/s at "
-             "most, and %.2f TB/s of memory, so a kernel that does fewer than %.1f FLOP per byte "
-             "it moves is memory-bound.",
-             n, n, flop / 1e9, prop.name, peak / 1e12, bw / 1e12, peak / bw);
+        PL_LAB_STEP(
+            "C = A.B for %dx%d matrices: %.2f GFLOP. The roofline of the %s: %.1f TFLOP/s at "
+            "most, and %.2f TB/s of memory, so a kernel that does fewer than %.1f FLOP per byte "
+            "it moves is memory-bound.",
+            n, n, flop / 1e9, prop.name, peak / 1e12, bw / 1e12, peak / bw);
     else
-        STEP("C = A.B for %dx%d matrices: %.2f GFLOP on %s (measured).", n, n, flop / 1e9,
-             prop.name);
+        PL_LAB_STEP("C = A.B for %dx%d matrices: %.2f GFLOP on %s (measured).", n, n, flop / 1e9,
+                    prop.name);
     static const char *names[] = {"naive (one thread per element of C)",
                                   "shared-memory tiles of 16x16 (yours)",
                                   "register tiles (128x128 per block, 8x8 per thread)"};
@@ -163,8 +151,8 @@ static int run_steps(pl_rank *r)
         int show = !l->kernel || l->kernel == v + 1;
         if (!show && v) continue;
         float ms = 0;
-        CK(timed(fns[v], dC, dA, dB, n, &ms));
-        CK(cudaMemcpy(v ? got : ref, dC, bytes, cudaMemcpyDeviceToHost));
+        PL_LAB_CK(timed(fns[v], dC, dA, dB, n, &ms));
+        PL_LAB_CK(cudaMemcpy(v ? got : ref, dC, bytes, cudaMemcpyDeviceToHost));
         long wrong = 0;
         if (v)
             for (size_t i = 0; i < (size_t)n * n; i++) {
@@ -187,17 +175,18 @@ static int run_steps(pl_rank *r)
                      "larger --size)",
                      blocks, tile, tile, prop.multiProcessorCount);
         if (peak > 0)
-            STEP("%s: %.1f us (%s), %.0f GFLOP/s. It moves %.1f MB: %.1f FLOP per byte, so its "
-                 "roof is %.0f GFLOP/s (%s)%s%s%s.",
-                 names[v], ms * 1e3, pl_clock_name(), gflops, moved[v] / 1e6, ai, roof,
-                 bw * ai < peak ? "memory-bound" : "compute-bound",
-                 gflops > 1.05 * roof ? "; above that roof: the L1 and L2 caches served operands "
-                                        "the count charges to device memory"
-                                      : "",
-                 few, wrong ? "; SOME ELEMENTS DIFFER from the naive result" : "");
+            PL_LAB_STEP(
+                "%s: %.1f us (%s), %.0f GFLOP/s. It moves %.1f MB: %.1f FLOP per byte, so its "
+                "roof is %.0f GFLOP/s (%s)%s%s%s.",
+                names[v], ms * 1e3, pl_clock_name(), gflops, moved[v] / 1e6, ai, roof,
+                bw * ai < peak ? "memory-bound" : "compute-bound",
+                gflops > 1.05 * roof ? "; above that roof: the L1 and L2 caches served operands "
+                                       "the count charges to device memory"
+                                     : "",
+                few, wrong ? "; SOME ELEMENTS DIFFER from the naive result" : "");
         else
-            STEP("%s: %.1f us (%s), %.0f GFLOP/s%s%s.", names[v], ms * 1e3, pl_clock_name(), gflops,
-                 few, wrong ? "; SOME ELEMENTS DIFFER from the naive result" : "");
+            PL_LAB_STEP("%s: %.1f us (%s), %.0f GFLOP/s%s%s.", names[v], ms * 1e3, pl_clock_name(),
+                        gflops, few, wrong ? "; SOME ELEMENTS DIFFER from the naive result" : "");
     }
 #ifdef PARALAB_CUBLAS
     if (!l->kernel || l->kernel == 4) {
@@ -209,7 +198,7 @@ static int run_steps(pl_rank *r)
         cudaError_t e = timed(sgemm_cublas, dC, dA, dB, n, &ms);
         if (!e) e = cudaMemcpy(got, dC, bytes, cudaMemcpyDeviceToHost);
         cublasDestroy(blas);
-        CK(e);
+        PL_LAB_CK(e);
         long wrong = 0;
         for (size_t i = 0; i < (size_t)n * n; i++)
             wrong += !(fabs((double)got[i] - ref[i]) <= 1e-6 + 1e-5 * n * 0.25);
@@ -220,16 +209,17 @@ static int run_steps(pl_rank *r)
                 share, sizeof share,
                 " Yours (tiles of 16) reaches %.1f %% of it, the register-tiled kernel %.1f %%.",
                 100.0 * gf[1] / bar, 100.0 * gf[2] / bar);
-        STEP("cuBLAS SGEMM, the bar: %.1f us (measured), %.0f GFLOP/s%s.%s", ms * 1e3, bar,
-             wrong ? "; SOME ELEMENTS DIFFER from the naive result" : "", share);
+        PL_LAB_STEP("cuBLAS SGEMM, the bar: %.1f us (measured), %.0f GFLOP/s%s.%s", ms * 1e3, bar,
+                    wrong ? "; SOME ELEMENTS DIFFER from the naive result" : "", share);
     }
 #endif
     if (!l->kernel)
-        STEP("Each tile loaded into shared memory (or registers) is used 16 (or 128) times: the "
-             "bytes moved per FLOP drop by that factor, and the kernel climbs the roofline's "
-             "slope towards the compute roof. Here: register tiles ran %.1fx as fast as naive, "
-             "your tiles %.1fx.",
-             gf[0] > 0 ? gf[2] / gf[0] : 0, gf[0] > 0 ? gf[1] / gf[0] : 0);
+        PL_LAB_STEP(
+            "Each tile loaded into shared memory (or registers) is used 16 (or 128) times: the "
+            "bytes moved per FLOP drop by that factor, and the kernel climbs the roofline's "
+            "slope towards the compute roof. Here: register tiles ran %.1fx as fast as naive, "
+            "your tiles %.1fx.",
+            gf[0] > 0 ? gf[2] / gf[0] : 0, gf[0] > 0 ? gf[1] / gf[0] : 0);
     status = 0;
 out:
     cudaFree(dA);

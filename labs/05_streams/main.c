@@ -56,19 +56,6 @@ static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
     return e != NULL;
 }
 
-#define CK(call)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (cudaError_t)(call);                                                      \
-        if (e_) {                                                                                  \
-            snprintf(r->error, sizeof r->error, "%s: %s", #call, cudaGetErrorName(e_));            \
-            goto out;                                                                              \
-        }                                                                                          \
-    } while (0)
-#define STEP(...)                                                                                  \
-    do {                                                                                           \
-        if (pl_step(r, __VA_ARGS__)) goto out;                                                     \
-    } while (0)
-
 /* The lab's steps, on a one-rank world. */
 static int run_steps(pl_rank *r)
 {
@@ -78,45 +65,46 @@ static int run_steps(pl_rank *r)
     float *h_in = NULL, *h_out = NULL, *h_ref = NULL, *d_in = NULL, *d_out = NULL;
     cudaStream_t s[32] = {0};
     cudaEvent_t e0 = NULL, e1 = NULL, e2 = NULL, e3 = NULL;
-    CK(cudaMallocHost((void **)&h_in, bytes));
-    CK(cudaMallocHost((void **)&h_out, bytes));
-    CK(cudaMallocHost((void **)&h_ref, bytes));
-    CK(cudaMalloc((void **)&d_in, bytes));
-    CK(cudaMalloc((void **)&d_out, bytes));
-    for (int i = 0; i < ns; i++) CK(cudaStreamCreate(&s[i]));
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    CK(cudaEventCreate(&e2));
-    CK(cudaEventCreate(&e3));
+    PL_LAB_CK(cudaMallocHost((void **)&h_in, bytes));
+    PL_LAB_CK(cudaMallocHost((void **)&h_out, bytes));
+    PL_LAB_CK(cudaMallocHost((void **)&h_ref, bytes));
+    PL_LAB_CK(cudaMalloc((void **)&d_in, bytes));
+    PL_LAB_CK(cudaMalloc((void **)&d_out, bytes));
+    for (int i = 0; i < ns; i++) PL_LAB_CK(cudaStreamCreate(&s[i]));
+    PL_LAB_CK(cudaEventCreate(&e0));
+    PL_LAB_CK(cudaEventCreate(&e1));
+    PL_LAB_CK(cudaEventCreate(&e2));
+    PL_LAB_CK(cudaEventCreate(&e3));
     for (size_t i = 0; i < n; i++) h_in[i] = (float)(i % 1000) * 0.25f;
-    STEP("%zu floats (%.1f MiB) in pinned host memory (cudaMallocHost): copies from it run "
-         "asynchronously on the copy engines.",
-         n, (double)bytes / (1 << 20));
+    PL_LAB_STEP("%zu floats (%.1f MiB) in pinned host memory (cudaMallocHost): copies from it run "
+                "asynchronously on the copy engines.",
+                n, (double)bytes / (1 << 20));
 
 #ifndef PARALAB_SIMULATED_CUDA
     /* a real GPU loads a kernel at its first launch (lazy loading): not
      * something to time */
-    CK(lab05_process(d_out, d_in, n, s[0]));
-    CK(cudaStreamSynchronize(s[0]));
+    PL_LAB_CK(lab05_process(d_out, d_in, n, s[0]));
+    PL_LAB_CK(cudaStreamSynchronize(s[0]));
 #endif
     /* one stream, the parts timed with events */
-    CK(cudaEventRecord(e0, s[0]));
-    CK(cudaMemcpyAsync(d_in, h_in, bytes, cudaMemcpyHostToDevice, s[0]));
-    CK(cudaEventRecord(e1, s[0]));
-    CK(lab05_process(d_out, d_in, n, s[0]));
-    CK(cudaEventRecord(e2, s[0]));
-    CK(cudaMemcpyAsync(h_ref, d_out, bytes, cudaMemcpyDeviceToHost, s[0]));
-    CK(cudaEventRecord(e3, s[0]));
-    CK(cudaStreamSynchronize(s[0]));
+    PL_LAB_CK(cudaEventRecord(e0, s[0]));
+    PL_LAB_CK(cudaMemcpyAsync(d_in, h_in, bytes, cudaMemcpyHostToDevice, s[0]));
+    PL_LAB_CK(cudaEventRecord(e1, s[0]));
+    PL_LAB_CK(lab05_process(d_out, d_in, n, s[0]));
+    PL_LAB_CK(cudaEventRecord(e2, s[0]));
+    PL_LAB_CK(cudaMemcpyAsync(h_ref, d_out, bytes, cudaMemcpyDeviceToHost, s[0]));
+    PL_LAB_CK(cudaEventRecord(e3, s[0]));
+    PL_LAB_CK(cudaStreamSynchronize(s[0]));
     float in_ms, k_ms, out_ms;
-    CK(cudaEventElapsedTime(&in_ms, e0, e1));
-    CK(cudaEventElapsedTime(&k_ms, e1, e2));
-    CK(cudaEventElapsedTime(&out_ms, e2, e3));
+    PL_LAB_CK(cudaEventElapsedTime(&in_ms, e0, e1));
+    PL_LAB_CK(cudaEventElapsedTime(&k_ms, e1, e2));
+    PL_LAB_CK(cudaEventElapsedTime(&out_ms, e2, e3));
     l->ms_one = in_ms + k_ms + out_ms;
     if (l->kernel != 2)
-        STEP("One stream: copy in %.1f us, process %.1f us, copy out %.1f us — %.1f us in all "
-             "(%s), one after the other.",
-             in_ms * 1e3, k_ms * 1e3, out_ms * 1e3, l->ms_one * 1e3, pl_clock_name());
+        PL_LAB_STEP(
+            "One stream: copy in %.1f us, process %.1f us, copy out %.1f us — %.1f us in all "
+            "(%s), one after the other.",
+            in_ms * 1e3, k_ms * 1e3, out_ms * 1e3, l->ms_one * 1e3, pl_clock_name());
     if (l->kernel == 1) {
         status = 0;
         goto out;
@@ -124,25 +112,27 @@ static int run_steps(pl_rank *r)
 
     /* chunks over streams */
     memset(h_out, 0xff, bytes);
-    CK(cudaDeviceSynchronize());
-    CK(cudaEventRecord(e0, 0));
-    CK(cudaStreamWaitEvent(s[0], e0, 0));
+    PL_LAB_CK(cudaDeviceSynchronize());
+    PL_LAB_CK(cudaEventRecord(e0, 0));
+    PL_LAB_CK(cudaStreamWaitEvent(s[0], e0, 0));
     int rc = l->impl->chunked(h_out, h_in, d_out, d_in, n, (int)l->chunks, s, ns);
-    CK(rc);
-    for (int i = 0; i < ns; i++) CK(cudaStreamSynchronize(s[i]));
-    CK(cudaEventRecord(e1, 0));
-    CK(cudaEventSynchronize(e1));
-    CK(cudaEventElapsedTime(&l->ms_chunked, e0, e1));
+    PL_LAB_CK(rc);
+    for (int i = 0; i < ns; i++) PL_LAB_CK(cudaStreamSynchronize(s[i]));
+    PL_LAB_CK(cudaEventRecord(e1, 0));
+    PL_LAB_CK(cudaEventSynchronize(e1));
+    PL_LAB_CK(cudaEventElapsedTime(&l->ms_chunked, e0, e1));
     l->wrong = 0;
     for (size_t i = 0; i < n; i++) l->wrong += memcmp(&h_out[i], &h_ref[i], sizeof(float)) != 0;
-    STEP("%ld chunks over %d stream%s (chunked, %s): %.1f us, %.2fx as fast as one stream; %s.",
-         l->chunks, ns, ns == 1 ? "" : "s", l->used_reference ? "the reference" : "yours",
-         l->ms_chunked * 1e3, l->ms_one / (l->ms_chunked > 0 ? l->ms_chunked : 1),
-         l->wrong ? "SOME OUTPUTS DIFFER from one stream's" : "every output equals one stream's");
+    PL_LAB_STEP(
+        "%ld chunks over %d stream%s (chunked, %s): %.1f us, %.2fx as fast as one stream; %s.",
+        l->chunks, ns, ns == 1 ? "" : "s", l->used_reference ? "the reference" : "yours",
+        l->ms_chunked * 1e3, l->ms_one / (l->ms_chunked > 0 ? l->ms_chunked : 1),
+        l->wrong ? "SOME OUTPUTS DIFFER from one stream's" : "every output equals one stream's");
     if (!l->kernel)
-        STEP("What overlapped: a GPU has a copy engine each way and the SMs; while chunk k is "
-             "processed, chunk k+1 comes in and chunk k-1 goes out. With one stream, or one chunk, "
-             "nothing can.");
+        PL_LAB_STEP(
+            "What overlapped: a GPU has a copy engine each way and the SMs; while chunk k is "
+            "processed, chunk k+1 comes in and chunk k-1 goes out. With one stream, or one chunk, "
+            "nothing can.");
     status = 0;
 out:
     for (int i = 0; i < ns; i++)

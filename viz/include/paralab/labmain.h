@@ -46,4 +46,20 @@ int pl_lab_start(const pl_one_device_lab *lab, int argc, char **argv, pl_options
 int pl_lab_steps(const pl_one_device_lab *lab, int nsteps, const pl_options *opt, pl_rank_fn steps,
                  void *arg, char *msg, size_t cap);
 
+/* In a lab's steps function (a pl_rank *r in scope, a cleanup label `out`):
+ * narrate a step, or make a CUDA call whose failure stops the run with its
+ * name and error in r->error; both jump to out when the run must stop. */
+#define PL_LAB_STEP(...)                                                                           \
+    do {                                                                                           \
+        if (pl_step(r, __VA_ARGS__)) goto out;                                                     \
+    } while (0)
+#define PL_LAB_CK(call)                                                                            \
+    do {                                                                                           \
+        cudaError_t e_ = (cudaError_t)(call);                                                      \
+        if (e_) {                                                                                  \
+            snprintf(r->error, sizeof r->error, "%s: %s", #call, cudaGetErrorName(e_));            \
+            goto out;                                                                              \
+        }                                                                                          \
+    } while (0)
+
 #endif
