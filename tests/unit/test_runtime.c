@@ -381,6 +381,36 @@ static void test_peer(void)
     CU_ASSERT_OK(cudaSetDevice(0));
 }
 
+#ifdef PARALAB_SIMULATED_CUDA
+/* cudaFree waits for a peer copy that another device's stream will still
+ * make from the memory (an aborted collective can leave one behind): when
+ * it returns, the copies are done instead of reading freed memory. */
+static void test_free_waits_for_peers(void)
+{
+    if (ndev() < 2) return;
+    enum { N = 16 << 20 };
+    char *src, *dst, h = 0;
+    cudaStream_t s1;
+    CU_ASSERT_OK(cudaSetDevice(0));
+    CU_ASSERT_OK(cudaMalloc((void **)&src, N));
+    CU_ASSERT_OK(cudaMemset(src, 7, N));
+    CU_ASSERT_OK(cudaDeviceSynchronize());
+    CU_ASSERT_OK(cudaSetDevice(1));
+    CU_ASSERT_OK(cudaMalloc((void **)&dst, N));
+    CU_ASSERT_OK(cudaStreamCreate(&s1));
+    for (int i = 0; i < 8; i++) CU_ASSERT_OK(cudaMemcpyPeerAsync(dst, 1, src, 0, N, s1));
+    CU_ASSERT_OK(cudaSetDevice(0));
+    CU_ASSERT_OK(cudaFree(src));
+    CU_ASSERT_OK(cudaSetDevice(1));
+    CU_ASSERT_OK(cudaStreamQuery(s1)); /* done before the memory went */
+    CU_ASSERT_OK(cudaMemcpy(&h, dst + N - 1, 1, cudaMemcpyDeviceToHost));
+    CU_ASSERT_EQUAL(h, 7);
+    CU_ASSERT_OK(cudaStreamDestroy(s1));
+    CU_ASSERT_OK(cudaFree(dst));
+    CU_ASSERT_OK(cudaSetDevice(0));
+}
+#endif
+
 static void test_dynamic_shared(void)
 {
     enum { N = 1000, B = 256 };
@@ -819,6 +849,9 @@ int register_runtime_suite(void)
         {"streams run concurrently", test_streams_concurrent},
         {"events", test_events},
         {"peer copies", test_peer},
+#ifdef PARALAB_SIMULATED_CUDA
+        {"cudaFree waits for other devices' copies of it (sim)", test_free_waits_for_peers},
+#endif
         {"dynamic shared memory opt-in", test_dynamic_shared},
         {"constant memory", test_constant_memory},
         {"several devices", test_multi_device},
