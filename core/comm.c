@@ -70,6 +70,10 @@ void pl_comm_destroy_all(pl_comm **ranks, int n)
 void pl_comm_set_trace(pl_comm *c, struct pl_trace *t) { c->engine->set_trace(c, t); }
 void pl_comm_set_chunk_bytes(pl_comm *c, size_t bytes) { c->engine->set_chunk_bytes(c, bytes); }
 void pl_comm_abort(pl_comm *c, const char *why) { c->engine->abort(c, why); }
+void pl_comm_hold(pl_comm *c, int on)
+{
+    if (c->engine->hold) c->engine->hold(c, on);
+}
 int pl_comm_rank(const pl_comm *c) { return c->engine->rank(c); }
 int pl_comm_size(const pl_comm *c) { return c->engine->size(c); }
 int pl_comm_device(const pl_comm *c) { return c->engine->device(c); }

@@ -28,6 +28,7 @@ typedef struct pl_comm_engine {
     void (*set_trace)(pl_comm *c, struct pl_trace *t);
     void (*set_chunk_bytes)(pl_comm *c, size_t bytes);
     void (*abort)(pl_comm *c, const char *why);
+    void (*hold)(pl_comm *c, int on); /* NULL: the engine has no watchdog */
     int (*rank)(const pl_comm *c);
     int (*size)(const pl_comm *c);
     int (*device)(const pl_comm *c);

@@ -114,6 +114,10 @@ typedef struct world {
                                      a neighbour moves its FIFO, all together otherwise */
     int aborted;
     pl_comm_result abort_code; /* PL_COMM_TIMEOUT (the watchdog) or PL_COMM_ABORTED */
+    /* pl_comm_hold: while a rank is held (by the student), the watchdog's
+     * clock stops; it counts only time in which every rank is free to run */
+    int held;                      /* ranks held now */
+    double held_since, held_total; /* CLOCK_MONOTONIC seconds */
     char abort_msg[2048];
     char doing[MAX_RANKS][160]; /* what each world rank waits for */
     pl_ledger ledger[MAX_RANKS];
@@ -305,6 +309,39 @@ static void deadline_after(struct timespec *ts, double s)
     ts->tv_nsec = ns % 1000000000L;
 }
 
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The watchdog's clock: seconds in which no rank was held (w->lock held). */
+static double free_clock(const world *w)
+{
+    double now = mono_now();
+    return now - w->held_total - (w->held ? now - w->held_since : 0);
+}
+
+/* One wait on cv for the watchdog, `since` being the free clock when the
+ * wait began (w->lock held): 1 when `timeout` seconds of free time have
+ * passed, else 0 (woken, or a hold began or ended: look again). While a
+ * rank is held it waits without a deadline; the release wakes everyone. */
+static int watch(world *w, pthread_cond_t *cv, double since)
+{
+    if (w->held) {
+        pthread_cond_wait(cv, &w->lock);
+        return 0;
+    }
+    double left = w->timeout - (free_clock(w) - since);
+    if (left > 0) {
+        struct timespec dl;
+        deadline_after(&dl, left);
+        pthread_cond_timedwait(cv, &w->lock, &dl);
+    }
+    return !w->held && free_clock(w) - since >= w->timeout;
+}
+
 /* Everyone's state, for the report of a deadlock (w->lock held). */
 static void describe_world(world *w, char *buf, size_t cap)
 {
@@ -331,26 +368,44 @@ static void describe_world(world *w, char *buf, size_t cap)
         }
 }
 
-/* Waits on this rank's w->cv until *cond holds or the timeout passes (w->lock held).
- * On timeout the world is aborted with a report of what every rank waits for. */
+/* The watchdog ran out: the world is aborted with a report of what every
+ * rank waits for (w->lock held). */
+static void trip(world *w)
+{
+    if (w->aborted) return;
+    char who[1700];
+    describe_world(w, who, sizeof who);
+    snprintf(w->abort_msg, sizeof w->abort_msg, "deadlock: no progress for %g s: %s", w->timeout,
+             who);
+    w->aborted = 1;
+    w->abort_code = PL_COMM_TIMEOUT;
+    wake_all(w);
+}
+
+static void l_comm_hold(pl_comm *pc, int on)
+{
+    lcomm *c = (lcomm *)pc;
+    world *w = c->g->w;
+    pthread_mutex_lock(&w->lock);
+    if (on && w->held++ == 0) w->held_since = mono_now();
+    if (!on && w->held > 0 && --w->held == 0) {
+        w->held_total += mono_now() - w->held_since;
+        wake_all(w); /* the waiting ranks set their deadlines again */
+    }
+    pthread_mutex_unlock(&w->lock);
+}
+
+/* Waits on this rank's w->cv until *cond holds or the watchdog runs out
+ * (w->lock held). On timeout the world is aborted with a report of what
+ * every rank waits for. */
 static pl_comm_result wait_until(lcomm *c, int (*cond)(void *), void *arg)
 {
     world *w = c->g->w;
-    struct timespec dl;
-    deadline_after(&dl, w->timeout);
+    double since = free_clock(w);
     while (!cond(arg)) {
         if (w->aborted) return fail(c, w->abort_code, "%s", w->abort_msg);
-        if (pthread_cond_timedwait(&w->cv[c->g->wrank[c->rank]], &w->lock, &dl) == ETIMEDOUT &&
-            !cond(arg)) {
-            if (!w->aborted) {
-                char who[1700];
-                describe_world(w, who, sizeof who);
-                snprintf(w->abort_msg, sizeof w->abort_msg, "deadlock: no progress for %g s: %s",
-                         w->timeout, who);
-                w->aborted = 1;
-                w->abort_code = PL_COMM_TIMEOUT;
-                wake_all(w);
-            }
+        if (watch(w, &w->cv[c->g->wrank[c->rank]], since) && !cond(arg)) {
+            trip(w);
             return fail(c, w->abort_code, "%s", w->abort_msg);
         }
     }
@@ -1419,21 +1474,11 @@ static pl_comm_result p2p_complete(lcomm *c, p2p *o, cudaStream_t s)
                  pl_dtype_name(o->type));
     if (!o->send) {
         /* wait for the send to be posted */
-        struct timespec dl;
-        deadline_after(&dl, w->timeout);
+        double since = free_clock(w);
         p2p *m;
         while (!(m = find_match(w, o)) && !w->aborted)
-            if (pthread_cond_timedwait(&w->cv[me], &w->lock, &dl) == ETIMEDOUT &&
-                !find_match(w, o)) {
-                if (!w->aborted) {
-                    char who[1700];
-                    describe_world(w, who, sizeof who);
-                    snprintf(w->abort_msg, sizeof w->abort_msg,
-                             "deadlock: no progress for %g s: %s", w->timeout, who);
-                    w->aborted = 1;
-                    w->abort_code = PL_COMM_TIMEOUT;
-                    wake_all(w);
-                }
+            if (watch(w, &w->cv[me], since) && !find_match(w, o)) {
+                trip(w);
                 break;
             }
         if (w->aborted || !m) {
@@ -1575,6 +1620,7 @@ const pl_comm_engine pl_comm_local_engine = {
     .set_trace = l_comm_set_trace,
     .set_chunk_bytes = l_comm_set_chunk_bytes,
     .abort = l_comm_abort,
+    .hold = l_comm_hold,
     .rank = l_comm_rank,
     .size = l_comm_size,
     .device = l_comm_device,

@@ -8,6 +8,9 @@
 #include <unistd.h>
 
 #include "paralab/step.h"
+#ifdef PARALAB_SIMULATED_CUDA
+#include "simt/simt.h"
+#endif
 
 struct pl_player {
     pl_mode mode;
@@ -26,7 +29,20 @@ struct pl_player {
     int quiet;                /* a UI shows the narration: do not print it */
     unsigned seen;            /* advances when the current step was shown */
     struct timespec shown_at; /* when it was shown (play mode paces from it) */
+    int waiting;              /* rank 0 waits for the release of the current step */
+    int begun;                /* pl_step_begin released the step before: the current
+                                 step's work runs, its narration is not shown yet */
 };
+
+double pl_step_read_seconds(const char *text)
+{
+    int words = 0;
+    for (const char *c = text; c && *c; c++)
+        if (*c != ' ' && *c != '\n' && *c != '\t' && (c == text || c[-1] == ' ' ||
+                                                      c[-1] == '\n' || c[-1] == '\t'))
+            words++;
+    return PL_READ_BASE_S + PL_READ_WORD_S * words;
+}
 
 /* Step mode on a terminal: Enter advances, q (then Enter) quits. */
 static void *read_keys(void *arg)
@@ -127,18 +143,25 @@ int pl_player_current(pl_player *p, char *buf, size_t cap)
     return k;
 }
 
-/* Rank 0: show the narration and wait for the release. 1 if quitting. */
-static int show(pl_player *p, const char *text)
+int pl_player_waiting(pl_player *p)
 {
     pthread_mutex_lock(&p->lock);
-    /* First the release of the step before: the student has read it and
-     * watched its work (the lab prints and runs after its pl_step). The mode
-     * and speed may change while it waits (the UI's p, + and -): every change
-     * wakes it and it looks again. An advance always releases, in play mode
-     * too. */
-    while (p->step > 0 && !p->headless && !p->quit && p->advances == p->seen) {
+    int w = p->waiting;
+    pthread_mutex_unlock(&p->lock);
+    return w;
+}
+
+/* Waits for the release of the current step (p->lock held): the student
+ * has read it and watched its work. The mode and speed may change while it
+ * waits (the UI's p, + and -): every change wakes it and it looks again. An
+ * advance always releases, in play mode too; play mode releases by itself
+ * once the narration has been up for its reading time over the speed. */
+static void wait_release(pl_player *p)
+{
+    p->waiting = 1;
+    while (p->step > 0 && !p->begun && !p->headless && !p->quit && p->advances == p->seen) {
         if (p->mode == PL_MODE_PLAY) {
-            double s = 1.0 / p->speed;
+            double s = pl_step_read_seconds(p->narration) / p->speed;
             struct timespec dl = p->shown_at;
             long ns = dl.tv_nsec + (long)((s - (long)s) * 1e9);
             dl.tv_sec += (time_t)s + ns / 1000000000L;
@@ -149,8 +172,18 @@ static int show(pl_player *p, const char *text)
         else
             break;
     }
+    p->waiting = 0;
+}
+
+/* Rank 0: show the narration once the step before is released (at once
+ * after pl_step_begin). 1 if quitting. */
+static int show(pl_player *p, const char *text)
+{
+    pthread_mutex_lock(&p->lock);
+    wait_release(p);
     if (!p->quit) {
-        p->step++;
+        if (!p->begun) p->step++;
+        p->begun = 0;
         snprintf(p->narration, sizeof p->narration, "%s", text);
         if (!p->quiet) {
             fprintf(p->out, "[%d] %s%s\n", p->step, text,
@@ -167,21 +200,36 @@ static int show(pl_player *p, const char *text)
     return quit;
 }
 
-int pl_step(pl_rank *r, const char *fmt, ...)
+/* Rank 0: the release of the current step, for the next one's work. */
+static void begin(pl_player *p)
 {
+    pthread_mutex_lock(&p->lock);
+    wait_release(p);
+    if (!p->quit && !p->begun) {
+        p->step++;
+        p->begun = 1;
+        snprintf(p->narration, sizeof p->narration, "%s", PL_STEP_RUNNING);
+    }
+    p->seen = p->advances;
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* All ranks meet (after their work of the step so far). */
+static int meet(pl_rank *r)
+{
+#ifdef PARALAB_SIMULATED_CUDA
+    simtFlushOps(); /* this rank's finished work into the trace before the step moves on */
+#endif
     if (pl_comm_barrier(r->comm) != PL_COMM_OK) {
         snprintf(r->error, sizeof r->error, "%s", pl_comm_last_error(r->comm));
         return -1;
     }
-    if (r->rank == 0 && r->player) {
-        char text[1024];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(text, sizeof text, fmt, ap);
-        va_end(ap);
-        show(r->player, text);
-    }
-    /* everyone waits for rank 0's release, then reads the same verdict */
+    return 0;
+}
+
+/* Everyone waits for rank 0's release, then reads the same verdict. */
+static int verdict(pl_rank *r)
+{
     if (pl_comm_barrier(r->comm) != PL_COMM_OK) {
         snprintf(r->error, sizeof r->error, "%s", pl_comm_last_error(r->comm));
         return -1;
@@ -192,4 +240,33 @@ int pl_step(pl_rank *r, const char *fmt, ...)
     pthread_mutex_unlock(&r->player->lock);
     if (quit) snprintf(r->error, sizeof r->error, "stopped by the student");
     return quit;
+}
+
+/* While rank 0 waits for the student, the ranks are held: the deadlock
+ * watchdog does not count that time (pl_comm_hold). */
+int pl_step(pl_rank *r, const char *fmt, ...)
+{
+    if (meet(r)) return -1;
+    if (r->rank == 0 && r->player) {
+        char text[1024];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(text, sizeof text, fmt, ap);
+        va_end(ap);
+        pl_comm_hold(r->comm, 1);
+        show(r->player, text);
+        pl_comm_hold(r->comm, 0);
+    }
+    return verdict(r);
+}
+
+int pl_step_begin(pl_rank *r)
+{
+    if (meet(r)) return -1;
+    if (r->rank == 0 && r->player) {
+        pl_comm_hold(r->comm, 1);
+        begin(r->player);
+        pl_comm_hold(r->comm, 0);
+    }
+    return verdict(r);
 }

@@ -152,6 +152,12 @@ typedef struct run {
     do {                                                                                           \
         if (pl_step(r, __VA_ARGS__)) return 1;                                                     \
     } while (0)
+/* Steps 2 to 4 report what their work found: each begins before its work,
+ * so that the work shows under its own narration (paralab/step.h). */
+#define BEGIN()                                                                                    \
+    do {                                                                                           \
+        if (pl_step_begin(r)) return 1;                                                            \
+    } while (0)
 #define CK(call)                                                                                   \
     do {                                                                                           \
         cudaError_t e_ = (call);                                                                   \
@@ -173,6 +179,7 @@ static int run_steps(pl_rank *r)
          plural(n), block, plural(block), grid, plural(grid), (long long)grid * block);
 
     /* Step 2: the kernel. */
+    BEGIN();
     size_t bytes = (size_t)n * sizeof(float);
     float *a = malloc(bytes), *b = malloc(bytes), *c = malloc(bytes);
     int *block_of = malloc((size_t)n * sizeof(int));
@@ -241,12 +248,14 @@ static int run_steps(pl_rank *r)
 
         /* Step 3: which block runs which elements, with the grid size from
          * step 1 (the lab's own kernel records blockIdx.x per element). */
+        BEGIN();
         CK(lab01_who_ran(dblock, n, block, grid));
         CK(cudaMemcpy(block_of, dblock, (size_t)n * sizeof(int), cudaMemcpyDeviceToHost));
         STEP("which block handles which elements (%d block%s of %d):", grid, plural(grid), block);
         draw_blocks(block_of, n, block, grid);
 
         /* Step 4: the limit. */
+        BEGIN();
         e = vector_add(da, db, dc, n < 1025 ? n : 1025, 1025);
         STEP("a block of 1025 threads: %s (%s) — a block holds at most %d threads",
              cudaGetErrorName(e), cudaGetErrorString(e), L->prop->maxThreadsPerBlock);

@@ -23,6 +23,8 @@
  *   - deadlock: a rank that waits longer than the communicator's timeout
  *     (default 10 s) gets PL_COMM_TIMEOUT and a message saying what every
  *     rank is waiting for (two ranks that both send first, outside a group).
+ *     The timeout counts only time in which every rank is free to run: not
+ *     while a rank is held by the student (pl_comm_hold: a paused step).
  *
  * Shapes: counts are elements of `type`. all_gather: recv holds
  * nranks * sendcount elements, rank r's block at r * sendcount;
@@ -117,6 +119,14 @@ void pl_comm_set_chunk_bytes(pl_comm *c, size_t bytes);
  * communicator call, now or later, returns PL_COMM_ABORTED with `why`. For a
  * rank that failed, so that the others do not wait for it. */
 void pl_comm_abort(pl_comm *c, const char *why);
+
+/* The calling rank is held outside any call (a step waits for the student,
+ * pl_step): on = 1 when the hold begins, 0 when it ends (holds nest, and
+ * several ranks may be held). While any rank of the world is held, the
+ * deadlock watchdog's clock stops for every rank of it: a wait times out
+ * only after `timeout` seconds in which no rank was held. NCCL has no
+ * watchdog: a no-op there. */
+void pl_comm_hold(pl_comm *c, int on);
 
 int pl_comm_rank(const pl_comm *c);
 int pl_comm_size(const pl_comm *c);

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# tests/viz_pause.sh BUILD_DIR — a student who stops to read. In tmux, as a
+# student runs them: Lab 06 (80x24, NO_COLOR) and Lab 07 (--epochs 1) in step
+# mode, and Lab 06 in play mode paused with p, each left alone for 30 s — a
+# reader's pause, longer than the deadlock watchdog's 10 s — then advanced to
+# the end: the run must be over (not "failed"), q must exit 0 and the checks
+# must be printed. The three pauses run at once: about 40 s in all.
+set -uo pipefail
+bin=$(cd "${1:-build/sim/bin}" && pwd)
+root=$(cd "$(dirname "$0")/.." && pwd)
+fails=0
+check() {
+    local what=$1
+    shift
+    if "$@"; then echo "PASS  $what"; else echo "FAIL  $what"; fails=$((fails + 1)); fi
+}
+has() { grep -qF -- "$2" <<<"$1"; }
+sock="paralab-pause-test-$$"
+T() { tmux -L "$sock" "$@"; }
+trap 'T kill-server 2>/dev/null' EXIT
+screen() { T capture-pane -p -t "$1"; }
+history() { T capture-pane -p -t "$1" -S -2000; }
+# wait_for SESSION TEXT: until the screen shows TEXT (up to 20 s)
+wait_for() {
+    for _ in $(seq 200); do
+        has "$(screen "$1")" "$2" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+start() { # session, size, command line
+    T new-session -d -s "$1" -x "${2%x*}" -y "${2#*x}" \
+        "cd '$root' && $3; echo EXIT=\$?; sleep 120"
+}
+# advance SESSION: space until the run is over (or failed), at most 40 presses
+advance() {
+    for _ in $(seq 40); do
+        s=$(screen "$1")
+        if has "$s" "the run is over" || has "$s" "the run failed"; then return 0; fi
+        T send-keys -t "$1" Space
+        sleep 0.3
+    done
+}
+
+start s6 80x24 "TERM=xterm-256color LANG=C.UTF-8 NO_COLOR=1 '$bin/lab06' --step"
+start s7 120x40 "TERM=xterm-256color LANG=C.UTF-8 '$bin/lab07' --step --epochs 1"
+start sp 120x40 "TERM=xterm-256color LANG=C.UTF-8 '$bin/lab06' --play"
+check "lab06 --step: step 1/9" wait_for s6 "step 1/9"
+check "lab07 --step: step 1/8" wait_for s7 "step 1/8"
+check "lab06 --play: step 1/9, playing" wait_for sp "play x1.0"
+T send-keys -t sp p
+check "lab06 --play: p pauses (step mode)" wait_for sp "step (space: next)"
+T send-keys -t s6 Space
+T send-keys -t s7 Space
+check "lab06 --step: space, step 2/9" wait_for s6 "step 2/9"
+check "lab07 --step: space, step 2/8" wait_for s7 "step 2/8"
+sleep 30 # the student reads
+for s in s6 s7 sp; do
+    check "$s: still waiting after 30 s, nothing failed" bash -c \
+        '! grep -q "the run failed\|deadlock" <<<"$1" && grep -q "step (space: next)" <<<"$1"' _ "$(screen $s)"
+done
+T send-keys -t sp p
+check "lab06 --play: p again plays on" wait_for sp "play x1.0"
+for _ in 1 2 3 4 5 6; do T send-keys -t sp +; done
+advance s6
+advance s7
+check "lab06 --step: the run is over" wait_for s6 "the run is over: q quits"
+check "lab07 --step: the run is over" wait_for s7 "the run is over: q quits"
+check "lab06 --play: the run is over" wait_for sp "the run is over: q quits"
+for s in s6 s7 sp; do T send-keys -t $s q; done
+for s in s6 s7 sp; do check "$s: q exits 0" wait_for $s "EXIT=0"; done
+sleep 0.3
+check "lab06 --step: the checks are printed" has "$(history s6)" "PASS  06_collectives"
+check "lab07 --step: the checks are printed" has "$(history s7)" "PASS  07_data_parallel     sync_gradients"
+check "lab06 --play: the checks are printed" has "$(history sp)" "PASS  06_collectives"
+for s in s6 s7 sp; do
+    check "$s: no deadlock reported" bash -c '! grep -q "deadlock" <<<"$1"' _ "$(history $s)"
+done
+echo "viz pause: $fails failed"
+[ $fails = 0 ]
