@@ -65,6 +65,8 @@ test: deps data
 	@tests/student_check.sh
 	@echo "== the visualiser in a real terminal (tmux): keys, resize, fallbacks, replay"
 	@tests/viz_tty.sh build/sim/bin
+	@echo "== pauses: Labs 06 and 07 wait 30 s for the student, then finish; each step shows its own work"
+	@tests/viz_pause.sh build/sim/bin
 	@echo "== paralab-train: one device, the digits, >= 95 % test accuracy"
 	@tests/train_check.sh build/sim/bin
 	@echo "== what the simulated build refuses at compile time"

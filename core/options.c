@@ -48,14 +48,16 @@ static void usage(char *msg, size_t cap, const char *prog, const char *summary,
         "                        8 devices unless PARALAB_SIM_DEVICES says more)\n"
         "      --no-viz          plain text, no terminal UI\n"
         "      --step, --play    step through the narration, or play it\n"
-        "      --speed X         play speed, 0.1..100 (default 1)\n"
+        "      --speed X         play speed, 0.1..100 (default 1: a step stays\n"
+        "                        2 s + 0.3 s a word of its narration; X divides it)\n"
         "      --trace FILE      write a Chrome trace (open in Perfetto)\n"
         "      --seed S          random seed (default 0)\n"
         "      --hw PRESET       hardware preset for the modeled clock\n"
         "      --comm ENGINE     local or nccl (default: nccl when every rank\n"
         "                        has its own real GPU, else local)\n"
         "      --comm-timeout S  seconds a rank may wait in a collective "
-        "(default 10)\n",
+        "(default 10;\n"
+        "                        a paused step does not count)\n",
         prog, summary);
     for (const pl_lab_option *e = extra; e && e->name && n < cap; e++) {
         char left[64];

@@ -38,8 +38,8 @@ double pl_step_read_seconds(const char *text)
 {
     int words = 0;
     for (const char *c = text; c && *c; c++)
-        if (*c != ' ' && *c != '\n' && *c != '\t' && (c == text || c[-1] == ' ' ||
-                                                      c[-1] == '\n' || c[-1] == '\t'))
+        if (*c != ' ' && *c != '\n' && *c != '\t' &&
+            (c == text || c[-1] == ' ' || c[-1] == '\n' || c[-1] == '\t'))
             words++;
     return PL_READ_BASE_S + PL_READ_WORD_S * words;
 }

@@ -194,6 +194,7 @@ static int run_steps(pl_rank *r)
 #endif
     /* 1. copies */
     if (!l->kernel) {
+        PL_LAB_BEGIN();
         cost c[4];
         job j = {.out = dwide, .in = dwide, .bytes = COPY_BYTES, .kind = 2, .host = pageable};
         PL_LAB_CK(measure(&j, &c[0]));
@@ -215,6 +216,7 @@ static int run_steps(pl_rank *r)
     }
     /* 2. strides */
     if (!l->kernel) {
+        PL_LAB_BEGIN();
         static const int strides[] = {1, 2, 4, 8, 32};
         char line[5][240];
         for (int s = 0; s < 5; s++) {
@@ -245,6 +247,7 @@ static int run_steps(pl_rank *r)
     PL_LAB_CK(cudaMemcpy(din, h, bytes, cudaMemcpyHostToDevice));
     for (int v = 0; v < 3; v++) {
         if (l->kernel && l->kernel != v + 1) continue;
+        PL_LAB_BEGIN();
         job j = {.transpose = fns[v], .out = dout, .in = din, .n = n, .kind = 0};
         cost c;
         PL_LAB_CK(cudaMemset(dout, 0, bytes));

@@ -118,6 +118,7 @@ static int run_steps(pl_rank *r)
                      l->impl.block_sum_shuffle, lab03_atomic};
     for (int v = 0; v < 5; v++) {
         if (l->kernel && l->kernel != v + 1) continue;
+        PL_LAB_BEGIN();
         int blocks = v == 2 ? (n + 2 * LAB03_THREADS - 1) / (2 * LAB03_THREADS) : nb;
 #ifndef PARALAB_SIMULATED_CUDA
         /* a real GPU loads a kernel at its first launch (lazy loading): run

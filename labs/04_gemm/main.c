@@ -150,6 +150,7 @@ static int run_steps(pl_rank *r)
         /* the naive kernel always runs: its C is the reference */
         int show = !l->kernel || l->kernel == v + 1;
         if (!show && v) continue;
+        if (show) PL_LAB_BEGIN();
         float ms = 0;
         PL_LAB_CK(timed(fns[v], dC, dA, dB, n, &ms));
         PL_LAB_CK(cudaMemcpy(v ? got : ref, dC, bytes, cudaMemcpyDeviceToHost));
@@ -190,6 +191,7 @@ static int run_steps(pl_rank *r)
     }
 #ifdef PARALAB_CUBLAS
     if (!l->kernel || l->kernel == 4) {
+        PL_LAB_BEGIN();
         if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) {
             snprintf(r->error, sizeof r->error, "cublasCreate failed");
             goto out;

@@ -398,7 +398,8 @@ static int begin_then_look(pl_rank *r)
     if (pl_step(r, "one")) return 1;
     if (pl_step_begin(r)) return 1;
     if (pl_step_begin(r)) return 1; /* twice: only meets */
-    if (r->rank == 0) running_step = pl_player_current(r->player, running_text, sizeof running_text);
+    if (r->rank == 0)
+        running_step = pl_player_current(r->player, running_text, sizeof running_text);
     return pl_step(r, "two") != 0;
 }
 
@@ -430,8 +431,10 @@ int register_step_suite(void)
         !CU_add_test(s, "quit stops every rank", test_quit_stops_every_rank) ||
         !CU_add_test(s, "a held rank stops the watchdog's clock", test_hold_stops_the_watchdog) ||
         !CU_add_test(s, "time no rank is held still counts", test_free_time_still_counts) ||
-        !CU_add_test(s, "step mode: a long pause is no deadlock", test_paused_step_is_no_deadlock) ||
-        !CU_add_test(s, "play mode: a long pause is no deadlock", test_paused_play_is_no_deadlock) ||
+        !CU_add_test(s, "step mode: a long pause is no deadlock",
+                     test_paused_step_is_no_deadlock) ||
+        !CU_add_test(s, "play mode: a long pause is no deadlock",
+                     test_paused_play_is_no_deadlock) ||
         !CU_add_test(s, "step mode: a real deadlock is still found",
                      test_deadlock_found_in_step_mode) ||
         !CU_add_test(s, "each step's work under its own narration",

@@ -6,7 +6,8 @@
  *                       devices there are)
  *       --no-viz        plain text, no terminal UI
  *       --step | --play step through the narration, or play it
- *       --speed X       play speed, 0.1..100 (steps per second at 1: 1)
+ *       --speed X       play speed, 0.1..100 (at 1 a step stays for its reading
+ *                       time, pl_step_read_seconds; X divides it)
  *       --trace FILE    write a Chrome trace (Perfetto) of the run
  *       --seed S        random seed, 0..2^64-1
  *       --hw PRESET     hardware preset of the simulated GPU's modeled clock

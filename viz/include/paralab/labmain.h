@@ -47,11 +47,17 @@ int pl_lab_steps(const pl_one_device_lab *lab, int nsteps, const pl_options *opt
                  void *arg, char *msg, size_t cap);
 
 /* In a lab's steps function (a pl_rank *r in scope, a cleanup label `out`):
- * narrate a step, or make a CUDA call whose failure stops the run with its
- * name and error in r->error; both jump to out when the run must stop. */
+ * narrate a step, begin a step whose narration reports its work (before
+ * that work, so that it shows under its own narration: pl_step_begin), or
+ * make a CUDA call whose failure stops the run with its name and error in
+ * r->error; all jump to out when the run must stop. */
 #define PL_LAB_STEP(...)                                                                           \
     do {                                                                                           \
         if (pl_step(r, __VA_ARGS__)) goto out;                                                     \
+    } while (0)
+#define PL_LAB_BEGIN()                                                                             \
+    do {                                                                                           \
+        if (pl_step_begin(r)) goto out;                                                            \
     } while (0)
 #define PL_LAB_CK(call)                                                                            \
     do {                                                                                           \
