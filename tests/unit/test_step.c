@@ -171,21 +171,21 @@ static int held_then_meet(pl_rank *r)
 
 static void test_hold_stops_the_watchdog(void)
 {
-    /* 1.25 s of waiting for rank 0 with a timeout of 0.4 s: all but 0.05 s
+    /* 1.65 s of waiting for rank 0 with a timeout of 0.6 s: all but 0.05 s
      * of it while rank 0 is held */
-    hold_plan h = {0.6, 0.05, 0.6};
+    hold_plan h = {0.8, 0.05, 0.8};
     char err[1024] = "";
-    CU_ASSERT_EQUAL(pl_world_run(3, NULL, 0.4, held_then_meet, &h, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(pl_world_run(3, NULL, 0.6, held_then_meet, &h, err, sizeof err), 0);
     CU_ASSERT_STRING_EQUAL(err, "");
 }
 
 static void test_free_time_still_counts(void)
 {
-    /* held 0.2 s, then 1 s free: the watchdog (0.4 s) runs out in the free part */
-    hold_plan h = {0.2, 1.0, 0};
+    /* held 0.2 s, then 1.2 s free: the watchdog (0.6 s) runs out in the free part */
+    hold_plan h = {0.2, 1.2, 0};
     char err[1024] = "";
-    CU_ASSERT_NOT_EQUAL(pl_world_run(2, NULL, 0.4, held_then_meet, &h, err, sizeof err), 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "rank 1: deadlock: no progress for 0.4 s: rank 0 is in no "
+    CU_ASSERT_NOT_EQUAL(pl_world_run(2, NULL, 0.6, held_then_meet, &h, err, sizeof err), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "rank 1: deadlock: no progress for 0.6 s: rank 0 is in no "
                                        "communicator call; rank 1 waits in barrier"));
 }
 
@@ -216,16 +216,16 @@ static void *read_slowly(void *arg)
 
 static void test_paused_step_is_no_deadlock(void)
 {
-    /* step mode, a timeout of 0.4 s, step 2 read for 1 s: every rank but
-     * rank 0 waits 1 s in pl_step's meeting */
+    /* step mode, a timeout of 0.6 s, step 2 read for 1.2 s: every rank but
+     * rank 0 waits 1.2 s in pl_step's meeting */
     FILE *f = fopen("/dev/null", "w");
     pl_player *p = pl_player_create(PL_MODE_STEP, 1, 0, f);
     pl_player_set_interactive(p, 1);
-    reader rd = {p, 1.0, 3, 0};
+    reader rd = {p, 1.2, 3, 0};
     pthread_t th;
     pthread_create(&th, NULL, read_slowly, &rd);
     char err[1024] = "";
-    pl_world_config cfg = {.n = 4, .comm_timeout_s = 0.4, .player = p};
+    pl_world_config cfg = {.n = 4, .comm_timeout_s = 0.6, .player = p};
     CU_ASSERT_EQUAL(pl_world_run_config(&cfg, three_steps, NULL, err, sizeof err), 0);
     CU_ASSERT_STRING_EQUAL(err, "");
     pthread_join(th, NULL);
@@ -237,15 +237,15 @@ static void test_paused_step_is_no_deadlock(void)
 
 static void test_paused_play_is_no_deadlock(void)
 {
-    /* play mode at x4, a timeout of 0.4 s: step 2 waits 3.2 s / 4 for step
-     * 1 to be read, step 3 2.3 s / 4 */
+    /* play mode at x3, a timeout of 0.6 s: step 2 waits 3.2 s / 3 for step
+     * 1 to be read, step 3 2.3 s / 3 */
     FILE *f = fopen("/dev/null", "w");
-    pl_player *p = pl_player_create(PL_MODE_PLAY, 4, 0, f);
+    pl_player *p = pl_player_create(PL_MODE_PLAY, 3, 0, f);
     char err[1024] = "";
-    pl_world_config cfg = {.n = 2, .comm_timeout_s = 0.4, .player = p};
+    pl_world_config cfg = {.n = 2, .comm_timeout_s = 0.6, .player = p};
     double t0 = now();
     CU_ASSERT_EQUAL(pl_world_run_config(&cfg, three_steps, NULL, err, sizeof err), 0);
-    CU_ASSERT(now() - t0 >= (3.2 + 2.3) / 4 - 0.001);
+    CU_ASSERT(now() - t0 >= (3.2 + 2.3) / 3 - 0.001);
     CU_ASSERT_STRING_EQUAL(err, "");
     fclose(f);
     pl_player_destroy(p);
@@ -270,13 +270,13 @@ static void test_deadlock_found_in_step_mode(void)
     FILE *f = fopen("/dev/null", "w");
     pl_player *p = pl_player_create(PL_MODE_STEP, 1, 0, f);
     pl_player_set_interactive(p, 1);
-    reader rd = {p, 0.8, 4, 0}; /* step 2 held 0.8 s: longer than the timeout */
+    reader rd = {p, 1.0, 4, 0}; /* step 2 held 1 s: longer than the timeout */
     pthread_t th;
     pthread_create(&th, NULL, read_slowly, &rd);
     char err[1024] = "";
-    pl_world_config cfg = {.n = 2, .comm_timeout_s = 0.4, .player = p};
+    pl_world_config cfg = {.n = 2, .comm_timeout_s = 0.6, .player = p};
     CU_ASSERT_NOT_EQUAL(pl_world_run_config(&cfg, steps_then_deadlock, NULL, err, sizeof err), 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "deadlock: no progress for 0.4 s: rank 0 waits in barrier"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "deadlock: no progress for 0.6 s: rank 0 waits in barrier"));
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "rank 1 waits in recv from rank 0 (4 float)"));
     char cur[64];
     CU_ASSERT_EQUAL(pl_player_current(p, cur, sizeof cur), 3); /* step 4 never came */
