@@ -733,6 +733,15 @@ static pl_ledger l_comm_ledger(const pl_comm *pc)
     return l;
 }
 
+static void l_comm_count_call(pl_comm *pc, pl_comm_call k)
+{
+    lcomm *c = (lcomm *)pc;
+    world *w = c->g->w;
+    pthread_mutex_lock(&w->lock);
+    w->ledger[c->g->wrank[c->rank]].calls[k]++;
+    pthread_mutex_unlock(&w->lock);
+}
+
 static uint64_t l_comm_link_bytes(const pl_comm *pc, int from, int to)
 {
     const lcomm *c = (const lcomm *)pc;
@@ -1593,5 +1602,6 @@ const pl_comm_engine pl_comm_local_engine = {
     .group_start = local_group_start,
     .group_end = local_group_end,
     .ledger = l_comm_ledger,
+    .count_call = l_comm_count_call,
     .link_bytes = l_comm_link_bytes,
 };
