@@ -52,6 +52,13 @@ if cmp -s "$work/gen/lab05_correct.c" "$work/gen/lab05_one_stream.c"; then
     echo "FAIL  lab05_one_stream.c: the edit no longer applies to labs/05_streams/solution.c"
     exit 1
 fi
+# Lab 05: the kernel forgotten (copy in, copy out): d_out must not still
+# hold the one-stream run's result
+grep -v 'lab05_process(d_out + off' "$work/gen/lab05_correct.c" >"$work/gen/lab05_no_kernel.c"
+if cmp -s "$work/gen/lab05_correct.c" "$work/gen/lab05_no_kernel.c"; then
+    echo "FAIL  lab05_no_kernel.c: the edit no longer applies to labs/05_streams/solution.c"
+    exit 1
+fi
 # Lab 07's classic mistake, made from the solution by one edit: sum the
 # gradients and forget to divide by the rank count.
 sed 's|1.0f / (float)n, stream|1.0f, stream|' "$work/gen/lab07_correct.c" >"$work/gen/lab07_sum_only.c"
@@ -162,6 +169,8 @@ scenario lab05_correct.c 05_streams 0 \
     '^PASS  05_streams +chunked'
 scenario lab05_one_stream.c 05_streams 1 \
     '^FAIL  05_streams +chunked +8 chunks over 4 streams took [0-9.]+ us \(modeled\), one stream [0-9.]+ us: the chunks. copies should overlap'
+scenario lab05_no_kernel.c 05_streams 1 \
+    '^FAIL  05_streams +chunked +chunked\(n=1, chunks=1, streams=1\): h_out\[0\] = 3.39615136e\+38, the value the check put in d_out before the run, but expected 0: it was copied back, but no kernel wrote it: call lab05_process\(d_out \+ off, d_in \+ off, len, s\) between the two copies'
 
 # (it trains: about 45 s alone on 2 cores, more when the machine is busy)
 LABCHECK_ARGS="--timeout 600" scenario lab07_correct.c 07_data_parallel 0 \
