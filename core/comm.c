@@ -38,10 +38,9 @@ const char *pl_redop_name(pl_redop op)
 
 const char *pl_comm_call_name(pl_comm_call k)
 {
-    static const char *n[] = {"pl_all_reduce", "pl_broadcast",      "pl_reduce",
-                              "pl_all_gather", "pl_reduce_scatter", "pl_all_to_all",
-                              "pl_send",       "pl_recv",           "pl_comm_barrier",
-                              "pl_comm_split"};
+    static const char *n[] = {"pl_all_reduce",     "pl_broadcast",  "pl_reduce", "pl_all_gather",
+                              "pl_reduce_scatter", "pl_all_to_all", "pl_send",   "pl_recv",
+                              "pl_comm_barrier",   "pl_comm_split"};
     return (unsigned)k < PL_NUM_CALLS ? n[k] : "?";
 }
 

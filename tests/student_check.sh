@@ -66,6 +66,14 @@ if cmp -s "$work/gen/lab07_correct.c" "$work/gen/lab07_sum_only.c"; then
     echo "FAIL  lab07_sum_only.c: the edit no longer applies to labs/07_data_parallel/solution.c"
     exit 1
 fi
+# pl_k_scale's count and factor swapped: C would convert both silently
+# (nothing scaled); paralab/nn.h makes the compiler refuse it.
+sed 's|pl_k_scale(grad, (long)count, 1.0f / (float)n, stream)|pl_k_scale(grad, 1.0f / (float)n, (long)count, stream)|' \
+    "$work/gen/lab07_correct.c" >"$work/gen/lab07_swapped_scale.c"
+if cmp -s "$work/gen/lab07_correct.c" "$work/gen/lab07_swapped_scale.c"; then
+    echo "FAIL  lab07_swapped_scale.c: the edit no longer applies to labs/07_data_parallel/solution.c"
+    exit 1
+fi
 # A mistake made from the solution by one edit (checked to apply): the
 # all-gather passes on the wrong segment (FAIL: the first wrong element).
 sed 's/int out = lab06_mod(r - s + 1, n), in = lab06_mod(r - s, n);/int out = lab06_mod(r - s, n), in = lab06_mod(r - s - 1, n);/' \
@@ -105,6 +113,27 @@ scenario() {
         [ "$crc" = "$want_rc" ] || { ok=0; echo "  with stdout and stderr closed: exit status $crc, expected $want_rc"; }
     fi
     if [ $ok = 1 ]; then echo "PASS  $file"; else echo "FAIL  $file"; echo "$out" | sed 's/^/  | /'; fails=$((fails + 1)); fi
+}
+
+# A scenario that must not compile: the build of labcheck fails and its
+# messages contain the patterns.
+build_fails() {
+    local file=$1 lab=$2
+    shift 2
+    [[ $file =~ ${ONLY:-.} ]] || return 0
+    local copy="$work/${file%.*}" ok=1
+    mkdir -p "$copy"
+    (cd "$root" && cp -r core viz tools labs tests bench mk "$copy"/)
+    local src="$root/tests/student/$file"
+    [ -f "$src" ] || src="$work/gen/$file"
+    cp "$src" "$copy/labs/$lab/exercise.${file##*.}"
+    if make -s -C "$copy" -f mk/build.mk -j2 VARIANT=sim BUILD=build build/bin/labcheck >"$copy/build.log" 2>&1; then
+        ok=0; echo "  it compiled, but must be refused"
+    fi
+    for p in "$@"; do
+        grep -qE -- "$p" "$copy/build.log" || { ok=0; echo "  missing: $p"; }
+    done
+    if [ $ok = 1 ]; then echo "PASS  $file (refused at compile time)"; else echo "FAIL  $file"; sed 's/^/  | /' "$copy/build.log" | grep -v '^  | cc ' | head -40; fails=$((fails + 1)); fi
 }
 
 # The lab binary on the same scenario (after `scenario`): expected exit
@@ -177,7 +206,10 @@ LABCHECK_ARGS="--timeout 600" scenario lab07_correct.c 07_data_parallel 0 \
     '^PASS  07_data_parallel +shard_batch' '^PASS  07_data_parallel +sync_gradients'
 scenario lab07_sum_only.c 07_data_parallel 1 \
     '^PASS  07_data_parallel +shard_batch' \
-    '^FAIL  07_data_parallel +sync_gradients +N=2, 1 floats: rank 0.s grad\[0\] = 7, but the average over the ranks is 3.5 \(the sum: divide by the rank count\)'
+    '^FAIL  07_data_parallel +sync_gradients +N=2, 1 float: rank 0.s grad\[0\] = 7, but the average over the ranks is 3.5 \(the sum: divide by the rank count, pl_k_scale\(grad, \(long\)count, 1.0f / n, stream\)\)'
+build_fails lab07_swapped_scale.c 07_data_parallel \
+    'labs/07_data_parallel/exercise.c:[0-9]+:[0-9]+: note: in expansion of macro .pl_k_scale' \
+    'static assertion failed: "pl_k_scale\(x, n, a, stream\): n, the element count, is a floating-point value: are the count and the factor swapped\?"'
 lab_run lab07_sum_only.c 07_data_parallel lab07 1 \
     '^\[8\] Epoch 1/20: loss' '^  \(yours\)      FAIL  07_data_parallel +sync_gradients'
 

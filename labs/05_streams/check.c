@@ -52,8 +52,8 @@ static int alloc(buffers *b, size_t n)
         return -1;
     for (size_t i = 0; i < n; i++) b->h_in[i] = (float)(i % 1000) * 0.25f;
     /* what a chunk processed before it was copied in would hold */
-    if (cudaMemset(b->d_in, D_IN_POISON, sizeof(float)) ||
-        lab05_process(b->d_out, b->d_in, 1, 0) || cudaDeviceSynchronize() ||
+    if (cudaMemset(b->d_in, D_IN_POISON, sizeof(float)) || lab05_process(b->d_out, b->d_in, 1, 0) ||
+        cudaDeviceSynchronize() ||
         cudaMemcpy(&b->in_poisoned, b->d_out, sizeof(float), cudaMemcpyDeviceToHost))
         return -1;
     return 0;
@@ -70,8 +70,8 @@ static void release(buffers *b)
 
 /* Runs the student's chunked version; 1 if TODO, -1 on an error (c says).
  * *start (if not NULL): the modeled clock when the student's work begins. */
-static int run_chunked_from(const lab05_impl *impl, buffers *b, int chunks, cudaStream_t *s,
-                            int ns, pl_check *c, double *start)
+static int run_chunked_from(const lab05_impl *impl, buffers *b, int chunks, cudaStream_t *s, int ns,
+                            pl_check *c, double *start)
 {
     /* nothing from an earlier run may pass: every output holds a poison */
     memset(b->h_out, H_OUT_POISON, b->n * sizeof(float));
