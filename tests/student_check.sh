@@ -163,7 +163,7 @@ lab_run lab01_no_tail_guard.cu 01_hello_threads lab01 1 \
     'kernel vector_add \(labs/01_hello_threads/exercise.cu:[0-9]+\), blockIdx \(3,0,0\), threadIdx \(232,0,0\): out-of-bounds' \
     '^  \(yours\)      FAIL  01_hello_threads +vector_add'
 scenario lab01_floor_division.cu 01_hello_threads 1 \
-    '^FAIL  01_hello_threads +grid_size +grid_size\(n=1, block=1\)|grid_size\(n=1, block=32\) = 0, but 1 blocks are needed' \
+    '^FAIL  01_hello_threads +grid_size +grid_size\(n=1, block=1\)|grid_size\(n=1, block=32\) = 0, but 1 block is needed \(0 blocks of 32 threads cover 0 elements\)' \
     '^FAIL  01_hello_threads +vector_add +c \(n=257, block=256\)\[256\] = NaN but expected 129.25: this element was never written'
 lab_run lab01_floor_division.cu 01_hello_threads lab01 1 \
     '^\[1\] grid size: 1000 elements, 256 threads per block -> 3 blocks \(768 threads\)' \
