@@ -66,6 +66,12 @@ if cmp -s "$work/gen/lab07_correct.c" "$work/gen/lab07_sum_only.c"; then
     echo "FAIL  lab07_sum_only.c: the edit no longer applies to labs/07_data_parallel/solution.c"
     exit 1
 fi
+# Lab 07: no sharding, every rank takes the whole batch
+sed 's|    \*count = B / n;|    *count = B;|' "$work/gen/lab07_correct.c" >"$work/gen/lab07_whole_batch.c"
+if cmp -s "$work/gen/lab07_correct.c" "$work/gen/lab07_whole_batch.c"; then
+    echo "FAIL  lab07_whole_batch.c: the edit no longer applies to labs/07_data_parallel/solution.c"
+    exit 1
+fi
 # pl_k_scale's count and factor swapped: C would convert both silently
 # (nothing scaled); paralab/nn.h makes the compiler refuse it.
 sed 's|pl_k_scale(grad, (long)count, 1.0f / (float)n, stream)|pl_k_scale(grad, 1.0f / (float)n, (long)count, stream)|' \
@@ -207,6 +213,8 @@ LABCHECK_ARGS="--timeout 600" scenario lab07_correct.c 07_data_parallel 0 \
 scenario lab07_sum_only.c 07_data_parallel 1 \
     '^PASS  07_data_parallel +shard_batch' \
     '^FAIL  07_data_parallel +sync_gradients +N=2, 1 float: rank 0.s grad\[0\] = 7, but the average over the ranks is 3.5 \(the sum: divide by the rank count, pl_k_scale\(grad, \(long\)count, 1.0f / n, stream\)\)'
+scenario lab07_whole_batch.c 07_data_parallel 1 \
+    '^FAIL  07_data_parallel +shard_batch +shard_batch\(B=2, n=2, rank=0\) gave rows \[0, 2\), but rank 0 takes the 1 row \[0, 1\)$'
 build_fails lab07_swapped_scale.c 07_data_parallel \
     'labs/07_data_parallel/exercise.c:[0-9]+:[0-9]+: note: in expansion of macro .pl_k_scale' \
     'static assertion failed: "pl_k_scale\(x, n, a, stream\): n, the element count, is a floating-point value: are the count and the factor swapped\?"'
@@ -216,7 +224,7 @@ lab_run lab07_sum_only.c 07_data_parallel lab07 1 \
 scenario lab06_correct.c 06_collectives 0 \
     '^PASS  06_collectives +ring_all_reduce' '^TODO  01_hello_threads'
 scenario lab06_no_group.c 06_collectives 1 \
-    '^FAIL  06_collectives +ring_all_reduce +N=2, count 0: rank [01]: ring_all_reduce returned PL_COMM_TIMEOUT: rank [01]: deadlock: no progress for 10 s: rank 0 waits in send to rank 1 .*rank 1 waits in send to rank 0 .*Ranks 0 and 1 both send before they receive: put each exchange in pl_group_start\(\)/pl_group_end\(\)'
+    '^FAIL  06_collectives +ring_all_reduce +N=2, count 0: rank [01]: ring_all_reduce returned PL_COMM_TIMEOUT: rank [01]: deadlock: no progress for 10 s: rank 0 waits in send to rank 1 \(0 floats\) .*rank 1 waits in send to rank 0 \(0 floats\) .*Ranks 0 and 1 both send before they receive: put each exchange in pl_group_start\(\)/pl_group_end\(\)'
 scenario lab06_library_all_reduce.c 06_collectives 1 \
     '^FAIL  06_collectives +ring_all_reduce +N=2, count 0: rank 0 called pl_all_reduce \(1 time\): the result is right, but this exercise builds the ring itself, from pl_send and pl_recv'
 scenario lab06_wrong_segment.c 06_collectives 1 \
