@@ -20,6 +20,7 @@
 #endif
 
 #include "06_collectives/lab06.h"
+#include "paralab/plural.h"
 #include "paralab/world.h"
 #include "registry.h"
 
@@ -101,12 +102,12 @@ static int check_method(pl_check *c, const run_arg *a, int n, size_t count)
         for (int k = 0; k < (int)(sizeof collectives / sizeof collectives[0]); k++) {
             uint64_t times = l->calls[collectives[k]];
             if (!pl_check_that(c, times == 0,
-                               "N=%d, count %zu: rank %d called %s (%llu %s): the result is "
+                               "N=%d, count %zu: rank %d called %s (%llu time%s): the result is "
                                "right, but this exercise builds the ring itself, from pl_send "
                                "and pl_recv (with pl_k_reduce for the sums); the library's "
                                "collectives do it for you",
                                n, count, r, pl_comm_call_name(collectives[k]),
-                               (unsigned long long)times, times == 1 ? "time" : "times"))
+                               (unsigned long long)times, pl_s((long long)times)))
                 return 0;
         }
         int next = lab06_mod(r + 1, n);
