@@ -36,6 +36,14 @@ const char *pl_redop_name(pl_redop op)
     return (unsigned)op < PL_NUM_OPS ? n[op] : "?";
 }
 
+const char *pl_comm_call_name(pl_comm_call k)
+{
+    static const char *n[] = {"pl_all_reduce",     "pl_broadcast",  "pl_reduce", "pl_all_gather",
+                              "pl_reduce_scatter", "pl_all_to_all", "pl_send",   "pl_recv",
+                              "pl_comm_barrier",   "pl_comm_split"};
+    return (unsigned)k < PL_NUM_CALLS ? n[k] : "?";
+}
+
 const char *pl_comm_result_name(pl_comm_result r)
 {
     static const char *n[] = {"PL_COMM_OK",      "PL_COMM_INVALID_ARGUMENT", "PL_COMM_MISMATCH",
@@ -81,57 +89,70 @@ const char *pl_comm_last_error(const pl_comm *c) { return c->engine->last_error(
 
 pl_comm_result pl_comm_split(pl_comm *c, int color, int key, pl_comm **out)
 {
+    c->engine->count_call(c, PL_CALL_SPLIT);
     return c->engine->split(c, color, key, out);
 }
 
 pl_comm_result pl_comm_free(pl_comm *c) { return c->engine->free(c); }
-pl_comm_result pl_comm_barrier(pl_comm *c) { return c->engine->barrier(c); }
+pl_comm_result pl_comm_barrier(pl_comm *c)
+{
+    c->engine->count_call(c, PL_CALL_BARRIER);
+    return c->engine->barrier(c);
+}
 
 pl_comm_result pl_all_reduce(pl_comm *c, const void *send, void *recv, size_t count, pl_dtype t,
                              pl_redop op, cudaStream_t stream)
 {
+    c->engine->count_call(c, PL_CALL_ALL_REDUCE);
     return c->engine->all_reduce(c, send, recv, count, t, op, stream);
 }
 
 pl_comm_result pl_broadcast(pl_comm *c, const void *send, void *recv, size_t count, pl_dtype t,
                             int root, cudaStream_t stream)
 {
+    c->engine->count_call(c, PL_CALL_BROADCAST);
     return c->engine->broadcast(c, send, recv, count, t, root, stream);
 }
 
 pl_comm_result pl_reduce(pl_comm *c, const void *send, void *recv, size_t count, pl_dtype t,
                          pl_redop op, int root, cudaStream_t stream)
 {
+    c->engine->count_call(c, PL_CALL_REDUCE);
     return c->engine->reduce(c, send, recv, count, t, op, root, stream);
 }
 
 pl_comm_result pl_all_gather(pl_comm *c, const void *send, void *recv, size_t sendcount, pl_dtype t,
                              cudaStream_t stream)
 {
+    c->engine->count_call(c, PL_CALL_ALL_GATHER);
     return c->engine->all_gather(c, send, recv, sendcount, t, stream);
 }
 
 pl_comm_result pl_reduce_scatter(pl_comm *c, const void *send, void *recv, size_t recvcount,
                                  pl_dtype t, pl_redop op, cudaStream_t stream)
 {
+    c->engine->count_call(c, PL_CALL_REDUCE_SCATTER);
     return c->engine->reduce_scatter(c, send, recv, recvcount, t, op, stream);
 }
 
 pl_comm_result pl_all_to_all(pl_comm *c, const void *send, void *recv, size_t count, pl_dtype t,
                              cudaStream_t stream)
 {
+    c->engine->count_call(c, PL_CALL_ALL_TO_ALL);
     return c->engine->all_to_all(c, send, recv, count, t, stream);
 }
 
 pl_comm_result pl_send(pl_comm *c, const void *buf, size_t count, pl_dtype t, int peer,
                        cudaStream_t stream)
 {
+    c->engine->count_call(c, PL_CALL_SEND);
     return c->engine->send(c, buf, count, t, peer, stream);
 }
 
 pl_comm_result pl_recv(pl_comm *c, void *buf, size_t count, pl_dtype t, int peer,
                        cudaStream_t stream)
 {
+    c->engine->count_call(c, PL_CALL_RECV);
     return c->engine->recv(c, buf, count, t, peer, stream);
 }
 

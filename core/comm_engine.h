@@ -56,6 +56,8 @@ typedef struct pl_comm_engine {
     pl_comm_result (*group_start)(void);
     pl_comm_result (*group_end)(void);
     pl_ledger (*ledger)(const pl_comm *c);
+    /* counts one call of kind k by this rank in its ledger (comm.c calls it) */
+    void (*count_call)(pl_comm *c, pl_comm_call k);
     uint64_t (*link_bytes)(const pl_comm *c, int from, int to);
 } pl_comm_engine;
 

@@ -36,6 +36,7 @@
 #include "comm_engine.h"
 #include "paralab/comm.h"
 #include "paralab/kernels.h"
+#include "paralab/plural.h"
 #include "paralab/trace.h"
 #ifdef PARALAB_SIMULATED_CUDA
 #include "simt/simt.h"
@@ -788,6 +789,15 @@ static pl_ledger l_comm_ledger(const pl_comm *pc)
     return l;
 }
 
+static void l_comm_count_call(pl_comm *pc, pl_comm_call k)
+{
+    lcomm *c = (lcomm *)pc;
+    world *w = c->g->w;
+    pthread_mutex_lock(&w->lock);
+    w->ledger[c->g->wrank[c->rank]].calls[k]++;
+    pthread_mutex_unlock(&w->lock);
+}
+
 static uint64_t l_comm_link_bytes(const pl_comm *pc, int from, int to)
 {
     const lcomm *c = (const lcomm *)pc;
@@ -1466,12 +1476,12 @@ static pl_comm_result p2p_complete(lcomm *c, p2p *o, cudaStream_t s)
     int me = g->wrank[c->rank];
     if (o->send)
         snprintf(w->doing[me], sizeof w->doing[0],
-                 "waits in send to rank %d (%zu %s) for the matching receive", o->to, o->count,
-                 pl_dtype_name(o->type));
+                 "waits in send to rank %d (%zu %s%s) for the matching receive", o->to, o->count,
+                 pl_dtype_name(o->type), pl_s((long long)o->count));
     else
         snprintf(w->doing[me], sizeof w->doing[0],
-                 "waits in recv from rank %d (%zu %s) for the matching send", o->from, o->count,
-                 pl_dtype_name(o->type));
+                 "waits in recv from rank %d (%zu %s%s) for the matching send", o->from, o->count,
+                 pl_dtype_name(o->type), pl_s((long long)o->count));
     if (!o->send) {
         /* wait for the send to be posted */
         double since = free_clock(w);
@@ -1485,9 +1495,10 @@ static pl_comm_result p2p_complete(lcomm *c, p2p *o, cudaStream_t s)
             r = fail(c, w->aborted ? w->abort_code : PL_COMM_TIMEOUT, "%s", w->abort_msg);
         } else if (m->count != o->count || m->type != o->type) {
             snprintf(m->msg, sizeof m->msg,
-                     "rank %d sends %zu %s to rank %d, but rank %d receives %zu %s from rank %d",
-                     m->from, m->count, pl_dtype_name(m->type), m->to, o->to, o->count,
-                     pl_dtype_name(o->type), o->from);
+                     "rank %d sends %zu %s%s to rank %d, but rank %d receives %zu %s%s from rank "
+                     "%d",
+                     m->from, m->count, pl_dtype_name(m->type), pl_s((long long)m->count), m->to,
+                     o->to, o->count, pl_dtype_name(o->type), pl_s((long long)o->count), o->from);
             m->err = PL_COMM_MISMATCH;
             m->taken = 1;
             r = fail(c, PL_COMM_MISMATCH, "%s", m->msg);
@@ -1639,5 +1650,6 @@ const pl_comm_engine pl_comm_local_engine = {
     .group_start = local_group_start,
     .group_end = local_group_end,
     .ledger = l_comm_ledger,
+    .count_call = l_comm_count_call,
     .link_bytes = l_comm_link_bytes,
 };

@@ -586,6 +586,14 @@ static pl_ledger n_ledger(const pl_comm *pc)
     return l;
 }
 
+static void n_count_call(pl_comm *pc, pl_comm_call k)
+{
+    ncomm *c = N(pc);
+    pthread_mutex_lock(&c->w->lock);
+    c->w->ledger[c->wrank[c->rank]].calls[k]++;
+    pthread_mutex_unlock(&c->w->lock);
+}
+
 static uint64_t n_link_bytes(const pl_comm *pc, int from, int to)
 {
     const ncomm *c = (const ncomm *)pc;
@@ -621,6 +629,7 @@ const pl_comm_engine pl_comm_nccl_engine = {
     .group_start = n_group_start,
     .group_end = n_group_end,
     .ledger = n_ledger,
+    .count_call = n_count_call,
     .link_bytes = n_link_bytes,
 };
 #endif /* PARALAB_CUDA */

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/compile_fail.sh — what the simulated build refuses at compile time:
 # each snippet must fail to compile with a message that says it is not
-# simulated (and names the feature), never link and fail later.
+# simulated (and names the feature), never link and fail later; and the
+# helpers whose arguments C would convert silently when swapped.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
@@ -35,6 +36,14 @@ __global__ void k(int *out) { int c = __syncthreads_count(threadIdx.x & 1); out[
 expect_refusal syncthreads_or_statement "__syncthreads_or is not simulated by paralab" '
 #include "simt/kernel.h"
 __global__ void k(int *out) { __syncthreads_or(out[0]); }'
+# pl_k_scale's count and factor swapped (C would convert both silently)
+flags+=("-I$root/core/include")
+expect_refusal scale_swapped 'pl_k_scale\(x, n, a, stream\): n, the element count, is a floating-point value: are the count and the factor swapped' '
+#include "paralab/nn.h"
+int f(float *g, long n) { return pl_k_scale(g, 0.25f, n, 0); }'
+expect_refusal scale_integer_factor 'pl_k_scale\(x, n, a, stream\): a, the factor, is an integer' '
+#include "paralab/nn.h"
+int f(float *g, long n, int ranks) { return pl_k_scale(g, n, 1 / ranks, 0); }'
 # and what is supported compiles cleanly
 if cc -x c "${flags[@]}" -c "$root/tests/unit/kernels.cu" -I"$root/tests/unit" -o "$work/ok.o" 2>"$work/ok.log"; then
     echo "PASS  the conformance kernels compile"

@@ -15,6 +15,8 @@ for lab in "$bin"/lab[0-9][0-9]; do
     name=$(basename "$lab")
     out=$("$lab" --no-viz 2>&1); rc=$?
     check "$name runs out of the box (exit $rc)" test $rc = 0
+    [ "$name" = lab04 ] && out04=$out
+    [ "$name" = lab07 ] && out07=$out
     check "$name says it used the reference" grep -q "exercise not attempted yet" <<<"$out"
     check "$name --no-viz writes no escape bytes" bash -c '! grep -q $'"'"'\x1b'"'"' <<<"$1"' _ "$out"
     help=$("$lab" --help 2>&1); rc=$?
@@ -75,6 +77,37 @@ if [ -x "$bin/lab04" ]; then
     check "lab04 --size 512 --kernel 3: too few blocks" grep -qE 'only 16 blocks of 128x128 for [0-9]+ SMs' <<<"$out"
     out=$("$bin/lab04" --no-viz --size 512 --kernel 2 2>&1)
     check "lab04 --size 512 --kernel 2: 1024 blocks of 16x16, enough" bash -c '! grep -q "blocks of 16x16 for" <<<"$1"' _ "$out"
+fi
+# Words that are right: one thing in the singular, the reference named as
+# such while the exercise is TODO, the modeled clock's missing occupancy,
+# the arithmetic of the guide (4 bytes per FLOP: 0.25 FLOP per byte).
+words() { # lab, its arguments..., then -- and the patterns its output must show
+    local lab=$1 args=() out
+    shift
+    while [ "$1" != -- ]; do args+=("$1"); shift; done
+    shift
+    [ -x "$bin/$lab" ] || return 0
+    out=$("$bin/$lab" --no-viz "${args[@]}" 2>&1)
+    for want in "$@"; do
+        check "$lab ${args[*]} says: $want" grep -qE -- "$want" <<<"$out"
+    done
+    check "$lab ${args[*]}: no count of 1 in the plural" bash -c '! grep -E "(^|[^0-9.])1 (blocks|threads|elements|floats|values|chunks|streams|rows|ranks|shards|samples|buckets)\b" <<<"$1"' _ "$out"
+}
+words lab01 --size 1 --block 1 -- '^\[1\] grid size: 1 element, 1 thread per block -> 1 block \(1 thread\)$'
+words lab03 --size 1 -- '^\[1\] 1 float; their sum is -3\. A block of 256 threads sums up to 256 of them'
+words lab05 --size 1 --chunks 1 --streams 1 -- '^\[1\] 1 float \(0\.0 MiB\)' '^\[3\] 1 chunk over 1 stream \(chunked, the reference\)'
+words lab06 --devices 2 --count 1 --max-bytes 8 -- '^\[2\] Send and receive: rank 0 sends its 1 value to rank 1\.'
+if [[ "$bin" == *sim* ]]; then
+    words lab04 --size 1 --kernel 2 -- 'only 1 block of 16x16 for 132 SMs: on a real GPU 131 SMs would get none and wait, but the modeled clock charges no occupancy'
+fi
+if [ -n "${out04:-}" ]; then
+    check "lab04: the naive kernel moves 4 bytes per FLOP" grep -qE '^\[2\] naive .*: 0\.25 FLOP per byte' <<<"$out04"
+    check "lab04 (exercise TODO): the reference's tiles, not yours" bash -c 'grep -qE "register tiles ran [0-9.]+x as fast as naive, the reference.s tiles \(yours are still TODO\) [0-9.]+x\.$" <<<"$1" && ! grep -q "your tiles" <<<"$1"' _ "$out04"
+    check "lab04: no 'most of the GPU waits' on the modeled clock" bash -c '! grep -q "most of the GPU waits" <<<"$1"' _ "$out04"
+fi
+if [ -n "${out07:-}" ]; then
+    check "lab07: the 25 KiB bucket is DDP's 25 MiB scaled down" grep -qE '^\[4\] Backward, last layer first\. The gradients \(102 KiB\) are cut into 6 buckets of at most 25 KiB; .*\(PyTorch DDP.s buckets are 25 MiB; here they are scaled down with the model' <<<"$out07"
+    check "lab07: 4 shards of 16 rows" grep -qE '^\[2\] The global batch of 64 samples is cut into 4 shards of 16 rows' <<<"$out07"
 fi
 # a global batch the ranks cannot share: both numbers and the nearest that work
 if [ -x "$bin/lab07" ]; then

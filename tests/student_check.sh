@@ -2,7 +2,8 @@
 # tests/student_check.sh — what `make check` tells a student, end to end.
 # Each scenario in tests/student/ replaces a lab's exercise file in a scratch
 # copy of the tree; labcheck is built against it and its lines and exit
-# status are compared with what the scenario must produce.
+# status are compared with what the scenario must produce. ONLY=REGEX runs
+# only the scenarios whose file name matches (e.g. ONLY=lab06).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
@@ -51,11 +52,32 @@ if cmp -s "$work/gen/lab05_correct.c" "$work/gen/lab05_one_stream.c"; then
     echo "FAIL  lab05_one_stream.c: the edit no longer applies to labs/05_streams/solution.c"
     exit 1
 fi
+# Lab 05: the kernel forgotten (copy in, copy out): d_out must not still
+# hold the one-stream run's result
+grep -v 'lab05_process(d_out + off' "$work/gen/lab05_correct.c" >"$work/gen/lab05_no_kernel.c"
+if cmp -s "$work/gen/lab05_correct.c" "$work/gen/lab05_no_kernel.c"; then
+    echo "FAIL  lab05_no_kernel.c: the edit no longer applies to labs/05_streams/solution.c"
+    exit 1
+fi
 # Lab 07's classic mistake, made from the solution by one edit: sum the
 # gradients and forget to divide by the rank count.
 sed 's|1.0f / (float)n, stream|1.0f, stream|' "$work/gen/lab07_correct.c" >"$work/gen/lab07_sum_only.c"
 if cmp -s "$work/gen/lab07_correct.c" "$work/gen/lab07_sum_only.c"; then
     echo "FAIL  lab07_sum_only.c: the edit no longer applies to labs/07_data_parallel/solution.c"
+    exit 1
+fi
+# Lab 07: no sharding, every rank takes the whole batch
+sed 's|    \*count = B / n;|    *count = B;|' "$work/gen/lab07_correct.c" >"$work/gen/lab07_whole_batch.c"
+if cmp -s "$work/gen/lab07_correct.c" "$work/gen/lab07_whole_batch.c"; then
+    echo "FAIL  lab07_whole_batch.c: the edit no longer applies to labs/07_data_parallel/solution.c"
+    exit 1
+fi
+# pl_k_scale's count and factor swapped: C would convert both silently
+# (nothing scaled); paralab/nn.h makes the compiler refuse it.
+sed 's|pl_k_scale(grad, (long)count, 1.0f / (float)n, stream)|pl_k_scale(grad, 1.0f / (float)n, (long)count, stream)|' \
+    "$work/gen/lab07_correct.c" >"$work/gen/lab07_swapped_scale.c"
+if cmp -s "$work/gen/lab07_correct.c" "$work/gen/lab07_swapped_scale.c"; then
+    echo "FAIL  lab07_swapped_scale.c: the edit no longer applies to labs/07_data_parallel/solution.c"
     exit 1
 fi
 # A mistake made from the solution by one edit (checked to apply): the
@@ -73,6 +95,7 @@ fi
 scenario() {
     local file=$1 lab=$2 want_rc=$3
     shift 3
+    [[ $file =~ ${ONLY:-.} ]] || return 0
     local copy="$work/${file%.*}"
     mkdir -p "$copy"
     (cd "$root" && cp -r core viz tools labs tests bench mk "$copy"/)
@@ -98,11 +121,33 @@ scenario() {
     if [ $ok = 1 ]; then echo "PASS  $file"; else echo "FAIL  $file"; echo "$out" | sed 's/^/  | /'; fails=$((fails + 1)); fi
 }
 
+# A scenario that must not compile: the build of labcheck fails and its
+# messages contain the patterns.
+build_fails() {
+    local file=$1 lab=$2
+    shift 2
+    [[ $file =~ ${ONLY:-.} ]] || return 0
+    local copy="$work/${file%.*}" ok=1
+    mkdir -p "$copy"
+    (cd "$root" && cp -r core viz tools labs tests bench mk "$copy"/)
+    local src="$root/tests/student/$file"
+    [ -f "$src" ] || src="$work/gen/$file"
+    cp "$src" "$copy/labs/$lab/exercise.${file##*.}"
+    if make -s -C "$copy" -f mk/build.mk -j2 VARIANT=sim BUILD=build build/bin/labcheck >"$copy/build.log" 2>&1; then
+        ok=0; echo "  it compiled, but must be refused"
+    fi
+    for p in "$@"; do
+        grep -qE -- "$p" "$copy/build.log" || { ok=0; echo "  missing: $p"; }
+    done
+    if [ $ok = 1 ]; then echo "PASS  $file (refused at compile time)"; else echo "FAIL  $file"; sed 's/^/  | /' "$copy/build.log" | grep -v '^  | cc ' | head -40; fails=$((fails + 1)); fi
+}
+
 # The lab binary on the same scenario (after `scenario`): expected exit
 # status, then patterns its output must contain.
 lab_run() {
     local file=$1 lab=$2 bin=$3 want_rc=$4
     shift 4
+    [[ $file =~ ${ONLY:-.} ]] || return 0
     local copy="$work/${file%.*}" out rc=0 ok=1
     make -s -C "$copy" -f mk/build.mk -j2 VARIANT=sim BUILD=build "build/bin/$bin" >>"$copy/build.log" 2>&1 || { echo "FAIL  $bin on $file: does not build"; fails=$((fails + 1)); return; }
     out=$(timeout 60 "$copy/build/bin/$bin" --no-viz 2>&1) || rc=$?
@@ -124,7 +169,7 @@ lab_run lab01_no_tail_guard.cu 01_hello_threads lab01 1 \
     'kernel vector_add \(labs/01_hello_threads/exercise.cu:[0-9]+\), blockIdx \(3,0,0\), threadIdx \(232,0,0\): out-of-bounds' \
     '^  \(yours\)      FAIL  01_hello_threads +vector_add'
 scenario lab01_floor_division.cu 01_hello_threads 1 \
-    '^FAIL  01_hello_threads +grid_size +grid_size\(n=1, block=1\)|grid_size\(n=1, block=32\) = 0, but 1 blocks are needed' \
+    '^FAIL  01_hello_threads +grid_size +grid_size\(n=1, block=1\)|grid_size\(n=1, block=32\) = 0, but 1 block is needed \(0 blocks of 32 threads cover 0 elements\)' \
     '^FAIL  01_hello_threads +vector_add +c \(n=257, block=256\)\[256\] = NaN but expected 129.25: this element was never written'
 lab_run lab01_floor_division.cu 01_hello_threads lab01 1 \
     '^\[1\] grid size: 1000 elements, 256 threads per block -> 3 blocks \(768 threads\)' \
@@ -159,20 +204,29 @@ scenario lab05_correct.c 05_streams 0 \
     '^PASS  05_streams +chunked'
 scenario lab05_one_stream.c 05_streams 1 \
     '^FAIL  05_streams +chunked +8 chunks over 4 streams took [0-9.]+ us \(modeled\), one stream [0-9.]+ us: the chunks. copies should overlap'
+scenario lab05_no_kernel.c 05_streams 1 \
+    '^FAIL  05_streams +chunked +chunked\(n=1, chunks=1, streams=1\): h_out\[0\] = 3.39615136e\+38, the value the check put in d_out before the run, but expected 0: it was copied back, but no kernel wrote it: call lab05_process\(d_out \+ off, d_in \+ off, len, s\) between the two copies'
 
 # (it trains: about 45 s alone on 2 cores, more when the machine is busy)
 LABCHECK_ARGS="--timeout 600" scenario lab07_correct.c 07_data_parallel 0 \
     '^PASS  07_data_parallel +shard_batch' '^PASS  07_data_parallel +sync_gradients'
 scenario lab07_sum_only.c 07_data_parallel 1 \
     '^PASS  07_data_parallel +shard_batch' \
-    '^FAIL  07_data_parallel +sync_gradients +N=2, 1 floats: rank 0.s grad\[0\] = 7, but the average over the ranks is 3.5 \(the sum: divide by the rank count\)'
+    '^FAIL  07_data_parallel +sync_gradients +N=2, 1 float: rank 0.s grad\[0\] = 7, but the average over the ranks is 3.5 \(the sum: divide by the rank count, pl_k_scale\(grad, \(long\)count, 1.0f / n, stream\)\)'
+scenario lab07_whole_batch.c 07_data_parallel 1 \
+    '^FAIL  07_data_parallel +shard_batch +shard_batch\(B=2, n=2, rank=0\) gave rows \[0, 2\), but rank 0 takes the 1 row \[0, 1\)$'
+build_fails lab07_swapped_scale.c 07_data_parallel \
+    'labs/07_data_parallel/exercise.c:[0-9]+:[0-9]+: note: in expansion of macro .pl_k_scale' \
+    'static assertion failed: "pl_k_scale\(x, n, a, stream\): n, the element count, is a floating-point value: are the count and the factor swapped\?"'
 lab_run lab07_sum_only.c 07_data_parallel lab07 1 \
     '^\[8\] Epoch 1/20: loss' '^  \(yours\)      FAIL  07_data_parallel +sync_gradients'
 
 scenario lab06_correct.c 06_collectives 0 \
     '^PASS  06_collectives +ring_all_reduce' '^TODO  01_hello_threads'
 scenario lab06_no_group.c 06_collectives 1 \
-    '^FAIL  06_collectives +ring_all_reduce +N=2, count 0: rank [01]: ring_all_reduce returned PL_COMM_TIMEOUT: rank [01]: deadlock: no progress for 10 s: rank 0 waits in send to rank 1 .*rank 1 waits in send to rank 0 .*Ranks 0 and 1 both send before they receive: put each exchange in pl_group_start\(\)/pl_group_end\(\)'
+    '^FAIL  06_collectives +ring_all_reduce +N=2, count 0: rank [01]: ring_all_reduce returned PL_COMM_TIMEOUT: rank [01]: deadlock: no progress for 10 s: rank 0 waits in send to rank 1 \(0 floats\) .*rank 1 waits in send to rank 0 \(0 floats\) .*Ranks 0 and 1 both send before they receive: put each exchange in pl_group_start\(\)/pl_group_end\(\)'
+scenario lab06_library_all_reduce.c 06_collectives 1 \
+    '^FAIL  06_collectives +ring_all_reduce +N=2, count 0: rank 0 called pl_all_reduce \(1 time\): the result is right, but this exercise builds the ring itself, from pl_send and pl_recv'
 scenario lab06_wrong_segment.c 06_collectives 1 \
     '^FAIL  06_collectives +ring_all_reduce +N=2, count 1: rank [01]: buf\[0\] = [0-9]+ but expected [0-9]+ \(N=2, count 1\)'
 

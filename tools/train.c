@@ -27,6 +27,7 @@
 #include "paralab/data.h"
 #include "paralab/device.h"
 #include "paralab/mlp.h"
+#include "paralab/plural.h"
 
 static volatile sig_atomic_t interrupted;
 static void on_sigint(int sig)
@@ -241,8 +242,8 @@ int main(int argc, char **argv)
     if (interrupted) {
         printf("%sstopped by Ctrl-C in epoch %d\n", tty ? "\r\033[K" : "", epoch);
     } else
-        printf("test accuracy %.1f %% after %d epochs (the goal: at least 95 %% within 20)\n",
-               test_acc, o.epochs);
+        printf("test accuracy %.1f %% after %d epoch%s (the goal: at least 95 %% within 20)\n",
+               test_acc, o.epochs, pl_s(o.epochs));
     cudaFree(dx);
     cudaFree(dy);
     pl_mlp_destroy(&m);

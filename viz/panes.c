@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "paralab/plural.h"
 #include "vizint.h"
 
 void viz_fmt_time(char *buf, size_t cap, double s)
@@ -394,8 +395,8 @@ static void metrics(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *
         }
     char b[32];
     viz_fmt_bytes(b, sizeof b, bytes);
-    viz_textf(g, in.x, in.y + row++, in.w, COL_DEFAULT, 0, "%zu events, %zu collectives (%s)",
-              m->nevents, calls, b);
+    viz_textf(g, in.x, in.y + row++, in.w, COL_DEFAULT, 0, "%zu event%s, %zu collective%s (%s)",
+              m->nevents, pl_s((long long)m->nevents), calls, pl_s((long long)calls), b);
     if (secs > 0 && row < in.h)
         viz_textf(g, in.x, in.y + row++, in.w, COL_COMM, 0,
                   "collectives: %.2f GB/s (rank 0, algbw)", bytes / secs / 1e9);

@@ -437,7 +437,7 @@ cudaError_t pl_k_fill(float *x, long n, float value, cudaStream_t stream)
     return launch_fill_k(grid_1d(n), block_1d(), 0, stream, x, n, value);
 }
 
-cudaError_t pl_k_scale(float *x, long n, float a, cudaStream_t stream)
+cudaError_t(pl_k_scale)(float *x, long n, float a, cudaStream_t stream)
 {
     if (n < 0 || (n && !x)) return cudaErrorInvalidValue;
     if (!n) return cudaSuccess;
@@ -445,7 +445,7 @@ cudaError_t pl_k_scale(float *x, long n, float a, cudaStream_t stream)
     return launch_scale_k(grid_1d(n), block_1d(), 0, stream, x, n, a);
 }
 
-cudaError_t pl_k_axpy(float *y, const float *x, long n, float a, cudaStream_t stream)
+cudaError_t(pl_k_axpy)(float *y, const float *x, long n, float a, cudaStream_t stream)
 {
     if (n < 0 || (n && (!y || !x))) return cudaErrorInvalidValue;
     if (!n) return cudaSuccess;

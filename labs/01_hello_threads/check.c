@@ -13,6 +13,7 @@
 #endif
 
 #include "01_hello_threads/lab01.h"
+#include "paralab/plural.h"
 #include "registry.h"
 
 static const int sizes[] = {1, 255, 256, 257, 1000003};
@@ -30,9 +31,11 @@ static void check_grid_size(const lab01_impl *impl, pl_check *c)
                 return;
             }
             if (!pl_check_that(c, got == want,
-                               "grid_size(n=%d, block=%d) = %d, but %d blocks are needed "
-                               "(%d blocks of %d threads cover %lld elements)",
-                               n, b, got, want, got, b, (long long)got * b))
+                               "grid_size(n=%d, block=%d) = %d, but %d block%s %s needed "
+                               "(%d block%s of %d thread%s cover%s %lld element%s)",
+                               n, b, got, want, pl_s(want), want == 1 ? "is" : "are", got,
+                               pl_s(got), b, pl_s(b), got == 1 ? "s" : "", (long long)got * b,
+                               pl_s((long long)got * b)))
                 return;
         }
 }

@@ -175,8 +175,9 @@ static int run_steps(pl_rank *r)
     int n = L->n, block = L->block;
     /* Step 1: the launch configuration. */
     int grid = grid_size(n, block);
-    STEP("grid size: %d element%s, %d thread%s per block -> %d block%s (%lld threads)", n,
-         plural(n), block, plural(block), grid, plural(grid), (long long)grid * block);
+    STEP("grid size: %d element%s, %d thread%s per block -> %d block%s (%lld thread%s)", n,
+         plural(n), block, plural(block), grid, plural(grid), (long long)grid * block,
+         plural((long)grid * block));
 
     /* Step 2: the kernel. */
     BEGIN();

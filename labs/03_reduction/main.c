@@ -21,6 +21,7 @@
 #include "paralab/device.h"
 #include "paralab/labmain.h"
 #include "paralab/options.h"
+#include "paralab/plural.h"
 #include "paralab/step.h"
 #include "paralab/viz.h"
 
@@ -101,9 +102,9 @@ static int run_steps(pl_rank *r)
     }
     cudaMemcpy(din, h, (size_t)n * sizeof(float), cudaMemcpyHostToDevice);
     PL_LAB_STEP(
-        "%d floats; their sum is %.0f. A block of %d threads sums %d of them in shared memory, "
-        "as a tree of %d levels; the block sums are added up on the host.",
-        n, want, LAB03_THREADS, LAB03_THREADS, (int)log2(LAB03_THREADS));
+        "%d float%s; their sum is %.0f. A block of %d threads sums up to %d of them in shared "
+        "memory, as a tree of %d levels; the block sums are added up on the host.",
+        n, pl_s(n), want, LAB03_THREADS, LAB03_THREADS, (int)log2(LAB03_THREADS));
     if (!l->kernel && fold(r, h, n)) goto out;
     static const char *what[] = {
         "interleaved addressing: at step s the threads with tid %% 2s == 0 add their neighbour "

@@ -22,6 +22,7 @@
 #include "paralab/device.h"
 #include "paralab/labmain.h"
 #include "paralab/options.h"
+#include "paralab/plural.h"
 #include "paralab/step.h"
 #include "paralab/viz.h"
 
@@ -76,9 +77,9 @@ static int run_steps(pl_rank *r)
     PL_LAB_CK(cudaEventCreate(&e2));
     PL_LAB_CK(cudaEventCreate(&e3));
     for (size_t i = 0; i < n; i++) h_in[i] = (float)(i % 1000) * 0.25f;
-    PL_LAB_STEP("%zu floats (%.1f MiB) in pinned host memory (cudaMallocHost): copies from it run "
-                "asynchronously on the copy engines.",
-                n, (double)bytes / (1 << 20));
+    PL_LAB_STEP("%zu float%s (%.1f MiB) in pinned host memory (cudaMallocHost): copies from it "
+                "run asynchronously on the copy engines.",
+                n, pl_s((long long)n), (double)bytes / (1 << 20));
 
     PL_LAB_BEGIN(); /* the runs below, under the narration that reports them */
 #ifndef PARALAB_SIMULATED_CUDA
@@ -126,8 +127,8 @@ static int run_steps(pl_rank *r)
     l->wrong = 0;
     for (size_t i = 0; i < n; i++) l->wrong += memcmp(&h_out[i], &h_ref[i], sizeof(float)) != 0;
     PL_LAB_STEP(
-        "%ld chunks over %d stream%s (chunked, %s): %.1f us, %.2fx as fast as one stream; %s.",
-        l->chunks, ns, ns == 1 ? "" : "s", l->used_reference ? "the reference" : "yours",
+        "%ld chunk%s over %d stream%s (chunked, %s): %.1f us, %.2fx as fast as one stream; %s.",
+        l->chunks, pl_s(l->chunks), ns, pl_s(ns), l->used_reference ? "the reference" : "yours",
         l->ms_chunked * 1e3, l->ms_one / (l->ms_chunked > 0 ? l->ms_chunked : 1),
         l->wrong ? "SOME OUTPUTS DIFFER from one stream's" : "every output equals one stream's");
     if (!l->kernel)

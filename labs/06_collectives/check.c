@@ -4,7 +4,11 @@
  * N), compared exactly (the values keep every float sum exact), and the
  * bytes each rank sent, from the ledger: a ring all-reduce sends exactly
  * 2(N-1)/N of the array per rank when N divides the count, and 2(N-1) times
- * the array over all ranks whatever the count.
+ * the array over all ranks whatever the count; and the method, from the
+ * ledger's call counts: no library collective (pl_all_reduce would pass
+ * every other test), sends only to the next rank, and, when every segment
+ * holds an element, 2(N-1) pl_send and 2(N-1) pl_recv per rank. scratch is
+ * filled with NaN before each run.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +20,7 @@
 #endif
 
 #include "06_collectives/lab06.h"
+#include "paralab/plural.h"
 #include "paralab/world.h"
 #include "registry.h"
 
@@ -24,6 +29,7 @@ typedef struct {
     size_t count;
     int todo;
     pl_ledger ledger[8];
+    uint64_t link[8][8]; /* bytes from rank a to rank b */
 } run_arg;
 
 static float value(int rank, size_t i) { return (float)((i * 7 + (size_t)rank * 3) % 11 + 1); }
@@ -42,6 +48,8 @@ static int rank_main(pl_rank *r)
     }
     for (size_t i = 0; i < count; i++) h[i] = value(r->rank, i);
     cudaMemcpy(buf, h, count * sizeof(float), cudaMemcpyHostToDevice);
+    /* NaN: no result may come from before (on the rank's stream, ahead of its work) */
+    cudaMemsetAsync(scratch, 0xff, seg * sizeof(float), r->stream);
     int res = a->impl->ring_all_reduce(r->comm, buf, count, scratch, r->stream);
     int bad = 0;
     if (res == PL_TODO_STATUS)
@@ -74,11 +82,57 @@ static int rank_main(pl_rank *r)
             }
         }
         a->ledger[r->rank] = pl_comm_ledger(r->comm);
+        for (int q = 0; q < n; q++) a->link[r->rank][q] = pl_comm_link_bytes(r->comm, r->rank, q);
     }
     cudaFree(buf);
     cudaFree(scratch);
     free(h);
     return bad;
+}
+
+/* The lesson is the ring built from send and receive: which calls each
+ * rank made (the ledger counts them) and to whom it sent. */
+static int check_method(pl_check *c, const run_arg *a, int n, size_t count)
+{
+    static const pl_comm_call collectives[] = {PL_CALL_ALL_REDUCE,     PL_CALL_BROADCAST,
+                                               PL_CALL_REDUCE,         PL_CALL_ALL_GATHER,
+                                               PL_CALL_REDUCE_SCATTER, PL_CALL_ALL_TO_ALL};
+    for (int r = 0; r < n; r++) {
+        const pl_ledger *l = &a->ledger[r];
+        for (int k = 0; k < (int)(sizeof collectives / sizeof collectives[0]); k++) {
+            uint64_t times = l->calls[collectives[k]];
+            if (!pl_check_that(c, times == 0,
+                               "N=%d, count %zu: rank %d called %s (%llu time%s): the result is "
+                               "right, but this exercise builds the ring itself, from pl_send "
+                               "and pl_recv (with pl_k_reduce for the sums); the library's "
+                               "collectives do it for you",
+                               n, count, r, pl_comm_call_name(collectives[k]),
+                               (unsigned long long)times, pl_s((long long)times)))
+                return 0;
+        }
+        int next = lab06_mod(r + 1, n);
+        for (int q = 0; q < n; q++)
+            if (!pl_check_that(c, q == next || a->link[r][q] == 0,
+                               "N=%d, count %zu: rank %d sent %llu bytes to rank %d, but in a "
+                               "ring each rank sends only to the next one, (r + 1) mod N = %d",
+                               n, count, r, (unsigned long long)a->link[r][q], q, next))
+                return 0;
+        /* every segment holds an element: each of the 2(N-1) steps is one
+         * pl_send and one pl_recv (with empty segments a send may be skipped) */
+        if (count >= (size_t)n) {
+            uint64_t steps = 2ull * (uint64_t)(n - 1), sends = l->calls[PL_CALL_SEND],
+                     recvs = l->calls[PL_CALL_RECV];
+            if (!pl_check_that(c, sends == steps && recvs == steps,
+                               "N=%d, count %zu: rank %d called pl_send %llu and pl_recv %llu "
+                               "times, but a ring all-reduce takes 2(N-1) = %llu steps (N-1 of "
+                               "reduce-scatter, N-1 of all-gather), one pl_send and one pl_recv "
+                               "each",
+                               n, count, r, (unsigned long long)sends, (unsigned long long)recvs,
+                               (unsigned long long)steps))
+                return 0;
+        }
+    }
+    return 1;
 }
 
 static void check_ring(const lab06_impl *impl, pl_check *c)
@@ -100,6 +154,7 @@ static void check_ring(const lab06_impl *impl, pl_check *c)
             }
             if (!pl_check_that(c, !failed, "N=%d, count %zu: %s", n, counts[b], err)) return;
             c->assertions += (long)(counts[b] * (size_t)n); /* every element, every rank */
+            if (!check_method(c, &arg, n, counts[b])) return;
             uint64_t total = 0, S = counts[b] * sizeof(float);
             for (int r = 0; r < n; r++) total += arg.ledger[r].bytes_sent;
             if (!pl_check_that(c, total == 2ull * (uint64_t)(n - 1) * S,

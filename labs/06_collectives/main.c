@@ -26,6 +26,7 @@
 #include "paralab/device.h"
 #include "paralab/kernels.h"
 #include "paralab/options.h"
+#include "paralab/plural.h"
 #include "paralab/step.h"
 #include "paralab/trace.h"
 #include "paralab/viz.h"
@@ -197,9 +198,9 @@ static int rank_main(pl_rank *r)
     STEP("%d ranks, one device each. Every rank starts with its own vector: rank r holds r+1.", n);
     OK(show(r, "the vectors", d, c));
 
-    STEP("Send and receive: rank 0 sends its %zu values to rank 1. A send completes when the "
+    STEP("Send and receive: rank 0 sends its %zu value%s to rank 1. A send completes when the "
          "matching receive is posted.",
-         c);
+         c, pl_s((long long)c));
     OK(fill(r, d2, c, 0));
     if (me == 0) OK(pl_send(r->comm, d, c, PL_FLOAT32, 1, r->stream));
     if (me == 1) OK(pl_recv(r->comm, d2, c, PL_FLOAT32, 0, r->stream));

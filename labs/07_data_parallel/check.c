@@ -20,6 +20,7 @@
 #include <cuda_runtime.h>
 
 #include "07_data_parallel/lab07.h"
+#include "paralab/plural.h"
 #include "paralab/trace.h"
 #include "registry.h"
 
@@ -37,8 +38,9 @@ static void check_shards(const lab07_impl *impl, pl_check *c)
                 }
                 if (!pl_check_that(c, first == next && count == B / n,
                                    "shard_batch(B=%d, n=%d, rank=%d) gave rows [%d, %d), but "
-                                   "rank %d takes the %d rows [%d, %d)",
-                                   B, n, r, first, first + count, r, B / n, next, next + B / n))
+                                   "rank %d takes the %d row%s [%d, %d)",
+                                   B, n, r, first, first + count, r, B / n, pl_s(B / n), next,
+                                   next + B / n))
                     return;
                 next += count;
             }
@@ -101,7 +103,8 @@ static void check_sync(const lab07_impl *impl, pl_check *c)
             int failed = pl_world_run(n, NULL, 10, sync_rank, &arg, err, sizeof err);
             int ok = !failed;
             if (arg.todo) pl_check_todo(c);
-            if (!arg.todo && !pl_check_that(c, ok, "N=%d, %zu floats: %s", n, counts[b], err))
+            if (!arg.todo && !pl_check_that(c, ok, "N=%d, %zu float%s: %s", n, counts[b],
+                                            pl_s((long long)counts[b]), err))
                 ok = 0;
             for (size_t i = 0; ok && !arg.todo && i < counts[b]; i++) {
                 float sum = 0;
@@ -113,15 +116,20 @@ static void check_sync(const lab07_impl *impl, pl_check *c)
                 for (int q = 0; q < n && ok; q++) {
                     float got = arg.out[q][i];
                     ok = pl_check_that(c, got == want || got == or_want,
-                                       "N=%d, %zu floats: rank %d's grad[%zu] = %.9g, but the "
+                                       "N=%d, %zu float%s: rank %d's grad[%zu] = %.9g, but the "
                                        "average over the ranks is %.9g%s",
-                                       n, counts[b], q, i, got, want,
-                                       got == sum && n > 1 ? " (the sum: divide by the rank count)"
-                                                           : "") &&
+                                       n, counts[b], pl_s((long long)counts[b]), q, i, got, want,
+                                       n < 2 || sum == 0 ? ""
+                                       : got == sum
+                                           ? " (the sum: divide by the rank count, "
+                                             "pl_k_scale(grad, (long)count, 1.0f / n, stream))"
+                                       : got == sum * (float)n
+                                           ? " (the sum times N: the factor is 1.0f / N, not N)"
+                                           : "") &&
                          pl_check_that(c, memcmp(&got, &first, sizeof got) == 0,
-                                       "N=%d, %zu floats: grad[%zu] is %.9g on rank 0 but %.9g on "
-                                       "rank %d: every rank must end with the same bits",
-                                       n, counts[b], i, first, got, q);
+                                       "N=%d, %zu float%s: grad[%zu] is %.9g on rank 0 but %.9g "
+                                       "on rank %d: every rank must end with the same bits",
+                                       n, counts[b], pl_s((long long)counts[b]), i, first, got, q);
                 }
             }
             for (int q = 0; q < n; q++) free(arg.out[q]);

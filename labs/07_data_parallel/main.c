@@ -17,6 +17,7 @@
 #include "paralab/cli.h"
 #include "paralab/device.h"
 #include "paralab/options.h"
+#include "paralab/plural.h"
 #include "paralab/viz.h"
 #ifdef PARALAB_SIMULATED_CUDA
 #include "simt/simt.h"
@@ -107,7 +108,9 @@ int main(int argc, char **argv)
         {"epochs", 1, "E", "passes over the training set (1..1000, default 20)", KEY_EPOCHS},
         {"lr", 1, "X", "learning rate (default 0.005 for adamw, 0.1 for sgd)", KEY_LR},
         {"optimizer", 1, "NAME", "adamw (default) or sgd (momentum 0.9)", KEY_OPTIMIZER},
-        {"bucket-kb", 1, "K", "gradient bucket size in KiB (1..1024, default 25)", KEY_BUCKET},
+        {"bucket-kb", 1, "K",
+         "gradient bucket size in KiB (1..1024, default 25: DDP's 25 MiB, scaled down)",
+         KEY_BUCKET},
         {"no-overlap", 0, "", "all-reduce after backward instead of during it", KEY_NO_OVERLAP},
         {"solution", 0, "", "run the reference instead of your exercise", KEY_SOLUTION},
         {0, 0, 0, 0, 0},
@@ -177,7 +180,8 @@ int main(int argc, char **argv)
     const char *clock = "measured";
     char dev[96] = "real GPUs";
 #endif
-    printf("paralab lab 07 — data parallelism (%d ranks on %s, %s clock)\n", n, dev, clock);
+    printf("paralab lab 07 — data parallelism (%d rank%s on %s, %s clock)\n", n, pl_s(n), dev,
+           clock);
     if (p.shard_todo || p.sync_todo)
         printf("  ! exercise not attempted yet (%s%s%s) — using the reference there; open "
                "labs/07_data_parallel/exercise.c\n",
@@ -224,7 +228,7 @@ int main(int argc, char **argv)
     }
     printf("\n  %d steps of a global batch of %d on %d rank%s: loss %.4f, test accuracy %.1f %%; "
            "a step takes %.1f us (%s)\n",
-           res.steps, cfg.batch, n, n == 1 ? "" : "s",
+           res.steps, cfg.batch, n, pl_s(n),
            res.epoch_loss[cfg.epochs - 1 < 1000 ? cfg.epochs - 1 : 999], res.test_acc,
 #ifdef PARALAB_SIMULATED_CUDA
            res.modeled_step * 1e6, "modeled"

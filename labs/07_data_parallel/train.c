@@ -22,6 +22,7 @@
 
 #include "07_data_parallel/lab07.h"
 #include "paralab/nn.h"
+#include "paralab/plural.h"
 #include "paralab/step.h"
 #include "paralab/trace.h"
 #include "paralab/viz.h"
@@ -175,9 +176,14 @@ int lab07_rank(pl_rank *r)
         }
     }
 
-    STEP("%d ranks, each with a full replica of the MLP: %ld parameters from the same seed, so "
-         "the replicas start identical.",
-         n, m.nparams);
+    if (n == 1)
+        STEP("1 rank, with the full MLP: %ld parameters from the seed (a world of one: nothing to "
+             "keep in step).",
+             m.nparams);
+    else
+        STEP("%d ranks, each with a full replica of the MLP: %ld parameters from the same seed, "
+             "so the replicas start identical.",
+             n, m.nparams);
     int steps_per_epoch = train->n / cfg->batch;
     double modeled_total = 0, measured_total = 0;
     int steps = 0;
@@ -190,9 +196,10 @@ int lab07_rank(pl_rank *r)
         for (int k = 0; k < steps_per_epoch; k++) {
             int narrate = cfg->narrate && epoch == 1 && k == 0;
             if (narrate)
-                STEP("The global batch of %d samples is cut into %d shards of %d: rank r takes "
-                     "rows %d r to %d r + %d of it.",
-                     cfg->batch, n, count, count, count, count - 1);
+                STEP("The global batch of %d sample%s is cut into %d shard%s of %d row%s: rank r "
+                     "takes rows %d r to %d r + %d of it.",
+                     cfg->batch, pl_s(cfg->batch), n, pl_s(n), count, pl_s(count), count, count,
+                     count - 1);
             const int *rows = order + (long)k * cfg->batch + first;
             for (int i = 0; i < count; i++) {
                 memcpy(hx + (size_t)i * PL_DIGITS_FEATURES,
@@ -211,9 +218,13 @@ int lab07_rank(pl_rank *r)
             CK(pl_mlp_loss(&m, dy, count, 1.0f / (float)count, cs));
             emit(r, PL_EV_FORWARD, "forward", f, cs);
             if (narrate)
-                STEP("Backward, last layer first. The gradients are cut into %d bucket%s of at "
-                     "most %d KiB; each is all-reduced as soon as backward has produced it%s.",
-                     nb, nb == 1 ? "" : "s", cfg->bucket_floats * 4 / 1024,
+                STEP("Backward, last layer first. The gradients (%ld KiB) are cut into %d "
+                     "bucket%s of at most %d KiB; each is all-reduced as soon as backward has "
+                     "produced it%s. (PyTorch DDP's buckets are 25 MiB; here they are scaled "
+                     "down with the model, which would otherwise fit in one bucket and leave "
+                     "nothing to overlap.)",
+                     (long)(m.nparams * (long)sizeof(float) / 1024), nb, pl_s(nb),
+                     cfg->bucket_floats * 4 / 1024,
                      cfg->overlap ? ", on a second stream, while backward goes on"
                                   : " — after backward, with --no-overlap");
             mark b = mark_now(cs);

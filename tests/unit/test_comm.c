@@ -568,11 +568,59 @@ static void test_send_deadlock_reported(void)
     for (int r = 0; r < 2; r++) {
         CU_ASSERT_EQUAL(p.result[r], PL_COMM_TIMEOUT);
         has(p.msg[r], "deadlock: no progress for");
-        has(p.msg[r], "rank 0 waits in send to rank 1");
+        has(p.msg[r], "rank 0 waits in send to rank 1 (1 int32) for the matching receive");
         has(p.msg[r], "rank 1 waits in send to rank 0");
         has(p.msg[r], "Ranks 0 and 1 both send before they receive: put each exchange in "
                       "pl_group_start()/pl_group_end()");
     }
+}
+
+/* The ledger counts each call by name: 1 all_reduce, 1 broadcast, a grouped
+ * shift (1 send, 1 recv), 2 barriers; nothing else. */
+typedef struct {
+    pl_ledger ledger[8];
+} calls_case;
+
+static int run_calls(pl_rank *r)
+{
+    calls_case *k = r->arg;
+    int n = r->size, me = r->rank, *d;
+    cudaMalloc((void **)&d, 2 * sizeof(int));
+    cudaMemset(d, 0, 2 * sizeof(int));
+    pl_all_reduce(r->comm, d, d, 1, PL_INT32, PL_SUM, r->stream);
+    pl_broadcast(r->comm, d, d, 1, PL_INT32, 0, r->stream);
+    pl_group_start();
+    pl_send(r->comm, d, 1, PL_INT32, (me + 1) % n, r->stream);
+    pl_recv(r->comm, d + 1, 1, PL_INT32, (me + n - 1) % n, r->stream);
+    pl_group_end();
+    pl_comm_barrier(r->comm);
+    pl_comm_barrier(r->comm);
+    cudaStreamSynchronize(r->stream);
+    k->ledger[me] = pl_comm_ledger(r->comm);
+    cudaFree(d);
+    return 0;
+}
+
+static void test_ledger_counts_calls(void)
+{
+    calls_case k;
+    memset(&k, 0, sizeof k);
+    char err[1200];
+    CU_ASSERT_EQUAL(pl_world_run(3, NULL, 10, run_calls, &k, err, sizeof err), 0);
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < PL_NUM_CALLS; c++) {
+            uint64_t want = c == PL_CALL_ALL_REDUCE || c == PL_CALL_BROADCAST ||
+                                    c == PL_CALL_SEND || c == PL_CALL_RECV
+                                ? 1
+                            : c == PL_CALL_BARRIER ? 2
+                                                   : 0;
+            CU_ASSERT_EQUAL(k.ledger[r].calls[c], want);
+        }
+    CU_ASSERT_STRING_EQUAL(pl_comm_call_name(PL_CALL_ALL_REDUCE), "pl_all_reduce");
+    CU_ASSERT_STRING_EQUAL(pl_comm_call_name(PL_CALL_REDUCE_SCATTER), "pl_reduce_scatter");
+    CU_ASSERT_STRING_EQUAL(pl_comm_call_name(PL_CALL_SEND), "pl_send");
+    CU_ASSERT_STRING_EQUAL(pl_comm_call_name(PL_CALL_SPLIT), "pl_comm_split");
+    CU_ASSERT_STRING_EQUAL(pl_comm_call_name(PL_NUM_CALLS), "?");
 }
 
 /* ---- split ---------------------------------------------------------------------- */
@@ -938,6 +986,7 @@ int register_comm_suite(void)
         {"bad arguments name the value and the range", test_bad_arguments},
         {"send/recv in a group", test_send_recv_group},
         {"two ranks that both send first: deadlock reported", test_send_deadlock_reported},
+        {"the ledger counts each call by name", test_ledger_counts_calls},
         {"comm_split by color and key", test_split},
         {"a failing rank stops the world", test_failure_stops_world},
         {"a failing rank: split communicators still freed", test_failure_frees_splits},

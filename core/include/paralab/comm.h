@@ -171,11 +171,31 @@ pl_comm_result pl_recv(pl_comm *c, void *buf, size_t count, pl_dtype t, int peer
 pl_comm_result pl_group_start(void);
 pl_comm_result pl_group_end(void);
 
+/* The calls the ledger counts, one counter each. */
+typedef enum pl_comm_call {
+    PL_CALL_ALL_REDUCE,
+    PL_CALL_BROADCAST,
+    PL_CALL_REDUCE,
+    PL_CALL_ALL_GATHER,
+    PL_CALL_REDUCE_SCATTER,
+    PL_CALL_ALL_TO_ALL,
+    PL_CALL_SEND,
+    PL_CALL_RECV,
+    PL_CALL_BARRIER,
+    PL_CALL_SPLIT,
+    PL_NUM_CALLS
+} pl_comm_call;
+/* The function's name: "pl_all_reduce", ..., "pl_comm_split". */
+const char *pl_comm_call_name(pl_comm_call k);
+
 /* The ledger: what this rank sent and received through the communicator
- * (and the communicators split from the same world), since creation. */
+ * (and the communicators split from the same world), since creation, and
+ * how many times it called each function (calls[PL_CALL_SEND]: pl_send),
+ * counted on entry, whatever the call returned. */
 typedef struct pl_ledger {
     uint64_t bytes_sent, bytes_received;
     uint64_t messages_sent, messages_received;
+    uint64_t calls[PL_NUM_CALLS];
 } pl_ledger;
 pl_ledger pl_comm_ledger(const pl_comm *c);
 /* Bytes sent from world rank `from` to world rank `to`. */

@@ -85,6 +85,27 @@ cudaError_t pl_k_fill(float *x, long n, float value, cudaStream_t stream);
 cudaError_t pl_k_scale(float *x, long n, float a, cudaStream_t stream);
 cudaError_t pl_k_axpy(float *y, const float *x, long n, float a, cudaStream_t stream);
 
+/* pl_k_scale and pl_k_axpy take a count then a factor: swapped, C would
+ * convert each silently (the factor to a count of 0: nothing scaled). In C
+ * the compiler refuses a floating count or an integer factor (1 / n is 0:
+ * write 1.0f / n). The definitions write the names in parentheses. */
+#if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define PL_IS_FLOATING_(x) _Generic((x), float : 1, double : 1, long double : 1, default : 0)
+#define PL_COUNT_THEN_FACTOR_(call, n, a)                                                          \
+    ((void)sizeof(struct {                                                                         \
+        _Static_assert(!PL_IS_FLOATING_(n), call ": n, the element count, is a floating-point "    \
+                                                 "value: are the count and the factor swapped?");  \
+        _Static_assert(PL_IS_FLOATING_(a), call ": a, the factor, is an integer: are the count "   \
+                                                "and the factor swapped (or is it 1 / n, which "   \
+                                                "is 0: write 1.0f / n)?");                         \
+        int unused_;                                                                               \
+    }))
+#define pl_k_scale(x, n, a, stream)                                                                \
+    (PL_COUNT_THEN_FACTOR_("pl_k_scale(x, n, a, stream)", n, a), pl_k_scale(x, n, a, stream))
+#define pl_k_axpy(y, x, n, a, stream)                                                              \
+    (PL_COUNT_THEN_FACTOR_("pl_k_axpy(y, x, n, a, stream)", n, a), pl_k_axpy(y, x, n, a, stream))
+#endif
+
 #ifdef __cplusplus
 }
 #endif
