@@ -580,9 +580,11 @@ static _Noreturn void stop_now(app *a, int quit)
     term_stop();
     fflush(stdout);
     if (atomic_load(&stalled))
-        fprintf(stderr, "  %s%s%s\n",
-                quit ? "stopped by the student: the ranks cannot reach their next step: "
-                     : "the run is stopped: ",
+        fprintf(stderr, "  %s%s%s%s\n",
+                quit ? "stopped by the student" : "the run is stopped: ",
+                quit == 2 ? " (Ctrl-C): the ranks cannot reach their next step: "
+                : quit    ? ": the ranks cannot reach their next step: "
+                          : "",
                 stall_report, quit ? "" : ": an endless loop? (--stall-timeout S allows longer)");
     else {
         char running[600] = "";
