@@ -486,7 +486,7 @@ static void loop(app *a)
 {
     double last_mem = 0, last = wall();
     while (!a->quit) {
-        if (quit_signal) a->quit = 2; /* Ctrl-C or SIGTERM */
+        if (quit_signal) a->quit = 2;           /* Ctrl-C or SIGTERM */
         if (atomic_load(&stalled)) a->quit = 3; /* no progress: the watchdog */
         if (a->stopping && __atomic_load_n(&a->world_done, __ATOMIC_ACQUIRE)) break;
         drain(a);
@@ -580,8 +580,7 @@ static _Noreturn void stop_now(app *a, int quit)
     term_stop();
     fflush(stdout);
     if (atomic_load(&stalled))
-        fprintf(stderr, "  %s%s%s%s\n",
-                quit ? "stopped by the student" : "the run is stopped: ",
+        fprintf(stderr, "  %s%s%s%s\n", quit ? "stopped by the student" : "the run is stopped: ",
                 quit == 2 ? " (Ctrl-C): the ranks cannot reach their next step: "
                 : quit    ? ": the ranks cannot reach their next step: "
                           : "",

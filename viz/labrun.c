@@ -43,12 +43,14 @@ static void on_stall(const char *report, void *user)
     }
     fflush(stdout);
     if (interrupted)
-        fprintf(stderr, "  stopped by the student (Ctrl-C): the ranks cannot reach their next step: "
-                        "%s\n",
+        fprintf(stderr,
+                "  stopped by the student (Ctrl-C): the ranks cannot reach their next step: "
+                "%s\n",
                 report);
     else
-        fprintf(stderr, "  the run is stopped: %s: an endless loop? (--stall-timeout S allows "
-                        "longer)\n",
+        fprintf(stderr,
+                "  the run is stopped: %s: an endless loop? (--stall-timeout S allows "
+                "longer)\n",
                 report);
     _exit(interrupted ? 130 : 1);
 }

@@ -454,8 +454,7 @@ size_t simtDescribeRunning(char *buf, size_t cap)
 }
 
 /* What runs on executor x now, as simtDescribeRunning says it. */
-static int describe(const executor *x, const simt_launch *l, const char *sep, char *buf,
-                    size_t cap)
+static int describe(const executor *x, const simt_launch *l, const char *sep, char *buf, size_t cap)
 {
     const simt_kernel *k = l->kernel;
     const fiber *f = x->cur;

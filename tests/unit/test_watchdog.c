@@ -88,8 +88,8 @@ static void test_spin_is_a_stall(void)
         for (int i = 0; i < 100000; i++) x = x + (unsigned long)i;
     pl_watchdog_stop();
     CU_ASSERT_EQUAL(atomic_load(&fired), 1);
-    CU_ASSERT_STRING_EQUAL(report,
-                           "no progress for 0.2 s of CPU time: no kernel is running (the host code)");
+    CU_ASSERT_STRING_EQUAL(
+        report, "no progress for 0.2 s of CPU time: no kernel is running (the host code)");
 }
 
 /* Work that makes progress (an op done every few microseconds of CPU) uses
@@ -136,7 +136,8 @@ static void test_stuck_kernel_is_named(void)
     CU_ASSERT_CUDA(cudaStreamSynchronize(poke), cudaSuccess);
     CU_ASSERT_CUDA(cudaStreamSynchronize(run), cudaSuccess);
     CU_ASSERT_EQUAL(atomic_load(&fired), 1);
-    const char *want = "no progress for 0.2 s of CPU time: kernel spin_until (tests/unit/kernels.cu:";
+    const char *want =
+        "no progress for 0.2 s of CPU time: kernel spin_until (tests/unit/kernels.cu:";
     CU_ASSERT_NSTRING_EQUAL(report, want, strlen(want));
     CU_ASSERT_PTR_NOT_NULL(strstr(report, ") is in blockIdx (0,0,0), threadIdx (0,0,0)"));
     if (!strstr(report, "threadIdx (0,0,0)")) fprintf(stderr, "  reported: %s\n", report);
