@@ -152,18 +152,18 @@ LAB_ARGS="--stall-timeout 1" lab_run lab01_endless_loop.cu 01_hello_threads lab0
 # stated status and give the terminal back (canonical mode and echo, read
 # by stty after the exit).
 tty_endless() {
-    local copy="$work/lab01_endless_loop" sock="paralab-endless-$$" key want name pid ticks
+    local copy="$work/lab01_endless_loop" sock key want name pid ticks
     if ! command -v tmux >/dev/null; then echo "FAIL  lab01 UI, endless kernel: tmux is not installed"; fails=$((fails + 1)); return; fi
     [ -x "$copy/build/bin/lab01" ] || { echo "FAIL  lab01 UI, endless kernel: no lab01 built"; fails=$((fails + 1)); return; }
     local hz; hz=$(getconf CLK_TCK)
     for key in q C-c; do
         if [ "$key" = q ]; then want=0 name="q"; else want=130 name="Ctrl-C"; fi
-        tmux -L "$sock" kill-server 2>/dev/null || true
+        sock="paralab-endless-$$-$key"
         tmux -L "$sock" new-session -d -s t -x 80 -y 24 "cd '$copy' && TERM=xterm-256color NO_COLOR=1 '$copy/build/bin/lab01' --step; echo EXIT=\$?; stty -a | tr ' ' '\n' | grep -xE -- '-?(icanon|echo)' | tr '\n' ' '; echo; sleep 60"
         local ok=1 s=""
         # each wait ends on what it waits for or on the lab's exit; the 3000
         # polls only bound a test that is already failing
-        for _ in $(seq 3000); do s=$(tmux -L "$sock" capture-pane -p -t t); grep -qF "step 1/4" <<<"$s" && break; sleep 0.1; done
+        for _ in $(seq 3000); do s=$(tmux -L "$sock" capture-pane -p -t t) || true; grep -qF "step 1/4" <<<"$s" && break; sleep 0.1; done
         grep -qF "step 1/4" <<<"$s" || { ok=0; echo "  $name: the UI did not come up"; }
         tmux -L "$sock" send-keys -t t Space
         # the kernel is looping once the lab has spent 1 s of CPU time (grid_size slept)
@@ -174,17 +174,17 @@ tty_endless() {
             sleep 0.1
         done
         tmux -L "$sock" send-keys -t t "$key"
-        for _ in $(seq 3000); do s=$(tmux -L "$sock" capture-pane -p -J -t t -S -200); grep -q "^EXIT=" <<<"$s" && break; sleep 0.1; done
+        for _ in $(seq 3000); do s=$(tmux -L "$sock" capture-pane -p -J -t t -S -200) || true; grep -q "^EXIT=" <<<"$s" && break; sleep 0.1; done
         grep -qx "EXIT=$want" <<<"$s" || { ok=0; echo "  $name: expected EXIT=$want"; }
         local msg="stopped by the student"
         [ "$key" = C-c ] && msg="$msg (Ctrl-C)"
         grep -qE "^  $(sed 's/[()]/\\&/g' <<<"$msg"): the ranks cannot reach their next step: no progress for 1 s of CPU time: kernel vector_add \(labs/01_hello_threads/exercise.cu:[0-9]+\) is in blockIdx \(0,0,0\), threadIdx \(0,0,0\)$" <<<"$s" ||
             { ok=0; echo "  $name: no line '$msg: the ranks cannot reach their next step: ... kernel vector_add ...'"; }
         grep -qE "^(icanon echo|echo icanon) *$" <<<"$s" || { ok=0; echo "  $name: the terminal is not restored (icanon, echo)"; }
+        tmux -L "$sock" kill-server 2>/dev/null || true
         if [ $ok = 1 ]; then echo "PASS  lab01 UI, endless kernel: $name stops it (exit $want), terminal restored"
         else echo "FAIL  lab01 UI, endless kernel: $name"; echo "$s" | sed 's/^/  | /'; fails=$((fails + 1)); fi
     done
-    tmux -L "$sock" kill-server 2>/dev/null || true
 }
 tty_endless
 

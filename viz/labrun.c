@@ -31,6 +31,7 @@ static void on_interrupt(int sig)
     signal(sig, SIG_DFL); /* a second one stops the process at once */
 }
 
+#ifdef PARALAB_SIMULATED_CUDA
 /* The watchdog saw no progress: a kernel (or the host code) in an endless
  * loop, or ranks asked to stop that cannot reach their next step. With the
  * UI, its thread gives the terminal back first; headless, the report goes
@@ -54,6 +55,7 @@ static void on_stall(const char *report, void *user)
                 report);
     _exit(interrupted ? 130 : 1);
 }
+#endif
 
 /* Headless with a trace file: a thread drains the rings into the writer,
  * and turns an interruption into a quit of the player. */
