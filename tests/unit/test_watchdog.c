@@ -46,6 +46,7 @@ static void nap(double s)
 static void test_sleep_is_no_stall(void)
 {
     atomic_store(&fired, 0);
+    report[0] = '\0';
     CU_ASSERT_EQUAL_FATAL(pl_watchdog_start(0.2, on_stall, NULL), 0);
     nap(1.0);
     pl_watchdog_stop();
@@ -60,6 +61,7 @@ static void test_stopped_is_no_stall(void)
     pid_t pid = fork();
     if (pid == 0) {
         atomic_store(&fired, 0);
+        report[0] = '\0';
         if (pl_watchdog_start(0.2, on_stall, NULL) != 0) _exit(3);
         raise(SIGSTOP);
         nap(0.3); /* the watchdog samples again after the stop */
@@ -81,6 +83,7 @@ static void test_stopped_is_no_stall(void)
 static void test_spin_is_a_stall(void)
 {
     atomic_store(&fired, 0);
+    report[0] = '\0';
     CU_ASSERT_EQUAL_FATAL(pl_watchdog_start(0.2, on_stall, NULL), 0);
     double t0 = cpu_now();
     volatile unsigned long x = 0;
@@ -99,6 +102,7 @@ static void test_progress_is_no_stall(void)
     int *d = NULL;
     CU_ASSERT_CUDA(cudaMalloc((void **)&d, 64), cudaSuccess);
     atomic_store(&fired, 0);
+    report[0] = '\0';
     CU_ASSERT_EQUAL_FATAL(pl_watchdog_start(0.2, on_stall, NULL), 0);
     double t0 = cpu_now();
     while (cpu_now() - t0 < 1.0) {
@@ -115,8 +119,9 @@ static void test_progress_is_no_stall(void)
 }
 
 #ifdef PARALAB_SIMULATED_CUDA
-/* A kernel that never leaves its block is named, with its block and thread;
- * then it is let go (a copy on another stream sets its flag). */
+/* A kernel that never leaves its block is named, with its block and thread,
+ * even while the host makes progress; then it is let go (a copy on another
+ * stream sets its flag). */
 static void test_stuck_kernel_is_named(void)
 {
     int *flag = NULL, one = 1;
@@ -126,10 +131,15 @@ static void test_stuck_kernel_is_named(void)
     CU_ASSERT_CUDA(cudaStreamCreate(&run), cudaSuccess);
     CU_ASSERT_CUDA(cudaStreamCreate(&poke), cudaSuccess);
     atomic_store(&fired, 0);
+    report[0] = '\0';
     CU_ASSERT_EQUAL_FATAL(pl_watchdog_start(0.2, on_stall, NULL), 0);
     CU_ASSERT_CUDA(tk_spin_until(flag, run), cudaSuccess);
     double t0 = cpu_now();
-    while (!atomic_load(&fired) && cpu_now() - t0 < 30) nap(0.01);
+    /* the host makes progress meanwhile: only the kernel is stuck */
+    while (!atomic_load(&fired) && cpu_now() - t0 < 30) {
+        pl_watchdog_progress();
+        nap(0.01);
+    }
     pl_watchdog_stop();
     CU_ASSERT_CUDA(cudaMemcpyAsync(flag, &one, sizeof one, cudaMemcpyHostToDevice, poke),
                    cudaSuccess);
