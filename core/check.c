@@ -6,6 +6,7 @@
 
 #include "paralab/check.h"
 #include "paralab/exercise.h"
+#include "paralab/watchdog.h"
 
 void pl_check_begin(pl_check *c, const char *lab, const char *exercise)
 {
@@ -42,6 +43,7 @@ int pl_check_ok(const pl_check *c) { return c->outcome == PL_PASS; }
 
 int pl_check_that(pl_check *c, int ok, const char *fmt, ...)
 {
+    pl_watchdog_progress(); /* a check that compares values moves on */
     c->assertions++;
     if (!ok) {
         va_list ap;
@@ -55,6 +57,7 @@ int pl_check_that(pl_check *c, int ok, const char *fmt, ...)
 int pl_check_floats(pl_check *c, const char *what, const float *got, const float *want, size_t n,
                     double rtol, double atol)
 {
+    pl_watchdog_progress();
     for (size_t i = 0; i < n; i++) {
         c->assertions++;
         double g = got[i], w = want[i];
@@ -70,6 +73,18 @@ int pl_check_floats(pl_check *c, const char *what, const float *got, const float
         }
     }
     return 1;
+}
+
+void pl_check_progress(const pl_check *c, const char *fmt, ...)
+{
+    char line[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    pl_watchdog_progress();
+    fprintf(stderr, "  ... %s %s: %s\n", c->lab, c->exercise, line);
+    fflush(stderr);
 }
 
 void pl_check_print(const pl_check *c, int color)

@@ -25,6 +25,7 @@ enum {
     OPT_HW,
     OPT_COMM,
     OPT_COMM_TIMEOUT,
+    OPT_STALL_TIMEOUT,
 };
 
 void pl_options_defaults(pl_options *o, int default_devices)
@@ -36,6 +37,7 @@ void pl_options_defaults(pl_options *o, int default_devices)
     o->speed = 1.0;
     o->comm = PL_COMM_AUTO;
     o->comm_timeout = 10.0;
+    o->stall_timeout = 60.0;
 }
 
 static void usage(char *msg, size_t cap, const char *prog, const char *summary,
@@ -56,8 +58,14 @@ static void usage(char *msg, size_t cap, const char *prog, const char *summary,
         "      --comm ENGINE     local or nccl (default: nccl when every rank\n"
         "                        has its own real GPU, else local)\n"
         "      --comm-timeout S  seconds a rank may wait in a collective "
-        "(default 10;\n"
-        "                        a paused step does not count)\n",
+        "(default 10;
+"
+        "                        a paused step does not count)
+"
+        "      --stall-timeout S CPU seconds the lab may run without progress before
+"
+        "                        it is stopped as an endless loop (default 60)
+",
         prog, summary);
     for (const pl_lab_option *e = extra; e && e->name && n < cap; e++) {
         char left[64];
@@ -98,6 +106,7 @@ pl_options_status pl_options_parse(pl_options *o, int argc, char **argv, const c
         {"hw", required_argument, 0, OPT_HW},
         {"comm", required_argument, 0, OPT_COMM},
         {"comm-timeout", required_argument, 0, OPT_COMM_TIMEOUT},
+        {"stall-timeout", required_argument, 0, OPT_STALL_TIMEOUT},
         {"help", no_argument, 0, 'h'},
     };
     int n = 0;
@@ -172,6 +181,10 @@ pl_options_status pl_options_parse(pl_options *o, int argc, char **argv, const c
             break;
         case OPT_COMM_TIMEOUT:
             if (parse_double("--comm-timeout", optarg, 0.1, 3600, &o->comm_timeout, msg, cap))
+                return PL_OPTIONS_ERROR;
+            break;
+        case OPT_STALL_TIMEOUT:
+            if (parse_double("--stall-timeout", optarg, 0.1, 86400, &o->stall_timeout, msg, cap))
                 return PL_OPTIONS_ERROR;
             break;
         case 'h':

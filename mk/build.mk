@@ -7,6 +7,9 @@
 #                 runtime, NCCL and cuBLAS
 #   SAN=address   AddressSanitizer + UndefinedBehaviorSanitizer (sim)
 #   SAN=thread    the race check: ThreadSanitizer with fiber annotations (sim)
+#   V=1           show every compile and link command; by default one line
+#                 per file ("  CC labs/01_hello_threads/exercise.cu"), and
+#                 the compiler's own messages in full
 
 VARIANT ?= sim
 SAN ?=
@@ -89,6 +92,16 @@ endif
 OBJ := $(BUILD)/obj
 BIN := $(BUILD)/bin
 
+# Quiet by default: what is built, not how (V=1: the commands).
+V ?= 0
+ifeq ($(V),1)
+  Q :=
+  say = @:
+else
+  Q := @
+  say = @printf '  %-4s %s\n' '$(1)' '$(2)'
+endif
+
 # ---- sources -------------------------------------------------------------
 SIMT_SRC := $(if $(filter sim,$(VARIANT)),core/simt/emu.c core/simt/runtime.c core/simt/presets.c)
 CORE_SRC := $(wildcard core/*.c) $(wildcard core/kernels/*.cu) $(wildcard viz/*.c)
@@ -134,49 +147,59 @@ comma := ,
 
 $(OBJ)/core/simt/%.c.o: core/simt/%.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(SIMTFLAGS) -U_FORTIFY_SOURCE -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(SIMTFLAGS) -U_FORTIFY_SOURCE -c $< -o $@
 
 $(OBJ)/%.c.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(EXTRA) -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CFLAGS) $(EXTRA) -c $< -o $@
 
 ifeq ($(VARIANT),sim)
 $(OBJ)/%.cu.o: %.cu $(FLAGS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(KFLAGS) $(EXTRA) -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(KFLAGS) $(EXTRA) -c $< -o $@
 else
 $(OBJ)/%.cu.o: %.cu $(FLAGS_STAMP)
 	@mkdir -p $(@D)
-	$(NVCC) $(NVFLAGS) $(EXTRA) -MMD -MP -c $< -o $@
+	$(call say,NVCC,$<)
+	$(Q)$(NVCC) $(NVFLAGS) $(EXTRA) -MMD -MP -c $< -o $@
 endif
 
 # ---- link ------------------------------------------------------------------
 define lab_rule
 $(BIN)/lab$(shell echo $(notdir $(1)) | cut -c1-2): $(OBJ)/$(1)/main.c.o $(LAB_OBJ) $(RT_OBJ)
 	@mkdir -p $$(@D)
-	$$(CC) $$(LDFLAGS) $$^ $$(LDLIBS) -o $$@
+	$$(call say,LD,$$@)
+	$$(Q)$$(CC) $$(LDFLAGS) $$^ $$(LDLIBS) -o $$@
 endef
 $(foreach d,$(LAB_DIRS),$(eval $(call lab_rule,$(d))))
 
 $(BIN)/labcheck: $(OBJ)/tests/labcheck.c.o $(LAB_OBJ) $(RT_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(call say,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(BIN)/unit: $(call objs,$(UNIT_SRC)) $(RT_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $^ -lcunit $(LDLIBS) -o $@
+	$(call say,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ -lcunit $(LDLIBS) -o $@
 
 $(BIN)/paralab-bench: $(call objs,$(BENCH_SRC)) $(LAB_OBJ) $(RT_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(call say,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(BIN)/paralab-viz: $(OBJ)/tools/viz.c.o $(RT_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(call say,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(BIN)/paralab-train: $(OBJ)/tools/train.c.o $(RT_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(call say,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # The race check also runs Lab 03's reference as it is (clean), and a copy of
 # it with the __syncthreads() after each step of the tree removed, renamed
@@ -184,13 +207,15 @@ $(BIN)/paralab-train: $(OBJ)/tools/train.c.o $(RT_OBJ)
 # scenario lab03_no_barrier (tests/student_check.sh).
 $(BUILD)/gen/lab03_racy.cu: labs/03_reduction/solution.cu
 	@mkdir -p $(@D)
-	perl -0pe 's/(if \(tid < half\) s\[tid\] \+= s\[tid \+ half\];\n)\s*__syncthreads\(\);\n/$$1/g; s/lab03_solution/lab03_racy/g' $< >$@
+	$(call say,GEN,$@)
+	$(Q)perl -0pe 's/(if \(tid < half\) s\[tid\] \+= s\[tid \+ half\];\n)\s*__syncthreads\(\);\n/$$1/g; s/lab03_solution/lab03_racy/g' $< >$@
 	@! cmp -s $< $@ || { echo "lab03_racy.cu: the edit no longer applies to $<" >&2; rm -f $@; exit 1; }
 
 $(BIN)/racecheck: $(call objs,$(wildcard tests/race/*.c tests/race/*.cu) labs/03_reduction/solution.cu \
                   $(BUILD)/gen/lab03_racy.cu) $(RT_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(call say,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 -include $(shell find $(OBJ) -name '*.d' 2>/dev/null)
 

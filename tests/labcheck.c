@@ -7,8 +7,10 @@
  *   labcheck LAB...       only these labs (by id or number: 01_hello_threads, 01)
  *
  * Each exercise is checked in a child process of its own: a crash, an
- * endless loop (--timeout, default 120 s; the report names the kernel still
- * running) or a sticky GPU fault in one exercise cannot touch the others, and
+ * endless loop (--timeout: S seconds of the child's CPU time with no
+ * progress, default 60, see paralab/watchdog.h; the report names the kernel
+ * still running) or a sticky GPU fault in one exercise cannot touch the
+ * others, and
  * the parent never initialises CUDA (so forking is safe on a real GPU too).
  * A first child checks that a device answers at all: a missing GPU or a bad
  * simulated-GPU setting is one clear line and exit 2, not a student's FAIL.
@@ -20,6 +22,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +38,7 @@
 #include "paralab/device.h"
 
 #include "paralab/cli.h"
+#include "paralab/watchdog.h"
 #include "registry.h"
 
 static void usage(FILE *f)
@@ -42,7 +46,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: labcheck [--solution] [--strict] [--timeout S] [--list] [LAB...]\n"
                "  --solution  check the reference solutions instead of your exercise files\n"
                "  --strict    count TODO (not attempted) as a failure\n"
-               "  --timeout   seconds one exercise's check may take (default 120)\n"
+               "  --timeout   CPU seconds a check may run without progress before it is\n"
+               "              stopped as an endless loop (default 60)\n"
                "  --list      list the labs and their exercises\n"
                "  LAB         a lab id or number (01_hello_threads, 01 or 1); default: all\n");
 }
@@ -58,25 +63,23 @@ static int selected(const pl_lab *lab, int argc, char **argv)
     return 0;
 }
 
-/* In the child: the check under way, and where its result goes. */
-static pl_check *child_check;
+/* In the child: the check under way, where its result goes, and who
+ * reports first (the check, or the watchdog when it loops). */
+static const pl_check *child_check;
 static int child_fd;
-static int child_timeout;
+static atomic_int child_reported;
 
-/* The child ran out of time: report what is running, then go. */
-static void on_alarm(int sig)
+/* The watchdog saw no progress: report what is running, then go. */
+static void on_stall(const char *report, void *user)
 {
-    (void)sig;
-    char running[400] = "";
-#ifdef PARALAB_SIMULATED_CUDA
-    simtDescribeRunning(running, sizeof running);
-#endif
-    pl_check_fail(child_check,
-                  "still running after %d s%s%s: an endless loop? (make check ARGS=\"--timeout "
-                  "S\" allows longer)",
-                  child_timeout, *running ? ": " : "", running);
-    ssize_t w = write(child_fd, child_check, sizeof *child_check);
-    _exit(w == (ssize_t)sizeof *child_check ? 0 : 3);
+    (void)user;
+    if (atomic_exchange(&child_reported, 1)) return;
+    pl_check c;
+    pl_check_begin(&c, child_check->lab, child_check->exercise);
+    pl_check_fail(&c, "%s: an endless loop? (make check ARGS=\"--timeout S\" allows longer)",
+                  report);
+    ssize_t w = write(child_fd, &c, sizeof c);
+    _exit(w == (ssize_t)sizeof c ? 0 : 3);
 }
 
 /* A device answers (checked in a child: the parent stays CUDA-free). */
@@ -117,10 +120,14 @@ static void run_isolated(const pl_lab *lab, int e, int solution, int timeout, pl
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive labcheck */
         child_check = c;
         child_fd = fd[1];
-        child_timeout = timeout;
-        signal(SIGALRM, on_alarm);
-        alarm((unsigned)timeout);
+        if (pl_watchdog_start(timeout, on_stall, NULL) != 0) {
+            pl_check_fail(c, "cannot start the watchdog thread");
+            ssize_t w = write(fd[1], c, sizeof *c);
+            _exit(w == (ssize_t)sizeof *c ? 0 : 3);
+        }
         lab->check(e, solution, c);
+        if (atomic_exchange(&child_reported, 1))
+            for (;;) pause(); /* the watchdog reports and ends the process */
         ssize_t w = write(fd[1], c, sizeof *c);
         _exit(w == (ssize_t)sizeof *c ? 0 : 3);
     }
@@ -152,7 +159,7 @@ int main(int argc, char **argv)
     /* fds 0-2 open, so that the result pipes never take their numbers */
     for (int fd = open("/dev/null", O_RDWR); fd >= 0 && fd <= 2; fd = open("/dev/null", O_RDWR))
         ;
-    int solution = 0, strict = 0, list = 0, timeout = 120;
+    int solution = 0, strict = 0, list = 0, timeout = 60;
     static const struct option opts[] = {
         {"solution", no_argument, 0, 's'},      {"strict", no_argument, 0, 't'},
         {"timeout", required_argument, 0, 'T'}, {"list", no_argument, 0, 'l'},

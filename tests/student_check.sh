@@ -143,14 +143,17 @@ build_fails() {
 }
 
 # The lab binary on the same scenario (after `scenario`): expected exit
-# status, then patterns its output must contain.
+# status, then patterns its output must contain. LAB_ARGS adds options.
 lab_run() {
     local file=$1 lab=$2 bin=$3 want_rc=$4
     shift 4
     [[ $file =~ ${ONLY:-.} ]] || return 0
     local copy="$work/${file%.*}" out rc=0 ok=1
     make -s -C "$copy" -f mk/build.mk -j2 VARIANT=sim BUILD=build "build/bin/$bin" >>"$copy/build.log" 2>&1 || { echo "FAIL  $bin on $file: does not build"; fails=$((fails + 1)); return; }
-    out=$(timeout 60 "$copy/build/bin/$bin" --no-viz 2>&1) || rc=$?
+    # at most 300 s of CPU time (ulimit -t), never a wall-clock limit: a busy
+    # machine slows the lab but does not spend its CPU time
+    # shellcheck disable=SC2086
+    out=$(ulimit -t 300; "$copy/build/bin/$bin" --no-viz ${LAB_ARGS:-} 2>&1) || rc=$?
     [ "$rc" = "$want_rc" ] || { ok=0; echo "  exit status $rc, expected $want_rc"; }
     for p in "$@"; do
         grep -qE -- "$p" <<<"$out" || { ok=0; echo "  missing: $p"; }
@@ -179,9 +182,56 @@ scenario lab01_host_crash.cu 01_hello_threads 1 \
     '^FAIL  01_hello_threads +grid_size +the check crashed with signal 11' \
     '^TODO  01_hello_threads +vector_add'
 
-LABCHECK_ARGS="--timeout 3" scenario lab01_endless_loop.cu 01_hello_threads 1 \
+# The watchdog counts CPU time: grid_size sleeps 2 s (no CPU) past the 1 s
+# timeout and passes; vector_add's kernel spins and is stopped, named.
+LABCHECK_ARGS="--timeout 1" scenario lab01_endless_loop.cu 01_hello_threads 1 \
     '^PASS  01_hello_threads +grid_size' \
-    '^FAIL  01_hello_threads +vector_add +still running after 3 s: kernel vector_add \(labs/01_hello_threads/exercise.cu:[0-9]+\) is in blockIdx \(0,0,0\), threadIdx \(0,0,0\): an endless loop\?'
+    '^FAIL  01_hello_threads +vector_add +no progress for 1 s of CPU time: kernel vector_add \(labs/01_hello_threads/exercise.cu:[0-9]+\) is in blockIdx \(0,0,0\), threadIdx \(0,0,0\): an endless loop\? \(make check ARGS="--timeout S" allows longer\)$'
+LAB_ARGS="--stall-timeout 1" lab_run lab01_endless_loop.cu 01_hello_threads lab01 1 \
+    '^\[1\] grid size: 1000 elements' \
+    '^  the run is stopped: no progress for 1 s of CPU time: kernel vector_add \(labs/01_hello_threads/exercise.cu:[0-9]+\) is in blockIdx \(0,0,0\), threadIdx \(0,0,0\): an endless loop\? \(--stall-timeout S allows longer\)$'
+
+# The same lab01 in the UI (tmux, 80x24, NO_COLOR) while its kernel loops:
+# q, and Ctrl-C, each stop it (the watchdog, hurried to 1 s of CPU time once
+# a quit is asked, names the kernel the ranks cannot leave), exit with the
+# stated status and give the terminal back (canonical mode and echo, read
+# by stty after the exit).
+tty_endless() {
+    local copy="$work/lab01_endless_loop" sock key want name pid ticks
+    if ! command -v tmux >/dev/null; then echo "FAIL  lab01 UI, endless kernel: tmux is not installed"; fails=$((fails + 1)); return; fi
+    [ -x "$copy/build/bin/lab01" ] || { echo "FAIL  lab01 UI, endless kernel: no lab01 built"; fails=$((fails + 1)); return; }
+    local hz; hz=$(getconf CLK_TCK)
+    for key in q C-c; do
+        if [ "$key" = q ]; then want=0 name="q"; else want=130 name="Ctrl-C"; fi
+        sock="paralab-endless-$$-$key"
+        tmux -L "$sock" new-session -d -s t -x 80 -y 24 "cd '$copy' && TERM=xterm-256color NO_COLOR=1 '$copy/build/bin/lab01' --step; echo EXIT=\$?; stty -a | tr ' ' '\n' | grep -xE -- '-?(icanon|echo)' | tr '\n' ' '; echo; sleep 60"
+        local ok=1 s=""
+        # each wait ends on what it waits for or on the lab's exit; the 3000
+        # polls only bound a test that is already failing
+        for _ in $(seq 3000); do s=$(tmux -L "$sock" capture-pane -p -t t) || true; grep -qF "step 1/4" <<<"$s" && break; sleep 0.1; done
+        grep -qF "step 1/4" <<<"$s" || { ok=0; echo "  $name: the UI did not come up"; }
+        tmux -L "$sock" send-keys -t t Space
+        # the kernel is looping once the lab has spent 1 s of CPU time (grid_size slept)
+        pid=$(pgrep -n -f "^$copy/build/bin/lab01 --step") || true
+        for _ in $(seq 3000); do
+            ticks=$(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null) || break
+            [ "$ticks" -ge "$hz" ] && break
+            sleep 0.1
+        done
+        tmux -L "$sock" send-keys -t t "$key"
+        for _ in $(seq 3000); do s=$(tmux -L "$sock" capture-pane -p -J -t t -S -200) || true; grep -q "^EXIT=" <<<"$s" && break; sleep 0.1; done
+        grep -qx "EXIT=$want" <<<"$s" || { ok=0; echo "  $name: expected EXIT=$want"; }
+        local msg="stopped by the student"
+        [ "$key" = C-c ] && msg="$msg (Ctrl-C)"
+        grep -qE "^  $(sed 's/[()]/\\&/g' <<<"$msg"): the ranks cannot reach their next step: no progress for 1 s of CPU time: kernel vector_add \(labs/01_hello_threads/exercise.cu:[0-9]+\) is in blockIdx \(0,0,0\), threadIdx \(0,0,0\)$" <<<"$s" ||
+            { ok=0; echo "  $name: no line '$msg: the ranks cannot reach their next step: ... kernel vector_add ...'"; }
+        grep -qE "^(icanon echo|echo icanon) *$" <<<"$s" || { ok=0; echo "  $name: the terminal is not restored (icanon, echo)"; }
+        tmux -L "$sock" kill-server 2>/dev/null || true
+        if [ $ok = 1 ]; then echo "PASS  lab01 UI, endless kernel: $name stops it (exit $want), terminal restored"
+        else echo "FAIL  lab01 UI, endless kernel: $name"; echo "$s" | sed 's/^/  | /'; fails=$((fails + 1)); fi
+    done
+}
+tty_endless
 
 scenario lab02_correct.cu 02_memory 0 \
     '^PASS  02_memory +transpose_tiled'
@@ -207,9 +257,12 @@ scenario lab05_one_stream.c 05_streams 1 \
 scenario lab05_no_kernel.c 05_streams 1 \
     '^FAIL  05_streams +chunked +chunked\(n=1, chunks=1, streams=1\): h_out\[0\] = 3.39615136e\+38, the value the check put in d_out before the run, but expected 0: it was copied back, but no kernel wrote it: call lab05_process\(d_out \+ off, d_in \+ off, len, s\) between the two copies'
 
-# (it trains: about 45 s alone on 2 cores, more when the machine is busy)
-LABCHECK_ARGS="--timeout 600" scenario lab07_correct.c 07_data_parallel 0 \
-    '^PASS  07_data_parallel +shard_batch' '^PASS  07_data_parallel +sync_gradients'
+# (it trains: about 2 minutes alone on 2 cores, more when the machine is
+# busy; the timeout counts CPU time without progress, so the default holds;
+# it says how far it is every 5 epochs)
+scenario lab07_correct.c 07_data_parallel 0 \
+    '^PASS  07_data_parallel +shard_batch' '^PASS  07_data_parallel +sync_gradients' \
+    '^  \.\.\. 07_data_parallel sync_gradients: N=8, epoch 20/20: loss [0-9.]+, test [0-9.]+ %$'
 scenario lab07_sum_only.c 07_data_parallel 1 \
     '^PASS  07_data_parallel +shard_batch' \
     '^FAIL  07_data_parallel +sync_gradients +N=2, 1 float: rank 0.s grad\[0\] = 7, but the average over the ranks is 3.5 \(the sum: divide by the rank count, pl_k_scale\(grad, \(long\)count, 1.0f / n, stream\)\)'
@@ -229,6 +282,46 @@ scenario lab06_library_all_reduce.c 06_collectives 1 \
     '^FAIL  06_collectives +ring_all_reduce +N=2, count 0: rank 0 called pl_all_reduce \(1 time\): the result is right, but this exercise builds the ring itself, from pl_send and pl_recv'
 scenario lab06_wrong_segment.c 06_collectives 1 \
     '^FAIL  06_collectives +ring_all_reduce +N=2, count 1: rank [01]: buf\[0\] = [0-9]+ but expected [0-9]+ \(N=2, count 1\)'
+
+# make check as a student runs it after an edit (a copy of the tree and of
+# build/sim; Lab 01's grid_size rounds down): quiet, one line per file
+# built and no compiler command; the FAIL lines; exit status 2, make's for a
+# failed command (labcheck's own is 1). V=1 shows the commands. A compile
+# error in the exercise is shown in full.
+make_check_output() {
+    local mc="$work/make_check" out rc ok=1 ex="labs/01_hello_threads/exercise.cu"
+    mkdir -p "$mc/build"
+    (cd "$root" && cp -r Makefile core viz tools labs tests bench mk scripts "$mc"/)
+    if [ -d "$root/build/sim" ]; then cp -a "$root/build/sim" "$mc/build/"; fi
+    cp "$root/tests/student/lab01_floor_division.cu" "$mc/$ex"
+    mk() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$mc" check ARGS=01 "$@" 2>&1; }
+    rc=0; out=$(mk) || rc=$?
+    [ "$rc" = 2 ] || { ok=0; echo "  make check: exit status $rc, expected 2"; }
+    for p in "^  CC   $ex\$" '^  LD   build/sim/bin/labcheck$' '^FAIL  01_hello_threads +grid_size' \
+             '^labcheck \(your exercises\): 0 passed, 2 failed, 0 todo$'; do
+        grep -qE -- "$p" <<<"$out" || { ok=0; echo "  make check: missing $p"; }
+    done
+    if grep -qE -- '(^| )(cc|gcc) |-o build/sim/' <<<"$out"; then ok=0; echo "  make check: compiler command lines in its output"; fi
+    [ $ok = 1 ] && echo "PASS  make check is quiet: one line per file, the verdict, exit 2" || { echo "FAIL  make check (quiet)"; echo "$out" | head -40 | sed 's/^/  | /'; fails=$((fails + 1)); }
+    ok=1
+    touch "$mc/$ex"
+    rc=0; out=$(mk V=1) || rc=$?
+    [ "$rc" = 2 ] || { ok=0; echo "  make check V=1: exit status $rc, expected 2"; }
+    for p in "^cc .* -c $ex -o build/sim/obj/$ex.o\$" '^cc .* -o build/sim/bin/labcheck$' '^FAIL  01_hello_threads +grid_size'; do
+        grep -qE -- "$p" <<<"$out" || { ok=0; echo "  make check V=1: missing $p"; }
+    done
+    [ $ok = 1 ] && echo "PASS  make check V=1 shows the commands" || { echo "FAIL  make check V=1"; echo "$out" | cut -c1-200 | head -40 | sed 's/^/  | /'; fails=$((fails + 1)); }
+    ok=1
+    echo 'int broken = ;' >>"$mc/$ex"
+    rc=0; out=$(mk) || rc=$?
+    [ "$rc" = 2 ] || { ok=0; echo "  make check, a compile error: exit status $rc, expected 2"; }
+    for p in "^$ex:[0-9]+:[0-9]+: error: expected expression" '^ +[0-9]+ \| int broken = ;$'; do
+        grep -qE -- "$p" <<<"$out" || { ok=0; echo "  make check, a compile error: missing $p"; }
+    done
+    if grep -qE -- '(^| )(cc|gcc) |^(PASS|FAIL|TODO)  ' <<<"$out"; then ok=0; echo "  make check, a compile error: a command line or a verdict"; fi
+    [ $ok = 1 ] && echo "PASS  make check shows a compile error in full, and no verdict" || { echo "FAIL  make check, a compile error"; echo "$out" | head -40 | sed 's/^/  | /'; fails=$((fails + 1)); }
+}
+make_check_output
 
 echo "student scenarios: $fails failed"
 [ $fails = 0 ]

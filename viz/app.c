@@ -17,6 +17,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,11 @@
 #include <unistd.h>
 
 #include <cuda_runtime.h>
+#ifdef PARALAB_SIMULATED_CUDA
+#include "simt/simt.h"
+#endif
 
+#include "paralab/watchdog.h"
 #include "vizint.h"
 
 #define FRAME_MS 33
@@ -58,6 +63,15 @@ int pl_viz_available(char *why, size_t cap)
 }
 
 static volatile sig_atomic_t quit_signal;
+/* the watchdog's report (labrun.c), for the UI thread to act on */
+static atomic_int stalled;
+static char stall_report[1200];
+
+void viz_stalled(const char *report)
+{
+    snprintf(stall_report, sizeof stall_report, "%s", report);
+    atomic_store(&stalled, 1);
+}
 static int curses_on, saved_stderr = -1, saved_stdout = -1;
 static FILE *captured, *captured_out, *term_out;
 static SCREEN *screen;
@@ -227,6 +241,7 @@ typedef struct app {
     unsigned panes;
     char mode_text[48], status_text[160];
     int quit;
+    int stopping; /* a quit was asked while the ranks run: they stop at their next step */
     /* live */
     pl_player *player;
     pl_trace *trace;
@@ -471,7 +486,9 @@ static void loop(app *a)
 {
     double last_mem = 0, last = wall();
     while (!a->quit) {
-        if (quit_signal) a->quit = 2; /* Ctrl-C or SIGTERM */
+        if (quit_signal) a->quit = 2;           /* Ctrl-C or SIGTERM */
+        if (atomic_load(&stalled)) a->quit = 3; /* no progress: the watchdog */
+        if (a->stopping && __atomic_load_n(&a->world_done, __ATOMIC_ACQUIRE)) break;
         drain(a);
         read_log(a);
         take_metrics(&a->model);
@@ -550,6 +567,36 @@ static void *world_thread(void *p)
     return NULL;
 }
 
+/* The ranks cannot be stopped (a kernel never ends, or the student asked
+ * twice): the terminal is given back, the trace file finished with what it
+ * has, and the process ends here, since nothing can wait for those ranks.
+ * Exit status: 130 after Ctrl-C, 0 after q, 1 when the watchdog stopped a
+ * run nobody asked to stop. */
+static _Noreturn void stop_now(app *a, int quit)
+{
+    drain(a);
+    char werr[512];
+    if (a->writer) pl_trace_writer_close(a->writer, werr, sizeof werr);
+    term_stop();
+    fflush(stdout);
+    if (atomic_load(&stalled))
+        fprintf(stderr, "  %s%s%s%s\n", quit ? "stopped by the student" : "the run is stopped: ",
+                quit == 2 ? " (Ctrl-C): the ranks cannot reach their next step: "
+                : quit    ? ": the ranks cannot reach their next step: "
+                          : "",
+                stall_report, quit ? "" : ": an endless loop? (--stall-timeout S allows longer)");
+    else {
+        char running[600] = "";
+#ifdef PARALAB_SIMULATED_CUDA
+        simtDescribeRunning(running, sizeof running);
+#endif
+        fprintf(stderr, "  stopped by the student%s before the ranks reached their next step%s%s\n",
+                quit == 2 ? " (Ctrl-C)" : "", *running ? ": " : "", running);
+    }
+    fflush(stderr);
+    _exit(quit == 2 ? 130 : quit ? 0 : 1);
+}
+
 int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank_fn fn, void *arg,
                      pl_trace_writer *writer, int *quit, char *err, size_t err_size)
 {
@@ -590,6 +637,7 @@ int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank
     a.grid.utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
     pl_player_set_quiet(a.player, 1);
     pl_player_set_interactive(a.player, 1);
+    pl_watchdog_ignore_thread(); /* drawing frames is not the ranks' work */
     world_job j = {wc, fn, arg, 0, "", &a};
     pthread_t t;
     if (pthread_create(&t, NULL, world_thread, &j) != 0) {
@@ -600,16 +648,19 @@ int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank
     for (;;) {
         loop(&a);
         if (__atomic_load_n(&a.world_done, __ATOMIC_ACQUIRE)) break;
-        /* quit while the ranks run: stop them at their next step */
+        if (a.quit == 3 || a.stopping) stop_now(&a, a.quit == 3 ? *quit : a.quit);
+        /* quit while the ranks run: stop them at their next step, and keep
+         * the screen (and the keys) alive meanwhile; ranks that cannot get
+         * there (a kernel in an endless loop) are caught by the watchdog,
+         * now after 1 s of CPU time without progress, or by a second quit */
         *quit = a.quit;
         pl_player_quit(a.player);
-        snprintf(a.status_text, sizeof a.status_text, "stopping the ranks at their next step...");
-        while (!__atomic_load_n(&a.world_done, __ATOMIC_ACQUIRE)) {
-            drain(&a);
-            struct timespec ts = {0, 20 * 1000 * 1000};
-            nanosleep(&ts, NULL);
-        }
-        break;
+        pl_watchdog_hurry(1.0);
+        quit_signal = 0;
+        a.quit = 0;
+        a.stopping = 1;
+        snprintf(a.status_text, sizeof a.status_text,
+                 "stopping the ranks at their next step... (q or Ctrl-C again: stop now)");
     }
     pthread_join(t, NULL);
     drain(&a); /* the last events, for the trace file */

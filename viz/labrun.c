@@ -8,9 +8,11 @@
 #include <unistd.h>
 
 #include "paralab/viz.h"
+#include "paralab/watchdog.h"
 #ifdef PARALAB_SIMULATED_CUDA
 #include "simt/simt.h"
 #endif
+#include "vizint.h"
 
 typedef struct {
     pl_trace *trace;
@@ -26,7 +28,34 @@ static void on_interrupt(int sig)
 {
     (void)sig;
     interrupted = 1;
+    signal(sig, SIG_DFL); /* a second one stops the process at once */
 }
+
+#ifdef PARALAB_SIMULATED_CUDA
+/* The watchdog saw no progress: a kernel (or the host code) in an endless
+ * loop, or ranks asked to stop that cannot reach their next step. With the
+ * UI, its thread gives the terminal back first; headless, the report goes
+ * out here. Either way the process ends: its ranks can never be joined. */
+static void on_stall(const char *report, void *user)
+{
+    if (*(const int *)user) {
+        viz_stalled(report);
+        return;
+    }
+    fflush(stdout);
+    if (interrupted)
+        fprintf(stderr,
+                "  stopped by the student (Ctrl-C): the ranks cannot reach their next step: "
+                "%s\n",
+                report);
+    else
+        fprintf(stderr,
+                "  the run is stopped: %s: an endless loop? (--stall-timeout S allows "
+                "longer)\n",
+                report);
+    _exit(interrupted ? 130 : 1);
+}
+#endif
 
 /* Headless with a trace file: a thread drains the rings into the writer,
  * and turns an interruption into a quit of the player. */
@@ -35,9 +64,11 @@ static void *drain_loop(void *p)
     drainer *d = p;
     static pl_event buf[4096];
     int told = 0;
+    pl_watchdog_ignore_thread(); /* polling the rings is not the ranks' work */
     for (;;) {
         if (interrupted && !told) {
             pl_player_quit(d->player);
+            pl_watchdog_hurry(1.0);
             told = 1;
         }
         int last = __atomic_load_n(&d->done, __ATOMIC_ACQUIRE);
@@ -93,6 +124,14 @@ int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_ran
         signal(SIGINT, on_interrupt);
         signal(SIGTERM, on_interrupt);
     }
+#ifdef PARALAB_SIMULATED_CUDA
+    /* real GPUs: a kernel's progress cannot be seen from the host */
+    static int stall_ui;
+    stall_ui = ui;
+    int watching = pl_watchdog_start(opt->stall_timeout, on_stall, &stall_ui) == 0;
+#else
+    int watching = 0;
+#endif
     pl_world_config cfg = {.n = n,
                            .comm_timeout_s = opt->comm_timeout,
                            .trace = dr.trace,
@@ -100,6 +139,7 @@ int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_ran
                            .comm = opt->comm};
     int failed = ui ? pl_viz_run_world(vc, &cfg, fn, arg, dr.writer, quit, err, err_size)
                     : pl_world_run_config(&cfg, fn, arg, err, err_size);
+    if (watching) pl_watchdog_stop();
     if (draining) {
         __atomic_store_n(&dr.done, 1, __ATOMIC_RELEASE);
         pthread_join(drain_thread, NULL);

@@ -167,4 +167,8 @@ void viz_fmt_bytes(char *buf, size_t cap, double b);
  * there are none. */
 double viz_bubble_fraction(const viz_model *m, int modeled);
 
+/* The watchdog saw no progress (labrun.c, on the watchdog's thread): the UI
+ * thread gives the terminal back, prints the report and ends the process. */
+void viz_stalled(const char *report);
+
 #endif

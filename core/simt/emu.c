@@ -53,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -185,6 +186,14 @@ typedef struct executor {
     } cache[CACHE_WAYS];
     unsigned cache_next, cache_gen;
     struct memcount *mc; /* simtMemStats: this block's requests, or NULL */
+    /* for watchdogs (simtDescribeStalled): this OS thread's CPU clock, the
+     * blocks it has finished, and what the watchdog saw last (its own) */
+    clockid_t cpu_clock;
+    int have_cpu_clock;
+    _Atomic unsigned long long blocks_done;
+    unsigned long long wd_blocks;
+    const simt_launch *wd_launch;
+    double wd_cpu;
     /* the scheduler's stack, as ASan learns it */
     void *asan_fake;
     const void *sched_bottom;
@@ -403,9 +412,20 @@ static int ensure_fibers(executor *x, unsigned n)
 
 static void install_fault_handler(void);
 
-/* Every OS thread's executor, for simtDescribeRunning (diagnostics). */
+/* Every OS thread's executor, for simtDescribeRunning (diagnostics). An
+ * executor is freed only under executors_lock, so that simtDescribeStalled
+ * (which holds it) never reads a freed one. */
 enum { MAX_EXECUTORS = 512 };
 static executor *_Atomic executors[MAX_EXECUTORS];
+static pthread_mutex_t executors_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Blocks finished and ops done, all devices: what a watchdog calls progress. */
+_Atomic unsigned long long simt_progress_count;
+
+unsigned long long simtProgress(void)
+{
+    return atomic_load_explicit(&simt_progress_count, memory_order_relaxed);
+}
 
 static void register_executor(executor *x, executor *old)
 {
@@ -415,29 +435,63 @@ static void register_executor(executor *x, executor *old)
     }
 }
 
+static int describe(const executor *x, const simt_launch *l, const char *sep, char *buf,
+                    size_t cap);
+
 size_t simtDescribeRunning(char *buf, size_t cap)
 {
     size_t n = 0;
     if (cap) buf[0] = '\0';
-    for (int i = 0; i < MAX_EXECUTORS && n < cap; i++) {
+    for (int i = 0; i < MAX_EXECUTORS && n + 1 < cap; i++) {
         const executor *x = atomic_load(&executors[i]);
         const simt_launch *l = x ? x->launch : NULL;
         if (!l) continue;
-        const simt_kernel *k = l->kernel;
-        const fiber *f = x->cur;
-        int w;
-        if (f && !x->plain)
-            w = snprintf(buf + n, cap - n,
-                         "%skernel %s (%s:%d) is in blockIdx (%u,%u,%u), threadIdx (%u,%u,%u)",
-                         n ? "; " : "", k->name, k->file, k->line, x->bv.block_idx.x,
-                         x->bv.block_idx.y, x->bv.block_idx.z, f->idx.x, f->idx.y, f->idx.z);
-        else
-            w = snprintf(buf + n, cap - n, "%skernel %s (%s:%d) is in blockIdx (%u,%u,%u)",
-                         n ? "; " : "", k->name, k->file, k->line, x->bv.block_idx.x,
-                         x->bv.block_idx.y, x->bv.block_idx.z);
+        int w = describe(x, l, n ? "; " : "", buf + n, cap - n);
         if (w < 0) break;
         n += (size_t)w < cap - n ? (size_t)w : cap - n - 1;
     }
+    return n;
+}
+
+/* What runs on executor x now, as simtDescribeRunning says it. */
+static int describe(const executor *x, const simt_launch *l, const char *sep, char *buf, size_t cap)
+{
+    const simt_kernel *k = l->kernel;
+    const fiber *f = x->cur;
+    if (f && !x->plain)
+        return snprintf(buf, cap,
+                        "%skernel %s (%s:%d) is in blockIdx (%u,%u,%u), threadIdx (%u,%u,%u)", sep,
+                        k->name, k->file, k->line, x->bv.block_idx.x, x->bv.block_idx.y,
+                        x->bv.block_idx.z, f->idx.x, f->idx.y, f->idx.z);
+    return snprintf(buf, cap, "%skernel %s (%s:%d) is in blockIdx (%u,%u,%u)", sep, k->name,
+                    k->file, k->line, x->bv.block_idx.x, x->bv.block_idx.y, x->bv.block_idx.z);
+}
+
+size_t simtDescribeStalled(double cpu_seconds, char *buf, size_t cap)
+{
+    size_t n = 0;
+    if (cap) buf[0] = '\0';
+    pthread_mutex_lock(&executors_lock);
+    for (int i = 0; i < MAX_EXECUTORS; i++) {
+        executor *x = atomic_load(&executors[i]);
+        if (!x || !x->have_cpu_clock) continue;
+        const simt_launch *l = *(const simt_launch *volatile *)&x->launch;
+        unsigned long long b = atomic_load_explicit(&x->blocks_done, memory_order_relaxed);
+        struct timespec ts;
+        if (clock_gettime(x->cpu_clock, &ts) != 0) continue;
+        double t = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+        if (!l || l != x->wd_launch || b != x->wd_blocks) { /* a new block, or none */
+            x->wd_launch = l;
+            x->wd_blocks = b;
+            x->wd_cpu = t;
+            continue;
+        }
+        if (t - x->wd_cpu <= cpu_seconds || n + 1 >= cap) continue;
+        int w = describe(x, l, n ? "; " : "", buf + n, cap - n);
+        if (w < 0) break;
+        n += (size_t)w < cap - n ? (size_t)w : cap - n - 1;
+    }
+    pthread_mutex_unlock(&executors_lock);
     return n;
 }
 
@@ -445,6 +499,7 @@ static executor *get_executor(void)
 {
     if (!X) {
         X = calloc(1, sizeof *X);
+        if (X) X->have_cpu_clock = pthread_getcpuclockid(pthread_self(), &X->cpu_clock) == 0;
         if (X) register_executor(X, NULL);
         install_fault_handler();
 #ifdef SIMT_SHADOW
@@ -485,7 +540,9 @@ void simt_emu_thread_exit(void)
     free(x->order);
     free(x->dyn_shared);
     memcount_free(x->mc);
+    pthread_mutex_lock(&executors_lock);
     register_executor(NULL, x);
+    pthread_mutex_unlock(&executors_lock);
     free(x);
     X = NULL;
 }
@@ -833,6 +890,8 @@ static void run_blocks(executor *x, dim3 g)
                 simt_blockIdx = x->bv.block_idx;
                 run_block(x);
                 if (x->mc) memcount_flush(x->mc);
+                atomic_fetch_add_explicit(&x->blocks_done, 1, memory_order_relaxed);
+                atomic_fetch_add_explicit(&simt_progress_count, 1, memory_order_relaxed);
             }
 }
 

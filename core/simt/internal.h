@@ -29,6 +29,9 @@ const char *simt_emu_current_kernel(void);
 /* Frees the calling OS thread's emulator state (fibers, stacks); a stream
  * worker calls it before it exits. */
 void simt_emu_thread_exit(void);
+/* Blocks finished and ops done (simtProgress): the emulator counts blocks,
+ * the stream workers ops. */
+extern _Atomic unsigned long long simt_progress_count;
 
 /* ---- device memory, owned by runtime.c --------------------------------- */
 /* All device allocations live in one reserved address range, so "is this a

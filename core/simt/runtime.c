@@ -675,6 +675,7 @@ static void *worker_main(void *arg)
         op->w_start = w0;
         op->w_end = w;
         op->done = 1;
+        atomic_fetch_add_explicit(&simt_progress_count, 1, memory_order_relaxed);
         /* Done: what it waited for no longer matters. Dropping the
          * dependencies now keeps a held op (a pending report) from keeping
          * the whole chain of earlier ops alive. */

@@ -144,7 +144,7 @@ static void check_sync(const lab07_impl *impl, pl_check *c)
  * near zero that rounds differently (the sums run in another order) can
  * move its weight by a whole learning rate. */
 static int train(const lab07_impl *impl, const pl_digits *d, int n, int epochs, int max_steps,
-                 lab07_result *res, char *err, size_t cap)
+                 lab07_result *res, const pl_check *progress, char *err, size_t cap)
 {
     lab07_config cfg = {.batch = 64,
                         .epochs = epochs,
@@ -154,7 +154,8 @@ static int train(const lab07_impl *impl, const pl_digits *d, int n, int epochs, 
                         .bucket_floats = 6400,
                         .overlap = 1,
                         .seed = 0,
-                        .check_replicas = max_steps > 0};
+                        .check_replicas = max_steps > 0,
+                        .progress = progress};
     lab07_run run = {.cfg = &cfg, .impl = impl, .data = d, .result = res};
     memset(res, 0, sizeof *res);
     return pl_world_run(n, NULL, 30, lab07_rank, &run, err, cap);
@@ -168,7 +169,7 @@ static void check_training(const lab07_impl *impl, pl_check *c)
                        "%s", err))
         return;
     static lab07_result one, many;
-    if (train(impl, &d, 1, 100, 10, &one, err, sizeof err) || one.todo) {
+    if (train(impl, &d, 1, 100, 10, &one, NULL, err, sizeof err) || one.todo) {
         if (one.todo)
             pl_check_todo(c);
         else
@@ -178,7 +179,7 @@ static void check_training(const lab07_impl *impl, pl_check *c)
     static const int ranks[] = {2, 4, 8};
     for (int a = 0; a < 3 && pl_check_ok(c); a++) {
         int n = ranks[a];
-        if (!pl_check_that(c, !train(impl, &d, n, 100, 10, &many, err, sizeof err),
+        if (!pl_check_that(c, !train(impl, &d, n, 100, 10, &many, NULL, err, sizeof err),
                            "N=%d, 10 steps: %s", n, err))
             break;
         if (!pl_check_that(c, !many.replicas_differ,
@@ -247,7 +248,7 @@ static void check_training(const lab07_impl *impl, pl_check *c)
     static const int all[] = {1, 2, 4, 8};
     for (int a = 0; a < 4 && pl_check_ok(c); a++) {
         lab07_result full;
-        if (!pl_check_that(c, !train(impl, &d, all[a], 20, 0, &full, err, sizeof err),
+        if (!pl_check_that(c, !train(impl, &d, all[a], 20, 0, &full, c, err, sizeof err),
                            "N=%d, 20 epochs: %s", all[a], err))
             break;
         pl_check_that(c, full.test_acc >= 95.0,

@@ -42,8 +42,9 @@ typedef struct lab07_config {
     int bucket_floats; /* gradient bucket size */
     int overlap;       /* all-reduce each bucket on a comm stream during backward */
     unsigned long long seed;
-    int narrate;        /* pl_step at the teachable points, and the epoch lines */
-    int check_replicas; /* compare every rank's parameters after every step */
+    int narrate;                     /* pl_step at the teachable points, and the epoch lines */
+    int check_replicas;              /* compare every rank's parameters after every step */
+    const struct pl_check *progress; /* a line every 5 epochs (pl_check_progress), or NULL */
 } lab07_config;
 
 /* What a run found (filled by rank 0 unless said). */

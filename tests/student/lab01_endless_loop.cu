@@ -1,10 +1,19 @@
 /* Student scenario: the kernel never ends (FAIL after the timeout, naming
- * the kernel and where it is). */
+ * the kernel and where it is). grid_size is right but slow: it sleeps 2 s
+ * once, longer than the 1 s timeout the test gives, using no CPU, and must
+ * PASS (the watchdog counts CPU time, not the wall clock). */
+#include <unistd.h>
+
 #include "simt/kernel.h"
 
 #include "01_hello_threads/lab01.h"
 
-static int grid_size(int n, int block) { return (n + block - 1) / block; }
+static int grid_size(int n, int block)
+{
+    static int slept;
+    if (!slept++) sleep(2);
+    return (n + block - 1) / block;
+}
 
 static __global__ void vector_add(const float *a, const float *b, float *c, int n)
 {

@@ -12,6 +12,20 @@ static dim3 d1(unsigned x)
     return d;
 }
 
+/* ---- a kernel that loops until told --------------------------------------- */
+
+static __global__ void spin_until(const int *flag)
+{
+    while (!*(const volatile int *)flag) {
+    }
+}
+SIMT_LAUNCHER(spin_until, (const int *flag), (flag))
+
+cudaError_t tk_spin_until(const int *flag, cudaStream_t stream)
+{
+    return launch_spin_until(d1(1), d1(1), 0, stream, flag);
+}
+
 /* ---- indices ------------------------------------------------------------ */
 
 static __global__ void ids(unsigned *out)

@@ -15,6 +15,9 @@ extern "C" {
 /* out[linear thread id] = blockIdx/threadIdx packed as
  * ((((bz*gy+by)*gx+bx) << 10) | linear id in block), for any 3-D shape. */
 cudaError_t tk_ids(unsigned *out, dim3 grid, dim3 block);
+/* One thread that spins until *flag (device memory, written from another
+ * stream) is non-zero: a kernel in an endless loop, for the watchdog. */
+cudaError_t tk_spin_until(const int *flag, cudaStream_t stream);
 /* Shared-memory tree reduction of in[0..n) (sequential addressing), one
  * partial sum per block into out[blockIdx.x]; `block` a power of two.
  * sync=0 leaves out the __syncthreads() inside the loop (a race). */

@@ -32,12 +32,19 @@ int main(int argc, char **argv)
         const char *name;
         int (*reg)(void);
     } suites[] = {
-        {"runtime", register_runtime_suite}, {"emulator", register_emulator_suite},
-        {"faults", register_faults_suite},   {"check", register_check_suite},
-        {"comm", register_comm_suite},       {"options", register_options_suite},
-        {"trace", register_trace_suite},     {"step", register_step_suite},
-        {"nn", register_nn_suite},           {"mlp", register_mlp_suite},
-        {"data", register_data_suite},       {"viz", register_viz_suite},
+        {"runtime", register_runtime_suite},
+        {"emulator", register_emulator_suite},
+        {"faults", register_faults_suite},
+        {"check", register_check_suite},
+        {"comm", register_comm_suite},
+        {"options", register_options_suite},
+        {"trace", register_trace_suite},
+        {"step", register_step_suite},
+        {"nn", register_nn_suite},
+        {"mlp", register_mlp_suite},
+        {"data", register_data_suite},
+        {"viz", register_viz_suite},
+        {"watchdog", register_watchdog_suite},
     };
     int n = (int)(sizeof suites / sizeof *suites);
     if (argc == 2 && strcmp(argv[1], "--list") == 0) { /* make gpu-test runs them one by one */

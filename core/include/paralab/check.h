@@ -36,6 +36,10 @@ int pl_check_that(pl_check *c, int ok, const char *fmt, ...) __attribute__((form
  * NaN before running the code under test). Returns 1 if equal. */
 int pl_check_floats(pl_check *c, const char *what, const float *got, const float *want, size_t n,
                     double rtol, double atol);
+/* A line on stderr while a long check runs ("  ... 07_data_parallel
+ * sync_gradients: N=4, epoch 5/20"), so that a slow check is seen to move. */
+void pl_check_progress(const pl_check *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* "PASS  01_hello_threads  grid_size" etc.; `color` adds ANSI colours. */
 void pl_check_print(const pl_check *c, int color);
 

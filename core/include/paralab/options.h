@@ -15,6 +15,9 @@
  *                       its own real GPU; nccl in build/sim is refused with
  *                       a message)
  *       --comm-timeout S  seconds a rank may wait in a collective (0.1..3600)
+ *       --stall-timeout S CPU seconds the lab may run with no progress before
+ *                       it is stopped as an endless loop (0.1..86400;
+ *                       paralab/watchdog.h)
  *
  * Library code: nothing here prints or exits; the caller prints the message
  * pl_options_parse returns and exits with the status it says (0 after
@@ -38,7 +41,8 @@ typedef struct pl_options {
     unsigned long long seed;
     const char *hw; /* NULL: the default preset */
     pl_comm_engine_choice comm;
-    double comm_timeout; /* seconds */
+    double comm_timeout;  /* seconds */
+    double stall_timeout; /* CPU seconds without progress (paralab/watchdog.h) */
 } pl_options;
 
 /* A lab's own option: --name [ARG]. handler(key, arg, ctx, err, cap)
@@ -55,7 +59,7 @@ typedef int (*pl_lab_option_handler)(int key, const char *arg, void *ctx, char *
 typedef enum { PL_OPTIONS_OK, PL_OPTIONS_HELP, PL_OPTIONS_ERROR } pl_options_status;
 
 /* Sets the defaults (devices = default_devices, viz on, play, speed 1, seed
- * 0, comm auto, timeout 10 s). */
+ * 0, comm auto, timeout 10 s, stall timeout 60 CPU s). */
 void pl_options_defaults(pl_options *o, int default_devices);
 
 /* Parses argv. PL_OPTIONS_HELP: msg holds the usage (print it, exit 0).

@@ -88,7 +88,12 @@ int pl_viz_available(char *why, size_t cap);
  * interactive and quiet. Returns the world's status (0: every rank
  * succeeded), with err as pl_world_run_config's; a quit before the end
  * stops the ranks at their next step and returns 0 with *quit set: 1 for
- * q, 2 for Ctrl-C or SIGTERM. */
+ * q, 2 for Ctrl-C or SIGTERM. Ranks that cannot reach that step (a kernel
+ * in an endless loop: 1 s of CPU time without progress, paralab/watchdog.h)
+ * or a second quit end the process here, since nothing can wait for them:
+ * the terminal restored, the trace finished with what it has, a line on
+ * stderr naming the kernel still running, exit 0 after q, 130 after
+ * Ctrl-C. */
 int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank_fn fn, void *arg,
                      pl_trace_writer *writer, int *quit, char *err, size_t err_size);
 
@@ -97,7 +102,11 @@ int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank
  * that cannot), paced by a player made from opt (--step, --play, --speed),
  * and with opt->trace written as a Chrome trace (modeled clock on simulated
  * GPUs, measured on real ones). Returns the world's status with err; a
- * quit sets *quit and returns 0; 2 when the trace file cannot be written. */
+ * quit sets *quit and returns 0; 2 when the trace file cannot be written.
+ * On simulated GPUs a watchdog (opt->stall_timeout CPU seconds without
+ * progress, paralab/watchdog.h) ends a run that loops forever: a line on
+ * stderr naming the kernel, exit status 1 (130 when it loops after Ctrl-C),
+ * the terminal restored first. */
 int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_rank_fn fn, void *arg,
                    int *quit, char *err, size_t err_size);
 

@@ -263,6 +263,21 @@ void simtSetPlainCalls(int on);
  * called from a signal handler of a dying process. */
 size_t simtDescribeRunning(char *buf, size_t cap);
 
+/* For a watchdog that tells an endless loop from a slow machine by CPU time,
+ * never by the wall clock (a busy machine slows a thread's CPU clock as much
+ * as its work).
+ *
+ * simtProgress: blocks finished plus ops (kernels, copies, memsets) done, on
+ * every device, since the process began; it only grows.
+ *
+ * simtDescribeStalled: describes, as simtDescribeRunning does, the kernels
+ * whose OS thread has spent more than cpu_seconds of its own CPU time in one
+ * block without finishing it (measured from the first call that saw the
+ * block); returns the length, 0 when none. Call it from one thread at a time
+ * (it keeps what it saw in the executors), every fraction of cpu_seconds. */
+unsigned long long simtProgress(void);
+size_t simtDescribeStalled(double cpu_seconds, char *buf, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif
