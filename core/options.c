@@ -58,14 +58,10 @@ static void usage(char *msg, size_t cap, const char *prog, const char *summary,
         "      --comm ENGINE     local or nccl (default: nccl when every rank\n"
         "                        has its own real GPU, else local)\n"
         "      --comm-timeout S  seconds a rank may wait in a collective "
-        "(default 10;
-"
-        "                        a paused step does not count)
-"
-        "      --stall-timeout S CPU seconds the lab may run without progress before
-"
-        "                        it is stopped as an endless loop (default 60)
-",
+        "(default 10;\n"
+        "                        a paused step does not count)\n"
+        "      --stall-timeout S CPU seconds the lab may run without progress before\n"
+        "                        it is stopped as an endless loop (default 60)\n",
         prog, summary);
     for (const pl_lab_option *e = extra; e && e->name && n < cap; e++) {
         char left[64];
