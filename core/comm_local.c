@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "comm_engine.h"
+#include "paralab/watchdog.h"
 #include "paralab/comm.h"
 #include "paralab/kernels.h"
 #include "paralab/plural.h"
@@ -324,23 +325,34 @@ static double free_clock(const world *w)
     return now - w->held_total - (w->held ? now - w->held_since : 0);
 }
 
-/* One wait on cv for the watchdog, `since` being the free clock when the
- * wait began (w->lock held): 1 when `timeout` seconds of free time have
- * passed, else 0 (woken, or a hold began or ended: look again). While a
- * rank is held it waits without a deadline; the release wakes everyone. */
-static int watch(world *w, pthread_cond_t *cv, double since)
+/* One wait on cv for the watchdog (w->lock held). *since is the free clock
+ * when the wait began, *seen the process's progress then
+ * (pl_watchdog_progress_count): 1 when `timeout` seconds of free time have
+ * passed with no progress anywhere in the process, else 0 (woken, or a hold
+ * began or ended: look again). While a rank is held it waits without a
+ * deadline; the release wakes everyone. Progress elsewhere (a kernel block
+ * finished, a copy done) starts the count again: on a slow or busy machine
+ * the other ranks' work is late, not deadlocked. */
+static int watch(world *w, pthread_cond_t *cv, double *since, unsigned long long *seen)
 {
     if (w->held) {
         pthread_cond_wait(cv, &w->lock);
         return 0;
     }
-    double left = w->timeout - (free_clock(w) - since);
+    double left = w->timeout - (free_clock(w) - *since);
     if (left > 0) {
         struct timespec dl;
         deadline_after(&dl, left);
         pthread_cond_timedwait(cv, &w->lock, &dl);
     }
-    return !w->held && free_clock(w) - since >= w->timeout;
+    if (w->held || free_clock(w) - *since < w->timeout) return 0;
+    unsigned long long p = pl_watchdog_progress_count();
+    if (p != *seen) {
+        *seen = p;
+        *since = free_clock(w);
+        return 0;
+    }
+    return 1;
 }
 
 /* Everyone's state, for the report of a deadlock (w->lock held). */
@@ -403,9 +415,10 @@ static pl_comm_result wait_until(lcomm *c, int (*cond)(void *), void *arg)
 {
     world *w = c->g->w;
     double since = free_clock(w);
+    unsigned long long seen = pl_watchdog_progress_count();
     while (!cond(arg)) {
         if (w->aborted) return fail(c, w->abort_code, "%s", w->abort_msg);
-        if (watch(w, &w->cv[c->g->wrank[c->rank]], since) && !cond(arg)) {
+        if (watch(w, &w->cv[c->g->wrank[c->rank]], &since, &seen) && !cond(arg)) {
             trip(w);
             return fail(c, w->abort_code, "%s", w->abort_msg);
         }
@@ -1485,9 +1498,10 @@ static pl_comm_result p2p_complete(lcomm *c, p2p *o, cudaStream_t s)
     if (!o->send) {
         /* wait for the send to be posted */
         double since = free_clock(w);
+        unsigned long long seen = pl_watchdog_progress_count();
         p2p *m;
         while (!(m = find_match(w, o)) && !w->aborted)
-            if (watch(w, &w->cv[me], since) && !find_match(w, o)) {
+            if (watch(w, &w->cv[me], &since, &seen) && !find_match(w, o)) {
                 trip(w);
                 break;
             }

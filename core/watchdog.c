@@ -73,7 +73,7 @@ static double busy(void)
     return t;
 }
 
-static unsigned long long progress(void)
+unsigned long long pl_watchdog_progress_count(void)
 {
     unsigned long long p = atomic_load(&host_progress);
 #ifdef PARALAB_SIMULATED_CUDA
@@ -93,7 +93,7 @@ static void *watch(void *arg)
 {
     (void)arg;
     pl_watchdog_ignore_thread();
-    unsigned long long seen = progress();
+    unsigned long long seen = pl_watchdog_progress_count();
     double base = busy();
     char report[1200], what[1000];
     pthread_mutex_lock(&lock);
@@ -111,7 +111,7 @@ static void *watch(void *arg)
 #ifdef PARALAB_SIMULATED_CUDA
         simtDescribeStalled(lim, what, sizeof what);
 #endif
-        unsigned long long p = progress();
+        unsigned long long p = pl_watchdog_progress_count();
         double t = busy();
         if (!what[0] && p != seen) {
             seen = p;

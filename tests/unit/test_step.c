@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cuda_runtime.h>
+
 #include "paralab/step.h"
 #include "paralab/trace.h"
 #include "suites.h"
@@ -187,6 +189,38 @@ static void test_free_time_still_counts(void)
     CU_ASSERT_NOT_EQUAL(pl_world_run(2, NULL, 0.6, held_then_meet, &h, err, sizeof err), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "rank 1: deadlock: no progress for 0.6 s: rank 0 is in no "
                                        "communicator call; rank 1 waits in barrier"));
+}
+
+/* Rank 0 works on its device (memsets, each one progress) for work_s while
+ * the others wait for it in the barrier. */
+static int works_then_meets(pl_rank *r)
+{
+    const double *work_s = r->arg;
+    if (r->rank == 0) {
+        void *d = NULL;
+        if (cudaMalloc(&d, 4096) != cudaSuccess) return 1;
+        for (double t0 = now(); now() - t0 < *work_s;)
+            if (cudaMemset(d, 0, 4096) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
+                cudaFree(d);
+                return 1;
+            }
+        cudaFree(d);
+    }
+    if (pl_comm_barrier(r->comm)) {
+        snprintf(r->error, sizeof r->error, "%s", pl_comm_last_error(r->comm));
+        return 1;
+    }
+    return 0;
+}
+
+static void test_progress_is_no_deadlock(void)
+{
+    /* 1.5 s of rank 0's device work against a 0.5 s timeout: a slow or
+     * busy machine makes a rank late, and late is not deadlocked */
+    double work_s = 1.5;
+    char err[1024] = "";
+    CU_ASSERT_EQUAL(pl_world_run(2, NULL, 0.5, works_then_meets, &work_s, err, sizeof err), 0);
+    CU_ASSERT_STRING_EQUAL(err, "");
 }
 
 /* The student reads step 2 for `hold` seconds, the others briefly, until
@@ -431,6 +465,8 @@ int register_step_suite(void)
         !CU_add_test(s, "quit stops every rank", test_quit_stops_every_rank) ||
         !CU_add_test(s, "a held rank stops the watchdog's clock", test_hold_stops_the_watchdog) ||
         !CU_add_test(s, "time no rank is held still counts", test_free_time_still_counts) ||
+        !CU_add_test(s, "a rank that works for longer than the timeout is no deadlock",
+                     test_progress_is_no_deadlock) ||
         !CU_add_test(s, "step mode: a long pause is no deadlock",
                      test_paused_step_is_no_deadlock) ||
         !CU_add_test(s, "play mode: a long pause is no deadlock",

@@ -45,5 +45,9 @@ void pl_watchdog_hurry(double limit_s);
 void pl_watchdog_ignore_thread(void);
 /* Host progress, for work the emulator does not count (any thread). */
 void pl_watchdog_progress(void);
+/* The process's progress so far: finished kernel blocks and copies (the
+ * emulator's counts) plus pl_watchdog_progress calls. Works whether or not
+ * a watchdog runs; the communicators' deadlock watchdog reads it. */
+unsigned long long pl_watchdog_progress_count(void);
 
 #endif
