@@ -266,8 +266,8 @@ static int run_steps(pl_rank *r)
         "naive: reads along rows, writes along columns",
         "tiled (transpose_tiled, %s): both along rows, through a 32x32 shared tile",
         "padded: the tile 32x33, so a column of it lies in 32 banks"};
-    int (*fns[3])(float *, const float *, int,
-                  int) = {lab02_transpose_naive, transpose_tiled, lab02_transpose_padded};
+    int (*fns[3])(float *, const float *, int, int) = {lab02_transpose_naive, transpose_tiled,
+                                                       lab02_transpose_padded};
     PL_LAB_CK(cudaMemcpy(din, h, bytes, cudaMemcpyHostToDevice));
     for (int v = 0; v < 3; v++) {
         if (l->kernel && l->kernel != v + 1) continue;

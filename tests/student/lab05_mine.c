@@ -11,8 +11,8 @@ static int chunked(float *h_out, const float *h_in, float *d_out, float *d_in, s
     for (size_t off = 0; off < n; off += size, k++) {
         size_t len = n - off < size ? n - off : size;
         cudaStream_t s = streams[k % nstreams];
-        int e = cudaMemcpyAsync(d_in + off, h_in + off, len * sizeof(float),
-                                cudaMemcpyHostToDevice, s);
+        int e =
+            cudaMemcpyAsync(d_in + off, h_in + off, len * sizeof(float), cudaMemcpyHostToDevice, s);
         if (e == cudaSuccess) e = lab05_process(d_out + off, d_in + off, len, s);
         if (e == cudaSuccess)
             e = cudaMemcpyAsync(h_out + off, d_out + off, len * sizeof(float),
