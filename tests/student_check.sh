@@ -24,7 +24,11 @@ sed 's/lab02_solution/lab02_exercise/' "$root/labs/02_memory/solution.cu" >"$wor
 perl -0pe 's/\n\s*__syncthreads\(\);\n/\n/' "$work/gen/lab02_correct.cu" >"$work/gen/lab02_no_barrier.cu"
 perl -0pe 's/out\[\(size_t\)\(c0 \+ y \+ k\) \* rows \+ r0 \+ x\] = tile\[x\]\[y \+ k\];/out[(size_t)(c0 + x) * rows + r0 + y + k] = tile[y + k][x];/; s/if \(c0 \+ y \+ k < cols && r0 \+ x < rows\)/if (c0 + x < cols \&\& r0 + y + k < rows)/' \
     "$work/gen/lab02_correct.cu" >"$work/gen/lab02_column_writes.cu"
-for f in lab02_no_barrier lab02_column_writes; do
+# and one that skips nothing past the edges of a tile (in each shape's own
+# buffers: an out-of-bounds read, which the emulator names)
+perl -0pe 's/\n\s*if \(r0 \+ y \+ k < rows && c0 \+ x < cols\)\n/\n/; s/\n\s*if \(c0 \+ y \+ k < cols && r0 \+ x < rows\)\n/\n/' \
+    "$work/gen/lab02_correct.cu" >"$work/gen/lab02_no_edges.cu"
+for f in lab02_no_barrier lab02_column_writes lab02_no_edges; do
     if cmp -s "$work/gen/lab02_correct.cu" "$work/gen/$f.cu"; then
         echo "FAIL  $f.cu: the edit no longer applies to labs/02_memory/solution.cu"
         exit 1
@@ -143,6 +147,8 @@ scenario lab02_correct.cu 02_memory 0 \
     '^PASS  02_memory +transpose_tiled'
 scenario lab02_no_barrier.cu 02_memory 1 \
     '^FAIL  02_memory +transpose_tiled +transpose_tiled\(rows=[0-9]+, cols=[0-9]+\)( under SIMT_SCHEDULE=reverse)?: out\[[0-9]+\]\[[0-9]+\] = .* but in\[[0-9]+\]\[[0-9]+\] = '
+scenario lab02_no_edges.cu 02_memory 1 \
+    '^FAIL  02_memory +transpose_tiled +transpose_tiled\(rows=1, cols=1\) failed: cudaErrorIllegalAddress kernel transpose_tiled \(labs/02_memory/exercise.cu:[0-9]+\), blockIdx \(0,0,0\), threadIdx \([0-9]+,[0-9]+,0\): out-of-bounds read of 4 bytes .*\(base 0x[0-9a-f]+, 4 bytes, device 0\)'
 scenario lab02_column_writes.cu 02_memory 1 \
     '^FAIL  02_memory +transpose_tiled +transpose_tiled at 256x256: [0-9.]+ sectors per request \(loads and stores\), the naive transpose [0-9.]+: the tiled one must need fewer'
 
