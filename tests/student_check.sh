@@ -157,6 +157,13 @@ scenario lab03_correct.cu 03_reduction 0 \
 # (it fails with the threads run forward first: the hint must come then too)
 scenario lab03_no_barrier.cu 03_reduction 1 \
     '^FAIL  03_reduction +block_sum +block_sum\(n=[0-9]+\).*out\[[0-9]+\] = .* but the block.s sum is .*a missing __syncthreads\(\)\?$'
+scenario lab03_no_guard.cu 03_reduction 1 \
+    '^FAIL  03_reduction +block_sum +block_sum\(n=1\) failed: cudaErrorIllegalAddress kernel block_sum \(labs/03_reduction/exercise.cu:[0-9]+\), blockIdx \(0,0,0\), threadIdx \(1,0,0\): out-of-bounds read of 4 bytes .*\(base 0x[0-9a-f]+, 4 bytes, device 0\)' \
+    '^PASS  03_reduction +block_sum_shuffle'
+# the binary's steps pass (1024 floats: no partial block), its checks do not
+LAB_ARGS="--size 1024" lab_run lab03_no_guard.cu 03_reduction lab03 1 \
+    '^  \(yours\)      FAIL  03_reduction +block_sum +block_sum\(n=1\) failed: cudaErrorIllegalAddress kernel block_sum \(labs/03_reduction/exercise.cu:[0-9]+\), blockIdx \(0,0,0\), threadIdx \(1,0,0\): out-of-bounds read' \
+    '^  \(yours\)      PASS  03_reduction +block_sum_shuffle'
 scenario lab03_half_mask.cu 03_reduction 1 \
     '^PASS  03_reduction +block_sum ' \
     '^FAIL  03_reduction +block_sum_shuffle +block_sum_shuffle\(n=1\) failed: cudaErrorLaunchFailure kernel block_sum_shuffle \(labs/03_reduction/exercise.cu:[0-9]+\), blockIdx \(0,0,0\), threadIdx \(16,0,0\): __shfl_down_sync at labs/03_reduction/exercise.cu:[0-9]+: the mask 0x0000ffff does not include the calling lane 16'

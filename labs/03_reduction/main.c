@@ -245,6 +245,10 @@ int main(int argc, char **argv)
         printf("  %-11s  ", ref ? "(reference)" : "(yours)");
         pl_check_print(&chk, 0);
         bad |= chk.outcome != PL_PASS;
+        if (cudaDeviceSynchronize() != cudaSuccess) { /* a fault is sticky: not the next one's */
+            cudaDeviceReset();
+            cudaGetLastError();
+        }
     }
     return bad ? 1 : 0;
 }
