@@ -281,8 +281,8 @@ static int rank_main(pl_rank *r)
 
 /* Is the exercise still TODO? Ask it on a one-rank world, on real buffers
  * of one float (a ring of one rank has nothing to send): never on made-up
- * NULL pointers, where a finished exercise's kernel would fault, and a
- * fault is sticky for the rest of the run. */
+ * NULL pointers, which a finished exercise would hand to the copies and
+ * kernels it enqueues, where a fault is sticky for the rest of the run. */
 static int probe_todo(pl_rank *r)
 {
     const lab06_impl *impl = r->arg;
