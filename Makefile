@@ -63,6 +63,8 @@ test: deps data
 	@tests/lab_smoke.sh build/sim/bin
 	@echo "== what make check tells a student (wrong, crashing and right exercises)"
 	@tests/student_check.sh
+	@echo "== every lab binary and make check with the exercises finished (as a student writes them)"
+	@tests/solved_labs.sh
 	@echo "== the visualiser in a real terminal (tmux): keys, resize, fallbacks, replay"
 	@tests/viz_tty.sh build/sim/bin
 	@echo "== pauses: Labs 06 and 07 wait 30 s for the student, then finish; each step shows its own work"

@@ -72,3 +72,12 @@ const char *pl_clock_name(void)
     return "measured";
 #endif
 }
+
+const char *pl_fault_report(void)
+{
+#ifdef PARALAB_SIMULATED_CUDA
+    return simtLastFaultReport();
+#else
+    return "";
+#endif
+}

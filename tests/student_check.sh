@@ -25,7 +25,11 @@ sed 's/lab02_solution/lab02_exercise/' "$root/labs/02_memory/solution.cu" >"$wor
 perl -0pe 's/\n\s*__syncthreads\(\);\n/\n/' "$work/gen/lab02_correct.cu" >"$work/gen/lab02_no_barrier.cu"
 perl -0pe 's/out\[\(size_t\)\(c0 \+ y \+ k\) \* rows \+ r0 \+ x\] = tile\[x\]\[y \+ k\];/out[(size_t)(c0 + x) * rows + r0 + y + k] = tile[y + k][x];/; s/if \(c0 \+ y \+ k < cols && r0 \+ x < rows\)/if (c0 + x < cols \&\& r0 + y + k < rows)/' \
     "$work/gen/lab02_correct.cu" >"$work/gen/lab02_column_writes.cu"
-for f in lab02_no_barrier lab02_column_writes; do
+# and one that skips nothing past the edges of a tile (in each shape's own
+# buffers: an out-of-bounds read, which the emulator names)
+perl -0pe 's/\n\s*if \(r0 \+ y \+ k < rows && c0 \+ x < cols\)\n/\n/; s/\n\s*if \(c0 \+ y \+ k < cols && r0 \+ x < rows\)\n/\n/' \
+    "$work/gen/lab02_correct.cu" >"$work/gen/lab02_no_edges.cu"
+for f in lab02_no_barrier lab02_column_writes lab02_no_edges; do
     if cmp -s "$work/gen/lab02_correct.cu" "$work/gen/$f.cu"; then
         echo "FAIL  $f.cu: the edit no longer applies to labs/02_memory/solution.cu"
         exit 1
@@ -237,18 +241,44 @@ scenario lab02_correct.cu 02_memory 0 \
     '^PASS  02_memory +transpose_tiled'
 scenario lab02_no_barrier.cu 02_memory 1 \
     '^FAIL  02_memory +transpose_tiled +transpose_tiled\(rows=[0-9]+, cols=[0-9]+\)( under SIMT_SCHEDULE=reverse)?: out\[[0-9]+\]\[[0-9]+\] = .* but in\[[0-9]+\]\[[0-9]+\] = '
+scenario lab02_no_edges.cu 02_memory 1 \
+    '^FAIL  02_memory +transpose_tiled +transpose_tiled\(rows=1, cols=1\) failed: cudaErrorIllegalAddress kernel transpose_tiled \(labs/02_memory/exercise.cu:[0-9]+\), blockIdx \(0,0,0\), threadIdx \([0-9]+,[0-9]+,0\): out-of-bounds read of 4 bytes .*\(base 0x[0-9a-f]+, 4 bytes, device 0\)'
 scenario lab02_column_writes.cu 02_memory 1 \
     '^FAIL  02_memory +transpose_tiled +transpose_tiled at 256x256: [0-9.]+ sectors per request \(loads and stores\), the naive transpose [0-9.]+: the tiled one must need fewer'
 
 scenario lab03_correct.cu 03_reduction 0 \
     '^PASS  03_reduction +block_sum ' '^PASS  03_reduction +block_sum_shuffle'
+# (it fails with the threads run forward first: the hint must come then too)
 scenario lab03_no_barrier.cu 03_reduction 1 \
-    '^FAIL  03_reduction +block_sum +block_sum\(n=[0-9]+\).*out\[[0-9]+\] = .* but the block.s sum is'
+    '^FAIL  03_reduction +block_sum +block_sum\(n=[0-9]+\).*out\[[0-9]+\] = .* but the block.s sum is .*a missing __syncthreads\(\)\?$'
+scenario lab03_no_guard.cu 03_reduction 1 \
+    '^FAIL  03_reduction +block_sum +block_sum\(n=1\) failed: cudaErrorIllegalAddress kernel block_sum \(labs/03_reduction/exercise.cu:[0-9]+\), blockIdx \(0,0,0\), threadIdx \(1,0,0\): out-of-bounds read of 4 bytes .*\(base 0x[0-9a-f]+, 4 bytes, device 0\)' \
+    '^PASS  03_reduction +block_sum_shuffle'
+# the binary's steps pass (1024 floats: no partial block), its checks do not
+LAB_ARGS="--size 1024" lab_run lab03_no_guard.cu 03_reduction lab03 1 \
+    '^  \(yours\)      FAIL  03_reduction +block_sum +block_sum\(n=1\) failed: cudaErrorIllegalAddress kernel block_sum \(labs/03_reduction/exercise.cu:[0-9]+\), blockIdx \(0,0,0\), threadIdx \(1,0,0\): out-of-bounds read' \
+    '^  \(yours\)      PASS  03_reduction +block_sum_shuffle'
+scenario lab03_half_mask.cu 03_reduction 1 \
+    '^PASS  03_reduction +block_sum ' \
+    '^FAIL  03_reduction +block_sum_shuffle +block_sum_shuffle\(n=1\) failed: cudaErrorLaunchFailure kernel block_sum_shuffle \(labs/03_reduction/exercise.cu:[0-9]+\), blockIdx \(0,0,0\), threadIdx \(16,0,0\): __shfl_down_sync at labs/03_reduction/exercise.cu:[0-9]+: the mask 0x0000ffff does not include the calling lane 16'
 
 scenario lab04_correct.cu 04_gemm 0 \
     '^PASS  04_gemm +matmul_tiled'
+# (each shape in buffers of its own size: the load past the edge is named)
 scenario lab04_no_edges.cu 04_gemm 1 \
-    '^FAIL  04_gemm +matmul_tiled +(matmul_tiled: C \(M=1, N=1, K=1\)\[0\]\[0\] = .* but expected|matmul_tiled\(M=1, N=1, K=1\) failed)'
+    '^FAIL  04_gemm +matmul_tiled +matmul_tiled\(M=1, N=1, K=1\) failed: cudaErrorIllegalAddress kernel matmul_tiled \(labs/04_gemm/exercise.cu:[0-9]+\), blockIdx \(0,0,0\), threadIdx \([0-9]+,[0-9]+,0\): out-of-bounds read of 4 bytes at address 0x[0-9a-f]+: offset 4 of the nearest allocation \(base 0x[0-9a-f]+, 4 bytes, device 0\)'
+LAB_ARGS="--size 100" lab_run lab04_no_edges.cu 04_gemm lab04 1 \
+    '^lab04: rank 0: .*cudaErrorIllegalAddress$' \
+    '^  kernel matmul_tiled \(labs/04_gemm/exercise.cu:[0-9]+\), blockIdx \([0-9]+,[0-9]+,0\), threadIdx \([0-9]+,[0-9]+,0\): out-of-bounds read of 4 bytes .*\(base 0x[0-9a-f]+, 40000 bytes, device 0\)'
+scenario lab04_barrier_in_if.cu 04_gemm 1 \
+    '^FAIL  04_gemm +matmul_tiled +matmul_tiled\(M=1, N=1, K=1\) failed: cudaErrorLaunchFailure kernel matmul_tiled \(labs/04_gemm/exercise.cu:[0-9]+\), blockIdx \(0,0,0\), threadIdx \([0-9]+,0,0\): divergent __syncthreads\(\): this thread exited without reaching the __syncthreads\(\) at labs/04_gemm/exercise.cu:[0-9]+ where thread \(0,0,0\) waits'
+# in the steps (100 is no multiple of the tile), and in the binary's own
+# checks after steps that pass (512 is one)
+LAB_ARGS="--size 100" lab_run lab04_barrier_in_if.cu 04_gemm lab04 1 \
+    '^lab04: rank 0: .*cudaErrorLaunchFailure$' \
+    '^  kernel matmul_tiled \(labs/04_gemm/exercise.cu:[0-9]+\), blockIdx \([0-9]+,[0-9]+,0\), threadIdx \([0-9]+,[0-9]+,0\): divergent __syncthreads\(\)'
+lab_run lab04_barrier_in_if.cu 04_gemm lab04 1 \
+    '^  \(yours\)      FAIL  04_gemm +matmul_tiled +matmul_tiled\(M=1, N=1, K=1\) failed: cudaErrorLaunchFailure kernel matmul_tiled \(labs/04_gemm/exercise.cu:[0-9]+\), blockIdx \(0,0,0\), threadIdx \([0-9]+,0,0\): divergent __syncthreads\(\)'
 
 scenario lab05_correct.c 05_streams 0 \
     '^PASS  05_streams +chunked'

@@ -60,8 +60,10 @@ int pl_lab_steps(const pl_one_device_lab *lab, int nsteps, const pl_options *opt
     char err[1024];
     int quit = 0, failed = pl_viz_run_lab(&vc, opt, 1, steps, arg, &quit, err, sizeof err);
     if (quit) return quit == 2 ? 130 : 0;
-    if (failed) {
-        snprintf(msg, cap, "%s: %s\n", lab->program, err);
+    if (failed) { /* with the emulator's report of a kernel's fault, if one stopped it */
+        const char *fault = pl_fault_report();
+        snprintf(msg, cap, "%s: %s\n%s%s%s", lab->program, err, *fault ? "  " : "", fault,
+                 *fault ? "\n" : "");
         return failed == 2 ? 2 : 1;
     }
     return PL_LAB_GO;

@@ -4,7 +4,12 @@
  * of |x| over the block (a float tree of 256 terms errs by at most about
  * 8 x 2^-24 of it); on the simulated GPU once with the threads run forward
  * and once in reverse between barriers (SIMT_SCHEDULE), so that a missing
- * __syncthreads() gives a wrong sum under one of the two.
+ * __syncthreads() gives a wrong sum under one of the two. A wrong sum whose
+ * value changes with the order the threads run in is a race: the message
+ * then asks about a missing __syncthreads(), whichever order failed first.
+ * Each size gets buffers of exactly its size, so that an access past the
+ * end is out of bounds, and the emulator's fault report (kernel,
+ * file:line, block, thread, the access) ends the failure message.
  */
 #include <math.h>
 #include <stdio.h>
@@ -16,18 +21,33 @@
 #endif
 
 #include "03_reduction/lab03.h"
+#include "paralab/device.h"
 #include "registry.h"
+
+typedef int (*sum_fn)(const float *, float *, int);
+
+#ifdef PARALAB_SIMULATED_CUDA
+/* Block b's sum from f run again under schedule sch (NaN if it fails). */
+static float block_sum_under(sum_fn f, const float *din, float *dout, int n, int nb, int b, int sch)
+{
+    float v = NAN;
+    simtSetSchedule(sch, 0);
+    cudaMemset(dout, 0xff, (size_t)nb * sizeof(float));
+    if (f(din, dout, n) == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess)
+        cudaMemcpy(&v, dout + b, sizeof v, cudaMemcpyDeviceToHost);
+    return v;
+}
+#endif
 
 static void check_sums(int exercise, const lab03_impl *impl, pl_check *c)
 {
     static const int sizes[] = {1, 1023, 1025, (1 << 20) + 7};
-    int (*f)(const float *, float *, int) = exercise ? impl->block_sum_shuffle : impl->block_sum;
+    sum_fn f = exercise ? impl->block_sum_shuffle : impl->block_sum;
     const char *name = exercise ? "block_sum_shuffle" : "block_sum";
     int most = (1 << 20) + 7, nb_most = (most + LAB03_THREADS - 1) / LAB03_THREADS;
     float *h = malloc((size_t)most * sizeof *h), *out = malloc((size_t)nb_most * sizeof *out);
     float *din = NULL, *dout = NULL;
-    if (!h || !out || cudaMalloc((void **)&din, (size_t)most * sizeof(float)) ||
-        cudaMalloc((void **)&dout, (size_t)nb_most * sizeof(float))) {
+    if (!h || !out) {
         pl_check_fail(c, "out of memory");
         goto done;
     }
@@ -36,7 +56,6 @@ static void check_sums(int exercise, const lab03_impl *impl, pl_check *c)
         s = s * 1664525u + 1013904223u;
         h[i] = (float)(s >> 8) / 16777216.0f * 2.0f - 1.0f;
     }
-    cudaMemcpy(din, h, (size_t)most * sizeof(float), cudaMemcpyHostToDevice);
 #ifdef PARALAB_SIMULATED_CUDA
     int schedules = 2;
 #else
@@ -45,6 +64,17 @@ static void check_sums(int exercise, const lab03_impl *impl, pl_check *c)
     for (int a = 0; a < 4; a++)
         for (int sch = 0; sch < schedules; sch++) {
             int n = sizes[a], nb = (n + LAB03_THREADS - 1) / LAB03_THREADS;
+            if (sch == 0) { /* this size's own buffers, exactly its size */
+                cudaFree(din);
+                cudaFree(dout);
+                din = dout = NULL;
+                if (cudaMalloc((void **)&din, (size_t)n * sizeof(float)) ||
+                    cudaMalloc((void **)&dout, (size_t)nb * sizeof(float))) {
+                    pl_check_fail(c, "out of memory");
+                    goto done;
+                }
+                cudaMemcpy(din, h, (size_t)n * sizeof(float), cudaMemcpyHostToDevice);
+            }
 #ifdef PARALAB_SIMULATED_CUDA
             simtSetSchedule(sch, 0);
 #endif
@@ -55,8 +85,8 @@ static void check_sums(int exercise, const lab03_impl *impl, pl_check *c)
                 goto done;
             }
             cudaError_t se = e ? (cudaError_t)e : cudaDeviceSynchronize();
-            if (!pl_check_that(c, se == cudaSuccess, "%s(n=%d) failed: %s", name, n,
-                               cudaGetErrorName(se)))
+            if (!pl_check_that(c, se == cudaSuccess, "%s(n=%d) failed: %s %s", name, n,
+                               cudaGetErrorName(se), pl_fault_report()))
                 goto done;
             cudaMemcpy(out, dout, (size_t)nb * sizeof(float), cudaMemcpyDeviceToHost);
             for (int b = 0; b < nb; b++) {
@@ -65,14 +95,28 @@ static void check_sums(int exercise, const lab03_impl *impl, pl_check *c)
                     want += h[i];
                     mag += fabs(h[i]);
                 }
+                int right = fabs(out[b] - want) <= 1e-6 + 1e-5 * mag;
+                char why[160] = "";
+                if (!right && out[b] != out[b])
+                    snprintf(why, sizeof why, ": never written");
+                else if (!right && sch) /* right forward, wrong in reverse: a race */
+                    snprintf(why, sizeof why, ": a missing __syncthreads()?");
+#ifdef PARALAB_SIMULATED_CUDA
+                else if (!right) { /* wrong forward: the same in reverse? */
+                    float rev = block_sum_under(f, din, dout, n, nb, b, 1);
+                    simtSetSchedule(0, 0);
+                    if (rev == rev && rev != out[b])
+                        snprintf(why, sizeof why,
+                                 "; with the threads run in reverse (SIMT_SCHEDULE=reverse) "
+                                 "it is %.7g: the sum depends on the order the threads run "
+                                 "in, a missing __syncthreads()?",
+                                 rev);
+                }
+#endif
                 if (!pl_check_that(
-                        c, fabs(out[b] - want) <= 1e-6 + 1e-5 * mag,
-                        "%s(n=%d)%s: out[%d] = %.7g but the block's sum is %.7g%s", name, n,
-                        sch ? " with the threads run in reverse (SIMT_SCHEDULE=reverse)" : "", b,
-                        out[b], want,
-                        out[b] != out[b] ? ": never written"
-                        : sch            ? ": a missing __syncthreads()?"
-                                         : ""))
+                        c, right, "%s(n=%d)%s: out[%d] = %.7g but the block's sum is %.7g%s", name,
+                        n, sch ? " with the threads run in reverse (SIMT_SCHEDULE=reverse)" : "", b,
+                        out[b], want, why))
                     goto done;
             }
         }

@@ -3,7 +3,9 @@
  * 100, 257} (every combination: not multiples of the tile, and tiles of
  * one element), against a double-precision product, within 1e-6 + 1e-5 of
  * the sum of |a b| over k (a float sum of K terms may err by about K 2^-24
- * of it).
+ * of it). Each shape gets A, B and C of exactly its size, so that a load
+ * past an edge is out of bounds, and the emulator's fault report (kernel,
+ * file:line, block, thread, the access) ends the failure message.
  */
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +15,7 @@
 #include <cuda_runtime.h>
 
 #include "04_gemm/lab04.h"
+#include "paralab/device.h"
 #include "registry.h"
 
 typedef int (*gemm_fn)(float *C, const float *A, const float *B, int M, int N, int K);
@@ -25,9 +28,7 @@ static void check_gemm(gemm_fn fn, const char *name, pl_check *c)
     size_t cap = (size_t)most * most;
     float *A = malloc(cap * sizeof *A), *B = malloc(cap * sizeof *B), *C = malloc(cap * sizeof *C);
     float *dA = NULL, *dB = NULL, *dC = NULL;
-    if (!A || !B || !C || cudaMalloc((void **)&dA, cap * sizeof(float)) ||
-        cudaMalloc((void **)&dB, cap * sizeof(float)) ||
-        cudaMalloc((void **)&dC, cap * sizeof(float))) {
+    if (!A || !B || !C) {
         pl_check_fail(c, "out of memory");
         goto out;
     }
@@ -38,12 +39,23 @@ static void check_gemm(gemm_fn fn, const char *name, pl_check *c)
         s = s * 1664525u + 1013904223u;
         B[i] = (float)(s >> 8) / 16777216.0f - 0.5f;
     }
-    cudaMemcpy(dA, A, cap * sizeof(float), cudaMemcpyHostToDevice);
-    cudaMemcpy(dB, B, cap * sizeof(float), cudaMemcpyHostToDevice);
     for (int a = 0; a < 5; a++)
         for (int b = 0; b < 5; b++)
             for (int k = 0; k < 5; k++) {
                 int M = dims[a], N = dims[b], K = dims[k];
+                /* this shape's own A (M x K), B (K x N) and C (M x N), exactly */
+                cudaFree(dA);
+                cudaFree(dB);
+                cudaFree(dC);
+                dA = dB = dC = NULL;
+                if (cudaMalloc((void **)&dA, (size_t)M * K * sizeof(float)) ||
+                    cudaMalloc((void **)&dB, (size_t)K * N * sizeof(float)) ||
+                    cudaMalloc((void **)&dC, (size_t)M * N * sizeof(float))) {
+                    pl_check_fail(c, "out of memory");
+                    goto out;
+                }
+                cudaMemcpy(dA, A, (size_t)M * K * sizeof(float), cudaMemcpyHostToDevice);
+                cudaMemcpy(dB, B, (size_t)K * N * sizeof(float), cudaMemcpyHostToDevice);
                 cudaMemset(dC, 0xff, (size_t)M * N * sizeof(float)); /* NaN: unwritten shows */
                 int e = fn(dC, dA, dB, M, N, K);
                 if (e == PL_TODO_STATUS) {
@@ -51,8 +63,8 @@ static void check_gemm(gemm_fn fn, const char *name, pl_check *c)
                     goto out;
                 }
                 cudaError_t se = e ? (cudaError_t)e : cudaDeviceSynchronize();
-                if (!pl_check_that(c, se == cudaSuccess, "%s(M=%d, N=%d, K=%d) failed: %s", name, M,
-                                   N, K, cudaGetErrorName(se)))
+                if (!pl_check_that(c, se == cudaSuccess, "%s(M=%d, N=%d, K=%d) failed: %s %s", name,
+                                   M, N, K, cudaGetErrorName(se), pl_fault_report()))
                     goto out;
                 cudaMemcpy(C, dC, (size_t)M * N * sizeof(float), cudaMemcpyDeviceToHost);
                 for (int i = 0; i < M; i++)

@@ -64,6 +64,32 @@ static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
 
 typedef int (*gemm_fn)(float *C, const float *A, const float *B, int M, int N, int K);
 
+/* The exercise is never probed. A TODO shows at its first real call, on
+ * the lab's own matrices: PL_TODO() is the exercise's first statement, so
+ * PL_TODO_STATUS comes back before anything ran, and the reference runs in
+ * its place. (Probing it up front with made-up arguments, NULL pointers,
+ * would run a finished exercise's kernel on them: the fault is sticky and
+ * every later call of the run would fail with it.) */
+static lab *the_lab;
+
+/* Says once that the reference runs in place of the exercise. */
+static void use_reference(lab *l)
+{
+    if (!l->used_reference)
+        printf("  ! exercise not attempted yet — using the reference; open "
+               "labs/04_gemm/exercise.cu (PL_TODO at %s)\n",
+               pl_todo_location());
+    l->used_reference = 1;
+}
+
+static int matmul_tiled(float *C, const float *A, const float *B, int M, int N, int K)
+{
+    int e = the_lab->impl->matmul_tiled(C, A, B, M, N, K);
+    if (e != PL_TODO_STATUS) return e;
+    use_reference(the_lab);
+    return lab04_solution.matmul_tiled(C, A, B, M, N, K);
+}
+
 /* Timed runs of one version. On a real GPU one untimed run first (it loads
  * the module and warms the caches), then `reps` timed back to back; the
  * simulator's modeled clock needs neither. *ms: the mean per run. */
@@ -143,7 +169,7 @@ static int run_steps(pl_rank *r)
     static const char *names[] = {"naive (one thread per element of C)",
                                   "shared-memory tiles of 16x16 (yours)",
                                   "register tiles (128x128 per block, 8x8 per thread)"};
-    gemm_fn fns[3] = {lab04_matmul_naive, l->impl->matmul_tiled, lab04_matmul_registers};
+    gemm_fn fns[3] = {lab04_matmul_naive, matmul_tiled, lab04_matmul_registers};
     double moved[3] = {lab04_bytes_naive(n, n, n), lab04_bytes_tiled(n, n, n, 16),
                        lab04_bytes_tiled(n, n, n, 128)};
     double gf[3] = {0, 0, 0};
@@ -269,15 +295,8 @@ int main(int argc, char **argv)
         return rc;
     }
     l.impl = l.solution ? &lab04_solution : &lab04_exercise;
-    if (!l.solution && lab04_exercise.matmul_tiled(NULL, NULL, NULL, 1, 1, 1) == PL_TODO_STATUS) {
-        l.used_reference = 1;
-        l.impl = &lab04_solution;
-    }
+    the_lab = &l;
     printf("paralab lab 04 — GEMM (%s clock)\n", pl_clock_name());
-    if (l.used_reference)
-        printf("  ! exercise not attempted yet — using the reference; open "
-               "labs/04_gemm/exercise.cu (PL_TODO at %s)\n",
-               pl_todo_location());
     rc = pl_lab_steps(&me, l.kernel ? 2 : LAB04_STEPS, &opt, run_steps, &l, msg, sizeof msg);
     if (rc != PL_LAB_GO) {
         fputs(msg, stderr);
@@ -285,9 +304,16 @@ int main(int argc, char **argv)
     }
     printf("\n[checks]\n");
     pl_check chk;
+    const lab04_impl *checked = l.used_reference ? &lab04_solution : l.impl;
     pl_check_begin(&chk, "04_gemm", "matmul_tiled");
-    lab04_check(0, l.impl, &chk);
-    printf("  %-11s  ", l.impl == &lab04_solution ? "(reference)" : "(yours)");
+    lab04_check(0, checked, &chk);
+    if (chk.outcome == PL_TODO) { /* not run by the steps (--kernel): check the reference */
+        use_reference(&l);
+        checked = &lab04_solution;
+        pl_check_begin(&chk, "04_gemm", "matmul_tiled");
+        lab04_check(0, checked, &chk);
+    }
+    printf("  %-11s  ", checked == &lab04_solution ? "(reference)" : "(yours)");
     pl_check_print(&chk, 0);
     return chk.outcome == PL_PASS && !l.wrong ? 0 : 1;
 }

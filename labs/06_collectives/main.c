@@ -280,11 +280,20 @@ static int rank_main(pl_rank *r)
     return 0;
 }
 
-/* Is the exercise still TODO? Ask it on a one-rank world with nothing to do. */
+/* Is the exercise still TODO? Ask it on a one-rank world, on real buffers
+ * of one float (a ring of one rank has nothing to send): never on made-up
+ * NULL pointers, which a finished exercise would hand to the copies and
+ * kernels it enqueues, where a fault is sticky for the rest of the run. */
 static int probe_todo(pl_rank *r)
 {
     const lab06_impl *impl = r->arg;
-    return impl->ring_all_reduce(r->comm, NULL, 0, NULL, r->stream) == PL_TODO_STATUS;
+    float *d = NULL;
+    if (cudaMalloc((void **)&d, 2 * sizeof(float))) return 0;
+    cudaMemsetAsync(d, 0, 2 * sizeof(float), r->stream);
+    int todo = impl->ring_all_reduce(r->comm, d, 1, d + 1, r->stream) == PL_TODO_STATUS;
+    cudaStreamSynchronize(r->stream);
+    cudaFree(d);
+    return todo;
 }
 
 int main(int argc, char **argv)

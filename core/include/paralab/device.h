@@ -29,4 +29,12 @@ const char *pl_clock_name(void);
  * Returns 0, or the cudaError_t of the failing query. */
 int pl_device_peaks(int device, double *fp32_flops, double *memory_bw);
 
+/* The simulator's report of the last kernel fault on the current device:
+ * the kernel, its file:line, the block and thread, and what went wrong
+ * (an out-of-bounds access with the allocation it missed, a divergent
+ * __syncthreads(), a shuffle whose mask leaves out lanes...); "" when
+ * there was none, and always "" in the CUDA build (a real GPU says only
+ * its error code). For the checks' and labs' failure messages. */
+const char *pl_fault_report(void);
+
 #endif

@@ -42,7 +42,8 @@ int pl_lab_start(const pl_one_device_lab *lab, int argc, char **argv, pl_options
  * or measured). Returns PL_LAB_GO once the steps ran; else what main
  * returns: 0 after q, 130 after Ctrl-C (as a shell reports SIGINT), 1 when
  * a step failed, 2 when the trace file cannot be written (msg: "labNN:
- * ...", for stderr). */
+ * ...", for stderr, then the simulator's report of the kernel fault that
+ * stopped the run, if one did: kernel, file:line, block, thread). */
 int pl_lab_steps(const pl_one_device_lab *lab, int nsteps, const pl_options *opt, pl_rank_fn steps,
                  void *arg, char *msg, size_t cap);
 
