@@ -26,6 +26,8 @@ struct pl_player {
     int quiet;                /* a UI shows the narration: do not print it */
     unsigned seen;            /* advances when the current step was shown */
     struct timespec shown_at; /* when it was shown (play mode paces from it) */
+    void (*listener)(void *ctx, int step, const char *text);
+    void *listener_ctx;
 };
 
 /* Step mode on a terminal: Enter advances, q (then Enter) quits. */
@@ -118,6 +120,15 @@ void pl_player_quit(pl_player *p)
     pthread_mutex_unlock(&p->lock);
 }
 
+void pl_player_set_listener(pl_player *p, void (*fn)(void *ctx, int step, const char *text),
+                            void *ctx)
+{
+    pthread_mutex_lock(&p->lock);
+    p->listener = fn;
+    p->listener_ctx = ctx;
+    pthread_mutex_unlock(&p->lock);
+}
+
 int pl_player_current(pl_player *p, char *buf, size_t cap)
 {
     pthread_mutex_lock(&p->lock);
@@ -152,6 +163,7 @@ static int show(pl_player *p, const char *text)
     if (!p->quit) {
         p->step++;
         snprintf(p->narration, sizeof p->narration, "%s", text);
+        if (p->listener) p->listener(p->listener_ctx, p->step, p->narration);
         if (!p->quiet) {
             fprintf(p->out, "[%d] %s%s\n", p->step, text,
                     !p->headless && p->mode == PL_MODE_STEP && p->reader_started

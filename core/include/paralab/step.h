@@ -40,6 +40,12 @@ pl_mode pl_player_mode(pl_player *p, double *speed);
 void pl_player_quit(pl_player *p);
 /* The current step's number (0 before the first) and narration. */
 int pl_player_current(pl_player *p, char *buf, size_t cap);
+/* fn(ctx, step, text) each time a step's narration is shown, on rank 0's
+ * thread before the step's work runs (a UI records it for its transcript,
+ * in order with what the lab prints); it must not call the player. NULL:
+ * none. */
+void pl_player_set_listener(pl_player *p, void (*fn)(void *ctx, int step, const char *text),
+                            void *ctx);
 
 /* Every rank calls it. 0: go on; non-zero: stop (the student quit, or the
  * world failed: r->error says which). Without a player it only meets. */
