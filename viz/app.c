@@ -387,7 +387,9 @@ static void scroll_narration(viz_view *v, const pl_layout *lay, int d)
 {
     int lo, hi;
     viz_narration_range(v, lay->pane[PL_PANE_NARRATION], &lo, &hi);
-    v->narr_scroll = v->narr_scroll + d < lo ? lo : v->narr_scroll + d > hi ? hi : v->narr_scroll + d;
+    v->narr_scroll = v->narr_scroll + d < lo   ? lo
+                     : v->narr_scroll + d > hi ? hi
+                                               : v->narr_scroll + d;
 }
 
 /* The topology's list of links scrolled by d rows of it. */
@@ -566,7 +568,7 @@ static void read_log(app *a)
         pthread_mutex_lock(&narr_lock);
         if (a->narr_done < nnarrated) next = narrated[a->narr_done];
         pthread_mutex_unlock(&narr_lock);
-        size_t want = !next.text ? sizeof buf
+        size_t want = !next.text                                  ? sizeof buf
                       : next.off - a->log_off < (off_t)sizeof buf ? (size_t)(next.off - a->log_off)
                                                                   : sizeof buf;
         ssize_t n = want ? pread(fileno(captured_out), buf, want, a->log_off) : 0;

@@ -14,8 +14,8 @@ static const uint32_t glyph_utf8[G_COUNT] = {
     0x2191, 0x2193,                                 /* ↑ ↓ */
 };
 static const uint32_t glyph_ascii[G_COUNT] = {
-    '-', '|', '+', '+', '+', '+', '#', '=', '.', ' ', '.', '*', '-',
-    '|', '\\', '/', '>', '<', 'o', '=', '~', ':', '^', 'v',
+    '-', '|', '+',  '+', '+', '+', '#', '=', '.', ' ', '.', '*',
+    '-', '|', '\\', '/', '>', '<', 'o', '=', '~', ':', '^', 'v',
 };
 
 uint32_t viz_glyph_ch(const viz_grid *g, viz_glyph k)
@@ -180,20 +180,18 @@ char *viz_grid_text(const viz_grid *g)
  * The screen, top to bottom: the header (one row); the body; the narration
  * (four rows with its border, nine from 30 rows up, with the lab's output
  * under the narration; more when the step's text needs them, up to 3/5 of
- * the rows below the header, the body keeping at least 8). With a topology, the body is a left column (the
- * devices above the topology) and a right column (the timeline above the
- * pipeline, shards and metrics, side by side). Without one, the devices are
- * a band across the top of the body, a row per device, and the right
- * column's panes take the full width below it. A pane that is not asked for
- * gives its room to the others.
+ * the rows below the header, the body keeping at least 8). With a topology, the body is a left
+ * column (the devices above the topology) and a right column (the timeline above the pipeline,
+ * shards and metrics, side by side). Without one, the devices are a band across the top of the
+ * body, a row per device, and the right column's panes take the full width below it. A pane that is
+ * not asked for gives its room to the others.
  */
 void pl_viz_layout(int cols, int rows, int ndev, unsigned panes, pl_layout *out)
 {
     pl_viz_layout_text(cols, rows, ndev, panes, 0, out);
 }
 
-void pl_viz_layout_text(int cols, int rows, int ndev, unsigned panes, int text_rows,
-                        pl_layout *out)
+void pl_viz_layout_text(int cols, int rows, int ndev, unsigned panes, int text_rows, pl_layout *out)
 {
     memset(out, 0, sizeof *out);
     if (ndev < 0) ndev = 0;

@@ -119,8 +119,11 @@ static int wrap(viz_grid *g, pl_rect in, const char *text, int fg)
 /* Bytes of the UTF-8 character at s (1 for a bad byte). */
 static int cp_len(const unsigned char *s)
 {
-    int n = s[0] < 0x80 ? 1 : (s[0] & 0xE0) == 0xC0 ? 2 : (s[0] & 0xF0) == 0xE0 ? 3
-                          : (s[0] & 0xF8) == 0xF0 ? 4 : 1;
+    int n = s[0] < 0x80             ? 1
+            : (s[0] & 0xE0) == 0xC0 ? 2
+            : (s[0] & 0xF0) == 0xE0 ? 3
+            : (s[0] & 0xF8) == 0xF0 ? 4
+                                    : 1;
     for (int i = 1; i < n; i++)
         if ((s[i] & 0xC0) != 0x80) return i;
     return n;
@@ -232,7 +235,7 @@ static void narration_transcript(viz_grid *g, pl_rect r, const viz_view *v)
         else if (below > 0)
             snprintf(say, sizeof say, " %d more rows: PgDn%s ", below,
                      v->big_narration ? "" : ", n: all narration");
-        else if (sc < 0)
+        else if (sc != 0)
             snprintf(say, sizeof say, " %d rows above: PgUp; End: this step ", above);
         else if (above > 0)
             snprintf(say, sizeof say, " earlier steps: PgUp ");
@@ -315,10 +318,14 @@ static int legend(viz_grid *g, int x, int y, int w, const viz_model *m)
         int kind;
         const char *name, *brief;
     } items[] = {
-        {PL_EV_KERNEL, "kernel", "kernel"},       {PL_EV_FORWARD, "forward", "fwd"},
-        {PL_EV_BACKWARD, "backward", "bwd"},      {PL_EV_OPTIMIZER, "optimizer", "opt"},
-        {PL_EV_COPY, "copy", "copy"},             {PL_EV_RING_STEP, "send/recv", "comm"},
-        {PL_EV_COLLECTIVE, "collective", "coll"}, {-1, "idle", "idle"},
+        {PL_EV_KERNEL, "kernel", "kernel"},
+        {PL_EV_FORWARD, "forward", "fwd"},
+        {PL_EV_BACKWARD, "backward", "bwd"},
+        {PL_EV_OPTIMIZER, "optimizer", "opt"},
+        {PL_EV_COPY, "copy", "copy"},
+        {PL_EV_RING_STEP, "send/recv", "comm"},
+        {PL_EV_COLLECTIVE, "collective", "coll"},
+        {-1, "idle", "idle"},
     };
     int n = (int)(sizeof items / sizeof *items), on[8], len[2] = {0, 0};
     for (int i = 0; i < n; i++) {
@@ -465,7 +472,11 @@ static link_list link_geometry(const viz_model *m, const viz_view *v, pl_rect in
                                const uint8_t *la, const uint8_t *lb, int total)
 {
     link_list L = {ring_drawn(in, n) ? (pl_rect){in.x + 5, in.y + 2, in.w - 10, in.h - 4} : in,
-                   total, 1, 1, 0, 0};
+                   total,
+                   1,
+                   1,
+                   0,
+                   0};
     int longest = 0;
     for (int k = 0; k < total; k++) {
         char by[32], s[48];
@@ -517,8 +528,8 @@ static void topology(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
             int steps = abs(x1 - x0) > abs(y1 - y0) ? abs(x1 - x0) : abs(y1 - y0);
             for (int s = 1; s < steps; s++)
                 viz_put(g, x0 + (x1 - x0) * s / steps, y0 + (y1 - y0) * s / steps,
-                        viz_glyph_ch(g, G_DOT),
-                        m->link[a][b] || m->link[b][a] ? COL_COMM : COL_DIM, 0);
+                        viz_glyph_ch(g, G_DOT), m->link[a][b] || m->link[b][a] ? COL_COMM : COL_DIM,
+                        0);
             /* a chunk moving from b's predecessor a to b during a ring step */
             const pl_event *e = viz_model_at(m, b, PL_LANE_COMM, v->t_end, v->modeled);
             if (e && e->kind == PL_EV_RING_STEP && e->peer == a && steps > 1) {
@@ -705,30 +716,35 @@ static void curve(viz_grid *g, pl_rect r, const viz_model *m)
         for (int row = 0; row < ph; row++) {
             long fill = eighths - 8L * row; /* eighths of this cell, from the bottom */
             if (fill <= 0) break;
-            uint32_t ch = partial ? viz_glyph_ch(g, G_EV_COLL)
+            uint32_t ch = partial     ? viz_glyph_ch(g, G_EV_COLL)
                           : fill >= 8 ? viz_glyph_ch(g, G_FULL)
                           : g->utf8   ? 0x2580 + (uint32_t)fill /* ▁ to ▇ */
                           : fill >= 4 ? '='
                                       : '_';
             for (int x = 0; x < bw; x++)
-                viz_put(g, x0 + c * cw + x, r.y + ph - row, ch, partial ? COL_DIM : COL_FORWARD,
-                        0);
+                viz_put(g, x0 + c * cw + x, r.y + ph - row, ch, partial ? COL_DIM : COL_FORWARD, 0);
         }
     }
     /* the scale: the largest column at the top, 0 at the bottom; the x axis */
     viz_text(g, r.x, r.y + 1, lw, top, COL_DIM, 0);
     viz_text(g, r.x + lw - 1, r.y + ph, 1, "0", COL_DIM, 0);
-    for (int row = 1; row <= ph; row++) viz_put(g, r.x + lw, r.y + row, viz_glyph_ch(g, G_V), COL_DIM, 0);
+    for (int row = 1; row <= ph; row++)
+        viz_put(g, r.x + lw, r.y + row, viz_glyph_ch(g, G_V), COL_DIM, 0);
     int ay = r.y + ph + 1, end = ncol * cw - (cw - bw);
     viz_put(g, r.x + lw, ay, viz_glyph_ch(g, G_BL), COL_DIM, 0);
+    /* the x axis: 1 under the first column, the last number under the
+     * last, the unit after it (or between them) */
     char last[48];
     int ll = snprintf(last, sizeof last, "%zu", nv);
     const char *unit = E ? (nv == 1 ? "epoch" : "epochs") : (nv == 1 ? "value" : "values");
-    int x = x0 + viz_textf(g, x0, ay, pw, COL_DIM, 0, "1 %s", nv > 1 ? "" : unit);
-    if (nv > 1 && end - ll > x - x0 + 1) viz_text(g, x0 + end - ll, ay, ll, last, COL_DIM, 0);
     int ul = (int)strlen(unit);
-    if (nv > 1 && end - ll - (x - x0) > ul + 2)
-        viz_text(g, x0 + (x - x0 + end - ll - ul) / 2, ay, ul, unit, COL_DIM, 0);
+    viz_text(g, x0, ay, pw, "1", COL_DIM, 0);
+    if (nv > 1 && end - ll > 1) viz_text(g, x0 + end - ll, ay, ll, last, COL_DIM, 0);
+    int after = nv > 1 ? end : 1;
+    if (after + 1 + ul <= pw)
+        viz_text(g, x0 + after + 1, ay, ul, unit, COL_DIM, 0);
+    else if (end - ll - 2 > ul + 1)
+        viz_text(g, x0 + (end - ll - ul + 1) / 2, ay, ul, unit, COL_DIM, 0);
     free(val);
 }
 
