@@ -459,6 +459,7 @@ static void key(app *a, int ch, const pl_layout *lay)
         scroll_narration(v, lay, -1000000);
         break;
     case KEY_END:
+    case 'e': /* where End does not come through (a terminal that is not its TERM) */
         v->narr_scroll = 0;
         break;
     case 'n':

@@ -236,7 +236,7 @@ static void narration_transcript(viz_grid *g, pl_rect r, const viz_view *v)
             snprintf(say, sizeof say, " %d more rows: PgDn%s ", below,
                      v->big_narration ? "" : ", n: all narration");
         else if (sc != 0)
-            snprintf(say, sizeof say, " %d rows above: PgUp; End: this step ", above);
+            snprintf(say, sizeof say, " %d rows above: PgUp; e: this step ", above);
         else if (above > 0)
             snprintf(say, sizeof say, " earlier steps: PgUp ");
         int len = (int)strlen(say);
@@ -812,7 +812,7 @@ static void help(viz_grid *g)
         "up/down     scroll the focused pane",
         "            (narration, links, ranks)",
         "PgUp/PgDn   scroll the narration",
-        "End         the narration: this step",
+        "End, e      the narration: this step",
         "n           all narration / panes",
         "z / Z       zoom in / out",
         "f           follow the newest",

@@ -302,10 +302,11 @@ int lab07_rank(pl_rank *r)
             tr_acc = res->train_acc = seen ? 100.0 * right / seen : 0;
             te_acc = res->test_acc = 100.0 * test_right / test->n;
             if (epoch - 1 < 1000) res->epoch_loss[epoch - 1] = ep_loss;
-            pl_viz_push_metric("epoch loss", ep_loss); /* the curve's value: the narration's */
         }
         STEP("Epoch %d/%d: loss %.4f (the mean over %d samples), train %.1f %%, test %.1f %%.",
              epoch, cfg->epochs, ep_loss, seen, tr_acc, te_acc);
+        /* the loss curve's value, the narration's, as it appears */
+        if (me == 0) pl_viz_push_metric("epoch loss", ep_loss);
         if (cfg->max_steps && steps >= cfg->max_steps) break;
     }
     if (me == 0) {

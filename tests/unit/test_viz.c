@@ -659,8 +659,8 @@ static void test_narration_scroll(void)
         const char *first, *last, *border;
     } c[] = {
         {0, "[2] second", "     5  row", " 4 rows above, 24 below: PgUp/PgDn "},
-        {24, "    22  row", "    29  row", " 28 rows above: PgUp; End: this step "},
-        {99, "    22  row", "    29  row", " 28 rows above: PgUp; End: this step "},
+        {24, "    22  row", "    29  row", " 28 rows above: PgUp; e: this step "},
+        {99, "    22  row", "    29  row", " 28 rows above: PgUp; e: this step "},
         {-4, "[1] first", "     1  row", " 28 more rows: PgDn, n: all narration "},
     };
     for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
