@@ -323,7 +323,7 @@ static int legend(viz_grid *g, int x, int y, int w, const viz_model *m)
         {PL_EV_BACKWARD, "backward", "bwd"},
         {PL_EV_OPTIMIZER, "optimizer", "opt"},
         {PL_EV_COPY, "copy", "copy"},
-        {PL_EV_RING_STEP, "send/recv", "comm"},
+        {PL_EV_RING_STEP, "comm", "comm"},
         {PL_EV_COLLECTIVE, "collective", "coll"},
         {-1, "idle", "idle"},
     };

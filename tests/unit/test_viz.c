@@ -532,8 +532,16 @@ static void test_timeline_glyphs_legend(void)
             r1,
             "r1      ::::::::::::::~~~~~~~~~~~~~~::::::::::::::::::::::::::::::::::::::::::", 78),
         0);
-    /* no row left: the legend in the bottom border, every kind shown, by
-     * its short name (the long ones need 77 cells) */
+    /* no row left: the legend in the bottom border, every kind shown */
+    CU_ASSERT_EQUAL(strncmp(border,
+                            "+ > forward  < backward  o optimizer  = copy  ~ comm  : collective  "
+                            ". idle -",
+                            76),
+                    0);
+    /* narrower: by their short names */
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 60, 5), 0);
+    viz_render_pane(&g, PL_PANE_TIMELINE, (pl_rect){0, 0, 60, 5}, &m, &v);
+    row_of(&g, 4, 0, 60, border);
     CU_ASSERT_EQUAL(strncmp(border, "+ > fwd  < bwd  o opt  = copy  ~ comm  : coll  . idle -", 55),
                     0);
     viz_grid_free(&g);
