@@ -49,6 +49,48 @@ static void test_headless(void)
     pl_player_destroy(p);
 }
 
+/* A UI's listener hears each step as it is shown, before the step's work
+ * (so its transcript has the work under its narration), and a quiet player
+ * prints nothing. */
+static char heard[256];
+static void listen(void *ctx, int step, const char *text)
+{
+    size_t n = strlen(heard);
+    snprintf(heard + n, sizeof heard - n, "[%d] %s|%s", step, text, (const char *)ctx);
+}
+
+static int steps_with_work(pl_rank *r)
+{
+    for (int k = 1; k <= 3; k++) {
+        if (pl_step(r, "step %d", k)) return 1;
+        if (r->rank == 0) { /* the step's work, as the lab prints it */
+            size_t n = strlen(heard);
+            snprintf(heard + n, sizeof heard - n, "work %d|", k);
+        }
+    }
+    return 0;
+}
+
+static void test_listener(void)
+{
+    char buf[64] = "";
+    FILE *f = fmemopen(buf, sizeof buf, "w");
+    pl_player *p = pl_player_create(PL_MODE_STEP, 1, 1, f);
+    pl_player_set_quiet(p, 1);
+    heard[0] = '\0';
+    pl_player_set_listener(p, listen, "");
+    char err[512];
+    CU_ASSERT_EQUAL(run_with(p, steps_with_work, err, sizeof err), 0);
+    CU_ASSERT_STRING_EQUAL(heard, "[1] step 1|work 1|[2] step 2|work 2|[3] step 3|work 3|");
+    pl_player_set_listener(p, NULL, NULL); /* off: nothing more heard */
+    heard[0] = '\0';
+    CU_ASSERT_EQUAL(run_with(p, steps_with_work, err, sizeof err), 0);
+    CU_ASSERT_STRING_EQUAL(heard, "work 1|work 2|work 3|");
+    fclose(f);
+    CU_ASSERT_STRING_EQUAL(buf, ""); /* quiet */
+    pl_player_destroy(p);
+}
+
 static void test_play_paces(void)
 {
     FILE *f = fopen("/dev/null", "w");
@@ -119,7 +161,8 @@ int register_step_suite(void)
     if (!CU_add_test(s, "headless: one line per step, no wait", test_headless) ||
         !CU_add_test(s, "play: 1/speed seconds a step", test_play_paces) ||
         !CU_add_test(s, "step: waits for the student", test_step_waits_for_advance) ||
-        !CU_add_test(s, "quit stops every rank", test_quit_stops_every_rank))
+        !CU_add_test(s, "quit stops every rank", test_quit_stops_every_rank) ||
+        !CU_add_test(s, "a listener hears each step before its work", test_listener))
         return -1;
     return 0;
 }
