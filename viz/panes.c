@@ -810,7 +810,7 @@ static void help(viz_grid *g)
         "tab, 1-8    focus a pane",
         "left/right  scroll the timeline",
         "up/down     scroll the focused pane",
-        "            (narration, links, ranks)",
+        "            narration, links, ranks",
         "PgUp/PgDn   scroll the narration",
         "End, e      the narration: this step",
         "n           all narration / panes",
