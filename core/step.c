@@ -32,6 +32,8 @@ struct pl_player {
     int waiting;              /* rank 0 waits for the release of the current step */
     int begun;                /* pl_step_begin released the step before: the current
                                  step's work runs, its narration is not shown yet */
+    void (*listener)(void *ctx, int step, const char *text);
+    void *listener_ctx;
 };
 
 double pl_step_read_seconds(const char *text)
@@ -134,6 +136,15 @@ void pl_player_quit(pl_player *p)
     pthread_mutex_unlock(&p->lock);
 }
 
+void pl_player_set_listener(pl_player *p, void (*fn)(void *ctx, int step, const char *text),
+                            void *ctx)
+{
+    pthread_mutex_lock(&p->lock);
+    p->listener = fn;
+    p->listener_ctx = ctx;
+    pthread_mutex_unlock(&p->lock);
+}
+
 int pl_player_current(pl_player *p, char *buf, size_t cap)
 {
     pthread_mutex_lock(&p->lock);
@@ -185,6 +196,7 @@ static int show(pl_player *p, const char *text)
         if (!p->begun) p->step++;
         p->begun = 0;
         snprintf(p->narration, sizeof p->narration, "%s", text);
+        if (p->listener) p->listener(p->listener_ctx, p->step, p->narration);
         if (!p->quiet) {
             fprintf(p->out, "[%d] %s%s\n", p->step, text,
                     !p->headless && p->mode == PL_MODE_STEP && p->reader_started

@@ -20,6 +20,9 @@ T() { tmux -L "$sock" "$@"; }
 trap 'T kill-server 2>/dev/null' EXIT
 screen() { T capture-pane -p -t t; }
 history() { T capture-pane -p -t t -S -500; }
+# a session that outlives the others: killing the last one would stop the
+# server, and a new session started meanwhile finds it gone
+T new-session -d -s keep "sleep 100000"
 # The pane's processes: their CPU ticks, and 1 if a thread of theirs is
 # runnable (running, or waiting for a CPU on a busy machine).
 pane_activity() {
@@ -38,12 +41,13 @@ pane_activity() {
 }
 # waits until the screen shows $1; gives up only after 10 s in which the
 # lab neither ran nor waited to run (it waits for a key, or has ended): a
-# slow or busy machine never makes it give up
+# slow or busy machine never makes it give up; nor once the session is gone
 wait_for() {
     local sid idle=0 last="" now
     sid=$(T display -p -t t '#{pane_pid}' 2>/dev/null)
     while [ $idle -lt 100 ]; do
         has "$(screen)" "$1" && return 0
+        T has-session -t t 2>/dev/null || return 1
         sleep 0.1
         now=$(pane_activity "$sid")
         if [ "${now#* }" = 1 ] || [ "${now% *}" != "${last% *}" ]; then idle=0; else idle=$((idle + 1)); fi
@@ -52,9 +56,30 @@ wait_for() {
     return 1
 }
 out=$(mktemp -d)
-start() { # command line, run in a fresh 120x40 window
+# waits until the screen shows $1, up to $2 s (a lab that trains)
+wait_long() {
+    for _ in $(seq $(($2 * 10))); do
+        has "$(screen)" "$1" && return 0
+        T has-session -t t 2>/dev/null || return 1
+        sleep 0.1
+    done
+    return 1
+}
+# the whole history, wrapped lines joined
+joined() { T capture-pane -p -J -t t -S -2000; }
+# $1 holds each of $2, $3... on lines in this order
+in_order() {
+    local text=$1 last=0 n p
+    shift
+    for p in "$@"; do
+        n=$(grep -nF -- "$p" <<<"$text" | head -1 | cut -d: -f1)
+        [ -n "$n" ] && [ "$n" -gt "$last" ] || { echo "  not in order: '$p' (line ${n:-none}, after $last)"; return 1; }
+        last=$n
+    done
+}
+start() { # command line, run in a fresh 120x40 window (or $2 x $3)
     T kill-session -t t 2>/dev/null
-    T new-session -d -s t -x 120 -y 40 "cd '$root' && $1; echo EXIT=\$?; stty -a | tr ' ' '\n' | grep -xE -- '-?(icanon|echo)' | tr '\n' ' '; echo; sleep 60"
+    T new-session -d -s t -x "${2:-120}" -y "${3:-40}" "cd '$root' && $1; echo EXIT=\$?; stty -a | tr ' ' '\n' | grep -xE -- '-?(icanon|echo)' | tr '\n' ' '; echo; sleep 60"
 }
 
 # --- lab06, live
@@ -97,7 +122,7 @@ check "lab01: the UI comes up at step 1/4" wait_for "lab 01 hello threads | step
 T send-keys -t t Space
 check "lab01: space, step 2 (the kernel's result)" wait_for "1000 of 1000 elements correct"
 s=$(screen)
-check "lab01: the timeline shows the copies and the kernel" bash -c 'grep -q "r0  cmp .*█" <<<"$1" && grep -q " 0  cpy .*█" <<<"$1"' _ "$s"
+check "lab01: the timeline shows the copies and the kernel" bash -c 'grep -q "r0  cmp .*█" <<<"$1" && grep -q " 0  cpy .*▒" <<<"$1"' _ "$s"
 T send-keys -t t q
 check "lab01: q exits 0" wait_for "EXIT=0"
 check "lab01: its trace replays" bash -c "'$bin/paralab-viz' '$out/lab01.json' </dev/null 2>&1 | grep -q 'events of 1 rank read'"
@@ -112,11 +137,82 @@ for pane in "dp 0" "dp 3" "timeline" "topology" "metrics" "narration"; do
 done
 for _ in 1 2 3 4 5 6 7; do T send-keys -t t Space; sleep 0.3; done
 check "make demo: an epoch ends with its loss and accuracy" wait_for "Epoch 1/20: loss"
-check "make demo: the loss curve" wait_for "loss 0."
+check "make demo: the loss curve, per epoch" wait_for "'s mean"
 T send-keys -t t q
 check "make demo: q exits 0" wait_for "EXIT=0"
 sleep 0.3
 check "make demo: the terminal is restored" bash -c 'grep -qE "^(icanon echo|echo icanon) *$" <<<"$1"' _ "$(history | grep -E 'icanon|echo' | tail -1)"
+
+# --- 80x24 without colour, as on a laptop: the narration keeps the lesson
+# (it grows, scrolls, is printed in full after q), every link's bytes,
+# kernels apart from copies, the loss as the narration gives it
+start "TERM=xterm-256color LANG=C.UTF-8 NO_COLOR=1 '$bin/lab06' --step" 80 24
+check "80x24: step 1's vectors, every rank's" wait_for "rank 3: 4 4 4 4"
+for k in 2 3 4 5 6 7 8 9; do
+    T send-keys -t t Space
+    wait_for "step $k/9" >/dev/null
+done
+check "80x24: step 9's table with its header" wait_for "size (B)      count   type"
+check "80x24: the narration says there is more" wait_for "below: PgUp/PgDn"
+wait_for "the run is over: q quits" >/dev/null # the table is complete
+for _ in 1 2 3 4 5 6 7 8; do T send-keys -t t NPage; done
+check "80x24: PgDn, to the table's end" wait_for "2097152     524288  float    sum    yours"
+T send-keys -t t e
+check "80x24: e, back to the step's start" wait_for "[9] algbw"
+T send-keys -t t PPage
+check "80x24: PgUp, back into step 8" wait_for "[8] Your ring all-reduce"
+T send-keys -t t e n
+narration_alone() {
+    sleep 0.5
+    local s
+    s=$(screen)
+    ! grep -q "timeline" <<<"$s" && grep -q "512        128  float    sum    yours" <<<"$s"
+}
+check "80x24: n, the narration alone (more of the table)" narration_alone
+T send-keys -t t n
+check "80x24: n again, the panes back" wait_for "timeline"
+check "80x24: more links than the topology shows: it says so" wait_for "links 1-"
+T send-keys -t t 4 Down Down Down Down Down Down
+check "80x24: topology focused, down: the last link, 3>0" wait_for "3>0 "
+T send-keys -t t q
+check "80x24: q exits 0" wait_for "EXIT=0"
+sleep 0.3
+s=$(joined)
+check "80x24: after q, every step and its output, in order" in_order "$s" "[1] 4 ranks, one device each" \
+    "rank 3: 4 4 4 4" "[2] Send and receive" "[8] Your ring all-reduce" "[9] algbw = S / time" \
+    "size (B)      count   type" "2097152     524288  float    sum    yours" "PASS  06_collectives"
+
+start "TERM=xterm LANG=C NO_COLOR=1 '$bin/lab01' --step" 80 24
+wait_for "step 1/4" >/dev/null
+T send-keys -t t Space
+wait_for "step 2/4" >/dev/null
+T send-keys -t t Space
+check "80x24: lab01's block map, every block" wait_for "block 3    threads 0..255  elements 768..999"
+check "80x24: lab01's block map, its characters" wait_for "0000000000000000111111111111111122222222"
+T send-keys -t t q
+wait_for "EXIT=0" >/dev/null
+
+start "TERM=xterm LANG=C NO_COLOR=1 '$bin/lab05' --step" 80 24
+wait_for "step 1/4" >/dev/null
+for k in 2 3; do
+    T send-keys -t t Space
+    wait_for "step $k/4" >/dev/null
+done
+check "80x24, LANG=C, no colour: a stream's kernel (#) between its copies (=)" wait_for "==#=="
+check "80x24, LANG=C, no colour: the legend" wait_for "# kernel  = copy  . idle"
+T send-keys -t t q
+wait_for "EXIT=0" >/dev/null
+
+start "TERM=xterm-256color LANG=C.UTF-8 NO_COLOR=1 '$bin/lab07' --step" 80 24
+wait_for "step 1/27" >/dev/null
+for k in 2 3 4 5 6 7 8; do
+    T send-keys -t t Space
+    wait_long "step $k/27" 120 >/dev/null
+done
+loss=$(screen | grep -oE "Epoch 1/20: loss [0-9.]+" | grep -oE "[0-9.]+$")
+check "80x24: lab07's curve gives the narration's loss ($loss), epoch 1's mean" wait_for "loss $loss: epoch 1's mean"
+T send-keys -t t q
+check "80x24: lab07, q exits 0" wait_long "EXIT=0" 60
 
 # --- Ctrl-C in the middle of a run
 start "TERM=xterm-256color '$bin/lab06' --play --speed 0.5"

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <term.h>
 #include <time.h>
 #include <unistd.h>
@@ -94,6 +95,67 @@ static void replay_file(FILE *f, int fd)
     }
 }
 
+/* The narrated steps of a live run, each with where the lab's captured
+ * output stood when it was shown: once the screen is restored they are
+ * printed with that output, in order, as --no-viz prints them. */
+static pthread_mutex_t narr_lock = PTHREAD_MUTEX_INITIALIZER;
+typedef struct {
+    off_t off;
+    int step;
+    char *text;
+} narrated_step;
+static narrated_step *narrated;
+static size_t nnarrated, capnarrated;
+
+/* The player's listener: on rank 0's thread, before the step's work. */
+static void on_step_shown(void *ctx, int step, const char *text)
+{
+    (void)ctx;
+    fflush(stdout);
+    struct stat st;
+    off_t off = captured_out && fstat(fileno(captured_out), &st) == 0 ? st.st_size : 0;
+    char *copy = strdup(text);
+    pthread_mutex_lock(&narr_lock);
+    if (copy && nnarrated == capnarrated) {
+        size_t cap = capnarrated ? capnarrated * 2 : 64;
+        narrated_step *p = realloc(narrated, cap * sizeof *p);
+        if (p) {
+            narrated = p;
+            capnarrated = cap;
+        }
+    }
+    if (copy && nnarrated < capnarrated)
+        narrated[nnarrated++] = (narrated_step){off, step, copy};
+    else
+        free(copy);
+    pthread_mutex_unlock(&narr_lock);
+}
+
+/* Bytes [from, to) of a captured stream to fd (to < 0: to its end). */
+static void copy_range(FILE *f, int fd, off_t from, off_t to)
+{
+    char buf[4096];
+    while (to < 0 || from < to) {
+        size_t want = to < 0 || to - from > (off_t)sizeof buf ? sizeof buf : (size_t)(to - from);
+        ssize_t n = pread(fileno(f), buf, want, from);
+        if (n <= 0 || write(fd, buf, (size_t)n) != n) break;
+        from += n;
+    }
+}
+
+/* The lab's captured output with the narrated steps where they came (the
+ * world has ended: no lock, which a crash could leave held). */
+static void replay_transcript(FILE *f, int fd)
+{
+    off_t pos = 0;
+    for (size_t i = 0; i < nnarrated; i++) {
+        copy_range(f, fd, pos, narrated[i].off);
+        pos = narrated[i].off > pos ? narrated[i].off : pos;
+        dprintf(fd, "[%d] %s\n", narrated[i].step, narrated[i].text);
+    }
+    copy_range(f, fd, pos, -1);
+}
+
 static void restore_terminal(void)
 {
     if (curses_on) {
@@ -106,7 +168,7 @@ static void restore_terminal(void)
         close(saved_stdout);
         saved_stdout = -1;
         if (captured_out) {
-            replay_file(captured_out, STDOUT_FILENO);
+            replay_transcript(captured_out, STDOUT_FILENO);
             fclose(captured_out);
             captured_out = NULL;
         }
@@ -195,6 +257,10 @@ static int term_start(void)
 static void term_stop(void)
 {
     restore_terminal();
+    pthread_mutex_lock(&narr_lock);
+    for (size_t i = 0; i < nnarrated; i++) free(narrated[i].text);
+    nnarrated = 0;
+    pthread_mutex_unlock(&narr_lock);
     if (screen) {
         delscreen(screen);
         screen = NULL;
@@ -260,28 +326,33 @@ typedef struct app {
     char log[VIZ_LOG_LINES][160];
     int log_head, nlog;
     off_t log_off;
+    viz_transcript tr; /* a live run's narrated steps and output, for the narration pane */
+    size_t narr_done;  /* the narrated steps in it */
 } app;
 
 /* Metrics pushed by the ranks, taken by the UI each frame. */
 static pthread_mutex_t metric_lock = PTHREAD_MUTEX_INITIALIZER;
-static double metric_queue[4096];
+static struct {
+    char name[32];
+    double value;
+} metric_queue[4096];
 static int metric_n;
-static char metric_name[32];
 
 void pl_viz_push_metric(const char *name, double value)
 {
     pthread_mutex_lock(&metric_lock);
-    if (metric_n < (int)(sizeof metric_queue / sizeof *metric_queue))
-        metric_queue[metric_n++] = value;
-    snprintf(metric_name, sizeof metric_name, "%s", name ? name : "");
+    if (metric_n < (int)(sizeof metric_queue / sizeof *metric_queue)) {
+        snprintf(metric_queue[metric_n].name, sizeof metric_queue[0].name, "%s", name ? name : "");
+        metric_queue[metric_n++].value = value;
+    }
     pthread_mutex_unlock(&metric_lock);
 }
 
 static void take_metrics(viz_model *m)
 {
     pthread_mutex_lock(&metric_lock);
-    for (int i = 0; i < metric_n; i++) viz_model_push_metric(m, metric_queue[i]);
-    if (metric_n) snprintf(m->metric_name, sizeof m->metric_name, "%s", metric_name);
+    for (int i = 0; i < metric_n; i++)
+        viz_model_push_named(m, metric_queue[i].name, metric_queue[i].value);
     metric_n = 0;
     pthread_mutex_unlock(&metric_lock);
 }
@@ -326,6 +397,25 @@ static void clamp_view(app *a)
     if (v->t_end < lo + v->span * 0.1) v->t_end = lo + v->span * 0.1;
 }
 
+/* The narration scrolled by d rows, within what it holds. */
+static void scroll_narration(viz_view *v, const pl_layout *lay, int d)
+{
+    int lo, hi;
+    viz_narration_range(v, lay->pane[PL_PANE_NARRATION], &lo, &hi);
+    v->narr_scroll = v->narr_scroll + d < lo   ? lo
+                     : v->narr_scroll + d > hi ? hi
+                                               : v->narr_scroll + d;
+}
+
+/* The topology's list of links scrolled by d rows of it. */
+static void scroll_links(app *a, const pl_layout *lay, int d)
+{
+    viz_view *v = &a->view;
+    int cols, page, n = viz_topology_links(&a->model, v, lay->pane[PL_PANE_TOPOLOGY], &cols, &page);
+    int last = n > page ? (n - page + cols - 1) / cols * cols : 0, s = v->link_scroll + d * cols;
+    v->link_scroll = s < 0 ? 0 : s > last ? last : s;
+}
+
 /* One key; the player moves in live runs, the cursor in replays. */
 static void key(app *a, int ch, const pl_layout *lay)
 {
@@ -364,10 +454,32 @@ static void key(app *a, int ch, const pl_layout *lay)
         v->t_end -= v->span / 4;
         break;
     case KEY_UP:
-        if (v->rank_scroll > 0) v->rank_scroll--;
+    case KEY_DOWN: /* the focused pane: the narration, the links, else the ranks */
+        if (v->focus == PL_PANE_NARRATION && v->transcript)
+            scroll_narration(v, lay, ch == KEY_UP ? -1 : 1);
+        else if (v->focus == PL_PANE_TOPOLOGY)
+            scroll_links(a, lay, ch == KEY_UP ? -1 : 1);
+        else if (ch == KEY_UP && v->rank_scroll > 0)
+            v->rank_scroll--;
+        else if (ch == KEY_DOWN && v->rank_scroll < a->model.nranks - 1)
+            v->rank_scroll++;
         break;
-    case KEY_DOWN:
-        if (v->rank_scroll < a->model.nranks - 1) v->rank_scroll++;
+    case KEY_PPAGE:
+    case KEY_NPAGE: {
+        int page = lay->pane[PL_PANE_NARRATION].h - 3;
+        scroll_narration(v, lay, (ch == KEY_PPAGE ? -1 : 1) * (page > 1 ? page : 1));
+        break;
+    }
+    case KEY_HOME:
+        scroll_narration(v, lay, -1000000);
+        break;
+    case KEY_END:
+    case 'e': /* where End does not come through (a terminal that is not its TERM) */
+        v->narr_scroll = 0;
+        break;
+    case 'n':
+    case 'N':
+        v->big_narration = !v->big_narration;
         break;
     case 'p':
     case 'P':
@@ -438,29 +550,52 @@ static void update_memory(app *a)
     cudaGetLastError();
 }
 
-/* The lab's newest output lines, for the narration pane. */
+/* What the lab printed: its newest lines, and the transcript. */
+static void feed(app *a, const char *buf, ssize_t n)
+{
+    a->log_off += n;
+    viz_transcript_output(&a->tr, buf, (size_t)n);
+    for (ssize_t i = 0; i < n; i++) {
+        char *line = a->log[a->log_head];
+        if (buf[i] == '\n') {
+            a->log_head = (a->log_head + 1) % VIZ_LOG_LINES;
+            a->log[a->log_head][0] = '\0';
+            if (a->nlog < VIZ_LOG_LINES - 1) a->nlog++;
+        } else {
+            size_t len = strlen(line);
+            if (len + 1 < sizeof a->log[0]) {
+                line[len] = buf[i];
+                line[len + 1] = '\0';
+            }
+        }
+    }
+}
+
+/* The lab's newest output lines, for the narration pane, and the
+ * transcript: its output up to where each narrated step came, then the
+ * step (which brings the narration back to it). */
 static void read_log(app *a)
 {
     if (!captured_out) return;
     fflush(stdout);
     char buf[4096];
-    ssize_t n;
-    while ((n = pread(fileno(captured_out), buf, sizeof buf, a->log_off)) > 0) {
-        a->log_off += n;
-        for (ssize_t i = 0; i < n; i++) {
-            char *line = a->log[a->log_head];
-            if (buf[i] == '\n') {
-                a->log_head = (a->log_head + 1) % VIZ_LOG_LINES;
-                a->log[a->log_head][0] = '\0';
-                if (a->nlog < VIZ_LOG_LINES - 1) a->nlog++;
-            } else {
-                size_t len = strlen(line);
-                if (len + 1 < sizeof a->log[0]) {
-                    line[len] = buf[i];
-                    line[len + 1] = '\0';
-                }
-            }
+    for (;;) {
+        narrated_step next = {0, 0, NULL};
+        pthread_mutex_lock(&narr_lock);
+        if (a->narr_done < nnarrated) next = narrated[a->narr_done];
+        pthread_mutex_unlock(&narr_lock);
+        size_t want = !next.text                                  ? sizeof buf
+                      : next.off - a->log_off < (off_t)sizeof buf ? (size_t)(next.off - a->log_off)
+                                                                  : sizeof buf;
+        ssize_t n = want ? pread(fileno(captured_out), buf, want, a->log_off) : 0;
+        if (n > 0) {
+            feed(a, buf, n);
+            continue;
         }
+        if (!next.text || a->log_off < next.off) break;
+        viz_transcript_step(&a->tr, next.step, next.text);
+        a->view.narr_scroll = 0;
+        a->narr_done++;
     }
     /* oldest first, the line being written last */
     a->view.nlog = 0;
@@ -532,8 +667,9 @@ static void loop(app *a)
         v->status = a->status_text[0] ? a->status_text : NULL;
         clamp_view(a);
         if (a->grid.w != COLS || a->grid.h != LINES) viz_grid_resize(&a->grid, COLS, LINES);
-        pl_layout lay;
-        pl_viz_layout(COLS, LINES, v->ndev, a->panes, &lay);
+        pl_layout lay; /* the narration grows for a step with more to say; n: all of it */
+        pl_viz_layout_text(COLS, LINES, v->ndev, v->big_narration ? 0 : a->panes,
+                           viz_narration_rows(v, COLS - 2), &lay);
         viz_render(&a->grid, &lay, &a->model, v);
         term_flush(&a->grid);
         int ch = getch(); /* waits up to a frame */
@@ -635,6 +771,8 @@ int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank
         return 1;
     }
     a.grid.utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
+    a.view.transcript = &a.tr;
+    pl_player_set_listener(a.player, on_step_shown, NULL);
     pl_player_set_quiet(a.player, 1);
     pl_player_set_interactive(a.player, 1);
     pl_watchdog_ignore_thread(); /* drawing frames is not the ranks' work */
@@ -663,8 +801,10 @@ int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank
                  "stopping the ranks at their next step... (q or Ctrl-C again: stop now)");
     }
     pthread_join(t, NULL);
+    pl_player_set_listener(a.player, NULL, NULL);
     drain(&a); /* the last events, for the trace file */
     term_stop();
+    viz_transcript_free(&a.tr);
     free(a.buf);
     viz_grid_free(&a.grid);
     viz_model_free(&a.model);

@@ -10,9 +10,12 @@ static const uint32_t glyph_utf8[G_COUNT] = {
     0x2500, 0x2502, 0x250C, 0x2510, 0x2514, 0x2518, /* ─ │ ┌ ┐ └ ┘ */
     0x2588, 0x2593, 0x2591, ' ',                    /* █ ▓ ░ */
     0x00B7, 0x25CF, 0x2500, 0x2502, 0x2572, 0x2571, /* · ● ─ │ ╲ ╱ */
+    0x25B6, 0x25C0, 0x25C6, 0x2592, 0x2593, 0x2591, /* ▶ ◀ ◆ ▒ ▓ ░ */
+    0x2191, 0x2193,                                 /* ↑ ↓ */
 };
 static const uint32_t glyph_ascii[G_COUNT] = {
-    '-', '|', '+', '+', '+', '+', '#', '=', '.', ' ', '.', '*', '-', '|', '\\', '/',
+    '-', '|', '+',  '+', '+', '+', '#', '=', '.', ' ', '.', '*',
+    '-', '|', '\\', '/', '>', '<', 'o', '=', '~', ':', '^', 'v',
 };
 
 uint32_t viz_glyph_ch(const viz_grid *g, viz_glyph k)
@@ -176,14 +179,19 @@ char *viz_grid_text(const viz_grid *g)
 /*
  * The screen, top to bottom: the header (one row); the body; the narration
  * (four rows with its border, nine from 30 rows up, with the lab's output
- * under the narration). With a topology, the body is a left column (the
- * devices above the topology) and a right column (the timeline above the
- * pipeline, shards and metrics, side by side). Without one, the devices are
- * a band across the top of the body, a row per device, and the right
- * column's panes take the full width below it. A pane that is not asked for
- * gives its room to the others.
+ * under the narration; more when the step's text needs them, up to 3/5 of
+ * the rows below the header, the body keeping at least 8). With a topology, the body is a left
+ * column (the devices above the topology) and a right column (the timeline above the pipeline,
+ * shards and metrics, side by side). Without one, the devices are a band across the top of the
+ * body, a row per device, and the right column's panes take the full width below it. A pane that is
+ * not asked for gives its room to the others.
  */
 void pl_viz_layout(int cols, int rows, int ndev, unsigned panes, pl_layout *out)
+{
+    pl_viz_layout_text(cols, rows, ndev, panes, 0, out);
+}
+
+void pl_viz_layout_text(int cols, int rows, int ndev, unsigned panes, int text_rows, pl_layout *out)
 {
     memset(out, 0, sizeof *out);
     if (ndev < 0) ndev = 0;
@@ -200,6 +208,10 @@ void pl_viz_layout(int cols, int rows, int ndev, unsigned panes, pl_layout *out)
     out->ok = 1;
     out->pane[PL_PANE_HEADER] = (pl_rect){0, 0, cols, 1};
     int nh = rows >= 30 ? 9 : 4; /* the narration, and the lab's output under it */
+    if (text_rows + 2 > nh) {    /* a step with more to say: room for it */
+        int most = (rows - 1) * 3 / 5 < rows - 1 - 8 ? (rows - 1) * 3 / 5 : rows - 1 - 8;
+        nh = text_rows + 2 < most ? text_rows + 2 : most > nh ? most : nh;
+    }
     out->pane[PL_PANE_NARRATION] = (pl_rect){0, rows - nh, cols, nh};
     int by = 1, bh = rows - 1 - nh; /* the body */
     if (!left && !right && !band) {

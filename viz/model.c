@@ -1,4 +1,5 @@
 /* model.c — the world as the events tell it (see vizint.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,7 +19,10 @@ void viz_model_free(viz_model *m)
         for (int l = 0; l < PL_NUM_LANES; l++) free(m->lanes[r][l].ev);
     for (int r = 0; r < PL_MAX_RANKS; r++)
         for (int k = 0; k < VIZ_STREAM_LANES; k++) free(m->streams[r][k].ev);
-    free(m->metric);
+    for (int k = 0; k < m->nseries; k++) {
+        free(m->series[k].v);
+        free(m->series[k].seq);
+    }
     memset(m, 0, sizeof *m);
 }
 
@@ -63,6 +67,7 @@ int viz_model_add(viz_model *m, const pl_event *e)
         if (k + 1 > m->nstreams[e->rank]) m->nstreams[e->rank] = k + 1;
     }
     m->nevents++;
+    if (e->kind < sizeof m->nkind / sizeof *m->nkind) m->nkind[e->kind]++;
     if (e->modeled_start != 0 || e->modeled_end != 0) m->have_modeled = 1;
     for (int c = 0; c < 2; c++) {
         double s = viz_ev_start(e, c), t = viz_ev_end(e, c);
@@ -77,16 +82,118 @@ int viz_model_add(viz_model *m, const pl_event *e)
     return 0;
 }
 
+int viz_model_push_named(viz_model *m, const char *name, double value)
+{
+    if (!name) name = "";
+    int k = 0;
+    while (k < m->nseries && strcmp(m->series[k].name, name)) k++;
+    if (k == m->nseries) {
+        if (k == (int)(sizeof m->series / sizeof *m->series)) return -1;
+        memset(&m->series[k], 0, sizeof m->series[k]);
+        snprintf(m->series[k].name, sizeof m->series[k].name, "%s", name);
+        m->nseries++;
+    }
+    struct viz_series *S = &m->series[k];
+    if (S->n == S->cap) {
+        size_t cap = S->cap ? S->cap * 2 : 64;
+        double *v = realloc(S->v, cap * sizeof *v);
+        if (!v) return -1;
+        S->v = v;
+        size_t *q = realloc(S->seq, cap * sizeof *q);
+        if (!q) return -1;
+        S->seq = q;
+        S->cap = cap;
+    }
+    S->v[S->n] = value;
+    S->seq[S->n++] = ++m->pushes;
+    return 0;
+}
+
 int viz_model_push_metric(viz_model *m, double value)
 {
-    if (m->nmetric == m->capmetric) {
-        size_t cap = m->capmetric ? m->capmetric * 2 : 64;
-        double *p = realloc(m->metric, cap * sizeof *p);
-        if (!p) return -1;
-        m->metric = p;
-        m->capmetric = cap;
+    return viz_model_push_named(m, m->metric_name, value);
+}
+
+/* ---- the transcript ---------------------------------------------------------------------- */
+
+void viz_transcript_free(viz_transcript *t)
+{
+    free(t->buf);
+    free(t->line);
+    free(t->narr);
+    memset(t, 0, sizeof *t);
+}
+
+static int tr_reserve(viz_transcript *t, size_t bytes)
+{
+    if (t->len + bytes > t->cap) {
+        size_t cap = t->cap ? t->cap : 4096;
+        while (cap < t->len + bytes) cap *= 2;
+        char *b = realloc(t->buf, cap);
+        if (!b) return -1;
+        t->buf = b;
+        t->cap = cap;
     }
-    m->metric[m->nmetric++] = value;
+    return 0;
+}
+
+/* A new line, empty, NUL-terminated. */
+static int tr_line(viz_transcript *t, int narr)
+{
+    if (t->nlines == t->capl) {
+        size_t cap = t->capl ? t->capl * 2 : 256;
+        size_t *l = realloc(t->line, cap * sizeof *l);
+        if (!l) return -1;
+        t->line = l;
+        unsigned char *n = realloc(t->narr, cap);
+        if (!n) return -1;
+        t->narr = n;
+        t->capl = cap;
+    }
+    if (tr_reserve(t, 1)) return -1;
+    t->line[t->nlines] = t->len;
+    t->narr[t->nlines++] = (unsigned char)narr;
+    t->buf[t->len++] = '\0';
+    return 0;
+}
+
+/* c at the end of the last line. */
+static int tr_char(viz_transcript *t, char c)
+{
+    if (tr_reserve(t, 1)) return -1;
+    t->buf[t->len - 1] = c;
+    t->buf[t->len++] = '\0';
+    return 0;
+}
+
+int viz_transcript_output(viz_transcript *t, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!t->open) {
+            if (tr_line(t, 0)) return -1;
+            t->open = 1;
+        }
+        if (s[i] == '\n')
+            t->open = 0;
+        else if (tr_char(t, s[i]))
+            return -1;
+    }
+    return 0;
+}
+
+int viz_transcript_step(viz_transcript *t, int step, const char *text)
+{
+    char head[24];
+    snprintf(head, sizeof head, "[%d] ", step);
+    t->open = 0; /* a line the lab left unfinished ends here */
+    size_t first = t->nlines;
+    if (tr_line(t, 1)) return -1;
+    for (const char *p = head; *p; p++)
+        if (tr_char(t, *p)) return -1;
+    for (const char *p = text; *p; p++)
+        if (*p == '\n' ? tr_line(t, 1) : tr_char(t, *p)) return -1;
+    t->step_line = first;
+    t->step = step;
     return 0;
 }
 

@@ -49,6 +49,28 @@ static int kind_colour(int kind)
     }
 }
 
+/* The glyph of a kind on the timeline: each kind its own, so that they
+ * differ without colour (NO_COLOR, a monochrome terminal) too. */
+static viz_glyph kind_glyph(int kind)
+{
+    switch (kind) {
+    case PL_EV_KERNEL:
+        return G_FULL;
+    case PL_EV_FORWARD:
+        return G_EV_FORWARD;
+    case PL_EV_BACKWARD:
+        return G_EV_BACKWARD;
+    case PL_EV_OPTIMIZER:
+        return G_EV_OPTIM;
+    case PL_EV_COPY:
+        return G_EV_COPY;
+    case PL_EV_COLLECTIVE:
+        return G_EV_COLL;
+    default:
+        return G_EV_COMM;
+    }
+}
+
 static pl_rect inside(pl_rect r) { return (pl_rect){r.x + 1, r.y + 1, r.w - 2, r.h - 2}; }
 
 /* ---- header and narration ----------------------------------------------------------- */
@@ -95,11 +117,149 @@ static int wrap(viz_grid *g, pl_rect in, const char *text, int fg)
     return row;
 }
 
+/* Bytes of the UTF-8 character at s (1 for a bad byte). */
+static int cp_len(const unsigned char *s)
+{
+    int n = s[0] < 0x80             ? 1
+            : (s[0] & 0xE0) == 0xC0 ? 2
+            : (s[0] & 0xF0) == 0xE0 ? 3
+            : (s[0] & 0xF8) == 0xF0 ? 4
+                                    : 1;
+    for (int i = 1; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80) return i;
+    return n;
+}
+
+/* One row of a line wrapped at w cells, broken at the last space that
+ * fits: its bytes in *n; returns where the next row starts (its leading
+ * blanks skipped), or NULL after the last. */
+static const char *wrap_row(const char *s, int w, int *n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t at = 0, brk = 0;
+    for (int cells = 0; p[at] && cells < w; cells++) {
+        if (p[at] == ' ') brk = at;
+        at += (size_t)cp_len(p + at);
+    }
+    if (!p[at]) {
+        *n = (int)at;
+        return NULL;
+    }
+    if (p[at] == ' ') brk = at;
+    size_t take = brk > 0 ? brk : at;
+    *n = (int)take;
+    const char *next = s + take;
+    while (*next == ' ') next++;
+    return *next ? next : NULL;
+}
+
+static int line_rows(const char *s, int w)
+{
+    int rows = 1, len;
+    while ((s = wrap_row(s, w, &len))) rows++;
+    return rows;
+}
+
+/* The transcript's rows at width w: before the current step's first line
+ * (*anchor) and in all. */
+static void transcript_rows(const viz_transcript *t, int w, int *anchor, int *total)
+{
+    int rows = 0;
+    *anchor = 0;
+    for (size_t i = 0; i < t->nlines; i++) {
+        if (i == t->step_line) *anchor = rows;
+        rows += line_rows(t->buf + t->line[i], w);
+    }
+    *total = rows;
+}
+
+int viz_narration_rows(const viz_view *v, int w)
+{
+    const viz_transcript *t = v->transcript;
+    if (!t || w < 1) return 0;
+    int rows = v->status ? 1 : 0;
+    for (size_t i = t->step_line; i < t->nlines; i++) rows += line_rows(t->buf + t->line[i], w);
+    return rows;
+}
+
+/* The rows of text the narration pane r shows, under which the status. */
+static int narration_text_rows(const viz_view *v, pl_rect r)
+{
+    return r.h - 2 - (v->status ? 1 : 0);
+}
+
+void viz_narration_range(const viz_view *v, pl_rect r, int *lo, int *hi)
+{
+    *lo = *hi = 0;
+    if (!v->transcript || r.w < 3) return;
+    int anchor, total, h = narration_text_rows(v, r);
+    transcript_rows(v->transcript, r.w - 2, &anchor, &total);
+    *lo = -anchor;
+    *hi = total - h - anchor > 0 ? total - h - anchor : 0;
+}
+
+/* A live run's narration: the transcript from the current step's first
+ * row (or where the student scrolled to), narrations in full colour, the
+ * lab's output dim; the bottom border says what lies above and below. */
+static void narration_transcript(viz_grid *g, pl_rect r, const viz_view *v)
+{
+    pl_rect in = inside(r);
+    const viz_transcript *t = v->transcript;
+    int h = narration_text_rows(v, r);
+    if (!t->nlines) {
+        viz_text(g, in.x, in.y, in.w, "(no step yet)", COL_DEFAULT, 0);
+    } else if (h > 0) {
+        int anchor, total, lo, hi;
+        transcript_rows(t, in.w, &anchor, &total);
+        viz_narration_range(v, r, &lo, &hi);
+        int sc = v->narr_scroll < lo ? lo : v->narr_scroll > hi ? hi : v->narr_scroll;
+        int top = anchor + sc, row = 0;
+        for (size_t i = 0; i < t->nlines && row < top + h; i++) {
+            const char *s = t->buf + t->line[i];
+            int fg = t->narr[i] ? COL_DEFAULT : COL_DIM;
+            do {
+                int len;
+                const char *next = wrap_row(s, in.w, &len);
+                if (row >= top) {
+                    char line[1024];
+                    snprintf(line, sizeof line, "%.*s", len, s);
+                    viz_text(g, in.x, in.y + row - top, in.w, line, fg, 0);
+                }
+                row++;
+                s = next;
+            } while (s && row < top + h);
+        }
+        int above = top, below = total - top - h;
+        char say[96] = "";
+        if (above > 0 && below > 0)
+            snprintf(say, sizeof say, " %d rows above, %d below: PgUp/PgDn ", above, below);
+        else if (below > 0)
+            snprintf(say, sizeof say, " %d more rows: PgDn%s ", below,
+                     v->big_narration ? "" : ", n: all narration");
+        else if (sc != 0)
+            snprintf(say, sizeof say, " %d rows above: PgUp; e: this step ", above);
+        else if (above > 0)
+            snprintf(say, sizeof say, " earlier steps: PgUp ");
+        int len = (int)strlen(say);
+        if (len) {
+            int x = r.x + r.w - 2 - len;
+            viz_text(g, x > r.x + 1 ? x : r.x + 1, r.y + r.h - 1, r.w - 2, say, COL_TITLE,
+                     ATTR_BOLD);
+        }
+    }
+    if (v->status && in.h > 0)
+        viz_text(g, in.x, in.y + in.h - 1, in.w, v->status, COL_WARN, ATTR_BOLD);
+}
+
 static void narration(viz_grid *g, pl_rect r, const viz_view *v)
 {
     viz_box(g, r, "narration", v->focus == PL_PANE_NARRATION);
     pl_rect in = inside(r);
     if (in.w < 1 || in.h < 1) return;
+    if (v->transcript) {
+        narration_transcript(g, r, v);
+        return;
+    }
     int used = wrap(g, in, v->narration[0] ? v->narration : "(no step yet)", COL_DEFAULT);
     int room = in.h - used - (v->status ? 1 : 0);
     /* the lab's newest output lines under the narration */
@@ -124,7 +284,7 @@ static void devices(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *
     for (int k = 0; k < rows && first + k < n; k++) {
         int rk = first + k, y = in.y + k;
         if (k == rows - 1 && first + k < n - 1) {
-            viz_textf(g, in.x, y, in.w, COL_DIM, 0, "... %d more (up/down scroll)", n - first - k);
+            viz_textf(g, in.x, y, in.w, COL_DIM, 0, "... %d more (focus: up/down)", n - first - k);
             break;
         }
         int x = in.x + viz_textf(g, in.x, y, in.w, COL_RANK0 + rk % 8, ATTR_BOLD, "r%-2d", rk);
@@ -150,6 +310,53 @@ static void devices(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *
 
 static const char *lane_tag[] = {"cmp", "cpy", "com"};
 
+/* The glyph of each kind the model holds, its name, and idle: "█ kernel
+ * ▒ copy · idle" at x, in w cells (short names when the long ones do not
+ * fit; what still does not fit is left out). Returns the cells used. */
+static int legend(viz_grid *g, int x, int y, int w, const viz_model *m)
+{
+    static const struct {
+        int kind;
+        const char *name, *brief;
+    } items[] = {
+        {PL_EV_KERNEL, "kernel", "kernel"},
+        {PL_EV_FORWARD, "forward", "fwd"},
+        {PL_EV_BACKWARD, "backward", "bwd"},
+        {PL_EV_OPTIMIZER, "optimizer", "opt"},
+        {PL_EV_COPY, "copy", "copy"},
+        {PL_EV_RING_STEP, "comm", "comm"},
+        {PL_EV_COLLECTIVE, "collective", "coll"},
+        {-1, "idle", "idle"},
+    };
+    int n = (int)(sizeof items / sizeof *items), on[8], len[2] = {0, 0};
+    for (int i = 0; i < n; i++) {
+        int k = items[i].kind;
+        on[i] = k < 0 || m->nkind[k] > 0 ||
+                (k == PL_EV_RING_STEP && (m->nkind[PL_EV_SEND] || m->nkind[PL_EV_RECV]));
+        if (!on[i]) continue;
+        len[0] += 4 + (int)strlen(items[i].name);
+        len[1] += 4 + (int)strlen(items[i].brief);
+    }
+    int brief = len[0] - 2 > w, cx = x;
+    for (int i = 0; i < n; i++) {
+        if (!on[i]) continue;
+        const char *name = brief ? items[i].brief : items[i].name;
+        int need = 2 + (int)strlen(name);
+        if (cx + need > x + w) break;
+        if (cx > x) { /* two blanks between items */
+            viz_put(g, cx++, y, ' ', COL_DIM, 0);
+            viz_put(g, cx++, y, ' ', COL_DIM, 0);
+        }
+        int k = items[i].kind;
+        viz_put(g, cx, y, viz_glyph_ch(g, k < 0 ? G_DOT : kind_glyph(k)),
+                k < 0 ? COL_DIM : kind_colour(k), 0);
+        viz_put(g, cx + 1, y, ' ', COL_DIM, 0);
+        viz_text(g, cx + 2, y, need - 2, name, COL_DIM, 0);
+        cx += need;
+    }
+    return cx - x;
+}
+
 static void timeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v)
 {
     char t1[32], t2[32], sp[32];
@@ -168,6 +375,13 @@ static void timeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
      * compute over copy); or, for a lab about streams, a lane per stream */
     int per = n * 3 <= rows ? 3 : 1,
         first = v->rank_scroll > 0 && v->rank_scroll < n ? v->rank_scroll : 0;
+    /* the legend: in a row of its own above the axis when the lanes leave
+     * one, else in the bottom border */
+    int need = 0;
+    for (int rk = first; rk < n; rk++)
+        need += m->stream_lanes ? (m->nstreams[rk] > 0 ? m->nstreams[rk] : 1) : per;
+    int own_legend = need < rows;
+    rows -= own_legend;
     int y = in.y;
     for (int rk = first; rk < n && y < in.y + rows; rk++) {
         int lanes = m->stream_lanes ? (m->nstreams[rk] > 0 ? m->nstreams[rk] : 1) : per;
@@ -195,7 +409,7 @@ static void timeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
                     viz_put(g, in.x + label_w + c, y, viz_glyph_ch(g, G_DOT), COL_DIM, 0);
                     continue;
                 }
-                uint32_t ch = viz_glyph_ch(g, e->kind == PL_EV_COLLECTIVE ? G_SHADE : G_FULL);
+                uint32_t ch = viz_glyph_ch(g, kind_glyph(e->kind));
                 int col = kind_colour(e->kind), attr = 0;
                 if ((e->kind == PL_EV_FORWARD || e->kind == PL_EV_BACKWARD) &&
                     e->micro_batch >= 0) {
@@ -211,8 +425,15 @@ static void timeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
     viz_fmt_time(t2, sizeof t2, v->t_end - (v->modeled ? m->t_lo[1] : m->t_lo[0]));
     int ay = in.y + in.h - 1;
     viz_text(g, in.x + label_w, ay, w, t1, COL_DIM, 0);
-    int l2 = (int)strlen(t2);
-    if (w > (int)strlen(t1) + l2 + 2) viz_text(g, in.x + in.w - l2, ay, l2, t2, COL_DIM, 0);
+    int l1 = (int)strlen(t1), l2 = (int)strlen(t2);
+    if (w > l1 + l2 + 2) viz_text(g, in.x + in.w - l2, ay, l2, t2, COL_DIM, 0);
+    if (own_legend)
+        legend(g, in.x, ay - 1, in.w, m);
+    else if (r.w > 8) { /* " █ kernel  ▒ copy " on the border */
+        int used = legend(g, r.x + 2, r.y + r.h - 1, r.w - 5, m);
+        viz_put(g, r.x + 1, r.y + r.h - 1, ' ', COL_DIM, 0);
+        viz_put(g, r.x + 2 + used, r.y + r.h - 1, ' ', COL_DIM, 0);
+    }
 }
 
 /* ---- topology --------------------------------------------------------------------------- */
@@ -226,59 +447,133 @@ static void ring_pos(pl_rect in, int k, int n, int *x, int *y)
     *y = in.y + (int)lround(in.h / 2.0 - 0.5 + ry * sin(a));
 }
 
+/* The links that carried bytes, a then b: a -> b in *la, *lb. */
+static int list_links(const viz_model *m, int n, uint8_t *la, uint8_t *lb)
+{
+    int k = 0;
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++)
+            if (m->link[a][b]) {
+                la[k] = (uint8_t)a;
+                lb[k++] = (uint8_t)b;
+            }
+    return k;
+}
+
+static int ring_drawn(pl_rect in, int n) { return n <= 16 && in.h >= 7; }
+
+/* Where the list of links goes: inside the ring when it is drawn, else
+ * the whole pane; how many columns of cw cells, which link comes first. */
+typedef struct {
+    pl_rect area;
+    int total, cols, cw, page, first;
+} link_list;
+
+static link_list link_geometry(const viz_model *m, const viz_view *v, pl_rect in, int n,
+                               const uint8_t *la, const uint8_t *lb, int total)
+{
+    link_list L = {ring_drawn(in, n) ? (pl_rect){in.x + 5, in.y + 2, in.w - 10, in.h - 4} : in,
+                   total,
+                   1,
+                   1,
+                   0,
+                   0};
+    int longest = 0;
+    for (int k = 0; k < total; k++) {
+        char by[32], s[48];
+        viz_fmt_bytes(by, sizeof by, (double)m->link[la[k]][lb[k]]);
+        int len = snprintf(s, sizeof s, "%d>%d %s", la[k], lb[k], by);
+        longest = len > longest ? len : longest;
+    }
+    L.cw = longest + 2;
+    L.cols = (L.area.w + 2) / L.cw; /* as many as it takes, as many as fit */
+    if (L.area.h > 0 && L.cols > (total + L.area.h - 1) / L.area.h)
+        L.cols = (total + L.area.h - 1) / L.area.h;
+    if (L.cols < 1) L.cols = 1;
+    L.page = L.area.h > 0 ? L.cols * L.area.h : 0;
+    if (total > L.page && L.page > 0) {
+        int last = (total - L.page + L.cols - 1) / L.cols * L.cols;
+        int f = v->link_scroll > 0 ? v->link_scroll / L.cols * L.cols : 0;
+        L.first = f < last ? f : last;
+    }
+    return L;
+}
+
+int viz_topology_links(const viz_model *m, const viz_view *v, pl_rect r, int *cols, int *page)
+{
+    uint8_t la[PL_MAX_RANKS * PL_MAX_RANKS], lb[PL_MAX_RANKS * PL_MAX_RANKS];
+    int n = m->nranks > v->ndev ? m->nranks : v->ndev;
+    n = n > PL_MAX_RANKS ? PL_MAX_RANKS : n;
+    int total = list_links(m, n, la, lb);
+    link_list L = link_geometry(m, v, inside(r), n, la, lb, total);
+    *cols = L.cols;
+    *page = L.page;
+    return total;
+}
+
 static void topology(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v)
 {
     viz_box(g, r, "topology", v->focus == PL_PANE_TOPOLOGY);
     pl_rect in = inside(r);
     int n = m->nranks > v->ndev ? m->nranks : v->ndev;
+    n = n > PL_MAX_RANKS ? PL_MAX_RANKS : n;
     if (in.w < 10 || in.h < 3 || n < 1) return;
-    if (n > 16 || in.h < 7) { /* too many to draw: the busiest links */
-        int row = 0;
-        for (int a = 0; a < n && row < in.h; a++)
-            for (int b = 0; b < n && row < in.h; b++)
-                if (m->link[a][b]) {
-                    char by[32];
-                    viz_fmt_bytes(by, sizeof by, (double)m->link[a][b]);
-                    viz_textf(g, in.x, in.y + row++, in.w, COL_COMM, 0, "r%d -> r%d  %s", a, b, by);
-                }
-        if (!row) viz_text(g, in.x, in.y, in.w, "no bytes moved yet", COL_DIM, 0);
-        return;
-    }
-    /* links between neighbours (the ring), dotted, with chunks in flight */
-    for (int k = 0; k < n && n > 1; k++) {
-        int a = k, b = (k + 1) % n, x0, y0, x1, y1;
-        ring_pos(in, a, n, &x0, &y0);
-        ring_pos(in, b, n, &x1, &y1);
-        int steps = abs(x1 - x0) > abs(y1 - y0) ? abs(x1 - x0) : abs(y1 - y0);
-        for (int s = 1; s < steps; s++)
-            viz_put(g, x0 + (x1 - x0) * s / steps, y0 + (y1 - y0) * s / steps,
-                    viz_glyph_ch(g, G_DOT), m->link[a][b] || m->link[b][a] ? COL_COMM : COL_DIM, 0);
-        /* a chunk moving from b's predecessor a to b during a ring step */
-        const pl_event *e = viz_model_at(m, b, PL_LANE_COMM, v->t_end, v->modeled);
-        if (e && e->kind == PL_EV_RING_STEP && e->peer == a && steps > 1) {
-            double s0 = viz_ev_start(e, v->modeled), s1 = viz_ev_end(e, v->modeled);
-            double f = s1 > s0 ? (v->t_end - s0) / (s1 - s0) : 0.5;
-            int s = 1 + (int)(f * (steps - 2));
-            viz_put(g, x0 + (x1 - x0) * s / steps, y0 + (y1 - y0) * s / steps,
-                    viz_glyph_ch(g, G_CHUNK), COL_WARN, ATTR_BOLD);
+    uint8_t la[PL_MAX_RANKS * PL_MAX_RANKS], lb[PL_MAX_RANKS * PL_MAX_RANKS];
+    int total = list_links(m, n, la, lb);
+    if (ring_drawn(in, n)) {
+        /* links between neighbours (the ring), dotted, with chunks in flight */
+        for (int k = 0; k < n && n > 1; k++) {
+            int a = k, b = (k + 1) % n, x0, y0, x1, y1;
+            ring_pos(in, a, n, &x0, &y0);
+            ring_pos(in, b, n, &x1, &y1);
+            int steps = abs(x1 - x0) > abs(y1 - y0) ? abs(x1 - x0) : abs(y1 - y0);
+            for (int s = 1; s < steps; s++)
+                viz_put(g, x0 + (x1 - x0) * s / steps, y0 + (y1 - y0) * s / steps,
+                        viz_glyph_ch(g, G_DOT), m->link[a][b] || m->link[b][a] ? COL_COMM : COL_DIM,
+                        0);
+            /* a chunk moving from b's predecessor a to b during a ring step */
+            const pl_event *e = viz_model_at(m, b, PL_LANE_COMM, v->t_end, v->modeled);
+            if (e && e->kind == PL_EV_RING_STEP && e->peer == a && steps > 1) {
+                double s0 = viz_ev_start(e, v->modeled), s1 = viz_ev_end(e, v->modeled);
+                double f = s1 > s0 ? (v->t_end - s0) / (s1 - s0) : 0.5;
+                int s = 1 + (int)(f * (steps - 2));
+                viz_put(g, x0 + (x1 - x0) * s / steps, y0 + (y1 - y0) * s / steps,
+                        viz_glyph_ch(g, G_CHUNK), COL_WARN, ATTR_BOLD);
+            }
         }
+        for (int k = 0; k < n; k++) {
+            int x, y;
+            ring_pos(in, k, n, &x, &y);
+            viz_textf(g, x, y, 3, COL_RANK0 + k % 8, ATTR_BOLD | ATTR_REVERSE, "r%d", k);
+        }
+    } else if (!total)
+        viz_text(g, in.x, in.y, in.w, "no bytes moved yet", COL_DIM, 0);
+    /* every link's bytes: inside the ring, or the whole pane; folded into
+     * columns, and scrolled (up/down with the pane focused) when they are
+     * more than a screen, which the bottom border says */
+    link_list L = link_geometry(m, v, in, n, la, lb, total);
+    if (L.page <= 0 || !total) return;
+    int shown = total - L.first < L.page ? total - L.first : L.page;
+    int rows = (shown + L.cols - 1) / L.cols, cols = shown < L.cols ? shown : L.cols;
+    int x0 = L.area.x, y0 = L.area.y;
+    if (ring_drawn(in, n)) { /* centred in the ring */
+        x0 += (L.area.w - (cols * L.cw - 2)) / 2;
+        y0 = in.y + in.h / 2 - 1 - (rows - 1) / 2;
+        if (y0 < L.area.y) y0 = L.area.y;
     }
-    for (int k = 0; k < n; k++) {
-        int x, y;
-        ring_pos(in, k, n, &x, &y);
-        viz_textf(g, x, y, 3, COL_RANK0 + k % 8, ATTR_BOLD | ATTR_REVERSE, "r%d", k);
-    }
-    /* bytes per link, in the middle */
-    int row = 0;
-    for (int k = 0; k < n && n > 1 && row < 3; k++) {
-        int b = (k + 1) % n;
-        if (!m->link[k][b]) continue;
+    for (int i = 0; i < shown; i++) {
+        int k = L.first + i;
         char by[32];
-        viz_fmt_bytes(by, sizeof by, (double)m->link[k][b]);
-        char s[48];
-        int len = snprintf(s, sizeof s, "%d>%d %s", k, b, by);
-        if (n <= 4 || row < 3)
-            viz_text(g, in.x + (in.w - len) / 2, in.y + in.h / 2 - 1 + row++, len, s, COL_COMM, 0);
+        viz_fmt_bytes(by, sizeof by, (double)m->link[la[k]][lb[k]]);
+        viz_textf(g, x0 + i % L.cols * L.cw, y0 + i / L.cols, L.cw - 2, COL_COMM, 0, "%d>%d %s",
+                  la[k], lb[k], by);
+    }
+    if (shown < total) {
+        char s[64];
+        int len = snprintf(s, sizeof s, " links %d-%d of %d, up/down ", L.first + 1,
+                           L.first + shown, total);
+        int x = r.x + r.w - 2 - len;
+        viz_text(g, x > r.x + 1 ? x : r.x + 1, r.y + r.h - 1, r.w - 2, s, COL_TITLE, ATTR_BOLD);
     }
 }
 
@@ -365,6 +660,95 @@ static void pipeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
             }
 }
 
+/* The pushed metric, the whole run in r: a headline with the value the
+ * narration gives, then bars on a scale from 0 (the bottom row) to the
+ * largest column (its value at the top), and the x axis. With an "epoch X"
+ * series: a column per epoch, its mean, and the epoch in progress as the
+ * mean of X so far (shaded); else a column per value of the first series,
+ * or the mean of k values when there are more than columns. */
+static void curve(viz_grid *g, pl_rect r, const viz_model *m)
+{
+    const struct viz_series *E = NULL, *B = NULL;
+    for (int k = 0; k < m->nseries; k++)
+        if (!strncmp(m->series[k].name, "epoch ", 6) && m->series[k].n) E = &m->series[k];
+    for (int k = 0; k < m->nseries && !B; k++)
+        if (E ? !strcmp(m->series[k].name, E->name + 6) : m->series[k].n > 0) B = &m->series[k];
+    if (!E && !B) return;
+    const char *name = E ? E->name + 6 : B->name[0] ? B->name : "metric";
+    size_t ne = E ? E->n : 0, cur = 0, nv;
+    double cur_sum = 0;
+    if (E && B) /* the epoch in progress: the values since the last epoch's mean */
+        for (size_t i = B->n; i > 0 && B->seq[i - 1] > E->seq[ne - 1]; i--, cur++)
+            cur_sum += B->v[i - 1];
+    nv = E ? ne + (cur > 0) : B->n;
+    double *val = malloc(nv * sizeof *val);
+    if (!val) return;
+    for (size_t i = 0; i < nv; i++) val[i] = E ? (i < ne ? E->v[i] : cur_sum / cur) : B->v[i];
+    char head[128];
+    if (E && cur)
+        snprintf(head, sizeof head, "%s %.4f: epoch %zu's mean; epoch %zu so far %.4f", name,
+                 E->v[ne - 1], ne, ne + 1, cur_sum / cur);
+    else if (E)
+        snprintf(head, sizeof head, "%s %.4f: epoch %zu's mean", name, E->v[ne - 1], ne);
+    else
+        snprintf(head, sizeof head, "%s %.4f, the last of %zu", name, B->v[B->n - 1], B->n);
+    viz_text(g, r.x, r.y, r.w, head, COL_DEFAULT, 0);
+    int ph = r.h - 2; /* the bars' rows, between the headline and the axis */
+    double mx = 0;
+    for (size_t i = 0; i < nv; i++) mx = val[i] > mx ? val[i] : mx;
+    char top[32];
+    int lw = snprintf(top, sizeof top, "%.4f", mx);
+    int pw = r.w - lw - 1, x0 = r.x + lw + 1;
+    if (ph < 2 || pw < 2 || !nv) {
+        free(val);
+        return;
+    }
+    /* columns: cw cells a value (at most 4, a gap from 3 on), or k values a cell */
+    size_t k = (nv + (size_t)pw - 1) / (size_t)pw;
+    int ncol = (int)((nv + k - 1) / k), cw = k > 1 ? 1 : pw / ncol > 4 ? 4 : pw / ncol;
+    int bw = cw >= 3 ? cw - 1 : cw;
+    for (int c = 0; c < ncol; c++) {
+        double sum = 0;
+        size_t from = (size_t)c * k, to = from + k < nv ? from + k : nv;
+        for (size_t i = from; i < to; i++) sum += val[i];
+        double y = mx > 0 ? sum / (double)(to - from) / mx : 0;
+        long eighths = lround(y * ph * 8);
+        int partial = E && cur && to == nv; /* the epoch in progress */
+        for (int row = 0; row < ph; row++) {
+            long fill = eighths - 8L * row; /* eighths of this cell, from the bottom */
+            if (fill <= 0) break;
+            uint32_t ch = partial     ? viz_glyph_ch(g, G_EV_COLL)
+                          : fill >= 8 ? viz_glyph_ch(g, G_FULL)
+                          : g->utf8   ? 0x2580 + (uint32_t)fill /* ▁ to ▇ */
+                          : fill >= 4 ? '='
+                                      : '_';
+            for (int x = 0; x < bw; x++)
+                viz_put(g, x0 + c * cw + x, r.y + ph - row, ch, partial ? COL_DIM : COL_FORWARD, 0);
+        }
+    }
+    /* the scale: the largest column at the top, 0 at the bottom; the x axis */
+    viz_text(g, r.x, r.y + 1, lw, top, COL_DIM, 0);
+    viz_text(g, r.x + lw - 1, r.y + ph, 1, "0", COL_DIM, 0);
+    for (int row = 1; row <= ph; row++)
+        viz_put(g, r.x + lw, r.y + row, viz_glyph_ch(g, G_V), COL_DIM, 0);
+    int ay = r.y + ph + 1, end = ncol * cw - (cw - bw);
+    viz_put(g, r.x + lw, ay, viz_glyph_ch(g, G_BL), COL_DIM, 0);
+    /* the x axis: 1 under the first column, the last number under the
+     * last, the unit after it (or between them) */
+    char last[48];
+    int ll = snprintf(last, sizeof last, "%zu", nv);
+    const char *unit = E ? (nv == 1 ? "epoch" : "epochs") : (nv == 1 ? "value" : "values");
+    int ul = (int)strlen(unit);
+    viz_text(g, x0, ay, pw, "1", COL_DIM, 0);
+    if (nv > 1 && end - ll > 1) viz_text(g, x0 + end - ll, ay, ll, last, COL_DIM, 0);
+    int after = nv > 1 ? end : 1;
+    if (after + 1 + ul <= pw)
+        viz_text(g, x0 + after + 1, ay, ul, unit, COL_DIM, 0);
+    else if (end - ll - 2 > ul + 1)
+        viz_text(g, x0 + (end - ll - ul + 1) / 2, ay, ul, unit, COL_DIM, 0);
+    free(val);
+}
+
 static void metrics(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v)
 {
     viz_box(g, r, "metrics", v->focus == PL_PANE_METRICS);
@@ -393,35 +777,27 @@ static void metrics(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *
                 }
             }
         }
+    /* the lines of numbers, then the curve; with a curve, the numbers leave
+     * it at least 4 rows (its headline, 2 rows of bars, the axis) */
+    double span = v->modeled ? m->t_hi[1] - m->t_lo[1] : m->t_hi[0] - m->t_lo[0];
+    double bubble = viz_bubble_fraction(m, v->modeled);
+    int lines = 1 + (secs > 0) + (span > 0 && m->nranks > 0) + (bubble >= 0);
+    int crows = !m->nseries ? 0 : in.h - lines > 4 ? in.h - lines : in.h < 4 ? in.h : 4;
+    int most = in.h - crows;
     char b[32];
     viz_fmt_bytes(b, sizeof b, bytes);
-    viz_textf(g, in.x, in.y + row++, in.w, COL_DEFAULT, 0, "%zu event%s, %zu collective%s (%s)",
-              m->nevents, pl_s((long long)m->nevents), calls, pl_s((long long)calls), b);
-    if (secs > 0 && row < in.h)
+    if (row < most)
+        viz_textf(g, in.x, in.y + row++, in.w, COL_DEFAULT, 0, "%zu event%s, %zu collective%s (%s)",
+                  m->nevents, pl_s((long long)m->nevents), calls, pl_s((long long)calls), b);
+    if (secs > 0 && row < most)
         viz_textf(g, in.x, in.y + row++, in.w, COL_COMM, 0,
                   "collectives: %.2f GB/s (rank 0, algbw)", bytes / secs / 1e9);
-    double span = v->modeled ? m->t_hi[1] - m->t_lo[1] : m->t_hi[0] - m->t_lo[0];
-    if (span > 0 && m->nranks > 0 && row < in.h)
+    if (span > 0 && m->nranks > 0 && row < most)
         viz_textf(g, in.x, in.y + row++, in.w, COL_DIM, 0, "busy: compute %.0f %%, copy %.0f %%",
                   100 * busy[0] / (span * m->nranks), 100 * busy[1] / (span * m->nranks));
-    double bubble = viz_bubble_fraction(m, v->modeled);
-    if (bubble >= 0 && row < in.h)
+    if (bubble >= 0 && row < most)
         viz_textf(g, in.x, in.y + row++, in.w, COL_DEFAULT, 0, "bubble %.1f %%", bubble * 100);
-    /* the pushed metric (a loss curve), as bars: the last in.w values */
-    if (m->nmetric && row < in.h) {
-        int h = in.h - row - 1, w = in.w;
-        size_t n = m->nmetric, from = n > (size_t)w ? n - (size_t)w : 0;
-        double mx = 0;
-        for (size_t i = from; i < n; i++) mx = m->metric[i] > mx ? m->metric[i] : mx;
-        viz_textf(g, in.x, in.y + row++, in.w, COL_DEFAULT, 0, "%s %.4f (max %.4f)",
-                  m->metric_name[0] ? m->metric_name : "loss", m->metric[n - 1], mx);
-        for (size_t i = from; i < n && h > 0; i++) {
-            int bars = mx > 0 ? (int)lround(m->metric[i] / mx * h) : 0;
-            for (int k = 0; k < bars; k++)
-                viz_put(g, in.x + (int)(i - from), in.y + row + h - 1 - k, viz_glyph_ch(g, G_FULL),
-                        COL_FORWARD, 0);
-        }
-    }
+    if (crows) curve(g, (pl_rect){in.x, in.y + row, in.w, in.h - row}, m);
 }
 
 /* ---- help and the frame ---------------------------------------------------------------- */
@@ -434,7 +810,11 @@ static void help(viz_grid *g)
         "+ / -       speed",
         "tab, 1-8    focus a pane",
         "left/right  scroll the timeline",
-        "up/down     scroll the ranks",
+        "up/down     scroll the focused pane",
+        "            narration, links, ranks",
+        "PgUp/PgDn   scroll the narration",
+        "End, e      the narration: this step",
+        "n           all narration / panes",
         "z / Z       zoom in / out",
         "f           follow the newest",
         "t           modeled / measured clock",

@@ -62,6 +62,15 @@ typedef enum {
     G_LINK_V,
     G_LINK_D1,
     G_LINK_D2,
+    /* the timeline's kinds, told apart without colour (NO_COLOR, LANG=C) */
+    G_EV_FORWARD,  /* ▶ > */
+    G_EV_BACKWARD, /* ◀ < */
+    G_EV_OPTIM,    /* ◆ o */
+    G_EV_COPY,     /* ▒ = (a kernel is G_FULL: █ #) */
+    G_EV_COMM,     /* ▓ ~ ring steps, sends, receives */
+    G_EV_COLL,     /* ░ : a collective between its steps */
+    G_UP,          /* ↑ ^ */
+    G_DOWN,        /* ↓ v */
     G_COUNT
 } viz_glyph;
 uint32_t viz_glyph_ch(const viz_grid *g, viz_glyph k);
@@ -111,16 +120,29 @@ typedef struct viz_model {
     char shard_name[64];
     int shard_rows, shard_cols;
     int shard_owner[64 * 64];
-    /* metrics the lab pushes (a loss curve) */
-    double *metric;
-    size_t nmetric, capmetric;
-    char metric_name[32];
+    size_t nkind[16]; /* events of each kind (pl_event.kind), for the timeline's legend */
+    /* metrics the lab pushes, by name: "loss" per batch, "epoch loss" per epoch */
+    struct viz_series {
+        char name[32];
+        double *v;
+        size_t *seq; /* the model's count of pushes when each came: orders the series */
+        size_t n, cap;
+    } series[4];
+    int nseries;
+    size_t pushes;
+    char metric_name[32]; /* viz_model_push_metric's name */
 } viz_model;
 
 void viz_model_init(viz_model *m, int nranks);
 void viz_model_free(viz_model *m);
 /* 0, or -1 when out of memory (the event is dropped). */
 int viz_model_add(viz_model *m, const pl_event *e);
+/* A value of the series `name` (at most 4 series; a 5th name is dropped).
+ * A series "epoch X" holds the mean of X over each epoch: the metrics pane
+ * draws X per epoch, with the epoch in progress as the mean so far. 0, or
+ * -1 when out of memory or out of series. */
+int viz_model_push_named(viz_model *m, const char *name, double value);
+/* The same under m->metric_name. */
 int viz_model_push_metric(viz_model *m, double value);
 /* The event of (rank, lane) covering time t on the clock (innermost: the
  * latest start), or NULL. */
@@ -130,6 +152,26 @@ const pl_event *viz_model_at(const viz_model *m, int rank, int lane, double t, i
 const pl_event *viz_model_at_stream(const viz_model *m, int rank, int k, double t, int modeled);
 double viz_ev_start(const pl_event *e, int modeled);
 double viz_ev_end(const pl_event *e, int modeled);
+
+/* ---- the transcript: every step's narration and what the lab printed during it ---------- */
+
+typedef struct {
+    char *buf; /* the lines, each NUL-terminated */
+    size_t len, cap;
+    size_t *line;        /* where each line starts in buf */
+    unsigned char *narr; /* per line: 1 for a narration's line */
+    size_t nlines, capl;
+    int open;         /* the last line is output still without its '\n' */
+    size_t step_line; /* the current step's first line */
+    int step;         /* the current step (0: none yet) */
+} viz_transcript;
+
+void viz_transcript_free(viz_transcript *t);
+/* What the lab printed: n bytes, split into lines at '\n'. 0, or -1 when
+ * out of memory. */
+int viz_transcript_output(viz_transcript *t, const char *s, size_t n);
+/* Step `step`'s narration begins: "[step] text" (its '\n's start lines). */
+int viz_transcript_step(viz_transcript *t, int step, const char *text);
 
 /* ---- the view and the panes ----------------------------------------------------------- */
 
@@ -153,11 +195,27 @@ typedef struct viz_view {
     const char *status;             /* a line for the narration pane's end ("world done") */
     const char *log[VIZ_LOG_LINES]; /* the lab's last output lines, oldest first */
     int nlog;
+    /* a live run: the narration pane shows the transcript (else narration
+     * and log), from the current step's first row plus narr_scroll rows
+     * (negative: back into the steps before) */
+    const viz_transcript *transcript;
+    int narr_scroll;
+    int big_narration; /* n: the narration takes the whole screen */
+    int link_scroll;   /* the topology pane's first link listed */
 } viz_view;
 
 /* Draws every pane of the layout into g (g has the layout's size). */
 void viz_render(viz_grid *g, const pl_layout *lay, const viz_model *m, const viz_view *v);
 void viz_render_pane(viz_grid *g, pl_pane p, pl_rect r, const viz_model *m, const viz_view *v);
+/* The rows of text the current step needs in a narration pane w cells
+ * wide: its transcript from its first line on, and the status line. */
+int viz_narration_rows(const viz_view *v, int w);
+/* The narr_scroll values that move the narration pane r: [*lo, *hi]. */
+void viz_narration_range(const viz_view *v, pl_rect r, int *lo, int *hi);
+/* The topology pane r lists the links that carried bytes, folded into
+ * columns and scrolled by link_scroll: returns how many there are, with
+ * *cols the columns and *page the links one screen shows. */
+int viz_topology_links(const viz_model *m, const viz_view *v, pl_rect r, int *cols, int *page);
 /* "12.5 us", "3.20 ms", "1.50 s" */
 void viz_fmt_time(char *buf, size_t cap, double s);
 /* "512 B", "1.5 KiB", "3.0 MiB", "2.0 GiB" */

@@ -329,6 +329,8 @@ int lab07_rank(pl_rank *r)
         }
         STEP("Epoch %d/%d: loss %.4f (the mean over %d samples), train %.1f %%, test %.1f %%.",
              epoch, cfg->epochs, ep_loss, seen, tr_acc, te_acc);
+        /* the loss curve's value, the narration's, as it appears */
+        if (me == 0) pl_viz_push_metric("epoch loss", ep_loss);
         if (cfg->max_steps && steps >= cfg->max_steps) break;
     }
     if (me == 0) {

@@ -72,6 +72,48 @@ static void test_read_seconds(void)
         2.0 + 0.3 * 25, 1e-12);
 }
 
+/* A UI's listener hears each step as it is shown, before the step's work
+ * (so its transcript has the work under its narration), and a quiet player
+ * prints nothing. */
+static char heard[256];
+static void listen(void *ctx, int step, const char *text)
+{
+    size_t n = strlen(heard);
+    snprintf(heard + n, sizeof heard - n, "[%d] %s|%s", step, text, (const char *)ctx);
+}
+
+static int steps_with_work(pl_rank *r)
+{
+    for (int k = 1; k <= 3; k++) {
+        if (pl_step(r, "step %d", k)) return 1;
+        if (r->rank == 0) { /* the step's work, as the lab prints it */
+            size_t n = strlen(heard);
+            snprintf(heard + n, sizeof heard - n, "work %d|", k);
+        }
+    }
+    return 0;
+}
+
+static void test_listener(void)
+{
+    char buf[64] = "";
+    FILE *f = fmemopen(buf, sizeof buf, "w");
+    pl_player *p = pl_player_create(PL_MODE_STEP, 1, 1, f);
+    pl_player_set_quiet(p, 1);
+    heard[0] = '\0';
+    pl_player_set_listener(p, listen, "");
+    char err[512];
+    CU_ASSERT_EQUAL(run_with(p, steps_with_work, err, sizeof err), 0);
+    CU_ASSERT_STRING_EQUAL(heard, "[1] step 1|work 1|[2] step 2|work 2|[3] step 3|work 3|");
+    pl_player_set_listener(p, NULL, NULL); /* off: nothing more heard */
+    heard[0] = '\0';
+    CU_ASSERT_EQUAL(run_with(p, steps_with_work, err, sizeof err), 0);
+    CU_ASSERT_STRING_EQUAL(heard, "work 1|work 2|work 3|");
+    fclose(f);
+    CU_ASSERT_STRING_EQUAL(buf, ""); /* quiet */
+    pl_player_destroy(p);
+}
+
 static void test_play_paces(void)
 {
     FILE *f = fopen("/dev/null", "w");
@@ -476,7 +518,8 @@ int register_step_suite(void)
         !CU_add_test(s, "each step's work under its own narration",
                      test_work_under_its_own_narration) ||
         !CU_add_test(s, "pl_step_begin: the step runs, then its narration",
-                     test_begin_shows_running))
+                     test_begin_shows_running) ||
+        !CU_add_test(s, "a listener hears each step before its work", test_listener))
         return -1;
     return 0;
 }

@@ -33,28 +33,60 @@ static void test_layout_everywhere(void)
                            PL_PANE_BIT(PL_PANE_TOPOLOGY) | PL_PANE_BIT(PL_PANE_METRICS),
                        (1u << PL_NUM_PANES) - 1};
     long bad = 0, checked = 0;
+    static const int texts[] = {0, 8, 100}; /* rows of narration a step has */
     for (int s = 0; s < 3; s++)
         for (int ndev = 0; ndev <= 64; ndev++)
             for (int w = 1; w <= 200; w++)
-                for (int h = 1; h <= 60; h++) {
-                    pl_layout L;
-                    pl_viz_layout(w, h, ndev, sets[s], &L);
-                    checked++;
-                    if (L.ok != (w >= L.min_w && h >= L.min_h)) bad++;
-                    for (int p = 0; p < PL_NUM_PANES; p++) {
-                        pl_rect r = L.pane[p];
-                        if (!L.ok && r.w) bad++;
-                        if (r.w < 0 || r.h < 0 || r.x < 0 || r.y < 0 || r.x + r.w > w ||
-                            r.y + r.h > h)
-                            bad++;
-                        for (int q = p + 1; q < PL_NUM_PANES; q++)
-                            if (overlap(r, L.pane[q])) bad++;
-                        int asked = p <= PL_PANE_NARRATION || (sets[s] >> p & 1u);
-                        if (L.ok && asked != (r.w > 0 && r.h > 0)) bad++;
+                for (int h = 1; h <= 60; h++)
+                    for (int t = 0; t < 3; t++) {
+                        pl_layout L;
+                        pl_viz_layout_text(w, h, ndev, sets[s], texts[t], &L);
+                        checked++;
+                        if (L.ok != (w >= L.min_w && h >= L.min_h)) bad++;
+                        for (int p = 0; p < PL_NUM_PANES; p++) {
+                            pl_rect r = L.pane[p];
+                            if (!L.ok && r.w) bad++;
+                            if (r.w < 0 || r.h < 0 || r.x < 0 || r.y < 0 || r.x + r.w > w ||
+                                r.y + r.h > h)
+                                bad++;
+                            for (int q = p + 1; q < PL_NUM_PANES; q++)
+                                if (overlap(r, L.pane[q])) bad++;
+                            int asked = p <= PL_PANE_NARRATION || (sets[s] >> p & 1u);
+                            if (L.ok && asked != (r.w > 0 && r.h > 0)) bad++;
+                        }
                     }
-                }
     CU_ASSERT_EQUAL(bad, 0);
     CU_ASSERT(checked > 100000);
+}
+
+/* A step with more to say gets the rows: at 80x24, Lab 01's block map (8
+ * rows of text) gets all 8, a longer step 3/5 of the screen (13 rows of
+ * 23), the others keeping at least 8; nothing to say: the usual 4 (9 from
+ * 30 rows up). */
+static void test_layout_narration_grows(void)
+{
+    unsigned lab06 = PL_PANE_BIT(PL_PANE_DEVICES) | PL_PANE_BIT(PL_PANE_TIMELINE) |
+                     PL_PANE_BIT(PL_PANE_TOPOLOGY) | PL_PANE_BIT(PL_PANE_METRICS);
+    static const struct {
+        int w, h, text, want;
+    } c[] = {{80, 24, 0, 4},    {80, 24, 2, 4},    {80, 24, 7, 9},  {80, 24, 8, 10},
+             {80, 24, 11, 13},  {80, 24, 40, 13},  {120, 40, 0, 9}, {120, 40, 7, 9},
+             {120, 40, 20, 22}, {120, 40, 99, 23}, {60, 13, 99, 4}};
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        pl_layout L;
+        pl_viz_layout_text(c[i].w, c[i].h, 4, lab06, c[i].text, &L);
+        CU_ASSERT_FATAL(L.ok);
+        pl_rect n = L.pane[PL_PANE_NARRATION];
+        CU_ASSERT_EQUAL(n.h, c[i].want);
+        CU_ASSERT_EQUAL(n.y + n.h, c[i].h);
+        /* the body above it: what is left */
+        CU_ASSERT_EQUAL(L.pane[PL_PANE_TOPOLOGY].y + L.pane[PL_PANE_TOPOLOGY].h, n.y);
+        CU_ASSERT(n.y - 1 >= 8);
+    }
+    pl_layout a, b;
+    pl_viz_layout(80, 24, 4, lab06, &a);
+    pl_viz_layout_text(80, 24, 4, lab06, 0, &b);
+    CU_ASSERT_EQUAL(memcmp(&a, &b, sizeof a), 0);
 }
 
 static pl_event ev(int rank, int lane, int kind, double s, double e, int mb, int layer,
@@ -193,7 +225,12 @@ static void test_topology_ring_bytes(void)
     v.span = m.t_hi[0] - m.t_lo[0];
     viz_render_pane(&g, PL_PANE_TOPOLOGY, (pl_rect){0, 0, 40, 20}, &m, &v);
     char *text = viz_grid_text(&g);
-    CU_ASSERT_PTR_NOT_NULL(strstr(text, "0>1 24.0 KiB"));
+    /* every link of the ring: 3>0 too */
+    for (int k = 0; k < 4; k++) {
+        char want[32];
+        snprintf(want, sizeof want, "%d>%d 24.0 KiB", k, (k + 1) % 4);
+        CU_ASSERT_PTR_NOT_NULL(strstr(text, want));
+    }
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "r3"));
     free(text);
     viz_grid_free(&g);
@@ -268,9 +305,9 @@ static void test_stream_lanes(void)
     CU_ASSERT_EQUAL(strncmp(row[2], " 0  s2  ", 8), 0);
     for (int c = 8; c < 26; c++) {
         int first_half = c - 8 < 9;
-        CU_ASSERT_EQUAL(row[0][c] == '#', 0);           /* nothing on the default stream */
-        CU_ASSERT_EQUAL(row[1][c] == '#', first_half);  /* the copy, on stream 1 */
-        CU_ASSERT_EQUAL(row[2][c] == '#', !first_half); /* the kernel, on stream 2 */
+        CU_ASSERT_EQUAL(row[0][c], '.');                    /* nothing on the default stream */
+        CU_ASSERT_EQUAL(row[1][c], first_half ? '=' : '.'); /* the copy, on stream 1 */
+        CU_ASSERT_EQUAL(row[2][c], first_half ? '.' : '#'); /* the kernel, on stream 2 */
     }
     viz_grid_free(&g);
     viz_model_free(&m);
@@ -305,7 +342,7 @@ static void test_narration_lines(void)
 
 /* The shards pane: a weight split by columns over 2 ranks (tensor
  * parallel, column-parallel), each block in its owner's digit and colour;
- * the metrics pane's curve from pushed values. */
+ * the metrics pane's busy time. */
 static void test_shards_and_metrics(void)
 {
     viz_model m;
@@ -339,22 +376,321 @@ static void test_shards_and_metrics(void)
     char *busy = viz_grid_text(&g);
     CU_ASSERT_PTR_NOT_NULL(strstr(busy, "busy: compute 75 %")); /* (10 + 5) / (2 x 10) */
     free(busy);
-    for (int i = 0; i < 5; i++) viz_model_push_metric(&m, 2.0 - 0.4 * i);
-    snprintf(m.metric_name, sizeof m.metric_name, "loss");
-    viz_grid_resize(&g, 30, 8);
-    viz_render_pane(&g, PL_PANE_METRICS, (pl_rect){0, 0, 30, 8}, &m, &v);
-    char *text = viz_grid_text(&g);
-    CU_ASSERT_PTR_NOT_NULL(strstr(text, "loss 0.4000 (max 2.0000)"));
-    free(text);
-    /* the tallest bar is the first value's */
-    int first_top = -1, last_top = -1;
-    for (int y = 0; y < 8; y++) {
-        if (first_top < 0 && g.cells[y * 30 + 1].ch == '#') first_top = y;
-        if (last_top < 0 && g.cells[y * 30 + 5].ch == '#') last_top = y;
-    }
-    CU_ASSERT(first_top >= 0 && last_top > first_top);
     viz_grid_free(&g);
     viz_model_free(&m);
+}
+
+/* The rows y0.. of a grid, x0.. w cells each, as ASCII. */
+static void rows_of(const viz_grid *g, int y0, int n, int x0, int w, char out[][96])
+{
+    for (int i = 0; i < n; i++) row_of(g, y0 + i, x0, w, out[i]);
+}
+
+/* The loss curve: Lab 07 pushes each batch's loss and each epoch's mean
+ * ("epoch loss"). Epoch 1: batches 4 and 2, mean 3; epoch 2: 1 and 2, mean
+ * 1.5; epoch 3 so far: 0.75. The pane draws a column per epoch (3 cells,
+ * a gap) on a scale from 0 to 3 (5 rows: 8 eighths a row), the epoch in
+ * progress shaded, headed by the narration's value, epoch 2's mean. */
+static void test_metrics_loss_per_epoch(void)
+{
+    viz_model m;
+    viz_model_init(&m, 1);
+    static const struct {
+        const char *name;
+        double v;
+    } pushed[] = {{"loss", 4}, {"loss", 2},         {"epoch loss", 3}, {"loss", 1},
+                  {"loss", 2}, {"epoch loss", 1.5}, {"loss", 0.75}};
+    for (size_t i = 0; i < sizeof pushed / sizeof *pushed; i++)
+        CU_ASSERT_EQUAL(viz_model_push_named(&m, pushed[i].name, pushed[i].v), 0);
+    viz_grid g = {0};
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 60, 10), 0);
+    viz_view v;
+    memset(&v, 0, sizeof v);
+    viz_render_pane(&g, PL_PANE_METRICS, (pl_rect){0, 0, 60, 10}, &m, &v);
+    char r[8][96];
+    rows_of(&g, 1, 8, 1, 58, r);
+    static const char *want[] = {
+        "0 events, 0 collectives (0 B)",
+        "loss 1.5000: epoch 2's mean; epoch 3 so far 0.7500",
+        "3.0000|###", /* epoch 1: 3 of 3, five rows */
+        "      |###",
+        "      |### ===", /* epoch 2: 1.5 of 3, 2.5 rows: the half a '=' */
+        "      |### ### :::",
+        "     0|### ### :::", /* epoch 3 so far: 0.75, 1.25 rows, shaded */
+        "      +1         3 epochs",
+    };
+    for (int i = 0; i < 8; i++) {
+        size_t n = strlen(want[i]);
+        CU_ASSERT_EQUAL(strncmp(r[i], want[i], n), 0);
+        for (size_t k = n; r[i][k]; k++) CU_ASSERT_EQUAL(r[i][k], ' ');
+        if (strncmp(r[i], want[i], n))
+            printf("\n  row %d: '%s'\n  want:  '%s'\n", i, r[i], want[i]);
+    }
+    /* UTF-8: the half is a lower half block, the bars full blocks */
+    g.utf8 = 1;
+    viz_render_pane(&g, PL_PANE_METRICS, (pl_rect){0, 0, 60, 10}, &m, &v);
+    CU_ASSERT_EQUAL(g.cells[5 * 60 + 13].ch, 0x2584); /* ▄ */
+    CU_ASSERT_EQUAL(g.cells[3 * 60 + 9].ch, 0x2588);  /* █ */
+    CU_ASSERT_EQUAL(g.cells[7 * 60 + 17].ch, 0x2591); /* ░ */
+    viz_grid_free(&g);
+    viz_model_free(&m);
+
+    /* no epoch series: the whole run, 200 values, the mean of 4 a column */
+    viz_model_init(&m, 1);
+    snprintf(m.metric_name, sizeof m.metric_name, "loss");
+    for (int i = 0; i < 200; i++) viz_model_push_metric(&m, i < 100 ? 1.0 : 0.5);
+    viz_grid g2 = {0};
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g2, 60, 10), 0);
+    viz_render_pane(&g2, PL_PANE_METRICS, (pl_rect){0, 0, 60, 10}, &m, &v);
+    rows_of(&g2, 1, 8, 1, 58, r);
+    CU_ASSERT_EQUAL(strncmp(r[1], "loss 0.5000, the last of 200 ", 29), 0);
+    /* 51 cells for 200 values: 4 a cell, 50 cells; 25 at 1.0 (5 rows), 25 at 0.5 */
+    char full[51], half[51];
+    memset(full, '#', 50);
+    full[50] = '\0';
+    memset(half, '#', 25);
+    memset(half + 25, '=', 25);
+    half[50] = '\0';
+    CU_ASSERT_EQUAL(strncmp(r[2], "1.0000|", 7), 0);
+    CU_ASSERT_EQUAL(strncmp(r[2] + 7, "#########################     ", 30), 0);
+    CU_ASSERT_EQUAL(strncmp(r[4] + 7, half, 50), 0);
+    CU_ASSERT_EQUAL(strncmp(r[6] + 7, full, 50), 0);
+    CU_ASSERT_EQUAL(strncmp(r[7], "      +1 ", 9), 0);
+    CU_ASSERT_EQUAL(strncmp(r[7] + 7 + 47, "200", 3), 0); /* under the 50th cell */
+    CU_ASSERT_PTR_NOT_NULL(strstr(r[7], " values "));
+    viz_grid_free(&g2);
+    viz_model_free(&m);
+}
+
+/* Without colour a kernel and a copy still differ: a stream's row with a
+ * copy, then a kernel, then a copy (Lab 05's chunk); one row per rank
+ * (comm over compute over copy) with a ring step, a collective and a
+ * forward. Each kind its glyph (and its ASCII twin), and the legend names
+ * the kinds on the timeline. */
+static void test_timeline_glyphs_legend(void)
+{
+    viz_model m;
+    viz_model_init(&m, 1);
+    m.stream_lanes = 1;
+    pl_event in = ev(0, PL_LANE_COPY, PL_EV_COPY, 0, 4, -1, -1, "memcpy H2D");
+    pl_event k = ev(0, PL_LANE_COMPUTE, PL_EV_KERNEL, 4, 6, -1, -1, "process");
+    pl_event out = ev(0, PL_LANE_COPY, PL_EV_COPY, 6, 10, -1, -1, "memcpy D2H");
+    in.stream = k.stream = out.stream = 1; /* all on the default stream */
+    viz_model_add(&m, &in);
+    viz_model_add(&m, &k);
+    viz_model_add(&m, &out);
+    viz_view v;
+    memset(&v, 0, sizeof v);
+    v.ndev = 1;
+    v.t_end = 10;
+    v.span = 10;
+    for (int utf8 = 0; utf8 < 2; utf8++) {
+        viz_grid g = {0};
+        g.utf8 = utf8;
+        CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 30, 6), 0);
+        viz_render_pane(&g, PL_PANE_TIMELINE, (pl_rect){0, 0, 30, 6}, &m, &v);
+        /* 20 cells of 0.5 s: 8 of copy, 4 of kernel, 8 of copy */
+        uint32_t copy = utf8 ? 0x2592 : '=', kern = utf8 ? 0x2588 : '#';
+        for (int c = 0; c < 20; c++)
+            CU_ASSERT_EQUAL(g.cells[1 * 30 + 9 + c].ch, c >= 8 && c < 12 ? kern : copy);
+        CU_ASSERT_NOT_EQUAL(copy, kern);
+        char *text = viz_grid_text(&g);
+        /* the row of its own above the axis */
+        CU_ASSERT_PTR_NOT_NULL(
+            strstr(text, utf8 ? "│█ kernel  ▒ copy  · idle" : "|# kernel  = copy  . idle"));
+        free(text);
+        viz_grid_free(&g);
+    }
+    viz_model_free(&m);
+
+    /* two ranks on one row each: comm over compute over copy */
+    viz_model_init(&m, 2);
+    pl_event f = ev(0, PL_LANE_COMPUTE, PL_EV_FORWARD, 0, 2, -1, -1, "forward");
+    pl_event b = ev(0, PL_LANE_COMPUTE, PL_EV_BACKWARD, 2, 4, -1, -1, "backward");
+    pl_event o = ev(0, PL_LANE_COMPUTE, PL_EV_OPTIMIZER, 4, 5, -1, -1, "optimizer");
+    pl_event c1 = ev(1, PL_LANE_COMM, PL_EV_COLLECTIVE, 0, 10, -1, -1, "all_reduce");
+    pl_event s1 = ev(1, PL_LANE_COMM, PL_EV_RING_STEP, 2, 4, -1, -1, "all_reduce step 1");
+    pl_event cp = ev(0, PL_LANE_COPY, PL_EV_COPY, 5, 10, -1, -1, "memcpy");
+    pl_event *all[] = {&f, &b, &o, &c1, &s1, &cp};
+    for (int i = 0; i < 6; i++) viz_model_add(&m, all[i]);
+    v.ndev = 2;
+    viz_grid g = {0};
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 80, 5), 0);
+    viz_render_pane(&g, PL_PANE_TIMELINE, (pl_rect){0, 0, 80, 5}, &m, &v);
+    char r0[96], r1[96], border[96];
+    row_of(&g, 1, 1, 78, r0);
+    row_of(&g, 2, 1, 78, r1);
+    row_of(&g, 4, 0, 80, border);
+    /* 70 cells of 1/7 s */
+    CU_ASSERT_EQUAL(
+        strncmp(
+            r0,
+            "r0      >>>>>>>>>>>>>><<<<<<<<<<<<<<ooooooo===================================", 78),
+        0);
+    CU_ASSERT_EQUAL(
+        strncmp(
+            r1,
+            "r1      ::::::::::::::~~~~~~~~~~~~~~::::::::::::::::::::::::::::::::::::::::::", 78),
+        0);
+    /* no row left: the legend in the bottom border, every kind shown */
+    CU_ASSERT_EQUAL(strncmp(border,
+                            "+ > forward  < backward  o optimizer  = copy  ~ comm  : collective  "
+                            ". idle -",
+                            76),
+                    0);
+    /* narrower: by their short names */
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 60, 5), 0);
+    viz_render_pane(&g, PL_PANE_TIMELINE, (pl_rect){0, 0, 60, 5}, &m, &v);
+    row_of(&g, 4, 0, 60, border);
+    CU_ASSERT_EQUAL(strncmp(border, "+ > fwd  < bwd  o opt  = copy  ~ comm  : coll  . idle -", 55),
+                    0);
+    viz_grid_free(&g);
+    viz_model_free(&m);
+}
+
+/* Every link's bytes, at 4, 8 and 64 ranks: inside the ring while they
+ * fit, folded into columns and scrolled when they do not, the bottom
+ * border saying which links show. */
+static char *topology_text(viz_model *m, int n, pl_rect r, int scroll)
+{
+    viz_grid g = {0};
+    if (viz_grid_resize(&g, r.w, r.h)) return NULL;
+    viz_view v;
+    memset(&v, 0, sizeof v);
+    v.ndev = n;
+    v.link_scroll = scroll;
+    viz_render_pane(&g, PL_PANE_TOPOLOGY, r, m, &v);
+    char *text = viz_grid_text(&g);
+    viz_grid_free(&g);
+    return text;
+}
+
+static void test_topology_every_link(void)
+{
+    static const int ranks[] = {4, 8, 64};
+    for (int t = 0; t < 3; t++) {
+        int n = ranks[t];
+        viz_model m;
+        viz_model_init(&m, n);
+        for (int k = 0; k < n; k++) m.link[k][(k + 1) % n] = (uint64_t)(k + 1) * 1024;
+        m.link[2][0] = 3 << 20; /* one more: a send to rank 0 */
+        int links = n + 1;
+        /* big enough: the ring for 4 and 8 ranks, a list for 64 */
+        char *text = topology_text(&m, n, (pl_rect){0, 0, 40, 24}, 0);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+        char want[64];
+        int seen = 0;
+        for (int k = 0; k < n; k++) {
+            snprintf(want, sizeof want, "%d>%d %d.0 KiB", k, (k + 1) % n, k + 1);
+            seen += strstr(text, want) != NULL;
+        }
+        seen += strstr(text, "2>0 3.0 MiB") != NULL;
+        if (n <= 8) {
+            CU_ASSERT_EQUAL(seen, links);               /* all of them */
+            CU_ASSERT_PTR_NULL(strstr(text, "links ")); /* no scrolling */
+            CU_ASSERT_PTR_NOT_NULL(strstr(text, n == 4 ? "3>0 4.0 KiB" : "7>0 8.0 KiB"));
+        } else {
+            /* 38 cells: 2 columns of "63>0 64.0 KiB", 22 rows: 44 of 65 */
+            int cols, page;
+            viz_view v;
+            memset(&v, 0, sizeof v);
+            v.ndev = n;
+            CU_ASSERT_EQUAL(viz_topology_links(&m, &v, (pl_rect){0, 0, 40, 24}, &cols, &page), 65);
+            CU_ASSERT_EQUAL(cols, 2);
+            CU_ASSERT_EQUAL(page, 44);
+            CU_ASSERT_EQUAL(seen, 44);
+            CU_ASSERT_PTR_NOT_NULL(strstr(text, " links 1-44 of 65, up/down "));
+            /* scrolled to the end: the last page, on a row's start */
+            free(text);
+            text = topology_text(&m, n, (pl_rect){0, 0, 40, 24}, 1000);
+            CU_ASSERT_PTR_NOT_NULL(strstr(text, " links 23-65 of 65, up/down "));
+            int rest = 0;
+            for (int k = 0; k < n; k++) {
+                snprintf(want, sizeof want, "%d>%d %d.0 KiB", k, (k + 1) % n, k + 1);
+                rest += strstr(text, want) != NULL;
+            }
+            CU_ASSERT_EQUAL(rest, 43); /* 2>0 comes third: on the first page */
+        }
+        free(text);
+        /* at 80x24 the pane is 30x13: inside the ring, 7 rows of one column */
+        if (n == 8) {
+            text = topology_text(&m, n, (pl_rect){0, 0, 30, 13}, 0);
+            CU_ASSERT_PTR_NOT_NULL(strstr(text, " links 1-7 of 9, up/down "));
+            CU_ASSERT_PTR_NOT_NULL(strstr(text, "0>1 1.0 KiB"));
+            free(text);
+            text = topology_text(&m, n, (pl_rect){0, 0, 30, 13}, 2);
+            CU_ASSERT_PTR_NOT_NULL(strstr(text, " links 3-9 of 9, up/down "));
+            CU_ASSERT_PTR_NOT_NULL(strstr(text, "7>0 8.0 KiB"));
+            CU_ASSERT_PTR_NULL(strstr(text, "0>1 1.0 KiB"));
+            free(text);
+        }
+        viz_model_free(&m);
+    }
+}
+
+/* The narration of a live run: the transcript (each step's narration,
+ * then what the lab printed during it) from the current step's first row;
+ * scrolled down to the end of a long table and back into the step before;
+ * the bottom border says how much lies above and below. */
+static void test_narration_scroll(void)
+{
+    viz_transcript t;
+    memset(&t, 0, sizeof t);
+    CU_ASSERT_EQUAL(viz_transcript_step(&t, 1, "first"), 0);
+    const char *out1 = "a\nb\nc\n";
+    CU_ASSERT_EQUAL(viz_transcript_output(&t, out1, strlen(out1)), 0);
+    CU_ASSERT_EQUAL(viz_transcript_step(&t, 2, "second\n    size  time"), 0);
+    for (int i = 0; i < 30; i++) {
+        char line[32];
+        int n = snprintf(line, sizeof line, "%6d  row\n", i);
+        /* in pieces, as the lab's output arrives */
+        CU_ASSERT_EQUAL(viz_transcript_output(&t, line, 3), 0);
+        CU_ASSERT_EQUAL(viz_transcript_output(&t, line + 3, (size_t)n - 3), 0);
+    }
+    CU_ASSERT_EQUAL(t.nlines, 4 + 2 + 30);
+    CU_ASSERT_EQUAL(t.step_line, 4);
+    viz_view v;
+    memset(&v, 0, sizeof v);
+    v.transcript = &t;
+    CU_ASSERT_EQUAL(viz_narration_rows(&v, 38), 32); /* step 2: 2 + 30 rows */
+    pl_rect r = {0, 0, 40, 10};
+    int lo, hi;
+    viz_narration_range(&v, r, &lo, &hi);
+    CU_ASSERT_EQUAL(lo, -4); /* back to step 1's first row */
+    CU_ASSERT_EQUAL(hi, 24); /* 36 rows, 8 shown from row 4 */
+    viz_model m;
+    viz_model_init(&m, 1);
+    viz_grid g = {0};
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 40, 10), 0);
+    static const struct {
+        int scroll;
+        const char *first, *last, *border;
+    } c[] = {
+        {0, "[2] second", "     5  row", " 4 rows above, 24 below: PgUp/PgDn "},
+        {24, "    22  row", "    29  row", " 28 rows above: PgUp; e: this step "},
+        {99, "    22  row", "    29  row", " 28 rows above: PgUp; e: this step "},
+        {-4, "[1] first", "     1  row", " 28 more rows: PgDn, n: all narration "},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        v.narr_scroll = c[i].scroll;
+        viz_render_pane(&g, PL_PANE_NARRATION, r, &m, &v);
+        char top[64], bottom[64], border[64];
+        row_of(&g, 1, 1, 38, top);
+        row_of(&g, 8, 1, 38, bottom);
+        row_of(&g, 9, 0, 40, border);
+        CU_ASSERT_EQUAL(strncmp(top, c[i].first, strlen(c[i].first)), 0);
+        CU_ASSERT_EQUAL(strncmp(bottom, c[i].last, strlen(c[i].last)), 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(border, c[i].border));
+    }
+    /* step 2's header row, in full, as the lab printed it */
+    v.narr_scroll = 0;
+    viz_render_pane(&g, PL_PANE_NARRATION, r, &m, &v);
+    char row2[64];
+    row_of(&g, 2, 1, 38, row2);
+    CU_ASSERT_EQUAL(strncmp(row2, "    size  time ", 15), 0);
+    viz_grid_free(&g);
+    viz_model_free(&m);
+    viz_transcript_free(&t);
 }
 
 /* Traces read back: the events a writer wrote (kinds, ranks, lanes, bytes,
@@ -443,7 +779,13 @@ int register_viz_suite(void)
         {"ASCII twins; too small a screen says what it needs", test_ascii_and_too_small},
         {"narration: line breaks and wrapping", test_narration_lines},
         {"timeline: a lane per CUDA stream", test_stream_lanes},
-        {"shards pane (column-parallel) and the metric curve", test_shards_and_metrics},
+        {"shards pane (column-parallel) and busy time", test_shards_and_metrics},
+        {"metrics: the loss per epoch on a stated scale; the whole run",
+         test_metrics_loss_per_epoch},
+        {"layout: the narration grows for a step with more to say", test_layout_narration_grows},
+        {"timeline: a glyph per kind without colour; the legend", test_timeline_glyphs_legend},
+        {"topology: every link's bytes at 4, 8, 64 ranks; scrolled", test_topology_every_link},
+        {"narration: the transcript, scrolled back and down", test_narration_scroll},
         {"traces read back; truncated, corrupt, missing", test_read_trace},
     };
     for (size_t i = 0; i < sizeof t / sizeof *t; i++)

@@ -54,6 +54,12 @@ int pl_player_current(pl_player *p, char *buf, size_t cap);
 /* 1 while rank 0 waits for the release of the current step (the student's
  * advance, or the play timer): every rank is held, the step's work is done. */
 int pl_player_waiting(pl_player *p);
+/* fn(ctx, step, text) each time a step's narration is shown, on rank 0's
+ * thread before the step's work runs (a UI records it for its transcript,
+ * in order with what the lab prints); it must not call the player. NULL:
+ * none. */
+void pl_player_set_listener(pl_player *p, void (*fn)(void *ctx, int step, const char *text),
+                            void *ctx);
 
 /* Every rank calls it. 0: go on; non-zero: stop (the student quit, or the
  * world failed: r->error says which). Without a player it only meets. */

@@ -53,6 +53,12 @@ typedef struct {
  * screen with ndev devices (0..64). Panes never overlap and stay inside the
  * screen. */
 void pl_viz_layout(int cols, int rows, int ndev, unsigned panes, pl_layout *out);
+/* The same for a narration that has text_rows rows of text to show: its
+ * pane grows past its usual height (4 rows, 9 from 30 rows up) to fit them,
+ * up to 3/5 of the screen below the header, leaving the others at least 8
+ * rows; the others shrink. text_rows 0: pl_viz_layout. */
+void pl_viz_layout_text(int cols, int rows, int ndev, unsigned panes, int text_rows,
+                        pl_layout *out);
 
 /* ---- running a lab with the UI ---------------------------------------------------- */
 
@@ -73,8 +79,11 @@ typedef struct pl_viz_config {
     const int *shard_owner;
 } pl_viz_config;
 
-/* A value for the metrics pane's curve (a loss, per step), from any
- * thread; the UI shows the last ones under `name`. */
+/* A value for the metrics pane's curve, from any thread: per batch (e.g.
+ * "loss"), and at each epoch's end its mean as "epoch " + the same name
+ * ("epoch loss", the value the narration gives): the pane then draws the
+ * whole run per epoch, on a scale from 0 to its maximum. Without an epoch
+ * series it draws the whole run, a column the mean of its values. */
 void pl_viz_push_metric(const char *name, double value);
 
 /* 1 when a UI can run on this terminal; else 0 and, in why, the one-line
