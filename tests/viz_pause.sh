@@ -85,7 +85,7 @@ for _ in 1 2 3 4 5 6; do T send-keys -t sp +; done
 advance s6
 for k in 4 5 6 7; do
     T send-keys -t s7 Space
-    wait_for s7 "step $k/8" >/dev/null
+    wait_for s7 "step $k/8 | step (space" >/dev/null
 done
 sleep 1
 check "lab07 step 7: one batch's 7 collectives (6 buckets, the loss), not the epoch's" \

@@ -185,7 +185,7 @@ check "80x24: after q, every step and its output, in order" in_order "$s" "[1] 4
 start "TERM=xterm LANG=C NO_COLOR=1 '$bin/lab01' --step" 80 24
 wait_for "step 1/4" >/dev/null
 T send-keys -t t Space
-wait_for "step 2/4" >/dev/null
+wait_for "step 2/4 | step (space" >/dev/null
 T send-keys -t t Space
 check "80x24: lab01's block map, every block" wait_for "block 3    threads 0..255  elements 768..999"
 check "80x24: lab01's block map, its characters" wait_for "0000000000000000111111111111111122222222"
@@ -196,7 +196,7 @@ start "TERM=xterm LANG=C NO_COLOR=1 '$bin/lab05' --step" 80 24
 wait_for "step 1/4" >/dev/null
 for k in 2 3; do
     T send-keys -t t Space
-    wait_for "step $k/4" >/dev/null
+    wait_for "step $k/4 | step (space" >/dev/null
 done
 check "80x24, LANG=C, no colour: a stream's kernel (#) between its copies (=)" wait_for "==#=="
 check "80x24, LANG=C, no colour: the legend" wait_for "# kernel  = copy  . idle"
@@ -207,7 +207,7 @@ start "TERM=xterm-256color LANG=C.UTF-8 NO_COLOR=1 '$bin/lab07' --step" 80 24
 wait_for "step 1/27" >/dev/null
 for k in 2 3 4 5 6 7 8; do
     T send-keys -t t Space
-    wait_long "step $k/27" 120 >/dev/null
+    wait_long "step $k/27 | step (space" 120 >/dev/null
 done
 loss=$(screen | grep -oE "Epoch 1/20: loss [0-9.]+" | grep -oE "[0-9.]+$")
 check "80x24: lab07's curve gives the narration's loss ($loss), epoch 1's mean" wait_for "loss $loss: epoch 1's mean"

@@ -639,6 +639,10 @@ static void loop(app *a)
                          a->world_status ? a->world_err : "");
             } else if (m == PL_MODE_PLAY)
                 snprintf(a->mode_text, sizeof a->mode_text, "play x%.1f", speed);
+            else if (!strcmp(v->narration, PL_STEP_RUNNING))
+                /* pl_step_begin: the step's work runs, its narration comes
+                 * when it is done; a space now would skip it, unread */
+                snprintf(a->mode_text, sizeof a->mode_text, "step (running...)");
             else
                 snprintf(a->mode_text, sizeof a->mode_text, "step (space: next)");
             if (wall() - last_mem > 0.5) {
