@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "paralab/step.h"
+#include "paralab/trace.h"
 
 struct pl_player {
     pl_mode mode;
@@ -179,7 +180,8 @@ int pl_step(pl_rank *r, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(text, sizeof text, fmt, ap);
         va_end(ap);
-        show(r->player, text);
+        if (!show(r->player, text)) /* the step, for the trace file (a replay shows it) */
+            pl_trace_note_step(r->trace, pl_player_current(r->player, NULL, 0), text);
     }
     /* everyone waits for rank 0's release, then reads the same verdict */
     if (pl_comm_barrier(r->comm) != PL_COMM_OK) {
