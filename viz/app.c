@@ -642,7 +642,7 @@ int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank
 
 /* ---- replay ----------------------------------------------------------------------------- */
 
-int pl_viz_replay(const char *path, char *err, size_t err_size)
+int pl_viz_replay(const char *path, pl_mode mode, double speed, char *err, size_t err_size)
 {
     app a;
     memset(&a, 0, sizeof a);
@@ -676,8 +676,8 @@ int pl_viz_replay(const char *path, char *err, size_t err_size)
     double span = 0;
     for (size_t i = 0; i < t->nev; i++)
         if (t->ev[i].end - t->ev[0].start > span) span = t->ev[i].end - t->ev[0].start;
-    a.speed = 1; /* a step a second, as a lab plays */
-    a.playing = 1;
+    a.speed = speed < 0.1 ? 0.1 : speed > 100 ? 100 : speed; /* steps a second, as a lab plays */
+    a.playing = mode == PL_MODE_PLAY;
     a.cur = (viz_cursor){1, 0};
     int steps = t->nmarks ? t->marks[t->nmarks - 1].step : a.nsteps;
     a.view = (viz_view){.title = t->title[0] ? t->title : path,
