@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <cuda_runtime.h> /* the simulated runtime's defines PARALAB_SIMULATED_CUDA */
+#include <cuda_runtime.h> /* the simulated runtime's header defines PARALAB_SIMULATED_CUDA */
 
 #include "paralab/trace.h"
 #ifdef PARALAB_SIMULATED_CUDA
