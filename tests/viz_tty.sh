@@ -4,7 +4,8 @@
 # ?, q, Ctrl-C), the screen is read back with capture-pane; the window is
 # shrunk below the minimum and grown again; the terminal must be usable
 # afterwards (canonical mode and echo back). Then the fallbacks (TERM dumb,
-# unset or unknown; LANG=C; a pipe) and replaying a trace with paralab-viz.
+# unset or unknown; LANG=C; a pipe) and replaying traces with paralab-viz:
+# a trace of every lab, played to its end with its narration and metrics.
 set -uo pipefail
 bin=$(cd "${1:-build/sim/bin}" && pwd)
 root=$(cd "$(dirname "$0")/.." && pwd)
