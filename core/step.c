@@ -11,6 +11,7 @@
 #ifdef PARALAB_SIMULATED_CUDA
 #include "simt/simt.h"
 #endif
+#include "paralab/trace.h"
 
 struct pl_player {
     pl_mode mode;
@@ -32,6 +33,7 @@ struct pl_player {
     int waiting;              /* rank 0 waits for the release of the current step */
     int begun;                /* pl_step_begin released the step before: the current
                                  step's work runs, its narration is not shown yet */
+    pl_trace_stamp begun_at; /* when pl_step_begin released the step before */
     void (*listener)(void *ctx, int step, const char *text);
     void *listener_ctx;
 };
@@ -188,12 +190,13 @@ static void wait_release(pl_player *p)
 
 /* Rank 0: show the narration once the step before is released (at once
  * after pl_step_begin). 1 if quitting. */
-static int show(pl_player *p, const char *text)
+static int show(pl_player *p, const char *text, pl_trace_stamp *began)
 {
     pthread_mutex_lock(&p->lock);
     wait_release(p);
     if (!p->quit) {
         if (!p->begun) p->step++;
+        *began = p->begun ? p->begun_at : pl_trace_stamp_now();
         p->begun = 0;
         snprintf(p->narration, sizeof p->narration, "%s", text);
         if (p->listener) p->listener(p->listener_ctx, p->step, p->narration);
@@ -220,6 +223,7 @@ static void begin(pl_player *p)
     if (!p->quit && !p->begun) {
         p->step++;
         p->begun = 1;
+        p->begun_at = pl_trace_stamp_now();
         snprintf(p->narration, sizeof p->narration, "%s", PL_STEP_RUNNING);
     }
     p->seen = p->advances;
@@ -266,7 +270,9 @@ int pl_step(pl_rank *r, const char *fmt, ...)
         vsnprintf(text, sizeof text, fmt, ap);
         va_end(ap);
         pl_comm_hold(r->comm, 1);
-        show(r->player, text);
+        pl_trace_stamp began;
+        if (!show(r->player, text, &began)) /* the step, for the trace file (a replay shows it) */
+            pl_trace_note_step_at(r->trace, pl_player_current(r->player, NULL, 0), text, began);
         pl_comm_hold(r->comm, 0);
     }
     return verdict(r);

@@ -1,5 +1,6 @@
 /* trace.c — see paralab/trace.h. */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <math.h>
@@ -8,9 +9,15 @@
 #include <string.h>
 #include <time.h>
 
+#include <cuda_runtime.h> /* the simulated runtime's header defines PARALAB_SIMULATED_CUDA */
+
 #include "paralab/trace.h"
+#ifdef PARALAB_SIMULATED_CUDA
+#include "simt/simt.h"
+#endif
 
 #define MAX_RANKS 64
+#define MAX_NOTES 65536
 
 const char *pl_lane_name(pl_lane lane)
 {
@@ -44,11 +51,23 @@ typedef struct ring {
     _Alignas(64) pl_event *slots;
 } ring;
 
+/* A narrated step or a metric value, waiting for the writer. */
+typedef struct note {
+    int step;     /* > 0: a step; 0: a metric */
+    double value; /* a metric's value */
+    double at, modeled_at;
+    char name[32]; /* a metric's name */
+    char *text;    /* a step's narration (malloc'd) */
+} note;
+
 struct pl_trace {
     int n;
     uint64_t mask;
     pl_trace_full_policy policy;
     ring rings[MAX_RANKS];
+    pthread_mutex_t note_lock;
+    note *notes; /* in the order they were noted */
+    size_t nnotes, capnotes;
 };
 
 pl_trace *pl_trace_create(int n, size_t capacity, pl_trace_full_policy policy)
@@ -63,6 +82,7 @@ pl_trace *pl_trace_create(int n, size_t capacity, pl_trace_full_policy policy)
     t->n = n;
     t->mask = cap - 1;
     t->policy = policy;
+    pthread_mutex_init(&t->note_lock, NULL);
     for (int r = 0; r < n; r++)
         if (!(t->rings[r].slots = calloc(cap, sizeof(pl_event)))) {
             pl_trace_destroy(t);
@@ -75,7 +95,63 @@ void pl_trace_destroy(pl_trace *t)
 {
     if (!t) return;
     for (int r = 0; r < t->n; r++) free(t->rings[r].slots);
+    for (size_t i = 0; i < t->nnotes; i++) free(t->notes[i].text);
+    free(t->notes);
+    pthread_mutex_destroy(&t->note_lock);
     free(t);
+}
+
+pl_trace_stamp pl_trace_stamp_now(void)
+{
+    pl_trace_stamp s = {.at = pl_trace_now()};
+#ifdef PARALAB_SIMULATED_CUDA
+    s.modeled_at = simtModeledNow();
+#endif
+    return s;
+}
+
+static void add_note(pl_trace *t, note *x, const pl_trace_stamp *when)
+{
+    pl_trace_stamp s = when ? *when : pl_trace_stamp_now();
+    x->at = s.at;
+    x->modeled_at = s.modeled_at;
+    pthread_mutex_lock(&t->note_lock);
+    if (t->nnotes == t->capnotes && t->capnotes < MAX_NOTES) {
+        size_t cap = t->capnotes ? t->capnotes * 2 : 64;
+        note *p = realloc(t->notes, cap * sizeof *p);
+        if (p) {
+            t->notes = p;
+            t->capnotes = cap;
+        }
+    }
+    if (t->nnotes < t->capnotes) {
+        t->notes[t->nnotes++] = *x;
+        x->text = NULL;
+    }
+    pthread_mutex_unlock(&t->note_lock);
+    free(x->text); /* not kept: no room */
+}
+
+static void note_step(pl_trace *t, int step, const char *text, const pl_trace_stamp *when)
+{
+    if (!t || step < 1) return;
+    note x = {.step = step, .text = strdup(text ? text : "")};
+    if (x.text) add_note(t, &x, when);
+}
+
+void pl_trace_note_step(pl_trace *t, int step, const char *text) { note_step(t, step, text, NULL); }
+
+void pl_trace_note_step_at(pl_trace *t, int step, const char *text, pl_trace_stamp at)
+{
+    note_step(t, step, text, &at);
+}
+
+void pl_trace_note_metric(pl_trace *t, const char *name, double value)
+{
+    if (!t) return;
+    note x = {.value = value};
+    snprintf(x.name, sizeof x.name, "%s", name && *name ? name : "metric");
+    add_note(t, &x, NULL);
 }
 
 void pl_trace_record(pl_trace *t, const pl_event *e)
@@ -131,6 +207,8 @@ struct pl_trace_writer {
     double t0; /* the earliest start written: times are relative to it */
     int have_t0;
     char path[4096];
+    /* the tracks (tids) of each rank named so far: the lanes, then the streams */
+    unsigned char named[MAX_RANKS][PL_NUM_LANES + 256];
 };
 
 pl_trace_writer *pl_trace_writer_open(const char *path, int nranks, int modeled, double origin,
@@ -159,28 +237,56 @@ pl_trace_writer *pl_trace_writer_open(const char *path, int nranks, int modeled,
             "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"paralab\",\"clock\":"
             "\"%s\",\"ranks\":%d},\"traceEvents\":[",
             modeled ? "modeled" : "measured", nranks);
-    /* names: one process per rank, one thread per lane */
+    /* names: one process per rank; its threads (tracks) as they are used */
     for (int r = 0; r < nranks; r++) {
         fprintf(w->f,
                 "%s\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":"
                 "\"rank %d\"}}",
                 w->first ? "" : ",", r, r);
         w->first = 0;
-        for (int l = 0; l < PL_NUM_LANES; l++)
-            fprintf(w->f,
-                    ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{"
-                    "\"name\":\"%s\"}}",
-                    r, l, pl_lane_name((pl_lane)l));
     }
     return w;
 }
 
+/* The track (Chrome's tid) of an event: its stream's (3 + the stream's
+ * number on its device), or for an event of no stream its lane's (0..2).
+ * The ops of one stream run one after another, so its slices never overlap
+ * without nesting; a lane's would (two streams' kernels at once). */
+static int track_of(const pl_event *e)
+{
+    return e->stream ? PL_NUM_LANES + e->stream - 1 : e->lane < PL_NUM_LANES ? e->lane : 0;
+}
+
+/* The length of the valid UTF-8 sequence at s (1..4), or 0. */
+static int utf8_len(const unsigned char *s)
+{
+    int n = s[0] < 0x80             ? 1
+            : (s[0] & 0xe0) == 0xc0 ? 2
+            : (s[0] & 0xf0) == 0xe0 ? 3
+            : (s[0] & 0xf8) == 0xf0 ? 4
+                                    : 0;
+    if (n == 2 && s[0] < 0xc2) return 0; /* overlong */
+    for (int i = 1; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80) return 0;
+    return n;
+}
+
+/* A JSON string; a byte that is not valid UTF-8 (a text cut in the middle
+ * of a character) becomes '?', so that the file stays valid JSON. */
 static void put_string(FILE *f, const char *s)
 {
     fputc('"', f);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        int n = utf8_len(p);
+        if (n > 1) {
+            fwrite(p, 1, (size_t)n, f);
+            p += n;
+            continue;
+        }
+        unsigned char ch = *p++;
+        if (!n)
+            fputc('?', f);
+        else if (ch == '"' || ch == '\\')
             fprintf(f, "\\%c", ch);
         else if (ch < 0x20)
             fprintf(f, "\\u%04x", ch);
@@ -188,6 +294,24 @@ static void put_string(FILE *f, const char *s)
             fputc(ch, f);
     }
     fputc('"', f);
+}
+
+/* The thread_name of a rank's track, before its first slice. */
+static void name_track(pl_trace_writer *w, int rank, int tid)
+{
+    if (rank < 0 || rank >= MAX_RANKS || w->named[rank][tid]) return;
+    w->named[rank][tid] = 1;
+    char name[32];
+    if (tid < PL_NUM_LANES)
+        snprintf(name, sizeof name, "%s", pl_lane_name((pl_lane)tid));
+    else if (tid == PL_NUM_LANES)
+        snprintf(name, sizeof name, "stream 0 (default)");
+    else
+        snprintf(name, sizeof name, "stream %d", tid - PL_NUM_LANES);
+    fprintf(w->f,
+            ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{"
+            "\"name\":\"%s\"}}",
+            rank, tid, name);
 }
 
 int pl_trace_writer_add(pl_trace_writer *w, const pl_event *ev, size_t n)
@@ -206,18 +330,72 @@ int pl_trace_writer_add(pl_trace_writer *w, const pl_event *ev, size_t n)
          * end a nanosecond past its parent's). */
         long long ts_ns = llround((s - w->t0) * 1e9), end_ns = llround((end - w->t0) * 1e9);
         long long dur_ns = end_ns > ts_ns ? end_ns - ts_ns : 0;
+        int tid = track_of(e);
+        name_track(w, e->rank, tid);
         fputs(",\n{\"name\":", w->f);
         put_string(w->f, e->label[0] ? e->label : pl_event_kind_name((pl_event_kind)e->kind));
         fprintf(w->f,
                 ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
-                "\"args\":{\"bytes\":%llu,\"flops\":%.0f",
-                pl_event_kind_name((pl_event_kind)e->kind), e->rank, e->lane, (double)ts_ns / 1e3,
-                (double)dur_ns / 1e3, (unsigned long long)e->bytes, e->flops);
+                "\"args\":{\"bytes\":%llu,\"flops\":%.0f,\"lane\":%d",
+                pl_event_kind_name((pl_event_kind)e->kind), e->rank, tid, (double)ts_ns / 1e3,
+                (double)dur_ns / 1e3, (unsigned long long)e->bytes, e->flops, e->lane);
+        if (e->stream) fprintf(w->f, ",\"stream\":%d", e->stream - 1);
         if (e->micro_batch >= 0) fprintf(w->f, ",\"micro_batch\":%d", e->micro_batch);
         if (e->layer >= 0) fprintf(w->f, ",\"layer\":%d", e->layer);
         if (e->peer >= 0) fprintf(w->f, ",\"peer\":%d", e->peer);
         fputs("}}", w->f);
     }
+    if (ferror(w->f)) w->failed = 1;
+    return w->failed ? -1 : 0;
+}
+
+int pl_trace_writer_take_notes(pl_trace_writer *w, pl_trace *t)
+{
+    if (!t) return 0;
+    pthread_mutex_lock(&t->note_lock);
+    note *ns = t->notes;
+    size_t n = t->nnotes;
+    t->notes = NULL;
+    t->nnotes = t->capnotes = 0;
+    pthread_mutex_unlock(&t->note_lock);
+    for (size_t i = 0; w && i < n; i++) {
+        const note *x = &ns[i];
+        double at = w->modeled ? x->modeled_at : x->at;
+        if (!w->have_t0) {
+            w->t0 = at;
+            w->have_t0 = 1;
+        }
+        double ts = (double)llround((at - w->t0) * 1e9) / 1e3;
+        if (x->step > 0) {
+            fprintf(w->f,
+                    ",\n{\"name\":\"step %d\",\"cat\":\"narration\",\"ph\":\"i\",\"s\":\"g\","
+                    "\"pid\":0,\"tid\":0,\"ts\":%.3f,\"args\":{\"step\":%d,\"text\":",
+                    x->step, ts, x->step);
+            put_string(w->f, x->text);
+            fputs("}}", w->f);
+        } else {
+            fputs(",\n{\"name\":", w->f);
+            put_string(w->f, x->name);
+            fprintf(w->f, ",\"cat\":\"metric\",\"ph\":\"C\",\"pid\":0,\"ts\":%.3f,\"args\":{", ts);
+            if (isfinite(x->value))
+                fprintf(w->f, "\"value\":%.17g}}", x->value);
+            else /* JSON has no NaN or infinity */
+                fputs("\"value\":null}}", w->f);
+        }
+    }
+    for (size_t i = 0; i < n; i++) free(ns[i].text);
+    free(ns);
+    if (w && ferror(w->f)) w->failed = 1;
+    return w && w->failed ? -1 : 0;
+}
+
+int pl_trace_writer_describe(pl_trace_writer *w, const char *title, int steps, unsigned panes,
+                             int stream_lanes)
+{
+    fputs(",\n{\"name\":\"paralab\",\"ph\":\"M\",\"pid\":0,\"args\":{\"title\":", w->f);
+    put_string(w->f, title ? title : "");
+    fprintf(w->f, ",\"steps\":%d,\"panes\":%u,\"stream_lanes\":%d}}", steps > 0 ? steps : 0, panes,
+            stream_lanes ? 1 : 0);
     if (ferror(w->f)) w->failed = 1;
     return w->failed ? -1 : 0;
 }

@@ -4,7 +4,8 @@
 # ?, q, Ctrl-C), the screen is read back with capture-pane; the window is
 # shrunk below the minimum and grown again; the terminal must be usable
 # afterwards (canonical mode and echo back). Then the fallbacks (TERM dumb,
-# unset or unknown; LANG=C; a pipe) and replaying a trace with paralab-viz.
+# unset or unknown; LANG=C; a pipe) and replaying traces with paralab-viz:
+# a trace of every lab, played to its end with its narration and metrics.
 set -uo pipefail
 bin=$(cd "${1:-build/sim/bin}" && pwd)
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -56,15 +57,9 @@ wait_for() {
     return 1
 }
 out=$(mktemp -d)
-# waits until the screen shows $1, up to $2 s (a lab that trains)
-wait_long() {
-    for _ in $(seq $(($2 * 10))); do
-        has "$(screen)" "$1" && return 0
-        T has-session -t t 2>/dev/null || return 1
-        sleep 0.1
-    done
-    return 1
-}
+# a lab that trains: as wait_for, which never gives up while the lab runs
+# ($2, the seconds it once allowed, is not a limit)
+wait_long() { wait_for "$1"; }
 # the whole history, wrapped lines joined
 joined() { T capture-pane -p -J -t t -S -2000; }
 # $1 holds each of $2, $3... on lines in this order
@@ -275,6 +270,82 @@ check "replay: the timeline and the topology" bash -c 'grep -q "timeline" <<<"$1
 check "replay: the file's clock in the header and on the timeline" bash -c 'grep -q "clock modeled (recorded)" <<<"$1" && grep -q "timeline (modeled clock" <<<"$1"' _ "$s"
 T send-keys -t t q
 check "replay: q exits 0" wait_for "EXIT=0"
+# --- replays of every lab, sparse (Labs 01-05: a few events, idle between
+# them) and dense (06, 07), at 80x24 without colour, as a student replays
+# one: step 1 paused with its narration, space to step 2 with its own, p to
+# play, + up to x100; then the header must reach the last step and "replay
+# done" with the last step's narration and the metrics the lab pushed. A
+# replay takes N steps / speed seconds (docs/visualiser.md): this waits as
+# long as the step number moves, and fails only after 60 s without progress.
+wait_end() { # $1: the text of the end; fails when the header's step stops moving
+    local last="" same=0 s step
+    while [ $same -lt 300 ]; do
+        s=$(screen)
+        has "$s" "$1" && return 0
+        step=$(grep -oE 'step [0-9]+/[0-9]+' <<<"$s" | head -1)
+        if [ "$step" = "$last" ]; then same=$((same + 1)); else same=0; last=$step; fi
+        sleep 0.2
+    done
+    echo "  (stuck at '$last')"
+    return 1
+}
+# the lines of the pane titled $2 on the screen $1, borders included
+pane_text() {
+    local LC_ALL=C.UTF-8 col=-1 w=0 line pre box out=""
+    while IFS= read -r line; do
+        if [ $col -lt 0 ]; then
+            if [[ $line == *"┌ $2 "* ]]; then
+                pre=${line%%"┌ $2 "*}
+                col=${#pre}
+                box=${line:col}
+                box=${box%%┐*}
+                w=$((${#box} + 1))
+            fi
+        else
+            [ "${line:col:1}" = "└" ] && break
+            out+="${line:col:w}"$'\n'
+        fi
+    done <<<"$1"
+    printf '%s' "$out"
+}
+# the first words of step k's narration, as the lab printed it ([k] text)
+words() { grep -m1 "^\[$2\] " "$1" | cut -c$((${#2} + 4))- | cut -c1-40 | sed 's/ [^ ]*$//'; }
+for spec in "01:" "02:--size 256" "03:--size 65536" "04:--size 128" "05:--size 65536" "06:" \
+    "07:--epochs 1"; do
+    n=${spec%%:*}
+    opts=${spec#*:}
+    # shellcheck disable=SC2086
+    "$bin/lab$n" --no-viz $opts --trace "$out/lab$n.json" >"$out/lab$n.out" 2>&1
+    steps=$(grep -c '^\[[0-9]' "$out/lab$n.out")
+    check "lab$n --trace: a trace of $steps steps" test "$steps" -ge 4
+    check "lab$n trace: every track's slices nest (paralab-viz --check)" \
+        "$bin/paralab-viz" --check "$out/lab$n.json"
+    start "TERM=xterm-256color LANG=C.UTF-8 NO_COLOR=1 '$bin/paralab-viz' --step '$out/lab$n.json'" 80 24
+    check "lab$n replay: step 1/$steps, paused" wait_for "step 1/$steps | replay paused"
+    check "lab$n replay: step 1's narration ($(words "$out/lab$n.out" 1))" \
+        wait_for "$(words "$out/lab$n.out" 1)"
+    T send-keys -t t Space
+    check "lab$n replay: space, step 2/$steps" wait_for "step 2/$steps | replay paused"
+    check "lab$n replay: step 2's narration ($(words "$out/lab$n.out" 2))" \
+        wait_for "$(words "$out/lab$n.out" 2)"
+    T send-keys -t t p
+    check "lab$n replay: p plays (x1.0)" wait_for "replay x1.0"
+    T send-keys -t t +
+    check "lab$n replay: + (x2.0)" wait_for "replay x2.0"
+    for _ in 1 2 3 4 5 6; do T send-keys -t t +; done
+    check "lab$n replay: reaches its end, step $steps/$steps" wait_end "step $steps/$steps | replay done"
+    check "lab$n replay: the last step's narration ($(words "$out/lab$n.out" "$steps"))" \
+        wait_for "$(words "$out/lab$n.out" "$steps")"
+    metric=$(grep -m1 -o '"cat":"metric"' "$out/lab$n.json" >/dev/null &&
+        grep -m1 -oE '"name":"[^"]*","cat":"metric"' "$out/lab$n.json" | cut -d'"' -f4)
+    case $n in 02 | 07) check "lab$n trace: its metric values (${metric:-none})" test -n "$metric" ;; esac
+    if [ -n "$metric" ]; then
+        check "lab$n replay: the metrics pane shows $metric, replayed" \
+            grep -qE "^│$metric -?[0-9]" <<<"$(pane_text "$(screen)" metrics)"
+    fi
+    T send-keys -t t q
+    check "lab$n replay: q exits 0" wait_for "EXIT=0"
+done
 head -c 1000 "$out/run.json" >"$out/cut.json"
 err=$("$bin/paralab-viz" "$out/cut.json" 2>&1); rc=$?
 check "replay of a truncated file: exit 2 with file:line:column" bash -c 'test "$1" = 2 && grep -qE "cut.json:[0-9]+:[0-9]+: not a trace" <<<"$2"' _ "$rc" "$err"

@@ -316,17 +316,20 @@ typedef struct app {
     volatile int world_done;
     int world_status;
     char world_err[1024];
-    /* replay */
-    pl_event *ev;
-    size_t nev, next;
+    /* replay: the trace, its items in the order they are shown, the cursor */
+    viz_trace tr;
+    viz_item *items;
+    size_t nitems, shown, *first;
+    int nsteps;
+    viz_cursor cur;
     int playing;
-    double rate; /* trace seconds per wall second */
-    int calls, ncalls;
+    double speed; /* steps a second */
+    char intro[160];
     /* the lab's output (captured stdout), the last lines */
     char log[VIZ_LOG_LINES][160];
     int log_head, nlog;
     off_t log_off;
-    viz_transcript tr; /* a live run's narrated steps and output, for the narration pane */
+    viz_transcript ts; /* a live run's narrated steps and output, for the narration pane */
     size_t narr_done;  /* the narrated steps in it */
 } app;
 
@@ -337,9 +340,13 @@ static struct {
     double value;
 } metric_queue[4096];
 static int metric_n;
+static pl_trace *_Atomic metric_trace;
+
+void viz_note_metrics(pl_trace *t) { metric_trace = t; }
 
 void pl_viz_push_metric(const char *name, double value)
 {
+    pl_trace_note_metric(metric_trace, name, value);
     pthread_mutex_lock(&metric_lock);
     if (metric_n < (int)(sizeof metric_queue / sizeof *metric_queue)) {
         snprintf(metric_queue[metric_n].name, sizeof metric_queue[0].name, "%s", name ? name : "");
@@ -436,17 +443,8 @@ static void key(app *a, int ch, const pl_layout *lay)
             v->t_end += v->span / 4;
         } else if (a->player)
             pl_player_advance(a->player);
-        else { /* replay: pause at the end of the next collective */
-            a->playing = 0;
-            /* to the end of the next collective, or a tenth further */
-            double target = -1;
-            for (size_t i = a->next; i < a->nev && target < 0; i++)
-                if (a->ev[i].kind == PL_EV_COLLECTIVE) target = a->ev[i].end;
-            if (target < 0) target = v->t_end + (a->model.t_hi[0] - a->model.t_lo[0]) / 10;
-            while (a->next < a->nev && a->ev[a->next].start <= target)
-                viz_model_add(&a->model, &a->ev[a->next++]);
-            v->follow = 1;
-        }
+        else /* replay: the next step, with all of its events */
+            viz_replay_next(&a->cur, a->nsteps);
         break;
     case KEY_LEFT:
         v->follow = 0;
@@ -493,14 +491,14 @@ static void key(app *a, int ch, const pl_layout *lay)
         if (a->player)
             pl_player_set_mode(a->player, mode, speed * 2 > 100 ? 100 : speed * 2);
         else
-            a->rate *= 2;
+            a->speed = a->speed * 2 > 100 ? 100 : a->speed * 2;
         break;
     case '-':
     case '_':
         if (a->player)
             pl_player_set_mode(a->player, mode, speed / 2 < 0.1 ? 0.1 : speed / 2);
         else
-            a->rate /= 2;
+            a->speed = a->speed / 2 < 0.1 ? 0.1 : a->speed / 2;
         break;
     case '\t':
         for (int i = 0; i < nv; i++)
@@ -554,7 +552,7 @@ static void update_memory(app *a)
 static void feed(app *a, const char *buf, ssize_t n)
 {
     a->log_off += n;
-    viz_transcript_output(&a->tr, buf, (size_t)n);
+    viz_transcript_output(&a->ts, buf, (size_t)n);
     for (ssize_t i = 0; i < n; i++) {
         char *line = a->log[a->log_head];
         if (buf[i] == '\n') {
@@ -593,7 +591,7 @@ static void read_log(app *a)
             continue;
         }
         if (!next.text || a->log_off < next.off) break;
-        viz_transcript_step(&a->tr, next.step, next.text);
+        viz_transcript_step(&a->ts, next.step, next.text);
         a->view.narr_scroll = 0;
         a->narr_done++;
     }
@@ -614,6 +612,41 @@ static void drain(app *a)
         if (a->writer) pl_trace_writer_add(a->writer, a->buf, n);
         for (size_t i = 0; i < n; i++) viz_model_add(&a->model, &a->buf[i]);
     }
+    pl_trace_writer_take_notes(a->writer, a->trace); /* the steps and metrics, for the file */
+}
+
+/* A frame of a replay, `dt` wall seconds after the one before: the cursor
+ * moves, the items it passed go into the model, the header and the
+ * narration say where it is. */
+static void replay_frame(app *a, double dt)
+{
+    viz_view *v = &a->view;
+    if (a->playing) viz_replay_play(&a->cur, a->nsteps, dt, a->speed);
+    size_t want = viz_replay_shown(a->first, a->nsteps, a->cur);
+    for (; a->shown < want && a->shown < a->nitems; a->shown++) {
+        const viz_item *it = &a->items[a->shown];
+        if (!it->metric) {
+            viz_model_add(&a->model, &a->tr.ev[it->index]);
+            continue;
+        }
+        const viz_metric_note *m = &a->tr.metrics[it->index];
+        viz_model_push_metric(&a->model, m->value);
+        snprintf(a->model.metric_name, sizeof a->model.metric_name, "%s", m->name);
+    }
+    int k = a->cur.step, done = viz_replay_done(a->cur, a->nsteps);
+    if (a->tr.nmarks) {
+        v->step = a->tr.marks[k - 1].step;
+        snprintf(v->narration, sizeof v->narration, "%s", a->tr.marks[k - 1].text);
+    } else
+        v->step = k;
+    if (done)
+        snprintf(a->mode_text, sizeof a->mode_text, "replay done");
+    else if (a->playing)
+        snprintf(a->mode_text, sizeof a->mode_text, "replay x%.1f", a->speed);
+    else
+        snprintf(a->mode_text, sizeof a->mode_text, "replay paused (space: next)");
+    snprintf(a->status_text, sizeof a->status_text, "%.159s",
+             done ? "the replay is over: q quits" : a->intro);
 }
 
 /* Frames until the student quits; live: world_done says when the ranks end. */
@@ -649,23 +682,8 @@ static void loop(app *a)
                 update_memory(a);
                 last_mem = wall();
             }
-        } else { /* replay: the cursor moves at `rate` while playing */
-            double now = wall();
-            if (a->playing && a->next < a->nev) {
-                double to =
-                    (a->next ? a->ev[a->next - 1].start : a->ev[0].start) + (now - last) * a->rate;
-                while (a->next < a->nev && a->ev[a->next].start <= to)
-                    viz_model_add(&a->model, &a->ev[a->next++]);
-            }
-            a->calls = 0;
-            for (size_t i = 0; i < a->next; i++) a->calls += a->ev[i].kind == PL_EV_COLLECTIVE;
-            v->step = a->calls;
-            snprintf(a->mode_text, sizeof a->mode_text, "%s x%.2g",
-                     a->next >= a->nev ? "replay done"
-                     : a->playing      ? "replay"
-                                       : "replay paused",
-                     a->rate / ((a->model.t_hi[0] - a->model.t_lo[0]) / 10 + 1e-30));
-        }
+        } else /* replay: the cursor moves at `speed` steps a second while playing */
+            replay_frame(a, wall() - last);
         last = wall();
         v->mode = a->mode_text;
         v->status = a->status_text[0] ? a->status_text : NULL;
@@ -775,7 +793,7 @@ int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank
         return 1;
     }
     a.grid.utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
-    a.view.transcript = &a.tr;
+    a.view.transcript = &a.ts;
     pl_player_set_listener(a.player, on_step_shown, NULL);
     pl_player_set_quiet(a.player, 1);
     pl_player_set_interactive(a.player, 1);
@@ -808,7 +826,7 @@ int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank
     pl_player_set_listener(a.player, NULL, NULL);
     drain(&a); /* the last events, for the trace file */
     term_stop();
-    viz_transcript_free(&a.tr);
+    viz_transcript_free(&a.ts);
     free(a.buf);
     viz_grid_free(&a.grid);
     viz_model_free(&a.model);
@@ -819,56 +837,67 @@ int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank
 
 /* ---- replay ----------------------------------------------------------------------------- */
 
-static int by_start(const void *x, const void *y)
-{
-    const pl_event *a = x, *b = y;
-    return a->start < b->start ? -1 : a->start > b->start;
-}
-
-int pl_viz_replay(const char *path, char *err, size_t err_size)
+int pl_viz_replay(const char *path, pl_mode mode, double speed, char *err, size_t err_size)
 {
     app a;
     memset(&a, 0, sizeof a);
-    int nranks = 0, modeled = 0;
-    if (pl_viz_read_trace(path, &a.ev, &a.nev, &nranks, &modeled, err, err_size)) return 2;
+    if (viz_read_trace(path, &a.tr, err, err_size)) return 2;
+    viz_trace *t = &a.tr;
     char why[256];
     if (!pl_viz_available(why, sizeof why)) {
         snprintf(err, err_size, "%s: %zu events of %d rank%s read; %s, so nothing to show", path,
-                 a.nev, nranks, nranks == 1 ? "" : "s", why);
-        free(a.ev);
+                 t->nev, t->nranks, t->nranks == 1 ? "" : "s", why);
+        viz_trace_free(t);
         return 1;
     }
-    qsort(a.ev, a.nev, sizeof *a.ev, by_start);
-    viz_model_init(&a.model, nranks);
-    a.panes = PL_PANE_BIT(PL_PANE_DEVICES) | PL_PANE_BIT(PL_PANE_TIMELINE) |
-              PL_PANE_BIT(PL_PANE_TOPOLOGY) | PL_PANE_BIT(PL_PANE_METRICS);
-    for (size_t i = 0; i < a.nev; i++) /* a pipeline: forward/backward events of a stage */
-        if ((a.ev[i].kind == PL_EV_FORWARD || a.ev[i].kind == PL_EV_BACKWARD) &&
-            a.ev[i].layer >= 0) {
+    a.nsteps = viz_replay_plan(t, &a.items, &a.nitems, &a.first);
+    if (a.nsteps < 1) {
+        snprintf(err, err_size, "%s: out of memory", path);
+        viz_trace_free(t);
+        return 1;
+    }
+    viz_model_init(&a.model, t->nranks);
+    a.model.stream_lanes = t->stream_lanes;
+    /* the lab's panes (the shards' owners are not in the file), else all the events fill */
+    a.panes = t->panes ? t->panes & ~PL_PANE_BIT(PL_PANE_SHARDS)
+                       : PL_PANE_BIT(PL_PANE_DEVICES) | PL_PANE_BIT(PL_PANE_TIMELINE) |
+                             PL_PANE_BIT(PL_PANE_TOPOLOGY) | PL_PANE_BIT(PL_PANE_METRICS);
+    for (size_t i = 0; i < t->nev; i++) /* a pipeline: forward/backward events of a stage */
+        if ((t->ev[i].kind == PL_EV_FORWARD || t->ev[i].kind == PL_EV_BACKWARD) &&
+            t->ev[i].layer >= 0) {
             a.panes |= PL_PANE_BIT(PL_PANE_PIPELINE);
             break;
         }
-    double span = a.nev ? a.ev[a.nev - 1].end - a.ev[0].start : 0;
-    for (size_t i = 0; i < a.nev; i++)
-        if (a.ev[i].end - a.ev[0].start > span) span = a.ev[i].end - a.ev[0].start;
-    a.rate = span > 0 ? span / 10 : 1; /* the whole trace in 10 s at x1 */
-    a.playing = 1;
-    a.view = (viz_view){.title = path,
+    double span = 0;
+    for (size_t i = 0; i < t->nev; i++)
+        if (t->ev[i].end - t->ev[0].start > span) span = t->ev[i].end - t->ev[0].start;
+    a.speed = speed < 0.1 ? 0.1 : speed > 100 ? 100 : speed; /* steps a second, as a lab plays */
+    a.playing = mode == PL_MODE_PLAY;
+    a.cur = (viz_cursor){1, 0};
+    int steps = t->nmarks ? t->marks[t->nmarks - 1].step : a.nsteps;
+    a.view = (viz_view){.title = t->title[0] ? t->title : path,
                         .recorded = 1,
-                        .modeled = modeled,
+                        .modeled = t->modeled,
                         .follow = 1,
-                        .ndev = nranks,
+                        .ndev = t->nranks,
                         .focus = PL_PANE_NARRATION,
+                        .steps = t->steps > steps ? t->steps : steps,
                         .span = span > 0 ? span : 1e-3};
-    for (size_t i = 0; i < a.nev; i++) a.ncalls += a.ev[i].kind == PL_EV_COLLECTIVE;
-    a.view.steps = a.ncalls;
-    snprintf(a.view.narration, sizeof a.view.narration,
-             "Replay of %s: %zu events from %d rank%s on the %s clock. p: play/pause, space: to "
-             "the end of the next collective, +/-: speed, z/Z: zoom, q: quit.",
-             path, a.nev, nranks, nranks == 1 ? "" : "s", modeled ? "modeled" : "measured");
+    snprintf(a.intro, sizeof a.intro,
+             "replay of %s: %zu events, %d rank%s, %d step%s; p play/pause, space next step, "
+             "+/- speed",
+             path, t->nev, t->nranks, t->nranks == 1 ? "" : "s", a.nsteps,
+             a.nsteps == 1 ? "" : "s");
+    if (!t->nmarks)
+        snprintf(a.view.narration, sizeof a.view.narration,
+                 "This trace has no narration (an older paralab wrote it): it plays in %d parts "
+                 "of its %zu events, a part a step.",
+                 VIZ_REPLAY_PARTS, t->nev);
     if (term_start() != 0) {
         snprintf(err, err_size, "the terminal UI cannot start");
-        free(a.ev);
+        free(a.items);
+        free(a.first);
+        viz_trace_free(t);
         viz_model_free(&a.model);
         return 1;
     }
@@ -877,6 +906,8 @@ int pl_viz_replay(const char *path, char *err, size_t err_size)
     term_stop();
     viz_grid_free(&a.grid);
     viz_model_free(&a.model);
-    free(a.ev);
+    free(a.items);
+    free(a.first);
+    viz_trace_free(t);
     return 0;
 }

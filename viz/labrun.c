@@ -9,6 +9,7 @@
 
 #include "paralab/viz.h"
 #include "paralab/watchdog.h"
+#include "vizint.h"
 #ifdef PARALAB_SIMULATED_CUDA
 #include "simt/simt.h"
 #endif
@@ -74,6 +75,7 @@ static void *drain_loop(void *p)
         int last = __atomic_load_n(&d->done, __ATOMIC_ACQUIRE);
         size_t n = pl_trace_drain(d->trace, buf, 4096);
         if (n) pl_trace_writer_add(d->writer, buf, n);
+        pl_trace_writer_take_notes(d->writer, d->trace); /* the steps and metrics */
         if (!n && last) return NULL;
         if (!n) usleep(1000);
     }
@@ -115,7 +117,9 @@ int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_ran
             pl_player_destroy(player);
             return 2;
         }
+        pl_trace_writer_describe(dr.writer, vc->title, vc->steps, vc->panes, vc->stream_lanes);
     }
+    viz_note_metrics(dr.trace); /* pl_viz_push_metric's values go into the trace too */
     pthread_t drain_thread;
     dr.player = player;
     int draining = !ui && dr.writer && pthread_create(&drain_thread, NULL, drain_loop, &dr) == 0;
@@ -140,6 +144,7 @@ int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_ran
     int failed = ui ? pl_viz_run_world(vc, &cfg, fn, arg, dr.writer, quit, err, err_size)
                     : pl_world_run_config(&cfg, fn, arg, err, err_size);
     if (watching) pl_watchdog_stop();
+    viz_note_metrics(NULL);
     if (draining) {
         __atomic_store_n(&dr.done, 1, __ATOMIC_RELEASE);
         pthread_join(drain_thread, NULL);

@@ -420,7 +420,8 @@ static void timeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
             }
         }
     }
-    /* the axis: start, middle and end times */
+    /* the axis: start, middle and end times (none before the first event) */
+    if (!m->nevents) return;
     viz_fmt_time(t1, sizeof t1, t0 - (v->modeled ? m->t_lo[1] : m->t_lo[0]));
     viz_fmt_time(t2, sizeof t2, v->t_end - (v->modeled ? m->t_lo[1] : m->t_lo[0]));
     int ay = in.y + in.h - 1;

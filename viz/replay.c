@@ -1,11 +1,17 @@
 /*
  * replay.c — reads a Chrome trace written by pl_trace_writer (--trace) back
- * into events, with jansson. Every "X" event becomes a pl_event: pid the
- * rank, tid the lane, cat the kind, name the label, ts and dur (µs) the
- * start and end in seconds, args the bytes, FLOPs, micro-batch, layer and
- * peer. Metadata ("M") events are skipped. The clock the file was written
- * on is in otherData.clock ("modeled" or "measured"; absent: measured).
+ * into events, with jansson, and the replay's cursor (vizint.h). Every "X"
+ * event becomes a pl_event: pid the rank, args.lane the lane (absent, in
+ * files of older paralabs: the tid), args.stream its CUDA stream, cat the
+ * kind, name the label, ts and dur (µs) the start and end in seconds, args
+ * the bytes, FLOPs, micro-batch, layer and peer. An instant ("i") of cat
+ * "narration" is a narrated step (args step and text), a counter ("C") of
+ * cat "metric" a metric value (args value), the metadata event "paralab"
+ * what the lab said (title, steps, panes, stream_lanes); other metadata is
+ * skipped. The clock the file was written on is in otherData.clock
+ * ("modeled" or "measured"; absent: measured).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,13 +37,44 @@ static int int_arg(json_t *args, const char *key, long long lo, long long hi, lo
     return 0;
 }
 
-int pl_viz_read_trace(const char *path, pl_event **out, size_t *n, int *nranks, int *modeled,
-                      char *err, size_t cap)
+void viz_trace_free(viz_trace *t)
 {
-    *out = NULL;
-    *n = 0;
-    *nranks = 0;
-    *modeled = 0;
+    free(t->ev);
+    for (int i = 0; i < t->nmarks; i++) free(t->marks[i].text);
+    free(t->marks);
+    free(t->metrics);
+    memset(t, 0, sizeof *t);
+}
+
+static int by_start(const void *x, const void *y)
+{
+    const pl_event *a = x, *b = y;
+    return a->start < b->start ? -1 : a->start > b->start;
+}
+
+static int by_time(const void *x, const void *y)
+{
+    const viz_mark *a = x, *b = y;
+    return a->at < b->at ? -1 : a->at > b->at ? 1 : (a->step > b->step) - (a->step < b->step);
+}
+
+/* The "paralab" metadata: what the lab said. */
+static void read_lab(viz_trace *t, json_t *args)
+{
+    json_t *title = json_object_get(args, "title"), *steps = json_object_get(args, "steps");
+    json_t *panes = json_object_get(args, "panes"), *lanes = json_object_get(args, "stream_lanes");
+    if (json_is_string(title)) snprintf(t->title, sizeof t->title, "%s", json_string_value(title));
+    if (json_is_integer(steps) && json_integer_value(steps) > 0 &&
+        json_integer_value(steps) < 1000000)
+        t->steps = (int)json_integer_value(steps);
+    if (json_is_integer(panes) && json_integer_value(panes) >= 0)
+        t->panes = (unsigned)json_integer_value(panes) & ((1u << PL_NUM_PANES) - 1);
+    t->stream_lanes = json_is_true(lanes) || (json_is_integer(lanes) && json_integer_value(lanes));
+}
+
+int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
+{
+    memset(t, 0, sizeof *t);
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
         snprintf(err, cap, "%s: is a directory, not a trace file", path);
@@ -60,13 +97,14 @@ int pl_viz_read_trace(const char *path, pl_event **out, size_t *n, int *nranks, 
         return -1;
     }
     json_t *other = json_object_get(root, "otherData"), *clock = json_object_get(other, "clock");
-    *modeled = json_is_string(clock) && !strcmp(json_string_value(clock), "modeled");
+    t->modeled = json_is_string(clock) && !strcmp(json_string_value(clock), "modeled");
     size_t total = json_array_size(events), k = 0;
-    pl_event *ev = malloc((total ? total : 1) * sizeof *ev);
-    if (!ev) {
+    t->ev = malloc((total ? total : 1) * sizeof *t->ev);
+    t->marks = malloc((total ? total : 1) * sizeof *t->marks);
+    t->metrics = malloc((total ? total : 1) * sizeof *t->metrics);
+    if (!t->ev || !t->marks || !t->metrics) {
         snprintf(err, cap, "%s: out of memory for %zu events", path, total);
-        json_decref(root);
-        return -1;
+        goto bad;
     }
     for (size_t i = 0; i < total; i++) {
         json_t *e = json_array_get(events, i), *ph = json_object_get(e, "ph");
@@ -74,11 +112,55 @@ int pl_viz_read_trace(const char *path, pl_event **out, size_t *n, int *nranks, 
             snprintf(err, cap, "%s: event %zu: not an object with a \"ph\"", path, i);
             goto bad;
         }
-        if (strcmp(json_string_value(ph), "X")) continue; /* metadata */
+        const char *phase = json_string_value(ph);
         json_t *name = json_object_get(e, "name"), *cat = json_object_get(e, "cat");
+        json_t *ts = json_object_get(e, "ts"), *args = json_object_get(e, "args");
+        const char *catname = json_is_string(cat) ? json_string_value(cat) : "";
+        if (!strcmp(phase, "M")) { /* metadata: only what the lab said */
+            if (json_is_string(name) && !strcmp(json_string_value(name), "paralab"))
+                read_lab(t, args);
+            continue;
+        }
+        if (!strcmp(phase, "i") && !strcmp(catname, "narration")) { /* a narrated step */
+            json_t *step = json_object_get(args, "step"), *text = json_object_get(args, "text");
+            if (!json_is_number(ts) || !json_is_integer(step) || json_integer_value(step) < 1 ||
+                json_integer_value(step) > 1000000 || !json_is_string(text)) {
+                snprintf(err, cap,
+                         "%s: event %zu: a narrated step needs a \"ts\", args.step (a whole "
+                         "number from 1) and args.text (a string)",
+                         path, i);
+                goto bad;
+            }
+            viz_mark *m = &t->marks[t->nmarks];
+            m->at = json_number_value(ts) * 1e-6;
+            m->step = (int)json_integer_value(step);
+            if (!(m->text = strdup(json_string_value(text)))) {
+                snprintf(err, cap, "%s: out of memory", path);
+                goto bad;
+            }
+            t->nmarks++;
+            continue;
+        }
+        if (!strcmp(phase, "C") && !strcmp(catname, "metric")) { /* a metric value */
+            json_t *value = json_object_get(args, "value");
+            if (!json_is_number(ts) || !json_is_string(name) ||
+                !(json_is_number(value) || json_is_null(value))) {
+                snprintf(err, cap,
+                         "%s: event %zu: a metric needs a \"ts\", a \"name\" and args.value (a "
+                         "number or null)",
+                         path, i);
+                goto bad;
+            }
+            viz_metric_note *m = &t->metrics[t->nmetrics++];
+            m->at = json_number_value(ts) * 1e-6;
+            m->value = json_is_number(value) ? json_number_value(value) : NAN;
+            m->after = t->nmarks;
+            snprintf(m->name, sizeof m->name, "%s", json_string_value(name));
+            continue;
+        }
+        if (strcmp(phase, "X")) continue; /* another tool's instants, counters, flows */
         json_t *pid = json_object_get(e, "pid"), *tid = json_object_get(e, "tid");
-        json_t *ts = json_object_get(e, "ts"), *dur = json_object_get(e, "dur");
-        json_t *args = json_object_get(e, "args");
+        json_t *dur = json_object_get(e, "dur");
         const char *what = !json_is_string(name)                                ? "name"
                            : !json_is_string(cat)                               ? "cat"
                            : !json_is_integer(pid)                              ? "pid"
@@ -94,12 +176,21 @@ int pl_viz_read_trace(const char *path, pl_event **out, size_t *n, int *nranks, 
             goto bad;
         }
         int kind = kind_of(json_string_value(cat));
-        long long rank = json_integer_value(pid), lane = json_integer_value(tid);
-        if (kind < 0 || rank < 0 || rank >= PL_MAX_RANKS || lane < 0 || lane >= PL_NUM_LANES) {
+        /* the lane: args.lane; a file of an older paralab has the lane as tid */
+        long long rank = json_integer_value(pid), lane = json_integer_value(tid), stream = -1;
+        json_t *jl = json_object_get(args, "lane");
+        if (jl) lane = json_is_integer(jl) ? json_integer_value(jl) : -1;
+        if (kind < 0 || rank < 0 || rank >= PL_MAX_RANKS || lane < 0 || lane >= PL_NUM_LANES ||
+            (args && int_arg(args, "stream", 0, 253, &stream))) {
             snprintf(err, cap,
-                     "%s: event %zu: %s (cat \"%s\", pid %lld, tid %lld): allowed are the kinds "
-                     "paralab writes, pid 0..%d and tid 0..%d",
-                     path, i, kind < 0 ? "unknown kind" : "rank or lane out of range",
+                     "%s: event %zu: %s (cat \"%s\", pid %lld, lane %lld): allowed are the kinds "
+                     "paralab writes, pid 0..%d, lane (args.lane, else tid) 0..%d and stream "
+                     "0..253",
+                     path, i,
+                     kind < 0                           ? "unknown kind"
+                     : rank < 0 || rank >= PL_MAX_RANKS ? "rank out of range"
+                     : lane < 0 || lane >= PL_NUM_LANES ? "lane out of range"
+                                                        : "stream out of range",
                      json_string_value(cat), rank, lane, PL_MAX_RANKS - 1, PL_NUM_LANES - 1);
             goto bad;
         }
@@ -108,9 +199,10 @@ int pl_viz_read_trace(const char *path, pl_event **out, size_t *n, int *nranks, 
         x.rank = (int32_t)rank;
         x.lane = (uint8_t)lane;
         x.kind = (uint8_t)kind;
+        x.stream = (uint8_t)(stream + 1); /* 0: no stream */
         x.start = json_number_value(ts) * 1e-6;
         x.end = x.start + json_number_value(dur) * 1e-6;
-        if (*modeled) { /* the file's clock is the simulated GPU's: keep it as such */
+        if (t->modeled) { /* the file's clock is the simulated GPU's: keep it as such */
             x.modeled_start = x.start;
             x.modeled_end = x.end;
         }
@@ -132,15 +224,228 @@ int pl_viz_read_trace(const char *path, pl_event **out, size_t *n, int *nranks, 
         x.layer = (int32_t)layer;
         x.peer = (int32_t)peer;
         x.bytes = (uint64_t)bytes;
-        if (x.rank + 1 > *nranks) *nranks = x.rank + 1;
-        ev[k++] = x;
+        if (x.rank + 1 > t->nranks) t->nranks = x.rank + 1;
+        t->ev[k++] = x;
     }
     json_decref(root);
-    *out = ev;
-    *n = k;
+    t->nev = k;
+    qsort(t->ev, t->nev, sizeof *t->ev, by_start);
+    qsort(t->marks, (size_t)t->nmarks, sizeof *t->marks, by_time);
     return 0;
 bad:
-    free(ev);
     json_decref(root);
+    viz_trace_free(t);
     return -1;
+}
+
+int pl_viz_read_trace(const char *path, pl_event **out, size_t *n, int *nranks, int *modeled,
+                      char *err, size_t cap)
+{
+    viz_trace t;
+    *out = NULL;
+    *n = 0;
+    *nranks = *modeled = 0;
+    if (viz_read_trace(path, &t, err, cap)) return -1;
+    *out = t.ev;
+    *n = t.nev;
+    *nranks = t.nranks;
+    *modeled = t.modeled;
+    t.ev = NULL;
+    viz_trace_free(&t);
+    return 0;
+}
+
+/* ---- the cursor ------------------------------------------------------------------------- */
+
+int viz_replay_step_of(double t, const double *mark_at, int nmarks)
+{
+    int lo = 0, hi = nmarks; /* the first mark after t */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (mark_at[mid] <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 ? lo : 1;
+}
+
+static int by_step(const void *x, const void *y)
+{
+    const viz_item *a = x, *b = y;
+    if (a->step != b->step) return a->step < b->step ? -1 : 1;
+    if (a->at != b->at) return a->at < b->at ? -1 : 1;
+    if (a->metric != b->metric) return a->metric - b->metric;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* The part (1..VIZ_REPLAY_PARTS) of event i of n, in a trace without narration. */
+static int part(size_t i, size_t n) { return 1 + (int)(i * VIZ_REPLAY_PARTS / (n ? n : 1)); }
+
+int viz_replay_plan(const viz_trace *t, viz_item **items, size_t *n, size_t **first)
+{
+    int nsteps = t->nmarks > 0 ? t->nmarks : VIZ_REPLAY_PARTS;
+    size_t total = t->nev + t->nmetrics;
+    viz_item *it = malloc((total ? total : 1) * sizeof *it);
+    size_t *f = calloc((size_t)nsteps + 1, sizeof *f);
+    double *at = malloc(((size_t)t->nmarks + 1) * sizeof *at);
+    if (!it || !f || !at) {
+        free(it);
+        free(f);
+        free(at);
+        return -1;
+    }
+    for (int k = 0; k < t->nmarks; k++) at[k] = t->marks[k].at;
+    for (size_t i = 0; i < t->nev; i++) {
+        double s = t->ev[i].start; /* the file's clock */
+        it[i] =
+            (viz_item){.step = t->nmarks ? viz_replay_step_of(s, at, t->nmarks) : part(i, t->nev),
+                       .metric = 0,
+                       .index = i,
+                       .at = s};
+    }
+    for (size_t i = 0; i < t->nmetrics; i++) {
+        const viz_metric_note *m = &t->metrics[i];
+        int step;
+        if (t->nmarks) /* in the step it was pushed in */
+            step = m->after > 0 ? m->after : 1;
+        else { /* in the part of the last event that started before it */
+            size_t lo = 0, hi = t->nev;
+            while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (t->ev[mid].start <= m->at)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            step = part(lo ? lo - 1 : 0, t->nev);
+        }
+        it[t->nev + i] = (viz_item){.step = step, .metric = 1, .index = i, .at = m->at};
+    }
+    qsort(it, total, sizeof *it, by_step);
+    for (size_t i = 0; i < total; i++) f[it[i].step]++; /* counts, then starts */
+    for (int k = 1; k <= nsteps; k++) f[k] += f[k - 1];
+    free(at);
+    *items = it;
+    *n = total;
+    *first = f;
+    return nsteps;
+}
+
+int viz_replay_done(viz_cursor c, int nsteps) { return c.step >= nsteps && c.f >= 1; }
+
+size_t viz_replay_shown(const size_t *first, int nsteps, viz_cursor c)
+{
+    if (c.step < 1) return 0;
+    if (c.step > nsteps || viz_replay_done(c, nsteps)) return first[nsteps];
+    size_t a = first[c.step - 1], m = first[c.step] - a;
+    double part = c.f >= VIZ_REPLAY_REVEAL ? 1 : c.f < 0 ? 0 : c.f / VIZ_REPLAY_REVEAL;
+    size_t k = (size_t)ceil(part * (double)m);
+    return a + (k < m ? k : m);
+}
+
+void viz_replay_play(viz_cursor *c, int nsteps, double seconds, double speed)
+{
+    if (seconds <= 0 || speed <= 0) return;
+    c->f += seconds * speed;
+    while (c->f >= 1 && c->step < nsteps) {
+        c->f -= 1;
+        c->step++;
+    }
+    if (c->step >= nsteps && c->f > 1) c->f = 1;
+}
+
+void viz_replay_next(viz_cursor *c, int nsteps)
+{
+    if (c->step < nsteps) {
+        c->step++;
+        c->f = VIZ_REPLAY_REVEAL;
+    } else
+        c->f = 1;
+}
+
+/* ---- paralab-viz --check ---------------------------------------------------------------- */
+
+typedef struct {
+    long long pid, tid, start, end; /* ns */
+    const char *name;
+} slice;
+
+static int by_track(const void *x, const void *y)
+{
+    const slice *a = x, *b = y;
+    if (a->pid != b->pid) return a->pid < b->pid ? -1 : 1;
+    if (a->tid != b->tid) return a->tid < b->tid ? -1 : 1;
+    if (a->start != b->start) return a->start < b->start ? -1 : 1;
+    return (a->end < b->end) - (a->end > b->end); /* the longer (the parent) first */
+}
+
+int pl_viz_check_trace(const char *path, char *msg, size_t cap)
+{
+    viz_trace t;
+    if (viz_read_trace(path, &t, msg, cap)) return 2; /* the whole file, as a replay reads it */
+    json_error_t je;
+    json_t *root = json_load_file(path, 0, &je);
+    json_t *events = json_object_get(root, "traceEvents");
+    size_t total = json_array_size(events), n = 0, i;
+    slice *s = malloc((total ? total : 1) * sizeof *s);
+    if (!root || !s) {
+        snprintf(msg, cap, "%s: out of memory", path);
+        free(s);
+        json_decref(root);
+        viz_trace_free(&t);
+        return 2;
+    }
+    json_t *e;
+    json_array_foreach(events, i, e)
+    {
+        if (strcmp(json_string_value(json_object_get(e, "ph")), "X")) continue;
+        double ts = json_number_value(json_object_get(e, "ts"));
+        double dur = json_number_value(json_object_get(e, "dur"));
+        /* the file has whole nanoseconds: compare them exactly */
+        s[n++] = (slice){json_integer_value(json_object_get(e, "pid")),
+                         json_integer_value(json_object_get(e, "tid")), llround(ts * 1e3),
+                         llround((ts + dur) * 1e3), json_string_value(json_object_get(e, "name"))};
+    }
+    qsort(s, n, sizeof *s, by_track);
+    /* per track, a stack of the slices open at each start: a slice must end
+     * no later than the innermost one still open */
+    size_t *open = malloc((n ? n : 1) * sizeof *open), depth = 0, bad = 0, tracks = 0;
+    slice first[2] = {{0}, {0}};
+    for (size_t k = 0; open && k < n; k++) {
+        if (!k || s[k].pid != s[k - 1].pid || s[k].tid != s[k - 1].tid) {
+            depth = 0;
+            tracks++;
+        }
+        while (depth && s[open[depth - 1]].end <= s[k].start) depth--;
+        if (depth && s[k].end > s[open[depth - 1]].end && bad++ == 0) {
+            first[0] = s[open[depth - 1]];
+            first[1] = s[k];
+        }
+        open[depth++] = k;
+    }
+    int rc = 0;
+    if (!open) {
+        snprintf(msg, cap, "%s: out of memory", path);
+        rc = 2;
+    } else if (bad) {
+        snprintf(msg, cap,
+                 "%s: %zu pair%s of slices overlap without nesting on one track; the first: "
+                 "rank %lld, tid %lld: \"%s\" (%.3f to %.3f us) and \"%s\" (%.3f to %.3f us)",
+                 path, bad, bad == 1 ? "" : "s", first[0].pid, first[0].tid, first[0].name,
+                 first[0].start / 1e3, first[0].end / 1e3, first[1].name, first[1].start / 1e3,
+                 first[1].end / 1e3);
+        rc = 1;
+    } else
+        snprintf(msg, cap,
+                 "%s: %zu slice%s on %zu track%s of %d rank%s, every track's slices nested or "
+                 "apart; %d narrated step%s, %zu metric value%s",
+                 path, n, n == 1 ? "" : "s", tracks, tracks == 1 ? "" : "s", t.nranks,
+                 t.nranks == 1 ? "" : "s", t.nmarks, t.nmarks == 1 ? "" : "s", t.nmetrics,
+                 t.nmetrics == 1 ? "" : "s");
+    free(open);
+    free(s);
+    json_decref(root);
+    viz_trace_free(&t);
+    return rc;
 }

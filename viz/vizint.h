@@ -173,6 +173,82 @@ int viz_transcript_output(viz_transcript *t, const char *s, size_t n);
 /* Step `step`'s narration begins: "[step] text" (its '\n's start lines). */
 int viz_transcript_step(viz_transcript *t, int step, const char *text);
 
+/* ---- a trace read back, and the replay's cursor ---------------------------------------- */
+
+typedef struct {
+    double at; /* seconds on the file's clock */
+    int step;  /* its number */
+    char *text;
+} viz_mark; /* a narrated step */
+
+typedef struct {
+    double at, value; /* value: NaN when the file says null */
+    int after;        /* the narrated steps before it in the file */
+    char name[32];
+} viz_metric_note;
+
+typedef struct viz_trace {
+    pl_event *ev; /* by start */
+    size_t nev;
+    viz_mark *marks; /* by time */
+    int nmarks;
+    viz_metric_note *metrics; /* in the order they were pushed */
+    size_t nmetrics;
+    int nranks, modeled;
+    /* what the lab said (its "paralab" metadata): 0 / "" when absent */
+    char title[64];
+    int steps, stream_lanes;
+    unsigned panes;
+} viz_trace;
+
+/* Reads a trace file (paralab-viz, pl_viz_read_trace): 0, or -1 with err
+ * naming the file and the position. viz_trace_free frees it. */
+int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap);
+void viz_trace_free(viz_trace *t);
+
+/* A replay plays like a lab in play mode: a narrated step every 1/speed
+ * seconds (speed: steps a second, 0.1 to 100), its events (and the metric
+ * values pushed in it) appearing one after the other in the order they
+ * started, evenly over the first half of its time, the second half to read
+ * it. Idle time in the trace takes none. A trace without narration plays in
+ * VIZ_REPLAY_PARTS equal parts, as if each were a step. */
+#define VIZ_REPLAY_PARTS 10
+#define VIZ_REPLAY_REVEAL 0.5
+
+typedef struct {
+    int step; /* 1..nsteps */
+    double f; /* how far into it, 0..1 (1 in the last: the replay is over) */
+} viz_cursor;
+
+/* The item the replay shows, in order: an event or a metric value. */
+typedef struct {
+    int step;   /* 1..nsteps */
+    int metric; /* 0: ev[index]; 1: metrics[index] */
+    size_t index;
+    double at;
+} viz_item;
+
+/* The step (1..nmarks) of an event at time t: the last mark at or before
+ * it; 1 before the first (mark_at ascending). */
+int viz_replay_step_of(double t, const double *mark_at, int nmarks);
+/* The items of t in the order a replay shows them (malloc'd, *n of them,
+ * by step, then time, an event before a metric at the same time) and
+ * first[k], the first item of step k + 1 (first[0] = 0, first[nsteps] =
+ * *n; malloc'd, nsteps + 1 of them). Returns nsteps (>= 1), -1 when out of
+ * memory. */
+int viz_replay_plan(const viz_trace *t, viz_item **items, size_t *n, size_t **first);
+/* How many items (a prefix) are shown at c. */
+size_t viz_replay_shown(const size_t *first, int nsteps, viz_cursor c);
+int viz_replay_done(viz_cursor c, int nsteps);
+/* Playing for `seconds` of wall time at `speed` steps a second. */
+void viz_replay_play(viz_cursor *c, int nsteps, double seconds, double speed);
+/* Space: the next step, all of its items shown (in the last: the end). */
+void viz_replay_next(viz_cursor *c, int nsteps);
+
+/* Where pl_viz_push_metric also notes its values (pl_trace_note_metric),
+ * for the trace file; NULL: nowhere. */
+void viz_note_metrics(pl_trace *t);
+
 /* ---- the view and the panes ----------------------------------------------------------- */
 
 #define VIZ_LOG_LINES 16

@@ -5,6 +5,7 @@
  * step nested inside its collective, on the measured and the modeled clock.
  */
 #include <jansson.h>
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "paralab/comm.h"
+#include "paralab/step.h"
 #include "paralab/trace.h"
 #include "paralab/world.h"
 #include "suites.h"
@@ -95,6 +97,7 @@ static int check_json(const char *path, int n, int modeled)
     json_t *evs = json_object_get(root, "traceEvents");
     CU_ASSERT_TRUE(json_is_array(evs));
     int meta = 0, coll = 0, steps = 0, kernels[8] = {0}, peer_copies[8] = {0}, memsets[8] = {0};
+    int op_tid[8] = {-1, -1, -1, -1, -1, -1, -1, -1}, named[8][8] = {{0}};
     double cstart[8] = {0}, cend[8] = {0};
     long long step_bytes[8] = {0}, copy_bytes[8] = {0};
     size_t i;
@@ -105,6 +108,17 @@ static int check_json(const char *path, int n, int modeled)
         const char *cat = json_string_value(json_object_get(e, "cat"));
         int pid = (int)json_integer_value(json_object_get(e, "pid"));
         if (ph && !strcmp(ph, "M")) meta++;
+        if (ph && !strcmp(ph, "M") && json_object_get(e, "tid")) { /* a track's name */
+            int t = (int)json_integer_value(json_object_get(e, "tid"));
+            const char *tn = json_string_value(json_object_get(json_object_get(e, "args"), "name"));
+            char want[32];
+            if (t < PL_NUM_LANES)
+                snprintf(want, sizeof want, "%s", pl_lane_name((pl_lane)t));
+            else
+                snprintf(want, sizeof want, "stream %d", t - PL_NUM_LANES);
+            CU_ASSERT(t >= 0 && t < 8 && tn && !strcmp(tn, want));
+            if (t >= 0 && t < 8) named[pid][t]++;
+        }
         if (ph && !strcmp(ph, "X")) /* times count from the origin: never negative */
             CU_ASSERT(json_number_value(json_object_get(e, "ts")) >= 0);
         if (ph && !strcmp(ph, "X") && cat && !strcmp(cat, "collective")) {
@@ -120,12 +134,19 @@ static int check_json(const char *path, int n, int modeled)
         const char *name = json_string_value(json_object_get(e, "name"));
         json_t *args = json_object_get(e, "args");
         int tid = (int)json_integer_value(json_object_get(e, "tid"));
-        if (ph && !strcmp(ph, "X") && cat && !strcmp(cat, "kernel")) {
-            kernels[pid]++;
-            CU_ASSERT_EQUAL(tid, PL_LANE_COMPUTE);
+        /* kernels and copies on the track of their stream, the rank's own
+         * (not the legacy default stream: number 0), the lane in args */
+        if (ph && !strcmp(ph, "X") && cat && (!strcmp(cat, "kernel") || !strcmp(cat, "copy"))) {
+            int stream = (int)json_integer_value(json_object_get(args, "stream"));
+            CU_ASSERT(stream >= 1);
+            CU_ASSERT_EQUAL(tid, PL_NUM_LANES + stream);
+            if (op_tid[pid] < 0) op_tid[pid] = tid;
+            CU_ASSERT_EQUAL(tid, op_tid[pid]);
+            CU_ASSERT_EQUAL(json_integer_value(json_object_get(args, "lane")),
+                            !strcmp(cat, "kernel") ? PL_LANE_COMPUTE : PL_LANE_COPY);
         }
+        if (ph && !strcmp(ph, "X") && cat && !strcmp(cat, "kernel")) kernels[pid]++;
         if (ph && !strcmp(ph, "X") && cat && !strcmp(cat, "copy")) {
-            CU_ASSERT_EQUAL(tid, PL_LANE_COPY);
             if (name && !strcmp(name, "memcpy peer")) {
                 peer_copies[pid]++;
                 copy_bytes[pid] += json_integer_value(json_object_get(args, "bytes"));
@@ -155,7 +176,13 @@ static int check_json(const char *path, int n, int modeled)
         CU_ASSERT(json_integer_value(json_object_get(json_object_get(e, "args"), "peer")) ==
                   (pid + n - 1) % n);
     }
-    CU_ASSERT_EQUAL(meta, n + n * PL_NUM_LANES);
+    /* a process name per rank, a thread name per track used (comm; the
+     * rank's stream on simulated GPUs), each once */
+    CU_ASSERT_EQUAL(meta, n + n * (1 + RUNTIME_OPS));
+    for (int r = 0; r < n; r++) {
+        CU_ASSERT_EQUAL(named[r][PL_LANE_COMM], 1);
+        if (RUNTIME_OPS) CU_ASSERT(op_tid[r] >= PL_NUM_LANES && named[r][op_tid[r]] == 1);
+    }
     CU_ASSERT_EQUAL(coll, n);
     CU_ASSERT_EQUAL(steps, n * 2 * (n - 1));
     for (int r = 0; r < n; r++) {
@@ -364,6 +391,229 @@ static void test_send_recv_events(void)
     pl_trace_destroy(t);
 }
 
+/* ---- one track per stream; the narration and the metrics in the file ------------------ */
+
+static pl_event slice_ev(int rank, int lane, int kind, int stream, double t0_us, double t1_us)
+{
+    pl_event e = {.rank = rank,
+                  .lane = (uint8_t)lane,
+                  .kind = (uint8_t)kind,
+                  .stream = (uint8_t)stream,
+                  .micro_batch = -1,
+                  .layer = -1,
+                  .peer = -1,
+                  .start = t0_us * 1e-6,
+                  .end = t1_us * 1e-6};
+    snprintf(e.label, sizeof e.label, "%s %d", pl_event_kind_name((pl_event_kind)kind), stream);
+    return e;
+}
+
+/* Pairs of slices on one track (pid, tid) that overlap without one holding
+ * the other: Perfetto cannot draw them. */
+static int unnested_pairs(json_t *evs)
+{
+    int bad = 0;
+    size_t n = json_array_size(evs);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++) {
+            json_t *a = json_array_get(evs, i), *b = json_array_get(evs, j);
+            if (strcmp(json_string_value(json_object_get(a, "ph")), "X") ||
+                strcmp(json_string_value(json_object_get(b, "ph")), "X") ||
+                json_integer_value(json_object_get(a, "pid")) !=
+                    json_integer_value(json_object_get(b, "pid")) ||
+                json_integer_value(json_object_get(a, "tid")) !=
+                    json_integer_value(json_object_get(b, "tid")))
+                continue;
+            double as = json_number_value(json_object_get(a, "ts"));
+            double bs = json_number_value(json_object_get(b, "ts"));
+            double ae = as + json_number_value(json_object_get(a, "dur"));
+            double be = bs + json_number_value(json_object_get(b, "dur"));
+            int apart = ae <= bs + 1e-9 || be <= as + 1e-9;
+            int nested =
+                (as <= bs + 1e-9 && be <= ae + 1e-9) || (bs <= as + 1e-9 && ae <= be + 1e-9);
+            bad += !apart && !nested;
+        }
+    return bad;
+}
+
+/* Two kernels of one rank at once on two streams land on two tracks, each
+ * named; a copy on one of those streams shares its track; the events of no
+ * stream (a forward phase, a collective and its ring step) stay on their
+ * lanes' tracks; no track has slices that overlap without nesting. */
+static void test_tracks_per_stream(void)
+{
+    char path[] = "/tmp/paralab-trace-XXXXXX", err[512];
+    close(mkstemp(path));
+    pl_trace_writer *w = pl_trace_writer_open(path, 2, 0, 0, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    pl_event ev[] = {
+        slice_ev(0, PL_LANE_COMPUTE, PL_EV_FORWARD, 0, 0, 20), /* tid 0 */
+        slice_ev(0, PL_LANE_COMPUTE, PL_EV_KERNEL, 2, 1, 10),  /* stream 1: tid 4 */
+        slice_ev(0, PL_LANE_COMPUTE, PL_EV_KERNEL, 3, 5, 15),  /* stream 2: tid 5 */
+        slice_ev(0, PL_LANE_COPY, PL_EV_COPY, 3, 15, 18),      /* stream 2: tid 5 */
+        slice_ev(0, PL_LANE_COMPUTE, PL_EV_KERNEL, 1, 2, 4),   /* stream 0: tid 3 */
+        slice_ev(0, PL_LANE_COMM, PL_EV_RING_STEP, 0, 4, 6),   /* tid 2 */
+        slice_ev(0, PL_LANE_COMM, PL_EV_COLLECTIVE, 0, 3, 12), /* tid 2, holds the step */
+        slice_ev(1, PL_LANE_COMPUTE, PL_EV_KERNEL, 2, 0, 5),   /* rank 1, stream 1: tid 4 */
+    };
+    int want_tid[] = {0, 4, 5, 5, 3, 2, 2, 4}, n = (int)(sizeof ev / sizeof *ev);
+    CU_ASSERT_EQUAL(pl_trace_writer_add(w, ev, (size_t)n), 0);
+    CU_ASSERT_EQUAL(pl_trace_writer_close(w, err, sizeof err), 0);
+    json_error_t jerr;
+    json_t *root = json_load_file(path, 0, &jerr);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    json_t *evs = json_object_get(root, "traceEvents"), *e;
+    size_t i;
+    int k = 0, names = 0;
+    json_array_foreach(evs, i, e)
+    {
+        const char *ph = json_string_value(json_object_get(e, "ph"));
+        json_t *args = json_object_get(e, "args");
+        int pid = (int)json_integer_value(json_object_get(e, "pid"));
+        int tid = (int)json_integer_value(json_object_get(e, "tid"));
+        if (!strcmp(ph, "M") &&
+            !strcmp(json_string_value(json_object_get(e, "name")), "thread_name")) {
+            static const char *want[] = {"compute",  "copy",    "comm", "stream 0 (default)",
+                                         "stream 1", "stream 2"};
+            CU_ASSERT(tid >= 0 && tid < 6 && tid != PL_LANE_COPY); /* the copy lane: unused */
+            if (tid >= 0 && tid < 6)
+                CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(args, "name")), want[tid]);
+            names++;
+        }
+        if (strcmp(ph, "X")) continue;
+        CU_ASSERT_FATAL(k < n);
+        CU_ASSERT_EQUAL(pid, ev[k].rank);
+        CU_ASSERT_EQUAL(tid, want_tid[k]);
+        CU_ASSERT_EQUAL(json_integer_value(json_object_get(args, "lane")), ev[k].lane);
+        json_t *st = json_object_get(args, "stream");
+        CU_ASSERT(ev[k].stream ? json_is_integer(st) && json_integer_value(st) == ev[k].stream - 1
+                               : st == NULL);
+        k++;
+    }
+    CU_ASSERT_EQUAL(k, n);
+    CU_ASSERT_EQUAL(names, 5 + 1); /* rank 0: tids 0, 2, 3, 4, 5; rank 1: tid 4 */
+    CU_ASSERT_EQUAL(unnested_pairs(evs), 0);
+    json_decref(root);
+    unlink(path);
+}
+
+/* The notes: each narrated step as an instant (its number and its text, a
+ * character cut in two replaced so that the file stays JSON), each metric
+ * value as a counter (NaN as null), in the order noted, on the writer's
+ * clock; taken once. */
+static void test_notes_written(void)
+{
+    pl_trace *t = pl_trace_create(1, 16, PL_TRACE_WAIT);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    double t0 = pl_trace_now();
+    pl_trace_note_step(t, 1, "the first step:\n  a table");
+    pl_trace_note_metric(t, "loss", 0.25);
+    pl_trace_note_step(t, 2, "cut \"here\" \xe2\x86");
+    pl_trace_note_metric(t, "loss", NAN);
+    pl_trace_note_step(NULL, 3, "nowhere"); /* no trace: nothing */
+    char path[] = "/tmp/paralab-trace-XXXXXX", err[512];
+    close(mkstemp(path));
+    pl_trace_writer *w = pl_trace_writer_open(path, 1, 0, t0, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    CU_ASSERT_EQUAL(pl_trace_writer_describe(w, "lab 99 \xc2\xb7 tests", 7, 5u, 1), 0);
+    CU_ASSERT_EQUAL(pl_trace_writer_take_notes(w, t), 0);
+    CU_ASSERT_EQUAL(pl_trace_writer_take_notes(w, t), 0); /* taken: nothing more */
+    CU_ASSERT_EQUAL(pl_trace_writer_close(w, err, sizeof err), 0);
+    json_error_t jerr;
+    json_t *root = json_load_file(path, 0, &jerr);
+    if (!root) fprintf(stderr, "  %s: %s\n", path, jerr.text);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    json_t *evs = json_object_get(root, "traceEvents"), *e;
+    size_t i;
+    int k = 0, lab = 0;
+    double last = 0;
+    json_array_foreach(evs, i, e)
+    {
+        const char *ph = json_string_value(json_object_get(e, "ph"));
+        const char *name = json_string_value(json_object_get(e, "name"));
+        json_t *args = json_object_get(e, "args");
+        if (!strcmp(ph, "M") && !strcmp(name, "paralab")) {
+            lab++;
+            CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(args, "title")),
+                                   "lab 99 \xc2\xb7 tests");
+            CU_ASSERT_EQUAL(json_integer_value(json_object_get(args, "steps")), 7);
+            CU_ASSERT_EQUAL(json_integer_value(json_object_get(args, "panes")), 5);
+            CU_ASSERT_EQUAL(json_integer_value(json_object_get(args, "stream_lanes")), 1);
+        }
+        if (!strcmp(ph, "M")) continue;
+        double ts = json_number_value(json_object_get(e, "ts"));
+        CU_ASSERT(ts >= last && ts < 60e6); /* in the order noted, from the origin */
+        last = ts;
+        if (k == 0 || k == 2) {
+            CU_ASSERT_STRING_EQUAL(ph, "i");
+            CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(e, "cat")), "narration");
+            CU_ASSERT_EQUAL(json_integer_value(json_object_get(args, "step")), k / 2 + 1);
+            CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(args, "text")),
+                                   k ? "cut \"here\" ??" : "the first step:\n  a table");
+        } else {
+            CU_ASSERT_STRING_EQUAL(ph, "C");
+            CU_ASSERT_STRING_EQUAL(name, "loss");
+            CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(e, "cat")), "metric");
+            json_t *v = json_object_get(args, "value");
+            CU_ASSERT(k == 1 ? json_is_real(v) && json_real_value(v) == 0.25 : json_is_null(v));
+        }
+        k++;
+    }
+    CU_ASSERT_EQUAL(k, 4);
+    CU_ASSERT_EQUAL(lab, 1);
+    json_decref(root);
+    unlink(path);
+    pl_trace_note_metric(t, "gone", 1);
+    CU_ASSERT_EQUAL(pl_trace_writer_take_notes(NULL, t), 0); /* no writer: dropped */
+    pl_trace_destroy(t);
+}
+
+/* pl_step notes each step rank 0 shows, with the player's number and the
+ * text, once (not once per rank). */
+static int run_two_steps(pl_rank *r)
+{
+    if (pl_step(r, "step %s", "one")) return 1;
+    return pl_step(r, "step %s, of %d ranks", "two", r->size);
+}
+
+static void test_steps_noted(void)
+{
+    FILE *out = tmpfile();
+    pl_player *p = pl_player_create(PL_MODE_PLAY, 100, 1, out); /* headless: never waits */
+    pl_trace *t = pl_trace_create(3, 64, PL_TRACE_WAIT);
+    CU_ASSERT_FATAL(p && t);
+    pl_world_config cfg = {.n = 3, .trace = t, .player = p};
+    char err[512], path[] = "/tmp/paralab-trace-XXXXXX";
+    CU_ASSERT_EQUAL_FATAL(pl_world_run_config(&cfg, run_two_steps, NULL, err, sizeof err), 0);
+    close(mkstemp(path));
+    pl_trace_writer *w = pl_trace_writer_open(path, 3, 0, -1, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    CU_ASSERT_EQUAL(pl_trace_writer_take_notes(w, t), 0);
+    CU_ASSERT_EQUAL(pl_trace_writer_close(w, err, sizeof err), 0);
+    json_error_t jerr;
+    json_t *root = json_load_file(path, 0, &jerr);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    json_t *evs = json_object_get(root, "traceEvents"), *e;
+    size_t i;
+    int k = 0;
+    static const char *want[] = {"step one", "step two, of 3 ranks"};
+    json_array_foreach(evs, i, e)
+    {
+        if (strcmp(json_string_value(json_object_get(e, "ph")), "i")) continue;
+        json_t *args = json_object_get(e, "args");
+        CU_ASSERT_FATAL(k < 2);
+        CU_ASSERT_EQUAL(json_integer_value(json_object_get(args, "step")), k + 1);
+        CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(args, "text")), want[k]);
+        k++;
+    }
+    CU_ASSERT_EQUAL(k, 2);
+    json_decref(root);
+    unlink(path);
+    pl_trace_destroy(t);
+    pl_player_destroy(p);
+    fclose(out);
+}
+
 int register_trace_suite(void)
 {
     CU_pSuite s = CU_add_suite("trace", NULL, NULL);
@@ -374,7 +624,10 @@ int register_trace_suite(void)
         !CU_add_test(s, "writer errors and escaping", test_writer_errors) ||
         !CU_add_test(s, "writer keeps nested events nested", test_writer_keeps_nesting) ||
         !CU_add_test(s, "no consumer: drops, no hang", test_no_consumer_no_hang) ||
-        !CU_add_test(s, "send and receive events", test_send_recv_events))
+        !CU_add_test(s, "send and receive events", test_send_recv_events) ||
+        !CU_add_test(s, "a track per stream, all nested", test_tracks_per_stream) ||
+        !CU_add_test(s, "the narration and the metrics in the file", test_notes_written) ||
+        !CU_add_test(s, "pl_step notes each step once", test_steps_noted))
         return -1;
 #ifdef PARALAB_SIMULATED_CUDA
     if (!CU_add_test(s, "each op names its stream (sim)", test_stream_numbers)) return -1;

@@ -2,9 +2,11 @@
  * test_viz.c — the visualiser without a terminal: the layout for every
  * size and device count, panes rendered into the cell grid from known
  * events (an exact GPipe schedule, a ring all-reduce's link bytes, a
- * timeline row), the ASCII twins, and reading traces back (good, truncated,
- * corrupt, missing).
+ * timeline row), the ASCII twins, reading traces back (good, truncated,
+ * corrupt, missing; the narration, the metrics, the streams), the replay's
+ * cursor and plan, and paralab-viz --check.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -764,6 +766,248 @@ static void test_read_trace(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "cannot read it"));
 }
 
+/* ---- the replay: its cursor, its plan, the notes read back, --check ----------------------- */
+
+/* Which items a replay shows at a cursor, and how the cursor moves: a step
+ * a second at speed 1, its items over the first half, space to the next
+ * step with all of its items, the end at the last step's end. */
+static void test_replay_cursor(void)
+{
+    double marks[] = {1.0, 2.0, 5.0};
+    CU_ASSERT_EQUAL(viz_replay_step_of(0.5, marks, 3), 1); /* before the first: step 1 */
+    CU_ASSERT_EQUAL(viz_replay_step_of(1.0, marks, 3), 1);
+    CU_ASSERT_EQUAL(viz_replay_step_of(1.5, marks, 3), 1);
+    CU_ASSERT_EQUAL(viz_replay_step_of(2.0, marks, 3), 2);
+    CU_ASSERT_EQUAL(viz_replay_step_of(4.9, marks, 3), 2);
+    CU_ASSERT_EQUAL(viz_replay_step_of(5.0, marks, 3), 3);
+    CU_ASSERT_EQUAL(viz_replay_step_of(1e9, marks, 3), 3);
+    CU_ASSERT_EQUAL(viz_replay_step_of(7, marks, 0), 1);
+    /* 3 steps: 4 items, none (a step of host code only), 6 */
+    size_t first[] = {0, 4, 4, 10};
+    struct {
+        viz_cursor c;
+        size_t shown;
+        int done;
+    } at[] = {{{1, 0}, 0, 0},    {{1, 0.25}, 2, 0}, {{1, 0.5}, 4, 0},   {{1, 0.9}, 4, 0},
+              {{2, 0}, 4, 0},    {{2, 0.7}, 4, 0},  {{3, 0}, 4, 0},     {{3, 0.05}, 5, 0},
+              {{3, 0.25}, 7, 0}, {{3, 0.5}, 10, 0}, {{3, 0.99}, 10, 0}, {{3, 1}, 10, 1}};
+    for (size_t i = 0; i < sizeof at / sizeof *at; i++) {
+        CU_ASSERT_EQUAL(viz_replay_shown(first, 3, at[i].c), at[i].shown);
+        CU_ASSERT_EQUAL(viz_replay_done(at[i].c, 3), at[i].done);
+    }
+    /* playing: frames of 1/8 s at 2 steps a second: a quarter step each,
+     * the end after exactly 12 frames, never before */
+    viz_cursor c = {1, 0};
+    for (int f = 1; f <= 12; f++) {
+        viz_replay_play(&c, 3, 0.125, 2);
+        CU_ASSERT_EQUAL(c.step, f < 12 ? 1 + f / 4 : 3);
+        CU_ASSERT_EQUAL(viz_replay_done(c, 3), f == 12);
+    }
+    CU_ASSERT_DOUBLE_EQUAL(c.f, 1, 1e-12);
+    viz_replay_play(&c, 3, 10, 2); /* the end stays the end */
+    CU_ASSERT(c.step == 3 && c.f == 1);
+    CU_ASSERT_EQUAL(viz_replay_shown(first, 3, c), 10);
+    /* fast: 100 steps a second passes steps in one frame */
+    c = (viz_cursor){1, 0};
+    viz_replay_play(&c, 3, 1.0 / 30, 100);
+    CU_ASSERT(viz_replay_done(c, 3));
+    /* paused (no time, or no speed): it stays */
+    c = (viz_cursor){2, 0.25};
+    viz_replay_play(&c, 3, 0, 1);
+    viz_replay_play(&c, 3, 1, 0);
+    CU_ASSERT(c.step == 2 && c.f == 0.25);
+    /* space: the next step, all of its items; in the last, the end */
+    c = (viz_cursor){1, 0.1};
+    viz_replay_next(&c, 3);
+    CU_ASSERT(c.step == 2 && !viz_replay_done(c, 3));
+    CU_ASSERT_EQUAL(viz_replay_shown(first, 3, c), 4);
+    viz_replay_next(&c, 3);
+    CU_ASSERT_EQUAL(c.step, 3);
+    CU_ASSERT_EQUAL(viz_replay_shown(first, 3, c), 10);
+    CU_ASSERT(!viz_replay_done(c, 3));
+    viz_replay_next(&c, 3);
+    CU_ASSERT(viz_replay_done(c, 3));
+    viz_replay_next(&c, 3);
+    CU_ASSERT(c.step == 3 && viz_replay_done(c, 3));
+}
+
+/* The plan: every event in the step whose mark it follows (before the
+ * first: step 1), every metric value in the step it was pushed in (also
+ * at the same time as the next mark), in time order within a step; a
+ * trace without narration in 10 equal parts. */
+static void test_replay_plan(void)
+{
+    viz_trace t;
+    memset(&t, 0, sizeof t);
+    pl_event evs[5];
+    double starts[] = {0.5, 1.0, 1.5, 3.0, 6.0};
+    for (int i = 0; i < 5; i++)
+        evs[i] = ev(0, PL_LANE_COMPUTE, PL_EV_KERNEL, starts[i], starts[i] + 0.1, -1, -1, "k");
+    viz_mark marks[] = {{1.0, 1, "one"}, {2.0, 2, "two"}, {5.0, 3, "three"}};
+    viz_metric_note mets[] = {{1.7, 0.5, 1, "loss"}, {2.0, 0.4, 1, "loss"}, {5.5, 0.3, 3, "loss"}};
+    t.ev = evs;
+    t.nev = 5;
+    t.marks = marks;
+    t.nmarks = 3;
+    t.metrics = mets;
+    t.nmetrics = 3;
+    viz_item *it;
+    size_t n, *first;
+    CU_ASSERT_EQUAL_FATAL(viz_replay_plan(&t, &it, &n, &first), 3);
+    CU_ASSERT_EQUAL(n, 8);
+    struct {
+        int step, metric;
+        size_t index;
+    } want[] = {{1, 0, 0}, {1, 0, 1}, {1, 0, 2}, {1, 1, 0},
+                {1, 1, 1}, {2, 0, 3}, {3, 1, 2}, {3, 0, 4}};
+    for (size_t i = 0; i < n && i < 8; i++) {
+        CU_ASSERT_EQUAL(it[i].step, want[i].step);
+        CU_ASSERT_EQUAL(it[i].metric, want[i].metric);
+        CU_ASSERT_EQUAL(it[i].index, want[i].index);
+    }
+    size_t want_first[] = {0, 5, 6, 8};
+    for (int k = 0; k <= 3; k++) CU_ASSERT_EQUAL(first[k], want_first[k]);
+    free(it);
+    free(first);
+    /* no narration: 20 events in 10 parts of 2; a metric with the event before it */
+    pl_event many[20];
+    for (int i = 0; i < 20; i++)
+        many[i] = ev(0, PL_LANE_COPY, PL_EV_COPY, i * 1e-6, i * 1e-6 + 5e-7, -1, -1, "c");
+    viz_metric_note m = {5.5e-6, 1, 0, "GB/s"};
+    t = (viz_trace){.ev = many, .nev = 20, .metrics = &m, .nmetrics = 1};
+    CU_ASSERT_EQUAL_FATAL(viz_replay_plan(&t, &it, &n, &first), VIZ_REPLAY_PARTS);
+    CU_ASSERT_EQUAL(n, 21);
+    CU_ASSERT_EQUAL(first[0], 0);
+    for (int k = 1; k <= 10; k++) CU_ASSERT_EQUAL(first[k], 2 * (size_t)k + (k >= 3));
+    CU_ASSERT(it[6].metric == 1 && it[6].step == 3); /* after event 5, in part 3 */
+    free(it);
+    free(first);
+}
+
+/* The narration, the metrics and what the lab said come back from the file
+ * as they were noted; kernels and copies come back with their lanes and
+ * streams (args), and a file of an older paralab (the lane as tid, no
+ * args.lane) still reads. */
+static void test_replay_reads_notes(void)
+{
+    char path[] = "/tmp/paralab-viz-XXXXXX", err[512];
+    close(mkstemp(path));
+    pl_trace *tr = pl_trace_create(1, 16, PL_TRACE_WAIT);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tr);
+    pl_trace_writer *w = pl_trace_writer_open(path, 2, 1, 0, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    pl_event in[2] = {ev(0, PL_LANE_COMPUTE, PL_EV_KERNEL, 0, 0, -1, -1, "k"),
+                      ev(1, PL_LANE_COPY, PL_EV_COPY, 0, 0, -1, -1, "memcpy H2D")};
+    in[0].stream = 3; /* stream 2 */
+    in[0].modeled_end = 4e-6;
+    in[1].stream = 1; /* the default stream */
+    in[1].modeled_start = 1e-6;
+    in[1].modeled_end = 2e-6;
+    CU_ASSERT_EQUAL(pl_trace_writer_describe(w, "lab 05 streams", 4, 140u, 1), 0);
+    pl_trace_note_step(tr, 1, "first: the chunks\n  and a table");
+    pl_trace_note_metric(tr, "GB/s", 12.5);
+    pl_trace_note_step(tr, 2, "second");
+    pl_trace_note_metric(tr, "GB/s", NAN);
+    CU_ASSERT_EQUAL(pl_trace_writer_add(w, in, 2), 0);
+    CU_ASSERT_EQUAL(pl_trace_writer_take_notes(w, tr), 0);
+    CU_ASSERT_EQUAL(pl_trace_writer_close(w, err, sizeof err), 0);
+    pl_trace_destroy(tr);
+    viz_trace t;
+    CU_ASSERT_EQUAL_FATAL(viz_read_trace(path, &t, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(t.nev, 2);
+    CU_ASSERT_EQUAL(t.nranks, 2);
+    CU_ASSERT_STRING_EQUAL(t.title, "lab 05 streams");
+    CU_ASSERT_EQUAL(t.steps, 4);
+    CU_ASSERT_EQUAL(t.panes, 140u);
+    CU_ASSERT_EQUAL(t.stream_lanes, 1);
+    CU_ASSERT_EQUAL_FATAL(t.nmarks, 2);
+    CU_ASSERT_EQUAL(t.marks[0].step, 1);
+    CU_ASSERT_STRING_EQUAL(t.marks[0].text, "first: the chunks\n  and a table");
+    CU_ASSERT_EQUAL(t.marks[1].step, 2);
+    CU_ASSERT_STRING_EQUAL(t.marks[1].text, "second");
+    CU_ASSERT(t.marks[0].at <= t.marks[1].at);
+    CU_ASSERT_EQUAL_FATAL(t.nmetrics, 2);
+    CU_ASSERT_STRING_EQUAL(t.metrics[0].name, "GB/s");
+    CU_ASSERT_DOUBLE_EQUAL(t.metrics[0].value, 12.5, 0);
+    CU_ASSERT_EQUAL(t.metrics[0].after, 1);
+    CU_ASSERT(isnan(t.metrics[1].value));
+    CU_ASSERT_EQUAL(t.metrics[1].after, 2);
+    /* by start: the kernel (0 us), then the copy (1 us) */
+    CU_ASSERT(t.ev[0].kind == PL_EV_KERNEL && t.ev[0].lane == PL_LANE_COMPUTE);
+    CU_ASSERT_EQUAL(t.ev[0].stream, 3);
+    CU_ASSERT(t.ev[1].kind == PL_EV_COPY && t.ev[1].lane == PL_LANE_COPY);
+    CU_ASSERT_EQUAL(t.ev[1].stream, 1);
+    CU_ASSERT_DOUBLE_EQUAL(t.ev[1].start, 1e-6, 1e-12);
+    viz_trace_free(&t);
+    /* an older paralab's file: the lane as tid, no stream */
+    FILE *f = fopen(path, "w");
+    fputs("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"memcpy\",\"cat\":\"copy\",\"pid\":0,"
+          "\"tid\":1,\"ts\":2,\"dur\":1,\"args\":{\"bytes\":8}}]}",
+          f);
+    fclose(f);
+    CU_ASSERT_EQUAL_FATAL(viz_read_trace(path, &t, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(t.nev, 1);
+    CU_ASSERT(t.ev[0].lane == PL_LANE_COPY && t.ev[0].stream == 0 && t.ev[0].bytes == 8);
+    CU_ASSERT(t.nmarks == 0 && t.nmetrics == 0 && !t.title[0]);
+    viz_trace_free(&t);
+    /* a narrated step without its text: the event is named */
+    f = fopen(path, "w");
+    fputs("{\"traceEvents\":[{\"ph\":\"M\",\"name\":\"x\"},{\"ph\":\"i\",\"cat\":\"narration\","
+          "\"name\":\"step 1\",\"ts\":0,\"args\":{\"step\":1}}]}",
+          f);
+    fclose(f);
+    CU_ASSERT_EQUAL(viz_read_trace(path, &t, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "event 1: a narrated step needs"));
+    /* a stream out of range */
+    f = fopen(path, "w");
+    fputs("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"k\",\"cat\":\"kernel\",\"pid\":0,"
+          "\"tid\":3,\"ts\":2,\"dur\":1,\"args\":{\"lane\":0,\"stream\":999}}]}",
+          f);
+    fclose(f);
+    CU_ASSERT_EQUAL(viz_read_trace(path, &t, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "event 0: stream out of range"));
+    unlink(path);
+}
+
+/* paralab-viz --check: slices of one track that overlap without nesting
+ * are found and named; nested and apart ones pass. */
+static void test_check_trace(void)
+{
+    char path[] = "/tmp/paralab-viz-XXXXXX", msg[1024];
+    close(mkstemp(path));
+    FILE *f = fopen(path, "w");
+    fputs("{\"traceEvents\":[\n"
+          "{\"ph\":\"X\",\"name\":\"outer\",\"cat\":\"collective\",\"pid\":0,\"tid\":2,\"ts\":0,"
+          "\"dur\":10},\n"
+          "{\"ph\":\"X\",\"name\":\"inner\",\"cat\":\"ring step\",\"pid\":0,\"tid\":2,\"ts\":2,"
+          "\"dur\":8},\n"
+          "{\"ph\":\"X\",\"name\":\"a\",\"cat\":\"kernel\",\"pid\":0,\"tid\":3,\"ts\":0,"
+          "\"dur\":5,\"args\":{\"lane\":0,\"stream\":0}},\n"
+          "{\"ph\":\"X\",\"name\":\"b\",\"cat\":\"kernel\",\"pid\":0,\"tid\":3,\"ts\":5,"
+          "\"dur\":5,\"args\":{\"lane\":0,\"stream\":0}}]}",
+          f);
+    fclose(f);
+    CU_ASSERT_EQUAL(pl_viz_check_trace(path, msg, sizeof msg), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg, "4 slices on 2 tracks of 1 rank, every track's slices"));
+    f = fopen(path, "w");
+    fputs("{\"traceEvents\":[\n"
+          "{\"ph\":\"X\",\"name\":\"matmul\",\"cat\":\"kernel\",\"pid\":1,\"tid\":0,\"ts\":1,"
+          "\"dur\":4},\n"
+          "{\"ph\":\"X\",\"name\":\"reduce\",\"cat\":\"kernel\",\"pid\":1,\"tid\":0,\"ts\":3,"
+          "\"dur\":4},\n"
+          "{\"ph\":\"X\",\"name\":\"other rank\",\"cat\":\"kernel\",\"pid\":0,\"tid\":0,\"ts\":3,"
+          "\"dur\":4}]}",
+          f);
+    fclose(f);
+    CU_ASSERT_EQUAL(pl_viz_check_trace(path, msg, sizeof msg), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg, "1 pair of slices overlap without nesting on one track; "
+                                       "the first: rank 1, tid 0: \"matmul\" (1.000 to 5.000 us) "
+                                       "and \"reduce\" (3.000 to 7.000 us)"));
+    unlink(path);
+    CU_ASSERT_EQUAL(pl_viz_check_trace(path, msg, sizeof msg), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg, "cannot read it"));
+}
+
 int register_viz_suite(void)
 {
     CU_pSuite s = CU_add_suite("viz", NULL, NULL);
@@ -787,6 +1031,10 @@ int register_viz_suite(void)
         {"topology: every link's bytes at 4, 8, 64 ranks; scrolled", test_topology_every_link},
         {"narration: the transcript, scrolled back and down", test_narration_scroll},
         {"traces read back; truncated, corrupt, missing", test_read_trace},
+        {"replay: the cursor (which items, when; space; the end)", test_replay_cursor},
+        {"replay: the plan (events and metrics by step)", test_replay_plan},
+        {"replay: the narration, metrics and streams read back", test_replay_reads_notes},
+        {"paralab-viz --check: slices that do not nest", test_check_trace},
     };
     for (size_t i = 0; i < sizeof t / sizeof *t; i++)
         if (!CU_add_test(s, t[i].name, t[i].fn)) return -1;

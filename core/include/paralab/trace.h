@@ -11,10 +11,22 @@
  * (PL_TRACE_DROP); it never overwrites an event not yet drained. Someone
  * must drain while the ranks run (pl_world_run_traced does not).
  *
+ * Beside the events, a trace holds notes: each narrated step (its number
+ * and text, noted by pl_step) and each metric value a lab pushes (the
+ * loss: pl_viz_push_metric), in the order they were noted, with the time
+ * on both clocks. A replay shows them again.
+ *
  * pl_trace_writer writes Chrome Trace Event JSON (open it in Perfetto or
- * chrome://tracing): one process per rank, one thread per lane, complete
- * ("X") events with microsecond timestamps, args holding bytes, FLOPs,
- * micro-batch, layer/stage and peer.
+ * chrome://tracing): one process per rank; in it one thread (track) per
+ * CUDA stream the rank's kernels and copies ran on ("stream 0 (default)",
+ * "stream 1", ...: tid 3 + the stream's number on its device) and one per
+ * lane for the events of no stream ("compute": a lab's forward, backward
+ * and optimizer phases; "copy"; "comm": collectives, their ring steps,
+ * send/recv: tids 0, 1, 2), so that slices on one track never overlap
+ * without nesting; complete ("X") events with microsecond timestamps, args
+ * holding bytes, FLOPs, the lane, the stream, micro-batch, layer/stage and
+ * peer; each step as an instant ("i", cat "narration", args step and text)
+ * and each metric value as a counter ("C", args value).
  */
 #ifndef PARALAB_TRACE_H
 #define PARALAB_TRACE_H
@@ -74,6 +86,23 @@ size_t pl_trace_drain(pl_trace *t, pl_event *out, size_t max);
 /* Events a rank dropped because its ring was full (PL_TRACE_DROP). */
 uint64_t pl_trace_dropped(const pl_trace *t, int rank);
 
+/* Notes, from any thread: narrated step `step` (1, 2...) with its text, or
+ * a value of the metric `name`, at the current time on both clocks
+ * (measured; modeled on simulated GPUs). Kept until a consumer takes them
+ * (pl_trace_writer_take_notes); past 65536 waiting notes, dropped. t NULL:
+ * nothing. */
+void pl_trace_note_step(pl_trace *t, int step, const char *text);
+/* A moment on both clocks (measured; modeled on simulated GPUs). */
+typedef struct {
+    double at, modeled_at;
+} pl_trace_stamp;
+pl_trace_stamp pl_trace_stamp_now(void);
+/* pl_trace_note_step, timed at `at` instead of now: a step whose work runs
+ * before its narration is written (pl_step_begin) begins when its work does,
+ * so that a replay shows that work under it. */
+void pl_trace_note_step_at(pl_trace *t, int step, const char *text, pl_trace_stamp at);
+void pl_trace_note_metric(pl_trace *t, const char *name, double value);
+
 /* Seconds on the measured clock (CLOCK_MONOTONIC). */
 double pl_trace_now(void);
 
@@ -87,6 +116,14 @@ pl_trace_writer *pl_trace_writer_open(const char *path, int nranks, int modeled,
                                       char *err, size_t cap);
 /* 0, or -1 when writing failed (err says why, at close). */
 int pl_trace_writer_add(pl_trace_writer *w, const pl_event *ev, size_t n);
+/* Writes the notes waiting in t (w NULL: discards them); 0 or -1 as add. */
+int pl_trace_writer_take_notes(pl_trace_writer *w, pl_trace *t);
+/* Says what wrote the trace, for a replay (a "paralab" metadata event): the
+ * lab's title, its narrated steps (0: unknown), the panes its UI shows (a
+ * pl_viz_config.panes mask) and whether its timeline has a lane per CUDA
+ * stream. */
+int pl_trace_writer_describe(pl_trace_writer *w, const char *title, int steps, unsigned panes,
+                             int stream_lanes);
 /* Finishes the JSON (so an interrupted run still gives a complete file when
  * close runs from the cleanup path) and closes it: 0, or -1 with err. */
 int pl_trace_writer_close(pl_trace_writer *w, char *err, size_t cap);

@@ -119,10 +119,13 @@ int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank
 int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_rank_fn fn, void *arg,
                    int *quit, char *err, size_t err_size);
 
-/* Replays the events of a trace file (from --trace) with the same panes
- * and controls. 0; 2 with err naming the file and the position for a
- * missing, truncated or corrupt file; 1 if the UI cannot start. */
-int pl_viz_replay(const char *path, char *err, size_t err_size);
+/* Replays a trace file (from --trace) with the same panes and controls,
+ * as the lab played: its narrated steps, `speed` steps a second (0.1 to
+ * 100) in play mode, or one at a time (space) in step mode; each step's
+ * events and metric values appear over the first half of its time. 0; 2
+ * with err naming the file and the position for a missing, truncated or
+ * corrupt file; 1 if the UI cannot start. */
+int pl_viz_replay(const char *path, pl_mode mode, double speed, char *err, size_t err_size);
 
 /* Reads a Chrome trace written by pl_trace_writer back into events (the
  * clock it was written on: the events' start/end, modeled or measured, as
@@ -130,5 +133,12 @@ int pl_viz_replay(const char *path, char *err, size_t err_size);
  * line:column or the event. *out: malloc'd. */
 int pl_viz_read_trace(const char *path, pl_event **out, size_t *n, int *nranks, int *modeled,
                       char *err, size_t err_size);
+
+/* Checks a trace file as Perfetto draws it: on every track (pid, tid) two
+ * slices ("X" events) are apart or one holds the other. 0 with a summary
+ * in msg (slices, tracks, ranks, narrated steps, metric values); 1 with the
+ * number of pairs that overlap without nesting and the first; 2 when the
+ * file cannot be read as a trace (msg as pl_viz_read_trace's err). */
+int pl_viz_check_trace(const char *path, char *msg, size_t cap);
 
 #endif
