@@ -630,8 +630,7 @@ static void replay_frame(app *a, double dt)
             continue;
         }
         const viz_metric_note *m = &a->tr.metrics[it->index];
-        viz_model_push_metric(&a->model, m->value);
-        snprintf(a->model.metric_name, sizeof a->model.metric_name, "%s", m->name);
+        viz_model_push_named(&a->model, m->name, m->value);
     }
     int k = a->cur.step, done = viz_replay_done(a->cur, a->nsteps);
     if (a->tr.nmarks) {
