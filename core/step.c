@@ -33,7 +33,7 @@ struct pl_player {
     int waiting;              /* rank 0 waits for the release of the current step */
     int begun;                /* pl_step_begin released the step before: the current
                                  step's work runs, its narration is not shown yet */
-    pl_trace_stamp begun_at; /* when pl_step_begin released the step before */
+    pl_trace_stamp begun_at;  /* when pl_step_begin released the step before */
     void (*listener)(void *ctx, int step, const char *text);
     void *listener_ctx;
 };
