@@ -147,6 +147,14 @@ void pl_player_set_listener(pl_player *p, void (*fn)(void *ctx, int step, const 
     pthread_mutex_unlock(&p->lock);
 }
 
+int pl_player_quitting(pl_player *p)
+{
+    pthread_mutex_lock(&p->lock);
+    int q = p->quit;
+    pthread_mutex_unlock(&p->lock);
+    return q;
+}
+
 int pl_player_current(pl_player *p, char *buf, size_t cap)
 {
     pthread_mutex_lock(&p->lock);
@@ -271,8 +279,11 @@ int pl_step(pl_rank *r, const char *fmt, ...)
         va_end(ap);
         pl_comm_hold(r->comm, 1);
         pl_trace_stamp began;
-        if (!show(r->player, text, &began)) /* the step, for the trace file (a replay shows it) */
-            pl_trace_note_step_at(r->trace, pl_player_current(r->player, NULL, 0), text, began);
+        if (!show(r->player, text, &began)) { /* the step, for the trace file (a replay shows it) */
+            int k = pl_player_current(r->player, NULL, 0);
+            pl_trace_note_step_at(r->trace, k, text, began);
+            pl_trace_set_step(r->trace, k);
+        }
         pl_comm_hold(r->comm, 0);
     }
     return verdict(r);
@@ -284,6 +295,7 @@ int pl_step_begin(pl_rank *r)
     if (r->rank == 0 && r->player) {
         pl_comm_hold(r->comm, 1);
         begin(r->player);
+        pl_trace_set_step(r->trace, pl_player_current(r->player, NULL, 0));
         pl_comm_hold(r->comm, 0);
     }
     return verdict(r);

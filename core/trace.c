@@ -68,6 +68,7 @@ struct pl_trace {
     pthread_mutex_t note_lock;
     note *notes; /* in the order they were noted */
     size_t nnotes, capnotes;
+    _Atomic int step; /* pl_trace_set_step */
 };
 
 pl_trace *pl_trace_create(int n, size_t capacity, pl_trace_full_policy policy)
@@ -178,7 +179,13 @@ void pl_trace_record(pl_trace *t, const pl_event *e)
         return;
     }
     q->slots[h & t->mask] = *e;
+    q->slots[h & t->mask].step = atomic_load_explicit(&t->step, memory_order_relaxed);
     atomic_store_explicit(&q->head, h + 1, memory_order_release);
+}
+
+void pl_trace_set_step(pl_trace *t, int step)
+{
+    if (t) atomic_store_explicit(&t->step, step, memory_order_relaxed);
 }
 
 size_t pl_trace_drain(pl_trace *t, pl_event *out, size_t max)
@@ -343,6 +350,7 @@ int pl_trace_writer_add(pl_trace_writer *w, const pl_event *ev, size_t n)
         if (e->micro_batch >= 0) fprintf(w->f, ",\"micro_batch\":%d", e->micro_batch);
         if (e->layer >= 0) fprintf(w->f, ",\"layer\":%d", e->layer);
         if (e->peer >= 0) fprintf(w->f, ",\"peer\":%d", e->peer);
+        if (e->step > 0) fprintf(w->f, ",\"step\":%d", e->step);
         fputs("}}", w->f);
     }
     if (ferror(w->f)) w->failed = 1;

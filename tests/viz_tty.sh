@@ -257,6 +257,13 @@ for term in "TERM=dumb" "env -u TERM" "TERM=no-such-terminal"; do
     check "$term: plain narration" has "$s" "[9] algbw"
 done
 
+# plain-text step mode: Enter steps, q (then Enter) quits as the UI's q does
+start "env -u TERM '$bin/lab06' --step"
+wait_for "(Enter: next step, q: quit)" >/dev/null
+T send-keys -t t q Enter
+check "TERM unset, --step: q then Enter stops, exit 0" wait_for "EXIT=0"
+check "TERM unset, --step: q says so" has "$(history)" "stopped by the student"
+
 # --- a pipe: plain text, no escape bytes
 piped=$(TERM=xterm-256color "$bin/lab06" 2>&1 | cat)
 check "piped: plain text, no escape bytes" bash -c '! grep -q $'"'"'\x1b'"'"' <<<"$1" && grep -q "\[9\] algbw" <<<"$1"' _ "$piped"
@@ -328,6 +335,10 @@ for spec in "01:" "02:--size 256" "03:--size 65536" "04:--size 128" "05:--size 6
     check "lab$n replay: space, step 2/$steps" wait_for "step 2/$steps | replay paused"
     check "lab$n replay: step 2's narration ($(words "$out/lab$n.out" 2))" \
         wait_for "$(words "$out/lab$n.out" 2)"
+    # each event under the step it was recorded in: Lab 06's step 2 is a
+    # send/recv, its step 3's broadcast must not show yet
+    [ "$n" = 06 ] && check "lab06 replay: step 2 holds no collective (the broadcast is step 3's)" \
+        has "$(screen)" "0 collectives (0 B)"
     T send-keys -t t p
     check "lab$n replay: p plays (x1.0)" wait_for "replay x1.0"
     T send-keys -t t +

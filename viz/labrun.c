@@ -155,6 +155,10 @@ int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_ran
             failed = 0;
         }
     }
+    if (!ui && !*quit && pl_player_quitting(player)) { /* q in plain-text step mode */
+        *quit = 1;
+        failed = 0;
+    }
     if (*quit) printf("  stopped by the student%s\n", *quit == 2 ? " (Ctrl-C)" : "");
     if (dr.writer) {
         char werr[512];

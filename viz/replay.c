@@ -207,13 +207,14 @@ int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
             x.modeled_end = x.end;
         }
         snprintf(x.label, sizeof x.label, "%s", json_string_value(name));
-        long long mb = -1, layer = -1, peer = -1, bytes = 0;
+        long long mb = -1, layer = -1, peer = -1, bytes = 0, step = 0;
         if (args && (int_arg(args, "micro_batch", 0, 1 << 30, &mb) ||
+                     int_arg(args, "step", 0, 1 << 30, &step) ||
                      int_arg(args, "layer", 0, 1 << 30, &layer) ||
                      int_arg(args, "peer", 0, PL_MAX_RANKS - 1, &peer) ||
                      int_arg(args, "bytes", 0, (long long)1 << 62, &bytes))) {
             snprintf(err, cap,
-                     "%s: event %zu: an argument (micro_batch, layer, peer, bytes) is "
+                     "%s: event %zu: an argument (micro_batch, step, layer, peer, bytes) is "
                      "not a whole number in range",
                      path, i);
             goto bad;
@@ -221,6 +222,7 @@ int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
         json_t *fl = args ? json_object_get(args, "flops") : NULL;
         x.flops = json_is_number(fl) ? json_number_value(fl) : 0;
         x.micro_batch = (int32_t)mb;
+        x.step = (int32_t)step;
         x.layer = (int32_t)layer;
         x.peer = (int32_t)peer;
         x.bytes = (uint64_t)bytes;
@@ -282,6 +284,15 @@ static int by_step(const void *x, const void *y)
 /* The part (1..VIZ_REPLAY_PARTS) of event i of n, in a trace without narration. */
 static int part(size_t i, size_t n) { return 1 + (int)(i * VIZ_REPLAY_PARTS / (n ? n : 1)); }
 
+/* The mark (1..nmarks) of narrated step `step`; 1 for an event recorded
+ * before the first step (step 0). */
+static int mark_of_step(const viz_trace *t, int step)
+{
+    for (int k = t->nmarks; k > 0; k--)
+        if (t->marks[k - 1].step <= step) return k;
+    return 1;
+}
+
 int viz_replay_plan(const viz_trace *t, viz_item **items, size_t *n, size_t **first)
 {
     int nsteps = t->nmarks > 0 ? t->nmarks : VIZ_REPLAY_PARTS;
@@ -296,13 +307,19 @@ int viz_replay_plan(const viz_trace *t, viz_item **items, size_t *n, size_t **fi
         return -1;
     }
     for (int k = 0; k < t->nmarks; k++) at[k] = t->marks[k].at;
+    int tagged = 0; /* the file says each event's step */
+    for (size_t i = 0; i < t->nev && !tagged; i++) tagged = t->ev[i].step > 0;
     for (size_t i = 0; i < t->nev; i++) {
         double s = t->ev[i].start; /* the file's clock */
-        it[i] =
-            (viz_item){.step = t->nmarks ? viz_replay_step_of(s, at, t->nmarks) : part(i, t->nev),
-                       .metric = 0,
-                       .index = i,
-                       .at = s};
+        /* the step the event was recorded in (args.step), else the last
+         * narration before it started (a file without steps in its events) */
+        int k = t->nmarks && tagged ? mark_of_step(t, t->ev[i].step) : 0;
+        it[i] = (viz_item){.step = !t->nmarks ? part(i, t->nev)
+                                   : k        ? k
+                                              : viz_replay_step_of(s, at, t->nmarks),
+                           .metric = 0,
+                           .index = i,
+                           .at = s};
     }
     for (size_t i = 0; i < t->nmetrics; i++) {
         const viz_metric_note *m = &t->metrics[i];

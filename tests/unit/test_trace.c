@@ -61,6 +61,25 @@ static void test_ring_wait_keeps_everything(void)
     pl_trace_destroy(t);
 }
 
+/* Each event carries the narrated step it was recorded in. */
+static void test_events_carry_their_step(void)
+{
+    pl_trace *t = pl_trace_create(1, 8, PL_TRACE_WAIT);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    pl_event e = {.rank = 0, .kind = PL_EV_KERNEL, .step = 7}; /* the trace says, not the caller */
+    pl_trace_record(t, &e);
+    pl_trace_set_step(t, 2);
+    pl_trace_record(t, &e);
+    pl_trace_record(t, &e);
+    pl_trace_set_step(t, 3);
+    pl_trace_record(t, &e);
+    pl_event out[8];
+    CU_ASSERT_EQUAL_FATAL(pl_trace_drain(t, out, 8), 4);
+    int want[] = {0, 2, 2, 3};
+    for (int i = 0; i < 4; i++) CU_ASSERT_EQUAL(out[i].step, want[i]);
+    pl_trace_destroy(t);
+}
+
 static void test_ring_drop_counts(void)
 {
     pl_trace *t = pl_trace_create(1, 3, PL_TRACE_DROP); /* rounded up to 4 */
@@ -620,6 +639,8 @@ int register_trace_suite(void)
     if (!s) return -1;
     if (!CU_add_test(s, "ring: wait policy loses nothing", test_ring_wait_keeps_everything) ||
         !CU_add_test(s, "ring: drop policy counts drops", test_ring_drop_counts) ||
+        !CU_add_test(s, "events carry the step they were recorded in",
+                     test_events_carry_their_step) ||
         !CU_add_test(s, "Chrome trace of an all_reduce", test_trace_of_all_reduce) ||
         !CU_add_test(s, "writer errors and escaping", test_writer_errors) ||
         !CU_add_test(s, "writer keeps nested events nested", test_writer_keeps_nesting) ||

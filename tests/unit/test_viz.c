@@ -882,6 +882,22 @@ static void test_replay_plan(void)
     CU_ASSERT(it[6].metric == 1 && it[6].step == 3); /* after event 5, in part 3 */
     free(it);
     free(first);
+    /* events that say their step (args.step, pl_trace_set_step) go under it
+     * whatever their times say: the ranks' modeled clocks need not agree
+     * with rank 0's when it narrates (a broadcast of step 3 that starts, on
+     * its rank's clock, before step 3's narration is still step 3's); step
+     * 0, before the first narration, goes under the first */
+    int steps[] = {0, 3, 2, 1, 3};
+    for (int i = 0; i < 5; i++) evs[i].step = steps[i];
+    t = (viz_trace){.ev = evs, .nev = 5, .marks = marks, .nmarks = 3};
+    CU_ASSERT_EQUAL_FATAL(viz_replay_plan(&t, &it, &n, &first), 3);
+    CU_ASSERT_EQUAL(n, 5);
+    size_t want_tagged[] = {0, 3, 2, 1, 4}; /* by step, then time */
+    for (size_t i = 0; i < n && i < 5; i++) CU_ASSERT_EQUAL(it[i].index, want_tagged[i]);
+    size_t want_tfirst[] = {0, 2, 3, 5};
+    for (int k = 0; k <= 3; k++) CU_ASSERT_EQUAL(first[k], want_tfirst[k]);
+    free(it);
+    free(first);
 }
 
 /* The narration, the metrics and what the lab said come back from the file

@@ -49,6 +49,8 @@ void pl_player_set_quiet(pl_player *p, int on);
 void pl_player_set_mode(pl_player *p, pl_mode mode, double speed);
 pl_mode pl_player_mode(pl_player *p, double *speed);
 void pl_player_quit(pl_player *p);
+/* 1 once the student quit (pl_player_quit). */
+int pl_player_quitting(pl_player *p);
 /* The current step's number (0 before the first) and narration. */
 int pl_player_current(pl_player *p, char *buf, size_t cap);
 /* 1 while rank 0 waits for the release of the current step (the student's

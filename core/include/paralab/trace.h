@@ -58,6 +58,8 @@ typedef struct pl_event {
                        they were made; simt_op_record.stream); 0: not a stream's op, or
                        unknown (real GPUs) */
     int32_t micro_batch, layer, peer; /* -1: none */
+    int32_t step; /* the narrated step it was recorded in (pl_trace_set_step); 0: before the
+                     first, or none */
     uint64_t bytes;
     double flops;
     double start, end;                 /* measured, seconds (CLOCK_MONOTONIC) */
@@ -80,6 +82,11 @@ void pl_trace_destroy(pl_trace *t);
 
 /* Producer side: only rank e->rank's own thread calls it for that rank. */
 void pl_trace_record(pl_trace *t, const pl_event *e);
+/* The narrated step the events recorded from now on belong to (pl_step
+ * sets it on rank 0 while the other ranks wait in the step's meeting):
+ * pl_trace_record stamps it into each event, so that a replay shows each
+ * event under its own step whatever the ranks' clocks say. */
+void pl_trace_set_step(pl_trace *t, int step);
 /* Consumer side (one thread): moves up to max events into out, each ring's
  * events in the order they were recorded; returns how many. */
 size_t pl_trace_drain(pl_trace *t, pl_event *out, size_t max);
