@@ -10,6 +10,7 @@
 void viz_fmt_time(char *buf, size_t cap, double s)
 {
     double a = fabs(s);
+    if (a < 0.5e-9) s = 0; /* "0 ns", never "-0 ns" */
     if (a < 1e-6)
         snprintf(buf, cap, "%.0f ns", s * 1e9);
     else if (a < 1e-3)
@@ -232,12 +233,13 @@ static void narration_transcript(viz_grid *g, pl_rect r, const viz_view *v)
         int above = top, below = total - top - h;
         char say[96] = "";
         if (above > 0 && below > 0)
-            snprintf(say, sizeof say, " %d rows above, %d below: PgUp/PgDn ", above, below);
+            snprintf(say, sizeof say, " %d row%s above, %d below: PgUp/PgDn ", above, pl_s(above),
+                     below);
         else if (below > 0)
-            snprintf(say, sizeof say, " %d more rows: PgDn%s ", below,
+            snprintf(say, sizeof say, " %d more row%s: PgDn%s ", below, pl_s(below),
                      v->big_narration ? "" : ", n: all narration");
         else if (sc != 0)
-            snprintf(say, sizeof say, " %d rows above: PgUp; e: this step ", above);
+            snprintf(say, sizeof say, " %d row%s above: PgUp; e: this step ", above, pl_s(above));
         else if (above > 0)
             snprintf(say, sizeof say, " earlier steps: PgUp ");
         int len = (int)strlen(say);

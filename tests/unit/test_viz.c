@@ -672,6 +672,7 @@ static void test_narration_scroll(void)
         {24, "    22  row", "    29  row", " 28 rows above: PgUp; e: this step "},
         {99, "    22  row", "    29  row", " 28 rows above: PgUp; e: this step "},
         {-4, "[1] first", "     1  row", " 28 more rows: PgDn, n: all narration "},
+        {-3, "a", "     2  row", " 1 row above, 27 below: PgUp/PgDn "},
     };
     for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
         v.narr_scroll = c[i].scroll;
@@ -690,6 +691,12 @@ static void test_narration_scroll(void)
     char row2[64];
     row_of(&g, 2, 1, 38, row2);
     CU_ASSERT_EQUAL(strncmp(row2, "    size  time ", 15), 0);
+    /* the time axis: a rounding error below zero is "0 ns", not "-0 ns" */
+    char tm[32];
+    viz_fmt_time(tm, sizeof tm, -1e-12);
+    CU_ASSERT_STRING_EQUAL(tm, "0 ns");
+    viz_fmt_time(tm, sizeof tm, -2e-9);
+    CU_ASSERT_STRING_EQUAL(tm, "-2 ns");
     viz_grid_free(&g);
     viz_model_free(&m);
     viz_transcript_free(&t);
