@@ -51,7 +51,7 @@ deps:
 data:
 	@scripts/data.sh
 
-## test: everything: unit tests, lab checks on the solutions, the visualiser in tmux, paralab-train on the digits, again under ASan+UBSan, the race check, the CUDA build
+## test: everything: unit tests, lab checks on the solutions, the visualiser in tmux, paralab-train on the digits, again under ASan+UBSan (short runs), the race check, the CUDA build
 test: deps data
 	+@$(SIM)
 	@$(MAKE) format-check
@@ -76,7 +76,7 @@ test: deps data
 	@echo "== the same under AddressSanitizer + UndefinedBehaviorSanitizer"
 	+@$(ASAN)
 	@ASAN_OPTIONS=detect_leaks=1 build/sim-asan/bin/unit
-	@build/sim-asan/bin/labcheck --solution --strict --timeout 900
+	@build/sim-asan/bin/labcheck --solution --strict --short --timeout 900
 	@$(MAKE) racecheck
 ifeq ($(HAVE_NVCC),1)
 	@echo "== CUDA variant: compile and link (build/cuda)"

@@ -98,3 +98,7 @@ void pl_check_print(const pl_check *c, int color)
     else
         printf(" %s\n", c->detail);
 }
+
+static int short_runs;
+void pl_check_set_short(int on) { short_runs = on; }
+int pl_check_short(void) { return short_runs; }

@@ -114,5 +114,10 @@ if [ -x "$bin/lab07" ]; then
     err=$("$bin/lab07" --batch 30 --devices 4 2>&1 >/dev/null); rc=$?
     check "lab07 --batch 30 --devices 4: exit 2, suggests 28 and 32" bash -c 'test "$1" = 2 && grep -q "batch 30 does not split evenly over 4 ranks: the nearest batch sizes that do are 28 and 32" <<<"$2"' _ "$rc" "$err"
 fi
+# labcheck --short (the sanitizer passes): Lab 07 without its 20-epoch runs
+if [ -x "$bin/labcheck" ]; then
+    out=$("$bin/labcheck" --solution --strict --short 07 2>&1); rc=$?
+    check "labcheck --short 07: passes and says the 20-epoch runs are left out" bash -c 'test "$1" = 0 && grep -q "short run (--short): the 20-epoch runs are left to the plain build" <<<"$2" && ! grep -q "epoch 5/20" <<<"$2"' _ "$rc" "$out"
+fi
 echo "lab smoke: $fails failed"
 [ $fails = 0 ]

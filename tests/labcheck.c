@@ -4,6 +4,8 @@
  *   labcheck              the student's code (exercise files): make check
  *   labcheck --solution   the reference solutions: make test
  *   labcheck --strict     a TODO counts as a failure (make test)
+ *   labcheck --short      leave out the long training runs (the sanitizer
+ *                         passes of make test; the plain build runs them)
  *   labcheck LAB...       only these labs (by id or number: 01_hello_threads, 01)
  *
  * Each exercise is checked in a child process of its own: a crash, an
@@ -43,9 +45,10 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: labcheck [--solution] [--strict] [--timeout S] [--list] [LAB...]\n"
+    fprintf(f, "usage: labcheck [--solution] [--strict] [--short] [--timeout S] [--list] [LAB...]\n"
                "  --solution  check the reference solutions instead of your exercise files\n"
                "  --strict    count TODO (not attempted) as a failure\n"
+               "  --short     leave out the long training runs (Lab 07's 20 epochs)\n"
                "  --timeout   CPU seconds a check may run without progress before it is\n"
                "              stopped as an endless loop (default 60)\n"
                "  --list      list the labs and their exercises\n"
@@ -160,10 +163,13 @@ int main(int argc, char **argv)
     for (int fd = open("/dev/null", O_RDWR); fd >= 0 && fd <= 2; fd = open("/dev/null", O_RDWR))
         ;
     int solution = 0, strict = 0, list = 0, timeout = 60;
-    static const struct option opts[] = {
-        {"solution", no_argument, 0, 's'},      {"strict", no_argument, 0, 't'},
-        {"timeout", required_argument, 0, 'T'}, {"list", no_argument, 0, 'l'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+    static const struct option opts[] = {{"solution", no_argument, 0, 's'},
+                                         {"strict", no_argument, 0, 't'},
+                                         {"timeout", required_argument, 0, 'T'},
+                                         {"list", no_argument, 0, 'l'},
+                                         {"short", no_argument, 0, 'S'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     int o;
     while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (o) {
@@ -175,6 +181,9 @@ int main(int argc, char **argv)
             break;
         case 'l':
             list = 1;
+            break;
+        case 'S':
+            pl_check_set_short(1);
             break;
         case 'T': {
             long v;

@@ -40,6 +40,11 @@ int pl_check_floats(pl_check *c, const char *what, const float *got, const float
  * sync_gradients: N=4, epoch 5/20"), so that a slow check is seen to move. */
 void pl_check_progress(const pl_check *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Short runs (labcheck --short: the sanitizer passes of make test): a check
+ * may leave out its long training runs, which the plain build runs in full
+ * (Lab 07's 20 epochs at N = 1, 2, 4, 8). Off by default. */
+void pl_check_set_short(int on);
+int pl_check_short(void);
 /* "PASS  01_hello_threads  grid_size" etc.; `color` adds ANSI colours. */
 void pl_check_print(const pl_check *c, int color);
 
