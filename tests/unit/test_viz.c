@@ -378,6 +378,21 @@ static void test_shards_and_metrics(void)
     char *busy = viz_grid_text(&g);
     CU_ASSERT_PTR_NOT_NULL(strstr(busy, "busy: compute 75 %")); /* (10 + 5) / (2 x 10) */
     free(busy);
+    /* the bandwidth is the latest collective's own (Lab 06's 4 MiB ring in
+     * 36.3 us: 115.55 GB/s, as its narration says), not a sum over every
+     * call, which a small latency-bound one before it would drag down */
+    pl_event small = ev(0, PL_LANE_COMM, PL_EV_COLLECTIVE, 11, 11 + 10e-6, -1, -1, "broadcast");
+    small.bytes = 16;
+    pl_event big = ev(0, PL_LANE_COMM, PL_EV_COLLECTIVE, 12, 12 + 36.3e-6, -1, -1, "all_reduce");
+    big.bytes = 4 << 20;
+    viz_model_add(&m, &small);
+    viz_model_add(&m, &big);
+    viz_grid_resize(&g, 60, 6);
+    viz_render_pane(&g, PL_PANE_METRICS, (pl_rect){0, 0, 60, 6}, &m, &v);
+    char *bw = viz_grid_text(&g);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bw, "2 collectives (4.0 MiB)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(bw, "last: all_reduce 4.0 MiB in 36.3 us, 115.55 GB/s algbw"));
+    free(bw);
     viz_grid_free(&g);
     viz_model_free(&m);
 }
