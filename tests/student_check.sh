@@ -223,7 +223,9 @@ tty_endless() {
             sleep 0.1
         done
         tmux -L "$sock" send-keys -t t "$key"
-        for _ in $(seq 3000); do s=$(tmux -L "$sock" capture-pane -p -J -t t -S -200) || true; grep -q "^EXIT=" <<<"$s" && break; sleep 0.1; done
+        # the exit, then the line stty prints after it (reading only the
+        # exit raced that line)
+        for _ in $(seq 3000); do s=$(tmux -L "$sock" capture-pane -p -J -t t -S -200) || true; grep -q "^EXIT=" <<<"$s" && grep -qE "^-?(icanon|echo)( |$)" <<<"$s" && break; sleep 0.1; done
         grep -qx "EXIT=$want" <<<"$s" || { ok=0; echo "  $name: expected EXIT=$want"; }
         local msg="stopped by the student"
         [ "$key" = C-c ] && msg="$msg (Ctrl-C)"

@@ -12,25 +12,13 @@ set -uo pipefail
 bin=$(cd "${1:-build/sim/bin}" && pwd)
 root=$(cd "$(dirname "$0")/.." && pwd)
 fails=0
-check() {
-    local what=$1
-    shift
-    if "$@"; then echo "PASS  $what"; else echo "FAIL  $what"; fails=$((fails + 1)); fi
-}
-has() { grep -qF -- "$2" <<<"$1"; }
 sock="paralab-pause-test-$$"
-T() { tmux -L "$sock" "$@"; }
-trap 'T kill-server 2>/dev/null' EXIT
+# shellcheck source=tests/tmux_lib.sh
+. "$root/tests/tmux_lib.sh"
 screen() { T capture-pane -p -t "$1"; }
 history() { T capture-pane -p -t "$1" -S -2000; }
-# wait_for SESSION TEXT: until the screen shows TEXT (up to 20 s)
-wait_for() {
-    for _ in $(seq 200); do
-        has "$(screen "$1")" "$2" && return 0
-        sleep 0.1
-    done
-    return 1
-}
+# wait_for SESSION TEXT: until the screen shows TEXT (tmux_lib.sh's wait_screen)
+wait_for() { wait_screen "$1" "$2"; }
 start() { # session, size, command line
     T new-session -d -s "$1" -x "${2%x*}" -y "${2#*x}" \
         "cd '$root' && $3; echo EXIT=\$?; sleep 600"

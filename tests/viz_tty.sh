@@ -10,52 +10,12 @@ set -uo pipefail
 bin=$(cd "${1:-build/sim/bin}" && pwd)
 root=$(cd "$(dirname "$0")/.." && pwd)
 fails=0
-check() {
-    local what=$1
-    shift
-    if "$@"; then echo "PASS  $what"; else echo "FAIL  $what"; fails=$((fails + 1)); fi
-}
-has() { grep -qF -- "$2" <<<"$1"; }
 sock="paralab-viz-test-$$"
-T() { tmux -L "$sock" "$@"; }
-trap 'T kill-server 2>/dev/null' EXIT
+# shellcheck source=tests/tmux_lib.sh
+. "$root/tests/tmux_lib.sh"
 screen() { T capture-pane -p -t t; }
 history() { T capture-pane -p -t t -S -500; }
-# a session that outlives the others: killing the last one would stop the
-# server, and a new session started meanwhile finds it gone
-T new-session -d -s keep "sleep 100000"
-# The pane's processes: their CPU ticks, and 1 if a thread of theirs is
-# runnable (running, or waiting for a CPU on a busy machine).
-pane_activity() {
-    local t=0 r=0 p f line rest
-    for p in $(pgrep -s "$1" 2>/dev/null); do
-        for f in /proc/"$p"/task/*/stat; do
-            { read -r line <"$f"; } 2>/dev/null || continue
-            rest=${line##*) }
-            # shellcheck disable=SC2086
-            set -- $rest # state, then utime and stime are the 12th and 13th
-            [ "$1" = R ] && r=1
-            t=$((t + ${12} + ${13}))
-        done
-    done
-    echo "$t $r"
-}
-# waits until the screen shows $1; gives up only after 10 s in which the
-# lab neither ran nor waited to run (it waits for a key, or has ended): a
-# slow or busy machine never makes it give up; nor once the session is gone
-wait_for() {
-    local sid idle=0 last="" now
-    sid=$(T display -p -t t '#{pane_pid}' 2>/dev/null)
-    while [ $idle -lt 100 ]; do
-        has "$(screen)" "$1" && return 0
-        T has-session -t t 2>/dev/null || return 1
-        sleep 0.1
-        now=$(pane_activity "$sid")
-        if [ "${now#* }" = 1 ] || [ "${now% *}" != "${last% *}" ]; then idle=0; else idle=$((idle + 1)); fi
-        last=$now
-    done
-    return 1
-}
+wait_for() { wait_screen t "$1"; }
 out=$(mktemp -d)
 # a lab that trains: as wait_for, which never gives up while the lab runs
 # ($2, the seconds it once allowed, is not a limit)
