@@ -196,14 +196,7 @@ int main(int argc, char **argv)
         return bench_comm((64L << 20) >> scale);
     }
     if (!strcmp(argv[optind], "viz")) return bench_viz(repeat);
-    if (!strcmp(argv[optind], "dp")) {
-#ifdef PARALAB_SIMULATED_CUDA
-        return bench_dp(repeat);
-#else
-        fprintf(stderr, "paralab-bench: dp models the step on simulated GPUs: run build/sim's\n");
-        return 2;
-#endif
-    }
+    if (!strcmp(argv[optind], "dp")) return bench_dp(repeat); /* on a modeled clock only */
     if (!strcmp(argv[optind], "train")) {
         const char *why = pl_device_problem("paralab-bench");
         if (why) {
@@ -225,19 +218,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "paralab-bench: %s\n", why);
         return 2;
     }
-#ifdef PARALAB_SIMULATED_CUDA
-    if (gpu) {
+    if (gpu && pl_device_caps()->modeled) {
         fprintf(stderr, "paralab-bench: 'gpu' needs the CUDA build (build/cuda/bin/paralab-bench); "
                         "this is the simulated one\n");
         return 2;
     }
-#else
-    if (!gpu) {
+    if (!gpu && !pl_device_caps()->modeled) {
         fprintf(stderr,
                 "paralab-bench: 'simt' measures the emulator: run build/sim/bin/paralab-bench\n");
         return 2;
     }
-#endif
 
     int n_add = (1 << 24) >> scale, n_red = (1 << 22) >> scale;
     int nmax = n_add > n_red ? n_add : n_red;

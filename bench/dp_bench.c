@@ -23,11 +23,8 @@
 
 #include "07_data_parallel/lab07.h"
 #include "bench.h"
-#ifdef PARALAB_SIMULATED_CUDA
-#include "simt/simt.h"
-#endif
+#include "paralab/device.h"
 
-#ifdef PARALAB_SIMULATED_CUDA
 /* Gradient synchronisation left out: the compute alone. */
 static int no_sync(pl_comm *c, float *grad, size_t count, cudaStream_t stream)
 {
@@ -59,10 +56,10 @@ static int measure(const pl_digits *d, int n, int overlap, int sync, lab07_resul
 }
 
 /* The alpha-beta all-reduce time of the step's buckets on n ranks. */
-static double allreduce_model(const pl_mlp_config *mc, int bucket_floats, int n)
+static double allreduce_model(const pl_hw_model *h, const pl_mlp_config *mc, int bucket_floats,
+                              int n)
 {
     if (n < 2) return 0;
-    const simt_preset *h = simtCurrentPreset();
     double t = 0;
     for (int l = mc->layers - 1; l >= 0; l--) {
         long left = (long)mc->width[l] * mc->width[l + 1] + mc->width[l + 1];
@@ -82,6 +79,11 @@ static double allreduce_model(const pl_mlp_config *mc, int bucket_floats, int n)
 int bench_dp(int repeat)
 {
     (void)repeat;
+    pl_hw_model hw;
+    if (pl_device_model(&hw)) {
+        fprintf(stderr, "paralab-bench: dp models the step on simulated GPUs: run build/sim's\n");
+        return 2;
+    }
     pl_digits d;
     char err[512];
     if (pl_digits_load("data/digits.csv", &d, err, sizeof err)) {
@@ -94,7 +96,7 @@ int bench_dp(int repeat)
     int ok_model = 1, ok_hidden = 1;
     printf("paralab-bench dp: Lab 07's step, 10 SGD steps of a global batch of 64, on simulated "
            "%s (modeled clock)\n",
-           simtCurrentPreset()->name);
+           hw.name);
     printf("%4s %12s %12s %10s %12s %12s %12s %12s %8s %14s\n", "N", "overlap us", "no-ovl us",
            "eff (ovl)", "compute us", "allred us", "alpha-beta", "model/sim", "hidden",
            "samples/s");
@@ -107,7 +109,7 @@ int bench_dp(int repeat)
         }
         if (n == 1) t1 = ov.modeled_step;
         double allreduce = no.modeled_step - comp.modeled_step;
-        double model = allreduce_model(&mc, 6400, n);
+        double model = allreduce_model(&hw, &mc, 6400, n);
         double pred = comp.modeled_step + model, ratio = pred / no.modeled_step;
         double hidden = allreduce > 0 ? (no.modeled_step - ov.modeled_step) / allreduce : 0;
         double eff = t1 / (n * ov.modeled_step);
@@ -131,4 +133,3 @@ int bench_dp(int repeat)
     pl_digits_free(&d);
     return 0;
 }
-#endif /* PARALAB_SIMULATED_CUDA */

@@ -39,9 +39,7 @@
 #include "paralab/kernels.h"
 #include "paralab/plural.h"
 #include "paralab/trace.h"
-#ifdef PARALAB_SIMULATED_CUDA
-#include "simt/simt.h"
-#endif
+#include "paralab/device.h"
 
 #define MAX_RANKS 64
 /* Events between neighbours: slots per rank and kind, as NCCL keeps
@@ -231,20 +229,10 @@ static void l_comm_set_trace(pl_comm *pc, pl_trace *t)
 
 /* ---- trace events ------------------------------------------------------------ */
 
-static double modeled_now(cudaStream_t s)
-{
-#ifdef PARALAB_SIMULATED_CUDA
-    return simtStreamModeledTime(s);
-#else
-    (void)s;
-    return 0;
-#endif
-}
-
 static void mark_start(mark *m, cudaStream_t s)
 {
     m->start = pl_trace_now();
-    m->modeled_start = modeled_now(s);
+    m->modeled_start = pl_device_stream_now(s);
     m->stream = s;
 }
 
@@ -253,9 +241,7 @@ static void emit(lcomm *c, const mark *m, pl_event_kind kind, const char *label,
 {
     pl_trace *t = c->g->w->trace;
     if (!t) return;
-#ifdef PARALAB_SIMULATED_CUDA
-    simtFlushOps(); /* this rank's finished copies and kernels first, in order */
-#endif
+    pl_device_flush_ops(); /* this rank's finished copies and kernels first, in order */
     pl_event e = {.rank = c->g->wrank[c->rank],
                   .lane = PL_LANE_COMM,
                   .kind = (uint8_t)kind,
@@ -266,7 +252,7 @@ static void emit(lcomm *c, const mark *m, pl_event_kind kind, const char *label,
                   .start = m->start,
                   .end = pl_trace_now(),
                   .modeled_start = m->modeled_start,
-                  .modeled_end = modeled_now(m->stream)};
+                  .modeled_end = pl_device_stream_now(m->stream)};
     snprintf(e.label, sizeof e.label, "%s", label);
     pl_trace_record(t, &e);
 }

@@ -6,12 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include <cuda_runtime.h>
-#ifdef PARALAB_SIMULATED_CUDA
-#include "simt/simt.h"
-#endif
-
 #include "paralab/cli.h"
+#include "paralab/device.h"
 #include "paralab/options.h"
 
 /* Above every key a lab may use (256..65535, paralab/options.h). */
@@ -218,51 +214,5 @@ pl_options_status pl_options_parse(pl_options *o, int argc, char **argv, const c
 int pl_options_apply(const pl_options *o, const char *prog, char *msg, size_t cap)
 {
     (void)prog;
-#ifdef PARALAB_SIMULATED_CUDA
-    if (o->hw) {
-        if (!simtPresetByName(o->hw)) {
-            size_t n = (size_t)snprintf(msg, cap, "--hw '%s' is not a preset: choose", o->hw);
-            for (const simt_preset *const *p = simtPresets(); *p && n < cap; p++)
-                n += (size_t)snprintf(msg + n, cap - n, " %s", (*p)->name);
-            return -1;
-        }
-        setenv("PARALAB_SIM_GPU", o->hw, 1); /* read when the runtime starts */
-    }
-    if (o->comm == PL_COMM_NCCL) {
-        snprintf(msg, cap,
-                 "--comm nccl needs real GPUs (build/cuda); the simulated GPU has the "
-                 "local engine only");
-        return -1;
-    }
-#else
-    if (o->hw) {
-        snprintf(msg, cap, "--hw '%s': a real GPU is measured, not modeled (--hw is for build/sim)",
-                 o->hw);
-        return -1;
-    }
-#endif
-    int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
-    if (e || count < 1) {
-        snprintf(msg, cap, "no device: %s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
-        return -1;
-    }
-#ifdef PARALAB_SIMULATED_CUDA
-    if (o->devices > count) {
-        snprintf(msg, cap,
-                 "--devices %d: there are %d simulated devices (PARALAB_SIM_DEVICES, up to 64, "
-                 "makes more)",
-                 o->devices, count);
-        return -1;
-    }
-#else
-    if (o->comm == PL_COMM_NCCL && o->devices > count) {
-        snprintf(msg, cap,
-                 "--devices %d with --comm nccl: NCCL needs one GPU per rank and there are %d "
-                 "(use --comm local to share GPUs)",
-                 o->devices, count);
-        return -1;
-    }
-#endif
-    return 0;
+    return pl_device_apply_options(o, msg, cap); /* --hw, --comm nccl, --devices: the seam's */
 }

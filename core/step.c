@@ -8,9 +8,7 @@
 #include <unistd.h>
 
 #include "paralab/step.h"
-#ifdef PARALAB_SIMULATED_CUDA
-#include "simt/simt.h"
-#endif
+#include "paralab/device.h"
 #include "paralab/trace.h"
 
 struct pl_player {
@@ -241,9 +239,7 @@ static void begin(pl_player *p)
 /* All ranks meet (after their work of the step so far). */
 static int meet(pl_rank *r)
 {
-#ifdef PARALAB_SIMULATED_CUDA
-    simtFlushOps(); /* this rank's finished work into the trace before the step moves on */
-#endif
+    pl_device_flush_ops(); /* this rank's finished work into the trace before the step moves on */
     if (pl_comm_barrier(r->comm) != PL_COMM_OK) {
         snprintf(r->error, sizeof r->error, "%s", pl_comm_last_error(r->comm));
         return -1;

@@ -9,12 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-#include <cuda_runtime.h> /* the simulated runtime's header defines PARALAB_SIMULATED_CUDA */
-
+#include "paralab/device.h"
 #include "paralab/trace.h"
-#ifdef PARALAB_SIMULATED_CUDA
-#include "simt/simt.h"
-#endif
 
 #define MAX_RANKS 64
 #define MAX_NOTES 65536
@@ -104,11 +100,7 @@ void pl_trace_destroy(pl_trace *t)
 
 pl_trace_stamp pl_trace_stamp_now(void)
 {
-    pl_trace_stamp s = {.at = pl_trace_now()};
-#ifdef PARALAB_SIMULATED_CUDA
-    s.modeled_at = simtModeledNow();
-#endif
-    return s;
+    return (pl_trace_stamp){.at = pl_trace_now(), .modeled_at = pl_device_now()};
 }
 
 static void add_note(pl_trace *t, note *x, const pl_trace_stamp *when)

@@ -5,11 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <cuda_runtime.h> /* defines PARALAB_SIMULATED_CUDA in the simulated build */
-#ifdef PARALAB_SIMULATED_CUDA
-#include "simt/simt.h"
-#endif
-
+#include "paralab/device.h"
 #include "paralab/watchdog.h"
 
 enum { MAX_IGNORED = 16 };
@@ -76,9 +72,7 @@ static double busy(void)
 unsigned long long pl_watchdog_progress_count(void)
 {
     unsigned long long p = atomic_load(&host_progress);
-#ifdef PARALAB_SIMULATED_CUDA
-    p += simtProgress();
-#endif
+    p += pl_device_progress();
     return p;
 }
 
@@ -108,18 +102,14 @@ static void *watch(void *arg)
         if (stopping) break;
         pthread_mutex_unlock(&lock);
         what[0] = '\0';
-#ifdef PARALAB_SIMULATED_CUDA
-        simtDescribeStalled(lim, what, sizeof what);
-#endif
+        pl_device_describe_stalled(lim, what, sizeof what);
         unsigned long long p = pl_watchdog_progress_count();
         double t = busy();
         if (!what[0] && p != seen) {
             seen = p;
             base = t;
         } else if (!what[0] && t - base > lim) {
-#ifdef PARALAB_SIMULATED_CUDA
-            simtDescribeRunning(what, sizeof what);
-#endif
+            pl_device_describe_running(what, sizeof what);
             if (!what[0]) snprintf(what, sizeof what, "no kernel is running (the host code)");
         }
         if (what[0]) {

@@ -7,9 +7,7 @@
 
 #include "paralab/trace.h"
 #include "paralab/world.h"
-#ifdef PARALAB_SIMULATED_CUDA
-#include "simt/simt.h"
-#endif
+#include "paralab/device.h"
 
 typedef struct {
     pl_rank r;
@@ -23,17 +21,16 @@ typedef struct {
     pl_trace *trace;      /* NULL: not traced */
 } rank_slot;
 
-#ifdef PARALAB_SIMULATED_CUDA
-/* The simulated runtime reports each finished kernel, copy and memset of a
- * rank on the rank's own thread (simtSetOpHook): one event each in the
- * rank's ring: kernels on the compute lane, copies and memsets on the copy
- * lane. */
-static void record_op(const simt_op_record *op, void *user)
+/* Where the world reports them (pl_device_caps()->op_reports: the simulated
+ * GPU), each finished kernel, copy and memset of a rank comes on the rank's
+ * own thread (pl_device_set_op_hook): one event each in the rank's ring:
+ * kernels on the compute lane, copies and memsets on the copy lane. */
+static void record_op(const pl_device_op *op, void *user)
 {
     const rank_slot *s = user;
     pl_event e = {.rank = s->r.rank,
-                  .lane = op->kind == SIMT_OP_KERNEL ? PL_LANE_COMPUTE : PL_LANE_COPY,
-                  .kind = op->kind == SIMT_OP_KERNEL ? PL_EV_KERNEL : PL_EV_COPY,
+                  .lane = op->kind == PL_OP_KERNEL ? PL_LANE_COMPUTE : PL_LANE_COPY,
+                  .kind = op->kind == PL_OP_KERNEL ? PL_EV_KERNEL : PL_EV_COPY,
                   .stream = (uint8_t)(op->stream < 254 ? op->stream + 1 : 255),
                   .micro_batch = -1,
                   .layer = -1,
@@ -53,16 +50,13 @@ static void record_op(const simt_op_record *op, void *user)
     snprintf(e.label, sizeof e.label, "%s", op->name);
     pl_trace_record(s->trace, &e);
 }
-#endif
 
 static void *rank_main(void *p)
 {
     rank_slot *s = p;
     pl_rank *r = &s->r;
-#ifdef PARALAB_SIMULATED_CUDA
-    simtHostClockAdvance(s->modeled_start); /* every rank starts at the same modeled time */
-    if (s->trace) simtSetOpHook(record_op, s);
-#endif
+    pl_device_start_clock(s->modeled_start); /* every rank starts at the same modeled time */
+    int reported = s->trace && pl_device_set_op_hook(record_op, s) == 0;
     cudaError_t e = cudaSetDevice(r->device);
     if (!e) e = cudaStreamCreateWithFlags(&r->stream, cudaStreamNonBlocking);
     if (e) {
@@ -92,12 +86,10 @@ static void *rank_main(void *p)
         atomic_compare_exchange_strong(s->first_failed, &none, r->rank);
         pl_comm_abort(r->comm, r->error[0] ? r->error : "its function failed");
     }
-#ifdef PARALAB_SIMULATED_CUDA
-    if (s->trace) {
+    if (reported) {
         cudaDeviceSynchronize(); /* after the abort: reports what the rank left */
-        simtSetOpHook(NULL, NULL);
+        pl_device_set_op_hook(NULL, NULL);
     }
-#endif
     return NULL;
 }
 
@@ -172,9 +164,7 @@ int pl_world_run_config(const pl_world_config *cfg, pl_rank_fn fn, void *arg, ch
         return 1;
     }
     _Atomic int first_failed = -1;
-#ifdef PARALAB_SIMULATED_CUDA
-    double modeled_start = simtModeledNow();
-#endif
+    double modeled_start = pl_device_now();
     int started = 0, failed = 0;
     for (int r = 0; r < n; r++) {
         s[r].r = (pl_rank){.rank = r,
@@ -189,9 +179,7 @@ int pl_world_run_config(const pl_world_config *cfg, pl_rank_fn fn, void *arg, ch
         s[r].devs = dev;
         s[r].n = n;
         s[r].trace = trace;
-#ifdef PARALAB_SIMULATED_CUDA
         s[r].modeled_start = modeled_start;
-#endif
         if (pthread_create(&s[r].thread, NULL, rank_main, &s[r]) != 0) {
             snprintf(err, err_size, "cannot start the thread of rank %d", r);
             pl_comm_abort(comms[0], "a rank's thread could not start");

@@ -26,11 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cuda_runtime.h>
-#ifdef PARALAB_SIMULATED_CUDA
-#include "simt/simt.h"
-#endif
-
+#include "paralab/device.h"
 #include "paralab/watchdog.h"
 #include "vizint.h"
 
@@ -539,13 +535,12 @@ static void key(app *a, int ch, const pl_layout *lay)
 static void update_memory(app *a)
 {
     for (int d = 0; d < a->view.ndev && d < PL_MAX_RANKS; d++) {
-        size_t fr = 0, tot = 0;
-        if (cudaSetDevice(d) == cudaSuccess && cudaMemGetInfo(&fr, &tot) == cudaSuccess) {
-            a->model.mem_used[d] = (double)(tot - fr);
-            a->model.mem_total[d] = (double)tot;
+        size_t used = 0, total = 0;
+        if (pl_device_memory(d, &used, &total) == 0) {
+            a->model.mem_used[d] = (double)used;
+            a->model.mem_total[d] = (double)total;
         }
     }
-    cudaGetLastError();
 }
 
 /* What the lab printed: its newest lines, and the transcript. */
@@ -744,9 +739,7 @@ static _Noreturn void stop_now(app *a, int quit)
                 stall_report, quit ? "" : ": an endless loop? (--stall-timeout S allows longer)");
     else {
         char running[600] = "";
-#ifdef PARALAB_SIMULATED_CUDA
-        simtDescribeRunning(running, sizeof running);
-#endif
+        pl_device_describe_running(running, sizeof running);
         fprintf(stderr, "  stopped by the student%s before the ranks reached their next step%s%s\n",
                 quit == 2 ? " (Ctrl-C)" : "", *running ? ": " : "", running);
     }

@@ -53,10 +53,7 @@ int pl_lab_steps(const pl_one_device_lab *lab, int nsteps, const pl_options *opt
                         .steps = nsteps,
                         .clock = pl_clock_name(),
                         .stream_lanes = lab->stream_lanes,
-#ifdef PARALAB_SIMULATED_CUDA
-                        .modeled = 1
-#endif
-    };
+                        .modeled = pl_device_caps()->modeled};
     char err[1024];
     int quit = 0, failed = pl_viz_run_lab(&vc, opt, 1, steps, arg, &quit, err, sizeof err);
     if (quit) return quit == 2 ? 130 : 0;

@@ -10,9 +10,7 @@
 #include "paralab/viz.h"
 #include "paralab/watchdog.h"
 #include "vizint.h"
-#ifdef PARALAB_SIMULATED_CUDA
-#include "simt/simt.h"
-#endif
+#include "paralab/device.h"
 #include "vizint.h"
 
 typedef struct {
@@ -32,7 +30,6 @@ static void on_interrupt(int sig)
     signal(sig, SIG_DFL); /* a second one stops the process at once */
 }
 
-#ifdef PARALAB_SIMULATED_CUDA
 /* The watchdog saw no progress: a kernel (or the host code) in an endless
  * loop, or ranks asked to stop that cannot reach their next step. With the
  * UI, its thread gives the terminal back first; headless, the report goes
@@ -56,7 +53,6 @@ static void on_stall(const char *report, void *user)
                 report);
     _exit(interrupted ? 130 : 1);
 }
-#endif
 
 /* Headless with a trace file: a thread drains the rings into the writer,
  * and turns an interruption into a quit of the player. */
@@ -107,11 +103,9 @@ int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_ran
         }
     }
     if (opt->trace) {
-#ifdef PARALAB_SIMULATED_CUDA
-        dr.writer = pl_trace_writer_open(opt->trace, n, 1, simtModeledNow(), err, err_size);
-#else
-        dr.writer = pl_trace_writer_open(opt->trace, n, 0, pl_trace_now(), err, err_size);
-#endif
+        int modeled = pl_device_caps()->modeled;
+        dr.writer = pl_trace_writer_open(opt->trace, n, modeled,
+                                         modeled ? pl_device_now() : pl_trace_now(), err, err_size);
         if (!dr.writer) {
             pl_trace_destroy(dr.trace);
             pl_player_destroy(player);
@@ -128,14 +122,11 @@ int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_ran
         signal(SIGINT, on_interrupt);
         signal(SIGTERM, on_interrupt);
     }
-#ifdef PARALAB_SIMULATED_CUDA
     /* real GPUs: a kernel's progress cannot be seen from the host */
     static int stall_ui;
     stall_ui = ui;
-    int watching = pl_watchdog_start(opt->stall_timeout, on_stall, &stall_ui) == 0;
-#else
-    int watching = 0;
-#endif
+    int watching = pl_device_caps()->kernel_progress &&
+                   pl_watchdog_start(opt->stall_timeout, on_stall, &stall_ui) == 0;
     pl_world_config cfg = {.n = n,
                            .comm_timeout_s = opt->comm_timeout,
                            .trace = dr.trace,

@@ -8,9 +8,7 @@
 #include <string.h>
 
 #include <cuda_runtime.h>
-#ifdef PARALAB_SIMULATED_CUDA
-#include "simt/simt.h"
-#endif
+#include "paralab/device.h"
 
 #include "01_hello_threads/lab01.h"
 #include "paralab/plural.h"
@@ -42,11 +40,7 @@ static void check_grid_size(const lab01_impl *impl, pl_check *c)
 
 static const char *fault_detail(void)
 {
-#ifdef PARALAB_SIMULATED_CUDA
-    return simtLastFaultReport();
-#else
-    return "";
-#endif
+    return pl_fault_report();
 }
 
 /* One run of vector_add on n elements; returns 0 when the check is over

@@ -26,9 +26,6 @@
 #include "paralab/step.h"
 #include "paralab/viz.h"
 #include "paralab/world.h"
-#ifdef PARALAB_SIMULATED_CUDA
-#include "simt/simt.h"
-#endif
 
 #include "01_hello_threads/lab01.h"
 
@@ -121,16 +118,14 @@ static int fits_in_memory(int n)
 {
     double gib = 1024.0 * 1024.0 * 1024.0, host = 16.0 * n, device = 16.0 * n;
     double avail = (double)sysconf(_SC_AVPHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
-#ifdef PARALAB_SIMULATED_CUDA
-    host += device;
-#else
-    size_t free_dev = 0, total = 0;
-    if (cudaMemGetInfo(&free_dev, &total) == cudaSuccess && device > (double)free_dev) {
+    size_t used = 0, total = 0;
+    if (pl_device_memory_is_host())
+        host += device;
+    else if (pl_device_memory(0, &used, &total) == 0 && device > (double)(total - used)) {
         fprintf(stderr, "lab01: --size %d needs %.1f GiB of device memory; %.1f GiB are free\n", n,
-                device / gib, (double)free_dev / gib);
+                device / gib, (double)(total - used) / gib);
         return 0;
     }
-#endif
     if (host > avail) {
         fprintf(stderr,
                 "lab01: --size %d needs %.1f GiB of memory; this machine has %.1f GiB "
@@ -220,9 +215,7 @@ static int run_steps(pl_rank *r)
         L->fault = 1;
         STEP("vector add c[i] = a[i] + b[i] failed: %s (%s)", cudaGetErrorName(e),
              cudaGetErrorString(e));
-#ifdef PARALAB_SIMULATED_CUDA
-        if (*simtLastFaultReport()) printf("    %s\n", simtLastFaultReport());
-#endif
+        if (*pl_fault_report()) printf("    %s\n", pl_fault_report());
     } else {
         float ms = 0;
         CK(cudaEventElapsedTime(&ms, t0, t1));
@@ -231,12 +224,8 @@ static int run_steps(pl_rank *r)
         for (int i = 0; i < n; i++)
             if (c[i] != a[i] + b[i] && wrong++ == 0) first_wrong = i;
         L->wrong = wrong;
-#ifdef PARALAB_SIMULATED_CUDA
-        const char *clock = "modeled on a simulated ";
-        const char *gpu = simtCurrentPreset()->name;
-#else
-        const char *clock = "measured on ", *gpu = L->prop->name;
-#endif
+        const char *clock = pl_device_caps()->modeled ? "modeled on a " : "measured on ";
+        const char *gpu = pl_device_caps()->modeled ? pl_device_label() : L->prop->name;
         STEP("vector add c[i] = a[i] + b[i]: %d of %d element%s correct; kernel time %.4f ms "
              "(%s%s)",
              n - wrong, n, plural(n), ms, clock, gpu);
@@ -317,13 +306,8 @@ int main(int argc, char **argv)
                         .panes = PL_PANE_BIT(PL_PANE_DEVICES) | PL_PANE_BIT(PL_PANE_TIMELINE) |
                                  PL_PANE_BIT(PL_PANE_METRICS),
                         .steps = 4,
-#ifdef PARALAB_SIMULATED_CUDA
-                        .clock = "modeled",
-                        .modeled = 1
-#else
-                        .clock = "measured"
-#endif
-    };
+                        .clock = pl_clock_name(),
+                        .modeled = pl_device_caps()->modeled};
     char err[1024];
     int quit = 0, world = pl_viz_run_lab(&vc, &opt, 1, run_steps, &r, &quit, err, sizeof err);
     if (quit) return quit == 2 ? 130 : 0; /* Ctrl-C: 130, as a shell reports SIGINT */

@@ -15,9 +15,6 @@
 #include <string.h>
 
 #include <cuda_runtime.h>
-#ifdef PARALAB_SIMULATED_CUDA
-#include "simt/simt.h"
-#endif
 
 #include "02_memory/lab02.h"
 #include "paralab/cli.h"
@@ -112,26 +109,25 @@ typedef struct {
     double load_sectors, store_sectors, shared_load_waves, shared_store_waves;
 } cost;
 
-#ifdef PARALAB_SIMULATED_CUDA
-static double per_request(simt_mem_counts m)
+static double per_request(pl_mem_counts m)
 {
     return m.requests ? (double)m.units / (double)m.requests : 0;
 }
-#endif
 
 static cudaError_t measure(const job *j, cost *c)
 {
     memset(c, 0, sizeof *c);
-    int reps = 1;
-#ifdef PARALAB_SIMULATED_CUDA
-    simt_mem_stats st;
-    cudaDeviceSynchronize();
-    if (j->kind <= 1) simtMemStatsBegin();
-#else
-    reps = 5;
-    cudaError_t w = run_job(j);
-    if (w) return w;
-#endif
+    /* a modeled clock times one run exactly; a real GPU: the mean of 5
+     * after one to warm up */
+    int reps = pl_device_caps()->modeled ? 1 : 5;
+    if (!pl_device_caps()->modeled) {
+        cudaError_t w = run_job(j);
+        if (w) return w;
+    }
+    pl_mem_stats st;
+    int counting = j->kind <= 1 && pl_device_caps()->mem_counts;
+    cudaDeviceSynchronize(); /* nothing earlier in the timing (or the counts) */
+    if (counting) pl_device_mem_stats_begin();
     cudaEvent_t a, b;
     cudaEventCreate(&a);
     cudaEventCreate(&b);
@@ -143,16 +139,13 @@ static cudaError_t measure(const job *j, cost *c)
     c->ms /= (float)reps;
     cudaEventDestroy(a);
     cudaEventDestroy(b);
-#ifdef PARALAB_SIMULATED_CUDA
-    if (j->kind <= 1) {
-        simtMemStatsEnd(&st);
+    if (counting && pl_device_mem_stats_end(&st) == 0) {
         c->counted = !st.incomplete; /* out of memory for the counts: show none */
         c->load_sectors = per_request(st.global_load);
         c->store_sectors = per_request(st.global_store);
         c->shared_load_waves = per_request(st.shared_load);
         c->shared_store_waves = per_request(st.shared_store);
     }
-#endif
     return e;
 }
 
@@ -180,11 +173,8 @@ static int run_steps(pl_rank *r)
     size_t elems = (size_t)n * n, bytes = elems * sizeof(float);
     /* the strided copy: 4 MiB of useful reads on the simulator; on a real
      * GPU 64 MiB, so that stride 8 (512 MiB spanned) does not sit in L2 */
-#ifdef PARALAB_SIMULATED_CUDA
-    enum { COPY_N = 1 << 20, MAX_STRIDE = 32, COPY_BYTES = 16 << 20 };
-#else
-    enum { COPY_N = 1 << 24, MAX_STRIDE = 32, COPY_BYTES = 16 << 20 };
-#endif
+    enum { MAX_STRIDE = 32, COPY_BYTES = 16 << 20 };
+    const int COPY_N = pl_device_caps()->modeled ? 1 << 20 : 1 << 24;
     float *h = malloc(bytes), *back = malloc(bytes), *pageable = malloc(COPY_BYTES), *pinned = NULL;
     float *din = NULL, *dout = NULL, *dwide = NULL, *dnarrow = NULL;
     char buf[256];
@@ -205,19 +195,18 @@ static int run_steps(pl_rank *r)
     PL_LAB_CK(cudaGetDeviceProperties(&prop, 0));
     double peak_flops = 0, peak_bw = 0;
     PL_LAB_CK(pl_device_peaks(0, &peak_flops, &peak_bw));
-#ifdef PARALAB_SIMULATED_CUDA
-    const simt_preset *hw = simtCurrentPreset();
-    PL_LAB_STEP("The %s: %.2f TB/s of device memory; the host link moves %.0f GB/s each "
-                "way at most, %.0f %% of it from pinned host memory, %.0f %% from pageable.",
-                prop.name, hw->memory_bw / 1e12, hw->host_link_bw / 1e9,
-                100 * hw->pinned_efficiency, 100 * hw->pageable_efficiency);
-#else
-    PL_LAB_STEP(
-        "The %s: %d SMs, %.0f MiB of L2, %.2f TB/s of device memory at most (2 x its clock x "
-        "its bus width); times below are measured with CUDA events (the mean of 5 runs after "
-        "one to warm up).",
-        prop.name, prop.multiProcessorCount, prop.l2CacheSize / 1048576.0, peak_bw / 1e12);
-#endif
+    pl_hw_model hw;
+    if (pl_device_model(&hw) == 0) /* the preset the modeled clock charges */
+        PL_LAB_STEP("The %s: %.2f TB/s of device memory; the host link moves %.0f GB/s each "
+                    "way at most, %.0f %% of it from pinned host memory, %.0f %% from pageable.",
+                    prop.name, hw.memory_bw / 1e12, hw.host_link_bw / 1e9,
+                    100 * hw.pinned_efficiency, 100 * hw.pageable_efficiency);
+    else
+        PL_LAB_STEP(
+            "The %s: %d SMs, %.0f MiB of L2, %.2f TB/s of device memory at most (2 x its clock x "
+            "its bus width); times below are measured with CUDA events (the mean of 5 runs after "
+            "one to warm up).",
+            prop.name, prop.multiProcessorCount, prop.l2CacheSize / 1048576.0, peak_bw / 1e12);
     /* 1. copies */
     if (!l->kernel) {
         PL_LAB_BEGIN();
@@ -296,13 +285,10 @@ static int run_steps(pl_rank *r)
             "Coalescing is the first rule: a warp's 32 accesses should fall in as few 32-byte "
             "sectors as possible. The tile turns the column writes into row writes; the padding "
             "spreads the tile's columns over the 32 banks.%s",
-#ifdef PARALAB_SIMULATED_CUDA
-            " The modeled clock charges the sectors, not the bank conflicts: on a real GPU the "
-            "padded tile is the faster one."
-#else
-            ""
-#endif
-        );
+            pl_device_caps()->modeled
+                ? " The modeled clock charges the sectors, not the bank conflicts: on a real GPU "
+                  "the padded tile is the faster one."
+                : "");
     status = 0;
 out:
     cudaFree(din);

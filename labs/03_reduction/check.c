@@ -16,9 +16,6 @@
 #include <stdlib.h>
 
 #include <cuda_runtime.h>
-#ifdef PARALAB_SIMULATED_CUDA
-#include "simt/simt.h"
-#endif
 
 #include "03_reduction/lab03.h"
 #include "paralab/device.h"
@@ -26,18 +23,16 @@
 
 typedef int (*sum_fn)(const float *, float *, int);
 
-#ifdef PARALAB_SIMULATED_CUDA
 /* Block b's sum from f run again under schedule sch (NaN if it fails). */
 static float block_sum_under(sum_fn f, const float *din, float *dout, int n, int nb, int b, int sch)
 {
     float v = NAN;
-    simtSetSchedule(sch, 0);
+    pl_device_set_schedule(sch);
     cudaMemset(dout, 0xff, (size_t)nb * sizeof(float));
     if (f(din, dout, n) == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess)
         cudaMemcpy(&v, dout + b, sizeof v, cudaMemcpyDeviceToHost);
     return v;
 }
-#endif
 
 static void check_sums(int exercise, const lab03_impl *impl, pl_check *c)
 {
@@ -56,11 +51,7 @@ static void check_sums(int exercise, const lab03_impl *impl, pl_check *c)
         s = s * 1664525u + 1013904223u;
         h[i] = (float)(s >> 8) / 16777216.0f * 2.0f - 1.0f;
     }
-#ifdef PARALAB_SIMULATED_CUDA
-    int schedules = 2;
-#else
-    int schedules = 1;
-#endif
+    int schedules = pl_device_caps()->schedules;
     for (int a = 0; a < 4; a++)
         for (int sch = 0; sch < schedules; sch++) {
             int n = sizes[a], nb = (n + LAB03_THREADS - 1) / LAB03_THREADS;
@@ -75,9 +66,7 @@ static void check_sums(int exercise, const lab03_impl *impl, pl_check *c)
                 }
                 cudaMemcpy(din, h, (size_t)n * sizeof(float), cudaMemcpyHostToDevice);
             }
-#ifdef PARALAB_SIMULATED_CUDA
-            simtSetSchedule(sch, 0);
-#endif
+            pl_device_set_schedule(sch);
             cudaMemset(dout, 0xff, (size_t)nb * sizeof(float)); /* NaN: unwritten shows */
             int e = f(din, dout, n);
             if (e == PL_TODO_STATUS) {
@@ -101,10 +90,9 @@ static void check_sums(int exercise, const lab03_impl *impl, pl_check *c)
                     snprintf(why, sizeof why, ": never written");
                 else if (!right && sch) /* right forward, wrong in reverse: a race */
                     snprintf(why, sizeof why, ": a missing __syncthreads()?");
-#ifdef PARALAB_SIMULATED_CUDA
-                else if (!right) { /* wrong forward: the same in reverse? */
+                else if (!right && schedules > 1) { /* wrong forward: the same in reverse? */
                     float rev = block_sum_under(f, din, dout, n, nb, b, 1);
-                    simtSetSchedule(0, 0);
+                    pl_device_set_schedule(0);
                     if (rev == rev && rev != out[b])
                         snprintf(why, sizeof why,
                                  "; with the threads run in reverse (SIMT_SCHEDULE=reverse) "
@@ -112,7 +100,6 @@ static void check_sums(int exercise, const lab03_impl *impl, pl_check *c)
                                  "in, a missing __syncthreads()?",
                                  rev);
                 }
-#endif
                 if (!pl_check_that(
                         c, right, "%s(n=%d)%s: out[%d] = %.7g but the block's sum is %.7g%s", name,
                         n, sch ? " with the threads run in reverse (SIMT_SCHEDULE=reverse)" : "", b,
@@ -121,9 +108,7 @@ static void check_sums(int exercise, const lab03_impl *impl, pl_check *c)
             }
         }
 done:
-#ifdef PARALAB_SIMULATED_CUDA
-    simtSetSchedule(0, 0);
-#endif
+    pl_device_set_schedule(0);
     cudaFree(din);
     cudaFree(dout);
     free(h);

@@ -12,9 +12,6 @@
 #include <string.h>
 
 #include <cuda_runtime.h>
-#ifdef PARALAB_SIMULATED_CUDA
-#include "simt/simt.h"
-#endif
 
 #include "03_reduction/lab03.h"
 #include "paralab/cli.h"
@@ -155,11 +152,9 @@ static int run_steps(pl_rank *r)
         if (l->kernel && l->kernel != v + 1) continue;
         PL_LAB_BEGIN();
         int blocks = v == 2 ? (n + 2 * LAB03_THREADS - 1) / (2 * LAB03_THREADS) : nb;
-#ifndef PARALAB_SIMULATED_CUDA
         /* a real GPU loads a kernel at its first launch (lazy loading): run
          * it once untimed */
-        if (fns[v](din, dout, n) == 0) cudaDeviceSynchronize();
-#endif
+        if (pl_device_caps()->lazy_loading && fns[v](din, dout, n) == 0) cudaDeviceSynchronize();
         cudaEvent_t a, b;
         cudaEventCreate(&a);
         cudaEventCreate(&b);

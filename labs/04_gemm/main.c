@@ -13,9 +13,6 @@
 #include <string.h>
 
 #include <cuda_runtime.h>
-#ifdef PARALAB_SIMULATED_CUDA
-#include "simt/simt.h"
-#endif
 #ifdef PARALAB_CUBLAS
 #include <cublas_v2.h>
 #endif
@@ -95,13 +92,12 @@ static int matmul_tiled(float *C, const float *A, const float *B, int M, int N, 
  * simulator's modeled clock needs neither. *ms: the mean per run. */
 static cudaError_t timed(gemm_fn f, float *dC, const float *dA, const float *dB, int n, float *ms)
 {
-#ifdef PARALAB_SIMULATED_CUDA
     int reps = 1;
-#else
-    int reps = n >= 1024 ? 5 : 20;
-    cudaError_t w = (cudaError_t)f(dC, dA, dB, n, n, n);
-    if (w) return w;
-#endif
+    if (!pl_device_caps()->modeled) {
+        reps = n >= 1024 ? 5 : 20;
+        cudaError_t w = (cudaError_t)f(dC, dA, dB, n, n, n);
+        if (w) return w;
+    }
     cudaEvent_t a, b;
     cudaEventCreate(&a);
     cudaEventCreate(&b);

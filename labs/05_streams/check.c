@@ -13,9 +13,7 @@
 #include <string.h>
 
 #include <cuda_runtime.h>
-#ifdef PARALAB_SIMULATED_CUDA
-#include "simt/simt.h"
-#endif
+#include "paralab/device.h"
 
 #include "05_streams/lab05.h"
 #include "registry.h"
@@ -80,11 +78,7 @@ static int run_chunked_from(const lab05_impl *impl, buffers *b, int chunks, cuda
         pl_check_fail(c, "cannot clear the device buffers");
         return -1;
     }
-#ifdef PARALAB_SIMULATED_CUDA
-    if (start) *start = simtModeledNow();
-#else
-    (void)start;
-#endif
+    if (start) *start = pl_device_now();
     int e = impl->chunked(b->h_out, b->h_in, b->d_out, b->d_in, b->n, chunks, s, ns);
     if (e == PL_TODO_STATUS) return 1;
     cudaError_t se = cudaDeviceSynchronize();
@@ -144,14 +138,13 @@ static int compare_out(pl_check *c, const buffers *b, int chunks, int ns)
     return 1;
 }
 
-#ifdef PARALAB_SIMULATED_CUDA
-/* The ops a run made, as the simulated runtime reports them. */
+/* The ops a run made, as the simulated GPU reports them. */
 typedef struct {
-    simt_op_record rec[4096];
+    pl_device_op rec[4096];
     int n;
 } op_log;
 
-static void log_op(const simt_op_record *r, void *user)
+static void log_op(const pl_device_op *r, void *user)
 {
     op_log *l = user;
     if (l->n < 4096) l->rec[l->n++] = *r;
@@ -163,7 +156,7 @@ static int copy_meets_kernel(const op_log *l)
 {
     for (int i = 0; i < l->n; i++)
         for (int j = 0; j < l->n; j++)
-            if (l->rec[i].kind == SIMT_OP_COPY && l->rec[j].kind == SIMT_OP_KERNEL &&
+            if (l->rec[i].kind == PL_OP_COPY && l->rec[j].kind == PL_OP_KERNEL &&
                 l->rec[i].modeled_start < l->rec[j].modeled_end &&
                 l->rec[j].modeled_start < l->rec[i].modeled_end)
                 return 1;
@@ -175,8 +168,8 @@ static void serial_cause(const op_log *l, char *why, size_t cap)
 {
     int kernels = 0, nstreams = 0, streams[64];
     for (int i = 0; i < l->n; i++) {
-        if (l->rec[i].kind == SIMT_OP_MEMSET) continue; /* the check's own clearing */
-        if (l->rec[i].kind == SIMT_OP_KERNEL) kernels++;
+        if (l->rec[i].kind == PL_OP_MEMSET) continue; /* the check's own clearing */
+        if (l->rec[i].kind == PL_OP_KERNEL) kernels++;
         int seen = 0;
         for (int j = 0; j < nstreams; j++) seen |= streams[j] == l->rec[i].stream;
         if (!seen && nstreams < 64) streams[nstreams++] = l->rec[i].stream;
@@ -197,7 +190,6 @@ static void serial_cause(const op_log *l, char *why, size_t cap)
                  "in the loop?",
                  nstreams);
 }
-#endif
 
 static void check_chunked(const lab05_impl *impl, pl_check *c)
 {
@@ -230,26 +222,26 @@ static void check_chunked(const lab05_impl *impl, pl_check *c)
             }
         release(&b);
     }
-#ifdef PARALAB_SIMULATED_CUDA
-    if (pl_check_ok(c)) { /* the overlap, on the modeled clock */
+    /* the overlap, on the modeled clock: where there is one, and the ops it reports */
+    if (pl_check_ok(c) && pl_device_caps()->modeled && pl_device_caps()->op_reports) {
         buffers b;
         if (alloc(&b, 1u << 22)) {
             pl_check_fail(c, "out of memory");
             release(&b);
         } else {
-            double t0 = simtModeledNow();
+            double t0 = pl_device_now();
             lab05_one_stream(b.h_ref, b.h_in, b.d_out, b.d_in, b.n, s[0]);
             cudaDeviceSynchronize();
-            double t1 = simtModeledNow();
+            double t1 = pl_device_now();
             static op_log log;
             log.n = 0;
-            simtSetOpHook(log_op, &log);
+            pl_device_set_op_hook(log_op, &log);
             double t1b = 0; /* after run_chunked's clearing of the buffers */
             int r = run_chunked_from(impl, &b, 8, s, 4, c, &t1b);
-            simtFlushOps();
-            simtSetOpHook(NULL, NULL);
+            pl_device_flush_ops();
+            pl_device_set_op_hook(NULL, NULL);
             if (r == 0 && compare_out(c, &b, 8, 4)) {
-                double t2 = simtModeledNow();
+                double t2 = pl_device_now();
                 char why[256] = "";
                 serial_cause(&log, why, sizeof why);
                 pl_check_that(c, t2 - t1b < t1 - t0,
@@ -264,7 +256,6 @@ static void check_chunked(const lab05_impl *impl, pl_check *c)
             release(&b);
         }
     }
-#endif
     for (int i = 0; i < 4; i++) cudaStreamDestroy(s[i]);
 }
 

@@ -15,9 +15,7 @@
 #include <string.h>
 
 #include <cuda_runtime.h>
-#ifdef PARALAB_SIMULATED_CUDA
-#include "simt/simt.h"
-#endif
+#include "paralab/device.h"
 
 #include "06_collectives/lab06.h"
 #include "paralab/plural.h"
@@ -62,11 +60,7 @@ static int rank_main(pl_rank *r)
         cudaError_t e = cudaStreamSynchronize(r->stream);
         if (!e) e = cudaMemcpy(h, buf, count * sizeof(float), cudaMemcpyDeviceToHost);
         if (e) {
-#ifdef PARALAB_SIMULATED_CUDA
-            const char *why = simtLastFaultReport();
-#else
-            const char *why = "";
-#endif
+            const char *why = pl_fault_report();
             snprintf(r->error, sizeof r->error, "the device failed: %s %s", cudaGetErrorName(e),
                      why);
             bad = 1;

@@ -17,9 +17,6 @@
 #include <unistd.h>
 
 #include <cuda_runtime.h>
-#ifdef PARALAB_SIMULATED_CUDA
-#include "simt/simt.h"
-#endif
 
 #include "06_collectives/lab06.h"
 #include "paralab/cli.h"
@@ -357,10 +354,7 @@ int main(int argc, char **argv)
                                  PL_PANE_BIT(PL_PANE_TOPOLOGY) | PL_PANE_BIT(PL_PANE_METRICS),
                         .steps = 9,
                         .clock = pl_clock_name(),
-#ifdef PARALAB_SIMULATED_CUDA
-                        .modeled = 1
-#endif
-    };
+                        .modeled = pl_device_caps()->modeled};
     int quit = 0, failed = pl_viz_run_lab(&vc, &l.opt, n, rank_main, &l, &quit, err, sizeof err);
     if (quit) return quit == 2 ? 130 : 0; /* Ctrl-C: 130, as a shell reports SIGINT */
     if (failed) {

@@ -20,6 +20,7 @@
 #include <cuda_runtime.h>
 
 #include "07_data_parallel/lab07.h"
+#include "paralab/device.h"
 #include "paralab/plural.h"
 #include "paralab/trace.h"
 #include "registry.h"
@@ -197,9 +198,9 @@ static void check_training(const lab07_impl *impl, pl_check *c)
         free(many.params);
         many.params = NULL;
     }
-#ifdef PARALAB_SIMULATED_CUDA
-    /* overlap, on the modeled clock: 5 steps on 4 ranks with and without */
-    if (pl_check_ok(c)) {
+    /* overlap, on the modeled clock (where there is one): 5 steps on 4 ranks
+     * with and without */
+    if (pl_check_ok(c) && pl_device_caps()->modeled) {
         double step[2] = {0, 0};
         int overlapping = 0;
         for (int ov = 0; ov <= 1; ov++) {
@@ -244,7 +245,6 @@ static void check_training(const lab07_impl *impl, pl_check *c)
                           "(modeled clock)");
         }
     }
-#endif
     static const int all[] = {1, 2, 4, 8};
     if (pl_check_short() && pl_check_ok(c))
         pl_check_progress(c, "short run (--short): the 20-epoch runs are left to the plain build");

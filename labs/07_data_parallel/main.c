@@ -19,9 +19,6 @@
 #include "paralab/options.h"
 #include "paralab/plural.h"
 #include "paralab/viz.h"
-#ifdef PARALAB_SIMULATED_CUDA
-#include "simt/simt.h"
-#endif
 
 enum {
     KEY_BATCH = 300,
@@ -172,14 +169,8 @@ int main(int argc, char **argv)
         if (p.shard_todo) impl.shard_batch = lab07_solution.shard_batch;
         if (p.sync_todo) impl.sync_gradients = lab07_solution.sync_gradients;
     }
-#ifdef PARALAB_SIMULATED_CUDA
-    const char *clock = "modeled";
-    char dev[96];
-    snprintf(dev, sizeof dev, "simulated %s", simtCurrentPreset()->name);
-#else
-    const char *clock = "measured";
-    char dev[96] = "real GPUs";
-#endif
+    const char *clock = pl_clock_name();
+    const char *dev = pl_device_caps()->modeled ? pl_device_label() : "real GPUs";
     printf("paralab lab 07 — data parallelism (%d rank%s on %s, %s clock)\n", n, pl_s(n), dev,
            clock);
     if (p.shard_todo || p.sync_todo)
@@ -210,10 +201,7 @@ int main(int argc, char **argv)
                                  PL_PANE_BIT(PL_PANE_TOPOLOGY) | PL_PANE_BIT(PL_PANE_METRICS),
                         .steps = 7 + cfg.epochs,
                         .clock = clock,
-#ifdef PARALAB_SIMULATED_CUDA
-                        .modeled = 1
-#endif
-    };
+                        .modeled = pl_device_caps()->modeled};
     memcpy(vc.roles, roles, sizeof roles);
     int quit = 0, failed = pl_viz_run_lab(&vc, &opt, n, lab07_rank, &run, &quit, err, sizeof err);
     pl_digits_free(&data);
@@ -230,12 +218,7 @@ int main(int argc, char **argv)
            "a step takes %.1f us (%s)\n",
            res.steps, cfg.batch, n, pl_s(n),
            res.epoch_loss[cfg.epochs - 1 < 1000 ? cfg.epochs - 1 : 999], res.test_acc,
-#ifdef PARALAB_SIMULATED_CUDA
-           res.modeled_step * 1e6, "modeled"
-#else
-           res.measured_step * 1e6, "measured"
-#endif
-    );
+           (pl_device_caps()->modeled ? res.modeled_step : res.measured_step) * 1e6, clock);
     free(res.params);
 
     /* the checks of what ran; the training checks are make check's */

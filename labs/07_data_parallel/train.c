@@ -26,21 +26,9 @@
 #include "paralab/step.h"
 #include "paralab/trace.h"
 #include "paralab/viz.h"
-#ifdef PARALAB_SIMULATED_CUDA
-#include "simt/simt.h"
-#endif
+#include "paralab/device.h"
 
 #define MAX_BUCKETS 4096
-
-static double modeled_now(cudaStream_t s)
-{
-#ifdef PARALAB_SIMULATED_CUDA
-    return simtStreamModeledTime(s);
-#else
-    (void)s;
-    return 0;
-#endif
-}
 
 typedef struct {
     double start, modeled_start;
@@ -48,7 +36,7 @@ typedef struct {
 
 static mark mark_now(cudaStream_t s)
 {
-    mark m = {pl_trace_now(), modeled_now(s)};
+    mark m = {pl_trace_now(), pl_device_stream_now(s)};
     return m;
 }
 
@@ -67,7 +55,7 @@ static void emit(pl_rank *r, pl_event_kind kind, const char *label, mark m, cuda
     e.start = m.start;
     e.end = pl_trace_now();
     e.modeled_start = m.modeled_start;
-    e.modeled_end = modeled_now(s);
+    e.modeled_end = pl_device_stream_now(s);
     snprintf(e.label, sizeof e.label, "%s", label);
     pl_trace_record(r->trace, &e);
 }
@@ -270,7 +258,7 @@ int lab07_rank(pl_rank *r)
             CK(cudaStreamSynchronize(cs));
             loss_sum += step_loss;
             seen += cfg->batch;
-            modeled_total += modeled_now(cs) - t0.modeled_start;
+            modeled_total += pl_device_stream_now(cs) - t0.modeled_start;
             measured_total += pl_trace_now() - t0.start;
             steps++;
             if (me == 0) pl_viz_push_metric("loss", step_loss / cfg->batch);

@@ -1,23 +1,63 @@
 /*
- * paralab/device.h — is there a device to run on? For the programs' main
- * functions, before any other CUDA call.
+ * paralab/device.h — the device seam: everything paralab asks of "the GPU"
+ * that differs between a simulated GPU and a real one.
+ *
+ * Two files implement it, and the build compiles exactly one:
+ *   core/device_sim.c   the simulated build (core/simt: the SIMT emulator and
+ *                       its simulated CUDA runtime, a modeled clock)
+ *   core/device_cuda.c  the CUDA build (real GPUs, the CUDA runtime, CUDA
+ *                       events for time)
+ * Only they (and the kernel dialect header) know which world this is; labs,
+ * the visualiser, the tools and the rest of core ask the seam what the
+ * world can do (pl_device_caps) and never test the build. A world that
+ * cannot do a thing answers with a value saying so (0, "", -1) or, for an
+ * option, with a sentence naming the option and what to use instead.
+ *
+ * Every function may be called from any thread unless it says otherwise.
  */
 #ifndef PARALAB_DEVICE_H
 #define PARALAB_DEVICE_H
 
+#include <stddef.h>
+
+#include <cuda_runtime.h>
+
+/* What the world can do. */
+typedef struct pl_world_caps {
+    const char *world; /* "simulated" | "real" */
+    const char *clock; /* "modeled" (times from the preset's model) | "measured" (CUDA events) */
+    int modeled;       /* 1: times come from a deterministic model, so one run
+                          times a kernel exactly (no warm-up, no repeats) */
+    int schedules;     /* how many thread orders a check can run a kernel under
+                          (pl_device_set_schedule): 2 simulated (forward,
+                          reverse), 1 real (the hardware's) */
+    int mem_counts;    /* 1: pl_device_mem_stats_* count sectors and wavefronts */
+    int op_reports;    /* 1: pl_device_set_op_hook reports every kernel, copy, memset */
+    int kernel_progress; /* 1: the host sees a kernel's progress (the CPU-time
+                            watchdog, "kernel K is in block B") */
+    int lazy_loading;    /* 1: a kernel's first launch loads it (CUDA's lazy
+                            loading): run it once untimed before timing it */
+    int nccl;            /* 1: NCCL can run the collectives (PL_COMM_NCCL) */
+} pl_world_caps;
+const pl_world_caps *pl_device_caps(void);
+
+/* "modeled" in the simulated world, "measured" on real GPUs. */
+const char *pl_clock_name(void);
+
 /* NULL when at least one device answers; otherwise a sentence saying why
  * not and what to do (a simulated GPU that could not start because of an
- * environment variable, PARALAB_SIM_DEVICES=0, or no CUDA driver/GPU: use
- * the simulated build). `program` names the binary in the advice. */
+ * environment variable, SIMT_DEVICES=0, or no CUDA driver/GPU: use the
+ * simulated build). `program` names the binary in the advice. For the
+ * programs' main functions, before any other CUDA call. */
 const char *pl_device_problem(const char *program);
 
-/* "modeled" in the simulated build (times come from the modeled clock),
- * "measured" in the CUDA build (CUDA events on the GPU). */
-const char *pl_clock_name(void);
+/* The GPU, for the labs' headers: "simulated H100-SXM" or the real device's
+ * name (cudaDeviceProp.name of device 0); "" if none answers. */
+const char *pl_device_label(void);
 
 /* The roofline of device `device`: peak non-tensor FP32 FLOP/s and peak
  * memory bytes/s.
- *   Simulated: the preset's datasheet numbers (simtCurrentPreset()).
+ *   Simulated: the preset's datasheet numbers (core/simt/presets.c).
  *   Real: from the device's attributes: SMs x FP32 lanes per SM x 2 (a
  *   multiply-add is 2 FLOP) x the peak SM clock; 2 (double data rate) x
  *   the memory clock x the bus width in bytes. FP32 lanes per SM: 64 on
@@ -29,12 +69,116 @@ const char *pl_clock_name(void);
  * Returns 0, or the cudaError_t of the failing query. */
 int pl_device_peaks(int device, double *fp32_flops, double *memory_bw);
 
+/* The hardware the modeled clock charges (the simulated GPU's preset; every
+ * number cited to its datasheet in core/simt/presets.c). Units: FLOP/s,
+ * bytes/s, seconds. */
+typedef struct pl_hw_model {
+    const char *name;           /* the preset, e.g. "H100-SXM" (--hw) */
+    double fp32_flops;          /* peak non-tensor FP32 FLOP/s */
+    double memory_bw;           /* device memory */
+    double host_link_bw;        /* PCIe, per direction, theoretical */
+    double pinned_efficiency;   /* the fraction of it pinned host memory reaches */
+    double pageable_efficiency; /* ... and pageable host memory */
+    double peer_bw;             /* GPU to GPU per direction (NVLink; PCIe if none) */
+    double peer_latency;        /* per peer transfer */
+    double launch_latency;      /* per kernel launch */
+} pl_hw_model;
+/* Fills *out and returns 0; -1 on real GPUs (measured, not modeled). */
+int pl_device_model(pl_hw_model *out);
+
+/* Device memory of `device` in bytes: in use and in all. Returns 0, or the
+ * cudaError_t of the failing query. On the simulated GPU device memory is
+ * host memory (pl_device_caps()->world). Sets the calling thread's current
+ * device to `device`. */
+int pl_device_memory(int device, size_t *used, size_t *total);
+/* 1 when device memory is the host's (the simulated GPU): a size must fit
+ * the host's free memory twice over (host and "device" copies). */
+int pl_device_memory_is_host(void);
+
 /* The simulator's report of the last kernel fault on the current device:
  * the kernel, its file:line, the block and thread, and what went wrong
  * (an out-of-bounds access with the allocation it missed, a divergent
  * __syncthreads(), a shuffle whose mask leaves out lanes...); "" when
- * there was none, and always "" in the CUDA build (a real GPU says only
- * its error code). For the checks' and labs' failure messages. */
+ * there was none, and always "" on real GPUs (a real GPU says only its
+ * error code). For the checks' and labs' failure messages. */
 const char *pl_fault_report(void);
+
+/* ---- the modeled clock (seconds; 0 on real GPUs, which have none) ---- */
+/* The latest modeled time any device, stream or engine has work until. */
+double pl_device_now(void);
+/* Modeled time at which the stream's last enqueued work ends. */
+double pl_device_stream_now(cudaStream_t s);
+/* Moves the calling thread's modeled clock forward to t (a world starts all
+ * its ranks at pl_device_now()). Nothing on real GPUs. */
+void pl_device_start_clock(double t);
+
+/* ---- op reports (the trace of a rank's kernels and copies) ------------ */
+typedef enum { PL_OP_KERNEL, PL_OP_COPY, PL_OP_MEMSET } pl_op_kind;
+typedef struct pl_device_op {
+    pl_op_kind kind;
+    const char *name; /* the kernel's name, or "memcpy H2D" | "memcpy D2H" |
+                         "memcpy D2D" | "memcpy peer" | "memset" */
+    int device, peer_device; /* peer_device: a peer copy's other device, else -1 */
+    int stream;              /* numbered on its device: 0 the default stream, 1, 2... */
+    double bytes, flops;     /* bytes copied or set, a kernel's declared bytes and FLOPs */
+    double start, end;       /* measured: wall seconds, CLOCK_MONOTONIC */
+    double modeled_start, modeled_end; /* modeled seconds */
+    cudaError_t error;                 /* cudaSuccess, or the fault it ended with */
+} pl_device_op;
+typedef void (*pl_device_op_fn)(const pl_device_op *op, void *user);
+/* Sets the calling thread's hook (NULL: none): every kernel, copy and
+ * memset the thread enqueues is reported once finished, in program order,
+ * on this thread, by pl_device_flush_ops (which the synchronising CUDA calls
+ * also run). Returns 0, or -1 where the world cannot (real GPUs: no op
+ * reports; pl_device_caps()->op_reports is 0). */
+int pl_device_set_op_hook(pl_device_op_fn fn, void *user);
+/* Reports the calling thread's finished ops now; returns how many. */
+int pl_device_flush_ops(void);
+
+/* ---- checks' tools ----------------------------------------------------- */
+/* The order threads run in between barriers, for a check that runs a kernel
+ * again to find an order-dependent result: 0 forward, 1 reverse (below
+ * pl_device_caps()->schedules; others are ignored). Nothing on real GPUs. */
+void pl_device_set_schedule(int kind);
+
+/* How a warp's accesses reach memory (the simulated GPU's counters; see
+ * simtMemStatsBegin in core/simt/include/simt/simt.h for what is counted):
+ * per kind, warp-wide requests and the 32-byte sectors (global) or shared
+ * wavefronts they cost. */
+typedef struct pl_mem_counts {
+    unsigned long long requests, units;
+} pl_mem_counts;
+typedef struct pl_mem_stats {
+    pl_mem_counts global_load, global_store, shared_load, shared_store;
+    int incomplete; /* 1: some requests were not counted (out of memory) */
+} pl_mem_stats;
+/* Begins counting the kernels run from now on (every device and stream).
+ * Returns 0, or -1 on real GPUs (pl_device_caps()->mem_counts is 0). */
+int pl_device_mem_stats_begin(void);
+/* Stops counting and fills *out. Returns 0, or -1 as above. */
+int pl_device_mem_stats_end(pl_mem_stats *out);
+
+/* ---- the watchdog's eyes ----------------------------------------------- */
+/* Blocks finished plus ops done on every device since the process began
+ * (only grows; 0 on real GPUs). */
+unsigned long long pl_device_progress(void);
+/* The kernels whose thread has spent more than cpu_seconds of CPU time in one
+ * block ("kernel K (file:line) is in blockIdx (..), threadIdx (..)"), into
+ * buf; returns the length, 0 when none (always 0 on real GPUs). One caller
+ * at a time. */
+size_t pl_device_describe_stalled(double cpu_seconds, char *buf, size_t cap);
+/* The kernels running now, the same way; takes no lock (safe in a dying
+ * process's last report). */
+size_t pl_device_describe_running(char *buf, size_t cap);
+
+/* ---- options that exist in one world only ----------------------------- */
+struct pl_options;
+/* Applies the world-specific options of a parsed command line: --hw (a
+ * simulated preset; on real GPUs an error: a real GPU is measured, not
+ * modeled), --comm nccl (real GPUs only), and --devices against the devices
+ * there are. Returns 0, or -1 with a sentence in msg naming the option, the
+ * bad value and what is allowed. Call before any other CUDA call (--hw is
+ * read when the simulated runtime starts). */
+int pl_device_apply_options(const struct pl_options *o, char *msg, size_t cap);
 
 #endif

@@ -1,0 +1,216 @@
+/*
+ * device_sim.c — the device seam (paralab/device.h) for the simulated build:
+ * the SIMT emulator and its simulated CUDA runtime (core/simt), whose clock
+ * is modeled from a hardware preset. The build compiles this file or
+ * device_cuda.c, never both.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include "paralab/comm.h"
+#include "paralab/device.h"
+#include "paralab/options.h"
+#include "simt/simt.h"
+
+#ifndef PARALAB_SIMULATED_CUDA
+#error "device_sim.c is the simulated build's seam: the CUDA build compiles device_cuda.c"
+#endif
+
+const pl_world_caps *pl_device_caps(void)
+{
+    static const pl_world_caps caps = {.world = "simulated",
+                                       .clock = "modeled",
+                                       .modeled = 1,
+                                       .schedules = 2,
+                                       .mem_counts = 1,
+                                       .op_reports = 1,
+                                       .kernel_progress = 1,
+                                       .lazy_loading = 0,
+                                       .nccl = 0};
+    return &caps;
+}
+
+const char *pl_clock_name(void) { return pl_device_caps()->clock; }
+
+const char *pl_device_problem(const char *program)
+{
+    static _Thread_local char msg[512];
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e == cudaSuccess && n > 0) return NULL;
+    cudaGetLastError();
+    (void)program;
+    if (e == cudaErrorNoDevice || (e == cudaSuccess && n == 0))
+        snprintf(msg, sizeof msg,
+                 "no simulated device: PARALAB_SIM_DEVICES is 0 (allowed: 1 to 64, default 8)");
+    else
+        snprintf(msg, sizeof msg,
+                 "the simulated GPU could not start (%s): the line above names the environment "
+                 "variable to fix",
+                 cudaGetErrorName(e));
+    return msg;
+}
+
+const char *pl_device_label(void)
+{
+    static _Thread_local char label[96];
+    snprintf(label, sizeof label, "simulated %s", simtCurrentPreset()->name);
+    return label;
+}
+
+int pl_device_peaks(int device, double *fp32_flops, double *memory_bw)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e) return (int)e;
+    if (device < 0 || device >= n) return (int)cudaErrorInvalidDevice;
+    const simt_preset *p = simtCurrentPreset();
+    *fp32_flops = p->fp32_flops;
+    *memory_bw = p->memory_bw;
+    return 0;
+}
+
+int pl_device_model(pl_hw_model *out)
+{
+    const simt_preset *p = simtCurrentPreset();
+    *out = (pl_hw_model){.name = p->name,
+                         .fp32_flops = p->fp32_flops,
+                         .memory_bw = p->memory_bw,
+                         .host_link_bw = p->host_link_bw,
+                         .pinned_efficiency = p->pinned_efficiency,
+                         .pageable_efficiency = p->pageable_efficiency,
+                         .peer_bw = p->peer_bw,
+                         .peer_latency = p->peer_latency,
+                         .launch_latency = p->launch_latency};
+    return 0;
+}
+
+int pl_device_memory(int device, size_t *used, size_t *total)
+{
+    size_t fr = 0, tot = 0;
+    cudaError_t e = cudaSetDevice(device);
+    if (!e) e = cudaMemGetInfo(&fr, &tot);
+    if (e) {
+        cudaGetLastError();
+        return (int)e;
+    }
+    *used = tot - fr;
+    *total = tot;
+    return 0;
+}
+
+int pl_device_memory_is_host(void) { return 1; }
+
+const char *pl_fault_report(void) { return simtLastFaultReport(); }
+
+double pl_device_now(void) { return simtModeledNow(); }
+double pl_device_stream_now(cudaStream_t s) { return simtStreamModeledTime(s); }
+void pl_device_start_clock(double t) { simtHostClockAdvance(t); }
+
+/* simt reports a simt_op_record; the seam's users get a pl_device_op. */
+static _Thread_local pl_device_op_fn op_fn;
+static _Thread_local void *op_user;
+
+static void forward_op(const simt_op_record *r, void *user)
+{
+    (void)user;
+    static const pl_op_kind kinds[] = {[SIMT_OP_KERNEL] = PL_OP_KERNEL,
+                                       [SIMT_OP_COPY] = PL_OP_COPY,
+                                       [SIMT_OP_MEMSET] = PL_OP_MEMSET};
+    pl_device_op op = {.kind = kinds[r->kind],
+                       .name = r->name,
+                       .device = r->device,
+                       .peer_device = r->peer_device,
+                       .stream = r->stream,
+                       .bytes = r->bytes,
+                       .flops = r->flops,
+                       .start = r->start,
+                       .end = r->end,
+                       .modeled_start = r->modeled_start,
+                       .modeled_end = r->modeled_end,
+                       .error = r->error};
+    if (op_fn) op_fn(&op, op_user);
+}
+
+int pl_device_set_op_hook(pl_device_op_fn fn, void *user)
+{
+    op_fn = fn;
+    op_user = user;
+    simtSetOpHook(fn ? forward_op : NULL, NULL);
+    return 0;
+}
+
+int pl_device_flush_ops(void) { return simtFlushOps(); }
+
+void pl_device_set_schedule(int kind)
+{
+    if (kind == 0 || kind == 1) simtSetSchedule(kind, 0);
+}
+
+static pl_mem_counts counts(simt_mem_counts c)
+{
+    return (pl_mem_counts){.requests = c.requests, .units = c.units};
+}
+
+int pl_device_mem_stats_begin(void)
+{
+    simtMemStatsBegin();
+    return 0;
+}
+
+int pl_device_mem_stats_end(pl_mem_stats *out)
+{
+    simt_mem_stats st;
+    simtMemStatsEnd(&st);
+    *out = (pl_mem_stats){.global_load = counts(st.global_load),
+                          .global_store = counts(st.global_store),
+                          .shared_load = counts(st.shared_load),
+                          .shared_store = counts(st.shared_store),
+                          .incomplete = st.incomplete};
+    return 0;
+}
+
+unsigned long long pl_device_progress(void) { return simtProgress(); }
+
+size_t pl_device_describe_stalled(double cpu_seconds, char *buf, size_t cap)
+{
+    return simtDescribeStalled(cpu_seconds, buf, cap);
+}
+
+size_t pl_device_describe_running(char *buf, size_t cap) { return simtDescribeRunning(buf, cap); }
+
+int pl_device_apply_options(const pl_options *o, char *msg, size_t cap)
+{
+    if (o->hw) {
+        if (!simtPresetByName(o->hw)) {
+            size_t n = (size_t)snprintf(msg, cap, "--hw '%s' is not a preset: choose", o->hw);
+            for (const simt_preset *const *p = simtPresets(); *p && n < cap; p++)
+                n += (size_t)snprintf(msg + n, cap - n, " %s", (*p)->name);
+            return -1;
+        }
+        setenv("PARALAB_SIM_GPU", o->hw, 1); /* read when the runtime starts */
+    }
+    if (o->comm == PL_COMM_NCCL) {
+        snprintf(msg, cap,
+                 "--comm nccl needs real GPUs (build/cuda); the simulated GPU has the "
+                 "local engine only");
+        return -1;
+    }
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e || count < 1) {
+        snprintf(msg, cap, "no device: %s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
+        return -1;
+    }
+    if (o->devices > count) {
+        snprintf(msg, cap,
+                 "--devices %d: there are %d simulated devices (PARALAB_SIM_DEVICES, up to 64, "
+                 "makes more)",
+                 o->devices, count);
+        return -1;
+    }
+    return 0;
+}
