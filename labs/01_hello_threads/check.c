@@ -38,10 +38,7 @@ static void check_grid_size(const lab01_impl *impl, pl_check *c)
         }
 }
 
-static const char *fault_detail(void)
-{
-    return pl_fault_report();
-}
+static const char *fault_detail(void) { return pl_fault_report(); }
 
 /* One run of vector_add on n elements; returns 0 when the check is over
  * (failed or TODO). */

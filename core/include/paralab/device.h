@@ -24,15 +24,15 @@
 
 /* What the world can do. */
 typedef struct pl_world_caps {
-    const char *world; /* "simulated" | "real" */
-    const char *clock; /* "modeled" (times from the preset's model) | "measured" (CUDA events) */
-    int modeled;       /* 1: times come from a deterministic model, so one run
-                          times a kernel exactly (no warm-up, no repeats) */
-    int schedules;     /* how many thread orders a check can run a kernel under
-                          (pl_device_set_schedule): 2 simulated (forward,
-                          reverse), 1 real (the hardware's) */
-    int mem_counts;    /* 1: pl_device_mem_stats_* count sectors and wavefronts */
-    int op_reports;    /* 1: pl_device_set_op_hook reports every kernel, copy, memset */
+    const char *world;   /* "simulated" | "real" */
+    const char *clock;   /* "modeled" (times from the preset's model) | "measured" (CUDA events) */
+    int modeled;         /* 1: times come from a deterministic model, so one run
+                            times a kernel exactly (no warm-up, no repeats) */
+    int schedules;       /* how many thread orders a check can run a kernel under
+                            (pl_device_set_schedule): 2 simulated (forward,
+                            reverse), 1 real (the hardware's) */
+    int mem_counts;      /* 1: pl_device_mem_stats_* count sectors and wavefronts */
+    int op_reports;      /* 1: pl_device_set_op_hook reports every kernel, copy, memset */
     int kernel_progress; /* 1: the host sees a kernel's progress (the CPU-time
                             watchdog, "kernel K is in block B") */
     int lazy_loading;    /* 1: a kernel's first launch loads it (CUDA's lazy
@@ -116,8 +116,8 @@ void pl_device_start_clock(double t);
 typedef enum { PL_OP_KERNEL, PL_OP_COPY, PL_OP_MEMSET } pl_op_kind;
 typedef struct pl_device_op {
     pl_op_kind kind;
-    const char *name; /* the kernel's name, or "memcpy H2D" | "memcpy D2H" |
-                         "memcpy D2D" | "memcpy peer" | "memset" */
+    const char *name;        /* the kernel's name, or "memcpy H2D" | "memcpy D2H" |
+                                "memcpy D2D" | "memcpy peer" | "memset" */
     int device, peer_device; /* peer_device: a peer copy's other device, else -1 */
     int stream;              /* numbered on its device: 0 the default stream, 1, 2... */
     double bytes, flops;     /* bytes copied or set, a kernel's declared bytes and FLOPs */
