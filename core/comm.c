@@ -7,8 +7,20 @@
 
 #include "comm_engine.h"
 #include "paralab/comm.h"
+#include "paralab/kernels.h"
 
 /* ---- types ------------------------------------------------------------- */
+
+/* The reduction kernel numbers the types and operations itself (a kernel
+ * sees the CUDA dialect only): the two numberings must agree. */
+#define PL_SAME_(a, b) ((int)(a) == (int)(b))
+_Static_assert(PL_SAME_(PL_K_FLOAT32, PL_FLOAT32) && PL_SAME_(PL_K_FLOAT64, PL_FLOAT64) &&
+                   PL_SAME_(PL_K_INT32, PL_INT32) && PL_SAME_(PL_K_INT64, PL_INT64),
+               "paralab/kernels.h numbers the types as pl_dtype does");
+_Static_assert(PL_SAME_(PL_K_SUM, PL_SUM) && PL_SAME_(PL_K_PROD, PL_PROD) &&
+                   PL_SAME_(PL_K_MAX, PL_MAX) && PL_SAME_(PL_K_MIN, PL_MIN) &&
+                   PL_SAME_(PL_K_AVG, PL_AVG),
+               "paralab/kernels.h numbers the operations as pl_redop does");
 
 size_t pl_dtype_size(pl_dtype t)
 {

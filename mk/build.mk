@@ -8,8 +8,13 @@
 #   SAN=address   AddressSanitizer + UndefinedBehaviorSanitizer (sim)
 #   SAN=thread    the race check: ThreadSanitizer with fiber annotations (sim)
 #   V=1           show every compile and link command; by default one line
-#                 per file ("  CC labs/01_hello_threads/exercise.cu"), and
-#                 the compiler's own messages in full
+#                 per file ("  CC labs/01_hello_threads/exercise.cu") and per
+#                 archive ("  AR build/sim/lib/libparalab.a"), and the
+#                 compiler's own messages in full
+#
+# Each file is compiled with the include folders of the layers it may see
+# (mk/layers.mk), and each program links the archives of the layers it uses
+# ($(BUILD)/lib: libsimt.a, libparalab.a, libparalab-viz.a, libparalab-lab.a).
 
 VARIANT ?= sim
 SAN ?=
@@ -23,11 +28,15 @@ DEPS_PREFIX ?=
 # plus PTX for newer ones.
 NVCC_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=[sm_90,compute_90]
 
-CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -MMD -MP \
-          -Icore/include -Icore/simt/include -Iviz/include -Ilabs
+include mk/layers.mk
+
+# The include folders (-I) come per file from its layer: $(INC) below.
+CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -MMD -MP
 LDFLAGS :=
-# the visualiser: ncursesw (wide characters) and jansson (replaying traces)
-LDLIBS := -lncursesw -ltinfo -ljansson -lpthread -lm
+LDLIBS := -lpthread -lm
+# only for programs that link the visualiser: ncursesw (wide characters) and
+# jansson (replaying traces)
+UI_LDLIBS := -lncursesw -ltinfo -ljansson
 ifneq ($(DEPS_PREFIX),)
   CFLAGS += -I$(DEPS_PREFIX)/usr/include
   LDFLAGS += -L$(DEPS_PREFIX)/usr/lib/x86_64-linux-gnu -Wl,-rpath,$(DEPS_PREFIX)/usr/lib/x86_64-linux-gnu
@@ -61,7 +70,6 @@ KASAN_OFF_FILES ?= core/kernels/reduce.cu
 KASAN = $(if $(filter $<,$(KASAN_CALLS_FILES)),$(KASAN_CALLS),$(if $(filter $<,$(KASAN_OFF_FILES)),,$(KASAN_INLINE)))
 
 ifeq ($(VARIANT),sim)
-  CFLAGS += -Icore/simt/cudart
   KFLAGS = -x c $(CFLAGS) $(KASAN)
   SIMTFLAGS = $(CFLAGS) -DSIMT_SHADOW
   ifeq ($(SAN),address)
@@ -82,8 +90,9 @@ ifeq ($(VARIANT),sim)
     LDFLAGS += -fsanitize=thread
   endif
 else
-  CFLAGS += -I$(CUDA_HOME)/include -DPARALAB_CUDA=1 $(if $(filter 1,$(CUBLAS)),-DPARALAB_CUBLAS=1)
-  NVFLAGS := -std=c++17 -O2 -g $(NVCC_ARCH) -Icore/include -Icore/simt/include -Ilabs \
+  LAYER_cudart_INC := $(CUDA_HOME)/include
+  CFLAGS += -DPARALAB_CUDA=1 $(if $(filter 1,$(CUBLAS)),-DPARALAB_CUBLAS=1)
+  NVFLAGS := -std=c++17 -O2 -g $(NVCC_ARCH) \
              -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings
   LDFLAGS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64
   LDLIBS := -lcudart -lnccl $(if $(filter 1,$(CUBLAS)),-lcublas) -lstdc++ $(LDLIBS) -ldl -lrt
@@ -91,6 +100,12 @@ endif
 
 OBJ := $(BUILD)/obj
 BIN := $(BUILD)/bin
+LIB := $(BUILD)/lib
+
+# The include flags of the file being compiled ($<): its layer's
+# (mk/layers.mk). Lab 03's reference as the race check rewrites it is lab code.
+LAYER_FILES += $(BUILD)/gen/%=labs
+INC = $(if $(call layer_of,$<),$(call layer_inc,$(call layer_of,$<)),$(error $<: in no layer: add it to LAYER_FILES in mk/layers.mk))
 
 # Quiet by default: what is built, not how (V=1: the commands).
 V ?= 0
@@ -103,22 +118,36 @@ else
 endif
 
 # ---- sources -------------------------------------------------------------
-SIMT_SRC := $(if $(filter sim,$(VARIANT)),core/simt/emu.c core/simt/runtime.c core/simt/presets.c)
+SIMT_SRC := $(if $(filter sim,$(VARIANT)),$(wildcard core/simt/*.c))
 # The device seam: one file per world (paralab/device.h).
 SEAM_SRC := core/device_$(VARIANT).c
+# core: the runtime, its subfolders (comm, model, parallel) and the kernels
 CORE_SRC := $(filter-out core/device_%.c,$(wildcard core/*.c)) $(SEAM_SRC) \
-            $(wildcard core/kernels/*.cu) $(wildcard viz/*.c)
+            $(wildcard core/comm/*.c core/model/*.c core/parallel/*.c) \
+            $(wildcard core/kernels/*.cu)
+VIZ_SRC := $(wildcard viz/*.c)
+# the one lab harness
+HARNESS_SRC := $(wildcard labs/harness/*.c labs/harness/*.cu)
 LAB_DIRS := $(sort $(wildcard labs/[0-9][0-9]_*))
-LAB_SRC := $(foreach d,$(LAB_DIRS),$(filter-out $(d)/main.c,$(wildcard $(d)/*.c $(d)/*.cu))) \
-           labs/registry.c
+# a lab's own code but its main (labcheck and paralab-bench link it too)
+lab_src = $(filter-out $(1)/main.c,$(wildcard $(1)/*.c $(1)/*.cu))
 UNIT_SRC := $(wildcard tests/unit/*.c) $(wildcard tests/unit/*.cu)
 BENCH_SRC := $(wildcard bench/*.c) $(wildcard bench/*.cu)
+# the labs paralab-bench runs (dp: Lab 07's training)
+BENCH_LABS := labs/07_data_parallel
 
 objs = $(patsubst %,$(OBJ)/%.o,$(1))
-SIMT_OBJ := $(call objs,$(SIMT_SRC))
-CORE_OBJ := $(call objs,$(CORE_SRC))
-LAB_OBJ := $(call objs,$(LAB_SRC))
-RT_OBJ := $(CORE_OBJ) $(SIMT_OBJ)
+
+# ---- libraries: one archive per layer ----------------------------------------
+SIMT_LIB := $(if $(SIMT_SRC),$(LIB)/libsimt.a)
+CORE_LIB := $(LIB)/libparalab.a
+VIZ_LIB := $(LIB)/libparalab-viz.a
+LAB_LIB := $(if $(HARNESS_SRC),$(LIB)/libparalab-lab.a)
+# what a program links, from the layer it needs down (an archive only
+# before the ones it calls)
+RT_LIBS := $(CORE_LIB) $(SIMT_LIB)
+UI_LIBS := $(VIZ_LIB) $(RT_LIBS)
+LAB_LIBS := $(LAB_LIB) $(UI_LIBS)
 
 LAB_BINS := $(foreach d,$(LAB_DIRS),$(BIN)/lab$(shell echo $(notdir $(d)) | cut -c1-2))
 PROGS := $(LAB_BINS) $(BIN)/labcheck $(BIN)/unit $(BIN)/paralab-bench $(BIN)/paralab-train \
@@ -132,7 +161,8 @@ all: $(PROGS)
 
 # Rebuild everything when the flags change (a new variant, sanitizer or
 # toolchain), not only when sources do.
-FLAGS_NOW := $(CC) $(CFLAGS) | $(KFLAGS) | $(SIMTFLAGS) | $(LDFLAGS) $(LDLIBS) \
+FLAGS_NOW := $(CC) $(CFLAGS) | $(KFLAGS) | $(SIMTFLAGS) | $(LDFLAGS) $(LDLIBS) $(UI_LDLIBS) \
+             | $(LAYER_FILES) $(foreach l,$(LAYERS),$(l):$(call layer_inc,$(l))) \
              $(if $(filter cuda,$(VARIANT)),| $(NVCC) $(NVFLAGS))
 FLAGS_STAMP := $(BUILD)/flags.stamp
 ifneq ($(FLAGS_NOW),$(shell cat $(FLAGS_STAMP) 2>/dev/null))
@@ -151,55 +181,76 @@ comma := ,
 $(OBJ)/core/simt/%.c.o: core/simt/%.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(call say,CC,$<)
-	$(Q)$(CC) $(SIMTFLAGS) -U_FORTIFY_SOURCE -c $< -o $@
+	$(Q)$(CC) $(SIMTFLAGS) $(INC) -U_FORTIFY_SOURCE -c $< -o $@
 
 $(OBJ)/%.c.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(call say,CC,$<)
-	$(Q)$(CC) $(CFLAGS) $(EXTRA) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(INC) $(EXTRA) -c $< -o $@
 
 ifeq ($(VARIANT),sim)
 $(OBJ)/%.cu.o: %.cu $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(call say,CC,$<)
-	$(Q)$(CC) $(KFLAGS) $(EXTRA) -c $< -o $@
+	$(Q)$(CC) $(KFLAGS) $(INC) $(EXTRA) -c $< -o $@
 else
 $(OBJ)/%.cu.o: %.cu $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(call say,NVCC,$<)
-	$(Q)$(NVCC) $(NVFLAGS) $(EXTRA) -MMD -MP -c $< -o $@
+	$(Q)$(NVCC) $(NVFLAGS) $(INC) $(EXTRA) -MMD -MP -c $< -o $@
 endif
 
+# ---- archive ---------------------------------------------------------------
+define lib_rule
+$(1): $(call objs,$(2))
+	@mkdir -p $$(@D)
+	$$(call say,AR,$$@)
+	$$(Q)rm -f $$@ && $$(AR) rcs $$@ $$^
+endef
+AR := ar
+$(if $(SIMT_LIB),$(eval $(call lib_rule,$(SIMT_LIB),$(SIMT_SRC))))
+$(eval $(call lib_rule,$(CORE_LIB),$(CORE_SRC)))
+$(eval $(call lib_rule,$(VIZ_LIB),$(VIZ_SRC)))
+$(if $(LAB_LIB),$(eval $(call lib_rule,$(LAB_LIB),$(HARNESS_SRC))))
+
 # ---- link ------------------------------------------------------------------
+# Each program: its own objects, then the archives of the layers it uses, top
+# down; ncurses and jansson only with the visualiser.
+# A lab: its own files, the harness, the visualiser, core.
 define lab_rule
-$(BIN)/lab$(shell echo $(notdir $(1)) | cut -c1-2): $(OBJ)/$(1)/main.c.o $(LAB_OBJ) $(RT_OBJ)
+$(BIN)/lab$(shell echo $(notdir $(1)) | cut -c1-2): $(OBJ)/$(1)/main.c.o $(call objs,$(call lab_src,$(1))) $(LAB_LIBS)
 	@mkdir -p $$(@D)
 	$$(call say,LD,$$@)
-	$$(Q)$$(CC) $$(LDFLAGS) $$^ $$(LDLIBS) -o $$@
+	$$(Q)$$(CC) $$(LDFLAGS) $$^ $$(UI_LDLIBS) $$(LDLIBS) -o $$@
 endef
 $(foreach d,$(LAB_DIRS),$(eval $(call lab_rule,$(d))))
 
-$(BIN)/labcheck: $(OBJ)/tests/labcheck.c.o $(LAB_OBJ) $(RT_OBJ)
+# every lab's checks, exercises and references, and the list of them
+$(BIN)/labcheck: $(call objs,tests/labcheck.c $(foreach d,$(LAB_DIRS),$(call lab_src,$(d))) \
+                 labs/registry.c) $(LAB_LIBS)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(LDFLAGS) $^ $(UI_LDLIBS) $(LDLIBS) -o $@
 
-$(BIN)/unit: $(call objs,$(UNIT_SRC)) $(RT_OBJ)
+# the suites test the emulator, core and the visualiser
+$(BIN)/unit: $(call objs,$(UNIT_SRC)) $(UI_LIBS)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ -lcunit $(LDLIBS) -o $@
+	$(Q)$(CC) $(LDFLAGS) $^ -lcunit $(UI_LDLIBS) $(LDLIBS) -o $@
 
-$(BIN)/paralab-bench: $(call objs,$(BENCH_SRC)) $(LAB_OBJ) $(RT_OBJ)
+$(BIN)/paralab-bench: $(call objs,$(BENCH_SRC) $(foreach d,$(BENCH_LABS),$(call lab_src,$(d)))) \
+                      $(LAB_LIBS)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(LDFLAGS) $^ $(UI_LDLIBS) $(LDLIBS) -o $@
 
-$(BIN)/paralab-viz: $(OBJ)/tools/viz.c.o $(RT_OBJ)
+$(BIN)/paralab-viz: $(OBJ)/tools/viz.c.o $(UI_LIBS)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(LDFLAGS) $^ $(UI_LDLIBS) $(LDLIBS) -o $@
 
-$(BIN)/paralab-train: $(OBJ)/tools/train.c.o $(RT_OBJ)
+# core only: no visualiser, no ncurses, no jansson
+$(BIN)/paralab-train: $(OBJ)/tools/train.c.o $(RT_LIBS)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -215,7 +266,7 @@ $(BUILD)/gen/lab03_racy.cu: labs/03_reduction/solution.cu
 	@! cmp -s $< $@ || { echo "lab03_racy.cu: the edit no longer applies to $<" >&2; rm -f $@; exit 1; }
 
 $(BIN)/racecheck: $(call objs,$(wildcard tests/race/*.c tests/race/*.cu) labs/03_reduction/solution.cu \
-                  $(BUILD)/gen/lab03_racy.cu) $(RT_OBJ)
+                  $(BUILD)/gen/lab03_racy.cu) $(RT_LIBS)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@

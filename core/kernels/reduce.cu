@@ -12,7 +12,6 @@
  */
 #include "simt/kernel.h"
 
-#include "paralab/comm.h"
 #include "paralab/kernels.h"
 
 #define TILE (256u * 16u) /* elements per block: 256 threads x 16 */
@@ -26,16 +25,16 @@
         size_t i = (size_t)blockIdx.x * TILE + threadIdx.x, stride = blockDim.x;                   \
         n = n < i - threadIdx.x + TILE ? n : i - threadIdx.x + TILE; /* this block's tile */       \
         switch (op) {                                                                              \
-        case PL_PROD:                                                                              \
+        case PL_K_PROD:                                                                            \
             for (; i < n; i += stride) dst[i] = (T)((U)dst[i] * (U)src[i]);                        \
             break;                                                                                 \
-        case PL_MAX:                                                                               \
+        case PL_K_MAX:                                                                             \
             for (; i < n; i += stride) dst[i] = src[i] > dst[i] ? src[i] : dst[i];                 \
             break;                                                                                 \
-        case PL_MIN:                                                                               \
+        case PL_K_MIN:                                                                             \
             for (; i < n; i += stride) dst[i] = src[i] < dst[i] ? src[i] : dst[i];                 \
             break;                                                                                 \
-        default: /* PL_SUM, PL_AVG */                                                              \
+        default: /* PL_K_SUM, PL_K_AVG */                                                          \
             for (; i < n; i += stride) dst[i] = (T)((U)dst[i] + (U)src[i]);                        \
         }                                                                                          \
     }                                                                                              \
@@ -53,6 +52,23 @@ REDUCE_KERNEL(f64, double, double)
 REDUCE_KERNEL(i32, int32_t, uint32_t)
 REDUCE_KERNEL(i64, int64_t, uint64_t)
 
+/* bytes per element (0: a type this file does not know) */
+static size_t elem_size(int type)
+{
+    switch (type) {
+    case PL_K_FLOAT32:
+        return sizeof(float);
+    case PL_K_FLOAT64:
+        return sizeof(double);
+    case PL_K_INT32:
+        return sizeof(int32_t);
+    case PL_K_INT64:
+        return sizeof(int64_t);
+    default:
+        return 0;
+    }
+}
+
 static dim3 grid_for(size_t n)
 {
     size_t blocks = (n + TILE - 1) / TILE;
@@ -63,16 +79,16 @@ static dim3 grid_for(size_t n)
 cudaError_t pl_k_reduce(void *dst, const void *src, size_t n, int type, int op, cudaStream_t stream)
 {
     dim3 g = grid_for(n), b = {256, 1, 1};
-    size_t bytes = pl_dtype_size((pl_dtype)type);
+    size_t bytes = elem_size(type);
     SIMT_LAUNCH_COST((double)n, 3.0 * (double)(n * bytes)); /* 1 op; read 2, write 1 */
     switch (type) {
-    case PL_FLOAT32:
+    case PL_K_FLOAT32:
         return launch_reduce_f32(g, b, 0, stream, (float *)dst, (const float *)src, n, op);
-    case PL_FLOAT64:
+    case PL_K_FLOAT64:
         return launch_reduce_f64(g, b, 0, stream, (double *)dst, (const double *)src, n, op);
-    case PL_INT32:
+    case PL_K_INT32:
         return launch_reduce_i32(g, b, 0, stream, (int32_t *)dst, (const int32_t *)src, n, op);
-    case PL_INT64:
+    case PL_K_INT64:
         return launch_reduce_i64(g, b, 0, stream, (int64_t *)dst, (const int64_t *)src, n, op);
     default:
         return cudaErrorInvalidValue;
@@ -82,16 +98,16 @@ cudaError_t pl_k_reduce(void *dst, const void *src, size_t n, int type, int op, 
 cudaError_t pl_k_divide(void *buf, size_t n, int type, int divisor, cudaStream_t stream)
 {
     dim3 g = grid_for(n), b = {256, 1, 1};
-    size_t bytes = pl_dtype_size((pl_dtype)type);
+    size_t bytes = elem_size(type);
     SIMT_LAUNCH_COST((double)n, 2.0 * (double)(n * bytes));
     switch (type) {
-    case PL_FLOAT32:
+    case PL_K_FLOAT32:
         return launch_divide_f32(g, b, 0, stream, (float *)buf, n, (float)divisor);
-    case PL_FLOAT64:
+    case PL_K_FLOAT64:
         return launch_divide_f64(g, b, 0, stream, (double *)buf, n, (double)divisor);
-    case PL_INT32:
+    case PL_K_INT32:
         return launch_divide_i32(g, b, 0, stream, (int32_t *)buf, n, (int32_t)divisor);
-    case PL_INT64:
+    case PL_K_INT64:
         return launch_divide_i64(g, b, 0, stream, (int64_t *)buf, n, (int64_t)divisor);
     default:
         return cudaErrorInvalidValue;

@@ -14,6 +14,12 @@
 extern "C" {
 #endif
 
+/* The element types and reductions by number, as paralab/comm.h numbers
+ * pl_dtype and pl_redop (core/comm.c checks that the two agree): a kernel
+ * sees the CUDA dialect only, never paralab/comm.h. */
+enum { PL_K_FLOAT32, PL_K_FLOAT64, PL_K_INT32, PL_K_INT64 };
+enum { PL_K_SUM, PL_K_PROD, PL_K_MAX, PL_K_MIN, PL_K_AVG };
+
 /* dst[i] = dst[i] OP src[i] for i < n. type: a pl_dtype, op: PL_SUM, PL_PROD,
  * PL_MAX or PL_MIN (PL_AVG reduces as PL_SUM; see pl_k_divide). */
 cudaError_t pl_k_reduce(void *dst, const void *src, size_t n, int type, int op,
