@@ -51,10 +51,13 @@ deps:
 data:
 	@scripts/data.sh
 
-## test: everything: unit tests, lab checks on the solutions, the visualiser in tmux, paralab-train on the digits, again under ASan+UBSan (short runs), the race check, the CUDA build
+## test: everything: the layers, unit tests, lab checks on the solutions, the visualiser in tmux, paralab-train on the digits, again under ASan+UBSan (short runs), the race check, the CUDA build
 test: deps data
 	+@$(SIM)
 	@$(MAKE) format-check
+	@echo "== the layers: every #include within the layers its file may see (mk/layers.mk), and the check's own test"
+	@tests/layers.sh
+	@tests/layers_selftest.sh
 	@echo "== unit tests (simulated GPU)"
 	@build/sim/bin/unit
 	@echo "== lab checks on the reference solutions (a TODO is a failure)"

@@ -201,12 +201,17 @@ $(OBJ)/%.cu.o: %.cu $(FLAGS_STAMP)
 endif
 
 # ---- archive ---------------------------------------------------------------
+# An archive is made afresh from its members; it is remade when one changes,
+# and when the list does (a file moved to another layer leaves no stale copy):
+# $(1).members holds the list it was made from.
 define lib_rule
-$(1): $(call objs,$(2))
+$(if $(call same_list,$(2),$(shell cat $(1).members 2>/dev/null)),,$(shell mkdir -p $(dir $(1)) && echo '$(2)' >$(1).members))
+$(1): $(call objs,$(2)) $(1).members
 	@mkdir -p $$(@D)
 	$$(call say,AR,$$@)
-	$$(Q)rm -f $$@ && $$(AR) rcs $$@ $$^
+	$$(Q)rm -f $$@ && $$(AR) rcs $$@ $$(filter %.o,$$^)
 endef
+same_list = $(if $(subst $(strip $(1)),,$(strip $(2)))$(subst $(strip $(2)),,$(strip $(1))),,1)
 AR := ar
 $(if $(SIMT_LIB),$(eval $(call lib_rule,$(SIMT_LIB),$(SIMT_SRC))))
 $(eval $(call lib_rule,$(CORE_LIB),$(CORE_SRC)))
@@ -232,8 +237,9 @@ $(BIN)/labcheck: $(call objs,tests/labcheck.c $(foreach d,$(LAB_DIRS),$(call lab
 	$(call say,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(UI_LDLIBS) $(LDLIBS) -o $@
 
-# the suites test the emulator, core and the visualiser
-$(BIN)/unit: $(call objs,$(UNIT_SRC)) $(UI_LIBS)
+# the suites test the emulator, core, the visualiser (and the harness, should
+# a suite call it: an archive adds only the members a program calls)
+$(BIN)/unit: $(call objs,$(UNIT_SRC)) $(LAB_LIBS)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -lcunit $(UI_LDLIBS) $(LDLIBS) -o $@

@@ -30,7 +30,7 @@ EOF
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1 && [ "$(git rev-parse --show-toplevel)" = "$(pwd -P)" ]; then
     files=$(git ls-files --cached --others --exclude-standard '*.c' '*.h' '*.cu')
 else
-    files=$(find . -path ./build -prune -o -path ./.git -prune -o -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' \) -print | sed 's|^\./||' | sort)
+    files=$(find . -path ./build -prune -o -path ./.git -prune -o -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' \) -print | sed "s|^\./||" | LC_ALL=C sort)
 fi
 
 printf '%s\n' "$files" | TABLE="$table" perl -e '
@@ -82,6 +82,6 @@ while (my $f = <STDIN>) {
     }
     close $fh;
 }
-if ($bad) { print "✗ layers: $bad include(s) across a layer the file may not see (mk/layers.mk)\n"; exit 1; }
+if ($bad) { print "✗ layers: $bad include(s) or file(s) outside the layers they may see (mk/layers.mk)\n"; exit 1; }
 print "✓ layers: $n_inc includes in $n_files files, each within the layers its file may see (mk/layers.mk)\n";
 '
