@@ -12,6 +12,8 @@
  */
 #include "simt/kernel.h"
 
+#include <stdint.h>
+
 #include "paralab/kernels.h"
 
 #define TILE (256u * 16u) /* elements per block: 256 threads x 16 */
