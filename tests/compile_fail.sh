@@ -37,7 +37,7 @@ expect_refusal syncthreads_or_statement "__syncthreads_or is not simulated by pa
 #include "simt/kernel.h"
 __global__ void k(int *out) { __syncthreads_or(out[0]); }'
 # pl_k_scale's count and factor swapped (C would convert both silently)
-flags+=("-I$root/core/include")
+flags+=("-I$root/core/kernels/include") # paralab/nn.h, the kernels' header
 expect_refusal scale_swapped 'pl_k_scale\(x, n, a, stream\): n, the element count, is a floating-point value: are the count and the factor swapped' '
 #include "paralab/nn.h"
 int f(float *g, long n) { return pl_k_scale(g, 0.25f, n, 0); }'
