@@ -104,7 +104,7 @@ endif
 
 # ---- sources -------------------------------------------------------------
 SIMT_SRC := $(if $(filter sim,$(VARIANT)),core/simt/emu.c core/simt/runtime.c core/simt/presets.c)
-CORE_SRC := $(wildcard core/*.c) $(wildcard core/kernels/*.cu) $(wildcard viz/*.c)
+CORE_SRC := $(wildcard core/*.c core/model/*.c core/parallel/*.c) $(wildcard core/kernels/*.cu) $(wildcard viz/*.c)
 LAB_DIRS := $(sort $(wildcard labs/[0-9][0-9]_*))
 LAB_SRC := $(foreach d,$(LAB_DIRS),$(filter-out $(d)/main.c,$(wildcard $(d)/*.c $(d)/*.cu))) \
            labs/registry.c
