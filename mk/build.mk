@@ -107,6 +107,7 @@ SIMT_SRC := $(if $(filter sim,$(VARIANT)),core/simt/emu.c core/simt/runtime.c co
 # The device seam: one file per world (paralab/device.h).
 SEAM_SRC := core/device_$(VARIANT).c
 CORE_SRC := $(filter-out core/device_%.c,$(wildcard core/*.c)) $(SEAM_SRC) \
+            $(wildcard core/model/*.c core/parallel/*.c) \
             $(wildcard core/kernels/*.cu) $(wildcard viz/*.c)
 LAB_DIRS := $(sort $(wildcard labs/[0-9][0-9]_*))
 LAB_SRC := $(foreach d,$(LAB_DIRS),$(filter-out $(d)/main.c,$(wildcard $(d)/*.c $(d)/*.cu))) \
