@@ -46,6 +46,7 @@ int main(int argc, char **argv)
         {"viz", register_viz_suite},
         {"watchdog", register_watchdog_suite},
         {"mesh", register_mesh_suite},
+        {"device", register_device_suite},
     };
     int n = (int)(sizeof suites / sizeof *suites);
     if (argc == 2 && strcmp(argv[1], "--list") == 0) { /* make gpu-test runs them one by one */
