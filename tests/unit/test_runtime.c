@@ -30,7 +30,7 @@ static void test_devices(void)
     int n = ndev(), d = -1;
     CU_ASSERT(n >= 1);
 #ifdef PARALAB_SIMULATED_CUDA
-    CU_ASSERT_EQUAL(n, atoi(getenv("PARALAB_SIM_DEVICES")));
+    CU_ASSERT_EQUAL(n, atoi(getenv("SIMT_DEVICES")));
 #endif
     CU_ASSERT_CUDA(cudaSetDevice(-1), cudaErrorInvalidDevice);
     CU_ASSERT_CUDA(cudaSetDevice(n), cudaErrorInvalidDevice);
