@@ -7,7 +7,6 @@
  * Either way an out-of-bounds access stops the kernel with
  * cudaErrorIllegalAddress and a report naming the nearest allocation.
  */
-#undef _FORTIFY_SOURCE /* __longjmp_chk aborts on jumps between stacks */
 #include <stdint.h>
 
 #include "memcheck.h"

@@ -825,6 +825,44 @@ static void test_op_hook(void)
     CU_ASSERT_OK(cudaStreamDestroy(s));
     CU_ASSERT_OK(cudaFree(d));
 }
+
+/* SIM ONLY: simtEnvSource names the variable that sets a setting now: the
+ * new SIMT_* name when it is set, else its old PARALAB_SIM_* name, else
+ * none (an empty value counts as unset). Only the environment is read: the
+ * runtime, started long ago, is not changed. */
+static void test_env_source(void)
+{
+    const simt_preset *preset = simtCurrentPreset();
+    const char *names[] = {"SIMT_GPU", "PARALAB_SIM_GPU", "SIMT_QUIET"};
+    char *saved[3];
+    for (int i = 0; i < 3; i++) {
+        const char *v = getenv(names[i]);
+        saved[i] = v ? strdup(v) : NULL;
+        unsetenv(names[i]);
+    }
+    CU_ASSERT_PTR_NULL(simtEnvSource("SIMT_GPU"));
+    setenv("PARALAB_SIM_GPU", "A100-SXM-80GB", 1);
+    CU_ASSERT_STRING_EQUAL(simtEnvSource("SIMT_GPU"), "PARALAB_SIM_GPU");
+    setenv("SIMT_GPU", "H200-SXM", 1);
+    CU_ASSERT_STRING_EQUAL(simtEnvSource("SIMT_GPU"), "SIMT_GPU");
+    setenv("SIMT_GPU", "", 1);
+    CU_ASSERT_STRING_EQUAL(simtEnvSource("SIMT_GPU"), "PARALAB_SIM_GPU");
+    setenv("PARALAB_SIM_GPU", "", 1);
+    CU_ASSERT_PTR_NULL(simtEnvSource("SIMT_GPU"));
+    CU_ASSERT_STRING_EQUAL(simtEnvSource("SIMT_DEVICES"), "SIMT_DEVICES"); /* main sets it */
+    CU_ASSERT_PTR_NULL(simtEnvSource("SIMT_QUIET"));
+    setenv("SIMT_QUIET", "1", 1); /* a setting never renamed: its own name only */
+    CU_ASSERT_STRING_EQUAL(simtEnvSource("SIMT_QUIET"), "SIMT_QUIET");
+    CU_ASSERT_PTR_NULL(simtEnvSource(NULL));
+    for (int i = 0; i < 3; i++) {
+        if (saved[i])
+            setenv(names[i], saved[i], 1);
+        else
+            unsetenv(names[i]);
+        free(saved[i]);
+    }
+    CU_ASSERT_PTR_EQUAL(simtCurrentPreset(), preset);
+}
 #endif
 
 int register_runtime_suite(void)
@@ -864,6 +902,7 @@ int register_runtime_suite(void)
         {"bad handles (sim)", test_bad_handles},
         {"op reports for traces (sim)", test_op_hook},
         {"nodes and the network (sim)", test_nodes_and_network},
+        {"the variable that set a setting: SIMT_* or the old name (sim)", test_env_source},
 #endif
     };
     for (size_t i = 0; i < sizeof t / sizeof *t; i++)
