@@ -20,8 +20,6 @@
 #include "alloc.h"
 #include "shadow.h"
 
-#define MAX_DEVICES 64
-
 typedef struct alloc {
     uintptr_t base;
     size_t size;   /* as requested */
@@ -45,7 +43,7 @@ typedef struct memdev {
 static struct {
     size_t capacity;
     size_t span; /* arena bytes per device */
-    memdev dev[MAX_DEVICES];
+    memdev dev[SIMT_MAX_DEVICES];
     pthread_rwlock_t alloc_lock;
     alloc *allocs; /* sorted by base */
     int nalloc, capalloc;

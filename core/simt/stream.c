@@ -30,7 +30,6 @@
 #include "cost.h"
 #include "stream.h"
 
-#define MAX_DEVICES SIMT_MAX_DEVICES
 #define REPORT_CAP 2048
 
 enum op_kind { OP_KERNEL, OP_COPY, OP_MEMSET, OP_MARKER };
@@ -102,7 +101,7 @@ typedef struct device {
     double engine_free[ENG_COUNT];
 } device;
 
-static device D[MAX_DEVICES];
+static device D[SIMT_MAX_DEVICES];
 
 static _Thread_local double host_clock; /* modeled seconds */
 /* simtSetOpHook: the calling thread's hook, and the ops it enqueued that
@@ -123,7 +122,7 @@ static double maxd(double a, double b) { return a > b ? a : b; }
 
 void simt_streams_init(int ndev)
 {
-    for (int d = 0; d < MAX_DEVICES; d++) pthread_cond_init(&D[d].done_cv, NULL);
+    for (int d = 0; d < SIMT_MAX_DEVICES; d++) pthread_cond_init(&D[d].done_cv, NULL);
     for (int d = 0; d < ndev; d++) {
         device *dv = &D[d];
         dv->legacy.magic = STREAM_MAGIC;
