@@ -39,7 +39,7 @@ endif
 #     (addr >> 3) + SIMT_SHADOW_OFFSET and calls __asan_report_* only when it
 #     is poisoned — about a nanosecond per access. The emulator reserves the
 #     shadow and poisons the bytes after every device allocation
-#     (core/simt/internal.h, SIMT_SHADOW_OFFSET: keep the two in step).
+#     (core/simt/shadow.h, SIMT_SHADOW_OFFSET: keep the two in step).
 #   call mode (build/sim-asan, and KASAN_CALLS_FILES): every access calls
 #     __asan_{load,store}N_noabort(addr), which checks it against the
 #     allocation table and feeds the access observer (simtSetAccessObserver).
@@ -103,7 +103,7 @@ else
 endif
 
 # ---- sources -------------------------------------------------------------
-SIMT_SRC := $(if $(filter sim,$(VARIANT)),core/simt/emu.c core/simt/runtime.c core/simt/presets.c)
+SIMT_SRC := $(if $(filter sim,$(VARIANT)),$(wildcard core/simt/*.c))
 # The device seam: one file per world (paralab/device.h).
 SEAM_SRC := core/device_$(VARIANT).c
 CORE_SRC := $(filter-out core/device_%.c,$(wildcard core/*.c)) $(SEAM_SRC) \

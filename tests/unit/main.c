@@ -20,7 +20,7 @@ int main(int argc, char **argv)
 {
     /* The simulated GPU: 8 devices unless the caller chose; fault reports
      * stay in simtLastFaultReport() instead of stderr. */
-    setenv("PARALAB_SIM_DEVICES", "16", 0); /* two nodes of 8 */
+    setenv("SIMT_DEVICES", "16", 0); /* two nodes of 8 */
     setenv("SIMT_QUIET", "1", 0);
     const char *why = pl_device_problem("unit");
     if (why) {
