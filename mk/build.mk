@@ -106,7 +106,9 @@ endif
 SIMT_SRC := $(if $(filter sim,$(VARIANT)),core/simt/emu.c core/simt/runtime.c core/simt/presets.c)
 # The device seam: one file per world (paralab/device.h).
 SEAM_SRC := core/device_$(VARIANT).c
-CORE_SRC := $(filter-out core/device_%.c,$(wildcard core/*.c)) $(SEAM_SRC) \
+# The communicators (core/comm): every engine but the NCCL one of the other world.
+COMM_SRC := $(filter-out core/comm/$(if $(filter cuda,$(VARIANT)),nccl_none,comm_nccl).c,$(wildcard core/comm/*.c))
+CORE_SRC := $(filter-out core/device_%.c,$(wildcard core/*.c)) $(SEAM_SRC) $(COMM_SRC) \
             $(wildcard core/kernels/*.cu) $(wildcard viz/*.c)
 LAB_DIRS := $(sort $(wildcard labs/[0-9][0-9]_*))
 LAB_SRC := $(foreach d,$(LAB_DIRS),$(filter-out $(d)/main.c,$(wildcard $(d)/*.c $(d)/*.cu))) \
