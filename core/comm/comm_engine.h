@@ -7,8 +7,10 @@
  *   - pl_comm_local_engine (comm_local.c): ring algorithms over the CUDA
  *     runtime API, on simulated GPUs or ranks sharing a real one, with the
  *     checks NCCL cannot make;
- *   - pl_comm_nccl_engine (comm_nccl.c, the CUDA build only): NCCL itself,
- *     one communicator per rank, each rank on its own GPU.
+ *   - pl_comm_nccl_engine: NCCL itself, one communicator per rank, each
+ *     rank on its own GPU (comm_nccl.c, the CUDA build); in the simulated
+ *     build nccl_none.c, which makes no handles (pl_comm_create_nccl says
+ *     why). The build compiles one of the two (mk/build.mk).
  */
 #ifndef PARALAB_COMM_ENGINE_H
 #define PARALAB_COMM_ENGINE_H
@@ -62,8 +64,6 @@ typedef struct pl_comm_engine {
 } pl_comm_engine;
 
 extern const pl_comm_engine pl_comm_local_engine;
-#ifdef PARALAB_CUDA
 extern const pl_comm_engine pl_comm_nccl_engine;
-#endif
 
 #endif

@@ -1,5 +1,6 @@
 /*
- * comm_nccl.c — the NCCL engine behind paralab/comm.h (the CUDA build only).
+ * comm_nccl.c — the NCCL engine behind paralab/comm.h (the CUDA build only:
+ * mk/build.mk compiles nccl_none.c in its place in the simulated one).
  *
  * Each rank is a host thread with its own NCCL communicator on its own GPU,
  * made together by ncclCommInitAll (one process, several GPUs, as
@@ -23,7 +24,6 @@
  * one is not woken (that needs ncclCommAbort from another thread, which this
  * engine does not risk).
  */
-#ifdef PARALAB_CUDA
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -632,4 +632,3 @@ const pl_comm_engine pl_comm_nccl_engine = {
     .count_call = n_count_call,
     .link_bytes = n_link_bytes,
 };
-#endif /* PARALAB_CUDA */
