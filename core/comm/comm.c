@@ -56,7 +56,6 @@ const char *pl_comm_result_name(pl_comm_result r)
 
 const char *pl_comm_engine_name(const pl_comm *c) { return c->engine->name; }
 
-
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
 void pl_comm_destroy_all(pl_comm **ranks, int n)
