@@ -212,7 +212,10 @@ void lc_hold(pl_comm *pc, int on);
 const char *lc_kind_name(int k);
 pl_comm_result lc_begin(lcomm *c, const call *k, const void *send, void *recv, cudaStream_t stream);
 pl_comm_result lc_step(lcomm *c, const char *kind, int s, int steps);
+/* The ledger: one message of `bytes` from member `from` to member `to` (w->lock
+ * not held); lc_count_bytes: the same between world ranks a and b, w->lock held. */
 void lc_account(group *g, int from, int to, size_t bytes);
+void lc_count_bytes(world *w, int a, int b, size_t bytes);
 pl_ledger lc_ledger(const pl_comm *pc);
 void lc_count_call(pl_comm *pc, pl_comm_call k);
 uint64_t lc_link_bytes(const pl_comm *pc, int from, int to);

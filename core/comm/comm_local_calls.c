@@ -174,14 +174,18 @@ pl_comm_result lc_step(lcomm *c, const char *kind, int s, int steps)
 void lc_account(group *g, int from, int to, size_t bytes)
 {
     world *w = g->w;
-    int a = g->wrank[from], b = g->wrank[to];
     pthread_mutex_lock(&w->lock);
+    lc_count_bytes(w, g->wrank[from], g->wrank[to], bytes);
+    pthread_mutex_unlock(&w->lock);
+}
+
+void lc_count_bytes(world *w, int a, int b, size_t bytes)
+{
     w->ledger[a].bytes_sent += bytes;
     w->ledger[a].messages_sent++;
     w->ledger[b].bytes_received += bytes;
     w->ledger[b].messages_received++;
     w->link[a][b] += bytes;
-    pthread_mutex_unlock(&w->lock);
 }
 
 pl_ledger lc_ledger(const pl_comm *pc)

@@ -102,15 +102,9 @@ static pl_comm_result p2p_post(lcomm *c, int send, const void *buf, size_t count
     return PL_COMM_OK;
 }
 
-/* Completes a posted op: a receive waits for its send and copies it; a send
- * waits until it has been copied. Frees the op. */
-static pl_comm_result p2p_complete(lcomm *c, p2p *o, cudaStream_t s)
+/* What this rank waits for, for the deadlock report (w->lock held). */
+static void say_waiting(world *w, int me, const p2p *o)
 {
-    group *g = c->g;
-    world *w = g->w;
-    pl_comm_result r = PL_COMM_OK;
-    pthread_mutex_lock(&w->lock);
-    int me = g->wrank[c->rank];
     if (o->send)
         snprintf(w->doing[me], sizeof w->doing[0],
                  "waits in send to rank %d (%zu %s%s) for the matching receive", o->to, o->count,
@@ -119,86 +113,131 @@ static pl_comm_result p2p_complete(lcomm *c, p2p *o, cudaStream_t s)
         snprintf(w->doing[me], sizeof w->doing[0],
                  "waits in recv from rank %d (%zu %s%s) for the matching send", o->from, o->count,
                  pl_dtype_name(o->type), pl_s((long long)o->count));
-    if (!o->send) {
-        /* wait for the send to be posted */
-        double since = lc_free_clock(w);
-        unsigned long long seen = pl_watchdog_progress_count();
-        p2p *m;
-        while (!(m = find_match(w, o)) && !w->aborted)
-            if (lc_watch(w, &w->cv[me], &since, &seen) && !find_match(w, o)) {
-                lc_trip(w);
-                break;
-            }
-        if (w->aborted || !m) {
-            r = lc_fail(c, w->aborted ? w->abort_code : PL_COMM_TIMEOUT, "%s", w->abort_msg);
-        } else if (m->count != o->count || m->type != o->type) {
-            snprintf(m->msg, sizeof m->msg,
-                     "rank %d sends %zu %s%s to rank %d, but rank %d receives %zu %s%s from rank "
-                     "%d",
-                     m->from, m->count, pl_dtype_name(m->type), pl_s((long long)m->count), m->to,
-                     o->to, o->count, pl_dtype_name(o->type), pl_s((long long)o->count), o->from);
-            m->err = PL_COMM_MISMATCH;
-            m->taken = 1;
-            r = lc_fail(c, PL_COMM_MISMATCH, "%s", m->msg);
-            lc_wake_all(w);
-        } else {
-            const void *src = m->sbuf;
-            int sdev = m->device;
-            cudaEvent_t ready = m->ready;
-            pthread_mutex_unlock(&w->lock);
-            cudaError_t e = cudaStreamWaitEvent(s, ready, 0);
-            size_t bytes = o->count * pl_dtype_size((pl_dtype)o->type);
-            if (!e && bytes) e = cudaMemcpyPeerAsync(o->rbuf, o->device, src, sdev, bytes, s);
-            if (!e) e = cudaEventRecord(o->done, s);
-            pthread_mutex_lock(&w->lock);
-            if (e) {
-                m->err = PL_COMM_CUDA_ERROR;
-                snprintf(m->msg, sizeof m->msg, "rank %d's receive failed: %s", o->to,
-                         cudaGetErrorName(e));
-                r = lc_cuda_fail(c, e, "recv");
-            } else if (bytes) { /* an empty message moves nothing: not counted */
-                w->ledger[o->from].bytes_sent += bytes;
-                w->ledger[o->from].messages_sent++;
-                w->ledger[o->to].bytes_received += bytes;
-                w->ledger[o->to].messages_received++;
-                w->link[o->from][o->to] += bytes;
-            }
-            m->done = o->done; /* the sender waits for the copy */
-            m->taken = 1;
-            o->done = NULL;
-            lc_wake_all(w);
+}
+
+/* A receive waits for its send to be posted: the send, or NULL when the
+ * watchdog ran out or the world stopped (w->lock held). */
+static p2p *await_send(world *w, int me, const p2p *o)
+{
+    double since = lc_free_clock(w);
+    unsigned long long seen = pl_watchdog_progress_count();
+    p2p *m;
+    while (!(m = find_match(w, o)) && !w->aborted)
+        if (lc_watch(w, &w->cv[me], &since, &seen) && !find_match(w, o)) {
+            lc_trip(w);
+            break;
         }
-        remove_post(w, o);
-    } else {
-        r = lc_wait_until(c, post_matched, o);
-        if (!r && o->err) r = lc_fail(c, o->err, "%s", o->msg);
-        if (!r && o->done) {
-            cudaEvent_t done = o->done;
-            pthread_mutex_unlock(&w->lock);
-            cudaError_t e = cudaStreamWaitEvent(s, done, 0);
-            pthread_mutex_lock(&w->lock);
-            if (e) r = lc_cuda_fail(c, e, "send");
-        }
-        remove_post(w, o);
-    }
-    w->doing[me][0] = '\0';
+    return w->aborted ? NULL : m;
+}
+
+/* The send m and the receive o disagree about count or type: both fail,
+ * with one message (w->lock held). */
+static pl_comm_result refuse_mismatch(lcomm *c, const p2p *o, p2p *m)
+{
+    snprintf(m->msg, sizeof m->msg,
+             "rank %d sends %zu %s%s to rank %d, but rank %d receives %zu %s%s from rank %d",
+             m->from, m->count, pl_dtype_name(m->type), pl_s((long long)m->count), m->to, o->to,
+             o->count, pl_dtype_name(o->type), pl_s((long long)o->count), o->from);
+    m->err = PL_COMM_MISMATCH;
+    m->taken = 1;
+    lc_wake_all(c->g->w);
+    return lc_fail(c, PL_COMM_MISMATCH, "%s", m->msg);
+}
+
+/* The receive's copy, out of the send's buffer once the send's `ready` has
+ * passed, then `done`, which the sender's stream will wait for; counted in
+ * the ledger (w->lock held; released around the enqueues). */
+static pl_comm_result recv_copy(lcomm *c, p2p *o, p2p *m, cudaStream_t s)
+{
+    world *w = c->g->w;
+    pl_comm_result r = PL_COMM_OK;
+    const void *src = m->sbuf;
+    int sdev = m->device;
+    cudaEvent_t ready = m->ready;
     pthread_mutex_unlock(&w->lock);
-    if (!r) {
-        size_t bytes = o->count * pl_dtype_size((pl_dtype)o->type);
-        char label[48];
-        snprintf(label, sizeof label, o->send ? "send to %d" : "recv from %d",
-                 o->send ? o->to : o->from);
-        lc_emit(c, &o->posted, o->send ? PL_EV_SEND : PL_EV_RECV, label, bytes,
-                o->send ? o->to : o->from);
+    cudaError_t e = cudaStreamWaitEvent(s, ready, 0);
+    size_t bytes = o->count * pl_dtype_size((pl_dtype)o->type);
+    if (!e && bytes) e = cudaMemcpyPeerAsync(o->rbuf, o->device, src, sdev, bytes, s);
+    if (!e) e = cudaEventRecord(o->done, s);
+    pthread_mutex_lock(&w->lock);
+    if (e) {
+        m->err = PL_COMM_CUDA_ERROR;
+        snprintf(m->msg, sizeof m->msg, "rank %d's receive failed: %s", o->to, cudaGetErrorName(e));
+        r = lc_cuda_fail(c, e, "recv");
+    } else if (bytes) /* an empty message moves nothing: not counted */
+        lc_count_bytes(w, o->from, o->to, bytes);
+    m->done = o->done; /* the sender waits for the copy */
+    m->taken = 1;
+    o->done = NULL;
+    lc_wake_all(w);
+    return r;
+}
+
+/* A receive: waits for its send, checks they agree, copies (w->lock held). */
+static pl_comm_result recv_complete(lcomm *c, p2p *o, cudaStream_t s)
+{
+    world *w = c->g->w;
+    p2p *m = await_send(w, c->g->wrank[c->rank], o);
+    if (!m) return lc_fail(c, w->aborted ? w->abort_code : PL_COMM_TIMEOUT, "%s", w->abort_msg);
+    if (m->count != o->count || m->type != o->type) return refuse_mismatch(c, o, m);
+    return recv_copy(c, o, m, s);
+}
+
+/* A send: waits until its receive has taken it, then makes this stream
+ * wait for the receive's copy (w->lock held; released around the wait). */
+static pl_comm_result send_complete(lcomm *c, p2p *o, cudaStream_t s)
+{
+    world *w = c->g->w;
+    pl_comm_result r = lc_wait_until(c, post_matched, o);
+    if (!r && o->err) r = lc_fail(c, o->err, "%s", o->msg);
+    if (!r && o->done) {
+        cudaEvent_t done = o->done;
+        pthread_mutex_unlock(&w->lock);
+        cudaError_t e = cudaStreamWaitEvent(s, done, 0);
+        pthread_mutex_lock(&w->lock);
+        if (e) r = lc_cuda_fail(c, e, "send");
     }
-    /* events: a send's `ready` and the receive's `done` (passed to the
-     * send) are destroyed by the sender, once its stream waits for them */
+    return r;
+}
+
+/* The op's trace event, from its post to now. */
+static void trace_op(lcomm *c, const p2p *o)
+{
+    size_t bytes = o->count * pl_dtype_size((pl_dtype)o->type);
+    char label[48];
+    snprintf(label, sizeof label, o->send ? "send to %d" : "recv from %d",
+             o->send ? o->to : o->from);
+    lc_emit(c, &o->posted, o->send ? PL_EV_SEND : PL_EV_RECV, label, bytes,
+            o->send ? o->to : o->from);
+}
+
+/* Frees a completed op. Its events: a send's `ready` and the receive's
+ * `done` (passed to the send) are destroyed by the sender, once its stream
+ * waits for them. */
+static void op_free(p2p *o)
+{
     if (o->send) {
         cudaEventDestroy(o->ready);
         if (o->done) cudaEventDestroy(o->done);
     } else if (o->done)
         cudaEventDestroy(o->done);
     free(o);
+}
+
+/* Completes a posted op: a receive waits for its send and copies it; a send
+ * waits until it has been copied. Frees the op. */
+static pl_comm_result p2p_complete(lcomm *c, p2p *o, cudaStream_t s)
+{
+    world *w = c->g->w;
+    int me = c->g->wrank[c->rank];
+    pthread_mutex_lock(&w->lock);
+    say_waiting(w, me, o);
+    pl_comm_result r = o->send ? send_complete(c, o, s) : recv_complete(c, o, s);
+    remove_post(w, o);
+    w->doing[me][0] = '\0';
+    pthread_mutex_unlock(&w->lock);
+    if (!r) trace_op(c, o);
+    op_free(o);
     return r;
 }
 
