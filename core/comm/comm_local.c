@@ -223,7 +223,7 @@ static void l_comm_destroy_all(pl_comm **ranks, int n)
 static pl_comm_result l_comm_split(pl_comm *pc, int color, int key, pl_comm **out)
 {
     lcomm *c = (lcomm *)pc;
-    call k = {.kind = CALL_SPLIT, .color = color, .key = key};
+    call k = {.kind = PL_CALL_SPLIT, .color = color, .key = key};
     if (!out) { /* still meet the others, so they are told */
         lc_fail(c, PL_COMM_INVALID_ARGUMENT, "comm_split: out is NULL");
         k.bad = 1;
@@ -283,7 +283,7 @@ static pl_comm_result l_comm_split(pl_comm *pc, int color, int key, pl_comm **ou
 static pl_comm_result l_comm_barrier(pl_comm *pc)
 {
     lcomm *c = (lcomm *)pc;
-    call k = {.kind = CALL_BARRIER};
+    call k = {.kind = PL_CALL_BARRIER};
     return lc_begin(c, &k, NULL, NULL, NULL);
 }
 

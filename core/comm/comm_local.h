@@ -47,6 +47,7 @@
 #include <stdint.h>
 
 #include "comm_engine.h"
+#include "paralab/collectives.h"
 #include "paralab/comm.h"
 #include "paralab/trace.h"
 
@@ -61,18 +62,9 @@ typedef struct lcomm lcomm; /* one rank's handle: the engine's pl_comm */
 
 /* ---- shared state -------------------------------------------------------- */
 
-enum call_kind {
-    CALL_NONE,
-    CALL_ALL_REDUCE,
-    CALL_BROADCAST,
-    CALL_REDUCE,
-    CALL_ALL_GATHER,
-    CALL_REDUCE_SCATTER,
-    CALL_ALL_TO_ALL,
-    CALL_SPLIT,
-    CALL_FREE,
-    CALL_BARRIER,
-};
+/* What a member calls: a pl_comm_call (a collective, whose descriptor is in
+ * paralab/collectives.h, or barrier, split), or comm_free. */
+enum { CALL_FREE = PL_NUM_CALLS };
 
 typedef struct call {
     int kind;
@@ -219,10 +211,10 @@ void lc_count_bytes(world *w, int a, int b, size_t bytes);
 pl_ledger lc_ledger(const pl_comm *pc);
 void lc_count_call(pl_comm *pc, pl_comm_call k);
 uint64_t lc_link_bytes(const pl_comm *pc, int from, int to);
-int lc_check_type_op(lcomm *c, call *k, int with_op);
-int lc_check_root(lcomm *c, call *k);
-int lc_check_buffers(lcomm *c, call *k, const void *send, const void *recv, int need_send,
-                     int need_recv);
+/* A collective's arguments, as its descriptor says (type, op, root, the
+ * buffers each rank must give, the in-place rule): 1 if good, else 0 with
+ * this rank's message set. */
+int lc_check_args(lcomm *c, const call *k, const void *send, const void *recv);
 
 /* ---- comm_local_fifo.c ------------------------------------------------------------------- */
 

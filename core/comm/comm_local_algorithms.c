@@ -153,14 +153,16 @@ static pl_comm_result chain_run(lcomm *c, const char *kind, int pos, char *mine,
 static pl_comm_result all_reduce_impl(lcomm *c, const void *send, void *recv, size_t count,
                                       pl_dtype t, pl_redop op, cudaStream_t s)
 {
-    call k = {.kind = CALL_ALL_REDUCE, .count = count, .type = t, .op = op};
-    k.bad = !lc_check_type_op(c, &k, 1) || !lc_check_buffers(c, &k, send, recv, 1, 1);
+    const pl_collective *d = &pl_collectives[PL_CALL_ALL_REDUCE];
+    call k = {.kind = PL_CALL_ALL_REDUCE, .count = count, .type = t, .op = op};
+    k.bad = !lc_check_args(c, &k, send, recv);
     pl_comm_result r = lc_begin(c, &k, send, recv, s);
     if (r || count == 0) return r;
     size_t es = pl_dtype_size(t), bytes = count * es;
     int n = c->g->n;
-    if (send != recv) CK(cudaMemcpyAsync(recv, send, bytes, cudaMemcpyDeviceToDevice, s), "copy");
-    if (n > 1 && (r = ring_run(c, "all_reduce", recv, count, t, op, 1, 1, 0, s))) return r;
+    if (!pl_collective_in_place(d, send, recv, count, t, c->rank))
+        CK(cudaMemcpyAsync(recv, send, bytes, cudaMemcpyDeviceToDevice, s), "copy");
+    if (n > 1 && (r = ring_run(c, d->name, recv, count, t, op, 1, 1, 0, s))) return r;
     if (op == PL_AVG && n > 1) CK(pl_k_divide(recv, count, t, n, s), "the division kernel");
     return PL_COMM_OK;
 }
@@ -168,13 +170,14 @@ static pl_comm_result all_reduce_impl(lcomm *c, const void *send, void *recv, si
 static pl_comm_result reduce_scatter_impl(lcomm *c, const void *send, void *recv, size_t recvcount,
                                           pl_dtype t, pl_redop op, cudaStream_t s)
 {
-    call k = {.kind = CALL_REDUCE_SCATTER, .count = recvcount, .type = t, .op = op};
-    k.bad = !lc_check_type_op(c, &k, 1) || !lc_check_buffers(c, &k, send, recv, 1, 1);
+    const pl_collective *d = &pl_collectives[PL_CALL_REDUCE_SCATTER];
+    call k = {.kind = PL_CALL_REDUCE_SCATTER, .count = recvcount, .type = t, .op = op};
+    k.bad = !lc_check_args(c, &k, send, recv);
     /* the ring works in a copy of send: every member's scratch `work` */
     pl_comm_result r = PL_COMM_OK;
     group *g = c->g;
     int n = g->n;
-    size_t es = k.bad ? 0 : pl_dtype_size(t), total = recvcount * (size_t)n;
+    size_t es = k.bad ? 0 : pl_dtype_size(t), total = pl_collective_send_count(d, recvcount, n);
     void *work = NULL;
     if (!k.bad && recvcount && n > 1) {
         cudaSetDevice(g->device[c->rank]);
@@ -183,7 +186,7 @@ static pl_comm_result reduce_scatter_impl(lcomm *c, const void *send, void *recv
     r = lc_begin(c, &k, send, work, s);
     if (r || recvcount == 0) return r;
     if (n == 1) {
-        if (send != recv)
+        if (!pl_collective_in_place(d, send, recv, recvcount, t, c->rank))
             CK(cudaMemcpyAsync(recv, send, recvcount * es, cudaMemcpyDeviceToDevice, s), "copy");
         return PL_COMM_OK;
     }
@@ -191,7 +194,7 @@ static pl_comm_result reduce_scatter_impl(lcomm *c, const void *send, void *recv
     /* segment j = block j: N divides the total */
     cudaError_t e0 = cudaMemcpyAsync(work, send, total * es, cudaMemcpyDeviceToDevice, s);
     if (e0) r = lc_cuda_fail(c, e0, "copy");
-    if (!r) r = ring_run(c, "reduce_scatter", work, total, t, op, 1, 0, 0, s);
+    if (!r) r = ring_run(c, d->name, work, total, t, op, 1, 0, 0, s);
     if (!r && op == PL_AVG)
         if (pl_k_divide((char *)work + (size_t)c->rank * recvcount * es, recvcount, t, n, s))
             r = lc_fail(c, PL_COMM_CUDA_ERROR, "the division kernel");
@@ -206,43 +209,44 @@ static pl_comm_result reduce_scatter_impl(lcomm *c, const void *send, void *recv
 static pl_comm_result all_gather_impl(lcomm *c, const void *send, void *recv, size_t sendcount,
                                       pl_dtype t, cudaStream_t s)
 {
-    call k = {.kind = CALL_ALL_GATHER, .count = sendcount, .type = t};
-    k.bad = !lc_check_type_op(c, &k, 0) || !lc_check_buffers(c, &k, send, recv, 1, 1);
+    const pl_collective *d = &pl_collectives[PL_CALL_ALL_GATHER];
+    call k = {.kind = PL_CALL_ALL_GATHER, .count = sendcount, .type = t};
+    k.bad = !lc_check_args(c, &k, send, recv);
     pl_comm_result r = lc_begin(c, &k, send, recv, s);
     if (r || sendcount == 0) return r;
     int n = c->g->n;
     size_t es = pl_dtype_size(t), bytes = sendcount * es;
-    char *mine = (char *)recv + (size_t)c->rank * bytes;
-    if ((const char *)send != mine)
+    char *mine = (char *)recv + (size_t)c->rank * bytes; /* this rank's block */
+    if (!pl_collective_in_place(d, send, recv, sendcount, t, c->rank))
         CK(cudaMemcpyAsync(mine, send, bytes, cudaMemcpyDeviceToDevice, s), "copy");
     if (n == 1) return PL_COMM_OK;
-    return ring_run(c, "all_gather", recv, sendcount, t, PL_SUM, 0, 1, 1, s);
+    return ring_run(c, d->name, recv, sendcount, t, PL_SUM, 0, 1, 1, s);
 }
 
 static pl_comm_result broadcast_impl(lcomm *c, const void *send, void *recv, size_t count,
                                      pl_dtype t, int root, cudaStream_t s)
 {
-    call k = {.kind = CALL_BROADCAST, .count = count, .type = t, .root = root};
-    k.bad = !lc_check_type_op(c, &k, 0) || !lc_check_root(c, &k) ||
-            !lc_check_buffers(c, &k, send, recv, c->rank == root, 1);
+    const pl_collective *d = &pl_collectives[PL_CALL_BROADCAST];
+    call k = {.kind = PL_CALL_BROADCAST, .count = count, .type = t, .root = root};
+    k.bad = !lc_check_args(c, &k, send, recv);
     pl_comm_result r = lc_begin(c, &k, send, recv, s);
     if (r || count == 0) return r;
     group *g = c->g;
     int n = g->n, me = c->rank;
     size_t bytes = count * pl_dtype_size(t);
-    if (me == root && send != recv)
+    if (me == root && !pl_collective_in_place(d, send, recv, count, t, me))
         CK(cudaMemcpyAsync(recv, send, bytes, cudaMemcpyDeviceToDevice, s), "copy");
     if (n == 1) return PL_COMM_OK;
     /* a chain root -> root+1 -> ...: position p copies from p-1 */
-    return chain_run(c, "broadcast", MOD(me - root, n), recv, count, t, PL_SUM, 0, s);
+    return chain_run(c, d->name, MOD(me - root, n), recv, count, t, PL_SUM, 0, s);
 }
 
 static pl_comm_result reduce_impl(lcomm *c, const void *send, void *recv, size_t count, pl_dtype t,
                                   pl_redop op, int root, cudaStream_t s)
 {
-    call k = {.kind = CALL_REDUCE, .count = count, .type = t, .op = op, .root = root};
-    k.bad = !lc_check_type_op(c, &k, 1) || !lc_check_root(c, &k) ||
-            !lc_check_buffers(c, &k, send, recv, 1, c->rank == root);
+    const pl_collective *d = &pl_collectives[PL_CALL_REDUCE];
+    call k = {.kind = PL_CALL_REDUCE, .count = count, .type = t, .op = op, .root = root};
+    k.bad = !lc_check_args(c, &k, send, recv);
     group *g = c->g;
     int n = g->n, me = c->rank;
     size_t es = k.bad ? 1 : pl_dtype_size(t), bytes = count * es;
@@ -256,7 +260,7 @@ static pl_comm_result reduce_impl(lcomm *c, const void *send, void *recv, size_t
     pl_comm_result r = lc_begin(c, &k, send, me == root ? recv : acc, s);
     if (r || count == 0) return r;
     if (n == 1) {
-        if (send != recv)
+        if (!pl_collective_in_place(d, send, recv, count, t, me))
             CK(cudaMemcpyAsync(recv, send, bytes, cudaMemcpyDeviceToDevice, s), "copy");
         return PL_COMM_OK;
     }
@@ -264,7 +268,7 @@ static pl_comm_result reduce_impl(lcomm *c, const void *send, void *recv, size_t
     if (!mine) return lc_fail(c, PL_COMM_SYSTEM_ERROR, "cudaMalloc of the reduce scratch");
     if (send != mine) CK(cudaMemcpyAsync(mine, send, bytes, cudaMemcpyDeviceToDevice, s), "copy");
     /* root is position n-1 */
-    r = chain_run(c, "reduce", MOD(me - root - 1, n), mine, count, t, op, 1, s);
+    r = chain_run(c, d->name, MOD(me - root - 1, n), mine, count, t, op, 1, s);
     if (!r && me == root && op == PL_AVG && pl_k_divide(recv, count, t, n, s))
         r = lc_fail(c, PL_COMM_CUDA_ERROR, "the division kernel");
     return r;
@@ -273,13 +277,9 @@ static pl_comm_result reduce_impl(lcomm *c, const void *send, void *recv, size_t
 static pl_comm_result all_to_all_impl(lcomm *c, const void *send, void *recv, size_t count,
                                       pl_dtype t, cudaStream_t s)
 {
-    call k = {.kind = CALL_ALL_TO_ALL, .count = count, .type = t};
-    k.bad = !lc_check_type_op(c, &k, 0) || !lc_check_buffers(c, &k, send, recv, 1, 1);
-    if (!k.bad && count && send == recv) {
-        lc_fail(c, PL_COMM_INVALID_ARGUMENT,
-                "all_to_all: send and receive buffers must differ (no in-place form)");
-        k.bad = 1;
-    }
+    const char *name = pl_collectives[PL_CALL_ALL_TO_ALL].name;
+    call k = {.kind = PL_CALL_ALL_TO_ALL, .count = count, .type = t};
+    k.bad = !lc_check_args(c, &k, send, recv); /* send == recv among them: no in-place form */
     pl_comm_result r = lc_begin(c, &k, send, recv, s);
     if (r || count == 0) return r;
     group *g = c->g;
@@ -292,7 +292,7 @@ static pl_comm_result all_to_all_impl(lcomm *c, const void *send, void *recv, si
     /* pairwise exchange: at step j, receive from rank me-j the block it holds
      * for me, straight out of its send buffer */
     CK(cudaEventRecord(g->ready[me][1], s), "cudaEventRecord");
-    if ((r = lc_step(c, "all_to_all", 0, n))) return r;
+    if ((r = lc_step(c, name, 0, n))) return r;
     for (int j = 1; j < n; j++) {
         int from = MOD(me - j, n);
         CK(cudaStreamWaitEvent(s, g->ready[from][1], 0), "cudaStreamWaitEvent");
@@ -304,17 +304,20 @@ static pl_comm_result all_to_all_impl(lcomm *c, const void *send, void *recv, si
         c->step_bytes += bytes; /* one step, many peers: peer stays -1 */
     }
     CK(cudaEventRecord(g->read[me][0], s), "cudaEventRecord");
-    if ((r = lc_step(c, "all_to_all", 1, n))) return r;
+    if ((r = lc_step(c, name, 1, n))) return r;
     /* every reader of my send buffer is done before my stream goes on */
     for (int j = 0; j < n; j++)
         if (j != me) CK(cudaStreamWaitEvent(s, g->read[j][0], 0), "cudaStreamWaitEvent");
-    return lc_step(c, "all_to_all", 2, n); /* no one re-records `read` before all waited */
+    return lc_step(c, name, 2, n); /* no one re-records `read` before all waited */
 }
 
-/* The public collectives: the algorithm, then one trace event for the call. */
-static pl_comm_result traced(lcomm *c, pl_comm_result r, const char *name, uint64_t bytes)
+/* The public collectives: the algorithm, then one trace event for the call,
+ * over the bytes its descriptor says (S, the whole array). */
+static pl_comm_result traced(lcomm *c, pl_comm_result r, pl_comm_call k, size_t count, pl_dtype t)
 {
-    if (r == PL_COMM_OK && bytes) lc_emit(c, &c->call_mark, PL_EV_COLLECTIVE, name, bytes, -1);
+    const pl_collective *d = &pl_collectives[k];
+    uint64_t bytes = pl_collective_bytes(d, count, t, c->g->n);
+    if (r == PL_COMM_OK && bytes) lc_emit(c, &c->call_mark, PL_EV_COLLECTIVE, d->name, bytes, -1);
     return r;
 }
 
@@ -322,46 +325,42 @@ pl_comm_result lc_all_reduce(pl_comm *pc, const void *send, void *recv, size_t c
                              pl_redop op, cudaStream_t s)
 {
     lcomm *c = (lcomm *)pc;
-    return traced(c, all_reduce_impl(c, send, recv, count, t, op, s), "all_reduce",
-                  count * pl_dtype_size(t));
+    return traced(c, all_reduce_impl(c, send, recv, count, t, op, s), PL_CALL_ALL_REDUCE, count, t);
 }
 
 pl_comm_result lc_reduce_scatter(pl_comm *pc, const void *send, void *recv, size_t recvcount,
                                  pl_dtype t, pl_redop op, cudaStream_t s)
 {
     lcomm *c = (lcomm *)pc;
-    return traced(c, reduce_scatter_impl(c, send, recv, recvcount, t, op, s), "reduce_scatter",
-                  recvcount * (size_t)c->g->n * pl_dtype_size(t));
+    return traced(c, reduce_scatter_impl(c, send, recv, recvcount, t, op, s),
+                  PL_CALL_REDUCE_SCATTER, recvcount, t);
 }
 
 pl_comm_result lc_all_gather(pl_comm *pc, const void *send, void *recv, size_t sendcount,
                              pl_dtype t, cudaStream_t s)
 {
     lcomm *c = (lcomm *)pc;
-    return traced(c, all_gather_impl(c, send, recv, sendcount, t, s), "all_gather",
-                  sendcount * (size_t)c->g->n * pl_dtype_size(t));
+    return traced(c, all_gather_impl(c, send, recv, sendcount, t, s), PL_CALL_ALL_GATHER, sendcount,
+                  t);
 }
 
 pl_comm_result lc_broadcast(pl_comm *pc, const void *send, void *recv, size_t count, pl_dtype t,
                             int root, cudaStream_t s)
 {
     lcomm *c = (lcomm *)pc;
-    return traced(c, broadcast_impl(c, send, recv, count, t, root, s), "broadcast",
-                  count * pl_dtype_size(t));
+    return traced(c, broadcast_impl(c, send, recv, count, t, root, s), PL_CALL_BROADCAST, count, t);
 }
 
 pl_comm_result lc_reduce(pl_comm *pc, const void *send, void *recv, size_t count, pl_dtype t,
                          pl_redop op, int root, cudaStream_t s)
 {
     lcomm *c = (lcomm *)pc;
-    return traced(c, reduce_impl(c, send, recv, count, t, op, root, s), "reduce",
-                  count * pl_dtype_size(t));
+    return traced(c, reduce_impl(c, send, recv, count, t, op, root, s), PL_CALL_REDUCE, count, t);
 }
 
 pl_comm_result lc_all_to_all(pl_comm *pc, const void *send, void *recv, size_t count, pl_dtype t,
                              cudaStream_t s)
 {
     lcomm *c = (lcomm *)pc;
-    return traced(c, all_to_all_impl(c, send, recv, count, t, s), "all_to_all",
-                  count * (size_t)c->g->n * pl_dtype_size(t));
+    return traced(c, all_to_all_impl(c, send, recv, count, t, s), PL_CALL_ALL_TO_ALL, count, t);
 }

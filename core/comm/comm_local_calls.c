@@ -12,53 +12,41 @@
 
 const char *lc_kind_name(int k)
 {
-    static const char *n[] = {"none",       "all_reduce",     "broadcast",  "reduce",
-                              "all_gather", "reduce_scatter", "all_to_all", "comm_split",
-                              "comm_free",  "barrier"};
-    return k >= 0 && k <= CALL_BARRIER ? n[k] : "?";
+    const pl_collective *d = pl_collective_of((pl_comm_call)k);
+    if (d) return d->name;
+    return k == PL_CALL_SPLIT     ? "comm_split"
+           : k == PL_CALL_BARRIER ? "barrier"
+           : k == CALL_FREE       ? "comm_free"
+                                  : "?";
 }
 
+/* "all_reduce(count=1024, float, sum)", "broadcast(count=4, float, root=0)":
+ * the call's arguments, as its descriptor lists them. */
 static void describe_call(const call *k, char *buf, size_t cap)
 {
-    switch (k->kind) {
-    case CALL_ALL_REDUCE:
-    case CALL_REDUCE_SCATTER:
-        snprintf(buf, cap, "%s(count=%zu, %s, %s)", lc_kind_name(k->kind), k->count,
-                 pl_dtype_name(k->type), pl_redop_name(k->op));
-        break;
-    case CALL_REDUCE:
-        snprintf(buf, cap, "reduce(count=%zu, %s, %s, root=%d)", k->count, pl_dtype_name(k->type),
-                 pl_redop_name(k->op), k->root);
-        break;
-    case CALL_BROADCAST:
-        snprintf(buf, cap, "broadcast(count=%zu, %s, root=%d)", k->count, pl_dtype_name(k->type),
-                 k->root);
-        break;
-    case CALL_SPLIT:
-        snprintf(buf, cap, "comm_split");
-        break;
-    case CALL_FREE:
-        snprintf(buf, cap, "comm_free");
-        break;
-    case CALL_BARRIER:
-        snprintf(buf, cap, "barrier");
-        break;
-    default:
-        snprintf(buf, cap, "%s(count=%zu, %s)", lc_kind_name(k->kind), k->count,
-                 pl_dtype_name(k->type));
+    const pl_collective *d = pl_collective_of((pl_comm_call)k->kind);
+    if (!d)
+        snprintf(buf, cap, "%s", lc_kind_name(k->kind));
+    else {
+        char op[32] = "", root[32] = "";
+        if (d->has_op) snprintf(op, sizeof op, ", %s", pl_redop_name(k->op));
+        if (d->has_root) snprintf(root, sizeof root, ", root=%d", k->root);
+        snprintf(buf, cap, "%s(count=%zu, %s%s%s)", d->name, k->count, pl_dtype_name(k->type), op,
+                 root);
     }
     if (k->bad && strlen(buf) + 24 < cap) strcat(buf, " [invalid arguments]");
 }
 
+/* The same call: kind, and for a collective count, type, and its op and
+ * root where it takes them. */
 static int same_call(const call *a, const call *b)
 {
     if (a->kind != b->kind || a->bad || b->bad) return 0;
-    if (a->kind == CALL_SPLIT || a->kind == CALL_FREE || a->kind == CALL_BARRIER) return 1;
+    const pl_collective *d = pl_collective_of((pl_comm_call)a->kind);
+    if (!d) return 1; /* split, free, barrier */
     if (a->count != b->count || a->type != b->type) return 0;
-    if ((a->kind == CALL_ALL_REDUCE || a->kind == CALL_REDUCE || a->kind == CALL_REDUCE_SCATTER) &&
-        a->op != b->op)
-        return 0;
-    if ((a->kind == CALL_REDUCE || a->kind == CALL_BROADCAST) && a->root != b->root) return 0;
+    if (d->has_op && a->op != b->op) return 0;
+    if (d->has_root && a->root != b->root) return 0;
     return 1;
 }
 
@@ -220,7 +208,7 @@ uint64_t lc_link_bytes(const pl_comm *pc, int from, int to)
 
 /* ---- argument checks ------------------------------------------------------------- */
 
-int lc_check_type_op(lcomm *c, call *k, int with_op)
+static int check_type_op(lcomm *c, const call *k, int with_op)
 {
     if ((unsigned)k->type >= PL_NUM_DTYPES) {
         lc_fail(c, PL_COMM_INVALID_ARGUMENT,
@@ -237,7 +225,7 @@ int lc_check_type_op(lcomm *c, call *k, int with_op)
     return 1;
 }
 
-int lc_check_root(lcomm *c, call *k)
+static int check_root(lcomm *c, const call *k)
 {
     if (k->root < 0 || k->root >= c->g->n) {
         lc_fail(c, PL_COMM_INVALID_ARGUMENT, "%s: root %d is not a rank (allowed: 0..%d)",
@@ -247,13 +235,30 @@ int lc_check_root(lcomm *c, call *k)
     return 1;
 }
 
-int lc_check_buffers(lcomm *c, call *k, const void *send, const void *recv, int need_send,
-                     int need_recv)
+static int check_buffers(lcomm *c, const call *k, const void *send, const void *recv, int need_send,
+                         int need_recv)
 {
     if (k->count == 0) return 1;
     if ((need_send && !send) || (need_recv && !recv)) {
         lc_fail(c, PL_COMM_INVALID_ARGUMENT, "%s: %s buffer is NULL with count %zu > 0",
                 lc_kind_name(k->kind), need_send && !send ? "send" : "receive", k->count);
+        return 0;
+    }
+    return 1;
+}
+
+int lc_check_args(lcomm *c, const call *k, const void *send, const void *recv)
+{
+    const pl_collective *d = pl_collective_of((pl_comm_call)k->kind);
+    int me = c->rank;
+    if (!check_type_op(c, k, d->has_op) || (d->has_root && !check_root(c, k)) ||
+        !check_buffers(c, k, send, recv, pl_collective_needs_send(d, me, k->root),
+                       pl_collective_needs_recv(d, me, k->root)))
+        return 0;
+    if (d->in_place == PL_IN_PLACE_NEVER && k->count &&
+        pl_collective_in_place(d, send, recv, k->count, (pl_dtype)k->type, me)) {
+        lc_fail(c, PL_COMM_INVALID_ARGUMENT,
+                "%s: send and receive buffers must differ (no in-place form)", d->name);
         return 0;
     }
     return 1;
