@@ -190,19 +190,29 @@ void lc_emit(lcomm *c, const mark *m, pl_event_kind kind, const char *label, uin
 
 /* ---- comm_local_wait.c ------------------------------------------------------------------- */
 
-void lc_wake_all(world *w);
-double lc_free_clock(const world *w);
+/* Each needs w->lock held. */
+void lc_wake_all(world *w);           /* every waiting rank looks again */
+double lc_free_clock(const world *w); /* the watchdog's clock: seconds no rank was held */
+/* One wait on cv: 1 when the watchdog ran out (see its definition). */
 int lc_watch(world *w, pthread_cond_t *cv, double *since, unsigned long long *seen);
-void lc_trip(world *w);
+void lc_trip(world *w); /* aborts the world with the report of what every rank waits for */
+/* Waits until cond(arg) holds, the watchdog runs out or the world stops. */
 pl_comm_result lc_wait_until(lcomm *c, int (*cond)(void *), void *arg);
+/* Every member of the group arrives before any leaves; `what` is this
+ * rank's line in a deadlock report. */
 pl_comm_result lc_rendezvous(lcomm *c, const char *what);
+/* The engine's abort and hold (without the lock). */
 void lc_abort(pl_comm *pc, const char *why);
 void lc_hold(pl_comm *pc, int on);
 
 /* ---- comm_local_calls.c ------------------------------------------------------------------ */
 
+/* "all_reduce", ..., "comm_split", "comm_free", "barrier" */
 const char *lc_kind_name(int k);
+/* Posts this rank's call and buffers, meets the others, checks they all
+ * called the same: on any error every member returns one. */
 pl_comm_result lc_begin(lcomm *c, const call *k, const void *send, void *recv, cudaStream_t stream);
+/* The meeting of step s of `steps`, and the step's trace event. */
 pl_comm_result lc_step(lcomm *c, const char *kind, int s, int steps);
 /* The ledger: one message of `bytes` from member `from` to member `to` (w->lock
  * not held); lc_count_bytes: the same between world ranks a and b, w->lock held. */
@@ -218,11 +228,15 @@ int lc_check_args(lcomm *c, const call *k, const void *send, const void *recv);
 
 /* ---- comm_local_fifo.c ------------------------------------------------------------------- */
 
-pl_comm_result lc_ensure_events(lcomm *c);
+pl_comm_result lc_ensure_events(lcomm *c); /* this rank's FIFO events, made at first use */
+/* Record i of this rank's `ready` (which = 1) or `read` (0) event. */
 pl_comm_result lc_fifo_record(lcomm *c, int which, unsigned long i, cudaStream_t s);
+/* This rank's stream waits for record i of member who's `ready` or `read`. */
 pl_comm_result lc_fifo_wait(lcomm *c, int which, int who, unsigned long i, cudaStream_t s);
+/* A copy out of member from's buffer, counted in the ledger and the step. */
 pl_comm_result lc_fifo_copy(lcomm *c, int from, void *dst, const void *src, size_t bytes,
                             cudaStream_t s);
+/* The end of one chunk step: its trace event. */
 void lc_step_done(lcomm *c, const char *kind, int chunk, int chunks, int st, int steps);
 
 /* ---- comm_local_algorithms.c: the collectives (the engine's) ------------------------------ */
