@@ -56,6 +56,11 @@ const char *pl_comm_result_name(pl_comm_result r)
 
 const char *pl_comm_engine_name(const pl_comm *c) { return c->engine->name; }
 
+pl_comm_engine_choice pl_comm_auto_engine(int n, const int *devices)
+{
+    return pl_comm_nccl_engine.fits(n, devices) ? PL_COMM_NCCL : PL_COMM_LOCAL;
+}
+
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
 void pl_comm_destroy_all(pl_comm **ranks, int n)

@@ -26,6 +26,9 @@ struct pl_comm {
 
 typedef struct pl_comm_engine {
     const char *name; /* "local", "nccl" */
+    /* 1 when the engine can join n ranks on these devices (NCCL: one device
+     * per rank; where it is not built, never): what PL_COMM_AUTO asks */
+    int (*fits)(int n, const int *devices);
     void (*destroy_all)(pl_comm **ranks, int n);
     void (*set_trace)(pl_comm *c, struct pl_trace *t);
     void (*set_chunk_bytes)(pl_comm *c, size_t bytes);

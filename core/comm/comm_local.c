@@ -303,8 +303,16 @@ static pl_comm_result l_comm_free(pl_comm *pc)
 
 /* ---- the engine ------------------------------------------------------------------------ */
 
+/* Any ranks, on any devices (several may share one). */
+static int l_fits(int n, const int *devices)
+{
+    (void)n, (void)devices;
+    return 1;
+}
+
 const pl_comm_engine pl_comm_local_engine = {
     .name = "local",
+    .fits = l_fits,
     .destroy_all = l_comm_destroy_all,
     .set_trace = l_comm_set_trace,
     .set_chunk_bytes = l_comm_set_chunk_bytes,

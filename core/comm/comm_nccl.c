@@ -215,6 +215,15 @@ static void link_handle(nworld *w, ncomm *h)
     pthread_mutex_unlock(&w->lock);
 }
 
+/* NCCL refuses two ranks on one GPU. */
+static int n_fits(int n, const int *devices)
+{
+    for (int a = 0; a < n; a++)
+        for (int b = a + 1; b < n; b++)
+            if (devices[a] == devices[b]) return 0;
+    return 1;
+}
+
 pl_comm_result pl_comm_create_nccl(int n, const int *devices, pl_comm **ranks, char *err,
                                    size_t err_size)
 {
@@ -616,6 +625,7 @@ static uint64_t n_link_bytes(const pl_comm *pc, int from, int to)
 
 const pl_comm_engine pl_comm_nccl_engine = {
     .name = "nccl",
+    .fits = n_fits,
     .destroy_all = n_destroy_all,
     .set_trace = n_set_trace,
     .set_chunk_bytes = n_set_chunk_bytes,

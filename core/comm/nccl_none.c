@@ -19,11 +19,18 @@ pl_comm_result pl_comm_create_nccl(int n, const int *devices, pl_comm **ranks, c
     return PL_COMM_INVALID_ARGUMENT;
 }
 
+static int never(int n, const int *devices)
+{
+    (void)n, (void)devices;
+    return 0;
+}
+
 static pl_comm_result no_group(void) { return PL_COMM_OK; }
 
 /* No handle has this engine, so only the functions without one are called. */
 const pl_comm_engine pl_comm_nccl_engine = {
     .name = "nccl",
+    .fits = never,
     .group_start = no_group,
     .group_end = no_group,
 };

@@ -963,6 +963,8 @@ static void test_engine_table(void)
     cfg.comm = PL_COMM_AUTO;
     CU_ASSERT_EQUAL(pl_world_run_config(&cfg, run_engine_names, &e, err, sizeof err), 0);
     for (int r = 0; r < 4; r++) CU_ASSERT_STRING_EQUAL(e.world[r], "local");
+    static const int four[4] = {0, 1, 2, 3};
+    CU_ASSERT_EQUAL(pl_comm_auto_engine(4, four), PL_COMM_LOCAL); /* no NCCL built */
     /* NCCL: refused, with the reason, before any rank starts */
     memset(&e, 0, sizeof e);
     cfg.comm = PL_COMM_NCCL;
@@ -976,6 +978,10 @@ static void test_engine_table(void)
     CU_ASSERT_EQUAL(pl_comm_create_nccl(2, devs, h, err, sizeof err), PL_COMM_INVALID_ARGUMENT);
     CU_ASSERT_PTR_NULL(h[0]);
 #else
+    /* auto: NCCL when every rank has its own GPU, else the local engine */
+    static const int apart[2] = {0, 1}, shared[3] = {0, 1, 0};
+    CU_ASSERT_EQUAL(pl_comm_auto_engine(2, apart), PL_COMM_NCCL);
+    CU_ASSERT_EQUAL(pl_comm_auto_engine(3, shared), PL_COMM_LOCAL);
     /* auto with one real GPU per rank: NCCL (gpu-check, 1 rank per GPU) */
     int count = 0;
     if (cudaGetDeviceCount(&count) == cudaSuccess && count >= 2) {
