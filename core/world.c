@@ -135,12 +135,7 @@ int pl_world_run_config(const pl_world_config *cfg, pl_rank_fn fn, void *arg, ch
     }
     pl_comm *comms[PL_MAX_RANKS];
     pl_comm_engine_choice engine = cfg->comm;
-    if (engine == PL_COMM_AUTO) {
-        int distinct = pl_device_caps()->nccl; /* NCCL refuses two ranks on one GPU */
-        for (int a = 0; a < n; a++)
-            for (int b = a + 1; b < n; b++) distinct &= dev[a] != dev[b];
-        engine = distinct ? PL_COMM_NCCL : PL_COMM_LOCAL;
-    }
+    if (engine == PL_COMM_AUTO) engine = pl_comm_auto_engine(n, dev);
     if (engine == PL_COMM_NCCL) {
         char why[512];
         if (pl_comm_create_nccl(n, dev, comms, why, sizeof why) != PL_COMM_OK) {

@@ -106,7 +106,10 @@ endif
 SIMT_SRC := $(if $(filter sim,$(VARIANT)),$(wildcard core/simt/*.c))
 # The device seam: one file per world (paralab/device.h).
 SEAM_SRC := core/device_$(VARIANT).c
-CORE_SRC := $(filter-out core/device_%.c,$(wildcard core/*.c)) $(SEAM_SRC) \
+# The communicators: core/comm/*.c but the other variant's NCCL engine (comm_nccl.c
+# needs NCCL; nccl_none.c stands in for it in the simulated build).
+COMM_SRC := $(filter-out core/comm/$(if $(filter cuda,$(VARIANT)),nccl_none,comm_nccl).c,$(wildcard core/comm/*.c))
+CORE_SRC := $(filter-out core/device_%.c,$(wildcard core/*.c)) $(SEAM_SRC) $(COMM_SRC) \
             $(wildcard core/model/*.c core/parallel/*.c) \
             $(wildcard core/kernels/*.cu) $(wildcard viz/*.c)
 LAB_DIRS := $(sort $(wildcard labs/[0-9][0-9]_*))
