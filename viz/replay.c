@@ -166,8 +166,7 @@ int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
             json_t *all = json_object_get(args, "total");
             if (!json_is_number(ts) || !json_is_integer(pid) || json_integer_value(pid) < 0 ||
                 json_integer_value(pid) >= PL_MAX_RANKS || !json_is_number(used) ||
-                !json_is_number(all) || json_number_value(used) < 0 ||
-                json_number_value(all) < 0) {
+                !json_is_number(all) || json_number_value(used) < 0 || json_number_value(all) < 0) {
                 snprintf(err, cap,
                          "%s: event %zu: a memory sample needs a \"ts\", a \"pid\" (0..%d) and "
                          "args.used and args.total (bytes, numbers >= 0)",
@@ -365,13 +364,13 @@ int viz_replay_plan(const viz_trace *t, viz_item **items, size_t *n, size_t **fi
     }
     for (size_t i = 0; i < t->nmetrics; i++) {
         const viz_metric_note *m = &t->metrics[i];
-        it[t->nev + i] = (viz_item){
-            .step = note_step(t, m->after, m->at), .metric = 1, .index = i, .at = m->at};
+        it[t->nev + i] =
+            (viz_item){.step = note_step(t, m->after, m->at), .metric = 1, .index = i, .at = m->at};
     }
     for (size_t i = 0; i < t->nmemory; i++) {
         const viz_memory_note *m = &t->memory[i];
-        it[t->nev + t->nmetrics + i] = (viz_item){
-            .step = note_step(t, m->after, m->at), .metric = 2, .index = i, .at = m->at};
+        it[t->nev + t->nmetrics + i] =
+            (viz_item){.step = note_step(t, m->after, m->at), .metric = 2, .index = i, .at = m->at};
     }
     qsort(it, total, sizeof *it, by_step);
     for (size_t i = 0; i < total; i++) f[it[i].step]++; /* counts, then starts */
@@ -393,8 +392,7 @@ int viz_replay_apply(viz_model *m, const viz_trace *t, const viz_item *it)
         snprintf(n.name, sizeof n.name, "%s", x->name);
     } else {
         const viz_memory_note *x = &t->memory[it->index];
-        n = (pl_note){
-            .kind = PL_NOTE_MEMORY, .rank = x->rank, .value = x->used, .total = x->total};
+        n = (pl_note){.kind = PL_NOTE_MEMORY, .rank = x->rank, .value = x->used, .total = x->total};
     }
     return viz_model_note(m, &n); /* as a live run's notes go in */
 }

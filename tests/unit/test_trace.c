@@ -640,12 +640,10 @@ static void test_memory_notes(void)
         const char *cat = json_string_value(json_object_get(e, "cat"));
         CU_ASSERT_STRING_EQUAL(cat, k == 1 ? "metric" : "memory");
         if (k != 1) {
-            CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(e, "name")),
-                                   "device memory");
+            CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(e, "name")), "device memory");
             CU_ASSERT_EQUAL(json_integer_value(json_object_get(e, "pid")), rank[k]);
             CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(args, "used")), used[k], 0);
-            CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(args, "total")), 1 << 20,
-                                   0);
+            CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(args, "total")), 1 << 20, 0);
             CU_ASSERT_EQUAL(json_object_size(args), 2);
             mem++;
         }

@@ -1110,8 +1110,8 @@ static void test_one_stream_metrics_and_memory(void)
     CU_ASSERT_EQUAL(viz_model_take(&m, t, live_file, live_buf, 4096), 0); /* nothing more */
     CU_ASSERT_EQUAL(pl_trace_writer_close(live_file, err, sizeof err), 0);
     for (int r = 0; r < 2; r++) { /* at the end: freed */
-        CU_ASSERT_DOUBLE_EQUAL(m.mem_used[r] + (double)((size_t)(r + 1) << 20),
-                               (double)mem_used[r], 0);
+        CU_ASSERT_DOUBLE_EQUAL(m.mem_used[r] + (double)((size_t)(r + 1) << 20), (double)mem_used[r],
+                               0);
         CU_ASSERT_DOUBLE_EQUAL(m.mem_total[r], (double)mem_total[r], 0);
     }
     CU_ASSERT_EQUAL_FATAL(m.nseries, 2);

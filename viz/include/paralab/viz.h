@@ -5,10 +5,10 @@
  * The UI runs on the main thread and is the only code that calls ncurses.
  * It drains the world's trace (paralab/trace.h: the ranks' events, and the
  * notes of the steps, the metrics a lab records with pl_metric and the
- * device memory the world samples) into a model of the world, renders every pane into an in-memory cell grid and copies the grid
- * to the terminal with one doupdate per frame, about 30 times a second.
- * The ranks run on their own threads; the player (paralab/step.h) paces
- * their narrated steps and the UI drives it (space, p, + and -).
+ * device memory the world samples) into a model of the world, renders every pane into an in-memory
+ * cell grid and copies the grid to the terminal with one doupdate per frame, about 30 times a
+ * second. The ranks run on their own threads; the player (paralab/step.h) paces their narrated
+ * steps and the UI drives it (space, p, + and -).
  *
  * Without a terminal (--no-viz, a pipe, CI), or when TERM is unset, "dumb"
  * or unknown to terminfo, labs stay headless: plain narration lines, no
