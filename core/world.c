@@ -51,6 +51,22 @@ static void record_op(const pl_device_op *op, void *user)
     pl_trace_record(s->trace, &e);
 }
 
+void pl_metric(const pl_rank *r, const char *name, double value)
+{
+    if (r) pl_trace_note_metric(r->trace, name, value);
+}
+
+void pl_rank_note_memory(const pl_rank *r)
+{
+    if (!r || !r->trace) return;
+    int current = -1;
+    if (cudaGetDevice(&current) != cudaSuccess) current = -1;
+    size_t used = 0, total = 0;
+    if (pl_device_memory(r->device, &used, &total) == 0 && total > 0)
+        pl_trace_note_memory(r->trace, r->rank, (double)used, (double)total);
+    if (current >= 0 && current != r->device) cudaSetDevice(current);
+}
+
 static void *rank_main(void *p)
 {
     rank_slot *s = p;
@@ -72,6 +88,7 @@ static void *rank_main(void *p)
                 can && cudaDeviceEnablePeerAccess(d, 0) != cudaSuccess)
                 cudaGetLastError(); /* already enabled: fine */
         }
+        pl_rank_note_memory(r); /* the device as the rank finds it */
         s->status = s->fn(r);
         cudaError_t se = cudaStreamSynchronize(r->stream);
         if (!s->status && se) {
@@ -80,6 +97,7 @@ static void *rank_main(void *p)
             s->status = 1;
         }
         cudaStreamDestroy(r->stream);
+        pl_rank_note_memory(r); /* and as it leaves it */
     }
     if (s->status) {
         int none = -1;
