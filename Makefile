@@ -68,6 +68,8 @@ test: deps data
 	@tests/student_check.sh
 	@echo "== every lab binary and make check with the exercises finished (as a student writes them)"
 	@tests/solved_labs.sh
+	@echo "== the visualiser is a pure consumer: no CUDA call, no device asked (what it shows comes as trace events)"
+	@tests/viz_pure.sh
 	@echo "== the visualiser in a real terminal (tmux): keys, resize, fallbacks, replay"
 	@tests/viz_tty.sh build/sim/bin
 	@echo "== pauses: Labs 06 and 07 wait 30 s for the student, then finish; each step shows its own work"

@@ -27,12 +27,17 @@
 #include <cuda_runtime.h>
 
 #include "bench.h"
-#include "paralab/device.h"
+#include "paralab/collectives.h"
 #include "paralab/comm.h"
+#include "paralab/device.h"
 #include "paralab/world.h"
 
+/* The tables, in order; each collective's name, sizes and busbw factor are
+ * its descriptor's (paralab/collectives.h). */
 enum { C_ALL_REDUCE, C_ALL_GATHER, C_REDUCE_SCATTER, C_BROADCAST, C_COUNT };
-static const char *cname[] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast"};
+static const pl_collective *const coll[C_COUNT] = {
+    &pl_collectives[PL_CALL_ALL_REDUCE], &pl_collectives[PL_CALL_ALL_GATHER],
+    &pl_collectives[PL_CALL_REDUCE_SCATTER], &pl_collectives[PL_CALL_BROADCAST]};
 
 enum { MPI_N = 4, MAX_SIZES = 16 }; /* Open MPI is compared at N = 4 */
 
@@ -59,27 +64,19 @@ static double now(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* busbw factor (nccl-tests, doc/PERFORMANCE.md) */
-static double factor(int kind, int n)
-{
-    if (kind == C_ALL_REDUCE) return 2.0 * (n - 1) / n;
-    if (kind == C_BROADCAST) return 1.0;
-    return (double)(n - 1) / n;
-}
-
+/* count: the whole array (each rank gives count/N to an all-gather) */
 static pl_comm_result run_one(pl_rank *r, int kind, float *send, float *recv, size_t count)
 {
-    int n = r->size;
+    size_t c = pl_collective_count(coll[kind], count, r->size); /* the call's count */
     switch (kind) {
     case C_ALL_REDUCE:
-        return pl_all_reduce(r->comm, send, recv, count, PL_FLOAT32, PL_SUM, r->stream);
-    case C_ALL_GATHER: /* count: the whole array; each rank gives count/N */
-        return pl_all_gather(r->comm, send, recv, count / (size_t)n, PL_FLOAT32, r->stream);
+        return pl_all_reduce(r->comm, send, recv, c, PL_FLOAT32, PL_SUM, r->stream);
+    case C_ALL_GATHER:
+        return pl_all_gather(r->comm, send, recv, c, PL_FLOAT32, r->stream);
     case C_REDUCE_SCATTER:
-        return pl_reduce_scatter(r->comm, send, recv, count / (size_t)n, PL_FLOAT32, PL_SUM,
-                                 r->stream);
+        return pl_reduce_scatter(r->comm, send, recv, c, PL_FLOAT32, PL_SUM, r->stream);
     default:
-        return pl_broadcast(r->comm, send, recv, count, PL_FLOAT32, 0, r->stream);
+        return pl_broadcast(r->comm, send, recv, c, PL_FLOAT32, 0, r->stream);
     }
 }
 
@@ -107,9 +104,10 @@ static int rank_main(pl_rank *r)
     for (int kind = 0; kind < C_COUNT; kind++) {
         int vs_mpi = kind == C_ALL_REDUCE && n == MPI_N && b->mpi_ok >= 0;
         if (me == 0) {
-            printf("\n%s, %d ranks, %s\n%12s %12s %6s %6s %11s %11s %11s %7s %14s", cname[kind], n,
-                   b->engine == PL_COMM_NCCL ? "NCCL" : "local engine", "size (B)", "count", "type",
-                   "redop", "time (us)", "algbw GB/s", "busbw GB/s", "#wrong",
+            printf("\n%s, %d ranks, %s\n%12s %12s %6s %6s %11s %11s %11s %7s %14s",
+                   coll[kind]->name, n, b->engine == PL_COMM_NCCL ? "NCCL" : "local engine",
+                   "size (B)", "count", "type", "redop", "time (us)", "algbw GB/s", "busbw GB/s",
+                   "#wrong",
                    b->memcpy_bw > 0            ? "busbw / memcpy"
                    : b->engine == PL_COMM_NCCL ? ""
                                                : "busbw / NCCL");
@@ -119,9 +117,10 @@ static int rank_main(pl_rank *r)
         int si = 0;
         for (size_t bytes = 64; bytes <= (size_t)b->max_bytes; bytes *= 4, si++) {
             size_t count = bytes / sizeof(float) / (size_t)n * (size_t)n; /* N divides it */
+            size_t call_count = pl_collective_count(coll[kind], count, n);
             int iters = bytes < (1u << 20) ? 20 : bytes < (16u << 20) ? 5 : 2;
             if (run_one(r, kind, send, recv, count) || cudaStreamSynchronize(r->stream)) {
-                snprintf(r->error, sizeof r->error, "%s: %s", cname[kind],
+                snprintf(r->error, sizeof r->error, "%s: %s", coll[kind]->name,
                          pl_comm_last_error(r->comm));
                 return 1;
             }
@@ -131,7 +130,7 @@ static int rank_main(pl_rank *r)
                 if (run_one(r, kind, send, recv, count)) return 1;
             cudaStreamSynchronize(r->stream);
             b->t[me] = (now() - t0) / iters;
-            size_t out = kind == C_REDUCE_SCATTER ? count / (size_t)n : count;
+            size_t out = pl_collective_recv_count(coll[kind], call_count, n);
             cudaMemcpy(h, recv, out * sizeof(float), cudaMemcpyDeviceToHost);
             long wrong = 0;
             for (size_t i = 0; i < out; i++) wrong += h[i] != expected(kind, n, i, count);
@@ -144,12 +143,12 @@ static int rank_main(pl_rank *r)
                     t = b->t[q] > t ? b->t[q] : t;
                     all_wrong += b->wrong[q];
                 }
-                double S = (double)count * sizeof(float), alg = S / t / 1e9;
-                double bus = alg * factor(kind, n);
+                double S = (double)pl_collective_bytes(coll[kind], call_count, PL_FLOAT32, n);
+                double alg = S / t / 1e9;
+                double bus = alg * pl_collective_busbw_factor(coll[kind], n);
                 double ratio = b->memcpy_bw > 0 ? bus * 1e9 / b->memcpy_bw : 0;
                 printf("%12zu %12zu %6s %6s %11.1f %11.2f %11.2f %7ld", (size_t)S, count, "float",
-                       kind == C_ALL_GATHER || kind == C_BROADCAST ? "none" : "sum", t * 1e6, alg,
-                       bus, all_wrong);
+                       coll[kind]->has_op ? "sum" : "none", t * 1e6, alg, bus, all_wrong);
                 double nccl = si < MAX_SIZES ? b->nccl_bus[kind][b->ni][si] : 0;
                 if (b->engine == PL_COMM_NCCL && si < MAX_SIZES)
                     b->nccl_bus[kind][b->ni][si] = bus;
@@ -161,7 +160,8 @@ static int rank_main(pl_rank *r)
                 } else if (vs_mpi)
                     printf(" %14s %6s", "", ""); /* keeps the MPI columns aligned */
                 if (vs_mpi && si < MAX_SIZES && b->mpi_time[si] > 0) {
-                    double mpi_bus = S / b->mpi_time[si] / 1e9 * factor(kind, n);
+                    double mpi_bus =
+                        S / b->mpi_time[si] / 1e9 * pl_collective_busbw_factor(coll[kind], n);
                     double vs = bus / mpi_bus;
                     printf(" %10.1f %11.2f", b->mpi_time[si] * 1e6, mpi_bus);
                     if (b->mpi_wrong[si]) printf(" (MPI: %ld wrong)", b->mpi_wrong[si]);

@@ -35,6 +35,14 @@ const pl_world_caps *pl_device_caps(void)
 
 const char *pl_clock_name(void) { return pl_device_caps()->clock; }
 
+/* The variable that sets the number of simulated devices, as the user
+ * spelled it (the old PARALAB_SIM_DEVICES still works). */
+static const char *devices_variable(void)
+{
+    const char *v = simtEnvSource("SIMT_DEVICES");
+    return v ? v : "SIMT_DEVICES";
+}
+
 const char *pl_device_problem(const char *program)
 {
     static _Thread_local char msg[512];
@@ -44,8 +52,8 @@ const char *pl_device_problem(const char *program)
     cudaGetLastError();
     (void)program;
     if (e == cudaErrorNoDevice || (e == cudaSuccess && n == 0))
-        snprintf(msg, sizeof msg,
-                 "no simulated device: PARALAB_SIM_DEVICES is 0 (allowed: 1 to 64, default 8)");
+        snprintf(msg, sizeof msg, "no simulated device: %s is 0 (allowed: 1 to %d, default 8)",
+                 devices_variable(), SIMT_MAX_DEVICES);
     else
         snprintf(msg, sizeof msg,
                  "the simulated GPU could not start (%s): the line above names the environment "
@@ -191,7 +199,7 @@ int pl_device_apply_options(const pl_options *o, char *msg, size_t cap)
                 n += (size_t)snprintf(msg + n, cap - n, " %s", (*p)->name);
             return -1;
         }
-        setenv("PARALAB_SIM_GPU", o->hw, 1); /* read when the runtime starts */
+        setenv("SIMT_GPU", o->hw, 1); /* read when the runtime starts */
     }
     if (o->comm == PL_COMM_NCCL) {
         snprintf(msg, cap,
@@ -207,9 +215,8 @@ int pl_device_apply_options(const pl_options *o, char *msg, size_t cap)
     }
     if (o->devices > count) {
         snprintf(msg, cap,
-                 "--devices %d: there are %d simulated devices (PARALAB_SIM_DEVICES, up to 64, "
-                 "makes more)",
-                 o->devices, count);
+                 "--devices %d: there are %d simulated devices (%s, up to %d, makes more)",
+                 o->devices, count, devices_variable(), SIMT_MAX_DEVICES);
         return -1;
     }
     return 0;

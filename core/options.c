@@ -43,7 +43,7 @@ static void usage(char *msg, size_t cap, const char *prog, const char *summary,
         msg, cap,
         "usage: %s [options]\n%s\n\n"
         "  -n, --devices N       ranks, one device each (1..64; the simulator has\n"
-        "                        8 devices unless PARALAB_SIM_DEVICES says more)\n"
+        "                        8 devices unless SIMT_DEVICES says more)\n"
         "      --no-viz          plain text, no terminal UI\n"
         "      --step, --play    step through the narration, or play it\n"
         "      --speed X         play speed, 0.1..100 (default 1: a step stays\n"

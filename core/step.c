@@ -239,7 +239,8 @@ static void begin(pl_player *p)
 /* All ranks meet (after their work of the step so far). */
 static int meet(pl_rank *r)
 {
-    pl_device_flush_ops(); /* this rank's finished work into the trace before the step moves on */
+    pl_device_flush_ops();  /* this rank's finished work into the trace before the step moves on */
+    pl_rank_note_memory(r); /* and its device's memory, as the step leaves it */
     if (pl_comm_barrier(r->comm) != PL_COMM_OK) {
         snprintf(r->error, sizeof r->error, "%s", pl_comm_last_error(r->comm));
         return -1;

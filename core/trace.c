@@ -47,23 +47,16 @@ typedef struct ring {
     _Alignas(64) pl_event *slots;
 } ring;
 
-/* A narrated step or a metric value, waiting for the writer. */
-typedef struct note {
-    int step;     /* > 0: a step; 0: a metric */
-    double value; /* a metric's value */
-    double at, modeled_at;
-    char name[32]; /* a metric's name */
-    char *text;    /* a step's narration (malloc'd) */
-} note;
-
 struct pl_trace {
     int n;
     uint64_t mask;
     pl_trace_full_policy policy;
     ring rings[MAX_RANKS];
     pthread_mutex_t note_lock;
-    note *notes; /* in the order they were noted */
+    pl_note *notes; /* in the order they were noted */
     size_t nnotes, capnotes;
+    double mem_last[MAX_RANKS][2]; /* each rank's last memory sample noted: used, total */
+    unsigned char mem_noted[MAX_RANKS];
     _Atomic int step; /* pl_trace_set_step */
 };
 
@@ -103,15 +96,12 @@ pl_trace_stamp pl_trace_stamp_now(void)
     return (pl_trace_stamp){.at = pl_trace_now(), .modeled_at = pl_device_now()};
 }
 
-static void add_note(pl_trace *t, note *x, const pl_trace_stamp *when)
+/* Under note_lock: x at the end of the notes (it takes x->text). */
+static void append_note(pl_trace *t, pl_note *x)
 {
-    pl_trace_stamp s = when ? *when : pl_trace_stamp_now();
-    x->at = s.at;
-    x->modeled_at = s.modeled_at;
-    pthread_mutex_lock(&t->note_lock);
     if (t->nnotes == t->capnotes && t->capnotes < MAX_NOTES) {
         size_t cap = t->capnotes ? t->capnotes * 2 : 64;
-        note *p = realloc(t->notes, cap * sizeof *p);
+        pl_note *p = realloc(t->notes, cap * sizeof *p);
         if (p) {
             t->notes = p;
             t->capnotes = cap;
@@ -121,6 +111,15 @@ static void add_note(pl_trace *t, note *x, const pl_trace_stamp *when)
         t->notes[t->nnotes++] = *x;
         x->text = NULL;
     }
+}
+
+static void add_note(pl_trace *t, pl_note *x, const pl_trace_stamp *when)
+{
+    pl_trace_stamp s = when ? *when : pl_trace_stamp_now();
+    x->at = s.at;
+    x->modeled_at = s.modeled_at;
+    pthread_mutex_lock(&t->note_lock);
+    append_note(t, x);
     pthread_mutex_unlock(&t->note_lock);
     free(x->text); /* not kept: no room */
 }
@@ -128,7 +127,7 @@ static void add_note(pl_trace *t, note *x, const pl_trace_stamp *when)
 static void note_step(pl_trace *t, int step, const char *text, const pl_trace_stamp *when)
 {
     if (!t || step < 1) return;
-    note x = {.step = step, .text = strdup(text ? text : "")};
+    pl_note x = {.kind = PL_NOTE_STEP, .step = step, .text = strdup(text ? text : "")};
     if (x.text) add_note(t, &x, when);
 }
 
@@ -142,9 +141,54 @@ void pl_trace_note_step_at(pl_trace *t, int step, const char *text, pl_trace_sta
 void pl_trace_note_metric(pl_trace *t, const char *name, double value)
 {
     if (!t) return;
-    note x = {.value = value};
+    pl_note x = {.kind = PL_NOTE_METRIC, .value = value};
     snprintf(x.name, sizeof x.name, "%s", name && *name ? name : "metric");
     add_note(t, &x, NULL);
+}
+
+void pl_trace_note_memory(pl_trace *t, int rank, double used, double total)
+{
+    if (!t || rank < 0 || rank >= t->n) return;
+    pl_trace_stamp s = pl_trace_stamp_now();
+    pl_note x = {.kind = PL_NOTE_MEMORY,
+                 .rank = rank,
+                 .value = used,
+                 .total = total,
+                 .at = s.at,
+                 .modeled_at = s.modeled_at};
+    snprintf(x.name, sizeof x.name, "device memory");
+    pthread_mutex_lock(&t->note_lock);
+    if (!t->mem_noted[rank] || t->mem_last[rank][0] != used || t->mem_last[rank][1] != total) {
+        t->mem_noted[rank] = 1;
+        t->mem_last[rank][0] = used;
+        t->mem_last[rank][1] = total;
+        append_note(t, &x);
+    }
+    pthread_mutex_unlock(&t->note_lock);
+}
+
+size_t pl_trace_take_notes(pl_trace *t, pl_note **out)
+{
+    *out = NULL;
+    if (!t) return 0;
+    pthread_mutex_lock(&t->note_lock);
+    pl_note *ns = t->notes;
+    size_t n = t->nnotes;
+    t->notes = NULL;
+    t->nnotes = t->capnotes = 0;
+    pthread_mutex_unlock(&t->note_lock);
+    if (!n) {
+        free(ns);
+        return 0;
+    }
+    *out = ns;
+    return n;
+}
+
+void pl_trace_free_notes(pl_note *notes, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(notes[i].text);
+    free(notes);
 }
 
 void pl_trace_record(pl_trace *t, const pl_event *e)
@@ -349,30 +393,28 @@ int pl_trace_writer_add(pl_trace_writer *w, const pl_event *ev, size_t n)
     return w->failed ? -1 : 0;
 }
 
-int pl_trace_writer_take_notes(pl_trace_writer *w, pl_trace *t)
+int pl_trace_writer_add_notes(pl_trace_writer *w, const pl_note *notes, size_t n)
 {
-    if (!t) return 0;
-    pthread_mutex_lock(&t->note_lock);
-    note *ns = t->notes;
-    size_t n = t->nnotes;
-    t->notes = NULL;
-    t->nnotes = t->capnotes = 0;
-    pthread_mutex_unlock(&t->note_lock);
-    for (size_t i = 0; w && i < n; i++) {
-        const note *x = &ns[i];
+    for (size_t i = 0; i < n; i++) {
+        const pl_note *x = &notes[i];
         double at = w->modeled ? x->modeled_at : x->at;
         if (!w->have_t0) {
             w->t0 = at;
             w->have_t0 = 1;
         }
         double ts = (double)llround((at - w->t0) * 1e9) / 1e3;
-        if (x->step > 0) {
+        if (x->kind == PL_NOTE_STEP) {
             fprintf(w->f,
                     ",\n{\"name\":\"step %d\",\"cat\":\"narration\",\"ph\":\"i\",\"s\":\"g\","
                     "\"pid\":0,\"tid\":0,\"ts\":%.3f,\"args\":{\"step\":%d,\"text\":",
                     x->step, ts, x->step);
-            put_string(w->f, x->text);
+            put_string(w->f, x->text ? x->text : "");
             fputs("}}", w->f);
+        } else if (x->kind == PL_NOTE_MEMORY) {
+            fprintf(w->f,
+                    ",\n{\"name\":\"device memory\",\"cat\":\"memory\",\"ph\":\"C\",\"pid\":%d,"
+                    "\"ts\":%.3f,\"args\":{\"used\":%.0f,\"total\":%.0f}}",
+                    x->rank, ts, x->value, x->total);
         } else {
             fputs(",\n{\"name\":", w->f);
             put_string(w->f, x->name);
@@ -383,10 +425,17 @@ int pl_trace_writer_take_notes(pl_trace_writer *w, pl_trace *t)
                 fputs("\"value\":null}}", w->f);
         }
     }
-    for (size_t i = 0; i < n; i++) free(ns[i].text);
-    free(ns);
-    if (w && ferror(w->f)) w->failed = 1;
-    return w && w->failed ? -1 : 0;
+    if (ferror(w->f)) w->failed = 1;
+    return w->failed ? -1 : 0;
+}
+
+int pl_trace_writer_take_notes(pl_trace_writer *w, pl_trace *t)
+{
+    pl_note *ns;
+    size_t n = pl_trace_take_notes(t, &ns);
+    int rc = w ? pl_trace_writer_add_notes(w, ns, n) : 0;
+    pl_trace_free_notes(ns, n);
+    return rc;
 }
 
 int pl_trace_writer_describe(pl_trace_writer *w, const char *title, int steps, unsigned panes,

@@ -51,6 +51,22 @@ static void record_op(const pl_device_op *op, void *user)
     pl_trace_record(s->trace, &e);
 }
 
+void pl_metric(const pl_rank *r, const char *name, double value)
+{
+    if (r) pl_trace_note_metric(r->trace, name, value);
+}
+
+void pl_rank_note_memory(const pl_rank *r)
+{
+    if (!r || !r->trace) return;
+    int current = -1;
+    if (cudaGetDevice(&current) != cudaSuccess) current = -1;
+    size_t used = 0, total = 0;
+    if (pl_device_memory(r->device, &used, &total) == 0 && total > 0)
+        pl_trace_note_memory(r->trace, r->rank, (double)used, (double)total);
+    if (current >= 0 && current != r->device) cudaSetDevice(current);
+}
+
 static void *rank_main(void *p)
 {
     rank_slot *s = p;
@@ -72,6 +88,7 @@ static void *rank_main(void *p)
                 can && cudaDeviceEnablePeerAccess(d, 0) != cudaSuccess)
                 cudaGetLastError(); /* already enabled: fine */
         }
+        pl_rank_note_memory(r); /* the device as the rank finds it */
         s->status = s->fn(r);
         cudaError_t se = cudaStreamSynchronize(r->stream);
         if (!s->status && se) {
@@ -80,6 +97,7 @@ static void *rank_main(void *p)
             s->status = 1;
         }
         cudaStreamDestroy(r->stream);
+        pl_rank_note_memory(r); /* and as it leaves it */
     }
     if (s->status) {
         int none = -1;
@@ -135,16 +153,7 @@ int pl_world_run_config(const pl_world_config *cfg, pl_rank_fn fn, void *arg, ch
     }
     pl_comm *comms[PL_MAX_RANKS];
     pl_comm_engine_choice engine = cfg->comm;
-    if (engine == PL_COMM_AUTO) {
-#ifdef PARALAB_CUDA
-        int distinct = 1; /* NCCL refuses two ranks on one GPU */
-        for (int a = 0; a < n; a++)
-            for (int b = a + 1; b < n; b++) distinct &= dev[a] != dev[b];
-        engine = distinct ? PL_COMM_NCCL : PL_COMM_LOCAL;
-#else
-        engine = PL_COMM_LOCAL;
-#endif
-    }
+    if (engine == PL_COMM_AUTO) engine = pl_comm_auto_engine(n, dev);
     if (engine == PL_COMM_NCCL) {
         char why[512];
         if (pl_comm_create_nccl(n, dev, comms, why, sizeof why) != PL_COMM_OK) {

@@ -50,7 +50,7 @@ endif
 #     (addr >> 3) + SIMT_SHADOW_OFFSET and calls __asan_report_* only when it
 #     is poisoned — about a nanosecond per access. The emulator reserves the
 #     shadow and poisons the bytes after every device allocation
-#     (core/simt/internal.h, SIMT_SHADOW_OFFSET: keep the two in step).
+#     (core/simt/shadow.h, SIMT_SHADOW_OFFSET: keep the two in step).
 #   call mode (build/sim-asan, and KASAN_CALLS_FILES): every access calls
 #     __asan_{load,store}N_noabort(addr), which checks it against the
 #     allocation table and feeds the access observer (simtSetAccessObserver).
@@ -123,9 +123,12 @@ endif
 SIMT_SRC := $(if $(filter sim,$(VARIANT)),$(wildcard core/simt/*.c))
 # The device seam: one file per world (paralab/device.h).
 SEAM_SRC := core/device_$(VARIANT).c
+# The communicators: core/comm/*.c but the other variant's NCCL engine (comm_nccl.c
+# needs NCCL; nccl_none.c stands in for it in the simulated build).
+COMM_SRC := $(filter-out core/comm/$(if $(filter cuda,$(VARIANT)),nccl_none,comm_nccl).c,$(wildcard core/comm/*.c))
 # core: the runtime, its subfolders (comm, model, parallel) and the kernels
-CORE_SRC := $(filter-out core/device_%.c,$(wildcard core/*.c)) $(SEAM_SRC) \
-            $(wildcard core/comm/*.c core/model/*.c core/parallel/*.c) \
+CORE_SRC := $(filter-out core/device_%.c,$(wildcard core/*.c)) $(SEAM_SRC) $(COMM_SRC) \
+            $(wildcard core/model/*.c core/parallel/*.c) \
             $(wildcard core/kernels/*.cu)
 VIZ_SRC := $(wildcard viz/*.c)
 # the one lab harness

@@ -114,6 +114,45 @@ if [ -x "$bin/lab07" ]; then
     err=$("$bin/lab07" --batch 30 --devices 4 2>&1 >/dev/null); rc=$?
     check "lab07 --batch 30 --devices 4: exit 2, suggests 28 and 32" bash -c 'test "$1" = 2 && grep -q "batch 30 does not split evenly over 4 ranks: the nearest batch sizes that do are 28 and 32" <<<"$2"' _ "$rc" "$err"
 fi
+# The simulator's settings (simulated build only): SIMT_DEVICES, SIMT_GPU and
+# SIMT_MEM_MB take effect; the old PARALAB_SIM_* names still do, with one note
+# on stderr naming the new name; a bad value's message names the variable
+# as the user set it.
+if [ -x "$bin/lab06" ] && [[ "$bin" == *sim* ]]; then
+    simt_env() { # the expected exit status, VAR=value..., then -- and the command
+        local want_rc=$1 vars=() out rc
+        shift
+        while [ "$1" != -- ]; do vars+=("$1"); shift; done
+        shift
+        out=$(env -u SIMT_DEVICES -u SIMT_GPU -u SIMT_MEM_MB -u PARALAB_SIM_DEVICES \
+              -u PARALAB_SIM_GPU -u PARALAB_SIM_MEM_MB "${vars[@]}" "$@" 2>&1); rc=$?
+        check "${vars[*]} $(basename "$1") ${*:2}: exit $rc" test "$rc" = "$want_rc"
+        simt_out=$out
+    }
+    notes() { grep -c 'deprecated' <<<"$simt_out"; }
+    simt_env 2 SIMT_DEVICES=2 -- "$bin/lab06" --no-viz --devices 3
+    check "SIMT_DEVICES=2: 2 devices, no note" bash -c 'grep -q "there are 2 simulated devices" <<<"$1" && ! grep -q deprecated <<<"$1"' _ "$simt_out"
+    simt_env 2 PARALAB_SIM_DEVICES=2 -- "$bin/lab06" --no-viz --devices 3
+    check "PARALAB_SIM_DEVICES=2: 2 devices, one note naming SIMT_DEVICES" bash -c 'grep -q "there are 2 simulated devices" <<<"$1" && grep -qx "simt: PARALAB_SIM_DEVICES is deprecated: use SIMT_DEVICES (it means the same)" <<<"$1" && test "$2" = 1' _ "$simt_out" "$(notes)"
+    simt_env 2 PARALAB_SIM_DEVICES=2 SIMT_DEVICES=4 -- "$bin/lab06" --no-viz --devices 5
+    check "both set: SIMT_DEVICES wins, the note says the old one is ignored" bash -c 'grep -q "there are 4 simulated devices" <<<"$1" && grep -qx "simt: PARALAB_SIM_DEVICES is deprecated and ignored, as SIMT_DEVICES is set: use SIMT_DEVICES" <<<"$1" && test "$2" = 1' _ "$simt_out" "$(notes)"
+    simt_env 0 SIMT_GPU=A100-SXM-80GB -- "$bin/lab02" --no-viz --size 256
+    check "SIMT_GPU=A100-SXM-80GB: the A100, no note" bash -c 'grep -q "^\[1\] The NVIDIA A100-SXM4-80GB (simulated)" <<<"$1" && ! grep -q deprecated <<<"$1"' _ "$simt_out"
+    simt_env 0 PARALAB_SIM_GPU=A100-SXM-80GB -- "$bin/lab02" --no-viz --size 256
+    check "PARALAB_SIM_GPU=A100-SXM-80GB: the A100, one note naming SIMT_GPU" bash -c 'grep -q "^\[1\] The NVIDIA A100-SXM4-80GB (simulated)" <<<"$1" && grep -qx "simt: PARALAB_SIM_GPU is deprecated: use SIMT_GPU (it means the same)" <<<"$1" && test "$2" = 1' _ "$simt_out" "$(notes)"
+    for v in SIMT_GPU PARALAB_SIM_GPU; do
+        simt_env 2 $v=B200 -- "$bin/lab01" --no-viz
+        check "$v=B200: the message names $v" grep -qx "simt: $v=B200 is not a known preset; choose one of: H100-SXM H200-SXM A100-SXM-80GB RTX-4090" <<<"$simt_out"
+    done
+    for v in SIMT_DEVICES PARALAB_SIM_DEVICES; do
+        simt_env 2 $v=99 -- "$bin/lab01" --no-viz
+        check "$v=99: the message names $v" grep -qx "simt: $v=99 is not a whole number from 0 to 64" <<<"$simt_out"
+    done
+    for v in SIMT_MEM_MB PARALAB_SIM_MEM_MB; do
+        simt_env 2 $v=0 -- "$bin/lab01" --no-viz
+        check "$v=0: the message names $v" grep -qx "simt: $v=0 is not a whole number of MiB from 1 to 16777216" <<<"$simt_out"
+    done
+fi
 # labcheck --short (the sanitizer passes): Lab 07 without its 20-epoch runs
 if [ -x "$bin/labcheck" ]; then
     out=$("$bin/labcheck" --solution --strict --short 07 2>&1); rc=$?

@@ -329,37 +329,6 @@ typedef struct app {
     size_t narr_done;  /* the narrated steps in it */
 } app;
 
-/* Metrics pushed by the ranks, taken by the UI each frame. */
-static pthread_mutex_t metric_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-    char name[32];
-    double value;
-} metric_queue[4096];
-static int metric_n;
-static pl_trace *_Atomic metric_trace;
-
-void viz_note_metrics(pl_trace *t) { metric_trace = t; }
-
-void pl_viz_push_metric(const char *name, double value)
-{
-    pl_trace_note_metric(metric_trace, name, value);
-    pthread_mutex_lock(&metric_lock);
-    if (metric_n < (int)(sizeof metric_queue / sizeof *metric_queue)) {
-        snprintf(metric_queue[metric_n].name, sizeof metric_queue[0].name, "%s", name ? name : "");
-        metric_queue[metric_n++].value = value;
-    }
-    pthread_mutex_unlock(&metric_lock);
-}
-
-static void take_metrics(viz_model *m)
-{
-    pthread_mutex_lock(&metric_lock);
-    for (int i = 0; i < metric_n; i++)
-        viz_model_push_named(m, metric_queue[i].name, metric_queue[i].value);
-    metric_n = 0;
-    pthread_mutex_unlock(&metric_lock);
-}
-
 static double wall(void)
 {
     struct timespec ts;
@@ -532,17 +501,6 @@ static void key(app *a, int ch, const pl_layout *lay)
     }
 }
 
-static void update_memory(app *a)
-{
-    for (int d = 0; d < a->view.ndev && d < PL_MAX_RANKS; d++) {
-        size_t used = 0, total = 0;
-        if (pl_device_memory(d, &used, &total) == 0) {
-            a->model.mem_used[d] = (double)used;
-            a->model.mem_total[d] = (double)total;
-        }
-    }
-}
-
 /* What the lab printed: its newest lines, and the transcript. */
 static void feed(app *a, const char *buf, ssize_t n)
 {
@@ -599,15 +557,24 @@ static void read_log(app *a)
     }
 }
 
+/* Everything a frame shows, from the two places it comes from, here and
+ * nowhere else:
+ *   the trace (a live run): the ranks' events and the notes (each step,
+ *     metric value and device memory sample, taken by core on the ranks'
+ *     threads), into the model and the trace file (viz_model_take); the UI
+ *     makes no CUDA call and asks no device anything;
+ *   the lab's printed output (captured stdout) with the narrated steps where
+ *     they came in it (read_log). It stays a byte stream read from its file:
+ *     any code of the lab prints into it (printf, the CUDA runtime's
+ *     messages), unframed, and it is printed again in full once the screen
+ *     is restored; the player marks where each step's narration came in it
+ *     (on_step_shown, at the moment it is shown, on rank 0's thread), which
+ *     no clock in a trace note could give.
+ * A replay has no trace (its events come from the file, replay_frame). */
 static void drain(app *a)
 {
-    if (!a->trace) return;
-    size_t n;
-    while ((n = pl_trace_drain(a->trace, a->buf, 4096)) > 0) {
-        if (a->writer) pl_trace_writer_add(a->writer, a->buf, n);
-        for (size_t i = 0; i < n; i++) viz_model_add(&a->model, &a->buf[i]);
-    }
-    pl_trace_writer_take_notes(a->writer, a->trace); /* the steps and metrics, for the file */
+    if (a->trace) viz_model_take(&a->model, a->trace, a->writer, a->buf, 4096);
+    read_log(a);
 }
 
 /* A frame of a replay, `dt` wall seconds after the one before: the cursor
@@ -619,13 +586,7 @@ static void replay_frame(app *a, double dt)
     if (a->playing) viz_replay_play(&a->cur, a->nsteps, dt, a->speed);
     size_t want = viz_replay_shown(a->first, a->nsteps, a->cur);
     for (; a->shown < want && a->shown < a->nitems; a->shown++) {
-        const viz_item *it = &a->items[a->shown];
-        if (!it->metric) {
-            viz_model_add(&a->model, &a->tr.ev[it->index]);
-            continue;
-        }
-        const viz_metric_note *m = &a->tr.metrics[it->index];
-        viz_model_push_named(&a->model, m->name, m->value);
+        viz_replay_apply(&a->model, &a->tr, &a->items[a->shown]);
     }
     int k = a->cur.step, done = viz_replay_done(a->cur, a->nsteps);
     if (a->tr.nmarks) {
@@ -646,14 +607,12 @@ static void replay_frame(app *a, double dt)
 /* Frames until the student quits; live: world_done says when the ranks end. */
 static void loop(app *a)
 {
-    double last_mem = 0, last = wall();
+    double last = wall();
     while (!a->quit) {
         if (quit_signal) a->quit = 2;           /* Ctrl-C or SIGTERM */
         if (atomic_load(&stalled)) a->quit = 3; /* no progress: the watchdog */
         if (a->stopping && __atomic_load_n(&a->world_done, __ATOMIC_ACQUIRE)) break;
         drain(a);
-        read_log(a);
-        take_metrics(&a->model);
         viz_view *v = &a->view;
         if (a->player) {
             v->step = pl_player_current(a->player, v->narration, sizeof v->narration);
@@ -672,10 +631,6 @@ static void loop(app *a)
                 snprintf(a->mode_text, sizeof a->mode_text, "step (running...)");
             else
                 snprintf(a->mode_text, sizeof a->mode_text, "step (space: next)");
-            if (wall() - last_mem > 0.5) {
-                update_memory(a);
-                last_mem = wall();
-            }
         } else /* replay: the cursor moves at `speed` steps a second while playing */
             replay_frame(a, wall() - last);
         last = wall();

@@ -104,8 +104,9 @@ int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_ran
     }
     if (opt->trace) {
         int modeled = pl_device_caps()->modeled;
+        pl_trace_stamp origin = pl_trace_stamp_now(); /* the run starts now, on both clocks */
         dr.writer = pl_trace_writer_open(opt->trace, n, modeled,
-                                         modeled ? pl_device_now() : pl_trace_now(), err, err_size);
+                                         modeled ? origin.modeled_at : origin.at, err, err_size);
         if (!dr.writer) {
             pl_trace_destroy(dr.trace);
             pl_player_destroy(player);
@@ -113,7 +114,6 @@ int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_ran
         }
         pl_trace_writer_describe(dr.writer, vc->title, vc->steps, vc->panes, vc->stream_lanes);
     }
-    viz_note_metrics(dr.trace); /* pl_viz_push_metric's values go into the trace too */
     pthread_t drain_thread;
     dr.player = player;
     int draining = !ui && dr.writer && pthread_create(&drain_thread, NULL, drain_loop, &dr) == 0;
@@ -135,7 +135,6 @@ int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_ran
     int failed = ui ? pl_viz_run_world(vc, &cfg, fn, arg, dr.writer, quit, err, err_size)
                     : pl_world_run_config(&cfg, fn, arg, err, err_size);
     if (watching) pl_watchdog_stop();
-    viz_note_metrics(NULL);
     if (draining) {
         __atomic_store_n(&dr.done, 1, __ATOMIC_RELEASE);
         pthread_join(drain_thread, NULL);

@@ -114,6 +114,38 @@ int viz_model_push_metric(viz_model *m, double value)
     return viz_model_push_named(m, m->metric_name, value);
 }
 
+int viz_model_note(viz_model *m, const pl_note *n)
+{
+    switch (n->kind) {
+    case PL_NOTE_METRIC:
+        return viz_model_push_named(m, n->name, n->value);
+    case PL_NOTE_MEMORY:
+        if (n->rank < 0 || n->rank >= PL_MAX_RANKS) return 0;
+        m->mem_used[n->rank] = n->value;
+        m->mem_total[n->rank] = n->total;
+        return 0;
+    default: /* a step: a live run narrates from the player, a replay from its marks */
+        return 0;
+    }
+}
+
+size_t viz_model_take(viz_model *m, pl_trace *t, pl_trace_writer *w, pl_event *buf, size_t cap)
+{
+    if (!t) return 0;
+    size_t n, got = 0;
+    while ((n = pl_trace_drain(t, buf, cap)) > 0) {
+        if (w) pl_trace_writer_add(w, buf, n);
+        for (size_t i = 0; i < n; i++) viz_model_add(m, &buf[i]);
+        got += n;
+    }
+    pl_note *notes;
+    size_t k = pl_trace_take_notes(t, &notes);
+    if (w) pl_trace_writer_add_notes(w, notes, k); /* the steps, metrics and memory, for the file */
+    for (size_t i = 0; i < k; i++) viz_model_note(m, &notes[i]);
+    pl_trace_free_notes(notes, k);
+    return got + k;
+}
+
 /* ---- the transcript ---------------------------------------------------------------------- */
 
 void viz_transcript_free(viz_transcript *t)

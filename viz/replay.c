@@ -6,7 +6,8 @@
  * kind, name the label, ts and dur (µs) the start and end in seconds, args
  * the bytes, FLOPs, micro-batch, layer and peer. An instant ("i") of cat
  * "narration" is a narrated step (args step and text), a counter ("C") of
- * cat "metric" a metric value (args value), the metadata event "paralab"
+ * cat "metric" a metric value (args value), one of cat "memory" a sample of
+ * rank pid's device memory (args used and total), the metadata event "paralab"
  * what the lab said (title, steps, panes, stream_lanes); other metadata is
  * skipped. The clock the file was written on is in otherData.clock
  * ("modeled" or "measured"; absent: measured).
@@ -43,6 +44,7 @@ void viz_trace_free(viz_trace *t)
     for (int i = 0; i < t->nmarks; i++) free(t->marks[i].text);
     free(t->marks);
     free(t->metrics);
+    free(t->memory);
     memset(t, 0, sizeof *t);
 }
 
@@ -102,7 +104,8 @@ int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
     t->ev = malloc((total ? total : 1) * sizeof *t->ev);
     t->marks = malloc((total ? total : 1) * sizeof *t->marks);
     t->metrics = malloc((total ? total : 1) * sizeof *t->metrics);
-    if (!t->ev || !t->marks || !t->metrics) {
+    t->memory = malloc((total ? total : 1) * sizeof *t->memory);
+    if (!t->ev || !t->marks || !t->metrics || !t->memory) {
         snprintf(err, cap, "%s: out of memory for %zu events", path, total);
         goto bad;
     }
@@ -156,6 +159,26 @@ int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
             m->value = json_is_number(value) ? json_number_value(value) : NAN;
             m->after = t->nmarks;
             snprintf(m->name, sizeof m->name, "%s", json_string_value(name));
+            continue;
+        }
+        if (!strcmp(phase, "C") && !strcmp(catname, "memory")) { /* a rank's device memory */
+            json_t *pid = json_object_get(e, "pid"), *used = json_object_get(args, "used");
+            json_t *all = json_object_get(args, "total");
+            if (!json_is_number(ts) || !json_is_integer(pid) || json_integer_value(pid) < 0 ||
+                json_integer_value(pid) >= PL_MAX_RANKS || !json_is_number(used) ||
+                !json_is_number(all) || json_number_value(used) < 0 || json_number_value(all) < 0) {
+                snprintf(err, cap,
+                         "%s: event %zu: a memory sample needs a \"ts\", a \"pid\" (0..%d) and "
+                         "args.used and args.total (bytes, numbers >= 0)",
+                         path, i, PL_MAX_RANKS - 1);
+                goto bad;
+            }
+            viz_memory_note *m = &t->memory[t->nmemory++];
+            m->at = json_number_value(ts) * 1e-6;
+            m->used = json_number_value(used);
+            m->total = json_number_value(all);
+            m->rank = (int)json_integer_value(pid);
+            m->after = t->nmarks;
             continue;
         }
         if (strcmp(phase, "X")) continue; /* another tool's instants, counters, flows */
@@ -293,10 +316,28 @@ static int mark_of_step(const viz_trace *t, int step)
     return 1;
 }
 
+/* The step a note (a metric value, a memory sample) is shown in: the step
+ * it was noted in (after: the narrated steps before it in the file), or in
+ * a trace without narration the part of the last event that started
+ * before it. */
+static int note_step(const viz_trace *t, int after, double at)
+{
+    if (t->nmarks) return after > 0 ? after : 1;
+    size_t lo = 0, hi = t->nev;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (t->ev[mid].start <= at)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return part(lo ? lo - 1 : 0, t->nev);
+}
+
 int viz_replay_plan(const viz_trace *t, viz_item **items, size_t *n, size_t **first)
 {
     int nsteps = t->nmarks > 0 ? t->nmarks : VIZ_REPLAY_PARTS;
-    size_t total = t->nev + t->nmetrics;
+    size_t total = t->nev + t->nmetrics + t->nmemory;
     viz_item *it = malloc((total ? total : 1) * sizeof *it);
     size_t *f = calloc((size_t)nsteps + 1, sizeof *f);
     double *at = malloc(((size_t)t->nmarks + 1) * sizeof *at);
@@ -323,21 +364,13 @@ int viz_replay_plan(const viz_trace *t, viz_item **items, size_t *n, size_t **fi
     }
     for (size_t i = 0; i < t->nmetrics; i++) {
         const viz_metric_note *m = &t->metrics[i];
-        int step;
-        if (t->nmarks) /* in the step it was pushed in */
-            step = m->after > 0 ? m->after : 1;
-        else { /* in the part of the last event that started before it */
-            size_t lo = 0, hi = t->nev;
-            while (lo < hi) {
-                size_t mid = (lo + hi) / 2;
-                if (t->ev[mid].start <= m->at)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            step = part(lo ? lo - 1 : 0, t->nev);
-        }
-        it[t->nev + i] = (viz_item){.step = step, .metric = 1, .index = i, .at = m->at};
+        it[t->nev + i] =
+            (viz_item){.step = note_step(t, m->after, m->at), .metric = 1, .index = i, .at = m->at};
+    }
+    for (size_t i = 0; i < t->nmemory; i++) {
+        const viz_memory_note *m = &t->memory[i];
+        it[t->nev + t->nmetrics + i] =
+            (viz_item){.step = note_step(t, m->after, m->at), .metric = 2, .index = i, .at = m->at};
     }
     qsort(it, total, sizeof *it, by_step);
     for (size_t i = 0; i < total; i++) f[it[i].step]++; /* counts, then starts */
@@ -347,6 +380,21 @@ int viz_replay_plan(const viz_trace *t, viz_item **items, size_t *n, size_t **fi
     *n = total;
     *first = f;
     return nsteps;
+}
+
+int viz_replay_apply(viz_model *m, const viz_trace *t, const viz_item *it)
+{
+    if (it->metric == 0) return viz_model_add(m, &t->ev[it->index]);
+    pl_note n = {.kind = PL_NOTE_METRIC};
+    if (it->metric == 1) {
+        const viz_metric_note *x = &t->metrics[it->index];
+        n.value = x->value;
+        snprintf(n.name, sizeof n.name, "%s", x->name);
+    } else {
+        const viz_memory_note *x = &t->memory[it->index];
+        n = (pl_note){.kind = PL_NOTE_MEMORY, .rank = x->rank, .value = x->used, .total = x->total};
+    }
+    return viz_model_note(m, &n); /* as a live run's notes go in */
 }
 
 int viz_replay_done(viz_cursor c, int nsteps) { return c.step >= nsteps && c.f >= 1; }

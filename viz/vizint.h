@@ -144,6 +144,16 @@ int viz_model_add(viz_model *m, const pl_event *e);
 int viz_model_push_named(viz_model *m, const char *name, double value);
 /* The same under m->metric_name. */
 int viz_model_push_metric(viz_model *m, double value);
+/* A note of the trace (paralab/trace.h) into the model: a metric value
+ * (viz_model_push_named), a memory sample (the rank's mem_used, mem_total);
+ * a step's note changes nothing (the narration comes from the player live,
+ * from the file's marks in a replay). 0, or -1 as push_named. */
+int viz_model_note(viz_model *m, const pl_note *n);
+/* What the trace t holds now, into the model: the rings' events, then the
+ * notes, each also to the writer w (NULL: none), in the order they came.
+ * buf: room for cap events. Returns the events and notes taken. The one
+ * way data of a live run reaches the model (app.c's drain). */
+size_t viz_model_take(viz_model *m, pl_trace *t, pl_trace_writer *w, pl_event *buf, size_t cap);
 /* The event of (rank, lane) covering time t on the clock (innermost: the
  * latest start), or NULL. */
 const pl_event *viz_model_at(const viz_model *m, int rank, int lane, double t, int modeled);
@@ -187,6 +197,12 @@ typedef struct {
     char name[32];
 } viz_metric_note;
 
+typedef struct {
+    double at, used, total; /* bytes */
+    int after;              /* the narrated steps before it in the file */
+    int rank;
+} viz_memory_note; /* a sample of a rank's device memory */
+
 typedef struct viz_trace {
     pl_event *ev; /* by start */
     size_t nev;
@@ -194,6 +210,8 @@ typedef struct viz_trace {
     int nmarks;
     viz_metric_note *metrics; /* in the order they were pushed */
     size_t nmetrics;
+    viz_memory_note *memory; /* in the order they were taken */
+    size_t nmemory;
     int nranks, modeled;
     /* what the lab said (its "paralab" metadata): 0 / "" when absent */
     char title[64];
@@ -208,7 +226,7 @@ void viz_trace_free(viz_trace *t);
 
 /* A replay plays like a lab in play mode: a narrated step every 1/speed
  * seconds (speed: steps a second, 0.1 to 100), its events (and the metric
- * values pushed in it) appearing one after the other in the order they
+ * values and memory samples noted in it) appearing one after the other in the order they
  * started, evenly over the first half of its time, the second half to read
  * it. Idle time in the trace takes none. A trace without narration plays in
  * VIZ_REPLAY_PARTS equal parts, as if each were a step. */
@@ -220,10 +238,11 @@ typedef struct {
     double f; /* how far into it, 0..1 (1 in the last: the replay is over) */
 } viz_cursor;
 
-/* The item the replay shows, in order: an event or a metric value. */
+/* The item the replay shows, in order: an event, a metric value or a
+ * memory sample. */
 typedef struct {
     int step;   /* 1..nsteps */
-    int metric; /* 0: ev[index]; 1: metrics[index] */
+    int metric; /* 0: ev[index]; 1: metrics[index]; 2: memory[index] */
     size_t index;
     double at;
 } viz_item;
@@ -232,11 +251,15 @@ typedef struct {
  * it; 1 before the first (mark_at ascending). */
 int viz_replay_step_of(double t, const double *mark_at, int nmarks);
 /* The items of t in the order a replay shows them (malloc'd, *n of them,
- * by step, then time, an event before a metric at the same time) and
+ * by step, then time, an event before a metric value before a memory
+ * sample at the same time) and
  * first[k], the first item of step k + 1 (first[0] = 0, first[nsteps] =
  * *n; malloc'd, nsteps + 1 of them). Returns nsteps (>= 1), -1 when out of
  * memory. */
 int viz_replay_plan(const viz_trace *t, viz_item **items, size_t *n, size_t **first);
+/* Item it of t into the model, as a live run's events and notes go in
+ * (viz_model_add, viz_model_note). 0, or -1 when out of memory. */
+int viz_replay_apply(viz_model *m, const viz_trace *t, const viz_item *it);
 /* How many items (a prefix) are shown at c. */
 size_t viz_replay_shown(const size_t *first, int nsteps, viz_cursor c);
 int viz_replay_done(viz_cursor c, int nsteps);
@@ -244,10 +267,6 @@ int viz_replay_done(viz_cursor c, int nsteps);
 void viz_replay_play(viz_cursor *c, int nsteps, double seconds, double speed);
 /* Space: the next step, all of its items shown (in the last: the end). */
 void viz_replay_next(viz_cursor *c, int nsteps);
-
-/* Where pl_viz_push_metric also notes its values (pl_trace_note_metric),
- * for the trace file; NULL: nowhere. */
-void viz_note_metrics(pl_trace *t);
 
 /* ---- the view and the panes ----------------------------------------------------------- */
 

@@ -227,7 +227,7 @@ static int run_steps(pl_rank *r)
             "memory is first copied into a pinned staging buffer by the driver: pin what you "
             "copy often (cudaMallocHost).",
             mb, pl_clock_name(), mb / c[0].ms, mb / c[1].ms, mb / c[2].ms, mb / c[3].ms);
-        pl_viz_push_metric("GB/s", mb / c[1].ms);
+        pl_metric(r, "GB/s", mb / c[1].ms);
     }
     /* 2. strides */
     if (!l->kernel) {
@@ -243,7 +243,7 @@ static int run_steps(pl_rank *r)
             snprintf(line[s], sizeof line[s],
                      "stride %2d: %6.1f GB/s useful (%3.0f %% of the peak)%s", strides[s], gbs,
                      100 * gbs * 1e9 / peak_bw, counts(&c, buf, sizeof buf));
-            pl_viz_push_metric("GB/s", useful / (c.ms * 1e-3) / 1e9);
+            pl_metric(r, "GB/s", useful / (c.ms * 1e-3) / 1e9);
         }
         PL_LAB_STEP(
             "A copy kernel, out[i] = in[i * stride], %d floats (%s):\n    %s\n    %s\n    %s\n  "
@@ -278,7 +278,7 @@ static int run_steps(pl_rank *r)
         PL_LAB_STEP("Transpose %dx%d, %s: %.1f us (%s), %.1f GB/s (%.0f %% of the peak)%s%s.", n, n,
                     what, c.ms * 1e3, pl_clock_name(), gbs, 100 * gbs * 1e9 / peak_bw,
                     counts(&c, buf, sizeof buf), wrong ? "; SOME ELEMENTS ARE WRONG" : "");
-        pl_viz_push_metric("GB/s", 2.0 * bytes / (c.ms * 1e-3) / 1e9);
+        pl_metric(r, "GB/s", 2.0 * bytes / (c.ms * 1e-3) / 1e9);
     }
     if (!l->kernel)
         PL_LAB_STEP(

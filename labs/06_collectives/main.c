@@ -20,6 +20,7 @@
 
 #include "06_collectives/lab06.h"
 #include "paralab/cli.h"
+#include "paralab/collectives.h"
 #include "paralab/device.h"
 #include "paralab/kernels.h"
 #include "paralab/options.h"
@@ -233,14 +234,17 @@ static int rank_main(pl_rank *r)
     uint64_t naive_root = l->after[0].bytes_received - l->before[0].bytes_received +
                           l->after[0].bytes_sent - l->before[0].bytes_sent;
     OK(timed_all_reduce(r, OP_ENGINE_RING, d, scratch, big, &ms_ring, &wrong));
+    /* the ring's bytes per rank over S: all-reduce's busbw factor (nccl-tests) */
+    const pl_collective *ar = &pl_collectives[PL_CALL_ALL_REDUCE];
+    double f = pl_collective_busbw_factor(ar, n);
     if (me == 0) {
-        double S = (double)big * sizeof(float);
+        double S = (double)pl_collective_bytes(ar, big, PL_FLOAT32, n);
         printf("    naive: %.1f us (%s); rank 0 moves %.2f MB = 2(N-1) x S = %.2f x S: the "
                "bottleneck\n",
                ms_naive * 1e3, pl_clock_name(), naive_root / 1e6, naive_root / S);
         printf("    ring:  %.1f us (%s); each rank sends %.2f MB = 2(N-1)/N x S = %.3f x S\n",
                ms_ring * 1e3, pl_clock_name(),
-               (l->after[0].bytes_sent - l->before[0].bytes_sent) / 1e6, 2.0 * (n - 1) / n);
+               (l->after[0].bytes_sent - l->before[0].bytes_sent) / 1e6, f);
     }
 
     STEP("Your ring all-reduce (exercise.c)%s.",
@@ -251,7 +255,7 @@ static int rank_main(pl_rank *r)
         printf("    %zu floats: %s, %.1f us (%s); rank 0 sent %llu bytes (2(N-1)/N x S = %.0f)\n",
                big, wrong ? "WRONG" : "every element right", ms_mine * 1e3, pl_clock_name(),
                (unsigned long long)(l->after[0].bytes_sent - l->before[0].bytes_sent),
-               2.0 * (n - 1) / n * (double)big * sizeof(float));
+               f * (double)pl_collective_bytes(ar, big, PL_FLOAT32, n));
 
     STEP("algbw = S / time; busbw = algbw x 2(N-1)/N for all-reduce: comparable to the link's "
          "bandwidth, whatever N (nccl-tests).");
@@ -264,7 +268,8 @@ static int rank_main(pl_rank *r)
             float ms;
             OK(timed_all_reduce(r, op, d, scratch, count, &ms, &wrong));
             if (me == 0) {
-                double t = ms * 1e-3, alg = bytes / t / 1e9, bus = alg * 2.0 * (n - 1) / n;
+                double t = ms * 1e-3, alg = pl_collective_bytes(ar, count, PL_FLOAT32, n) / t / 1e9,
+                       bus = alg * f;
                 printf("    %10zu %10zu %6s %6s %8s %11.2f %11.2f %11.2f %7ld\n", bytes, count,
                        "float", "sum", op == OP_STUDENT ? "yours" : "ring", ms * 1e3, alg, bus,
                        wrong);

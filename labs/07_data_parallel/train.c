@@ -261,7 +261,7 @@ int lab07_rank(pl_rank *r)
             modeled_total += pl_device_stream_now(cs) - t0.modeled_start;
             measured_total += pl_trace_now() - t0.start;
             steps++;
-            if (me == 0) pl_viz_push_metric("loss", step_loss / cfg->batch);
+            if (me == 0) pl_metric(r, "loss", step_loss / cfg->batch);
             if (narrate) BEGIN(); /* the check, under "the replicas are still identical" */
             if (cfg->check_replicas || narrate) {
                 CK(cudaMemcpy(host_params, m.params.data, (size_t)m.nparams * sizeof(float),
@@ -318,7 +318,7 @@ int lab07_rank(pl_rank *r)
         STEP("Epoch %d/%d: loss %.4f (the mean over %d samples), train %.1f %%, test %.1f %%.",
              epoch, cfg->epochs, ep_loss, seen, tr_acc, te_acc);
         /* the loss curve's value, the narration's, as it appears */
-        if (me == 0) pl_viz_push_metric("epoch loss", ep_loss);
+        if (me == 0) pl_metric(r, "epoch loss", ep_loss);
         if (cfg->max_steps && steps >= cfg->max_steps) break;
     }
     if (me == 0) {

@@ -20,7 +20,7 @@ int main(int argc, char **argv)
 {
     /* The simulated GPU: 8 devices unless the caller chose; fault reports
      * stay in simtLastFaultReport() instead of stderr. */
-    setenv("PARALAB_SIM_DEVICES", "16", 0); /* two nodes of 8 */
+    setenv("SIMT_DEVICES", "16", 0); /* two nodes of 8 */
     setenv("SIMT_QUIET", "1", 0);
     const char *why = pl_device_problem("unit");
     if (why) {
@@ -45,6 +45,8 @@ int main(int argc, char **argv)
         {"data", register_data_suite},
         {"viz", register_viz_suite},
         {"watchdog", register_watchdog_suite},
+        {"mesh", register_mesh_suite},
+        {"device", register_device_suite},
     };
     int n = (int)(sizeof suites / sizeof *suites);
     if (argc == 2 && strcmp(argv[1], "--list") == 0) { /* make gpu-test runs them one by one */

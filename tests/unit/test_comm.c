@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "paralab/collectives.h"
 #include "paralab/comm.h"
 #include "paralab/world.h"
 #include "suites.h"
@@ -433,7 +434,8 @@ static void test_gather_scatter_all_to_all(void)
 /* ---- the checks NCCL does not make ---------------------------------------- */
 
 typedef struct {
-    int mode; /* 0 mismatch, 1 bad root, 2 NULL buffer, 3 bad type, 4 bad op */
+    int mode; /* 0 mismatch, 1 bad root, 2 NULL buffer, 3 bad type, 4 bad op, 5 all_to_all in
+               * place; 6, 7, 8 mismatched root, op, kind */
     pl_comm_result result[8];
     char msg[8][1024];
 } bad_case;
@@ -459,8 +461,21 @@ static int run_bad(pl_rank *r)
     case 3:
         res = pl_all_reduce(r->comm, d, d, 16, odd ? (pl_dtype)9 : PL_FLOAT32, PL_SUM, r->stream);
         break;
-    default:
+    case 4:
         res = pl_all_reduce(r->comm, d, d, 16, PL_FLOAT32, odd ? (pl_redop)7 : PL_SUM, r->stream);
+        break;
+    case 5: /* all_to_all has no in-place form */
+        res = pl_all_to_all(r->comm, d, odd ? d : d + 2048, 16, PL_FLOAT32, r->stream);
+        break;
+    case 6:
+        res = pl_broadcast(r->comm, d, d, 16, PL_FLOAT32, odd ? 1 : 0, r->stream);
+        break;
+    case 7:
+        res = pl_reduce(r->comm, d, d, 16, PL_FLOAT32, odd ? PL_MAX : PL_SUM, 0, r->stream);
+        break;
+    default:
+        res = odd ? pl_all_to_all(r->comm, d, d + 2048, 16, PL_FLOAT32, r->stream)
+                  : pl_reduce_scatter(r->comm, d, d + 2048, 16, PL_FLOAT32, PL_SUM, r->stream);
     }
     b->result[r->rank] = res;
     snprintf(b->msg[r->rank], sizeof b->msg[0], "%s", pl_comm_last_error(r->comm));
@@ -474,25 +489,44 @@ static void has(const char *text, const char *needle)
     CU_ASSERT_PTR_NOT_NULL(strstr(text, needle));
 }
 
+/* Each collective's call is named with the arguments it takes (its op,
+ * its root). */
 static void test_mismatch(void)
 {
-    bad_case b = {.mode = 0};
-    char err[1200];
-    CU_ASSERT_EQUAL(pl_world_run(4, NULL, 10, run_bad, &b, err, sizeof err), 0);
-    for (int r = 0; r < 4; r++) {
-        CU_ASSERT_EQUAL(b.result[r], PL_COMM_MISMATCH);
-        has(b.msg[r], "the ranks disagree about call #1: ranks 0,1,3 all_reduce(count=1024, "
-                      "float, sum); rank 2 all_gather(count=256, float)");
+    static const struct {
+        int mode;
+        const char *want;
+    } t[] = {
+        {0, "the ranks disagree about call #1: ranks 0,1,3 all_reduce(count=1024, float, sum); "
+            "rank 2 all_gather(count=256, float)"},
+        {6, "the ranks disagree about call #1: ranks 0,1,3 broadcast(count=16, float, root=0); "
+            "rank 2 broadcast(count=16, float, root=1)"},
+        {7, "the ranks disagree about call #1: ranks 0,1,3 reduce(count=16, float, sum, "
+            "root=0); rank 2 reduce(count=16, float, max, root=0)"},
+        {8, "the ranks disagree about call #1: ranks 0,1,3 reduce_scatter(count=16, float, "
+            "sum); rank 2 all_to_all(count=16, float)"},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        bad_case b = {.mode = t[i].mode};
+        char err[1200];
+        CU_ASSERT_EQUAL(pl_world_run(4, NULL, 10, run_bad, &b, err, sizeof err), 0);
+        for (int r = 0; r < 4; r++) {
+            CU_ASSERT_EQUAL(b.result[r], PL_COMM_MISMATCH);
+            has(b.msg[r], t[i].want);
+        }
     }
 }
 
 static void test_bad_arguments(void)
 {
-    static const char *want[] = {NULL, "broadcast: root 4 is not a rank (allowed: 0..3)",
+    static const char *want[] = {NULL,
+                                 "broadcast: root 4 is not a rank (allowed: 0..3)",
                                  "all_reduce: send buffer is NULL with count 16 > 0",
                                  "all_reduce: type 9 is not a pl_dtype (allowed: 0..3",
-                                 "all_reduce: op 7 is not a pl_redop (allowed: 0..4"};
-    for (int mode = 1; mode <= 4; mode++) {
+                                 "all_reduce: op 7 is not a pl_redop (allowed: 0..4",
+                                 "all_to_all: send and receive buffers must differ (no in-place "
+                                 "form)"};
+    for (int mode = 1; mode <= 5; mode++) {
         bad_case b = {.mode = mode};
         char err[1200];
         CU_ASSERT_EQUAL(pl_world_run(4, NULL, 10, run_bad, &b, err, sizeof err), 0);
@@ -737,6 +771,179 @@ static int run_engine_names(pl_rank *r)
     return pl_comm_free(sub) != PL_COMM_OK;
 }
 
+/* ---- the descriptors (paralab/collectives.h) ------------------------------ */
+
+/* Every descriptor's sizes, bytes S, busbw factor and in-place rule for
+ * n = 1, 2, 8, against numbers worked out by hand: a call of count 6 floats
+ * (4 bytes), rank 3's block 3 x 6 x 4 = 72 bytes into a buffer. */
+static void test_collective_descriptors(void)
+{
+    static const struct {
+        pl_comm_call k;
+        const char *name;
+        int op, root;
+        size_t send[3], recv[3]; /* elements, for n = 1, 2, 8 */
+        uint64_t bytes[3];       /* S, for n = 1, 2, 8 */
+        double factor[3];        /* busbw / algbw, for n = 1, 2, 8 */
+        size_t count48[3];       /* the count argument over a whole array of 48 */
+        pl_in_place_rule rule;
+        int same, block; /* in place at rank 3: send == recv; this rank's block */
+    } t[] = {
+        {PL_CALL_ALL_REDUCE,
+         "all_reduce",
+         1,
+         0,
+         {6, 6, 6},
+         {6, 6, 6},
+         {24, 24, 24},
+         {0.0, 1.0, 1.75},
+         {48, 48, 48},
+         PL_IN_PLACE_SAME,
+         1,
+         0},
+        {PL_CALL_BROADCAST,
+         "broadcast",
+         0,
+         1,
+         {6, 6, 6},
+         {6, 6, 6},
+         {24, 24, 24},
+         {1.0, 1.0, 1.0},
+         {48, 48, 48},
+         PL_IN_PLACE_SAME,
+         1,
+         0},
+        {PL_CALL_REDUCE,
+         "reduce",
+         1,
+         1,
+         {6, 6, 6},
+         {6, 6, 6},
+         {24, 24, 24},
+         {1.0, 1.0, 1.0},
+         {48, 48, 48},
+         PL_IN_PLACE_SAME,
+         1,
+         0},
+        {PL_CALL_ALL_GATHER,
+         "all_gather",
+         0,
+         0,
+         {6, 6, 6},
+         {6, 12, 48},
+         {24, 48, 192},
+         {0.0, 0.5, 0.875},
+         {48, 24, 6},
+         PL_IN_PLACE_RECV_BLOCK,
+         0,
+         1},
+        {PL_CALL_REDUCE_SCATTER,
+         "reduce_scatter",
+         1,
+         0,
+         {6, 12, 48},
+         {6, 6, 6},
+         {24, 48, 192},
+         {0.0, 0.5, 0.875},
+         {48, 24, 6},
+         PL_IN_PLACE_SEND_BLOCK,
+         0,
+         1},
+        {PL_CALL_ALL_TO_ALL,
+         "all_to_all",
+         0,
+         0,
+         {6, 12, 48},
+         {6, 12, 48},
+         {24, 48, 192},
+         {0.0, 0.5, 0.875},
+         {48, 24, 6},
+         PL_IN_PLACE_NEVER,
+         1,
+         0},
+        {PL_CALL_SEND,
+         "send",
+         0,
+         0,
+         {6, 6, 6},
+         {0, 0, 0},
+         {24, 24, 24},
+         {1.0, 1.0, 1.0},
+         {48, 48, 48},
+         PL_IN_PLACE_ONE_BUFFER,
+         0,
+         0},
+        {PL_CALL_RECV,
+         "recv",
+         0,
+         0,
+         {0, 0, 0},
+         {6, 6, 6},
+         {24, 24, 24},
+         {1.0, 1.0, 1.0},
+         {48, 48, 48},
+         PL_IN_PLACE_ONE_BUFFER,
+         0,
+         0},
+    };
+    static const int ns[3] = {1, 2, 8};
+    static char buf[1024];
+    CU_ASSERT_EQUAL(sizeof t / sizeof t[0], PL_NUM_COLLECTIVES);
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        const pl_collective *d = pl_collective_of(t[i].k);
+        CU_ASSERT_PTR_EQUAL(d, &pl_collectives[t[i].k]);
+        if (!d) continue;
+        CU_ASSERT_EQUAL(d->call, t[i].k);
+        CU_ASSERT_STRING_EQUAL(d->name, t[i].name);
+        CU_ASSERT_EQUAL(d->has_op, t[i].op);
+        CU_ASSERT_EQUAL(d->has_root, t[i].root);
+        CU_ASSERT_EQUAL(d->in_place, t[i].rule);
+        for (int j = 0; j < 3; j++) {
+            CU_ASSERT_EQUAL(pl_collective_send_count(d, 6, ns[j]), t[i].send[j]);
+            CU_ASSERT_EQUAL(pl_collective_recv_count(d, 6, ns[j]), t[i].recv[j]);
+            CU_ASSERT_EQUAL(pl_collective_bytes(d, 6, PL_FLOAT32, ns[j]), t[i].bytes[j]);
+            CU_ASSERT_EQUAL(pl_collective_bytes(d, 6, PL_FLOAT64, ns[j]), 2 * t[i].bytes[j]);
+            CU_ASSERT(pl_collective_busbw_factor(d, ns[j]) == t[i].factor[j]);
+            CU_ASSERT_EQUAL(pl_collective_count(d, 48, ns[j]), t[i].count48[j]);
+        }
+        CU_ASSERT_EQUAL(pl_collective_in_place(d, buf, buf, 6, PL_FLOAT32, 3), t[i].same);
+        int block = t[i].rule == PL_IN_PLACE_SEND_BLOCK
+                        ? pl_collective_in_place(d, buf, buf + 72, 6, PL_FLOAT32, 3)
+                        : pl_collective_in_place(d, buf + 72, buf, 6, PL_FLOAT32, 3);
+        CU_ASSERT_EQUAL(block, t[i].block);
+        /* a block that is not this rank's: not in place */
+        CU_ASSERT_EQUAL(pl_collective_in_place(d, buf + 48, buf, 6, PL_FLOAT32, 3), 0);
+        CU_ASSERT_EQUAL(pl_collective_in_place(d, buf, buf + 48, 6, PL_FLOAT32, 3), 0);
+    }
+    /* the buffers a rank must give: broadcast reads only the root's send
+     * buffer, reduce writes only the root's receive buffer */
+    const pl_collective *bc = &pl_collectives[PL_CALL_BROADCAST],
+                        *rd = &pl_collectives[PL_CALL_REDUCE];
+    CU_ASSERT_EQUAL(pl_collective_needs_send(bc, 1, 0), 0);
+    CU_ASSERT_EQUAL(pl_collective_needs_send(bc, 0, 0), 1);
+    CU_ASSERT_EQUAL(pl_collective_needs_recv(bc, 1, 0), 1);
+    CU_ASSERT_EQUAL(pl_collective_needs_send(rd, 1, 0), 1);
+    CU_ASSERT_EQUAL(pl_collective_needs_recv(rd, 1, 0), 0);
+    CU_ASSERT_EQUAL(pl_collective_needs_recv(rd, 0, 0), 1);
+    CU_ASSERT_EQUAL(pl_collective_needs_recv(&pl_collectives[PL_CALL_SEND], 0, -1), 0);
+    CU_ASSERT_EQUAL(pl_collective_needs_send(&pl_collectives[PL_CALL_RECV], 0, -1), 0);
+    CU_ASSERT_EQUAL(pl_collective_needs_send(&pl_collectives[PL_CALL_ALL_TO_ALL], 5, 0), 1);
+    /* no descriptor: calls that move no data, and a value that is no call */
+    CU_ASSERT_PTR_NULL(pl_collective_of(PL_CALL_BARRIER));
+    CU_ASSERT_PTR_NULL(pl_collective_of(PL_CALL_SPLIT));
+    CU_ASSERT_PTR_NULL(pl_collective_of((pl_comm_call)99));
+    CU_ASSERT_PTR_NULL(pl_collective_of((pl_comm_call)-1));
+    /* the factors are nccl-tests' expressions to the last bit, whatever n
+     * (the tables of paralab-bench comm and Lab 06 print them) */
+    for (int n = 1; n <= 64; n++) {
+        CU_ASSERT(pl_collective_busbw_factor(&pl_collectives[PL_CALL_ALL_REDUCE], n) ==
+                  2.0 * (n - 1) / n);
+        CU_ASSERT(pl_collective_busbw_factor(&pl_collectives[PL_CALL_ALL_GATHER], n) ==
+                  (double)(n - 1) / n);
+        CU_ASSERT(pl_collective_busbw_factor(bc, n) == 1.0);
+    }
+}
+
 /* The functions go through the handle's engine table: the world and what
  * is split from it are the engine the world was made with. */
 static void test_engine_table(void)
@@ -756,6 +963,8 @@ static void test_engine_table(void)
     cfg.comm = PL_COMM_AUTO;
     CU_ASSERT_EQUAL(pl_world_run_config(&cfg, run_engine_names, &e, err, sizeof err), 0);
     for (int r = 0; r < 4; r++) CU_ASSERT_STRING_EQUAL(e.world[r], "local");
+    static const int four[4] = {0, 1, 2, 3};
+    CU_ASSERT_EQUAL(pl_comm_auto_engine(4, four), PL_COMM_LOCAL); /* no NCCL built */
     /* NCCL: refused, with the reason, before any rank starts */
     memset(&e, 0, sizeof e);
     cfg.comm = PL_COMM_NCCL;
@@ -769,6 +978,10 @@ static void test_engine_table(void)
     CU_ASSERT_EQUAL(pl_comm_create_nccl(2, devs, h, err, sizeof err), PL_COMM_INVALID_ARGUMENT);
     CU_ASSERT_PTR_NULL(h[0]);
 #else
+    /* auto: NCCL when every rank has its own GPU, else the local engine */
+    static const int apart[2] = {0, 1}, shared[3] = {0, 1, 0};
+    CU_ASSERT_EQUAL(pl_comm_auto_engine(2, apart), PL_COMM_NCCL);
+    CU_ASSERT_EQUAL(pl_comm_auto_engine(3, shared), PL_COMM_LOCAL);
     /* auto with one real GPU per rank: NCCL (gpu-check, 1 rank per GPU) */
     int count = 0;
     if (cudaGetDeviceCount(&count) == cudaSuccess && count >= 2) {
@@ -994,6 +1207,8 @@ int register_comm_suite(void)
         {"send/recv match within their communicator", test_p2p_per_communicator},
         {"misuse is told to every rank at once; int sums wrap", test_misuse_told_at_once},
         {"engines: a table per handle; NCCL refused on simulated GPUs", test_engine_table},
+        {"one descriptor per collective: sizes, bytes, busbw factor, in place",
+         test_collective_descriptors},
 #ifdef PARALAB_SIMULATED_CUDA
         {"modeled time is deterministic (sim)", test_modeled_time_deterministic},
         {"chunks pipeline a broadcast down the chain (sim)", test_chunks_pipeline_broadcast},

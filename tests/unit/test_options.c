@@ -138,7 +138,7 @@ static void test_apply(void)
     o.devices = 64; /* the unit tests run with 16 */
     CU_ASSERT_NOT_EQUAL(pl_options_apply(&o, "labxx", msg, sizeof msg), 0);
     CU_ASSERT_STRING_EQUAL(msg, "--devices 64: there are 16 simulated devices "
-                                "(PARALAB_SIM_DEVICES, up to 64, makes more)");
+                                "(SIMT_DEVICES, up to 64, makes more)");
     o.devices = 2;
     o.comm = PL_COMM_NCCL;
     CU_ASSERT_NOT_EQUAL(pl_options_apply(&o, "labxx", msg, sizeof msg), 0);

@@ -30,7 +30,7 @@ static void test_devices(void)
     int n = ndev(), d = -1;
     CU_ASSERT(n >= 1);
 #ifdef PARALAB_SIMULATED_CUDA
-    CU_ASSERT_EQUAL(n, atoi(getenv("PARALAB_SIM_DEVICES")));
+    CU_ASSERT_EQUAL(n, atoi(getenv("SIMT_DEVICES")));
 #endif
     CU_ASSERT_CUDA(cudaSetDevice(-1), cudaErrorInvalidDevice);
     CU_ASSERT_CUDA(cudaSetDevice(n), cudaErrorInvalidDevice);
@@ -825,6 +825,51 @@ static void test_op_hook(void)
     CU_ASSERT_OK(cudaStreamDestroy(s));
     CU_ASSERT_OK(cudaFree(d));
 }
+
+/* SIM ONLY: simtEnvSource names the variable that sets a setting now: the
+ * new SIMT_* name when it is set, else its old PARALAB_SIM_* name, else
+ * none (an empty value counts as unset). Only the environment is read: the
+ * runtime, started long ago, is not changed. */
+/* simtEnvSource(name) is want (NULL: none). */
+static int env_source_is(const char *name, const char *want)
+{
+    const char *got = simtEnvSource(name);
+    return want ? got && strcmp(got, want) == 0 : got == NULL;
+}
+
+static void test_env_source(void)
+{
+    const simt_preset *preset = simtCurrentPreset();
+    const char *names[] = {"SIMT_GPU", "PARALAB_SIM_GPU", "SIMT_QUIET"};
+    char *saved[3];
+    for (int i = 0; i < 3; i++) {
+        const char *v = getenv(names[i]);
+        saved[i] = v ? strdup(v) : NULL;
+        unsetenv(names[i]);
+    }
+    CU_ASSERT(env_source_is("SIMT_GPU", NULL));
+    setenv("PARALAB_SIM_GPU", "A100-SXM-80GB", 1);
+    CU_ASSERT(env_source_is("SIMT_GPU", "PARALAB_SIM_GPU"));
+    setenv("SIMT_GPU", "H200-SXM", 1);
+    CU_ASSERT(env_source_is("SIMT_GPU", "SIMT_GPU"));
+    setenv("SIMT_GPU", "", 1);
+    CU_ASSERT(env_source_is("SIMT_GPU", "PARALAB_SIM_GPU"));
+    setenv("PARALAB_SIM_GPU", "", 1);
+    CU_ASSERT(env_source_is("SIMT_GPU", NULL));
+    CU_ASSERT(env_source_is("SIMT_DEVICES", "SIMT_DEVICES")); /* main sets it */
+    CU_ASSERT(env_source_is("SIMT_QUIET", NULL));
+    setenv("SIMT_QUIET", "1", 1); /* a setting never renamed: its own name only */
+    CU_ASSERT(env_source_is("SIMT_QUIET", "SIMT_QUIET"));
+    CU_ASSERT(env_source_is(NULL, NULL));
+    for (int i = 0; i < 3; i++) {
+        if (saved[i])
+            setenv(names[i], saved[i], 1);
+        else
+            unsetenv(names[i]);
+        free(saved[i]);
+    }
+    CU_ASSERT_PTR_EQUAL(simtCurrentPreset(), preset);
+}
 #endif
 
 int register_runtime_suite(void)
@@ -864,6 +909,7 @@ int register_runtime_suite(void)
         {"bad handles (sim)", test_bad_handles},
         {"op reports for traces (sim)", test_op_hook},
         {"nodes and the network (sim)", test_nodes_and_network},
+        {"the variable that set a setting: SIMT_* or the old name (sim)", test_env_source},
 #endif
     };
     for (size_t i = 0; i < sizeof t / sizeof *t; i++)

@@ -587,6 +587,75 @@ static void test_notes_written(void)
     pl_trace_destroy(t);
 }
 
+/* A rank's device memory as a note: taken in order with the others
+ * (pl_trace_take_notes), a sample equal to the rank's last one not noted
+ * again, a rank outside the trace ignored; written as a counter of the
+ * rank's process (cat "memory", args used and total, bytes). */
+static void test_memory_notes(void)
+{
+    pl_trace *t = pl_trace_create(2, 16, PL_TRACE_WAIT);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    double t0 = pl_trace_now();
+    pl_trace_note_memory(t, 1, 4096, 1 << 20);
+    pl_trace_note_metric(t, "loss", 0.5);
+    pl_trace_note_memory(t, 1, 4096, 1 << 20); /* the same: not again */
+    pl_trace_note_memory(t, 0, 4096, 1 << 20); /* another rank's */
+    pl_trace_note_memory(t, 1, 8192, 1 << 20);
+    pl_trace_note_memory(t, 2, 1, 2); /* no such rank */
+    pl_trace_note_memory(NULL, 0, 1, 2);
+    pl_note *ns;
+    size_t n = pl_trace_take_notes(t, &ns);
+    CU_ASSERT_EQUAL_FATAL(n, 4);
+    static const int kind[] = {PL_NOTE_MEMORY, PL_NOTE_METRIC, PL_NOTE_MEMORY, PL_NOTE_MEMORY};
+    static const int rank[] = {1, 0, 0, 1};
+    static const double used[] = {4096, 0.5, 4096, 8192};
+    for (size_t i = 0; i < n; i++) {
+        CU_ASSERT_EQUAL(ns[i].kind, kind[i]);
+        CU_ASSERT_EQUAL(ns[i].rank, rank[i]);
+        CU_ASSERT_DOUBLE_EQUAL(ns[i].value, used[i], 0);
+        CU_ASSERT(ns[i].at >= t0 && (i == 0 || ns[i].at >= ns[i - 1].at));
+        if (kind[i] == PL_NOTE_MEMORY) CU_ASSERT_DOUBLE_EQUAL(ns[i].total, 1 << 20, 0);
+    }
+    CU_ASSERT_STRING_EQUAL(ns[1].name, "loss");
+    pl_note *none;
+    CU_ASSERT_EQUAL(pl_trace_take_notes(t, &none), 0); /* taken */
+    CU_ASSERT_PTR_NULL(none);
+    char path[] = "/tmp/paralab-trace-XXXXXX", err[512];
+    close(mkstemp(path));
+    pl_trace_writer *w = pl_trace_writer_open(path, 2, 0, t0, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    CU_ASSERT_EQUAL(pl_trace_writer_add_notes(w, ns, n), 0);
+    CU_ASSERT_EQUAL(pl_trace_writer_close(w, err, sizeof err), 0);
+    pl_trace_free_notes(ns, n);
+    json_error_t jerr;
+    json_t *root = json_load_file(path, 0, &jerr);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    json_t *evs = json_object_get(root, "traceEvents"), *e;
+    size_t i;
+    int k = 0, mem = 0;
+    json_array_foreach(evs, i, e)
+    {
+        if (strcmp(json_string_value(json_object_get(e, "ph")), "C")) continue;
+        json_t *args = json_object_get(e, "args");
+        const char *cat = json_string_value(json_object_get(e, "cat"));
+        CU_ASSERT_STRING_EQUAL(cat, k == 1 ? "metric" : "memory");
+        if (k != 1) {
+            CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(e, "name")), "device memory");
+            CU_ASSERT_EQUAL(json_integer_value(json_object_get(e, "pid")), rank[k]);
+            CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(args, "used")), used[k], 0);
+            CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(args, "total")), 1 << 20, 0);
+            CU_ASSERT_EQUAL(json_object_size(args), 2);
+            mem++;
+        }
+        k++;
+    }
+    CU_ASSERT_EQUAL(k, 4);
+    CU_ASSERT_EQUAL(mem, 3);
+    json_decref(root);
+    unlink(path);
+    pl_trace_destroy(t);
+}
+
 /* pl_step notes each step rank 0 shows, with the player's number and the
  * text, once (not once per rank). */
 static int run_two_steps(pl_rank *r)
@@ -648,7 +717,9 @@ int register_trace_suite(void)
         !CU_add_test(s, "send and receive events", test_send_recv_events) ||
         !CU_add_test(s, "a track per stream, all nested", test_tracks_per_stream) ||
         !CU_add_test(s, "the narration and the metrics in the file", test_notes_written) ||
-        !CU_add_test(s, "pl_step notes each step once", test_steps_noted))
+        !CU_add_test(s, "pl_step notes each step once", test_steps_noted) ||
+        !CU_add_test(s, "device memory notes: in order, once per change, as counters",
+                     test_memory_notes))
         return -1;
 #ifdef PARALAB_SIMULATED_CUDA
     if (!CU_add_test(s, "each op names its stream (sim)", test_stream_numbers)) return -1;

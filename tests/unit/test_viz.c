@@ -1046,6 +1046,141 @@ static void test_check_trace(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(msg, "cannot read it"));
 }
 
+/* ---- one stream: what a rank records reaches the UI through the trace alone ------------ */
+
+/* Each rank allocates (rank + 1) MiB for one step; rank 0 records a metric
+ * value before the step and one in it. What the device says once every
+ * rank has allocated (on each rank's own thread) is what the model must
+ * show while the step is up: rank 0 takes the trace then, as the UI does
+ * while the student reads (the other rank waits: one consumer). */
+static size_t mem_used[2], mem_total[2];
+static double seen_used[2], seen_total[2];
+static viz_model *live;
+static pl_trace_writer *live_file;
+static pl_event live_buf[4096];
+static int metric_and_alloc(pl_rank *r)
+{
+    void *d = NULL;
+    if (cudaMalloc(&d, (size_t)(r->rank + 1) << 20)) return 1;
+    if (r->rank == 0) pl_metric(r, "loss", 0.75);
+    if (pl_comm_barrier(r->comm)) return 1;
+    size_t fr = 0, tot = 0;
+    if (cudaMemGetInfo(&fr, &tot)) return 1;
+    mem_used[r->rank] = tot - fr;
+    mem_total[r->rank] = tot;
+    if (pl_comm_barrier(r->comm)) return 1;
+    if (pl_step(r, "allocated")) return 1; /* no player: the ranks only meet */
+    if (r->rank == 0) {
+        viz_model_take(live, r->trace, live_file, live_buf, 4096);
+        for (int q = 0; q < 2; q++) {
+            seen_used[q] = live->mem_used[q];
+            seen_total[q] = live->mem_total[q];
+        }
+        pl_metric(r, "epoch loss", 0.5);
+    }
+    if (pl_comm_barrier(r->comm)) return 1;
+    return cudaFree(d) != cudaSuccess;
+}
+
+/* The metric values a rank records (pl_metric) and its device's memory (the
+ * world samples it on the rank's thread: as it starts, at each step, as it
+ * ends) reach the UI's model through the trace, as app.c's drain takes it
+ * (viz_model_take): no metric queue, no device asked from the UI's thread;
+ * the same notes go into the trace file, and its replay puts the same
+ * values into its model and the devices pane draws them. */
+static void test_one_stream_metrics_and_memory(void)
+{
+    pl_trace *t = pl_trace_create(2, 4096, PL_TRACE_WAIT);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    char path[] = "/tmp/paralab-viz-XXXXXX", err[512];
+    close(mkstemp(path));
+    live_file = pl_trace_writer_open(path, 2, 0, -1, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(live_file);
+    viz_model m;
+    viz_model_init(&m, 2);
+    live = &m;
+    pl_world_config cfg = {.n = 2, .comm_timeout_s = 10, .trace = t};
+    CU_ASSERT_EQUAL_FATAL(pl_world_run_config(&cfg, metric_and_alloc, NULL, err, sizeof err), 0);
+    for (int r = 0; r < 2; r++) { /* in the step: the allocations */
+        CU_ASSERT(mem_used[r] >= (size_t)(r + 1) << 20);
+        CU_ASSERT_DOUBLE_EQUAL(seen_used[r], (double)mem_used[r], 0);
+        CU_ASSERT_DOUBLE_EQUAL(seen_total[r], (double)mem_total[r], 0);
+    }
+    CU_ASSERT(viz_model_take(&m, t, live_file, live_buf, 4096) > 0);
+    CU_ASSERT_EQUAL(viz_model_take(&m, t, live_file, live_buf, 4096), 0); /* nothing more */
+    CU_ASSERT_EQUAL(pl_trace_writer_close(live_file, err, sizeof err), 0);
+    for (int r = 0; r < 2; r++) { /* at the end: freed */
+        CU_ASSERT_DOUBLE_EQUAL(m.mem_used[r] + (double)((size_t)(r + 1) << 20), (double)mem_used[r],
+                               0);
+        CU_ASSERT_DOUBLE_EQUAL(m.mem_total[r], (double)mem_total[r], 0);
+    }
+    CU_ASSERT_EQUAL_FATAL(m.nseries, 2);
+    CU_ASSERT_STRING_EQUAL(m.series[0].name, "loss");
+    CU_ASSERT(m.series[0].n == 1 && m.series[0].v[0] == 0.75);
+    CU_ASSERT_STRING_EQUAL(m.series[1].name, "epoch loss");
+    CU_ASSERT(m.series[1].n == 1 && m.series[1].v[0] == 0.5);
+    /* the file: the same notes */
+    viz_trace tr;
+    CU_ASSERT_EQUAL_FATAL(viz_read_trace(path, &tr, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(tr.nmetrics, 2);
+    CU_ASSERT(!strcmp(tr.metrics[0].name, "loss") && tr.metrics[0].value == 0.75);
+    CU_ASSERT(!strcmp(tr.metrics[1].name, "epoch loss") && tr.metrics[1].value == 0.5);
+    /* each rank's device: as it started, in the step, as it ended */
+    CU_ASSERT_EQUAL_FATAL(tr.nmemory, 6);
+    int k[2] = {0, 0};
+    double want[2][3];
+    for (int r = 0; r < 2; r++) {
+        want[r][0] = want[r][2] = m.mem_used[r];
+        want[r][1] = (double)mem_used[r];
+    }
+    for (size_t i = 0; i < tr.nmemory; i++) {
+        int r = tr.memory[i].rank;
+        CU_ASSERT_FATAL(r >= 0 && r < 2 && k[r] < 3);
+        CU_ASSERT_DOUBLE_EQUAL(tr.memory[i].used, want[r][k[r]], 0);
+        CU_ASSERT_DOUBLE_EQUAL(tr.memory[i].total, (double)mem_total[r], 0);
+        k[r]++;
+    }
+    /* the replay: the same model */
+    viz_item *it;
+    size_t n, *first;
+    CU_ASSERT_FATAL(viz_replay_plan(&tr, &it, &n, &first) > 0);
+    CU_ASSERT_EQUAL(n, tr.nev + 8);
+    viz_model rm;
+    viz_model_init(&rm, tr.nranks);
+    for (size_t i = 0; i < n; i++) CU_ASSERT_EQUAL(viz_replay_apply(&rm, &tr, &it[i]), 0);
+    for (int r = 0; r < 2; r++) {
+        CU_ASSERT_DOUBLE_EQUAL(rm.mem_used[r], m.mem_used[r], 0);
+        CU_ASSERT_DOUBLE_EQUAL(rm.mem_total[r], m.mem_total[r], 0);
+    }
+    CU_ASSERT_EQUAL_FATAL(rm.nseries, 2);
+    CU_ASSERT(rm.series[0].v[0] == 0.75 && rm.series[1].v[0] == 0.5);
+    CU_ASSERT_EQUAL(rm.nevents, m.nevents);
+    /* the devices pane draws each rank's bar from them (12 cells at this
+     * width, '#' the used part, '.' the rest) */
+    viz_grid g = {0};
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 60, 4), 0);
+    viz_view v;
+    memset(&v, 0, sizeof v);
+    v.ndev = 2;
+    rm.mem_used[1] = rm.mem_total[1] / 2; /* half full: 6 of 12 */
+    viz_render_pane(&g, PL_PANE_DEVICES, (pl_rect){0, 0, 60, 4}, &rm, &v);
+    char *text = viz_grid_text(&g);
+    char row[2][80];
+    snprintf(row[0], sizeof row[0], "|r0  idle%*s|", 50, "............");
+    snprintf(row[1], sizeof row[1], "|r1  idle%*s|", 50, "######......");
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, row[0]));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, row[1]));
+    free(text);
+    viz_grid_free(&g);
+    free(it);
+    free(first);
+    viz_model_free(&rm);
+    viz_trace_free(&tr);
+    viz_model_free(&m);
+    pl_trace_destroy(t);
+    unlink(path);
+}
+
 int register_viz_suite(void)
 {
     CU_pSuite s = CU_add_suite("viz", NULL, NULL);
@@ -1073,6 +1208,8 @@ int register_viz_suite(void)
         {"replay: the plan (events and metrics by step)", test_replay_plan},
         {"replay: the narration, metrics and streams read back", test_replay_reads_notes},
         {"paralab-viz --check: slices that do not nest", test_check_trace},
+        {"one stream: a rank's metrics and device memory reach the model, the file, the replay",
+         test_one_stream_metrics_and_memory},
     };
     for (size_t i = 0; i < sizeof t / sizeof *t; i++)
         if (!CU_add_test(s, t[i].name, t[i].fn)) return -1;

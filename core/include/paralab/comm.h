@@ -96,6 +96,10 @@ pl_comm_result pl_comm_create(int n, const int *devices, double timeout_s, pl_co
  * err that names the cause. */
 pl_comm_result pl_comm_create_nccl(int n, const int *devices, pl_comm **ranks, char *err,
                                    size_t err_size);
+/* What PL_COMM_AUTO means for n ranks on these devices: NCCL where it is
+ * built (the CUDA build) and every rank has its own device, else the local
+ * engine. */
+pl_comm_engine_choice pl_comm_auto_engine(int n, const int *devices);
 /* "local" or "nccl": the engine behind a handle. */
 const char *pl_comm_engine_name(const pl_comm *c);
 /* Frees every rank's handle of the communicator (after all ranks are done). */

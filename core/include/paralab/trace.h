@@ -12,9 +12,14 @@
  * must drain while the ranks run (pl_world_run_traced does not).
  *
  * Beside the events, a trace holds notes: each narrated step (its number
- * and text, noted by pl_step) and each metric value a lab pushes (the
- * loss: pl_viz_push_metric), in the order they were noted, with the time
- * on both clocks. A replay shows them again.
+ * and text, noted by pl_step), each metric value a lab records (the loss:
+ * pl_metric, paralab/world.h) and each sample of a rank's device memory
+ * (taken by the world on the rank's thread: when it starts, at every step
+ * and when it ends), in the order they were noted, with the time on both
+ * clocks. The consumer takes them (pl_trace_take_notes): the UI shows them
+ * and hands them to the writer, which writes them to the file; a replay
+ * reads them back and shows them again. The UI learns from the trace
+ * alone what a run did.
  *
  * pl_trace_writer writes Chrome Trace Event JSON (open it in Perfetto or
  * chrome://tracing): one process per rank; in it one thread (track) per
@@ -26,7 +31,9 @@
  * without nesting; complete ("X") events with microsecond timestamps, args
  * holding bytes, FLOPs, the lane, the stream, micro-batch, layer/stage and
  * peer; each step as an instant ("i", cat "narration", args step and text)
- * and each metric value as a counter ("C", args value).
+ * and each metric value as a counter ("C", cat "metric", args value); each
+ * memory sample as a counter of the rank's process ("C", cat "memory", name
+ * "device memory", args used and total, bytes).
  */
 #ifndef PARALAB_TRACE_H
 #define PARALAB_TRACE_H
@@ -93,10 +100,11 @@ size_t pl_trace_drain(pl_trace *t, pl_event *out, size_t max);
 /* Events a rank dropped because its ring was full (PL_TRACE_DROP). */
 uint64_t pl_trace_dropped(const pl_trace *t, int rank);
 
-/* Notes, from any thread: narrated step `step` (1, 2...) with its text, or
- * a value of the metric `name`, at the current time on both clocks
- * (measured; modeled on simulated GPUs). Kept until a consumer takes them
- * (pl_trace_writer_take_notes); past 65536 waiting notes, dropped. t NULL:
+/* Notes, from any thread: narrated step `step` (1, 2...) with its text, a
+ * value of the metric `name`, or a sample of a rank's device memory, at the
+ * current time on both clocks (measured; modeled on simulated GPUs). Kept
+ * until a consumer takes them (pl_trace_take_notes, or
+ * pl_trace_writer_take_notes); past 65536 waiting notes, dropped. t NULL:
  * nothing. */
 void pl_trace_note_step(pl_trace *t, int step, const char *text);
 /* A moment on both clocks (measured; modeled on simulated GPUs). */
@@ -109,6 +117,25 @@ pl_trace_stamp pl_trace_stamp_now(void);
  * so that a replay shows that work under it. */
 void pl_trace_note_step_at(pl_trace *t, int step, const char *text, pl_trace_stamp at);
 void pl_trace_note_metric(pl_trace *t, const char *name, double value);
+/* Rank `rank`'s device has `used` of its `total` bytes of memory in use. A
+ * sample equal to the rank's last one is not noted again. */
+void pl_trace_note_memory(pl_trace *t, int rank, double used, double total);
+
+typedef enum { PL_NOTE_STEP, PL_NOTE_METRIC, PL_NOTE_MEMORY } pl_note_kind;
+typedef struct pl_note {
+    int kind;     /* pl_note_kind */
+    int step;     /* a step: its number (1, 2...) */
+    int rank;     /* memory: whose device */
+    double value; /* a metric's value; memory: the bytes in use */
+    double total; /* memory: the bytes in all */
+    double at, modeled_at;
+    char name[32]; /* a metric's name */
+    char *text;    /* a step's narration (malloc'd: pl_trace_free_notes) */
+} pl_note;
+/* Consumer side (one thread): takes every waiting note, in the order they
+ * were noted, into *out (malloc'd; NULL when none); returns how many. */
+size_t pl_trace_take_notes(pl_trace *t, pl_note **out);
+void pl_trace_free_notes(pl_note *notes, size_t n);
 
 /* Seconds on the measured clock (CLOCK_MONOTONIC). */
 double pl_trace_now(void);
@@ -117,13 +144,16 @@ double pl_trace_now(void);
  * simulated GPU's) instead of measured ones. */
 typedef struct pl_trace_writer pl_trace_writer;
 /* origin: the time (seconds, on the chosen clock) written as 0, no later
- * than any event (pl_trace_now() or simtModeledNow() before the run);
+ * than any event (the clock's reading before the run: pl_trace_stamp_now());
  * negative: the first event added. */
 pl_trace_writer *pl_trace_writer_open(const char *path, int nranks, int modeled, double origin,
                                       char *err, size_t cap);
 /* 0, or -1 when writing failed (err says why, at close). */
 int pl_trace_writer_add(pl_trace_writer *w, const pl_event *ev, size_t n);
-/* Writes the notes waiting in t (w NULL: discards them); 0 or -1 as add. */
+/* Writes n notes taken from a trace (pl_trace_take_notes); 0 or -1 as add. */
+int pl_trace_writer_add_notes(pl_trace_writer *w, const pl_note *notes, size_t n);
+/* Takes the notes waiting in t and writes them (w NULL: discards them); 0
+ * or -1 as add. */
 int pl_trace_writer_take_notes(pl_trace_writer *w, pl_trace *t);
 /* Says what wrote the trace, for a replay (a "paralab" metadata event): the
  * lab's title, its narrated steps (0: unknown), the panes its UI shows (a

@@ -30,6 +30,22 @@ typedef struct pl_rank {
 /* Returns 0 on success, non-zero on failure (message in r->error). */
 typedef int (*pl_rank_fn)(pl_rank *r);
 
+/* A value of the metric `name`, into the world's trace (a note,
+ * paralab/trace.h; nothing without a trace), for the UI's metrics pane,
+ * the trace file and its replay: per batch (e.g. "loss"), and at each
+ * epoch's end its mean as "epoch " + the same name ("epoch loss", the value
+ * the narration gives): the pane then draws the whole run per epoch, on a
+ * scale from 0 to its maximum. Without an epoch series it draws the whole
+ * run, a column the mean of its values. From the rank's thread (or any
+ * thread: notes keep the order they were made in). */
+void pl_metric(const pl_rank *r, const char *name, double value);
+/* A sample of the rank's device memory (pl_device_memory), into the world's
+ * trace: the world takes one when the rank starts, at each of its steps
+ * (pl_step, pl_step_begin) and when it ends, on the rank's thread; a lab
+ * may add one after it allocates. Leaves the thread's current device as it
+ * was. Nothing without a trace. */
+void pl_rank_note_memory(const pl_rank *r);
+
 /* Runs fn on n ranks (1..PL_MAX_RANKS). devices: NULL for rank r on device
  * r mod count. The communicator is the local engine's (pl_world_run_config
  * chooses). comm_timeout_s: its deadlock timeout (<= 0: 10 s). Returns 0 when every rank returned

@@ -3,9 +3,9 @@
  *
  * Host code includes <cuda_runtime.h> in both build variants. In build/cuda
  * that is NVIDIA's header; in build/sim it is this one, served by
- * core/simt/runtime.c over N simulated devices (PARALAB_SIM_DEVICES, default
- * 8, at most 64) of one hardware preset (PARALAB_SIM_GPU, default H100-SXM;
- * see simt/simt.h for the presets and the modeled clock).
+ * core/simt/api.c over N simulated devices (SIMT_DEVICES, default 8, at
+ * most 64) of one hardware preset (SIMT_GPU, default H100-SXM; see
+ * simt/simt.h for the presets and the modeled clock).
  *
  * Types, enum values, error codes, names and strings are CUDA's own (CUDA
  * 12/13 driver_types.h and the CUDA Runtime API reference), so code written
@@ -29,8 +29,8 @@
  *     pageable host memory stages the source before returning, and to
  *     pageable host memory returns when the copy is done.
  */
-#ifndef PARALAB_SIM_CUDA_RUNTIME_H
-#define PARALAB_SIM_CUDA_RUNTIME_H
+#ifndef SIMT_CUDA_RUNTIME_H
+#define SIMT_CUDA_RUNTIME_H
 
 #include <stddef.h>
 
@@ -284,4 +284,4 @@ SIMT_REFUSE(cudaProfilerStop);
 }
 #endif
 
-#endif /* PARALAB_SIM_CUDA_RUNTIME_H */
+#endif /* SIMT_CUDA_RUNTIME_H */

@@ -3,11 +3,12 @@
  * as it runs (live) or as a trace recorded it (replay).
  *
  * The UI runs on the main thread and is the only code that calls ncurses.
- * It drains the ranks' trace rings (paralab/trace.h) into a model of the
- * world, renders every pane into an in-memory cell grid and copies the grid
- * to the terminal with one doupdate per frame, about 30 times a second.
- * The ranks run on their own threads; the player (paralab/step.h) paces
- * their narrated steps and the UI drives it (space, p, + and -).
+ * It drains the world's trace (paralab/trace.h: the ranks' events, and the
+ * notes of the steps, the metrics a lab records with pl_metric and the
+ * device memory the world samples) into a model of the world, renders every pane into an in-memory
+ * cell grid and copies the grid to the terminal with one doupdate per frame, about 30 times a
+ * second. The ranks run on their own threads; the player (paralab/step.h) paces their narrated
+ * steps and the UI drives it (space, p, + and -).
  *
  * Without a terminal (--no-viz, a pipe, CI), or when TERM is unset, "dumb"
  * or unknown to terminfo, labs stay headless: plain narration lines, no
@@ -78,13 +79,6 @@ typedef struct pl_viz_config {
     int shard_rows, shard_cols;
     const int *shard_owner;
 } pl_viz_config;
-
-/* A value for the metrics pane's curve, from any thread: per batch (e.g.
- * "loss"), and at each epoch's end its mean as "epoch " + the same name
- * ("epoch loss", the value the narration gives): the pane then draws the
- * whole run per epoch, on a scale from 0 to its maximum. Without an epoch
- * series it draws the whole run, a column the mean of its values. */
-void pl_viz_push_metric(const char *name, double value);
 
 /* 1 when a UI can run on this terminal; else 0 and, in why, the one-line
  * reason (not a terminal, TERM unset, dumb or unknown). */

@@ -15,7 +15,7 @@ extern "C" {
 #endif
 
 /* The element types and reductions by number, as paralab/comm.h numbers
- * pl_dtype and pl_redop (core/comm.c checks that the two agree): a kernel
+ * pl_dtype and pl_redop (core/comm/comm.c checks that the two agree): a kernel
  * sees the CUDA dialect only, never paralab/comm.h. */
 enum { PL_K_FLOAT32, PL_K_FLOAT64, PL_K_INT32, PL_K_INT64 };
 enum { PL_K_SUM, PL_K_PROD, PL_K_MAX, PL_K_MIN, PL_K_AVG };

@@ -12,9 +12,16 @@
  *              0 finishes without reaching a barrier runs its other threads
  *              as plain calls, with no fiber switch (SIMT_PLAIN=0: never).
  *              Every memory access of a kernel is checked (see emu.c).
- *   runtime.c  the CUDA runtime API of <cuda_runtime.h> over N simulated
+ *   api.c      the CUDA runtime API of <cuda_runtime.h> over N simulated
  *              devices: memory, streams (one worker OS thread each), events,
- *              and a modeled clock from a hardware preset.
+ *              and a modeled clock from a hardware preset (api.c lists the
+ *              files it stands on).
+ *
+ * Its settings come from the environment, read at the first runtime call:
+ * SIMT_DEVICES, SIMT_GPU, SIMT_MEM_MB, SIMT_QUIET, SIMT_PLAIN, SIMT_SCHEDULE
+ * (and SIMT_STACK_KB, per OS thread); docs/simulated-gpu.md has them all.
+ * The first three were once PARALAB_SIM_DEVICES, PARALAB_SIM_GPU and
+ * PARALAB_SIM_MEM_MB: those names still work, with a note on stderr.
  *
  * Kernel files reach this header through simt/kernel.h; host programs may
  * include it for the simulator-only calls at the end (presets, modeled time,
@@ -115,11 +122,21 @@ unsigned simt_atomic_cas_u32(unsigned *p, unsigned compare, unsigned v);
 unsigned long long simt_atomic_cas_u64(unsigned long long *p, unsigned long long compare,
                                        unsigned long long v);
 
-/* ---- hardware presets (PARALAB_SIM_GPU) ---------------------------------- */
+/* ---- settings ---------------------------------------------------------- */
+/* The most simulated devices SIMT_DEVICES may ask for. */
+#define SIMT_MAX_DEVICES 64
+
+/* The environment variable that sets the setting `name` ("SIMT_DEVICES",
+ * "SIMT_GPU", "SIMT_MEM_MB") now: name itself when it is set (non-empty),
+ * else its old name (PARALAB_SIM_DEVICES...) when that one is, else NULL
+ * (the default applies). For messages that must name what the user set. */
+const char *simtEnvSource(const char *name);
+
+/* ---- hardware presets (SIMT_GPU) ---------------------------------------- */
 /* Every number is cited to its datasheet in presets.c. Units: FLOP/s, B/s,
  * bytes, seconds. */
 typedef struct simt_preset {
-    const char *name;        /* PARALAB_SIM_GPU value, e.g. "H100-SXM" */
+    const char *name;        /* SIMT_GPU value, e.g. "H100-SXM" */
     const char *device_name; /* cudaDeviceProp.name */
     int cc_major, cc_minor;
     int sm_count;
@@ -152,7 +169,7 @@ typedef struct simt_preset {
  * NULL when unknown. */
 const simt_preset *const *simtPresets(void);
 const simt_preset *simtPresetByName(const char *name);
-/* The preset the simulated devices use (after PARALAB_SIM_GPU). */
+/* The preset the simulated devices use (after SIMT_GPU). */
 const simt_preset *simtCurrentPreset(void);
 
 /* ---- modeled and measured time --------------------------------------- */

@@ -1,10 +1,10 @@
 /*
  * comm.c — the public communicator functions (paralab/comm.h): each calls
- * the function of the handle's engine (comm_engine.h). The engines are
- * comm_local.c and, in the CUDA build, comm_nccl.c.
+ * the function of the handle's engine (comm_engine.h). The engines are the
+ * local one (comm_local*.c) and NCCL: comm_nccl.c in the CUDA build,
+ * nccl_none.c (which makes no handles) in the simulated one; the build
+ * compiles one of the two (mk/build.mk), so nothing here asks which.
  */
-#include <stdio.h>
-
 #include "comm_engine.h"
 #include "paralab/comm.h"
 #include "paralab/kernels.h"
@@ -68,17 +68,10 @@ const char *pl_comm_result_name(pl_comm_result r)
 
 const char *pl_comm_engine_name(const pl_comm *c) { return c->engine->name; }
 
-#ifndef PARALAB_CUDA
-pl_comm_result pl_comm_create_nccl(int n, const int *devices, pl_comm **ranks, char *err,
-                                   size_t err_size)
+pl_comm_engine_choice pl_comm_auto_engine(int n, const int *devices)
 {
-    (void)n, (void)devices, (void)ranks;
-    snprintf(err, err_size,
-             "the NCCL engine needs real GPUs: this is the simulated build (build/sim); build "
-             "the CUDA variant (make cuda) or use the local engine");
-    return PL_COMM_INVALID_ARGUMENT;
+    return pl_comm_nccl_engine.fits(n, devices) ? PL_COMM_NCCL : PL_COMM_LOCAL;
 }
-#endif
 
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
@@ -172,9 +165,7 @@ pl_comm_result pl_recv(pl_comm *c, void *buf, size_t count, pl_dtype t, int peer
  * opens and closes its own (NCCL's ncclGroupStart/End are per thread too). */
 static const pl_comm_engine *const engines[] = {
     &pl_comm_local_engine,
-#ifdef PARALAB_CUDA
-    &pl_comm_nccl_engine,
-#endif
+    &pl_comm_nccl_engine, /* comm_nccl.c, or nccl_none.c where there is no NCCL */
 };
 enum { NUM_ENGINES = sizeof engines / sizeof engines[0] };
 

@@ -7,8 +7,10 @@
  *   - pl_comm_local_engine (comm_local.c): ring algorithms over the CUDA
  *     runtime API, on simulated GPUs or ranks sharing a real one, with the
  *     checks NCCL cannot make;
- *   - pl_comm_nccl_engine (comm_nccl.c, the CUDA build only): NCCL itself,
- *     one communicator per rank, each rank on its own GPU.
+ *   - pl_comm_nccl_engine: NCCL itself, one communicator per rank, each
+ *     rank on its own GPU (comm_nccl.c, the CUDA build); in the simulated
+ *     build nccl_none.c, which makes no handles (pl_comm_create_nccl says
+ *     why). The build compiles one of the two (mk/build.mk).
  */
 #ifndef PARALAB_COMM_ENGINE_H
 #define PARALAB_COMM_ENGINE_H
@@ -24,6 +26,9 @@ struct pl_comm {
 
 typedef struct pl_comm_engine {
     const char *name; /* "local", "nccl" */
+    /* 1 when the engine can join n ranks on these devices (NCCL: one device
+     * per rank; where it is not built, never): what PL_COMM_AUTO asks */
+    int (*fits)(int n, const int *devices);
     void (*destroy_all)(pl_comm **ranks, int n);
     void (*set_trace)(pl_comm *c, struct pl_trace *t);
     void (*set_chunk_bytes)(pl_comm *c, size_t bytes);
@@ -62,8 +67,6 @@ typedef struct pl_comm_engine {
 } pl_comm_engine;
 
 extern const pl_comm_engine pl_comm_local_engine;
-#ifdef PARALAB_CUDA
 extern const pl_comm_engine pl_comm_nccl_engine;
-#endif
 
 #endif

@@ -1,5 +1,6 @@
 /*
- * comm_nccl.c — the NCCL engine behind paralab/comm.h (the CUDA build only).
+ * comm_nccl.c — the NCCL engine behind paralab/comm.h (the CUDA build only:
+ * mk/build.mk compiles nccl_none.c in its place in the simulated one).
  *
  * Each rank is a host thread with its own NCCL communicator on its own GPU,
  * made together by ncclCommInitAll (one process, several GPUs, as
@@ -23,7 +24,6 @@
  * one is not woken (that needs ncclCommAbort from another thread, which this
  * engine does not risk).
  */
-#ifdef PARALAB_CUDA
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -33,6 +33,7 @@
 #include <nccl.h>
 
 #include "comm_engine.h"
+#include "paralab/collectives.h"
 #include "paralab/trace.h"
 
 #define MAX_RANKS 64
@@ -149,6 +150,13 @@ static void emit(ncomm *c, double start, pl_event_kind kind, const char *label, 
     pl_trace_record(t, &e);
 }
 
+/* A collective's one event: its descriptor's name, over its bytes S. */
+static void emit_call(ncomm *c, double start, pl_comm_call k, size_t count, pl_dtype t)
+{
+    const pl_collective *d = &pl_collectives[k];
+    emit(c, start, PL_EV_COLLECTIVE, d->name, pl_collective_bytes(d, count, t, c->n), -1);
+}
+
 /* ---- checks, with the local engine's messages -------------------------------------------- */
 
 static ncclDataType_t nccl_type(pl_dtype t)
@@ -205,6 +213,15 @@ static void link_handle(nworld *w, ncomm *h)
     h->next = w->handles;
     w->handles = h;
     pthread_mutex_unlock(&w->lock);
+}
+
+/* NCCL refuses two ranks on one GPU. */
+static int n_fits(int n, const int *devices)
+{
+    for (int a = 0; a < n; a++)
+        for (int b = a + 1; b < n; b++)
+            if (devices[a] == devices[b]) return 0;
+    return 1;
 }
 
 pl_comm_result pl_comm_create_nccl(int n, const int *devices, pl_comm **ranks, char *err,
@@ -343,7 +360,7 @@ static pl_comm_result n_all_reduce(pl_comm *pc, const void *send, void *recv, si
     size_t es = pl_dtype_size(t);
     account(c, c->rank, (c->rank + 1) % c->n,
             c->n > 1 ? ring_sent(c->n, c->rank, count, es, 2) : 0);
-    emit(c, t0, PL_EV_COLLECTIVE, "all_reduce", count * es, -1);
+    emit_call(c, t0, PL_CALL_ALL_REDUCE, count, t);
     return PL_COMM_OK;
 }
 
@@ -359,7 +376,7 @@ static pl_comm_result n_broadcast(pl_comm *pc, const void *send, void *recv, siz
     size_t bytes = count * pl_dtype_size(t);
     int last = (root + c->n - 1) % c->n; /* the chain root -> root+1 -> ... ends here */
     if (c->rank != last) account(c, c->rank, (c->rank + 1) % c->n, bytes);
-    emit(c, t0, PL_EV_COLLECTIVE, "broadcast", bytes, -1);
+    emit_call(c, t0, PL_CALL_BROADCAST, count, t);
     return PL_COMM_OK;
 }
 
@@ -374,7 +391,7 @@ static pl_comm_result n_reduce(pl_comm *pc, const void *send, void *recv, size_t
     NCK(ncclReduce(send, recv, count, nccl_type(t), nccl_op(op), root, c->nc, s), "ncclReduce");
     size_t bytes = count * pl_dtype_size(t);
     if (c->rank != root) account(c, c->rank, (c->rank + 1) % c->n, bytes); /* chain to root */
-    emit(c, t0, PL_EV_COLLECTIVE, "reduce", bytes, -1);
+    emit_call(c, t0, PL_CALL_REDUCE, count, t);
     return PL_COMM_OK;
 }
 
@@ -388,7 +405,7 @@ static pl_comm_result n_all_gather(pl_comm *pc, const void *send, void *recv, si
     NCK(ncclAllGather(send, recv, sendcount, nccl_type(t), c->nc, s), "ncclAllGather");
     size_t bytes = sendcount * pl_dtype_size(t);
     account(c, c->rank, (c->rank + 1) % c->n, (uint64_t)(c->n - 1) * bytes);
-    emit(c, t0, PL_EV_COLLECTIVE, "all_gather", bytes * (size_t)c->n, -1);
+    emit_call(c, t0, PL_CALL_ALL_GATHER, sendcount, t);
     return PL_COMM_OK;
 }
 
@@ -403,7 +420,7 @@ static pl_comm_result n_reduce_scatter(pl_comm *pc, const void *send, void *recv
         "ncclReduceScatter");
     size_t bytes = recvcount * pl_dtype_size(t);
     account(c, c->rank, (c->rank + 1) % c->n, (uint64_t)(c->n - 1) * bytes);
-    emit(c, t0, PL_EV_COLLECTIVE, "reduce_scatter", bytes * (size_t)c->n, -1);
+    emit_call(c, t0, PL_CALL_REDUCE_SCATTER, recvcount, t);
     return PL_COMM_OK;
 }
 
@@ -412,9 +429,10 @@ static pl_comm_result n_all_to_all(pl_comm *pc, const void *send, void *recv, si
 {
     ncomm *c = N(pc);
     if (bad_args(c, "all_to_all", count, t, -1, -1, send, recv)) return bad(c);
-    if (count && send == recv)
+    const pl_collective *d = &pl_collectives[PL_CALL_ALL_TO_ALL];
+    if (count && pl_collective_in_place(d, send, recv, count, t, c->rank)) /* PL_IN_PLACE_NEVER */
         return failf(c, PL_COMM_INVALID_ARGUMENT,
-                     "all_to_all: send and receive buffers must differ (no in-place form)");
+                     "%s: send and receive buffers must differ (no in-place form)", d->name);
     if (!count) return PL_COMM_OK;
     double t0 = pl_trace_now();
     size_t bytes = count * pl_dtype_size(t);
@@ -432,7 +450,7 @@ static pl_comm_result n_all_to_all(pl_comm *pc, const void *send, void *recv, si
     NCK(ncclGroupEnd(), "ncclGroupEnd");
     for (int j = 0; j < c->n; j++)
         if (j != c->rank) account(c, c->rank, j, bytes);
-    emit(c, t0, PL_EV_COLLECTIVE, "all_to_all", bytes * (size_t)c->n, -1);
+    emit_call(c, t0, PL_CALL_ALL_TO_ALL, count, t);
     return PL_COMM_OK;
 }
 
@@ -607,6 +625,7 @@ static uint64_t n_link_bytes(const pl_comm *pc, int from, int to)
 
 const pl_comm_engine pl_comm_nccl_engine = {
     .name = "nccl",
+    .fits = n_fits,
     .destroy_all = n_destroy_all,
     .set_trace = n_set_trace,
     .set_chunk_bytes = n_set_chunk_bytes,
@@ -632,4 +651,3 @@ const pl_comm_engine pl_comm_nccl_engine = {
     .count_call = n_count_call,
     .link_bytes = n_link_bytes,
 };
-#endif /* PARALAB_CUDA */

@@ -1,0 +1,267 @@
+/*
+ * comm_local.h — the local collective engine's shared state (internal to
+ * core/comm; see paralab/comm.h and comm_engine.h).
+ *
+ * Ranks are threads of one process. A communicator's members share one
+ * `group`; all groups split from one world share its `world` (one lock and
+ * condition variable, the point-to-point mailbox, the ledger, and what each
+ * rank is waiting for, for the deadlock report).
+ *
+ * Every collective starts with a rendezvous at which each member posts its
+ * call (kind, count, type, op, root) and its buffers; the calls are compared
+ * (consistency check), then the algorithm runs as a sequence of steps, one
+ * rendezvous per step. Within a step each rank only enqueues work on its own
+ * stream: copies from a neighbour's device buffer (cudaMemcpyPeerAsync) and
+ * the reduction kernel. Device-side order comes from events: a rank records
+ * `ready` after each step that changes its buffer and `read` after each copy
+ * out of a neighbour; a rank's stream waits for its predecessor's `ready`
+ * before copying from it and for its successor's `read` before overwriting
+ * what the successor still reads. Events alternate by step parity, and the
+ * per-step rendezvous guarantees every wait is enqueued before its event is
+ * recorded again two steps later. Nothing blocks a stream on the host, so
+ * the modeled clock of the simulated GPU sees the real dependency chain.
+ *
+ * Ring all-reduce = ring reduce-scatter then ring all-gather: 2(N-1) steps,
+ * each moving one of N segments, so each rank sends 2(N-1)/N of the array
+ * (segments differ by at most one element when N does not divide the count).
+ *
+ * The engine's files, one idea each:
+ *   comm_local.c            the world, its groups and handles: creation,
+ *                           split, free, teardown; errors; trace events;
+ *                           the engine's table
+ *   comm_local_wait.c       waiting for the other ranks: the rendezvous, the
+ *                           watchdog and its deadlock report, holds, aborts
+ *   comm_local_calls.c      a collective's frame: each member posts its call,
+ *                           the calls are compared (mismatches), arguments
+ *                           checked; the ledger of bytes and calls
+ *   comm_local_fifo.c       the FIFO of events between ring neighbours
+ *   comm_local_algorithms.c the ring, chain and pairwise algorithms and the
+ *                           six collectives on them
+ *   comm_local_p2p.c        send and receive, and groups of them
+ */
+#ifndef PARALAB_COMM_LOCAL_H
+#define PARALAB_COMM_LOCAL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "comm_engine.h"
+#include "paralab/collectives.h"
+#include "paralab/comm.h"
+#include "paralab/trace.h"
+
+#define MAX_RANKS 64
+/* Events between neighbours: slots per rank and kind, as NCCL keeps
+ * NCCL_STEPS = 8 slots per connection. */
+#define FIFO 8
+/* Chunk size default: NCCL's default NCCL_BUFFSIZE (4 MiB). */
+#define DEFAULT_CHUNK_BYTES ((size_t)4 << 20)
+
+typedef struct lcomm lcomm; /* one rank's handle: the engine's pl_comm */
+
+/* ---- shared state -------------------------------------------------------- */
+
+/* What a member calls: a pl_comm_call (a collective, whose descriptor is in
+ * paralab/collectives.h, or barrier, split), or comm_free. */
+enum { CALL_FREE = PL_NUM_CALLS };
+
+typedef struct call {
+    int kind;
+    size_t count;
+    int type, op, root;
+    int color, key; /* split */
+    int bad;        /* this rank's arguments were invalid */
+} call;
+
+/* The times an event starts at: measured, and modeled on the stream. */
+typedef struct mark {
+    double start, modeled_start;
+    cudaStream_t stream;
+} mark;
+
+typedef struct p2p {
+    struct p2p *next;
+    const void *grp; /* the communicator's group: a send matches a receive in it only */
+    int send;        /* 1: a send, 0: a receive */
+    int from, to;    /* world ranks */
+    size_t count;
+    int type;
+    const void *sbuf;  /* send: the source */
+    void *rbuf;        /* recv: the destination */
+    int device;        /* the poster's device */
+    cudaEvent_t ready; /* send: recorded on the sender's stream when posted */
+    cudaEvent_t done;  /* recv: recorded after the copy (the sender waits for it) */
+    int matched;       /* recv: the copy is enqueued, `done` recorded */
+    mark posted;       /* when it was posted, for its trace event */
+    int taken;         /* send: the receiver has copied it */
+    pl_comm_result err;
+    char msg[256];
+} p2p;
+
+typedef struct world {
+    int n;
+    double timeout;
+    pthread_mutex_t lock;
+    pthread_cond_t cv[MAX_RANKS]; /* each world rank sleeps on its own: woken alone when
+                                     a neighbour moves its FIFO, all together otherwise */
+    int aborted;
+    pl_comm_result abort_code; /* PL_COMM_TIMEOUT (the watchdog) or PL_COMM_ABORTED */
+    /* pl_comm_hold: while a rank is held (by the student), the watchdog's
+     * clock stops; it counts only time in which every rank is free to run */
+    int held;                      /* ranks held now */
+    double held_since, held_total; /* CLOCK_MONOTONIC seconds */
+    char abort_msg[2048];
+    char doing[MAX_RANKS][160]; /* what each world rank waits for */
+    pl_ledger ledger[MAX_RANKS];
+    uint64_t link[MAX_RANKS][MAX_RANKS];
+    p2p *posts;
+    int refs; /* groups alive */
+    pl_trace *trace;
+    size_t chunk_bytes;    /* the local engine cuts segments into chunks of this size */
+    struct group *groups;  /* every group alive, for pl_comm_destroy_all */
+    struct lcomm *handles; /* every handle alive, likewise */
+} world;
+
+typedef struct group {
+    world *w;
+    int n;
+    int wrank[MAX_RANKS];  /* member -> world rank */
+    int device[MAX_RANKS]; /* member -> device */
+    /* rendezvous */
+    int arrived;
+    unsigned long gen;
+    /* what each member posted for the current call */
+    call calls[MAX_RANKS];
+    const void *send[MAX_RANKS];
+    void *recv[MAX_RANKS];
+    void *work[MAX_RANKS]; /* per-member device scratch for the current call */
+    /* each member's FIFO of events: `ready` (its buffer holds step i's
+     * data) and `read` (it has copied what it needed of its predecessor's
+     * buffer for step i); how many of each it has recorded, and how many its
+     * one waiter has enqueued a wait for (the successor waits for `ready`,
+     * the predecessor for `read`); reset at every call */
+    cudaEvent_t ready[MAX_RANKS][FIFO], read[MAX_RANKS][FIFO];
+    unsigned long rec_ready[MAX_RANKS], rec_read[MAX_RANKS];
+    unsigned long cons_ready[MAX_RANKS], cons_read[MAX_RANKS];
+    struct group *split_to[MAX_RANKS]; /* pl_comm_split: each member's new group */
+    int is_world;                      /* made by pl_comm_create, not by a split */
+    struct group *next_group;
+    int members_alive;
+} group;
+
+struct lcomm {
+    pl_comm base; /* the engine table: first, so a pl_comm * is an lcomm * */
+    group *g;
+    int rank;
+    struct lcomm *next_handle; /* in its world's list */
+    unsigned long seq;         /* collective call number */
+    mark call_mark, step_mark; /* when the call and its current step began */
+    uint64_t step_bytes;
+    int step_peer;
+    unsigned long fifo_step, fifo_steps; /* the current ring step and how many, for reports */
+    void *scratch;                       /* device scratch, on this rank's device */
+    size_t scratch_bytes;
+    void *work; /* a copy of the operands (reduce, reduce_scatter), kept between calls */
+    size_t work_bytes;
+    char err[2048];
+};
+
+#define MOD(a, n) ((((a) % (n)) + (n)) % (n))
+/* Returns from the calling function with a PL_COMM_CUDA_ERROR naming `what`
+ * (the handle is `c`). */
+#define CK(call, what)                                                                             \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_) return lc_cuda_fail(c, e_, what);                                                  \
+    } while (0)
+
+/* ---- comm_local.c: errors and trace events ----------------------------------------------- */
+
+/* Sets this rank's message ("rank R: ...") and returns r. */
+pl_comm_result lc_fail(lcomm *c, pl_comm_result r, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+pl_comm_result lc_cuda_fail(lcomm *c, cudaError_t e, const char *what);
+/* The times an event starts at, now, on stream s. */
+void lc_mark_start(mark *m, cudaStream_t s);
+/* One event on this rank's comm lane, from *m to now (no trace: nothing). */
+void lc_emit(lcomm *c, const mark *m, pl_event_kind kind, const char *label, uint64_t bytes,
+             int peer);
+
+/* ---- comm_local_wait.c ------------------------------------------------------------------- */
+
+/* Each needs w->lock held. */
+void lc_wake_all(world *w);           /* every waiting rank looks again */
+double lc_free_clock(const world *w); /* the watchdog's clock: seconds no rank was held */
+/* One wait on cv: 1 when the watchdog ran out (see its definition). */
+int lc_watch(world *w, pthread_cond_t *cv, double *since, unsigned long long *seen);
+void lc_trip(world *w); /* aborts the world with the report of what every rank waits for */
+/* Waits until cond(arg) holds, the watchdog runs out or the world stops. */
+pl_comm_result lc_wait_until(lcomm *c, int (*cond)(void *), void *arg);
+/* Every member of the group arrives before any leaves; `what` is this
+ * rank's line in a deadlock report. */
+pl_comm_result lc_rendezvous(lcomm *c, const char *what);
+/* The engine's abort and hold (without the lock). */
+void lc_abort(pl_comm *pc, const char *why);
+void lc_hold(pl_comm *pc, int on);
+
+/* ---- comm_local_calls.c ------------------------------------------------------------------ */
+
+/* "all_reduce", ..., "comm_split", "comm_free", "barrier" */
+const char *lc_kind_name(int k);
+/* Posts this rank's call and buffers, meets the others, checks they all
+ * called the same: on any error every member returns one. */
+pl_comm_result lc_begin(lcomm *c, const call *k, const void *send, void *recv, cudaStream_t stream);
+/* The meeting of step s of `steps`, and the step's trace event. */
+pl_comm_result lc_step(lcomm *c, const char *kind, int s, int steps);
+/* The ledger: one message of `bytes` from member `from` to member `to` (w->lock
+ * not held); lc_count_bytes: the same between world ranks a and b, w->lock held. */
+void lc_account(group *g, int from, int to, size_t bytes);
+void lc_count_bytes(world *w, int a, int b, size_t bytes);
+pl_ledger lc_ledger(const pl_comm *pc);
+void lc_count_call(pl_comm *pc, pl_comm_call k);
+uint64_t lc_link_bytes(const pl_comm *pc, int from, int to);
+/* A collective's arguments, as its descriptor says (type, op, root, the
+ * buffers each rank must give, the in-place rule): 1 if good, else 0 with
+ * this rank's message set. */
+int lc_check_args(lcomm *c, const call *k, const void *send, const void *recv);
+
+/* ---- comm_local_fifo.c ------------------------------------------------------------------- */
+
+pl_comm_result lc_ensure_events(lcomm *c); /* this rank's FIFO events, made at first use */
+/* Record i of this rank's `ready` (which = 1) or `read` (0) event. */
+pl_comm_result lc_fifo_record(lcomm *c, int which, unsigned long i, cudaStream_t s);
+/* This rank's stream waits for record i of member who's `ready` or `read`. */
+pl_comm_result lc_fifo_wait(lcomm *c, int which, int who, unsigned long i, cudaStream_t s);
+/* A copy out of member from's buffer, counted in the ledger and the step. */
+pl_comm_result lc_fifo_copy(lcomm *c, int from, void *dst, const void *src, size_t bytes,
+                            cudaStream_t s);
+/* The end of one chunk step: its trace event. */
+void lc_step_done(lcomm *c, const char *kind, int chunk, int chunks, int st, int steps);
+
+/* ---- comm_local_algorithms.c: the collectives (the engine's) ------------------------------ */
+
+pl_comm_result lc_all_reduce(pl_comm *pc, const void *send, void *recv, size_t count, pl_dtype t,
+                             pl_redop op, cudaStream_t s);
+pl_comm_result lc_reduce_scatter(pl_comm *pc, const void *send, void *recv, size_t recvcount,
+                                 pl_dtype t, pl_redop op, cudaStream_t s);
+pl_comm_result lc_all_gather(pl_comm *pc, const void *send, void *recv, size_t sendcount,
+                             pl_dtype t, cudaStream_t s);
+pl_comm_result lc_broadcast(pl_comm *pc, const void *send, void *recv, size_t count, pl_dtype t,
+                            int root, cudaStream_t s);
+pl_comm_result lc_reduce(pl_comm *pc, const void *send, void *recv, size_t count, pl_dtype t,
+                         pl_redop op, int root, cudaStream_t s);
+pl_comm_result lc_all_to_all(pl_comm *pc, const void *send, void *recv, size_t count, pl_dtype t,
+                             cudaStream_t s);
+
+/* ---- comm_local_p2p.c -------------------------------------------------------------------- */
+
+/* 1 inside pl_group_start()/pl_group_end() on this host thread. */
+int lc_in_group(void);
+pl_comm_result lc_send(pl_comm *pc, const void *buf, size_t count, pl_dtype t, int peer,
+                       cudaStream_t s);
+pl_comm_result lc_recv(pl_comm *pc, void *buf, size_t count, pl_dtype t, int peer, cudaStream_t s);
+pl_comm_result lc_group_start(void);
+pl_comm_result lc_group_end(void);
+
+#endif

@@ -1,0 +1,302 @@
+/*
+ * comm_local_p2p.c — point to point in the local engine: posts in the
+ * world's mailbox, matched by communicator, sender and receiver; a send
+ * outside a group waits for its receive; groups (per host thread) post
+ * everything and complete the receives first.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "comm_local.h"
+#include "paralab/plural.h"
+#include "paralab/watchdog.h"
+
+/* Per host thread: the group nesting and the point-to-point ops queued in it. */
+static _Thread_local int group_depth;
+static _Thread_local struct queued {
+    lcomm *c;
+    p2p *op;
+    cudaStream_t stream;
+} * group_ops;
+static _Thread_local int group_nops, group_cap;
+
+/* ---- point to point ----------------------------------------------------------------------- */
+
+static int post_matched(void *p)
+{
+    const p2p *o = p;
+    return o->send ? o->taken : o->matched;
+}
+
+/* Finds the oldest post of the other side that matches o (w->lock held). */
+static p2p *find_match(world *w, const p2p *o)
+{
+    for (p2p *q = w->posts; q; q = q->next)
+        if (q->send != o->send && q->grp == o->grp && q->from == o->from && q->to == o->to &&
+            (o->send ? !q->matched : !q->taken) && q != o)
+            return q;
+    return NULL;
+}
+
+static void append_post(world *w, p2p *o)
+{
+    p2p **pp = &w->posts;
+    while (*pp) pp = &(*pp)->next;
+    *pp = o;
+}
+
+static void remove_post(world *w, p2p *o)
+{
+    for (p2p **pp = &w->posts; *pp; pp = &(*pp)->next)
+        if (*pp == o) {
+            *pp = o->next;
+            return;
+        }
+}
+
+static pl_comm_result p2p_post(lcomm *c, int send, const void *buf, size_t count, pl_dtype t,
+                               int peer, cudaStream_t s, p2p **out)
+{
+    group *g = c->g;
+    const char *what = send ? "send" : "recv";
+    *out = NULL;
+    if ((unsigned)t >= PL_NUM_DTYPES)
+        return lc_fail(
+            c, PL_COMM_INVALID_ARGUMENT,
+            "%s: type %d is not a pl_dtype (allowed: 0..%d: float, double, int32, int64)", what,
+            (int)t, PL_NUM_DTYPES - 1);
+    if (peer < 0 || peer >= g->n)
+        return lc_fail(c, PL_COMM_INVALID_ARGUMENT, "%s: peer %d is not a rank (allowed: 0..%d)",
+                       what, peer, g->n - 1);
+    if (peer == c->rank)
+        return lc_fail(c, PL_COMM_INVALID_ARGUMENT, "%s: peer %d is this rank itself", what, peer);
+    if (count && !buf)
+        return lc_fail(c, PL_COMM_INVALID_ARGUMENT, "%s: buffer is NULL with count %zu > 0", what,
+                       count);
+    cudaError_t e = cudaSetDevice(g->device[c->rank]);
+    if (e) return lc_cuda_fail(c, e, "cudaSetDevice");
+    p2p *o = calloc(1, sizeof *o);
+    if (!o) return lc_fail(c, PL_COMM_SYSTEM_ERROR, "out of memory");
+    o->send = send;
+    o->grp = g;
+    lc_mark_start(&o->posted, s);
+    o->from = send ? g->wrank[c->rank] : g->wrank[peer];
+    o->to = send ? g->wrank[peer] : g->wrank[c->rank];
+    o->count = count;
+    o->type = t;
+    o->device = g->device[c->rank];
+    if (send)
+        o->sbuf = buf;
+    else
+        o->rbuf = (void *)buf;
+    if ((e = cudaEventCreateWithFlags(send ? &o->ready : &o->done, cudaEventDisableTiming)) ||
+        (send && (e = cudaEventRecord(o->ready, s)))) {
+        free(o);
+        return lc_cuda_fail(c, e, "cudaEventRecord");
+    }
+    pthread_mutex_lock(&g->w->lock);
+    append_post(g->w, o);
+    lc_wake_all(g->w);
+    pthread_mutex_unlock(&g->w->lock);
+    *out = o;
+    return PL_COMM_OK;
+}
+
+/* What this rank waits for, for the deadlock report (w->lock held). */
+static void say_waiting(world *w, int me, const p2p *o)
+{
+    if (o->send)
+        snprintf(w->doing[me], sizeof w->doing[0],
+                 "waits in send to rank %d (%zu %s%s) for the matching receive", o->to, o->count,
+                 pl_dtype_name(o->type), pl_s((long long)o->count));
+    else
+        snprintf(w->doing[me], sizeof w->doing[0],
+                 "waits in recv from rank %d (%zu %s%s) for the matching send", o->from, o->count,
+                 pl_dtype_name(o->type), pl_s((long long)o->count));
+}
+
+/* A receive waits for its send to be posted: the send, or NULL when the
+ * watchdog ran out or the world stopped (w->lock held). */
+static p2p *await_send(world *w, int me, const p2p *o)
+{
+    double since = lc_free_clock(w);
+    unsigned long long seen = pl_watchdog_progress_count();
+    p2p *m;
+    while (!(m = find_match(w, o)) && !w->aborted)
+        if (lc_watch(w, &w->cv[me], &since, &seen) && !find_match(w, o)) {
+            lc_trip(w);
+            break;
+        }
+    return w->aborted ? NULL : m;
+}
+
+/* The send m and the receive o disagree about count or type: both fail,
+ * with one message (w->lock held). */
+static pl_comm_result refuse_mismatch(lcomm *c, const p2p *o, p2p *m)
+{
+    snprintf(m->msg, sizeof m->msg,
+             "rank %d sends %zu %s%s to rank %d, but rank %d receives %zu %s%s from rank %d",
+             m->from, m->count, pl_dtype_name(m->type), pl_s((long long)m->count), m->to, o->to,
+             o->count, pl_dtype_name(o->type), pl_s((long long)o->count), o->from);
+    m->err = PL_COMM_MISMATCH;
+    m->taken = 1;
+    lc_wake_all(c->g->w);
+    return lc_fail(c, PL_COMM_MISMATCH, "%s", m->msg);
+}
+
+/* The receive's copy, out of the send's buffer once the send's `ready` has
+ * passed, then `done`, which the sender's stream will wait for; counted in
+ * the ledger (w->lock held; released around the enqueues). */
+static pl_comm_result recv_copy(lcomm *c, p2p *o, p2p *m, cudaStream_t s)
+{
+    world *w = c->g->w;
+    pl_comm_result r = PL_COMM_OK;
+    const void *src = m->sbuf;
+    int sdev = m->device;
+    cudaEvent_t ready = m->ready;
+    pthread_mutex_unlock(&w->lock);
+    cudaError_t e = cudaStreamWaitEvent(s, ready, 0);
+    size_t bytes = o->count * pl_dtype_size((pl_dtype)o->type);
+    if (!e && bytes) e = cudaMemcpyPeerAsync(o->rbuf, o->device, src, sdev, bytes, s);
+    if (!e) e = cudaEventRecord(o->done, s);
+    pthread_mutex_lock(&w->lock);
+    if (e) {
+        m->err = PL_COMM_CUDA_ERROR;
+        snprintf(m->msg, sizeof m->msg, "rank %d's receive failed: %s", o->to, cudaGetErrorName(e));
+        r = lc_cuda_fail(c, e, "recv");
+    } else if (bytes) /* an empty message moves nothing: not counted */
+        lc_count_bytes(w, o->from, o->to, bytes);
+    m->done = o->done; /* the sender waits for the copy */
+    m->taken = 1;
+    o->done = NULL;
+    lc_wake_all(w);
+    return r;
+}
+
+/* A receive: waits for its send, checks they agree, copies (w->lock held). */
+static pl_comm_result recv_complete(lcomm *c, p2p *o, cudaStream_t s)
+{
+    world *w = c->g->w;
+    p2p *m = await_send(w, c->g->wrank[c->rank], o);
+    if (!m) return lc_fail(c, w->aborted ? w->abort_code : PL_COMM_TIMEOUT, "%s", w->abort_msg);
+    if (m->count != o->count || m->type != o->type) return refuse_mismatch(c, o, m);
+    return recv_copy(c, o, m, s);
+}
+
+/* A send: waits until its receive has taken it, then makes this stream
+ * wait for the receive's copy (w->lock held; released around the wait). */
+static pl_comm_result send_complete(lcomm *c, p2p *o, cudaStream_t s)
+{
+    world *w = c->g->w;
+    pl_comm_result r = lc_wait_until(c, post_matched, o);
+    if (!r && o->err) r = lc_fail(c, o->err, "%s", o->msg);
+    if (!r && o->done) {
+        cudaEvent_t done = o->done;
+        pthread_mutex_unlock(&w->lock);
+        cudaError_t e = cudaStreamWaitEvent(s, done, 0);
+        pthread_mutex_lock(&w->lock);
+        if (e) r = lc_cuda_fail(c, e, "send");
+    }
+    return r;
+}
+
+/* The op's trace event, from its post to now. */
+static void trace_op(lcomm *c, const p2p *o)
+{
+    size_t bytes = o->count * pl_dtype_size((pl_dtype)o->type);
+    char label[48];
+    snprintf(label, sizeof label, o->send ? "send to %d" : "recv from %d",
+             o->send ? o->to : o->from);
+    lc_emit(c, &o->posted, o->send ? PL_EV_SEND : PL_EV_RECV, label, bytes,
+            o->send ? o->to : o->from);
+}
+
+/* Frees a completed op. Its events: a send's `ready` and the receive's
+ * `done` (passed to the send) are destroyed by the sender, once its stream
+ * waits for them. */
+static void op_free(p2p *o)
+{
+    if (o->send) {
+        cudaEventDestroy(o->ready);
+        if (o->done) cudaEventDestroy(o->done);
+    } else if (o->done)
+        cudaEventDestroy(o->done);
+    free(o);
+}
+
+/* Completes a posted op: a receive waits for its send and copies it; a send
+ * waits until it has been copied. Frees the op. */
+static pl_comm_result p2p_complete(lcomm *c, p2p *o, cudaStream_t s)
+{
+    world *w = c->g->w;
+    int me = c->g->wrank[c->rank];
+    pthread_mutex_lock(&w->lock);
+    say_waiting(w, me, o);
+    pl_comm_result r = o->send ? send_complete(c, o, s) : recv_complete(c, o, s);
+    remove_post(w, o);
+    w->doing[me][0] = '\0';
+    pthread_mutex_unlock(&w->lock);
+    if (!r) trace_op(c, o);
+    op_free(o);
+    return r;
+}
+
+static pl_comm_result p2p_call(lcomm *c, int send, const void *buf, size_t count, pl_dtype t,
+                               int peer, cudaStream_t s)
+{
+    p2p *o;
+    pl_comm_result r = p2p_post(c, send, buf, count, t, peer, s, &o);
+    if (r) return r;
+    if (group_depth == 0) return p2p_complete(c, o, s);
+    if (group_nops == group_cap) {
+        int cap = group_cap ? 2 * group_cap : 8;
+        struct queued *q = realloc(group_ops, (size_t)cap * sizeof *q);
+        if (!q) return lc_fail(c, PL_COMM_SYSTEM_ERROR, "out of memory");
+        group_ops = q;
+        group_cap = cap;
+    }
+    group_ops[group_nops++] = (struct queued){c, o, s};
+    return PL_COMM_OK;
+}
+
+pl_comm_result lc_send(pl_comm *pc, const void *buf, size_t count, pl_dtype t, int peer,
+                       cudaStream_t s)
+{
+    lcomm *c = (lcomm *)pc;
+    return p2p_call(c, 1, buf, count, t, peer, s);
+}
+
+pl_comm_result lc_recv(pl_comm *pc, void *buf, size_t count, pl_dtype t, int peer, cudaStream_t s)
+{
+    lcomm *c = (lcomm *)pc;
+    return p2p_call(c, 0, buf, count, t, peer, s);
+}
+
+int lc_in_group(void) { return group_depth > 0; }
+
+pl_comm_result lc_group_start(void)
+{
+    group_depth++;
+    return PL_COMM_OK;
+}
+
+pl_comm_result lc_group_end(void)
+{
+    if (group_depth == 0) return PL_COMM_INVALID_ARGUMENT;
+    if (--group_depth > 0) return PL_COMM_OK;
+    /* everything was posted as it was called; receives first, so that every
+     * send of the group finds its copy made */
+    pl_comm_result first = PL_COMM_OK;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < group_nops; i++) {
+            struct queued *q = &group_ops[i];
+            if (!q->op || q->op->send != pass) continue;
+            pl_comm_result r = p2p_complete(q->c, q->op, q->stream);
+            q->op = NULL;
+            if (r && !first) first = r;
+        }
+    free(group_ops); /* per thread: a rank thread may end after its last group */
+    group_ops = NULL;
+    group_nops = group_cap = 0;
+    return first;
+}

@@ -1,0 +1,236 @@
+/*
+ * executor.h — what the parts of the SIMT emulator share: one OS thread's
+ * executor (its fibers, the block it runs, its fault landing place), the
+ * context switch between fibers, and the fault report. Not public; only the
+ * emulator's files (emu.c, sync.c, fault.c, watch.c, memcheck.c, atomics.c,
+ * memstats.c) include it. See emu.c for how a launch runs.
+ */
+#ifndef SIMT_EXECUTOR_H
+#define SIMT_EXECUTOR_H
+
+#include <setjmp.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "emu.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define ASAN_START(save, bottom, size) __sanitizer_start_switch_fiber((save), (bottom), (size))
+#define ASAN_FINISH(save, bottom, size) __sanitizer_finish_switch_fiber((save), (bottom), (size))
+#else
+#define ASAN_START(save, bottom, size) ((void)(save), (void)(bottom), (void)(size))
+#define ASAN_FINISH(save, bottom, size) ((void)(save), (void)(bottom), (void)(size))
+#endif
+
+#ifdef SIMT_TSAN
+void *__tsan_get_current_fiber(void);
+void *__tsan_create_fiber(unsigned flags);
+void __tsan_switch_to_fiber(void *fiber, unsigned flags);
+void __tsan_set_fiber_name(void *fiber, const char *name);
+void __tsan_destroy_fiber(void *fiber);
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define TSAN_NO_SYNC 1u /* __tsan_switch_to_fiber_no_sync */
+#else
+#define TSAN_NO_SYNC 0u
+#endif
+
+/* The context switch, with no system call (swapcontext would make one per
+ * switch for the signal mask).
+ *
+ * Under ASan and TSan: glibc's _setjmp/_longjmp, which the sanitizers
+ * intercept, and every switch goes through the scheduler so the fiber
+ * annotations stay exact.
+ *
+ * Otherwise, on x86-64 and AArch64: GCC's __builtin_setjmp/__builtin_longjmp,
+ * which save and restore only the frame pointer, stack pointer and resume
+ * address (glibc's _longjmp also demangles pointers and runs the
+ * cancellation unwinder on every jump). Every callee-saved register is
+ * declared clobbered around the save, so the function that saves keeps what
+ * it needs in its own frame and restores its caller's registers on return.
+ * Fibers then hand over directly to the next runnable thread of the round:
+ * one jump per switch instead of two. */
+#if defined(__SANITIZE_ADDRESS__) || defined(SIMT_TSAN) ||                                         \
+    !(defined(__x86_64__) || defined(__aarch64__))
+typedef jmp_buf simt_ctx;
+#define CTX_SAVE(c) _setjmp(c)
+#define ctx_jump(c) _longjmp(*(c), 1)
+#define DIRECT_SWITCH 0
+#else
+typedef void *simt_ctx[5];
+#if defined(__x86_64__)
+#define CLOBBER_CALLEE_SAVED() __asm__ volatile("" ::: "rbx", "r12", "r13", "r14", "r15", "memory")
+#else
+#define CLOBBER_CALLEE_SAVED()                                                                     \
+    __asm__ volatile("" ::                                                                         \
+                         : "x19", "x20", "x21", "x22", "x23", "x24", "x25", "x26", "x27", "x28",   \
+                           "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15", "memory")
+#endif
+#define CTX_SAVE(c)                                                                                \
+    __extension__({                                                                                \
+        CLOBBER_CALLEE_SAVED();                                                                    \
+        int r_ = __builtin_setjmp(c);                                                              \
+        CLOBBER_CALLEE_SAVED();                                                                    \
+        r_;                                                                                        \
+    })
+/* Not in the function that saves: GCC wants the two builtins apart. */
+static __attribute__((noinline, noreturn, unused)) void ctx_jump(simt_ctx *c)
+{
+    __builtin_longjmp(*c, 1);
+}
+#define DIRECT_SWITCH 1
+#endif
+
+enum { T_RUNNABLE, T_BARRIER, T_WARP, T_EXITED };
+#define STACK_GUARD ((size_t)64 * 1024)
+enum { CACHE_WAYS = 8 };
+
+/* The block a launch is running now. */
+typedef struct simt_block_view {
+    uint3 block_idx;
+    dim3 block_dim, grid_dim;
+    void *dynamic_shared;
+} simt_block_view;
+
+typedef struct fiber {
+    uint3 idx; /* its threadIdx */
+    simt_ctx ctx;
+    int state;
+    unsigned linear, lane, warp;
+    const char *file; /* where it waits */
+    int line;
+    /* the pending warp operation */
+    int wop;
+    unsigned wmask;
+    uint64_t wval, wres;
+    int warg, wwidth;
+    char *stack;
+    void *asan_fake;
+#ifdef SIMT_TSAN
+    void *tsan_fiber;
+    char tsan_name[96];
+#endif
+} fiber;
+
+typedef struct executor {
+    fiber *fibers;
+    unsigned nfibers; /* fibers with a stack */
+    unsigned nprimed; /* fibers whose ctx is at the top of their loop */
+    char *stacks;
+    size_t stack_size; /* per fiber, without the guard page */
+    simt_ctx sched;    /* the scheduler's context */
+    jmp_buf abort_ctx; /* where a fault lands */
+    fiber *cur;
+    fiber *priming;
+    const simt_launch *launch;
+    simt_block_view bv;
+    unsigned nthreads, alive, round;
+    unsigned pos;     /* position in `order` of the thread running now */
+    unsigned order_n; /* order[] holds the forward order for this many */
+    int plain;        /* running threads as plain calls */
+    void *altstack;   /* for the fault handler: a kernel may overflow its stack */
+    int synced;       /* the current block reached a barrier or warp op */
+    unsigned *order;
+    void *dyn_shared;
+    size_t dyn_cap;
+    cudaError_t err;
+    char *report;
+    size_t report_cap;
+    /* the allocations last accessed (a vector add touches three) */
+    struct {
+        uintptr_t base;
+        size_t len;
+    } cache[CACHE_WAYS];
+    unsigned cache_next, cache_gen;
+    struct memcount *mc; /* simtMemStats: this block's requests, or NULL */
+    /* for watchdogs (simtDescribeStalled): this OS thread's CPU clock, the
+     * blocks it has finished, and what the watchdog saw last (its own) */
+    clockid_t cpu_clock;
+    int have_cpu_clock;
+    _Atomic unsigned long long blocks_done;
+    unsigned long long wd_blocks;
+    const simt_launch *wd_launch;
+    double wd_cpu;
+    /* the scheduler's stack, as ASan learns it */
+    void *asan_fake;
+    const void *sched_bottom;
+    size_t sched_size;
+#ifdef SIMT_TSAN
+    void *tsan_sched;
+    char tsan_barrier, tsan_block, tsan_warp[32];
+#endif
+} executor;
+
+/* The calling OS thread's executor (NULL before its first launch). */
+extern _Thread_local executor *simt_X;
+
+/* ---- the context switch between fibers (emu.c, sync.c) ------------------ */
+
+/* The next runnable thread of this round after the one running now. */
+static inline fiber *next_runnable(executor *x)
+{
+    while (++x->pos < x->nthreads) {
+        fiber *g = &x->fibers[x->order[x->pos]];
+        if (g->state == T_RUNNABLE) return g;
+    }
+    return NULL;
+}
+
+/* Leaves fiber f (waiting at a barrier, or exited): straight to the next
+ * runnable thread of the round, else back to the scheduler; continues when f
+ * is resumed. Under the race check the switch carries no happens-before:
+ * only barriers order the accesses of different threads.
+ *
+ * A macro, expanded in the frame of the barrier function the kernel called:
+ * after a switch every return up the resumed fiber's call chain mispredicts
+ * (the CPU's return-stack buffer holds the other fiber's), so the chain from
+ * kernel code to the switch is kept one call deep. */
+#define FIBER_YIELD(x, f)                                                                          \
+    do {                                                                                           \
+        if (!CTX_SAVE((f)->ctx)) {                                                                 \
+            fiber *g_ = DIRECT_SWITCH && !(x)->priming ? next_runnable(x) : NULL;                  \
+            if (g_) {                                                                              \
+                (x)->cur = g_;                                                                     \
+                simt_threadIdx = g_->idx;                                                          \
+                ctx_jump(&g_->ctx);                                                                \
+            }                                                                                      \
+            ASAN_START(&(f)->asan_fake, (x)->sched_bottom, (x)->sched_size);                       \
+            TSAN_TO_SCHED(x);                                                                      \
+            ctx_jump(&(x)->sched);                                                                 \
+        }                                                                                          \
+        ASAN_FINISH((f)->asan_fake, &(x)->sched_bottom, &(x)->sched_size);                         \
+    } while (0)
+#ifdef SIMT_TSAN
+#define TSAN_TO_SCHED(x) __tsan_switch_to_fiber((x)->tsan_sched, TSAN_NO_SYNC)
+#else
+#define TSAN_TO_SCHED(x) ((void)0)
+#endif
+
+/* ---- faults (fault.c) ----------------------------------------------------- */
+
+/* Stops the kernel: records err and the report (naming the kernel, block
+ * and thread f, or the block only when f is NULL), and jumps to the launch. */
+_Noreturn __attribute__((format(printf, 3, 4))) void simt_fault(cudaError_t err, const fiber *f,
+                                                                const char *fmt, ...);
+/* Installs the SIGSEGV handler that turns a kernel's bad access into a
+ * fault (once per process; only in the shadow build). */
+void simt_install_fault_handler(void);
+
+/* ---- barriers (sync.c) ---------------------------------------------------- */
+
+/* Releases what can be released once every runnable thread has run: warp
+ * operations whose lanes have all arrived, else the block barrier. Faults
+ * on what can never complete. Returns the number of threads released. */
+unsigned simt_resolve(executor *x);
+
+/* ---- the executors, for watchdogs (watch.c) ------------------------------- */
+
+/* Enters a new executor in the table simtDescribeRunning reads; takes one
+ * out before it is freed (under the lock simtDescribeStalled holds). */
+void simt_register_executor(executor *x);
+void simt_unregister_executor(executor *x);
+
+#endif

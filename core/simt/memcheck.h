@@ -1,0 +1,51 @@
+/*
+ * memcheck.h — the check of one kernel access in call mode, shared by the
+ * kernel-address hooks (memcheck.c) and the atomics (atomics.c): inlined into
+ * each, as it runs on every access. Not public.
+ */
+#ifndef SIMT_MEMCHECK_H
+#define SIMT_MEMCHECK_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "executor.h"
+#include "memstats.h"
+
+/* simtSetAccessObserver's observer, or NULL. */
+extern simt_access_observer simt_observer;
+
+/* The access is in no allocation the executor's cache holds: look it up,
+ * and fault if it lies in none. */
+void simt_check_slow(executor *x, uintptr_t a, size_t size, int store);
+
+/* Checks one access of `size` bytes at a (a store if `store`) from call site
+ * `site`: counted while simtMemStats counts, shown to the observer, and a
+ * fault unless it lies inside one live device allocation. */
+static inline void check_access(uintptr_t a, size_t size, int store, uintptr_t site)
+{
+    int global = a - simt_arena_lo < simt_arena_span;
+    if (__builtin_expect(atomic_load_explicit(&simt_counting, memory_order_relaxed), 0)) {
+        executor *x = simt_X;
+        if (x && x->launch) simt_count_access(x, a, size, store, site, global);
+    }
+    if (!global) return; /* not device memory */
+    executor *x = simt_X;
+    if (!x || !x->launch) return; /* host code in a kernel file */
+    if (__builtin_expect(simt_observer != NULL, 0)) simt_observer((const void *)a, size, store);
+    unsigned gen = atomic_load_explicit(&simt_alloc_generation, memory_order_acquire);
+    if (__builtin_expect(gen != x->cache_gen, 0)) { /* something was freed: forget all */
+        memset(x->cache, 0, sizeof x->cache);
+        x->cache_gen = gen;
+    }
+    for (int w = 0; w < CACHE_WAYS; w++)
+        if (a - x->cache[w].base < x->cache[w].len &&
+            a + size - x->cache[w].base <= x->cache[w].len)
+            return;
+    simt_check_slow(x, a, size, store);
+}
+
+#endif
