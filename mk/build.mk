@@ -31,9 +31,9 @@ NVCC_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=[
 include mk/layers.mk
 
 # The include folders (-I) come per file from its layer: $(INC) below.
-# -Wmissing-prototypes: a function other files call is declared in a header
-# (-Wshadow is not on yet: three declarations shadow another; see issue 13)
-CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wmissing-prototypes -Werror -g -O2 -MMD -MP
+# -Wshadow: no name hides another; -Wmissing-prototypes: a function other
+# files call is declared in a header
+CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wmissing-prototypes -Werror -g -O2 -MMD -MP
 LDFLAGS :=
 LDLIBS := -lpthread -lm
 # only for programs that link the visualiser: ncursesw (wide characters) and
@@ -178,7 +178,7 @@ endif
 # A student's half-written exercise must still compile: unused names are not
 # errors there (everything else still is).
 EXERCISE_RELAX := -Wno-unused-parameter -Wno-unused-variable -Wno-unused-but-set-variable \
-                  -Wno-unused-function
+                  -Wno-unused-function -Wno-shadow
 # (C only: a helper function the student adds need not be static)
 EXERCISE_RELAX_C := -Wno-missing-prototypes
 $(OBJ)/labs/%/exercise.c.o: EXTRA = $(EXERCISE_RELAX) $(EXERCISE_RELAX_C)

@@ -148,12 +148,12 @@ static void op_unref(simt_op *op)
     free(op);
 }
 
-static simt_op *op_new(enum op_kind kind, int device)
+static simt_op *op_new(enum op_kind kind, int dev)
 {
     simt_op *op = calloc(1, sizeof *op);
     if (!op) return NULL;
     op->kind = kind;
-    op->device = device;
+    op->device = dev;
     op->peer_device = -1;
     op->refs = 1; /* the queue's */
     return op;

@@ -71,7 +71,7 @@ static void test_gradcheck_linear(void)
         CU_ASSERT_OK(pl_k_bias_add(dY, db, B, OUT, 0));                                            \
         host_copy(Y, dY, B *OUT);                                                                  \
         double s_ = 0;                                                                             \
-        for (int i = 0; i < B * OUT; i++) s_ += (double)R[i] * Y[i];                               \
+        for (int i_ = 0; i_ < B * OUT; i_++) s_ += (double)R[i_] * Y[i_];                          \
         (out) = s_;                                                                                \
     } while (0)
     struct {
