@@ -58,6 +58,8 @@ test: deps data
 	@echo "== the layers: every #include within the layers its file may see (mk/layers.mk), and the check's own test"
 	@tests/layers.sh
 	@tests/layers_selftest.sh
+	@echo "== each program links only what it uses (paralab-train: no ncurses; a lab: no other lab's code)"
+	@tests/link_check.sh build/sim
 	@echo "== unit tests (simulated GPU)"
 	@build/sim/bin/unit
 	@echo "== lab checks on the reference solutions (a TODO is a failure)"
