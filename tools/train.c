@@ -23,6 +23,7 @@
 
 #include <cuda_runtime.h>
 
+#include "paralab/clock.h"
 #include "paralab/cli.h"
 #include "paralab/data.h"
 #include "paralab/device.h"
@@ -34,13 +35,6 @@ static void on_sigint(int sig)
 {
     (void)sig;
     interrupted = 1;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 typedef struct {
@@ -201,7 +195,7 @@ int main(int argc, char **argv)
     for (epoch = 1; epoch <= o.epochs && !interrupted; epoch++) {
         pl_shuffle(order, d.train.n, o.seed, epoch);
         CK(pl_mlp_reset_correct(&m, 0));
-        double loss = 0, t0 = now();
+        double loss = 0, t0 = pl_now();
         int nb = pl_batch_count(d.train.n, B), seen = 0;
         for (int k = 0; k < nb && !interrupted; k++) {
             int size = pl_batch_size(d.train.n, B, k);
@@ -226,7 +220,7 @@ int main(int argc, char **argv)
                 fflush(stdout);
             }
         }
-        double secs = now() - t0;
+        double secs = pl_now() - t0;
         int train_right = 0, test_right = 0;
         CK(cudaMemcpy(&train_right, m.correct, sizeof train_right, cudaMemcpyDeviceToHost));
         if (interrupted) break;
