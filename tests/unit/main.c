@@ -16,6 +16,15 @@
 #include "paralab/device.h"
 #include "suites.h"
 
+int unit_suite(const char *name, const unit_test *t, size_t n)
+{
+    CU_pSuite s = CU_add_suite(name, NULL, NULL);
+    if (!s) return -1;
+    for (size_t i = 0; i < n; i++)
+        if (!CU_add_test(s, t[i].name, t[i].fn)) return -1;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     /* The simulated GPU: 8 devices unless the caller chose; fault reports

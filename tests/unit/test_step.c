@@ -492,28 +492,22 @@ static void test_begin_shows_running(void)
 
 int register_step_suite(void)
 {
-    CU_pSuite s = CU_add_suite("step", NULL, NULL);
-    if (!s) return -1;
-    if (!CU_add_test(s, "headless: one line per step, no wait", test_headless) ||
-        !CU_add_test(s, "a narration's reading time", test_read_seconds) ||
-        !CU_add_test(s, "play: a step's reading time over the speed", test_play_paces) ||
-        !CU_add_test(s, "step: waits for the student", test_step_waits_for_advance) ||
-        !CU_add_test(s, "quit stops every rank", test_quit_stops_every_rank) ||
-        !CU_add_test(s, "a held rank stops the watchdog's clock", test_hold_stops_the_watchdog) ||
-        !CU_add_test(s, "time no rank is held still counts", test_free_time_still_counts) ||
-        !CU_add_test(s, "a rank that works for longer than the timeout is no deadlock",
-                     test_progress_is_no_deadlock) ||
-        !CU_add_test(s, "step mode: a long pause is no deadlock",
-                     test_paused_step_is_no_deadlock) ||
-        !CU_add_test(s, "play mode: a long pause is no deadlock",
-                     test_paused_play_is_no_deadlock) ||
-        !CU_add_test(s, "step mode: a real deadlock is still found",
-                     test_deadlock_found_in_step_mode) ||
-        !CU_add_test(s, "each step's work under its own narration",
-                     test_work_under_its_own_narration) ||
-        !CU_add_test(s, "pl_step_begin: the step runs, then its narration",
-                     test_begin_shows_running) ||
-        !CU_add_test(s, "a listener hears each step before its work", test_listener))
-        return -1;
-    return 0;
+    static const unit_test t[] = {
+        {"headless: one line per step, no wait", test_headless},
+        {"a narration's reading time", test_read_seconds},
+        {"play: a step's reading time over the speed", test_play_paces},
+        {"step: waits for the student", test_step_waits_for_advance},
+        {"quit stops every rank", test_quit_stops_every_rank},
+        {"a held rank stops the watchdog's clock", test_hold_stops_the_watchdog},
+        {"time no rank is held still counts", test_free_time_still_counts},
+        {"a rank that works for longer than the timeout is no deadlock",
+         test_progress_is_no_deadlock},
+        {"step mode: a long pause is no deadlock", test_paused_step_is_no_deadlock},
+        {"play mode: a long pause is no deadlock", test_paused_play_is_no_deadlock},
+        {"step mode: a real deadlock is still found", test_deadlock_found_in_step_mode},
+        {"each step's work under its own narration", test_work_under_its_own_narration},
+        {"pl_step_begin: the step runs, then its narration", test_begin_shows_running},
+        {"a listener hears each step before its work", test_listener},
+    };
+    return UNIT_SUITE("step", t);
 }
