@@ -184,7 +184,7 @@ $(BIN)/labcheck: $(OBJ)/tests/labcheck.c.o $(LAB_OBJ) $(RT_OBJ)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(BIN)/unit: $(call objs,$(UNIT_SRC)) $(RT_OBJ)
+$(BIN)/unit: $(call objs,$(UNIT_SRC) $(wildcard labs/harness/*.c)) $(RT_OBJ)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -lcunit $(LDLIBS) -o $@

@@ -45,6 +45,7 @@ int main(int argc, char **argv)
         {"data", register_data_suite},
         {"viz", register_viz_suite},
         {"watchdog", register_watchdog_suite},
+        {"harness", register_harness_suite},
     };
     int n = (int)(sizeof suites / sizeof *suites);
     if (argc == 2 && strcmp(argv[1], "--list") == 0) { /* make gpu-test runs them one by one */

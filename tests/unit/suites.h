@@ -22,6 +22,7 @@ int register_mlp_suite(void);
 int register_data_suite(void);
 int register_viz_suite(void);
 int register_watchdog_suite(void);
+int register_harness_suite(void);
 
 /* Asserts a CUDA call returned `want`, naming both on failure. */
 #define CU_ASSERT_CUDA(call, want)                                                                 \
