@@ -36,7 +36,7 @@ void pl_lab_found_todo(int ex)
 static int exercises(void)
 {
     int n = 0;
-    while (H.def->lab->exercises[n] && n < MAX_EXERCISES) n++;
+    while (n < MAX_EXERCISES && H.def->lab->exercises[n]) n++;
     return n;
 }
 
@@ -92,16 +92,20 @@ static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
         H.solution = 1;
         return 0;
     }
+    if (!H.def->on_option) {
+        snprintf(err, cap, "no handler for option key %d", key);
+        return 1;
+    }
     return H.def->on_option(key, arg, H.def->ctx, err, cap);
 }
 
-/* Options, devices, the device check: PL_LAB_GO (-1), or what main returns. */
+/* Options, devices, the device check: -1 to go on, or what main returns. */
 static int start(const pl_lab_def *def, int argc, char **argv)
 {
     char m[4096];
     pl_lab_option opts[MAX_OPTIONS + 2];
     int n = 0;
-    for (; def->options && def->options[n].name && n < MAX_OPTIONS; n++) opts[n] = def->options[n];
+    for (; def->options && n < MAX_OPTIONS && def->options[n].name; n++) opts[n] = def->options[n];
     opts[n++] = (pl_lab_option){"solution", 0, "",
                                 def->solution_help ? def->solution_help
                                                    : "run the reference instead of your exercise",
