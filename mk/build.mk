@@ -114,7 +114,7 @@ CORE_SRC := $(filter-out core/device_%.c,$(wildcard core/*.c)) $(SEAM_SRC) $(COM
             $(wildcard core/kernels/*.cu) $(wildcard viz/*.c)
 LAB_DIRS := $(sort $(wildcard labs/[0-9][0-9]_*))
 LAB_SRC := $(foreach d,$(LAB_DIRS),$(filter-out $(d)/main.c,$(wildcard $(d)/*.c $(d)/*.cu))) \
-           labs/registry.c
+           labs/registry.c $(wildcard labs/harness/*.c)
 UNIT_SRC := $(wildcard tests/unit/*.c) $(wildcard tests/unit/*.cu)
 BENCH_SRC := $(wildcard bench/*.c) $(wildcard bench/*.cu)
 
@@ -188,7 +188,7 @@ $(BIN)/labcheck: $(OBJ)/tests/labcheck.c.o $(LAB_OBJ) $(RT_OBJ)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(BIN)/unit: $(call objs,$(UNIT_SRC)) $(RT_OBJ)
+$(BIN)/unit: $(call objs,$(UNIT_SRC) $(wildcard labs/harness/*.c)) $(RT_OBJ)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -lcunit $(LDLIBS) -o $@

@@ -197,6 +197,6 @@ int register_faults_suite(void)
     };
     return UNIT_SUITE("faults", t);
 #else
-    return unit_suite("faults", NULL, 0); /* the simulator's fault reports only */
+    return unit_suite_setup("faults", NULL, NULL, NULL, 0); /* the simulator's fault reports only */
 #endif
 }
