@@ -16,6 +16,7 @@
 #include <cuda_runtime.h>
 
 #include "bench.h"
+#include "paralab/cuda_check.h"
 #include "paralab/clock.h"
 #include "paralab/data.h"
 #include "paralab/mlp.h"
@@ -149,14 +150,7 @@ static void cpu_step(cpu_mlp *c, const float *x, const int *y, int B)
 
 /* ---- the benchmark -------------------------------------------------------------------- */
 
-#define CK(call)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_) {                                                                                  \
-            fprintf(stderr, "paralab-bench: %s: %s\n", #call, cudaGetErrorName(e_));               \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
+#define CK(call) cudaCheck(call) /* paralab/cuda_check.h: print, exit 1 */
 
 int bench_train(int repeat)
 {

@@ -23,6 +23,7 @@
 
 #include <cuda_runtime.h>
 
+#include "paralab/cuda_check.h"
 #include "paralab/clock.h"
 #include "paralab/cli.h"
 #include "paralab/data.h"
@@ -121,15 +122,7 @@ static int parse(int argc, char **argv, options *o)
     return 0;
 }
 
-#define CK(call)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_) {                                                                                  \
-            fprintf(stderr, "paralab-train: %s: %s (%s)\n", #call, cudaGetErrorName(e_),           \
-                    cudaGetErrorString(e_));                                                       \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#define CK(call) cudaCheck(call) /* paralab/cuda_check.h: print, exit 1 */
 
 /* Loss sum and rows right over a whole set, in batches (no update). */
 static void evaluate(pl_mlp *m, const pl_dataset *ds, int B, float *dx, int *dy, float *hx, int *hy,

@@ -39,6 +39,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "paralab/cuda_check.h"
 #include "paralab/options.h"
 #include "paralab/step.h"
 #include "paralab/world.h"
@@ -139,13 +140,6 @@ void pl_lab_found_todo(int exercise);
     do {                                                                                           \
         if (pl_step_begin(r)) goto out;                                                            \
     } while (0)
-#define PL_LAB_CK(call)                                                                            \
-    do {                                                                                           \
-        cudaError_t e_ = (cudaError_t)(call);                                                      \
-        if (e_) {                                                                                  \
-            snprintf(r->error, sizeof r->error, "%s: %s", #call, cudaGetErrorName(e_));            \
-            goto out;                                                                              \
-        }                                                                                          \
-    } while (0)
+#define PL_LAB_CK(call) PL_RANK_CK(call) /* paralab/cuda_check.h */
 
 #endif
