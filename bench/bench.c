@@ -20,16 +20,10 @@
 
 #include "bench.h"
 #include "kernels.h"
+#include "paralab/clock.h"
 #include "paralab/cli.h"
 #include "paralab/device.h"
 #include "paralab/cuda_check.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 typedef struct {
     const char *name;
@@ -64,10 +58,10 @@ static double time_kernel_add(const float *da, const float *db, float *dc, int n
     double best = 1e30;
     for (int r = 0; r < repeat; r++) {
         cudaCheck(cudaDeviceSynchronize());
-        double t = now();
+        double t = pl_now();
         cudaCheck(bk_vector_add(da, db, dc, n));
         cudaCheck(cudaDeviceSynchronize());
-        t = now() - t;
+        t = pl_now() - t;
         if (t < best) best = t;
     }
     return best;
@@ -78,10 +72,10 @@ static double time_kernel_reduce(reduce_fn fn, const float *din, float *dout, in
     double best = 1e30;
     for (int r = 0; r < repeat; r++) {
         cudaCheck(cudaDeviceSynchronize());
-        double t = now();
+        double t = pl_now();
         cudaCheck(fn(din, dout, n));
         cudaCheck(cudaDeviceSynchronize());
-        t = now() - t;
+        t = pl_now() - t;
         if (t < best) best = t;
     }
     return best;
@@ -91,9 +85,9 @@ static double time_loop(void (*body)(void *), void *arg, int repeat)
 {
     double best = 1e30;
     for (int r = 0; r < repeat; r++) {
-        double t = now();
+        double t = pl_now();
         body(arg);
-        t = now() - t;
+        t = pl_now() - t;
         if (t < best) best = t;
     }
     return best;

@@ -27,6 +27,7 @@
 #include <cuda_runtime.h>
 
 #include "bench.h"
+#include "paralab/clock.h"
 #include "paralab/collectives.h"
 #include "paralab/comm.h"
 #include "paralab/device.h"
@@ -56,13 +57,6 @@ typedef struct {
     double t[64];
     long wrong[64];
 } comm_bench;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* count: the whole array (each rank gives count/N to an all-gather) */
 static pl_comm_result run_one(pl_rank *r, int kind, float *send, float *recv, size_t count)
@@ -125,11 +119,11 @@ static int rank_main(pl_rank *r)
                 return 1;
             }
             if (pl_comm_barrier(r->comm)) return 1;
-            double t0 = now();
+            double t0 = pl_now();
             for (int it = 0; it < iters; it++)
                 if (run_one(r, kind, send, recv, count)) return 1;
             cudaStreamSynchronize(r->stream);
-            b->t[me] = (now() - t0) / iters;
+            b->t[me] = (pl_now() - t0) / iters;
             size_t out = pl_collective_recv_count(coll[kind], call_count, n);
             cudaMemcpy(h, recv, out * sizeof(float), cudaMemcpyDeviceToHost);
             long wrong = 0;
@@ -190,9 +184,9 @@ static double memcpy_bandwidth(size_t bytes)
     memset(b, 2, bytes);
     double best = 1e30;
     for (int i = 0; i < 3; i++) {
-        double t = now();
+        double t = pl_now();
         memcpy(b, a, bytes);
-        t = now() - t;
+        t = pl_now() - t;
         if (t < best) best = t;
     }
     volatile char sink = b[bytes / 2];

@@ -16,18 +16,13 @@
 #include <cuda_runtime.h>
 
 #include "bench.h"
+#include "paralab/cuda_check.h"
+#include "paralab/clock.h"
 #include "paralab/data.h"
 #include "paralab/mlp.h"
 #include "paralab/nn.h"
 
 enum { BATCH = 64, EPOCH = 1438 };
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static float frand(unsigned *s)
 {
@@ -155,14 +150,7 @@ static void cpu_step(cpu_mlp *c, const float *x, const int *y, int B)
 
 /* ---- the benchmark -------------------------------------------------------------------- */
 
-#define CK(call)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_) {                                                                                  \
-            fprintf(stderr, "paralab-bench: %s: %s\n", #call, cudaGetErrorName(e_));               \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
+#define CK(call) cudaCheck(call) /* paralab/cuda_check.h: print, exit 1 */
 
 int bench_train(int repeat)
 {
@@ -182,7 +170,7 @@ int bench_train(int repeat)
     int nb = pl_batch_count(EPOCH, BATCH);
     double dev_best = 1e30, cpu_best = 1e30;
     for (int rep = 0; rep < repeat; rep++) {
-        double t0 = now();
+        double t0 = pl_now();
         for (int k = 0; k < nb; k++) {
             int b = pl_batch_size(EPOCH, BATCH, k);
             const float *x = dx + (long)k * BATCH * PL_DIGITS_FEATURES;
@@ -193,16 +181,16 @@ int bench_train(int repeat)
             float loss;
             CK(cudaMemcpy(&loss, m.loss_sum, sizeof loss, cudaMemcpyDeviceToHost));
         }
-        double t = now() - t0;
+        double t = pl_now() - t0;
         dev_best = t < dev_best ? t : dev_best;
         cpu_mlp c;
         cpu_init(&c, &m);
-        t0 = now();
+        t0 = pl_now();
         for (int k = 0; k < nb; k++) {
             int b = pl_batch_size(EPOCH, BATCH, k);
             cpu_step(&c, hx + (long)k * BATCH * PL_DIGITS_FEATURES, hy + (long)k * BATCH, b);
         }
-        t = now() - t0;
+        t = pl_now() - t0;
         cpu_best = t < cpu_best ? t : cpu_best;
         cpu_free(&c);
     }
@@ -235,19 +223,19 @@ int bench_train(int repeat)
     CK(cudaMemcpy(dB, B, S * S * sizeof(float), cudaMemcpyHostToDevice));
     double kbest = 1e30, lbest = 1e30;
     for (int rep = 0; rep < repeat; rep++) {
-        double t0 = now();
+        double t0 = pl_now();
         CK(pl_k_matmul(dC, dA, dB, S, S, S, PL_NN, 0, 0));
         CK(cudaDeviceSynchronize());
-        double t = now() - t0;
+        double t = pl_now() - t0;
         kbest = t < kbest ? t : kbest;
-        t0 = now();
+        t0 = pl_now();
         for (int i = 0; i < S; i++) /* the textbook i-j-k loop */
             for (int j = 0; j < S; j++) {
                 float acc = 0;
                 for (int k = 0; k < S; k++) acc += A[i * S + k] * B[k * S + j];
                 R[i * S + j] = acc;
             }
-        t = now() - t0;
+        t = pl_now() - t0;
         lbest = t < lbest ? t : lbest;
     }
     CK(cudaMemcpy(C, dC, S * S * sizeof(float), cudaMemcpyDeviceToHost));

@@ -8,15 +8,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "paralab/clock.h"
 #include "../viz/vizint.h"
 #include "bench.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 int bench_viz(int repeat)
 {
@@ -62,9 +56,9 @@ int bench_viz(int repeat)
     double best = 1e30;
     for (int f = 0; f < frames; f++) {
         v.t_end = m.t_lo[1] + v.span + (m.t_hi[1] - m.t_lo[1] - v.span) * f / frames;
-        double t0 = now();
+        double t0 = pl_now();
         viz_render(&g, &lay, &m, &v);
-        double t = now() - t0;
+        double t = pl_now() - t0;
         best = t < best ? t : best;
     }
     printf("paralab-bench viz: one frame of every pane, %dx%d, %d ranks, %d events in the model\n",

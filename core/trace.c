@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "paralab/clock.h"
 #include "paralab/device.h"
 #include "paralab/trace.h"
 
@@ -28,12 +29,7 @@ const char *pl_event_kind_name(pl_event_kind k)
     return (unsigned)k < PL_NUM_EVENT_KINDS ? n[k] : "?";
 }
 
-double pl_trace_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+double pl_trace_now(void) { return pl_now(); }
 
 /* One rank's ring. head: the next slot the producer writes; tail: the next
  * the consumer reads. Each on its own cache line: the producer writes head

@@ -17,4 +17,13 @@ typedef struct pl_lab {
 
 extern const pl_lab *const pl_labs[]; /* NULL-terminated */
 
+/* Each lab's entry, in its check.c. */
+extern const pl_lab lab01_hello_threads;
+extern const pl_lab lab02_memory;
+extern const pl_lab lab03_reduction;
+extern const pl_lab lab04_gemm;
+extern const pl_lab lab05_streams;
+extern const pl_lab lab06_collectives;
+extern const pl_lab lab07_data_parallel;
+
 #endif

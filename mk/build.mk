@@ -244,8 +244,8 @@ $(BIN)/labcheck: $(call objs,tests/labcheck.c $(foreach d,$(LAB_DIRS),$(call lab
 	$(call say,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(UI_LDLIBS) $(LDLIBS) -o $@
 
-# the suites test the emulator, core, the visualiser (and the harness, should
-# a suite call it: an archive adds only the members a program calls)
+# the suites test the emulator, core, the visualiser and the harness (an
+# archive adds only the members a program calls)
 $(BIN)/unit: $(call objs,$(UNIT_SRC)) $(LAB_LIBS)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)

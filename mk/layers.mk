@@ -26,6 +26,7 @@ LAYER_FILES := \
     core/%=core \
     viz/%=viz \
     labs/harness/%=harness \
+    labs/registry.h=harness \
     labs/%=labs \
     tests/%=tests \
     bench/%=bench \
@@ -53,7 +54,9 @@ LAYER_seam_SEES := seam core kernels simt cudart
 # the visualiser: a consumer of core
 LAYER_viz_INC := viz/include
 LAYER_viz_SEES := viz core kernels cudart
-# the one lab harness (its headers included as "harness/....h")
+# the one lab harness (its headers included as "harness/....h"), and the
+# type of a lab's entry it runs (pl_lab, labs/registry.h; the list of them,
+# labs/registry.c, is lab code: only labcheck links it)
 LAYER_harness_INC := labs
 LAYER_harness_SEES := harness viz core kernels cudart
 # the labs, the tests and the benchmarks see everything

@@ -23,6 +23,8 @@
 
 #include <cuda_runtime.h>
 
+#include "paralab/cuda_check.h"
+#include "paralab/clock.h"
 #include "paralab/cli.h"
 #include "paralab/data.h"
 #include "paralab/device.h"
@@ -34,13 +36,6 @@ static void on_sigint(int sig)
 {
     (void)sig;
     interrupted = 1;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 typedef struct {
@@ -127,15 +122,7 @@ static int parse(int argc, char **argv, options *o)
     return 0;
 }
 
-#define CK(call)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_) {                                                                                  \
-            fprintf(stderr, "paralab-train: %s: %s (%s)\n", #call, cudaGetErrorName(e_),           \
-                    cudaGetErrorString(e_));                                                       \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#define CK(call) cudaCheck(call) /* paralab/cuda_check.h: print, exit 1 */
 
 /* Loss sum and rows right over a whole set, in batches (no update). */
 static void evaluate(pl_mlp *m, const pl_dataset *ds, int B, float *dx, int *dy, float *hx, int *hy,
@@ -201,7 +188,7 @@ int main(int argc, char **argv)
     for (epoch = 1; epoch <= o.epochs && !interrupted; epoch++) {
         pl_shuffle(order, d.train.n, o.seed, epoch);
         CK(pl_mlp_reset_correct(&m, 0));
-        double loss = 0, t0 = now();
+        double loss = 0, t0 = pl_now();
         int nb = pl_batch_count(d.train.n, B), seen = 0;
         for (int k = 0; k < nb && !interrupted; k++) {
             int size = pl_batch_size(d.train.n, B, k);
@@ -226,7 +213,7 @@ int main(int argc, char **argv)
                 fflush(stdout);
             }
         }
-        double secs = now() - t0;
+        double secs = pl_now() - t0;
         int train_right = 0, test_right = 0;
         CK(cudaMemcpy(&train_right, m.correct, sizeof train_right, cudaMemcpyDeviceToHost));
         if (interrupted) break;

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "paralab/clock.h"
 #include "paralab/device.h"
 #include "paralab/watchdog.h"
 #include "vizint.h"
@@ -329,13 +330,6 @@ typedef struct app {
     size_t narr_done;  /* the narrated steps in it */
 } app;
 
-static double wall(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* The panes shown, in focus order. */
 static int visible(const app *a, const pl_layout *lay, int *order)
 {
@@ -607,7 +601,7 @@ static void replay_frame(app *a, double dt)
 /* Frames until the student quits; live: world_done says when the ranks end. */
 static void loop(app *a)
 {
-    double last = wall();
+    double last = pl_now();
     while (!a->quit) {
         if (quit_signal) a->quit = 2;           /* Ctrl-C or SIGTERM */
         if (atomic_load(&stalled)) a->quit = 3; /* no progress: the watchdog */
@@ -632,8 +626,8 @@ static void loop(app *a)
             else
                 snprintf(a->mode_text, sizeof a->mode_text, "step (space: next)");
         } else /* replay: the cursor moves at `speed` steps a second while playing */
-            replay_frame(a, wall() - last);
-        last = wall();
+            replay_frame(a, pl_now() - last);
+        last = pl_now();
         v->mode = a->mode_text;
         v->status = a->status_text[0] ? a->status_text : NULL;
         clamp_view(a);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "paralab/clock.h"
 #include "comm_local.h"
 #include "paralab/watchdog.h"
 
@@ -42,17 +43,10 @@ static void deadline_after(struct timespec *ts, double s)
     ts->tv_nsec = ns % 1000000000L;
 }
 
-static double mono_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* The watchdog's clock: seconds in which no rank was held (w->lock held). */
 double lc_free_clock(const world *w)
 {
-    double now = mono_now();
+    double now = pl_now();
     return now - w->held_total - (w->held ? now - w->held_since : 0);
 }
 
@@ -131,9 +125,9 @@ void lc_hold(pl_comm *pc, int on)
     lcomm *c = (lcomm *)pc;
     world *w = c->g->w;
     pthread_mutex_lock(&w->lock);
-    if (on && w->held++ == 0) w->held_since = mono_now();
+    if (on && w->held++ == 0) w->held_since = pl_now();
     if (!on && w->held > 0 && --w->held == 0) {
-        w->held_total += mono_now() - w->held_since;
+        w->held_total += pl_now() - w->held_since;
         lc_wake_all(w); /* the waiting ranks set their deadlines again */
     }
     pthread_mutex_unlock(&w->lock);

@@ -10,40 +10,36 @@
  *
  * Usage: lab01 [--size N] [--block B] [--solution] [common options] [--help]
  */
-#include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "paralab/cli.h"
-#include "paralab/device.h"
-#include "paralab/labmain.h"
-#include "paralab/options.h"
 #include "paralab/cuda_check.h"
+#include "paralab/device.h"
+#include "paralab/options.h"
 #include "paralab/step.h"
-#include "paralab/viz.h"
 #include "paralab/world.h"
 
 #include "01_hello_threads/lab01.h"
+#include "harness/harness.h"
 
-enum { KEY_SIZE = 300, KEY_BLOCK, KEY_SOLUTION };
+enum { KEY_SIZE = 300, KEY_BLOCK };
 
-typedef struct args {
-    int n, block, solution;
-} args;
+typedef struct lab {
+    int n, block;               /* --size, --block */
+    struct cudaDeviceProp prop; /* device 0 */
+    int wrong, ran, fault;      /* what the steps found */
+} lab;
 
-/* The lab's own options: --size, --block, --solution. */
+/* The lab's own options: --size, --block. */
 static int on_option(int key, const char *text, void *ctx, char *err, size_t cap)
 {
-    args *a = ctx;
+    lab *a = ctx;
     long v;
     const char *e = NULL;
-    if (key == KEY_SOLUTION)
-        a->solution = 1;
-    else if (key == KEY_SIZE && !(e = pl_parse_long("--size", text, 1, INT_MAX / 2, &v)))
+    if (key == KEY_SIZE && !(e = pl_parse_long("--size", text, 1, INT_MAX / 2, &v)))
         a->n = (int)v;
     else if (key == KEY_BLOCK && !(e = pl_parse_long("--block", text, 1, 1024, &v)))
         a->block = (int)v;
@@ -51,37 +47,26 @@ static int on_option(int key, const char *text, void *ctx, char *err, size_t cap
     return e != NULL;
 }
 
-static const lab01_impl *impl;
-static int announced;
-
-/* An exercise still TODO: run the reference in its place, and say so once. */
-static void use_reference(void)
-{
-    if (!announced)
-        printf("  ! exercise not attempted yet — using the reference; open "
-               "labs/01_hello_threads/exercise.cu (PL_TODO at %s)\n",
-               pl_todo_location());
-    announced = 1;
-}
-
+/* Your two functions, or the reference where one is still TODO (found at
+ * its first call: harness/harness.h). */
 static int grid_size(int n, int block)
 {
-    int g = impl->grid_size(n, block);
-    if (g == PL_TODO_STATUS) {
-        use_reference();
-        g = lab01_solution.grid_size(n, block);
+    if (!pl_lab_uses_reference(0)) {
+        int g = lab01_exercise.grid_size(n, block);
+        if (g != PL_TODO_STATUS) return g;
+        pl_lab_reference(0);
     }
-    return g;
+    return lab01_solution.grid_size(n, block);
 }
 
 static cudaError_t vector_add(const float *a, const float *b, float *c, int n, int block)
 {
-    int r = impl->vector_add(a, b, c, n, block);
-    if (r == PL_TODO_STATUS) {
-        use_reference();
-        r = lab01_solution.vector_add(a, b, c, n, block);
+    if (!pl_lab_uses_reference(1)) {
+        int r = lab01_exercise.vector_add(a, b, c, n, block);
+        if (r != PL_TODO_STATUS) return (cudaError_t)r;
+        pl_lab_reference(1);
     }
-    return (cudaError_t)r;
+    return (cudaError_t)lab01_solution.vector_add(a, b, c, n, block);
 }
 
 /* The text picture: one character per `per` elements, the character naming
@@ -114,7 +99,7 @@ static const char *plural(long n) { return n == 1 ? "" : "s"; }
 
 /* Refuses a size whose arrays cannot fit: 4 host arrays and 4 device arrays
  * of n elements (on the simulated GPU device memory is host memory too). */
-static int fits_in_memory(int n)
+static int fits_in_memory(int n, char *err, size_t cap)
 {
     double gib = 1024.0 * 1024.0 * 1024.0, host = 16.0 * n, device = 16.0 * n;
     double avail = (double)sysconf(_SC_AVPHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
@@ -122,26 +107,18 @@ static int fits_in_memory(int n)
     if (pl_device_memory_is_host())
         host += device;
     else if (pl_device_memory(0, &used, &total) == 0 && device > (double)(total - used)) {
-        fprintf(stderr, "lab01: --size %d needs %.1f GiB of device memory; %.1f GiB are free\n", n,
-                device / gib, (double)(total - used) / gib);
+        snprintf(err, cap, "--size %d needs %.1f GiB of device memory; %.1f GiB are free", n,
+                 device / gib, (double)(total - used) / gib);
         return 0;
     }
     if (host > avail) {
-        fprintf(stderr,
-                "lab01: --size %d needs %.1f GiB of memory; this machine has %.1f GiB "
-                "available\n",
-                n, host / gib, avail / gib);
+        snprintf(err, cap,
+                 "--size %d needs %.1f GiB of memory; this machine has %.1f GiB available", n,
+                 host / gib, avail / gib);
         return 0;
     }
     return 1;
 }
-
-/* What the steps found. */
-typedef struct run {
-    int n, block;
-    const struct cudaDeviceProp *prop;
-    int wrong, ran, fault;
-} run;
 
 #define STEP(...)                                                                                  \
     do {                                                                                           \
@@ -155,18 +132,13 @@ typedef struct run {
     } while (0)
 #define CK(call)                                                                                   \
     do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_) {                                                                                  \
-            snprintf(r->error, sizeof r->error, "%s: %s (%s)", #call, cudaGetErrorName(e_),        \
-                     cudaGetErrorString(e_));                                                      \
-            return 1;                                                                              \
-        }                                                                                          \
+        if (pl_cuda_note((cudaError_t)(call), #call, r->error, sizeof r->error)) return 1;         \
     } while (0)
 
 /* The lab's four steps, on rank 0 of a one-rank world. */
 static int run_steps(pl_rank *r)
 {
-    run *L = r->arg;
+    lab *L = r->arg;
     int n = L->n, block = L->block;
     /* Step 1: the launch configuration. */
     int grid = grid_size(n, block);
@@ -225,7 +197,7 @@ static int run_steps(pl_rank *r)
             if (c[i] != a[i] + b[i] && wrong++ == 0) first_wrong = i;
         L->wrong = wrong;
         const char *clock = pl_device_caps()->modeled ? "modeled on a " : "measured on ";
-        const char *gpu = pl_device_caps()->modeled ? pl_device_label() : L->prop->name;
+        const char *gpu = pl_device_caps()->modeled ? pl_device_label() : L->prop.name;
         STEP("vector add c[i] = a[i] + b[i]: %d of %d element%s correct; kernel time %.4f ms "
              "(%s%s)",
              n - wrong, n, plural(n), ms, clock, gpu);
@@ -248,7 +220,7 @@ static int run_steps(pl_rank *r)
         BEGIN();
         e = vector_add(da, db, dc, n < 1025 ? n : 1025, 1025);
         STEP("a block of 1025 threads: %s (%s) — a block holds at most %d threads",
-             cudaGetErrorName(e), cudaGetErrorString(e), L->prop->maxThreadsPerBlock);
+             cudaGetErrorName(e), cudaGetErrorString(e), L->prop.maxThreadsPerBlock);
     }
     cudaFree(da);
     cudaFree(db);
@@ -263,83 +235,52 @@ static int run_steps(pl_rank *r)
     return 0;
 }
 
+/* The sizes must fit; the title and device 0; four steps. */
+static int setup(void *ctx, char *err, size_t cap)
+{
+    lab *l = ctx;
+    if (!fits_in_memory(l->n, err, cap)) return -1;
+    cudaCheck(cudaSetDevice(0));
+    cudaCheck(cudaGetDeviceProperties(&l->prop, 0));
+    printf("paralab lab 01 — hello threads\n");
+    printf("device 0: %s, %d SMs, at most %d threads per block\n\n", l->prop.name,
+           l->prop.multiProcessorCount, l->prop.maxThreadsPerBlock);
+    return 4;
+}
+
+/* A kernel's fault is part of the lesson: step 2 narrates it, and the
+ * checks still run. */
+static int fault_shown(void *ctx) { return ((lab *)ctx)->fault; }
+
+static int report(void *ctx)
+{
+    lab *l = ctx;
+    return l->wrong || !l->ran;
+}
+
 int main(int argc, char **argv)
 {
-    static args cli = {1000, 256, 0};
-    static const pl_lab_option extra[] = {
+    static lab l = {.n = 1000, .block = 256};
+    static const pl_lab_option options[] = {
         {"size", 1, "N", "elements to add (1..1073741823, default 1000)", KEY_SIZE},
         {"block", 1, "B", "threads per block (1..1024, default 256)", KEY_BLOCK},
-        {"solution", 0, "", "run the reference solution instead of your exercise", KEY_SOLUTION},
         {0, 0, 0, 0, 0},
     };
-    static const pl_one_device_lab me = {
+    static const pl_lab_def me = {
         .program = "lab01",
         .summary = "Lab 01, hello threads: grid, blocks, threads, the global index and the tail.",
         .exercise = "labs/01_hello_threads/exercise.cu",
         .title = "lab 01 hello threads",
-        .extra = extra,
+        .options = options,
         .on_option = on_option,
-        .ctx = &cli,
+        .solution_help = "run the reference solution instead of your exercise",
+        .ctx = &l,
+        .max_devices = 1,
+        .lab = &lab01_hello_threads,
+        .setup = setup,
+        .steps = run_steps,
+        .fault_shown = fault_shown,
+        .report = report,
     };
-    pl_options opt;
-    char msg[4096];
-    int rc = pl_lab_start(&me, argc, argv, &opt, msg, sizeof msg);
-    if (rc != PL_LAB_GO) {
-        fputs(msg, rc ? stderr : stdout);
-        return rc;
-    }
-    int n = cli.n, block = cli.block, solution = cli.solution;
-    impl = solution ? &lab01_solution : &lab01_exercise;
-    if (!fits_in_memory(n)) return 2;
-
-    struct cudaDeviceProp prop;
-    cudaCheck(cudaSetDevice(0));
-    cudaCheck(cudaGetDeviceProperties(&prop, 0));
-    printf("paralab lab 01 — hello threads\n");
-    printf("device 0: %s, %d SMs, at most %d threads per block\n\n", prop.name,
-           prop.multiProcessorCount, prop.maxThreadsPerBlock);
-
-    /* The steps run on a world of one rank, so that the UI (or the plain
-     * text), the player and --trace work as in every lab. */
-    run r = {.n = n, .block = block, .prop = &prop};
-    pl_viz_config vc = {.title = "lab 01 hello threads",
-                        .panes = PL_PANE_BIT(PL_PANE_DEVICES) | PL_PANE_BIT(PL_PANE_TIMELINE) |
-                                 PL_PANE_BIT(PL_PANE_METRICS),
-                        .steps = 4,
-                        .clock = pl_clock_name(),
-                        .modeled = pl_device_caps()->modeled};
-    char err[1024];
-    int quit = 0, world = pl_viz_run_lab(&vc, &opt, 1, run_steps, &r, &quit, err, sizeof err);
-    if (quit) return quit == 2 ? 130 : 0; /* Ctrl-C: 130, as a shell reports SIGINT */
-    if (world == 2 || (world && !r.fault)) {
-        fprintf(stderr, "lab01: %s\n", err);
-        return world == 2 ? 2 : 1;
-    }
-    if (r.fault) { /* a fault is sticky (on a real GPU, until the process ends) */
-        cudaDeviceReset();
-        cudaGetLastError();
-    }
-    int wrong = r.wrong, ran = r.ran;
-
-    /* The checks of what ran: yours, or the reference where yours is TODO. */
-    printf("\n[checks]\n");
-    int failed = 0;
-    for (int ex = 0; ex < 2; ex++) {
-        pl_check chk;
-        pl_check_begin(&chk, "01_hello_threads", ex == 0 ? "grid_size" : "vector_add");
-        lab01_check(ex, impl, &chk);
-        if (chk.outcome == PL_TODO) { /* ran the reference: check that */
-            pl_check_begin(&chk, "01_hello_threads", ex == 0 ? "grid_size" : "vector_add");
-            lab01_check(ex, &lab01_solution, &chk);
-            printf("  (reference)  ");
-        } else
-            printf("  %-11s  ", impl == &lab01_solution ? "(reference)" : "(yours)");
-        pl_check_print(&chk, 0);
-        failed |= chk.outcome != PL_PASS;
-    }
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "lab01: cannot write the output: %s\n", strerror(errno));
-        return 1;
-    }
-    return failed || wrong || !ran ? 1 : 0;
+    return pl_lab_main(&me, argc, argv);
 }

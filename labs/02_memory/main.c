@@ -17,59 +17,40 @@
 #include <cuda_runtime.h>
 
 #include "02_memory/lab02.h"
+#include "harness/harness.h"
 #include "paralab/cli.h"
 #include "paralab/device.h"
-#include "paralab/labmain.h"
 #include "paralab/options.h"
 #include "paralab/step.h"
 #include "paralab/viz.h"
 
-enum { KEY_SIZE = 300, KEY_SOLUTION, KEY_KERNEL };
+enum { KEY_SIZE = 300, KEY_KERNEL };
 #define LAB02_KERNEL_LIST "1 naive, 2 tiled (yours), 3 padded"
 
 typedef struct {
     long n;      /* the transpose is n x n */
     long kernel; /* the one transpose to run (and nothing else), 0 for all */
-    int solution, used_reference, bad;
-    const lab02_impl *impl;
+    int bad;     /* the steps found wrong elements */
 } lab;
 
 static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
 {
     lab *l = ctx;
-    if (key == KEY_SOLUTION) {
-        l->solution = 1;
-        return 0;
-    }
     const char *e = key == KEY_KERNEL ? pl_parse_long("--kernel", arg, 1, 3, &l->kernel)
                                       : pl_parse_long("--size", arg, 1, 8192, &l->n);
     if (e) snprintf(err, cap, "%s%s", e, key == KEY_KERNEL ? " (" LAB02_KERNEL_LIST ")" : "");
     return e != NULL;
 }
 
-/* The exercise is never probed. A TODO shows at its first real call, on
- * the lab's own buffers: PL_TODO() is the exercise's first statement, so
- * PL_TODO_STATUS comes back before anything ran, and the reference runs in
- * its place. (Probing it up front with made-up arguments, NULL pointers,
- * would run a finished exercise's kernel on them: the fault is sticky and
- * every later call of the run would fail with it.) */
-static lab *the_lab;
-
-/* Says once that the reference runs in place of the exercise. */
-static void use_reference(lab *l)
-{
-    if (!l->used_reference)
-        printf("  ! exercise not attempted yet — using the reference; open "
-               "labs/02_memory/exercise.cu (PL_TODO at %s)\n",
-               pl_todo_location());
-    l->used_reference = 1;
-}
-
+/* Your transpose, or the reference where it is still TODO (found at its
+ * first call, on the lab's own buffers: harness/harness.h). */
 static int transpose_tiled(float *out, const float *in, int rows, int cols)
 {
-    int e = the_lab->impl->transpose_tiled(out, in, rows, cols);
-    if (e != PL_TODO_STATUS) return e;
-    use_reference(the_lab);
+    if (!pl_lab_uses_reference(0)) {
+        int e = lab02_exercise.transpose_tiled(out, in, rows, cols);
+        if (e != PL_TODO_STATUS) return e;
+        pl_lab_reference(0);
+    }
     return lab02_solution.transpose_tiled(out, in, rows, cols);
 }
 
@@ -273,7 +254,7 @@ static int run_steps(pl_rank *r)
             for (int b = 0; b < n; b++) wrong += back[(size_t)a * n + b] != h[(size_t)b * n + a];
         l->bad |= wrong != 0;
         char what[160];
-        snprintf(what, sizeof what, names[v], l->used_reference ? "the reference" : "yours");
+        snprintf(what, sizeof what, names[v], pl_lab_is_todo(0) ? "the reference" : "yours");
         double gbs = 2.0 * bytes / (c.ms * 1e-3) / 1e9;
         PL_LAB_STEP("Transpose %dx%d, %s: %.1f us (%s), %.1f GB/s (%.0f %% of the peak)%s%s.", n, n,
                     what, c.ms * 1e3, pl_clock_name(), gbs, 100 * gbs * 1e9 / peak_bw,
@@ -302,53 +283,41 @@ out:
     return status;
 }
 
+/* The title; the steps: the device, the copies, the strides, the three
+ * transposes and the lesson (with --kernel, the device and one transpose). */
+static int setup(void *ctx, char *err, size_t cap)
+{
+    lab *l = ctx;
+    (void)err, (void)cap;
+    printf("paralab lab 02 — memory (%s clock)\n", pl_clock_name());
+    return l->kernel ? 2 : 7;
+}
+
+static int report(void *ctx) { return ((lab *)ctx)->bad; }
+
 int main(int argc, char **argv)
 {
     static lab l = {.n = 1024};
-    static const pl_lab_option extra[] = {
+    static const pl_lab_option options[] = {
         {"size", 1, "N", "the transpose is N x N (1..8192, default 1024)", KEY_SIZE},
         {"kernel", 1, "K", "run only transpose K: " LAB02_KERNEL_LIST " (default: everything)",
          KEY_KERNEL},
-        {"solution", 0, "", "run the reference instead of your exercise", KEY_SOLUTION},
         {0, 0, 0, 0, 0},
     };
-    static const pl_one_device_lab me = {
+    static const pl_lab_def me = {
         .program = "lab02",
         .summary =
             "Lab 02, memory: pinned copies, coalescing, the transpose and shared-memory banks.",
         .exercise = "labs/02_memory/exercise.cu",
         .title = "lab 02 memory",
-        .extra = extra,
+        .options = options,
         .on_option = on_option,
         .ctx = &l,
+        .max_devices = 1,
+        .lab = &lab02_memory,
+        .setup = setup,
+        .steps = run_steps,
+        .report = report,
     };
-    pl_options opt;
-    char msg[4096];
-    int rc = pl_lab_start(&me, argc, argv, &opt, msg, sizeof msg);
-    if (rc != PL_LAB_GO) {
-        fputs(msg, rc ? stderr : stdout);
-        return rc;
-    }
-    l.impl = l.solution ? &lab02_solution : &lab02_exercise;
-    the_lab = &l;
-    printf("paralab lab 02 — memory (%s clock)\n", pl_clock_name());
-    rc = pl_lab_steps(&me, l.kernel ? 2 : 7, &opt, run_steps, &l, msg, sizeof msg);
-    if (rc != PL_LAB_GO) {
-        fputs(msg, stderr);
-        return rc;
-    }
-    printf("\n[checks]\n");
-    pl_check chk;
-    const lab02_impl *checked = l.used_reference ? &lab02_solution : l.impl;
-    pl_check_begin(&chk, "02_memory", "transpose_tiled");
-    lab02_check(0, checked, &chk);
-    if (chk.outcome == PL_TODO) { /* not run by the steps (--kernel): check the reference */
-        use_reference(&l);
-        checked = &lab02_solution;
-        pl_check_begin(&chk, "02_memory", "transpose_tiled");
-        lab02_check(0, checked, &chk);
-    }
-    printf("  %-11s  ", checked == &lab02_solution ? "(reference)" : "(yours)");
-    pl_check_print(&chk, 0);
-    return chk.outcome == PL_PASS && !l.bad ? 0 : 1;
+    return pl_lab_main(&me, argc, argv);
 }

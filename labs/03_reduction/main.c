@@ -14,32 +14,26 @@
 #include <cuda_runtime.h>
 
 #include "03_reduction/lab03.h"
+#include "harness/harness.h"
 #include "paralab/cli.h"
 #include "paralab/device.h"
-#include "paralab/labmain.h"
 #include "paralab/options.h"
 #include "paralab/plural.h"
 #include "paralab/step.h"
 #include "paralab/viz.h"
 
-enum { KEY_SIZE = 300, KEY_SOLUTION, KEY_KERNEL };
+enum { KEY_SIZE = 300, KEY_KERNEL };
 #define LAB03_KERNEL_LIST                                                                          \
     "1 interleaved, 2 sequential (yours), 3 first add, 4 warp shuffle (yours), 5 atomics"
 
 typedef struct {
     long n, kernel; /* kernel: the one version to run, 0 for all */
-    int solution, todo[2];
-    lab03_impl impl;
-    int bad;
+    int bad;        /* a sum came out wrong */
 } lab;
 
 static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
 {
     lab *l = ctx;
-    if (key == KEY_SOLUTION) {
-        l->solution = 1;
-        return 0;
-    }
     const char *e = key == KEY_KERNEL ? pl_parse_long("--kernel", arg, 1, 5, &l->kernel)
                                       : pl_parse_long("--size", arg, 1, 1L << 26, &l->n);
     if (e) snprintf(err, cap, "%s%s", e, key == KEY_KERNEL ? " (" LAB03_KERNEL_LIST ")" : "");
@@ -48,37 +42,25 @@ static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
 
 typedef int (*sum_fn)(const float *, float *, int);
 
-/* The exercises are never probed. A TODO shows at an exercise's first real
- * call, on the lab's own arrays: PL_TODO() is its first statement, so
- * PL_TODO_STATUS comes back before anything ran, and the reference runs in
- * its place. (Probing them up front with made-up arguments would run a
- * finished kernel on them: a fault is sticky and every later call of the
- * run would fail with it.) */
-static lab *the_lab;
-
-/* Says once per exercise that the reference runs in its place. */
-static void use_reference(lab *l, int ex)
-{
-    if (!l->todo[ex])
-        printf("  ! exercise not attempted yet (%s) — using the reference there; open "
-               "labs/03_reduction/exercise.cu (PL_TODO at %s)\n",
-               ex ? "block_sum_shuffle" : "block_sum", pl_todo_location());
-    l->todo[ex] = 1;
-}
-
+/* Your two kernels, or the reference where one is still TODO (found at its
+ * first call, on the lab's own arrays: harness/harness.h). */
 static int block_sum(const float *in, float *out, int n)
 {
-    int e = the_lab->impl.block_sum(in, out, n);
-    if (e != PL_TODO_STATUS) return e;
-    use_reference(the_lab, 0);
+    if (!pl_lab_uses_reference(0)) {
+        int e = lab03_exercise.block_sum(in, out, n);
+        if (e != PL_TODO_STATUS) return e;
+        pl_lab_reference(0);
+    }
     return lab03_solution.block_sum(in, out, n);
 }
 
 static int block_sum_shuffle(const float *in, float *out, int n)
 {
-    int e = the_lab->impl.block_sum_shuffle(in, out, n);
-    if (e != PL_TODO_STATUS) return e;
-    use_reference(the_lab, 1);
+    if (!pl_lab_uses_reference(1)) {
+        int e = lab03_exercise.block_sum_shuffle(in, out, n);
+        if (e != PL_TODO_STATUS) return e;
+        pl_lab_reference(1);
+    }
     return lab03_solution.block_sum_shuffle(in, out, n);
 }
 
@@ -178,8 +160,7 @@ static int run_steps(pl_rank *r)
         l->bad |= !right;
         char text[400];
         snprintf(text, sizeof text, what[v],
-                 v == 1 ? (l->todo[0] ? "the reference" : "yours")
-                        : (l->todo[1] ? "the reference" : "yours"));
+                 pl_lab_is_todo(v == 1 ? 0 : 1) ? "the reference" : "yours");
         PL_LAB_STEP("%s. Sum %.0f (%s), %.1f us (%s).", text, got, right ? "right" : "WRONG",
                     ms * 1e3, pl_clock_name());
     }
@@ -192,60 +173,40 @@ out:
     return status;
 }
 
+/* The title; the steps: the array, the tree folded level by level, the
+ * five versions (with --kernel, the array and one version). */
+static int setup(void *ctx, char *err, size_t cap)
+{
+    lab *l = ctx;
+    (void)err, (void)cap;
+    printf("paralab lab 03 — reduction (%s clock)\n", pl_clock_name());
+    return l->kernel ? 2 : 6 + FOLD_STEPS;
+}
+
+static int report(void *ctx) { return ((lab *)ctx)->bad; }
+
 int main(int argc, char **argv)
 {
     static lab l = {.n = 1 << 20};
-    static const pl_lab_option extra[] = {
+    static const pl_lab_option options[] = {
         {"size", 1, "N", "floats to sum (1..67108864, default 1048576)", KEY_SIZE},
         {"kernel", 1, "K", "run only version K: " LAB03_KERNEL_LIST " (default: all)", KEY_KERNEL},
-        {"solution", 0, "", "run the reference instead of your exercise", KEY_SOLUTION},
         {0, 0, 0, 0, 0},
     };
-    static const pl_one_device_lab me = {
+    static const pl_lab_def me = {
         .program = "lab03",
         .summary = "Lab 03, reduction: trees in shared memory, divergence, warp shuffles, atomics.",
         .exercise = "labs/03_reduction/exercise.cu",
         .title = "lab 03 reduction",
-        .extra = extra,
+        .options = options,
         .on_option = on_option,
         .ctx = &l,
+        .max_devices = 1,
+        .lab = &lab03_reduction,
+        .todo_names = 1,
+        .setup = setup,
+        .steps = run_steps,
+        .report = report,
     };
-    pl_options opt;
-    char msg[4096];
-    int rc = pl_lab_start(&me, argc, argv, &opt, msg, sizeof msg);
-    if (rc != PL_LAB_GO) {
-        fputs(msg, rc ? stderr : stdout);
-        return rc;
-    }
-    /* the student's kernels where written, the reference's elsewhere */
-    l.impl = l.solution ? lab03_solution : lab03_exercise;
-    the_lab = &l;
-    printf("paralab lab 03 — reduction (%s clock)\n", pl_clock_name());
-    rc = pl_lab_steps(&me, l.kernel ? 2 : 6 + FOLD_STEPS, &opt, run_steps, &l, msg, sizeof msg);
-    if (rc != PL_LAB_GO) {
-        fputs(msg, stderr);
-        return rc;
-    }
-    printf("\n[checks]\n");
-    int bad = l.bad;
-    for (int ex = 0; ex < 2; ex++) {
-        pl_check chk;
-        pl_check_begin(&chk, "03_reduction", ex ? "block_sum_shuffle" : "block_sum");
-        int ref = l.solution || l.todo[ex];
-        lab03_check(ex, ref ? &lab03_solution : &lab03_exercise, &chk);
-        if (chk.outcome == PL_TODO) { /* not run by the steps (--kernel): check the reference */
-            use_reference(&l, ex);
-            ref = 1;
-            pl_check_begin(&chk, "03_reduction", ex ? "block_sum_shuffle" : "block_sum");
-            lab03_check(ex, &lab03_solution, &chk);
-        }
-        printf("  %-11s  ", ref ? "(reference)" : "(yours)");
-        pl_check_print(&chk, 0);
-        bad |= chk.outcome != PL_PASS;
-        if (cudaDeviceSynchronize() != cudaSuccess) { /* a fault is sticky: not the next one's */
-            cudaDeviceReset();
-            cudaGetLastError();
-        }
-    }
-    return bad ? 1 : 0;
+    return pl_lab_main(&me, argc, argv);
 }

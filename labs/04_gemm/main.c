@@ -18,15 +18,15 @@
 #endif
 
 #include "04_gemm/lab04.h"
+#include "harness/harness.h"
 #include "paralab/cli.h"
 #include "paralab/device.h"
-#include "paralab/labmain.h"
 #include "paralab/options.h"
 #include "paralab/plural.h"
 #include "paralab/step.h"
 #include "paralab/viz.h"
 
-enum { KEY_SIZE = 300, KEY_SOLUTION, KEY_KERNEL };
+enum { KEY_SIZE = 300, KEY_KERNEL };
 
 /* The versions --kernel picks (cuBLAS in the CUDA build) and the narrated
  * steps: the roofline, every version, the lesson. */
@@ -41,18 +41,12 @@ enum { KEY_SIZE = 300, KEY_SOLUTION, KEY_KERNEL };
 
 typedef struct {
     long n, kernel; /* kernel: the one version to run, 0 for all */
-    int solution, used_reference;
-    const lab04_impl *impl;
-    long wrong;
+    long wrong;     /* elements of your tiles' C that differ from the naive one's */
 } lab;
 
 static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
 {
     lab *l = ctx;
-    if (key == KEY_SOLUTION) {
-        l->solution = 1;
-        return 0;
-    }
     const char *e = key == KEY_KERNEL ? pl_parse_long("--kernel", arg, 1, LAB04_KERNELS, &l->kernel)
                                       : pl_parse_long("--size", arg, 1, 4096, &l->n);
     if (e) snprintf(err, cap, "%s%s", e, key == KEY_KERNEL ? " (" LAB04_KERNEL_LIST ")" : "");
@@ -61,29 +55,15 @@ static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
 
 typedef int (*gemm_fn)(float *C, const float *A, const float *B, int M, int N, int K);
 
-/* The exercise is never probed. A TODO shows at its first real call, on
- * the lab's own matrices: PL_TODO() is the exercise's first statement, so
- * PL_TODO_STATUS comes back before anything ran, and the reference runs in
- * its place. (Probing it up front with made-up arguments, NULL pointers,
- * would run a finished exercise's kernel on them: the fault is sticky and
- * every later call of the run would fail with it.) */
-static lab *the_lab;
-
-/* Says once that the reference runs in place of the exercise. */
-static void use_reference(lab *l)
-{
-    if (!l->used_reference)
-        printf("  ! exercise not attempted yet — using the reference; open "
-               "labs/04_gemm/exercise.cu (PL_TODO at %s)\n",
-               pl_todo_location());
-    l->used_reference = 1;
-}
-
+/* Your tiled kernel, or the reference while it is still TODO (found at its
+ * first call, on the lab's own matrices: harness/harness.h). */
 static int matmul_tiled(float *C, const float *A, const float *B, int M, int N, int K)
 {
-    int e = the_lab->impl->matmul_tiled(C, A, B, M, N, K);
-    if (e != PL_TODO_STATUS) return e;
-    use_reference(the_lab);
+    if (!pl_lab_uses_reference(0)) {
+        int e = lab04_exercise.matmul_tiled(C, A, B, M, N, K);
+        if (e != PL_TODO_STATUS) return e;
+        pl_lab_reference(0);
+    }
     return lab04_solution.matmul_tiled(C, A, B, M, N, K);
 }
 
@@ -187,7 +167,7 @@ static int run_steps(pl_rank *r)
         double gflops = ms > 0 ? flop / (ms * 1e-3) / 1e9 : 0, ai = flop / moved[v];
         gf[v] = gflops;
         double roof = peak > 0 ? fmin(peak, bw * ai) / 1e9 : 0;
-        if (v == 1 && l->used_reference)
+        if (v == 1 && pl_lab_is_todo(0))
             names[1] = "shared-memory tiles of 16x16 (the reference: yours is still TODO)";
         if (!show) continue;
         /* big tiles, few blocks: a small matrix leaves most SMs idle */
@@ -237,7 +217,7 @@ static int run_steps(pl_rank *r)
         if (bar > 0 && !l->kernel)
             snprintf(share, sizeof share,
                      " %s reaches %.1f %% of it, the register-tiled kernel %.1f %%.",
-                     l->used_reference ? "The reference's (tiles of 16; yours are still TODO)"
+                     pl_lab_is_todo(0) ? "The reference's (tiles of 16; yours are still TODO)"
                                        : "Yours (tiles of 16)",
                      100.0 * gf[1] / bar, 100.0 * gf[2] / bar);
         PL_LAB_STEP("cuBLAS SGEMM, the bar: %.1f us (measured), %.0f GFLOP/s%s.%s", ms * 1e3, bar,
@@ -251,7 +231,7 @@ static int run_steps(pl_rank *r)
             "slope towards the compute roof. Here: register tiles ran %.1fx as fast as naive, "
             "%s %.1fx.",
             gf[0] > 0 ? gf[2] / gf[0] : 0,
-            l->used_reference ? "the reference's tiles (yours are still TODO)" : "your tiles",
+            pl_lab_is_todo(0) ? "the reference's tiles (yours are still TODO)" : "your tiles",
             gf[0] > 0 ? gf[1] / gf[0] : 0);
     status = 0;
 out:
@@ -265,51 +245,39 @@ out:
     return status;
 }
 
+/* The title; the steps: the roofline, every version, the lesson (with
+ * --kernel, the roofline and one version). */
+static int setup(void *ctx, char *err, size_t cap)
+{
+    lab *l = ctx;
+    (void)err, (void)cap;
+    printf("paralab lab 04 — GEMM (%s clock)\n", pl_clock_name());
+    return l->kernel ? 2 : LAB04_STEPS;
+}
+
+static int report(void *ctx) { return ((lab *)ctx)->wrong != 0; }
+
 int main(int argc, char **argv)
 {
     static lab l = {.n = 512};
-    static const pl_lab_option extra[] = {
+    static const pl_lab_option options[] = {
         {"size", 1, "N", "matrix size N (N x N times N x N; 1..4096, default 512)", KEY_SIZE},
         {"kernel", 1, "K", "run only version K: " LAB04_KERNEL_LIST " (default: all)", KEY_KERNEL},
-        {"solution", 0, "", "run the reference instead of your exercise", KEY_SOLUTION},
         {0, 0, 0, 0, 0},
     };
-    static const pl_one_device_lab me = {
+    static const pl_lab_def me = {
         .program = "lab04",
         .summary = "Lab 04, GEMM: naive, shared-memory tiles, register tiles, and the roofline.",
         .exercise = "labs/04_gemm/exercise.cu",
         .title = "lab 04 gemm",
-        .extra = extra,
+        .options = options,
         .on_option = on_option,
         .ctx = &l,
+        .max_devices = 1,
+        .lab = &lab04_gemm,
+        .setup = setup,
+        .steps = run_steps,
+        .report = report,
     };
-    pl_options opt;
-    char msg[4096];
-    int rc = pl_lab_start(&me, argc, argv, &opt, msg, sizeof msg);
-    if (rc != PL_LAB_GO) {
-        fputs(msg, rc ? stderr : stdout);
-        return rc;
-    }
-    l.impl = l.solution ? &lab04_solution : &lab04_exercise;
-    the_lab = &l;
-    printf("paralab lab 04 — GEMM (%s clock)\n", pl_clock_name());
-    rc = pl_lab_steps(&me, l.kernel ? 2 : LAB04_STEPS, &opt, run_steps, &l, msg, sizeof msg);
-    if (rc != PL_LAB_GO) {
-        fputs(msg, stderr);
-        return rc;
-    }
-    printf("\n[checks]\n");
-    pl_check chk;
-    const lab04_impl *checked = l.used_reference ? &lab04_solution : l.impl;
-    pl_check_begin(&chk, "04_gemm", "matmul_tiled");
-    lab04_check(0, checked, &chk);
-    if (chk.outcome == PL_TODO) { /* not run by the steps (--kernel): check the reference */
-        use_reference(&l);
-        checked = &lab04_solution;
-        pl_check_begin(&chk, "04_gemm", "matmul_tiled");
-        lab04_check(0, checked, &chk);
-    }
-    printf("  %-11s  ", checked == &lab04_solution ? "(reference)" : "(yours)");
-    pl_check_print(&chk, 0);
-    return chk.outcome == PL_PASS && !l.wrong ? 0 : 1;
+    return pl_lab_main(&me, argc, argv);
 }

@@ -15,23 +15,20 @@
 #include <cuda_runtime.h>
 
 #include "05_streams/lab05.h"
+#include "harness/harness.h"
 #include "paralab/cli.h"
 #include "paralab/device.h"
-#include "paralab/labmain.h"
 #include "paralab/options.h"
 #include "paralab/plural.h"
 #include "paralab/step.h"
 #include "paralab/viz.h"
 
-enum { KEY_SIZE = 300, KEY_CHUNKS, KEY_STREAMS, KEY_SOLUTION, KEY_KERNEL };
+enum { KEY_SIZE = 300, KEY_CHUNKS, KEY_STREAMS, KEY_KERNEL };
 #define LAB05_KERNEL_LIST "1 one stream, 2 chunks over streams (yours)"
 
 typedef struct {
     long n, chunks, streams;
     long kernel; /* the one version to show, 0 for both (one stream always runs: the reference) */
-    int solution;
-    const lab05_impl *impl;
-    int used_reference;
     float ms_one, ms_chunked;
     long wrong;
 } lab;
@@ -40,9 +37,7 @@ static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
 {
     lab *l = ctx;
     const char *e = NULL;
-    if (key == KEY_SOLUTION)
-        l->solution = 1;
-    else if (key == KEY_SIZE)
+    if (key == KEY_SIZE)
         e = pl_parse_long("--size", arg, 1, 1L << 28, &l->n);
     else if (key == KEY_CHUNKS)
         e = pl_parse_long("--chunks", arg, 1, 1024, &l->chunks);
@@ -54,20 +49,20 @@ static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
     return e != NULL;
 }
 
-/* The lab's steps, on a one-rank world. */
-/* The exercise is never probed: a TODO shows at its first real call, on
- * the lab's own buffers (PL_TODO() returns before anything ran), and the
- * reference runs in its place. Probing it with made-up arguments would run
- * a finished exercise on them, where a fault is sticky. Says so once. */
-static void use_reference(lab *l)
+/* Your chunks over streams, or the reference while it is still TODO (found
+ * at its first call, on the lab's own buffers: harness/harness.h). */
+static int chunked(float *h_out, const float *h_in, float *d_out, float *d_in, size_t n, int chunks,
+                   cudaStream_t *s, int ns)
 {
-    if (!l->used_reference)
-        printf("  ! exercise not attempted yet — using the reference; open "
-               "labs/05_streams/exercise.c (PL_TODO at %s)\n",
-               pl_todo_location());
-    l->used_reference = 1;
+    if (!pl_lab_uses_reference(0)) {
+        int e = lab05_exercise.chunked(h_out, h_in, d_out, d_in, n, chunks, s, ns);
+        if (e != PL_TODO_STATUS) return e;
+        pl_lab_reference(0);
+    }
+    return lab05_solution.chunked(h_out, h_in, d_out, d_in, n, chunks, s, ns);
 }
 
+/* The lab's steps, on a one-rank world. */
 static int run_steps(pl_rank *r)
 {
     lab *l = r->arg;
@@ -128,11 +123,7 @@ static int run_steps(pl_rank *r)
     PL_LAB_CK(cudaDeviceSynchronize());
     PL_LAB_CK(cudaEventRecord(e0, 0));
     PL_LAB_CK(cudaStreamWaitEvent(s[0], e0, 0));
-    int rc = l->impl->chunked(h_out, h_in, d_out, d_in, n, (int)l->chunks, s, ns);
-    if (rc == PL_TODO_STATUS) { /* (nothing ran: PL_TODO() comes first) */
-        use_reference(l);
-        rc = lab05_solution.chunked(h_out, h_in, d_out, d_in, n, (int)l->chunks, s, ns);
-    }
+    int rc = chunked(h_out, h_in, d_out, d_in, n, (int)l->chunks, s, ns);
     PL_LAB_CK(rc);
     for (int i = 0; i < ns; i++) PL_LAB_CK(cudaStreamSynchronize(s[i]));
     PL_LAB_CK(cudaEventRecord(e1, 0));
@@ -142,7 +133,7 @@ static int run_steps(pl_rank *r)
     for (size_t i = 0; i < n; i++) l->wrong += memcmp(&h_out[i], &h_ref[i], sizeof(float)) != 0;
     PL_LAB_STEP(
         "%ld chunk%s over %d stream%s (chunked, %s): %.1f us, %.2fx as fast as one stream; %s.",
-        l->chunks, pl_s(l->chunks), ns, pl_s(ns), l->used_reference ? "the reference" : "yours",
+        l->chunks, pl_s(l->chunks), ns, pl_s(ns), pl_lab_is_todo(0) ? "the reference" : "yours",
         l->ms_chunked * 1e3, l->ms_one / (l->ms_chunked > 0 ? l->ms_chunked : 1),
         l->wrong ? "SOME OUTPUTS DIFFER from one stream's" : "every output equals one stream's");
     if (!l->kernel)
@@ -166,55 +157,44 @@ out:
     return status;
 }
 
+/* The title; the steps: the buffers, one stream, the chunks, what
+ * overlapped (with --kernel, the buffers and one version). */
+static int setup(void *ctx, char *err, size_t cap)
+{
+    lab *l = ctx;
+    (void)err, (void)cap;
+    printf("paralab lab 05 — streams (%s clock)\n", pl_clock_name());
+    return l->kernel ? 2 : 4;
+}
+
+static int report(void *ctx) { return ((lab *)ctx)->wrong != 0; }
+
 int main(int argc, char **argv)
 {
     static lab l = {.n = 1L << 22, .chunks = 8, .streams = 4};
-    static const pl_lab_option extra[] = {
+    static const pl_lab_option options[] = {
         {"size", 1, "N", "floats to process (1..2^28, default 4194304)", KEY_SIZE},
         {"kernel", 1, "K", "show only version K: " LAB05_KERNEL_LIST " (default: both)",
          KEY_KERNEL},
         {"chunks", 1, "C", "pieces the work is cut into (1..1024, default 8)", KEY_CHUNKS},
         {"streams", 1, "S", "streams the pieces go round (1..32, default 4)", KEY_STREAMS},
-        {"solution", 0, "", "run the reference instead of your exercise", KEY_SOLUTION},
         {0, 0, 0, 0, 0},
     };
-    static const pl_one_device_lab me = {
+    static const pl_lab_def me = {
         .program = "lab05",
         .summary =
             "Lab 05, streams: one stream against chunks over several, copies overlapping compute.",
         .exercise = "labs/05_streams/exercise.c",
         .title = "lab 05 streams",
-        .extra = extra,
+        .options = options,
         .on_option = on_option,
         .ctx = &l,
+        .max_devices = 1,
+        .lab = &lab05_streams,
         .stream_lanes = 1,
+        .setup = setup,
+        .steps = run_steps,
+        .report = report,
     };
-    pl_options opt;
-    char msg[4096];
-    int rc = pl_lab_start(&me, argc, argv, &opt, msg, sizeof msg);
-    if (rc != PL_LAB_GO) {
-        fputs(msg, rc ? stderr : stdout);
-        return rc;
-    }
-    l.impl = l.solution ? &lab05_solution : &lab05_exercise;
-    printf("paralab lab 05 — streams (%s clock)\n", pl_clock_name());
-    rc = pl_lab_steps(&me, l.kernel ? 2 : 4, &opt, run_steps, &l, msg, sizeof msg);
-    if (rc != PL_LAB_GO) {
-        fputs(msg, stderr);
-        return rc;
-    }
-    printf("\n[checks]\n");
-    pl_check chk;
-    const lab05_impl *checked = l.used_reference ? &lab05_solution : l.impl;
-    pl_check_begin(&chk, "05_streams", "chunked");
-    lab05_check(0, checked, &chk);
-    if (chk.outcome == PL_TODO) { /* not run by the steps (--kernel 1): check the reference */
-        use_reference(&l);
-        checked = &lab05_solution;
-        pl_check_begin(&chk, "05_streams", "chunked");
-        lab05_check(0, checked, &chk);
-    }
-    printf("  %-11s  ", checked == &lab05_solution ? "(reference)" : "(yours)");
-    pl_check_print(&chk, 0);
-    return chk.outcome == PL_PASS && !l.wrong ? 0 : 1;
+    return pl_lab_main(&me, argc, argv);
 }

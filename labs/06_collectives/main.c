@@ -19,6 +19,7 @@
 #include <cuda_runtime.h>
 
 #include "06_collectives/lab06.h"
+#include "harness/harness.h"
 #include "paralab/cli.h"
 #include "paralab/collectives.h"
 #include "paralab/device.h"
@@ -27,17 +28,13 @@
 #include "paralab/plural.h"
 #include "paralab/step.h"
 #include "paralab/trace.h"
-#include "paralab/viz.h"
+#include "paralab/viz.h" /* PL_PANE_TOPOLOGY */
 #include "paralab/world.h"
 
-enum { SHOW = 8, KEY_COUNT = 300, KEY_MAX_BYTES, KEY_SOLUTION };
+enum { SHOW = 8, KEY_COUNT = 300, KEY_MAX_BYTES };
 
 typedef struct lab {
-    pl_options opt;
     long count, max_bytes;
-    int solution;
-    const lab06_impl *impl;
-    int used_reference;
     float shown[64][SHOW * 64];
     float ms[64];
     float *tmp[64]; /* per rank: a whole array, for the naive all-reduce's root */
@@ -48,10 +45,6 @@ typedef struct lab {
 static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
 {
     lab *l = ctx;
-    if (key == KEY_SOLUTION) {
-        l->solution = 1;
-        return 0;
-    }
     const char *e = key == KEY_COUNT
                         ? pl_parse_long("--count", arg, 1, 64, &l->count)
                         : pl_parse_long("--max-bytes", arg, 8, 256L << 20, &l->max_bytes);
@@ -133,7 +126,8 @@ static int timed_all_reduce(pl_rank *r, int op, float *d, float *scratch, size_t
     else if (op == OP_NAIVE)
         res = naive_all_reduce(r, d, l->tmp[r->rank], count);
     else {
-        res = l->impl->ring_all_reduce(r->comm, d, count, scratch, r->stream);
+        const lab06_impl *impl = pl_lab_uses_reference(0) ? &lab06_solution : &lab06_exercise;
+        res = impl->ring_all_reduce(r->comm, d, count, scratch, r->stream);
         if (res == PL_TODO_STATUS)
             res = lab06_solution.ring_all_reduce(r->comm, d, count, scratch, r->stream);
     }
@@ -248,7 +242,7 @@ static int rank_main(pl_rank *r)
     }
 
     STEP("Your ring all-reduce (exercise.c)%s.",
-         l->used_reference ? ": not attempted yet, so the reference runs" : "");
+         pl_lab_is_todo(0) ? ": not attempted yet, so the reference runs" : "");
     float ms_mine;
     OK(timed_all_reduce(r, OP_STUDENT, d, scratch, big, &ms_mine, &wrong));
     if (me == 0)
@@ -288,90 +282,51 @@ static int rank_main(pl_rank *r)
  * kernels it enqueues, where a fault is sticky for the rest of the run. */
 static int probe_todo(pl_rank *r)
 {
-    const lab06_impl *impl = r->arg;
     float *d = NULL;
     if (cudaMalloc((void **)&d, 2 * sizeof(float))) return 0;
     cudaMemsetAsync(d, 0, 2 * sizeof(float), r->stream);
-    int todo = impl->ring_all_reduce(r->comm, d, 1, d + 1, r->stream) == PL_TODO_STATUS;
+    if (lab06_exercise.ring_all_reduce(r->comm, d, 1, d + 1, r->stream) == PL_TODO_STATUS)
+        pl_lab_found_todo(0);
     cudaStreamSynchronize(r->stream);
     cudaFree(d);
-    return todo;
+    return 0;
+}
+
+/* The title; nine steps. */
+static int setup(void *ctx, char *err, size_t cap)
+{
+    (void)ctx, (void)err, (void)cap;
+    printf("paralab lab 06 — collectives (%d ranks, %s clock)\n", pl_lab_options()->devices,
+           pl_clock_name());
+    return 9;
 }
 
 int main(int argc, char **argv)
 {
-    static lab l;
-    l.count = 4;
-    l.max_bytes = 4L << 20;
-    static const pl_lab_option extra[] = {
+    static lab l = {.count = 4, .max_bytes = 4L << 20};
+    static const pl_lab_option options[] = {
         {"count", 1, "C", "values per rank in the walk-through (1..64, default 4)", KEY_COUNT},
         {"max-bytes", 1, "B", "largest size in the table, in bytes (8..268435456, default 4194304)",
          KEY_MAX_BYTES},
-        {"solution", 0, "", "run the reference instead of your exercise", KEY_SOLUTION},
         {0, 0, 0, 0, 0},
     };
-    char msg[4096];
-    pl_options_defaults(&l.opt, 4);
-    pl_options_status st =
-        pl_options_parse(&l.opt, argc, argv, "lab06",
-                         "Lab 06, collectives: send/recv, broadcast, reduce, all-gather, "
-                         "reduce-scatter, the ring all-reduce, algbw and busbw.",
-                         extra, on_option, &l, msg, sizeof msg);
-    if (st == PL_OPTIONS_HELP) {
-        fputs(msg, stdout);
-        printf("\nYour code: labs/06_collectives/exercise.c. Check it with `make check`.\n");
-        return 0;
-    }
-    if (st == PL_OPTIONS_ERROR) {
-        fprintf(stderr, "lab06: %s\n", msg);
-        return 2;
-    }
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    setenv("SIMT_QUIET", "1", 0);
-    if (pl_options_apply(&l.opt, "lab06", msg, sizeof msg)) {
-        fprintf(stderr, "lab06: %s\n", msg);
-        return 2;
-    }
-    const char *why = pl_device_problem("lab06");
-    if (why) {
-        fprintf(stderr, "lab06: %s\n", why);
-        return 2;
-    }
-    if (l.opt.devices < 2) {
-        fprintf(stderr, "lab06: --devices %d: collectives need at least 2 ranks (2..64)\n",
-                l.opt.devices);
-        return 2;
-    }
-    int n = l.opt.devices;
-    l.impl = l.solution ? &lab06_solution : &lab06_exercise;
-    char err[2048];
-    if (!l.solution && pl_world_run(1, NULL, 10, probe_todo, (void *)l.impl, err, sizeof err)) {
-        l.used_reference = 1;
-        l.impl = &lab06_solution;
-    }
-    printf("paralab lab 06 — collectives (%d ranks, %s clock)\n", n, pl_clock_name());
-    if (l.used_reference)
-        printf("  ! exercise not attempted yet — using the reference; open "
-               "labs/06_collectives/exercise.c (PL_TODO at %s)\n",
-               pl_todo_location());
-    pl_viz_config vc = {.title = "lab 06 collectives",
-                        .panes = PL_PANE_BIT(PL_PANE_DEVICES) | PL_PANE_BIT(PL_PANE_TIMELINE) |
-                                 PL_PANE_BIT(PL_PANE_TOPOLOGY) | PL_PANE_BIT(PL_PANE_METRICS),
-                        .steps = 9,
-                        .clock = pl_clock_name(),
-                        .modeled = pl_device_caps()->modeled};
-    int quit = 0, failed = pl_viz_run_lab(&vc, &l.opt, n, rank_main, &l, &quit, err, sizeof err);
-    if (quit) return quit == 2 ? 130 : 0; /* Ctrl-C: 130, as a shell reports SIGINT */
-    if (failed) {
-        fprintf(stderr, "lab06: %s\n", err);
-        return failed == 2 ? 2 : 1;
-    }
-
-    printf("\n[checks]\n");
-    pl_check chk;
-    pl_check_begin(&chk, "06_collectives", "ring_all_reduce");
-    lab06_check(0, l.impl, &chk);
-    printf("  %-11s  ", l.impl == &lab06_solution ? "(reference)" : "(yours)");
-    pl_check_print(&chk, 0);
-    return chk.outcome == PL_PASS ? 0 : 1;
+    static const pl_lab_def me = {
+        .program = "lab06",
+        .summary = "Lab 06, collectives: send/recv, broadcast, reduce, all-gather, "
+                   "reduce-scatter, the ring all-reduce, algbw and busbw.",
+        .exercise = "labs/06_collectives/exercise.c",
+        .title = "lab 06 collectives",
+        .options = options,
+        .on_option = on_option,
+        .ctx = &l,
+        .default_devices = 4,
+        .min_devices = 2,
+        .devices_rule = "collectives need at least 2 ranks",
+        .lab = &lab06_collectives,
+        .panes = PL_PANE_BIT(PL_PANE_TOPOLOGY),
+        .probe = probe_todo,
+        .setup = setup,
+        .steps = rank_main,
+    };
+    return pl_lab_main(&me, argc, argv);
 }

@@ -14,31 +14,29 @@
 #include <cuda_runtime.h>
 
 #include "07_data_parallel/lab07.h"
+#include "harness/harness.h"
 #include "paralab/cli.h"
 #include "paralab/device.h"
 #include "paralab/options.h"
 #include "paralab/plural.h"
-#include "paralab/viz.h"
+#include "paralab/viz.h" /* PL_PANE_TOPOLOGY */
 
-enum {
-    KEY_BATCH = 300,
-    KEY_EPOCHS,
-    KEY_LR,
-    KEY_OPTIMIZER,
-    KEY_BUCKET,
-    KEY_NO_OVERLAP,
-    KEY_SOLUTION
-};
+enum { KEY_BATCH = 300, KEY_EPOCHS, KEY_LR, KEY_OPTIMIZER, KEY_BUCKET, KEY_NO_OVERLAP };
 
 typedef struct {
-    long batch, epochs, bucket_kb;
+    long batch, epochs, bucket_kb; /* the options */
     double lr;
-    int sgd, no_overlap, solution;
-} args;
+    int sgd, no_overlap;
+    pl_digits data; /* the run */
+    lab07_impl impl;
+    lab07_config cfg;
+    lab07_result res;
+    lab07_run run;
+} lab;
 
 static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
 {
-    args *a = ctx;
+    lab *a = ctx;
     const char *e = NULL;
     switch (key) {
     case KEY_BATCH:
@@ -66,40 +64,108 @@ static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
         }
         snprintf(err, cap, "--optimizer '%s': choose adamw or sgd", arg);
         return 1;
-    case KEY_NO_OVERLAP:
+    default: /* KEY_NO_OVERLAP */
         a->no_overlap = 1;
-        return 0;
-    default:
-        a->solution = 1;
         return 0;
     }
     if (e) snprintf(err, cap, "%s", e);
     return e != NULL;
 }
 
-/* Which of the student's functions are written: probed on a one-rank world. */
-typedef struct {
-    int shard_todo, sync_todo;
-} probe;
-
+/* Which of the student's functions are written: asked on a one-rank world,
+ * on a real buffer. */
 static int probe_rank(pl_rank *r)
 {
-    probe *p = r->arg;
     int first, count;
-    p->shard_todo = lab07_exercise.shard_batch(4, 1, 0, &first, &count) == PL_TODO_STATUS;
+    if (lab07_exercise.shard_batch(4, 1, 0, &first, &count) == PL_TODO_STATUS) pl_lab_found_todo(0);
     float *d;
     if (cudaMalloc((void **)&d, sizeof(float))) return 1;
     cudaMemsetAsync(d, 0, sizeof(float), r->stream);
-    p->sync_todo = lab07_exercise.sync_gradients(r->comm, d, 1, r->stream) == PL_TODO_STATUS;
+    if (lab07_exercise.sync_gradients(r->comm, d, 1, r->stream) == PL_TODO_STATUS)
+        pl_lab_found_todo(1);
     cudaStreamSynchronize(r->stream);
     cudaFree(d);
     return 0;
 }
 
+/* A batch the ranks can share, the digits, your functions (the reference's
+ * where yours are TODO), the training's configuration; the title. The
+ * steps: the set-up's seven, then one per epoch. */
+static int setup(void *ctx, char *err, size_t cap)
+{
+    lab *a = ctx;
+    const pl_options *opt = pl_lab_options();
+    int n = opt->devices; /* the devices were checked first: there may be fewer than asked */
+    if (a->batch % n) {
+        long lo = a->batch / n * n, hi = lo + n;
+        if (lo >= n)
+            snprintf(err, cap,
+                     "--batch %ld does not split evenly over %d ranks: the nearest batch sizes "
+                     "that do are %ld and %ld",
+                     a->batch, n, lo, hi);
+        else
+            snprintf(err, cap,
+                     "--batch %ld is smaller than --devices %d: every rank needs a sample; the "
+                     "nearest batch size that splits evenly is %ld",
+                     a->batch, n, hi);
+        return -1;
+    }
+    if (pl_digits_load("data/digits.csv", &a->data, err, cap)) return -1;
+    a->impl.shard_batch =
+        (pl_lab_uses_reference(0) ? &lab07_solution : &lab07_exercise)->shard_batch;
+    a->impl.sync_gradients =
+        (pl_lab_uses_reference(1) ? &lab07_solution : &lab07_exercise)->sync_gradients;
+    a->cfg = (lab07_config){.batch = (int)a->batch,
+                            .epochs = (int)a->epochs,
+                            .sgd = a->sgd,
+                            .lr = (float)(a->lr > 0 ? a->lr
+                                          : a->sgd  ? 0.1
+                                                    : 5e-3),
+                            .bucket_floats = (int)(a->bucket_kb * 1024 / 4),
+                            .overlap = !a->no_overlap,
+                            .seed = opt->seed,
+                            .narrate = 1};
+    a->run = (lab07_run){.cfg = &a->cfg, .impl = &a->impl, .data = &a->data, .result = &a->res};
+    const char *dev = pl_device_caps()->modeled ? pl_device_label() : "real GPUs";
+    printf("paralab lab 07 — data parallelism (%d rank%s on %s, %s clock)\n", n, pl_s(n), dev,
+           pl_clock_name());
+    return 7 + a->cfg.epochs;
+}
+
+/* Every rank trains its replica (train.c). */
+static int steps(pl_rank *r)
+{
+    lab *a = r->arg;
+    r->arg = &a->run;
+    return lab07_rank(r);
+}
+
+/* What the training came to. */
+static int report(void *ctx)
+{
+    lab *a = ctx;
+    int n = pl_lab_options()->devices;
+    printf("\n  %d steps of a global batch of %d on %d rank%s: loss %.4f, test accuracy %.1f %%; "
+           "a step takes %.1f us (%s)\n",
+           a->res.steps, a->cfg.batch, n, pl_s(n),
+           a->res.epoch_loss[a->cfg.epochs - 1 < 1000 ? a->cfg.epochs - 1 : 999], a->res.test_acc,
+           (pl_device_caps()->modeled ? a->res.modeled_step : a->res.measured_step) * 1e6,
+           pl_clock_name());
+    free(a->res.params);
+    pl_digits_free(&a->data);
+    return 0;
+}
+
+/* The checks of what ran; the training checks are make check's. */
+static void quick_check(int exercise, int use_solution, pl_check *c)
+{
+    lab07_check_quick(exercise, use_solution ? &lab07_solution : &lab07_exercise, c);
+}
+
 int main(int argc, char **argv)
 {
-    args a = {.batch = 64, .epochs = 20, .bucket_kb = 25, .lr = -1};
-    static const pl_lab_option extra[] = {
+    static lab a = {.batch = 64, .epochs = 20, .bucket_kb = 25, .lr = -1};
+    static const pl_lab_option options[] = {
         {"batch", 1, "B", "the global batch, split over the ranks (1..1438, default 64)",
          KEY_BATCH},
         {"epochs", 1, "E", "passes over the training set (1..1000, default 20)", KEY_EPOCHS},
@@ -109,131 +175,29 @@ int main(int argc, char **argv)
          "gradient bucket size in KiB (1..1024, default 25: DDP's 25 MiB, scaled down)",
          KEY_BUCKET},
         {"no-overlap", 0, "", "all-reduce after backward instead of during it", KEY_NO_OVERLAP},
-        {"solution", 0, "", "run the reference instead of your exercise", KEY_SOLUTION},
         {0, 0, 0, 0, 0},
     };
-    pl_options opt;
-    char msg[4096];
-    pl_options_defaults(&opt, 4);
-    pl_options_status st = pl_options_parse(
-        &opt, argc, argv, "lab07",
-        "Lab 07, data parallelism: replicas, sharded batches, gradient all-reduce in buckets "
-        "overlapping backward, on the digits.",
-        extra, on_option, &a, msg, sizeof msg);
-    if (st == PL_OPTIONS_HELP) {
-        fputs(msg, stdout);
-        printf("\nYour code: labs/07_data_parallel/exercise.c. Check it with `make check`.\n");
-        return 0;
-    }
-    if (st == PL_OPTIONS_ERROR) {
-        fprintf(stderr, "lab07: %s\n", msg);
-        return 2;
-    }
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    setenv("SIMT_QUIET", "1", 0);
-    if (pl_options_apply(&opt, "lab07", msg, sizeof msg)) {
-        fprintf(stderr, "lab07: %s\n", msg);
-        return 2;
-    }
-    /* the devices first (there may be fewer than asked), then the batch */
-    int n = opt.devices;
-    if (a.batch % n) {
-        long lo = a.batch / n * n, hi = lo + n;
-        if (lo >= n)
-            fprintf(stderr,
-                    "lab07: --batch %ld does not split evenly over %d ranks: the nearest batch "
-                    "sizes that do are %ld and %ld\n",
-                    a.batch, n, lo, hi);
-        else
-            fprintf(stderr,
-                    "lab07: --batch %ld is smaller than --devices %d: every rank needs a "
-                    "sample; the nearest batch size that splits evenly is %ld\n",
-                    a.batch, n, hi);
-        return 2;
-    }
-    const char *why = pl_device_problem("lab07");
-    if (why) {
-        fprintf(stderr, "lab07: %s\n", why);
-        return 2;
-    }
-    pl_digits data;
-    char err[2048];
-    if (pl_digits_load("data/digits.csv", &data, err, sizeof err)) {
-        fprintf(stderr, "lab07: %s\n", err);
-        return 2;
-    }
-    /* the student's functions where written, the reference's elsewhere */
-    lab07_impl impl = a.solution ? lab07_solution : lab07_exercise;
-    probe p = {0, 0};
-    if (!a.solution && pl_world_run(1, NULL, 10, probe_rank, &p, err, sizeof err) == 0) {
-        if (p.shard_todo) impl.shard_batch = lab07_solution.shard_batch;
-        if (p.sync_todo) impl.sync_gradients = lab07_solution.sync_gradients;
-    }
-    const char *clock = pl_clock_name();
-    const char *dev = pl_device_caps()->modeled ? pl_device_label() : "real GPUs";
-    printf("paralab lab 07 — data parallelism (%d rank%s on %s, %s clock)\n", n, pl_s(n), dev,
-           clock);
-    if (p.shard_todo || p.sync_todo)
-        printf("  ! exercise not attempted yet (%s%s%s) — using the reference there; open "
-               "labs/07_data_parallel/exercise.c\n",
-               p.shard_todo ? "shard_batch" : "", p.shard_todo && p.sync_todo ? ", " : "",
-               p.sync_todo ? "sync_gradients" : "");
-    lab07_config cfg = {.batch = (int)a.batch,
-                        .epochs = (int)a.epochs,
-                        .sgd = a.sgd,
-                        .lr = (float)(a.lr > 0 ? a.lr
-                                      : a.sgd  ? 0.1
-                                               : 5e-3),
-                        .bucket_floats = (int)(a.bucket_kb * 1024 / 4),
-                        .overlap = !a.no_overlap,
-                        .seed = opt.seed,
-                        .narrate = 1};
-    static lab07_result res;
-    lab07_run run = {.cfg = &cfg, .impl = &impl, .data = &data, .result = &res};
-    static const char *roles[PL_MAX_RANKS];
-    static char role_text[PL_MAX_RANKS][16];
-    for (int r = 0; r < n; r++) {
-        snprintf(role_text[r], sizeof role_text[r], "dp %d", r);
-        roles[r] = role_text[r];
-    }
-    pl_viz_config vc = {.title = "lab 07 data parallel",
-                        .panes = PL_PANE_BIT(PL_PANE_DEVICES) | PL_PANE_BIT(PL_PANE_TIMELINE) |
-                                 PL_PANE_BIT(PL_PANE_TOPOLOGY) | PL_PANE_BIT(PL_PANE_METRICS),
-                        .steps = 7 + cfg.epochs,
-                        .clock = clock,
-                        .modeled = pl_device_caps()->modeled};
-    memcpy(vc.roles, roles, sizeof roles);
-    int quit = 0, failed = pl_viz_run_lab(&vc, &opt, n, lab07_rank, &run, &quit, err, sizeof err);
-    pl_digits_free(&data);
-    if (quit) {
-        free(res.params);
-        return quit == 2 ? 130 : 0; /* Ctrl-C: 130, as a shell reports SIGINT */
-    }
-    if (failed) {
-        fprintf(stderr, "lab07: %s\n", err);
-        free(res.params);
-        return failed == 2 ? 2 : 1;
-    }
-    printf("\n  %d steps of a global batch of %d on %d rank%s: loss %.4f, test accuracy %.1f %%; "
-           "a step takes %.1f us (%s)\n",
-           res.steps, cfg.batch, n, pl_s(n),
-           res.epoch_loss[cfg.epochs - 1 < 1000 ? cfg.epochs - 1 : 999], res.test_acc,
-           (pl_device_caps()->modeled ? res.modeled_step : res.measured_step) * 1e6, clock);
-    free(res.params);
-
-    /* the checks of what ran; the training checks are make check's */
-    printf("\n[checks]  (make check also trains with your sync_gradients: 10 steps against one "
-           "device, and 20 epochs on 1, 2, 4 and 8 ranks)\n");
-    int bad = 0;
-    for (int ex = 0; ex < 2; ex++) {
-        int todo = ex == 0 ? p.shard_todo : p.sync_todo;
-        const lab07_impl *which = todo || a.solution ? &lab07_solution : &lab07_exercise;
-        pl_check chk;
-        pl_check_begin(&chk, "07_data_parallel", ex == 0 ? "shard_batch" : "sync_gradients");
-        lab07_check_quick(ex, which, &chk);
-        printf("  %-11s  ", which == &lab07_solution ? "(reference)" : "(yours)");
-        pl_check_print(&chk, 0);
-        bad |= chk.outcome != PL_PASS;
-    }
-    return bad ? 1 : 0;
+    static const pl_lab_def me = {
+        .program = "lab07",
+        .summary = "Lab 07, data parallelism: replicas, sharded batches, gradient all-reduce in "
+                   "buckets overlapping backward, on the digits.",
+        .exercise = "labs/07_data_parallel/exercise.c",
+        .title = "lab 07 data parallel",
+        .options = options,
+        .on_option = on_option,
+        .ctx = &a,
+        .default_devices = 4,
+        .lab = &lab07_data_parallel,
+        .check = quick_check,
+        .todo_names = 1,
+        .checks_note = "  (make check also trains with your sync_gradients: 10 steps against one "
+                       "device, and 20 epochs on 1, 2, 4 and 8 ranks)",
+        .panes = PL_PANE_BIT(PL_PANE_TOPOLOGY),
+        .role = "dp",
+        .probe = probe_rank,
+        .setup = setup,
+        .steps = steps,
+        .report = report,
+    };
+    return pl_lab_main(&me, argc, argv);
 }

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "07_data_parallel/lab07.h"
+#include "paralab/cuda_check.h"
 #include "paralab/nn.h"
 #include "paralab/plural.h"
 #include "paralab/step.h"
@@ -73,11 +74,7 @@ static unsigned hash_floats(const float *p, long n)
         snprintf(r->error, sizeof r->error, __VA_ARGS__);                                          \
         goto out;                                                                                  \
     } while (0)
-#define CK(call)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_) FAIL("%s: %s", #call, cudaGetErrorName(e_));                                       \
-    } while (0)
+#define CK(call) PL_RANK_CK(call) /* paralab/cuda_check.h */
 #define STEP(...)                                                                                  \
     do {                                                                                           \
         if (cfg->narrate && pl_step(r, __VA_ARGS__)) goto out;                                     \

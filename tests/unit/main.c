@@ -16,6 +16,16 @@
 #include "paralab/device.h"
 #include "suites.h"
 
+int unit_suite_setup(const char *name, CU_InitializeFunc init, CU_CleanupFunc cleanup,
+                     const unit_test *t, size_t n)
+{
+    CU_pSuite s = CU_add_suite(name, init, cleanup);
+    if (!s) return -1;
+    for (size_t i = 0; i < n; i++)
+        if (!CU_add_test(s, t[i].name, t[i].fn)) return -1;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     /* The simulated GPU: 8 devices unless the caller chose; fault reports
@@ -47,6 +57,7 @@ int main(int argc, char **argv)
         {"watchdog", register_watchdog_suite},
         {"mesh", register_mesh_suite},
         {"device", register_device_suite},
+        {"harness", register_harness_suite},
     };
     int n = (int)(sizeof suites / sizeof *suites);
     if (argc == 2 && strcmp(argv[1], "--list") == 0) { /* make gpu-test runs them one by one */

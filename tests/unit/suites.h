@@ -24,6 +24,22 @@ int register_viz_suite(void);
 int register_watchdog_suite(void);
 int register_mesh_suite(void);
 int register_device_suite(void);
+int register_harness_suite(void);
+
+/* A suite's tests, in the order they run. */
+typedef struct unit_test {
+    const char *name;
+    CU_TestFunc fn;
+} unit_test;
+/* Registers suite `name` with its n tests, and CUnit's init and cleanup
+ * functions around them (NULL: none): 0, or -1 (CUnit's error,
+ * CU_get_error_msg). Each test_*.c's register_*_suite calls it. */
+int unit_suite_setup(const char *name, CU_InitializeFunc init, CU_CleanupFunc cleanup,
+                     const unit_test *t, size_t n);
+#define UNIT_SUITE(name, table)                                                                    \
+    unit_suite_setup((name), NULL, NULL, (table), sizeof(table) / sizeof *(table))
+#define UNIT_SUITE_SETUP(name, init, cleanup, table)                                               \
+    unit_suite_setup((name), (init), (cleanup), (table), sizeof(table) / sizeof *(table))
 
 /* Asserts a CUDA call returned `want`, naming both on failure. */
 #define CU_ASSERT_CUDA(call, want)                                                                 \

@@ -88,12 +88,11 @@ static void test_parse_long(void)
 
 int register_check_suite(void)
 {
-    CU_pSuite s = CU_add_suite("check", NULL, NULL);
-    if (!s) return -1;
-    if (!CU_add_test(s, "PL_TODO marker", test_todo_marker) ||
-        !CU_add_test(s, "float comparison", test_floats) ||
-        !CU_add_test(s, "pl_check_that", test_that) ||
-        !CU_add_test(s, "pl_parse_long", test_parse_long))
-        return -1;
-    return 0;
+    static const unit_test t[] = {
+        {"PL_TODO marker", test_todo_marker},
+        {"float comparison", test_floats},
+        {"pl_check_that", test_that},
+        {"pl_parse_long", test_parse_long},
+    };
+    return UNIT_SUITE("check", t);
 }

@@ -1184,12 +1184,7 @@ static void test_misuse_told_at_once(void)
 
 int register_comm_suite(void)
 {
-    CU_pSuite s = CU_add_suite("comm", NULL, NULL);
-    if (!s) return -1;
-    struct {
-        const char *name;
-        CU_TestFunc fn;
-    } t[] = {
+    static const unit_test t[] = {
         {"all_reduce: every element and the ring's volume", test_all_reduce_every_element},
         {"chunked and pipelined: every element, bytes and messages", test_chunked_every_element},
         {"every type and op", test_types_and_ops},
@@ -1214,7 +1209,5 @@ int register_comm_suite(void)
         {"chunks pipeline a broadcast down the chain (sim)", test_chunks_pipeline_broadcast},
 #endif
     };
-    for (size_t i = 0; i < sizeof t / sizeof *t; i++)
-        if (!CU_add_test(s, t[i].name, t[i].fn)) return -1;
-    return 0;
+    return UNIT_SUITE("comm", t);
 }

@@ -181,19 +181,12 @@ static void test_batches(void)
 
 int register_data_suite(void)
 {
-    CU_pSuite s = CU_add_suite("data", NULL, NULL);
-    if (!s) return -1;
-    struct {
-        const char *name;
-        CU_TestFunc fn;
-    } t[] = {
+    static const unit_test t[] = {
         {"a good file: values, scaling, the fixed split, CRLF", test_good_file},
         {"malformed files: the line, the column and what is wrong", test_bad_files},
         {"a missing file: run make data", test_missing_file},
         {"the shuffle: a permutation from (seed, epoch)", test_shuffle},
         {"batches: the last holds the rest", test_batches},
     };
-    for (size_t i = 0; i < sizeof t / sizeof *t; i++)
-        if (!CU_add_test(s, t[i].name, t[i].fn)) return -1;
-    return 0;
+    return UNIT_SUITE("data", t);
 }

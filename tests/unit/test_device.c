@@ -188,14 +188,12 @@ static void test_options(void)
 
 int register_device_suite(void)
 {
-    CU_pSuite s = CU_add_suite("device", NULL, NULL);
-    if (!s) return -1;
-    return !CU_add_test(s, "what the world can do agrees with its answers", test_caps_agree) ||
-                   !CU_add_test(s, "op reports: kinds, names, bytes, modeled clock",
-                                test_op_reports) ||
-                   !CU_add_test(s, "memory counters of a strided copy", test_mem_counts) ||
-                   !CU_add_test(s, "device memory in use and in all", test_memory) ||
-                   !CU_add_test(s, "options of one world", test_options)
-               ? -1
-               : 0;
+    static const unit_test t[] = {
+        {"what the world can do agrees with its answers", test_caps_agree},
+        {"op reports: kinds, names, bytes, modeled clock", test_op_reports},
+        {"memory counters of a strided copy", test_mem_counts},
+        {"device memory in use and in all", test_memory},
+        {"options of one world", test_options},
+    };
+    return UNIT_SUITE("device", t);
 }

@@ -386,12 +386,7 @@ static void test_mem_banks(void)
 
 int register_emulator_suite(void)
 {
-    CU_pSuite s = CU_add_suite("emulator", NULL, NULL);
-    if (!s) return -1;
-    struct {
-        const char *name;
-        CU_TestFunc fn;
-    } t[] = {
+    static const unit_test t[] = {
         {"block reduction in shared memory", test_block_sum},
         {"warp-shuffle reduction", test_warp_sum},
         {"shuffle variants and widths", test_shuffles},
@@ -408,7 +403,5 @@ int register_emulator_suite(void)
         {"shared-memory bank conflicts (sim)", test_mem_banks},
 #endif
     };
-    for (size_t i = 0; i < sizeof t / sizeof *t; i++)
-        if (!CU_add_test(s, t[i].name, t[i].fn)) return -1;
-    return 0;
+    return UNIT_SUITE("emulator", t);
 }

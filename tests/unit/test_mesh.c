@@ -257,12 +257,7 @@ static void test_split_size_mismatch(void)
 
 int register_mesh_suite(void)
 {
-    CU_pSuite s = CU_add_suite("mesh", NULL, NULL);
-    if (!s) return -1;
-    struct {
-        const char *name;
-        CU_TestFunc fn;
-    } t[] = {
+    static const unit_test t[] = {
         {"2x2x2: every coordinate and group (Megatron order)", test_mesh_222},
         {"1x4x2: every coordinate and group", test_mesh_142},
         {"bad sizes and queries: the messages name the value", test_mesh_errors},
@@ -270,7 +265,5 @@ int register_mesh_suite(void)
         {"8 ranks, 1x4x2: split, all-reduce in every group", test_split_142},
         {"a mesh of 8 on a world of 4 is refused", test_split_size_mismatch},
     };
-    for (size_t i = 0; i < sizeof t / sizeof *t; i++)
-        if (!CU_add_test(s, t[i].name, t[i].fn)) return -1;
-    return 0;
+    return UNIT_SUITE("mesh", t);
 }

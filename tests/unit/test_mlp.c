@@ -343,12 +343,7 @@ static void test_tensor(void)
 
 int register_mlp_suite(void)
 {
-    CU_pSuite s = CU_add_suite("mlp", NULL, NULL);
-    if (!s) return -1;
-    struct {
-        const char *name;
-        CU_TestFunc fn;
-    } t[] = {
+    static const unit_test t[] = {
         {"gradient check: linear layer (W, b, X)", test_gradcheck_linear},
         {"gradient check: GELU", test_gradcheck_gelu},
         {"gradient check: ReLU", test_gradcheck_relu},
@@ -358,7 +353,5 @@ int register_mlp_suite(void)
         {"initialisation: the seed alone decides", test_init_deterministic},
         {"tensors", test_tensor},
     };
-    for (size_t i = 0; i < sizeof t / sizeof *t; i++)
-        if (!CU_add_test(s, t[i].name, t[i].fn)) return -1;
-    return 0;
+    return UNIT_SUITE("mlp", t);
 }

@@ -413,12 +413,7 @@ static void test_vectors(void)
 
 int register_nn_suite(void)
 {
-    CU_pSuite s = CU_add_suite("nn kernels", NULL, NULL);
-    if (!s) return -1;
-    struct {
-        const char *name;
-        CU_TestFunc fn;
-    } t[] = {
+    static const unit_test t[] = {
         {"matmul: A.B, A.Bt, At.B, = and +=, 1x1, primes, non-multiples of the tile",
          test_matmul_shapes},
         {"matmul: random shapes", test_matmul_random_shapes},
@@ -431,7 +426,5 @@ int register_nn_suite(void)
         {"SGD with momentum and AdamW, three steps", test_optimizers},
         {"fill, scale, axpy", test_vectors},
     };
-    for (size_t i = 0; i < sizeof t / sizeof *t; i++)
-        if (!CU_add_test(s, t[i].name, t[i].fn)) return -1;
-    return 0;
+    return UNIT_SUITE("nn kernels", t);
 }

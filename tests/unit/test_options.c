@@ -148,12 +148,11 @@ static void test_apply(void)
 
 int register_options_suite(void)
 {
-    CU_pSuite s = CU_add_suite("options", NULL, NULL);
-    if (!s) return -1;
-    if (!CU_add_test(s, "values and defaults", test_values) ||
-        !CU_add_test(s, "--help lists the lab's options", test_help) ||
-        !CU_add_test(s, "every bad value named", test_bad_values) ||
-        !CU_add_test(s, "checks that need the devices", test_apply))
-        return -1;
-    return 0;
+    static const unit_test t[] = {
+        {"values and defaults", test_values},
+        {"--help lists the lab's options", test_help},
+        {"every bad value named", test_bad_values},
+        {"checks that need the devices", test_apply},
+    };
+    return UNIT_SUITE("options", t);
 }

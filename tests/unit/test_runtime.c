@@ -874,12 +874,7 @@ static void test_env_source(void)
 
 int register_runtime_suite(void)
 {
-    CU_pSuite s = CU_add_suite("runtime", NULL, NULL);
-    if (!s) return -1;
-    struct {
-        const char *name;
-        CU_TestFunc fn;
-    } t[] = {
+    static const unit_test t[] = {
         {"devices", test_devices},
         {"device peaks (the roofline)", test_device_peaks},
         {"properties", test_properties},
@@ -912,7 +907,5 @@ int register_runtime_suite(void)
         {"the variable that set a setting: SIMT_* or the old name (sim)", test_env_source},
 #endif
     };
-    for (size_t i = 0; i < sizeof t / sizeof *t; i++)
-        if (!CU_add_test(s, t[i].name, t[i].fn)) return -1;
-    return 0;
+    return UNIT_SUITE("runtime", t);
 }

@@ -15,6 +15,7 @@
 
 #include <cuda_runtime.h>
 
+#include "paralab/clock.h"
 #include "paralab/step.h"
 #include "paralab/trace.h"
 #include "suites.h"
@@ -24,13 +25,6 @@ static int three_steps(pl_rank *r)
     if (pl_step(r, "one: rank %d speaks", r->rank)) return 1;
     if (pl_step(r, "two")) return 1;
     return pl_step(r, "three") != 0;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static int run_with(pl_player *p, pl_rank_fn fn, char *err, size_t cap)
@@ -45,9 +39,9 @@ static void test_headless(void)
     FILE *f = fmemopen(buf, sizeof buf, "w");
     pl_player *p = pl_player_create(PL_MODE_STEP, 1, 1, f); /* headless: never blocks */
     char err[512];
-    double t0 = now();
+    double t0 = pl_now();
     CU_ASSERT_EQUAL(run_with(p, three_steps, err, sizeof err), 0);
-    CU_ASSERT(now() - t0 < 5);
+    CU_ASSERT(pl_now() - t0 < 5);
     fclose(f);
     CU_ASSERT_STRING_EQUAL(buf, "[1] one: rank 0 speaks\n[2] two\n[3] three\n");
     char cur[64];
@@ -119,9 +113,9 @@ static void test_play_paces(void)
     FILE *f = fopen("/dev/null", "w");
     pl_player *p = pl_player_create(PL_MODE_PLAY, 20, 0, f);
     char err[512];
-    double t0 = now();
+    double t0 = pl_now();
     CU_ASSERT_EQUAL(run_with(p, three_steps, err, sizeof err), 0);
-    double took = now() - t0;
+    double took = pl_now() - t0;
     /* step 2 waits for step 1's reading time over the speed, 3.2 s / 20,
      * step 3 for step 2's, 2.3 s / 20 */
     CU_ASSERT(took >= (3.2 + 2.3) / 20 - 0.001);
@@ -149,9 +143,9 @@ static void test_step_waits_for_advance(void)
     pthread_t th;
     pthread_create(&th, NULL, advance_later, p);
     char err[512];
-    double t0 = now();
+    double t0 = pl_now();
     CU_ASSERT_EQUAL(run_with(p, three_steps, err, sizeof err), 0);
-    CU_ASSERT(now() - t0 >= 0.039); /* steps 2 and 3 wait for an advance, 20 ms each */
+    CU_ASSERT(pl_now() - t0 >= 0.039); /* steps 2 and 3 wait for an advance, 20 ms each */
     pthread_join(th, NULL);
     fclose(f);
     pl_player_destroy(p);
@@ -241,7 +235,7 @@ static int works_then_meets(pl_rank *r)
     if (r->rank == 0) {
         void *d = NULL;
         if (cudaMalloc(&d, 4096) != cudaSuccess) return 1;
-        for (double t0 = now(); now() - t0 < *work_s;)
+        for (double t0 = pl_now(); pl_now() - t0 < *work_s;)
             if (cudaMemset(d, 0, 4096) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
                 cudaFree(d);
                 return 1;
@@ -319,9 +313,9 @@ static void test_paused_play_is_no_deadlock(void)
     pl_player *p = pl_player_create(PL_MODE_PLAY, 3, 0, f);
     char err[1024] = "";
     pl_world_config cfg = {.n = 2, .comm_timeout_s = 0.6, .player = p};
-    double t0 = now();
+    double t0 = pl_now();
     CU_ASSERT_EQUAL(pl_world_run_config(&cfg, three_steps, NULL, err, sizeof err), 0);
-    CU_ASSERT(now() - t0 >= (3.2 + 2.3) / 3 - 0.001);
+    CU_ASSERT(pl_now() - t0 >= (3.2 + 2.3) / 3 - 0.001);
     CU_ASSERT_STRING_EQUAL(err, "");
     fclose(f);
     pl_player_destroy(p);
@@ -498,28 +492,22 @@ static void test_begin_shows_running(void)
 
 int register_step_suite(void)
 {
-    CU_pSuite s = CU_add_suite("step", NULL, NULL);
-    if (!s) return -1;
-    if (!CU_add_test(s, "headless: one line per step, no wait", test_headless) ||
-        !CU_add_test(s, "a narration's reading time", test_read_seconds) ||
-        !CU_add_test(s, "play: a step's reading time over the speed", test_play_paces) ||
-        !CU_add_test(s, "step: waits for the student", test_step_waits_for_advance) ||
-        !CU_add_test(s, "quit stops every rank", test_quit_stops_every_rank) ||
-        !CU_add_test(s, "a held rank stops the watchdog's clock", test_hold_stops_the_watchdog) ||
-        !CU_add_test(s, "time no rank is held still counts", test_free_time_still_counts) ||
-        !CU_add_test(s, "a rank that works for longer than the timeout is no deadlock",
-                     test_progress_is_no_deadlock) ||
-        !CU_add_test(s, "step mode: a long pause is no deadlock",
-                     test_paused_step_is_no_deadlock) ||
-        !CU_add_test(s, "play mode: a long pause is no deadlock",
-                     test_paused_play_is_no_deadlock) ||
-        !CU_add_test(s, "step mode: a real deadlock is still found",
-                     test_deadlock_found_in_step_mode) ||
-        !CU_add_test(s, "each step's work under its own narration",
-                     test_work_under_its_own_narration) ||
-        !CU_add_test(s, "pl_step_begin: the step runs, then its narration",
-                     test_begin_shows_running) ||
-        !CU_add_test(s, "a listener hears each step before its work", test_listener))
-        return -1;
-    return 0;
+    static const unit_test t[] = {
+        {"headless: one line per step, no wait", test_headless},
+        {"a narration's reading time", test_read_seconds},
+        {"play: a step's reading time over the speed", test_play_paces},
+        {"step: waits for the student", test_step_waits_for_advance},
+        {"quit stops every rank", test_quit_stops_every_rank},
+        {"a held rank stops the watchdog's clock", test_hold_stops_the_watchdog},
+        {"time no rank is held still counts", test_free_time_still_counts},
+        {"a rank that works for longer than the timeout is no deadlock",
+         test_progress_is_no_deadlock},
+        {"step mode: a long pause is no deadlock", test_paused_step_is_no_deadlock},
+        {"play mode: a long pause is no deadlock", test_paused_play_is_no_deadlock},
+        {"step mode: a real deadlock is still found", test_deadlock_found_in_step_mode},
+        {"each step's work under its own narration", test_work_under_its_own_narration},
+        {"pl_step_begin: the step runs, then its narration", test_begin_shows_running},
+        {"a listener hears each step before its work", test_listener},
+    };
+    return UNIT_SUITE("step", t);
 }

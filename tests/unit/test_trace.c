@@ -704,25 +704,22 @@ static void test_steps_noted(void)
 
 int register_trace_suite(void)
 {
-    CU_pSuite s = CU_add_suite("trace", NULL, NULL);
-    if (!s) return -1;
-    if (!CU_add_test(s, "ring: wait policy loses nothing", test_ring_wait_keeps_everything) ||
-        !CU_add_test(s, "ring: drop policy counts drops", test_ring_drop_counts) ||
-        !CU_add_test(s, "events carry the step they were recorded in",
-                     test_events_carry_their_step) ||
-        !CU_add_test(s, "Chrome trace of an all_reduce", test_trace_of_all_reduce) ||
-        !CU_add_test(s, "writer errors and escaping", test_writer_errors) ||
-        !CU_add_test(s, "writer keeps nested events nested", test_writer_keeps_nesting) ||
-        !CU_add_test(s, "no consumer: drops, no hang", test_no_consumer_no_hang) ||
-        !CU_add_test(s, "send and receive events", test_send_recv_events) ||
-        !CU_add_test(s, "a track per stream, all nested", test_tracks_per_stream) ||
-        !CU_add_test(s, "the narration and the metrics in the file", test_notes_written) ||
-        !CU_add_test(s, "pl_step notes each step once", test_steps_noted) ||
-        !CU_add_test(s, "device memory notes: in order, once per change, as counters",
-                     test_memory_notes))
-        return -1;
+    static const unit_test t[] = {
+        {"ring: wait policy loses nothing", test_ring_wait_keeps_everything},
+        {"ring: drop policy counts drops", test_ring_drop_counts},
+        {"events carry the step they were recorded in", test_events_carry_their_step},
+        {"Chrome trace of an all_reduce", test_trace_of_all_reduce},
+        {"writer errors and escaping", test_writer_errors},
+        {"writer keeps nested events nested", test_writer_keeps_nesting},
+        {"no consumer: drops, no hang", test_no_consumer_no_hang},
+        {"send and receive events", test_send_recv_events},
+        {"a track per stream, all nested", test_tracks_per_stream},
+        {"the narration and the metrics in the file", test_notes_written},
+        {"pl_step notes each step once", test_steps_noted},
+        {"device memory notes: in order, once per change, as counters", test_memory_notes},
 #ifdef PARALAB_SIMULATED_CUDA
-    if (!CU_add_test(s, "each op names its stream (sim)", test_stream_numbers)) return -1;
+        {"each op names its stream (sim)", test_stream_numbers},
 #endif
-    return 0;
+    };
+    return UNIT_SUITE("trace", t);
 }

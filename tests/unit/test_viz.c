@@ -1183,12 +1183,7 @@ static void test_one_stream_metrics_and_memory(void)
 
 int register_viz_suite(void)
 {
-    CU_pSuite s = CU_add_suite("viz", NULL, NULL);
-    if (!s) return -1;
-    struct {
-        const char *name;
-        CU_TestFunc fn;
-    } t[] = {
+    static const unit_test t[] = {
         {"layout: every size to 1x1, 0..64 devices, no overlap", test_layout_everywhere},
         {"pipeline pane: an exact GPipe schedule and its bubble", test_pipeline_gpipe},
         {"timeline pane: a row of kernels and micro-batches", test_timeline_row},
@@ -1211,7 +1206,5 @@ int register_viz_suite(void)
         {"one stream: a rank's metrics and device memory reach the model, the file, the replay",
          test_one_stream_metrics_and_memory},
     };
-    for (size_t i = 0; i < sizeof t / sizeof *t; i++)
-        if (!CU_add_test(s, t[i].name, t[i].fn)) return -1;
-    return 0;
+    return UNIT_SUITE("viz", t);
 }

@@ -159,16 +159,14 @@ static void test_stuck_kernel_is_named(void)
 
 int register_watchdog_suite(void)
 {
-    CU_pSuite s = CU_add_suite("watchdog", NULL, NULL);
-    if (!s) return -1;
-    if (!CU_add_test(s, "sleeping five times the limit is no stall", test_sleep_is_no_stall) ||
-        !CU_add_test(s, "stopped (SIGSTOP) past the limit is no stall", test_stopped_is_no_stall) ||
-        !CU_add_test(s, "spinning with no progress is a stall", test_spin_is_a_stall) ||
-        !CU_add_test(s, "busy work that makes progress is no stall", test_progress_is_no_stall))
-        return -1;
+    static const unit_test t[] = {
+        {"sleeping five times the limit is no stall", test_sleep_is_no_stall},
+        {"stopped (SIGSTOP) past the limit is no stall", test_stopped_is_no_stall},
+        {"spinning with no progress is a stall", test_spin_is_a_stall},
+        {"busy work that makes progress is no stall", test_progress_is_no_stall},
 #ifdef PARALAB_SIMULATED_CUDA
-    if (!CU_add_test(s, "a kernel stuck in one block is named", test_stuck_kernel_is_named))
-        return -1;
+        {"a kernel stuck in one block is named", test_stuck_kernel_is_named},
 #endif
-    return 0;
+    };
+    return UNIT_SUITE("watchdog", t);
 }

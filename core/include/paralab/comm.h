@@ -8,7 +8,7 @@
  * the calling thread only meets the other ranks' threads once per step (and
  * a send outside a group waits for its receive).
  *
- * The local engine (comm.c) implements the collectives with ring
+ * The local engine (core/comm/comm_local*.c) implements the collectives with ring
  * algorithms written against the CUDA runtime API only — device-to-device
  * copies (cudaMemcpyPeerAsync) and a reduction kernel, ordered with events —
  * so it runs on simulated GPUs and on ranks sharing one real GPU. Ranks are
@@ -26,18 +26,18 @@
  *     The timeout counts only time in which every rank is free to run: not
  *     while a rank is held by the student (pl_comm_hold: a paused step).
  *
- * Shapes: counts are elements of `type`. all_gather: recv holds
- * nranks * sendcount elements, rank r's block at r * sendcount;
- * reduce_scatter: send holds nranks * recvcount elements; all_to_all: send
- * and recv hold nranks * count elements, block j of send goes to rank j.
- * In place exactly as NCCL documents: all_reduce and broadcast when send ==
- * recv; all_gather when send == recv + rank * sendcount; reduce_scatter
- * when recv == send + rank * recvcount. Count 0 is a successful no-op.
+ * Shapes and the in-place rules, one descriptor per collective (as NCCL
+ * documents them): paralab/collectives.h. In short, counts are elements of
+ * `type`; all_gather's recv holds nranks * sendcount elements, rank r's
+ * block at r * sendcount; reduce_scatter's send holds nranks * recvcount;
+ * all_to_all's send and recv hold nranks * count, block j of send going to
+ * rank j. Count 0 is a successful no-op.
  * PL_AVG on integers is the sum divided by the rank count (C division), as
  * in NCCL.
  *
  * Two engines stand behind these functions: the local engine above and, in
- * the CUDA build, NCCL itself (pl_comm_create_nccl).
+ * the CUDA build, NCCL itself (pl_comm_create_nccl, core/comm/comm_nccl.c;
+ * the simulated build links core/comm/nccl_none.c, which refuses it).
  *
  * Errors: functions return PL_COMM_OK or a pl_comm_result; the message of
  * the last error on a rank is pl_comm_last_error(comm).

@@ -1,7 +1,15 @@
 /*
- * paralab/cuda_check.h — for a lab's main only: check a CUDA call, and on
- * failure print the call, file:line, the error's name and text, then exit 1.
- * Library code returns errors instead.
+ * paralab/cuda_check.h — checking a CUDA call, the one way every program
+ * here does it:
+ *   cudaCheck(call)   for a program's main only: on failure print file:line,
+ *                     the call, the error's name and text, then exit 1;
+ *   PL_RANK_CK(call)  for a rank's function (a `pl_rank *r` in scope and an
+ *                     `out:` label that frees what it made): on failure
+ *                     "call: cudaErrorName (text)" into r->error, goto out —
+ *                     the world reports it (Labs' PL_LAB_CK is this);
+ *   pl_cuda_note      the message both write, for code with other needs.
+ * Library code returns errors instead (the communicators return their own
+ * pl_comm_result, NCCL's calls their ncclResult_t).
  */
 #ifndef PARALAB_CUDA_CHECK_H
 #define PARALAB_CUDA_CHECK_H
@@ -18,6 +26,19 @@ static inline void pl_cuda_check(cudaError_t e, const char *call, const char *fi
             cudaGetErrorString(e));
     exit(1);
 }
-#define cudaCheck(call) pl_cuda_check((call), #call, __FILE__, __LINE__)
+#define cudaCheck(call) pl_cuda_check((cudaError_t)(call), #call, __FILE__, __LINE__)
+
+/* "call: cudaErrorName (its text)" into buf (cap bytes) when e is an error;
+ * returns e. */
+static inline cudaError_t pl_cuda_note(cudaError_t e, const char *call, char *buf, size_t cap)
+{
+    if (e != cudaSuccess)
+        snprintf(buf, cap, "%s: %s (%s)", call, cudaGetErrorName(e), cudaGetErrorString(e));
+    return e;
+}
+#define PL_RANK_CK(call)                                                                           \
+    do {                                                                                           \
+        if (pl_cuda_note((cudaError_t)(call), #call, r->error, sizeof r->error)) goto out;         \
+    } while (0)
 
 #endif
