@@ -132,7 +132,7 @@ static int fits_in_memory(int n, char *err, size_t cap)
     } while (0)
 #define CK(call)                                                                                   \
     do {                                                                                           \
-        if (pl_cuda_note((cudaError_t)(call), #call, r->error, sizeof r->error)) return 1;         \
+        if (pl_cuda_note((cudaError_t)(call), #call, 1, r->error, sizeof r->error)) return 1;      \
     } while (0)
 
 /* The lab's four steps, on rank 0 of a one-rank world. */

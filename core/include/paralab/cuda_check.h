@@ -5,7 +5,7 @@
  *                     the call, the error's name and text, then exit 1;
  *   PL_RANK_CK(call)  for a rank's function (a `pl_rank *r` in scope and an
  *                     `out:` label that frees what it made): on failure
- *                     "call: cudaErrorName (text)" into r->error, goto out —
+ *                     "call: cudaErrorName" into r->error, goto out —
  *                     the world reports it (Labs' PL_LAB_CK is this);
  *   pl_cuda_note      the message both write, for code with other needs.
  * Library code returns errors instead (the communicators return their own
@@ -28,17 +28,19 @@ static inline void pl_cuda_check(cudaError_t e, const char *call, const char *fi
 }
 #define cudaCheck(call) pl_cuda_check((cudaError_t)(call), #call, __FILE__, __LINE__)
 
-/* "call: cudaErrorName (its text)" into buf (cap bytes) when e is an error;
- * returns e. */
-static inline cudaError_t pl_cuda_note(cudaError_t e, const char *call, char *buf, size_t cap)
+/* "call: cudaErrorName" into buf (cap bytes) when e is an error, and
+ * " (its text)" after it when `text` is 1; returns e. */
+static inline cudaError_t pl_cuda_note(cudaError_t e, const char *call, int text, char *buf,
+                                       size_t cap)
 {
     if (e != cudaSuccess)
-        snprintf(buf, cap, "%s: %s (%s)", call, cudaGetErrorName(e), cudaGetErrorString(e));
+        snprintf(buf, cap, "%s: %s%s%s%s", call, cudaGetErrorName(e), text ? " (" : "",
+                 text ? cudaGetErrorString(e) : "", text ? ")" : "");
     return e;
 }
 #define PL_RANK_CK(call)                                                                           \
     do {                                                                                           \
-        if (pl_cuda_note((cudaError_t)(call), #call, r->error, sizeof r->error)) goto out;         \
+        if (pl_cuda_note((cudaError_t)(call), #call, 0, r->error, sizeof r->error)) goto out;      \
     } while (0)
 
 #endif
