@@ -1,8 +1,8 @@
 /*
  * nn.cu — the kernels of the MLP (paralab/nn.h): the tiled matrix multiply
  * in the three forms backward needs, bias, GELU and ReLU, fused softmax and
- * cross-entropy, a deterministic sum, accuracy, SGD and AdamW, and the
- * vector helpers.
+ * cross-entropy, LayerNorm, a deterministic sum, accuracy, SGD and AdamW,
+ * and the vector helpers.
  *
  * Element-wise kernels: each block owns one contiguous tile of TILE = 256
  * threads x 16 elements and its threads stride through it by 256, so a
@@ -302,6 +302,140 @@ cudaError_t pl_k_softmax_xent_backward(float *dlogits, const float *probs, const
     SIMT_LAUNCH_COST(2.0 * total, 4.0 * (2.0 * total + M));
     return launch_softmax_xent_bwd(grid_1d(total), block_1d(), 0, stream, dlogits, probs, labels,
                                    total, C, scale);
+}
+
+/* ---- LayerNorm -------------------------------------------------------------------------------- */
+
+#define LN_EPS 1e-5f
+
+/* The sum of every thread's v over the block, returned to every thread: a
+ * tree in s[THREADS] in a fixed order (as sum_one_block), so the same
+ * inputs give the same bits; s is free again when it returns. */
+static __device__ float block_sum(float *s, float v)
+{
+    unsigned t = threadIdx.x;
+    s[t] = v;
+    __syncthreads();
+    for (unsigned half = THREADS / 2; half > 0; half /= 2) {
+        if (t < half) s[t] += s[t + half];
+        __syncthreads();
+    }
+    float total = s[0];
+    __syncthreads(); /* every thread has read s[0] before s is reused */
+    return total;
+}
+
+/* One block per row: the mean, then the variance as the mean of (x -
+ * mean)^2 (two passes: no cancellation of E[x^2] - mean^2), then y. Each
+ * thread reads x[i] before it writes y[i] of the same i, so y may be x. */
+static __global__ void layernorm_fwd(float *y, float *mean, float *rstd, const float *x,
+                                     const float *gamma, const float *beta, int h)
+{
+    __shared__ float s[THREADS];
+    unsigned t = threadIdx.x;
+    const float *xr = x + (long)blockIdx.x * h;
+    float *yr = y + (long)blockIdx.x * h;
+    float acc = 0.0f;
+    for (int i = (int)t; i < h; i += (int)THREADS) acc += xr[i];
+    float m = block_sum(s, acc) / (float)h;
+    acc = 0.0f;
+    for (int i = (int)t; i < h; i += (int)THREADS) {
+        float d = xr[i] - m;
+        acc += d * d;
+    }
+    float r = 1.0f / sqrtf(block_sum(s, acc) / (float)h + LN_EPS);
+    for (int i = (int)t; i < h; i += (int)THREADS) yr[i] = (xr[i] - m) * r * gamma[i] + beta[i];
+    if (t == 0) {
+        mean[blockIdx.x] = m;
+        rstd[blockIdx.x] = r;
+    }
+}
+SIMT_LAUNCHER(layernorm_fwd,
+              (float *y, float *mean, float *rstd, const float *x, const float *gamma,
+               const float *beta, int h),
+              (y, mean, rstd, x, gamma, beta, h))
+
+/* dx, one block per row: with n = (x - mean) rstd and g = dy gamma,
+ * dx = rstd (g - mean(g) - n mean(g n)). Reads dy[i] before writing dx[i]
+ * of the same i, so dx may be dy. */
+static __global__ void layernorm_bwd_dx(float *dx, const float *dy, const float *x,
+                                        const float *mean, const float *rstd, const float *gamma,
+                                        int h)
+{
+    __shared__ float s[THREADS];
+    unsigned t = threadIdx.x;
+    long off = (long)blockIdx.x * h;
+    float m = mean[blockIdx.x], r = rstd[blockIdx.x];
+    float sg = 0.0f, sgn = 0.0f;
+    for (int i = (int)t; i < h; i += (int)THREADS) {
+        float g = dy[off + i] * gamma[i];
+        sg += g;
+        sgn += g * ((x[off + i] - m) * r);
+    }
+    float mg = block_sum(s, sg) / (float)h;
+    float mgn = block_sum(s, sgn) / (float)h;
+    for (int i = (int)t; i < h; i += (int)THREADS) {
+        float n = (x[off + i] - m) * r;
+        dx[off + i] = r * (dy[off + i] * gamma[i] - mg - n * mgn);
+    }
+}
+SIMT_LAUNCHER(layernorm_bwd_dx,
+              (float *dx, const float *dy, const float *x, const float *mean, const float *rstd,
+               const float *gamma, int h),
+              (dx, dy, x, mean, rstd, gamma, h))
+
+/* dgamma and dbeta, one thread per column down the rows (as bias_grad):
+ * each sum has one owner and a fixed order, so no atomics and the same
+ * bits every run. */
+static __global__ void layernorm_bwd_params(float *dgamma, float *dbeta, const float *dy,
+                                            const float *x, const float *mean, const float *rstd,
+                                            int rows, int h, int accumulate)
+{
+    for (int c = (int)(blockIdx.x * blockDim.x + threadIdx.x); c < h;
+         c += (int)(blockDim.x * gridDim.x)) {
+        float sg = 0.0f, sb = 0.0f;
+        for (int r = 0; r < rows; r++) {
+            long at = (long)r * h + c;
+            sg += dy[at] * ((x[at] - mean[r]) * rstd[r]);
+            sb += dy[at];
+        }
+        dgamma[c] = accumulate ? dgamma[c] + sg : sg;
+        dbeta[c] = accumulate ? dbeta[c] + sb : sb;
+    }
+}
+SIMT_LAUNCHER(layernorm_bwd_params,
+              (float *dgamma, float *dbeta, const float *dy, const float *x, const float *mean,
+               const float *rstd, int rows, int h, int accumulate),
+              (dgamma, dbeta, dy, x, mean, rstd, rows, h, accumulate))
+
+cudaError_t pl_k_layernorm(float *y, float *mean, float *rstd, const float *x, const float *gamma,
+                           const float *beta, int rows, int h, cudaStream_t stream)
+{
+    if (rows < 1 || h < 1 || !y || !mean || !rstd || !x || !gamma || !beta)
+        return cudaErrorInvalidValue;
+    double n = (double)rows * h;
+    dim3 g = {(unsigned)rows, 1, 1};
+    SIMT_LAUNCH_COST(8.0 * n, 4.0 * (2.0 * n + 2.0 * h + 2.0 * rows));
+    return launch_layernorm_fwd(g, block_1d(), 0, stream, y, mean, rstd, x, gamma, beta, h);
+}
+
+cudaError_t pl_k_layernorm_backward(float *dx, float *dgamma, float *dbeta, const float *dy,
+                                    const float *x, const float *mean, const float *rstd,
+                                    const float *gamma, int rows, int h, int accumulate,
+                                    cudaStream_t stream)
+{
+    if (rows < 1 || h < 1 || !dx || !dgamma || !dbeta || !dy || !x || !mean || !rstd || !gamma)
+        return cudaErrorInvalidValue;
+    double n = (double)rows * h;
+    /* the parameters first: they read dy, which the dx kernel may overwrite */
+    dim3 gp = {(unsigned)((h + (int)THREADS - 1) / (int)THREADS), 1, 1};
+    SIMT_LAUNCH_COST(6.0 * n, 4.0 * (2.0 * n + 2.0 * rows + 2.0 * h * (1 + accumulate)));
+    cudaError_t e = launch_layernorm_bwd_params(gp, block_1d(), 0, stream, dgamma, dbeta, dy, x,
+                                                mean, rstd, rows, h, accumulate);
+    if (e != cudaSuccess) return e;
+    dim3 gr = {(unsigned)rows, 1, 1};
+    SIMT_LAUNCH_COST(12.0 * n, 4.0 * (5.0 * n + h + 2.0 * rows));
+    return launch_layernorm_bwd_dx(gr, block_1d(), 0, stream, dx, dy, x, mean, rstd, gamma, h);
 }
 
 /* ---- sum and accuracy ----------------------------------------------------------------------- */

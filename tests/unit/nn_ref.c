@@ -62,6 +62,59 @@ void ref_softmax_xent(float *probs, float *losses, const float *logits, const in
     }
 }
 
+void ref_layernorm(float *y, float *mean, float *rstd, const float *x, const float *gamma,
+                   const float *beta, int rows, int h)
+{
+    for (int r = 0; r < rows; r++) {
+        const float *xr = x + (long)r * h;
+        double m = 0.0, var = 0.0;
+        for (int i = 0; i < h; i++) m += xr[i];
+        m /= h;
+        for (int i = 0; i < h; i++) var += (xr[i] - m) * (xr[i] - m);
+        var /= h;
+        double rs = 1.0 / sqrt(var + 1e-5);
+        for (int i = 0; i < h; i++)
+            y[(long)r * h + i] = (float)((xr[i] - m) * rs * gamma[i] + beta[i]);
+        mean[r] = (float)m;
+        rstd[r] = (float)rs;
+    }
+}
+
+/* dnorm = dy gamma; dx = rstd (dnorm - mean(dnorm) - norm mean(dnorm norm)) */
+void ref_layernorm_backward(float *dx, float *dgamma, float *dbeta, const float *dy,
+                            const float *x, const float *mean, const float *rstd,
+                            const float *gamma, int rows, int h, int accumulate)
+{
+    double *dg = calloc((size_t)h, sizeof *dg), *db = calloc((size_t)h, sizeof *db);
+    for (int c = 0; c < h && accumulate; c++) {
+        dg[c] = dgamma[c];
+        db[c] = dbeta[c];
+    }
+    for (int r = 0; r < rows; r++) {
+        long off = (long)r * h;
+        double sg = 0.0, sgn = 0.0;
+        for (int i = 0; i < h; i++) {
+            double n = ((double)x[off + i] - mean[r]) * rstd[r], g = (double)dy[off + i] * gamma[i];
+            sg += g;
+            sgn += g * n;
+            dg[i] += (double)dy[off + i] * n;
+            db[i] += dy[off + i];
+        }
+        sg /= h;
+        sgn /= h;
+        for (int i = 0; i < h; i++) {
+            double n = ((double)x[off + i] - mean[r]) * rstd[r];
+            dx[off + i] = (float)(rstd[r] * ((double)dy[off + i] * gamma[i] - sg - n * sgn));
+        }
+    }
+    for (int c = 0; c < h; c++) {
+        dgamma[c] = (float)dg[c];
+        dbeta[c] = (float)db[c];
+    }
+    free(dg);
+    free(db);
+}
+
 void ref_sgd(float *w, float *v, const float *g, long n, float lr, float mu, float wd)
 {
     for (long i = 0; i < n; i++) {

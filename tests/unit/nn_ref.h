@@ -19,6 +19,15 @@ double ref_gelu(double x);
 double ref_gelu_grad(double x);
 void ref_softmax_xent(float *probs, float *losses, const float *logits, const int *labels, int M,
                       int C);
+/* LayerNorm over the rows of x[rows,h], in double, eps = 1e-5 (as
+ * pl_k_layernorm): mean, rstd (rows each) and y. The backward from dy and
+ * the forward's x, mean, rstd and gamma: dx, and dgamma, dbeta (+= with
+ * accumulate). */
+void ref_layernorm(float *y, float *mean, float *rstd, const float *x, const float *gamma,
+                   const float *beta, int rows, int h);
+void ref_layernorm_backward(float *dx, float *dgamma, float *dbeta, const float *dy,
+                            const float *x, const float *mean, const float *rstd,
+                            const float *gamma, int rows, int h, int accumulate);
 void ref_sgd(float *w, float *v, const float *g, long n, float lr, float mu, float wd);
 void ref_adamw(float *w, float *m, float *v, const float *g, long n, float lr, float b1, float b2,
                float eps, float wd, int t);

@@ -280,6 +280,111 @@ static void test_softmax_xent(void)
     }
 }
 
+/* ---- LayerNorm ------------------------------------------------------------------------------ */
+
+/* One shape: every element of y, mean, rstd, dx, dgamma and dbeta against
+ * the double reference. Tolerances: mean within 1e-6 (1 + |mean|); rstd,
+ * y, dgamma and dbeta within 1e-5 + 1e-5 of their scale (|want| for rstd;
+ * for y, 1 + |y|; for dgamma and dbeta, the sum over rows of |each term|:
+ * float sums of <= 257 terms of the row's statistics err by ~1e-6 of it);
+ * dx within 1e-5 of rstd (|dy gamma| + mean |dy gamma| + |norm| mean
+ * |dy gamma norm|), the size of its three terms. const_row >= 0: that row
+ * is the constant 2.5 (exact sum), variance 0, so rstd = 1/sqrt(1e-5) and
+ * y = beta exactly. dgamma and dbeta start random and accumulate. */
+static void check_layernorm(int rows, int h, int const_row, unsigned seed)
+{
+    ref_rng rng = {0xD1B54A32D192ED03ull ^ seed};
+    long n = (long)rows * h;
+    size_t fn = (size_t)n * sizeof(float), fh = (size_t)h * sizeof(float);
+    size_t fr = (size_t)rows * sizeof(float);
+    float *x = malloc(fn), *dy = malloc(fn), *y = malloc(fn), *yr = malloc(fn);
+    float *dx = malloc(fn), *dxr = malloc(fn), *gam = malloc(fh), *bet = malloc(fh);
+    float *dg = malloc(fh), *dgr = malloc(fh), *db = malloc(fh), *dbr = malloc(fh);
+    float *mu = malloc(fr), *mur = malloc(fr), *rs = malloc(fr), *rsr = malloc(fr);
+    double *ys = malloc((size_t)n * sizeof(double)), *dxs = malloc((size_t)n * sizeof(double));
+    double *dgs = calloc((size_t)h, sizeof(double)), *dbs = calloc((size_t)h, sizeof(double));
+    ref_fill(&rng, x, n, -2, 3);
+    ref_fill(&rng, dy, n, -1, 1);
+    ref_fill(&rng, gam, h, 0.5, 1.5);
+    ref_fill(&rng, bet, h, -1, 1);
+    ref_fill(&rng, dg, h, -1, 1);
+    ref_fill(&rng, db, h, -1, 1);
+    if (const_row >= 0)
+        for (int i = 0; i < h; i++) x[(long)const_row * h + i] = 2.5f;
+    memcpy(dgr, dg, fh);
+    memcpy(dbr, db, fh);
+    float *d_x = to_dev(x, n), *d_dy = to_dev(dy, n), *d_y = to_dev(y, n), *d_dx = to_dev(dx, n);
+    float *d_g = to_dev(gam, h), *d_b = to_dev(bet, h), *d_dg = to_dev(dg, h), *d_db = to_dev(db, h);
+    float *d_mu = to_dev(mu, rows), *d_rs = to_dev(rs, rows);
+    CU_ASSERT_OK(pl_k_layernorm(d_y, d_mu, d_rs, d_x, d_g, d_b, rows, h, 0));
+    CU_ASSERT_OK(
+        pl_k_layernorm_backward(d_dx, d_dg, d_db, d_dy, d_x, d_mu, d_rs, d_g, rows, h, 1, 0));
+    CU_ASSERT_OK(cudaDeviceSynchronize());
+    to_host(y, d_y, n);
+    to_host(mu, d_mu, rows);
+    to_host(rs, d_rs, rows);
+    to_host(dx, d_dx, n);
+    to_host(dg, d_dg, h);
+    to_host(db, d_db, h);
+    ref_layernorm(yr, mur, rsr, x, gam, bet, rows, h);
+    ref_layernorm_backward(dxr, dgr, dbr, dy, x, mur, rsr, gam, rows, h, 1);
+    for (int r = 0; r < rows; r++) {
+        double ag = 0, agn = 0;
+        for (int i = 0; i < h; i++) {
+            long at = (long)r * h + i;
+            double nrm = fabs((x[at] - mur[r]) * (double)rsr[r]), g = fabs((double)dy[at] * gam[i]);
+            ag += g / h;
+            agn += g * nrm / h;
+            dgs[i] += fabs(dy[at]) * nrm;
+            dbs[i] += fabs(dy[at]);
+            ys[at] = 1 + fabs(yr[at]);
+        }
+        for (int i = 0; i < h; i++) {
+            long at = (long)r * h + i;
+            double nrm = fabs((x[at] - mur[r]) * (double)rsr[r]);
+            dxs[at] = rsr[r] * (fabs((double)dy[at] * gam[i]) + ag + nrm * agn);
+        }
+    }
+    for (int i = 0; i < h; i++) {
+        dgs[i] += fabs(dgr[i]);
+        dbs[i] += fabs(dbr[i]);
+    }
+    char what[80];
+#define LN_CHECK(name, got, want, scale, cnt, abs_tol, rel)                                        \
+    do {                                                                                           \
+        snprintf(what, sizeof what, "layernorm %dx%d %s", rows, h, name);                          \
+        CU_ASSERT_EQUAL(mismatches(what, got, want, scale, cnt, abs_tol, rel), 0);                 \
+    } while (0)
+    LN_CHECK("mean", mu, mur, NULL, rows, 1e-6, 1e-6);
+    LN_CHECK("rstd", rs, rsr, NULL, rows, 1e-5, 1e-5);
+    LN_CHECK("y", y, yr, ys, n, 0, 1e-5);
+    LN_CHECK("dx", dx, dxr, dxs, n, 0, 1e-5);
+    LN_CHECK("dgamma +=", dg, dgr, dgs, h, 0, 1e-5);
+    LN_CHECK("dbeta +=", db, dbr, dbs, h, 0, 1e-5);
+#undef LN_CHECK
+    if (const_row >= 0) {
+        CU_ASSERT(fabs(rs[const_row] - 1.0 / sqrt(1e-5)) <= 1e-6 / sqrt(1e-5));
+        CU_ASSERT_EQUAL(memcmp(y + (long)const_row * h, bet, fh), 0); /* y = 0 + beta */
+    }
+    float *all[] = {d_x, d_dy, d_y, d_dx, d_g, d_b, d_dg, d_db, d_mu, d_rs};
+    for (int i = 0; i < 10; i++) cudaFree(all[i]);
+    float *host[] = {x, dy, y, yr, dx, dxr, gam, bet, dg, dgr, db, dbr, mu, mur, rs, rsr};
+    for (int i = 0; i < 16; i++) free(host[i]);
+    free(ys);
+    free(dxs);
+    free(dgs);
+    free(dbs);
+}
+
+static void test_layernorm(void)
+{
+    static const int shapes[][3] = {/* rows, h, the constant row or -1 */
+                                    {1, 1, -1}, {1, 1, 0},    {3, 7, -1},    {3, 7, 1},
+                                    {2, 256, -1}, {5, 300, 4}, {64, 257, 17}, {257, 64, -1}};
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+        check_layernorm(shapes[s][0], shapes[s][1], shapes[s][2], 40u + (unsigned)s);
+}
+
 /* The sum: within 1e-6 of the sum of |x| (relative), and the same bits on
  * a second run (the loss curve of a parallel run must match, bit for bit). */
 static void test_sum(void)
@@ -421,6 +526,8 @@ int register_nn_suite(void)
         {"GELU and ReLU, forward and backward", test_activations},
         {"bias add and bias gradient", test_bias},
         {"fused softmax + cross-entropy, forward and backward", test_softmax_xent},
+        {"LayerNorm forward and backward (dgamma, dbeta +=), 1x1, 3x7, 64x257, variance 0",
+         test_layernorm},
         {"sum: right and the same bits twice", test_sum},
         {"accuracy count: ties go to the first", test_count_correct},
         {"SGD with momentum and AdamW, three steps", test_optimizers},

@@ -14,6 +14,12 @@
  * torch.optim.SGD (v = mu v + g; w -= lr v); AdamW as Loshchilov and
  * Hutter, "Decoupled Weight Decay Regularization", ICLR 2019, Algorithm 2
  * (the decay is applied to the weight, not added to the gradient).
+ * LayerNorm as Ba, Kiros and Hinton, "Layer Normalization", 2016, section
+ * 3 (mean and standard deviation over the hidden units of one sample,
+ * then an adaptive gain gamma and bias beta), eps inside the square root
+ * as PyTorch's torch.nn.LayerNorm; its backward as
+ * llm.c (Karpathy, 2024) documents layernorm_backward (dnorm = dy gamma;
+ * dx = rstd (dnorm - mean(dnorm) - norm mean(dnorm norm))).
  */
 #ifndef PARALAB_NN_H
 #define PARALAB_NN_H
@@ -64,6 +70,24 @@ cudaError_t pl_k_softmax_xent(float *probs, float *losses, const float *logits, 
  * * scale (dlogits may be probs). scale = 1 / (global batch) for a mean. */
 cudaError_t pl_k_softmax_xent_backward(float *dlogits, const float *probs, const int *labels, int M,
                                        int C, float scale, cudaStream_t stream);
+/* LayerNorm over each row of x[rows,h]: mean[r] and rstd[r] = 1 /
+ * sqrt(var + 1e-5) (var the biased variance, the mean of (x - mean)^2;
+ * eps = 1e-5 as PyTorch's default), y = (x - mean) rstd gamma + beta,
+ * gamma[h] and beta[h]. mean and rstd (rows floats each) are kept for the
+ * backward. y may be x. One block of 256 threads per row, reductions in a
+ * fixed order (the same inputs give the same bits). rows < 1, h < 1 or a
+ * NULL pointer: cudaErrorInvalidValue. */
+cudaError_t pl_k_layernorm(float *y, float *mean, float *rstd, const float *x, const float *gamma,
+                           const float *beta, int rows, int h, cudaStream_t stream);
+/* Its backward, from dy[rows,h] and the forward's x, mean, rstd and gamma:
+ * dx[rows,h] (overwritten; dx may be dy), dgamma[h] = sum over rows of dy
+ * (x - mean) rstd and dbeta[h] = sum over rows of dy (+= both with
+ * accumulate = 1, as pl_k_bias_grad). No atomics: the same bits every
+ * run. Errors as pl_k_layernorm. */
+cudaError_t pl_k_layernorm_backward(float *dx, float *dgamma, float *dbeta, const float *dy,
+                                    const float *x, const float *mean, const float *rstd,
+                                    const float *gamma, int rows, int h, int accumulate,
+                                    cudaStream_t stream);
 /* out[0] = sum of x[0..n-1], in a fixed order (one block, a tree): the same
  * inputs give the same bits. */
 cudaError_t pl_k_sum(float *out, const float *x, long n, cudaStream_t stream);
