@@ -304,7 +304,8 @@ cudaError_t pl_k_softmax_xent_backward(float *dlogits, const float *probs, const
                                    total, C, scale);
 }
 
-/* ---- LayerNorm -------------------------------------------------------------------------------- */
+/* ---- LayerNorm --------------------------------------------------------------------------------
+ */
 
 #define LN_EPS 1e-5f
 

@@ -81,9 +81,9 @@ void ref_layernorm(float *y, float *mean, float *rstd, const float *x, const flo
 }
 
 /* dnorm = dy gamma; dx = rstd (dnorm - mean(dnorm) - norm mean(dnorm norm)) */
-void ref_layernorm_backward(float *dx, float *dgamma, float *dbeta, const float *dy,
-                            const float *x, const float *mean, const float *rstd,
-                            const float *gamma, int rows, int h, int accumulate)
+void ref_layernorm_backward(float *dx, float *dgamma, float *dbeta, const float *dy, const float *x,
+                            const float *mean, const float *rstd, const float *gamma, int rows,
+                            int h, int accumulate)
 {
     double *dg = calloc((size_t)h, sizeof *dg), *db = calloc((size_t)h, sizeof *db);
     for (int c = 0; c < h && accumulate; c++) {

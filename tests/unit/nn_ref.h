@@ -25,9 +25,9 @@ void ref_softmax_xent(float *probs, float *losses, const float *logits, const in
  * accumulate). */
 void ref_layernorm(float *y, float *mean, float *rstd, const float *x, const float *gamma,
                    const float *beta, int rows, int h);
-void ref_layernorm_backward(float *dx, float *dgamma, float *dbeta, const float *dy,
-                            const float *x, const float *mean, const float *rstd,
-                            const float *gamma, int rows, int h, int accumulate);
+void ref_layernorm_backward(float *dx, float *dgamma, float *dbeta, const float *dy, const float *x,
+                            const float *mean, const float *rstd, const float *gamma, int rows,
+                            int h, int accumulate);
 void ref_sgd(float *w, float *v, const float *g, long n, float lr, float mu, float wd);
 void ref_adamw(float *w, float *m, float *v, const float *g, long n, float lr, float b1, float b2,
                float eps, float wd, int t);

@@ -314,7 +314,8 @@ static void check_layernorm(int rows, int h, int const_row, unsigned seed)
     memcpy(dgr, dg, fh);
     memcpy(dbr, db, fh);
     float *d_x = to_dev(x, n), *d_dy = to_dev(dy, n), *d_y = to_dev(y, n), *d_dx = to_dev(dx, n);
-    float *d_g = to_dev(gam, h), *d_b = to_dev(bet, h), *d_dg = to_dev(dg, h), *d_db = to_dev(db, h);
+    float *d_g = to_dev(gam, h), *d_b = to_dev(bet, h), *d_dg = to_dev(dg, h),
+          *d_db = to_dev(db, h);
     float *d_mu = to_dev(mu, rows), *d_rs = to_dev(rs, rows);
     CU_ASSERT_OK(pl_k_layernorm(d_y, d_mu, d_rs, d_x, d_g, d_b, rows, h, 0));
     CU_ASSERT_OK(
@@ -379,10 +380,88 @@ static void check_layernorm(int rows, int h, int const_row, unsigned seed)
 static void test_layernorm(void)
 {
     static const int shapes[][3] = {/* rows, h, the constant row or -1 */
-                                    {1, 1, -1}, {1, 1, 0},    {3, 7, -1},    {3, 7, 1},
+                                    {1, 1, -1},   {1, 1, 0},   {3, 7, -1},    {3, 7, 1},
                                     {2, 256, -1}, {5, 300, 4}, {64, 257, 17}, {257, 64, -1}};
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
         check_layernorm(shapes[s][0], shapes[s][1], shapes[s][2], 40u + (unsigned)s);
+}
+
+/* accumulate = 0 writes dgamma and dbeta, accumulate = 1 adds: the same
+ * backward twice gives exactly twice (a + a is exact in float); and two
+ * runs of forward and backward give the same bits in every output. */
+static void test_layernorm_accumulate_deterministic(void)
+{
+    enum { R = 64, H = 257, N = R * H };
+    ref_rng rng = {77};
+    static float x[N], dy[N], gam[H], bet[H], out[2][2 * N + 2 * R + 4 * H];
+    ref_fill(&rng, x, N, -2, 3);
+    ref_fill(&rng, dy, N, -1, 1);
+    ref_fill(&rng, gam, H, 0.5, 1.5);
+    ref_fill(&rng, bet, H, -1, 1);
+    float *d_x = to_dev(x, N), *d_dy = to_dev(dy, N), *d_g = to_dev(gam, H), *d_b = to_dev(bet, H);
+    float *d_y, *d_dx, *d_mu, *d_rs, *d_dg, *d_db;
+    CU_ASSERT_OK(cudaMalloc((void **)&d_y, N * sizeof(float)));
+    CU_ASSERT_OK(cudaMalloc((void **)&d_dx, N * sizeof(float)));
+    CU_ASSERT_OK(cudaMalloc((void **)&d_mu, R * sizeof(float)));
+    CU_ASSERT_OK(cudaMalloc((void **)&d_rs, R * sizeof(float)));
+    CU_ASSERT_OK(cudaMalloc((void **)&d_dg, H * sizeof(float)));
+    CU_ASSERT_OK(cudaMalloc((void **)&d_db, H * sizeof(float)));
+    for (int run = 0; run < 2; run++) {
+        float *o = out[run];
+        CU_ASSERT_OK(pl_k_fill(d_dg, H, 7.0f, 0)); /* accumulate = 0 overwrites this */
+        CU_ASSERT_OK(pl_k_fill(d_db, H, 7.0f, 0));
+        CU_ASSERT_OK(pl_k_layernorm(d_y, d_mu, d_rs, d_x, d_g, d_b, R, H, 0));
+        CU_ASSERT_OK(
+            pl_k_layernorm_backward(d_dx, d_dg, d_db, d_dy, d_x, d_mu, d_rs, d_g, R, H, 0, 0));
+        to_host(o, d_y, N);
+        to_host(o + N, d_dx, N);
+        to_host(o + 2 * N, d_mu, R);
+        to_host(o + 2 * N + R, d_rs, R);
+        to_host(o + 2 * N + 2 * R, d_dg, H);
+        to_host(o + 2 * N + 2 * R + H, d_db, H);
+        CU_ASSERT_OK(
+            pl_k_layernorm_backward(d_dx, d_dg, d_db, d_dy, d_x, d_mu, d_rs, d_g, R, H, 1, 0));
+        to_host(o + 2 * N + 2 * R + 2 * H, d_dg, H);
+        to_host(o + 2 * N + 2 * R + 3 * H, d_db, H);
+        long twice = 0;
+        for (int i = 0; i < 2 * H; i++)
+            twice += o[2 * N + 2 * R + 2 * H + i] == 2.0f * o[2 * N + 2 * R + i];
+        CU_ASSERT_EQUAL(twice, 2 * H);
+    }
+    CU_ASSERT_EQUAL(memcmp(out[0], out[1], sizeof out[0]), 0);
+    float *all[] = {d_x, d_dy, d_g, d_b, d_y, d_dx, d_mu, d_rs, d_dg, d_db};
+    for (int i = 0; i < 10; i++) cudaFree(all[i]);
+}
+
+/* rows or h < 1, or any NULL pointer: cudaErrorInvalidValue. */
+static void test_layernorm_bad_arguments(void)
+{
+    float *d;
+    CU_ASSERT_OK(cudaMalloc((void **)&d, 64 * sizeof(float)));
+    static const int sizes[][2] = {{0, 4}, {4, 0}, {-1, 4}, {4, -1}};
+    for (int k = 0; k < 4; k++) {
+        int r = sizes[k][0], h = sizes[k][1];
+        CU_ASSERT_CUDA(pl_k_layernorm(d, d, d, d, d, d, r, h, 0), cudaErrorInvalidValue);
+        CU_ASSERT_CUDA(pl_k_layernorm_backward(d, d, d, d, d, d, d, d, r, h, 0, 0),
+                       cudaErrorInvalidValue);
+    }
+    for (int k = 0; k < 6; k++) {
+        float *p[6] = {d, d, d, d, d, d};
+        p[k] = NULL;
+        CU_ASSERT_CUDA(pl_k_layernorm(p[0], p[1], p[2], p[3], p[4], p[5], 2, 4, 0),
+                       cudaErrorInvalidValue);
+    }
+    for (int k = 0; k < 8; k++) {
+        float *p[8] = {d, d, d, d, d, d, d, d};
+        p[k] = NULL;
+        CU_ASSERT_CUDA(
+            pl_k_layernorm_backward(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], 2, 4, 0, 0),
+            cudaErrorInvalidValue);
+    }
+    CU_ASSERT_OK(pl_k_fill(d, 64, 1.0f, 0));
+    CU_ASSERT_OK(pl_k_layernorm(d, d + 8, d + 12, d + 16, d + 24, d + 32, 2, 4, 0)); /* good */
+    CU_ASSERT_OK(cudaDeviceSynchronize());
+    cudaFree(d);
 }
 
 /* The sum: within 1e-6 of the sum of |x| (relative), and the same bits on
@@ -528,6 +607,9 @@ int register_nn_suite(void)
         {"fused softmax + cross-entropy, forward and backward", test_softmax_xent},
         {"LayerNorm forward and backward (dgamma, dbeta +=), 1x1, 3x7, 64x257, variance 0",
          test_layernorm},
+        {"LayerNorm: accumulate adds (twice = 2x), the same bits twice",
+         test_layernorm_accumulate_deterministic},
+        {"LayerNorm: bad arguments", test_layernorm_bad_arguments},
         {"sum: right and the same bits twice", test_sum},
         {"accuracy count: ties go to the first", test_count_correct},
         {"SGD with momentum and AdamW, three steps", test_optimizers},
