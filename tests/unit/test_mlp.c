@@ -1,7 +1,7 @@
 /*
  * test_mlp.c — the model: finite-difference gradient checks for every
- * layer type (linear, GELU, ReLU, softmax + cross-entropy) and for the
- * whole MLP, deterministic initialisation, and the tensor helpers.
+ * layer type (linear, GELU, ReLU, softmax + cross-entropy, LayerNorm) and
+ * for the whole MLP, deterministic initialisation, and the tensor helpers.
  *
  * Finite differences run the device's own forward kernels in float at
  * x +- h; the tolerance, |fd - analytic| <= 1e-3 + 2e-2 |analytic|, covers
@@ -188,6 +188,60 @@ static void test_gradcheck_softmax_xent(void)
     cudaFree(dy);
 }
 
+/* LayerNorm: loss = sum(R * LayerNorm(X; gamma, beta)) over 3 rows of 7;
+ * dX, dgamma and dbeta from the backward (dy = R) against the difference
+ * of the device's forward, one element at a time. The loss is linear in
+ * gamma and beta, not in X (the mean and rstd move with it). */
+static void test_gradcheck_layernorm(void)
+{
+    enum { B = 3, H = 7 };
+    ref_rng rng = {41};
+    float X[B * H], g[H], b[H], R[B * H], Y[B * H];
+    ref_fill(&rng, X, B * H, -2, 3);
+    ref_fill(&rng, g, H, 0.5, 1.5);
+    ref_fill(&rng, b, H, -1, 1);
+    ref_fill(&rng, R, B * H, -1, 1);
+    float *dX = dev_copy(X, B * H), *dg = dev_copy(g, H), *db = dev_copy(b, H);
+    float *dR = dev_copy(R, B * H), *dY = dev_copy(Y, B * H), *dmu = dev_copy(X, B);
+    float *drs = dev_copy(X, B), *gX = dev_copy(X, B * H), *gg = dev_copy(g, H);
+    float *gb = dev_copy(b, H);
+    CU_ASSERT_OK(pl_k_layernorm(dY, dmu, drs, dX, dg, db, B, H, 0));
+    CU_ASSERT_OK(pl_k_layernorm_backward(gX, gg, gb, dR, dX, dmu, drs, dg, B, H, 0, 0));
+    float aX[B * H], ag[H], ab[H];
+    host_copy(aX, gX, B * H);
+    host_copy(ag, gg, H);
+    host_copy(ab, gb, H);
+    const float h = 1e-2f;
+    struct {
+        float *host, *dev, *grad;
+        int n;
+        const char *name;
+    } p[] = {{X, dX, aX, B * H, "X"}, {g, dg, ag, H, "gamma"}, {b, db, ab, H, "beta"}};
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < p[k].n; i++) {
+            double loss[2];
+            float keep = p[k].host[i];
+            for (int sgn = 0; sgn < 2; sgn++) {
+                p[k].host[i] = keep + (sgn ? -h : h);
+                cudaMemcpy(p[k].dev, p[k].host, (size_t)p[k].n * sizeof(float),
+                           cudaMemcpyHostToDevice);
+                CU_ASSERT_OK(pl_k_layernorm(dY, dmu, drs, dX, dg, db, B, H, 0));
+                host_copy(Y, dY, B * H);
+                loss[sgn] = 0;
+                for (int j = 0; j < B * H; j++) loss[sgn] += (double)R[j] * Y[j];
+            }
+            p[k].host[i] = keep;
+            cudaMemcpy(p[k].dev, p[k].host, (size_t)p[k].n * sizeof(float), cudaMemcpyHostToDevice);
+            double fd = (loss[0] - loss[1]) / (2 * h);
+            if (!close_enough(fd, p[k].grad[i]))
+                fprintf(stderr, "  layernorm d%s[%d]: finite difference %.6f, backward %.6f\n",
+                        p[k].name, i, fd, p[k].grad[i]);
+            CU_ASSERT(close_enough(fd, p[k].grad[i]));
+        }
+    float *all[] = {dX, dg, db, dR, dY, dmu, drs, gX, gg, gb};
+    for (int i = 0; i < 10; i++) cudaFree(all[i]);
+}
+
 /* ---- the whole model ----------------------------------------------------------------- */
 
 /* Every parameter of a 5 -> 6 -> 4 -> 3 MLP on a batch of 4: the backward's
@@ -348,6 +402,7 @@ int register_mlp_suite(void)
         {"gradient check: GELU", test_gradcheck_gelu},
         {"gradient check: ReLU", test_gradcheck_relu},
         {"gradient check: softmax + cross-entropy", test_gradcheck_softmax_xent},
+        {"gradient check: LayerNorm (X, gamma, beta)", test_gradcheck_layernorm},
         {"gradient check: the whole MLP, GELU; accumulate adds", test_gradcheck_model_gelu},
         {"gradient check: the whole MLP, ReLU", test_gradcheck_model_relu},
         {"initialisation: the seed alone decides", test_init_deterministic},
