@@ -283,14 +283,16 @@ static void test_softmax_xent(void)
 /* ---- LayerNorm ------------------------------------------------------------------------------ */
 
 /* One shape: every element of y, mean, rstd, dx, dgamma and dbeta against
- * the double reference. Tolerances: mean within 1e-6 (1 + |mean|); rstd,
- * y, dgamma and dbeta within 1e-5 + 1e-5 of their scale (|want| for rstd;
- * for y, 1 + |y|; for dgamma and dbeta, the sum over rows of |each term|:
- * float sums of <= 257 terms of the row's statistics err by ~1e-6 of it);
- * dx within 1e-5 of rstd (|dy gamma| + mean |dy gamma| + |norm| mean
- * |dy gamma norm|), the size of its three terms. const_row >= 0: that row
- * is the constant 2.5 (exact sum), variance 0, so rstd = 1/sqrt(1e-5) and
- * y = beta exactly. dgamma and dbeta start random and accumulate. */
+ * the double reference. Tolerances: mean within 1e-6 (1 + |mean|); rstd
+ * within 4e-6 |rstd|; y, dx, dgamma and dbeta within 4e-6 of their scale
+ * (for y, 1 + |y|; for dx, rstd (|dy gamma| + mean |dy gamma| + |norm|
+ * mean |dy gamma norm|), the size of its three terms; for dgamma and
+ * dbeta, the sum over rows of |each term| plus |the value accumulated
+ * into|). The errors seen are about 1e-7 of the scale: float sums of up
+ * to 300 terms, in a tree or down the rows. const_row >= 0: that row is
+ * the constant 2.5 (exact sum and mean), variance 0, so rstd =
+ * 1/sqrt(1e-5) and y = beta exactly. dgamma and dbeta start random and
+ * accumulate. */
 static void check_layernorm(int rows, int h, int const_row, unsigned seed)
 {
     ref_rng rng = {0xD1B54A32D192ED03ull ^ seed};
@@ -357,11 +359,11 @@ static void check_layernorm(int rows, int h, int const_row, unsigned seed)
         CU_ASSERT_EQUAL(mismatches(what, got, want, scale, cnt, abs_tol, rel), 0);                 \
     } while (0)
     LN_CHECK("mean", mu, mur, NULL, rows, 1e-6, 1e-6);
-    LN_CHECK("rstd", rs, rsr, NULL, rows, 1e-5, 1e-5);
-    LN_CHECK("y", y, yr, ys, n, 0, 1e-5);
-    LN_CHECK("dx", dx, dxr, dxs, n, 0, 1e-5);
-    LN_CHECK("dgamma +=", dg, dgr, dgs, h, 0, 1e-5);
-    LN_CHECK("dbeta +=", db, dbr, dbs, h, 0, 1e-5);
+    LN_CHECK("rstd", rs, rsr, NULL, rows, 0, 4e-6);
+    LN_CHECK("y", y, yr, ys, n, 0, 4e-6);
+    LN_CHECK("dx", dx, dxr, dxs, n, 0, 4e-6);
+    LN_CHECK("dgamma +=", dg, dgr, dgs, h, 0, 4e-6);
+    LN_CHECK("dbeta +=", db, dbr, dbs, h, 0, 4e-6);
 #undef LN_CHECK
     if (const_row >= 0) {
         CU_ASSERT(fabs(rs[const_row] - 1.0 / sqrt(1e-5)) <= 1e-6 / sqrt(1e-5));
