@@ -31,8 +31,6 @@ const pl_world_caps *pl_device_caps(void)
     return &caps;
 }
 
-const char *pl_clock_name(void) { return pl_device_caps()->clock; }
-
 const char *pl_device_problem(const char *program)
 {
     static _Thread_local char msg[512];
@@ -82,20 +80,6 @@ int pl_device_model(pl_hw_model *out)
 {
     (void)out;
     return -1;
-}
-
-int pl_device_memory(int device, size_t *used, size_t *total)
-{
-    size_t fr = 0, tot = 0;
-    cudaError_t e = cudaSetDevice(device);
-    if (!e) e = cudaMemGetInfo(&fr, &tot);
-    if (e) {
-        cudaGetLastError();
-        return (int)e;
-    }
-    *used = tot - fr;
-    *total = tot;
-    return 0;
 }
 
 int pl_device_memory_is_host(void) { return 0; }

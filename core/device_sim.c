@@ -33,8 +33,6 @@ const pl_world_caps *pl_device_caps(void)
     return &caps;
 }
 
-const char *pl_clock_name(void) { return pl_device_caps()->clock; }
-
 /* The variable that sets the number of simulated devices, as the user
  * spelled it (the old PARALAB_SIM_DEVICES still works). */
 static const char *devices_variable(void)
@@ -93,20 +91,6 @@ int pl_device_model(pl_hw_model *out)
                          .peer_bw = p->peer_bw,
                          .peer_latency = p->peer_latency,
                          .launch_latency = p->launch_latency};
-    return 0;
-}
-
-int pl_device_memory(int device, size_t *used, size_t *total)
-{
-    size_t fr = 0, tot = 0;
-    cudaError_t e = cudaSetDevice(device);
-    if (!e) e = cudaMemGetInfo(&fr, &tot);
-    if (e) {
-        cudaGetLastError();
-        return (int)e;
-    }
-    *used = tot - fr;
-    *total = tot;
     return 0;
 }
 

@@ -7,7 +7,8 @@
  *                       its simulated CUDA runtime, a modeled clock)
  *   core/device_cuda.c  the CUDA build (real GPUs, the CUDA runtime, CUDA
  *                       events for time)
- * Only they (and the kernel dialect header) know which world this is; labs,
+ * (What is the same in both worlds, written over the CUDA runtime API, is in
+ * core/device.c.) Only they know which world this is; labs,
  * the visualiser, the tools and the rest of core ask the seam what the
  * world can do (pl_device_caps) and never test the build. A world that
  * cannot do a thing answers with a value saying so (0, "", -1) or, for an
