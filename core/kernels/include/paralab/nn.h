@@ -88,6 +88,47 @@ cudaError_t pl_k_layernorm_backward(float *dx, float *dgamma, float *dbeta, cons
                                     const float *x, const float *mean, const float *rstd,
                                     const float *gamma, int rows, int h, int accumulate,
                                     cudaStream_t stream);
+/* Vocabulary-parallel softmax cross-entropy (Megatron-LM,
+ * megatron/core/tensor_parallel/cross_entropy.py): the classes are split
+ * over the t ranks of a TP group, rank i holding the logits[M, Cl] of
+ * classes col0 .. col0 + Cl - 1, of which the first `valid` (0..Cl) are real
+ * and the rest padding (the classes rounded up to a multiple of t): padding
+ * never changes a loss, a gradient or a prediction. The loss of row r is
+ * log(sum_c exp(z_c - max)) - (z_label - max), with max, the target logit
+ * and the sum of exponentials each combined over the group by one
+ * all-reduce (the caller's, between these kernels):
+ *   1. pl_k_vp_max:      rowmax[r] = the largest valid local logit (-FLT_MAX
+ *                        when valid = 0); all-reduce PL_MAX -> the global max
+ *   2. pl_k_vp_partials: target[r] = z_label - max if the label is one of
+ *                        this rank's valid classes, else 0; sumexp[r] = sum
+ *                        over the valid local classes of exp(z - max);
+ *                        all-reduce PL_SUM of each
+ *   3. pl_k_vp_loss:     losses[r] = log(sumexp[r]) - target[r]
+ *   4. pl_k_vp_backward: dlogits = (exp(z - max) / sumexp - [c == label]) *
+ *                        scale on valid columns, 0 on padding (dlogits may
+ *                        be logits)
+ *   5. pl_k_vp_argmax:   pred[r] = col0 + the first valid local column equal
+ *                        to max, else INT_MAX; all-reduce PL_MIN (int32) ->
+ *                        the first largest class overall, as
+ *                        pl_k_count_correct picks it
+ *   6. pl_k_count_equal: correct[0] += the rows with pred[r] == labels[r]
+ * With t = 1 (col0 = 0, valid = Cl = C, no all-reduce) losses and
+ * dlogits equal pl_k_softmax_xent's and its backward's. M < 1, Cl < 1,
+ * valid outside 0..Cl or a NULL pointer: cudaErrorInvalidValue. */
+cudaError_t pl_k_vp_max(float *rowmax, const float *logits, int M, int Cl, int valid,
+                        cudaStream_t stream);
+cudaError_t pl_k_vp_partials(float *sumexp, float *target, const float *logits, const int *labels,
+                             const float *rowmax, int M, int Cl, int valid, int col0,
+                             cudaStream_t stream);
+cudaError_t pl_k_vp_loss(float *losses, const float *sumexp, const float *target, int M,
+                         cudaStream_t stream);
+cudaError_t pl_k_vp_backward(float *dlogits, const float *logits, const int *labels,
+                             const float *rowmax, const float *sumexp, int M, int Cl, int valid,
+                             int col0, float scale, cudaStream_t stream);
+cudaError_t pl_k_vp_argmax(int *pred, const float *logits, const float *rowmax, int M, int Cl,
+                           int valid, int col0, cudaStream_t stream);
+cudaError_t pl_k_count_equal(int *correct, const int *pred, const int *labels, int M,
+                             cudaStream_t stream);
 /* out[0] = sum of x[0..n-1], in a fixed order (one block, a tree): the same
  * inputs give the same bits. */
 cudaError_t pl_k_sum(float *out, const float *x, long n, cudaStream_t stream);
