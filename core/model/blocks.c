@@ -1,0 +1,590 @@
+/* blocks.c — see paralab/blocks.h. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "paralab/blocks.h"
+#include "paralab/nn.h"
+
+pl_blocks_config pl_blocks_config_make(int hidden, int layers)
+{
+    pl_blocks_config c = {
+        .inputs = 64, .hidden = hidden, .ffn = 4 * hidden, .layers = layers, .classes = 10};
+    return c;
+}
+
+pl_blocks_config pl_blocks_default(void) { return pl_blocks_config_make(64, 2); }
+
+int pl_blocks_check(const pl_blocks_config *c, int t, const char *what, char *err, size_t cap)
+{
+    if (!what) what = "the TP degree";
+    if (c->hidden < 1 || c->hidden > 4096) {
+        if (cap) snprintf(err, cap, "--hidden %d: the width must be 1..4096", c->hidden);
+        return -1;
+    }
+    if (c->layers < 1 || c->layers > PL_BLOCKS_MAX) {
+        if (cap)
+            snprintf(err, cap, "--layers %d: the blocks must be 1..%d", c->layers, PL_BLOCKS_MAX);
+        return -1;
+    }
+    if (c->inputs < 1 || c->inputs > 4096 || c->classes < 1 || c->classes > 4096 ||
+        c->ffn < 1 || c->ffn > 4 * 4096) {
+        if (cap)
+            snprintf(err, cap, "a block model of %d inputs, %d classes and f = %d: each must be "
+                               "1..4096 (f up to 16384)",
+                     c->inputs, c->classes, c->ffn);
+        return -1;
+    }
+    if (t >= 1 && t <= 64 && c->hidden % t == 0 && c->ffn % t == 0) return 0;
+    if (cap) {
+        char list[256] = "";
+        size_t len = 0;
+        int count = 0, last = 0;
+        for (int d = 1; d <= 64; d++)
+            if (c->hidden % d == 0 && c->ffn % d == 0) count++;
+        for (int d = 1; d <= 64; d++) {
+            if (c->hidden % d || c->ffn % d) continue;
+            last++;
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%d",
+                                    last == 1         ? ""
+                                    : last == count ? " or "
+                                                    : ", ",
+                                    d);
+            if (len >= sizeof list) break;
+        }
+        const char *why = t < 1 || t > 64 ? "it must be 1..64"
+                          : c->hidden % t ? "the hidden width does not divide by it"
+                                          : "the feed-forward width does not divide by it";
+        snprintf(err, cap,
+                 "%s %d: %s (h = %d, f = 4h = %d); tensor parallelism can split this model "
+                 "over %s ranks",
+                 what, t, why, c->hidden, c->ffn, list);
+    }
+    return -1;
+}
+
+pl_blocks_part pl_blocks_whole(const pl_blocks_config *c)
+{
+    pl_blocks_part p = {.first = 0, .last = c->layers, .input = 1, .head = 1, .tp = 1,
+                        .tp_rank = 0};
+    return p;
+}
+
+int pl_blocks_layout_make(pl_blocks_layout *l, const pl_blocks_config *c, pl_blocks_part part,
+                          char *err, size_t cap)
+{
+    memset(l, 0, sizeof *l);
+    if (pl_blocks_check(c, part.tp, "the TP degree", err, cap)) return -1;
+    if (part.tp_rank < 0 || part.tp_rank >= part.tp) {
+        if (cap) snprintf(err, cap, "TP rank %d of %d: it must be 0..%d", part.tp_rank, part.tp,
+                          part.tp - 1);
+        return -1;
+    }
+    if (part.first < 0 || part.last > c->layers || part.first > part.last ||
+        (part.first == part.last && !part.input && !part.head)) {
+        if (cap)
+            snprintf(err, cap, "blocks [%d, %d) of a model of %d: a part holds a range inside "
+                               "0..%d",
+                     part.first, part.last, c->layers, c->layers);
+        return -1;
+    }
+    l->cfg = *c;
+    l->part = part;
+    int t = part.tp, h = c->hidden;
+    l->ffn_local = c->ffn / t;
+    l->classes_padded = (c->classes + t - 1) / t * t;
+    l->classes_local = l->classes_padded / t;
+    l->class0 = part.tp_rank * l->classes_local;
+    int valid = c->classes - l->class0;
+    l->classes_valid = valid < 0 ? 0 : valid > l->classes_local ? l->classes_local : valid;
+    long o = 0;
+    l->in_w = l->in_b = l->in_end = -1;
+    l->head_begin = l->lnf_g = l->lnf_b = l->head_shard = l->wc = l->bc = l->head_end = -1;
+    if (part.input) {
+        l->in_w = o;
+        o += (long)c->inputs * h;
+        l->in_b = o;
+        o += h;
+        l->in_end = o;
+    }
+    for (int j = part.first; j < part.last; j++) {
+        pl_block_offsets *b = &l->block[j];
+        b->begin = b->ln_g = o;
+        b->ln_b = o += h;
+        b->b2 = o += h;
+        b->shard = b->w1 = o += h;
+        b->b1 = o += (long)h * l->ffn_local;
+        b->w2 = o += l->ffn_local;
+        b->end = o += (long)l->ffn_local * h;
+    }
+    if (part.head) {
+        l->head_begin = l->lnf_g = o;
+        l->lnf_b = o += h;
+        l->head_shard = l->wc = o += h;
+        l->bc = o += (long)h * l->classes_local;
+        l->head_end = o += l->classes_local;
+    }
+    l->nparams = o;
+    return 0;
+}
+
+long pl_blocks_count(const pl_blocks_config *c)
+{
+    long h = c->hidden, f = c->ffn;
+    return (long)c->inputs * h + h + c->layers * (3 * h + h * f + f + f * h) + 2 * h +
+           h * c->classes + c->classes;
+}
+
+/* splitmix64: every value depends on the seed and its place in the order only. */
+static double uniform(unsigned long long *s)
+{
+    unsigned long long z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return (double)(z >> 11) / 9007199254740992.0; /* [0, 1) */
+}
+
+/* n values uniform in ±1/sqrt(fan_in) (nn.Linear's W and b). */
+static void linear_init(unsigned long long *s, float *p, long n, int fan_in)
+{
+    double bound = 1.0 / sqrt((double)fan_in);
+    for (long i = 0; i < n; i++) p[i] = (float)((2.0 * uniform(s) - 1.0) * bound);
+}
+
+static void fill(float *p, long n, float v)
+{
+    for (long i = 0; i < n; i++) p[i] = v;
+}
+
+void pl_blocks_init_whole(const pl_blocks_config *c, unsigned long long seed, float *w)
+{
+    pl_blocks_layout l;
+    pl_blocks_layout_make(&l, c, pl_blocks_whole(c), NULL, 0);
+    int h = c->hidden, f = c->ffn;
+    unsigned long long s = seed;
+    linear_init(&s, w + l.in_w, (long)c->inputs * h, c->inputs);
+    linear_init(&s, w + l.in_b, h, c->inputs);
+    for (int j = 0; j < c->layers; j++) {
+        const pl_block_offsets *b = &l.block[j];
+        fill(w + b->ln_g, h, 1.0f);
+        fill(w + b->ln_b, h, 0.0f);
+        linear_init(&s, w + b->w1, (long)h * f, h);
+        linear_init(&s, w + b->b1, f, h);
+        linear_init(&s, w + b->w2, (long)f * h, f);
+        linear_init(&s, w + b->b2, h, f);
+    }
+    fill(w + l.lnf_g, h, 1.0f);
+    fill(w + l.lnf_b, h, 0.0f);
+    linear_init(&s, w + l.wc, (long)h * c->classes, h);
+    linear_init(&s, w + l.bc, c->classes, h);
+}
+
+/* Copies between a part and the whole model, direction by `to_whole`. */
+static void move(float *whole, float *part, long n, int to_whole)
+{
+    if (to_whole)
+        memcpy(whole, part, (size_t)n * sizeof *whole);
+    else
+        memcpy(part, whole, (size_t)n * sizeof *whole);
+}
+
+static void transfer(const pl_blocks_layout *l, float *whole, float *part, int to_whole)
+{
+    pl_blocks_layout W;
+    pl_blocks_layout_make(&W, &l->cfg, pl_blocks_whole(&l->cfg), NULL, 0);
+    int h = l->cfg.hidden, fl = l->ffn_local, r = l->part.tp_rank;
+    if (l->part.input) move(whole + W.in_w, part + l->in_w, l->in_end - l->in_w, to_whole);
+    for (int j = l->part.first; j < l->part.last; j++) {
+        const pl_block_offsets *p = &l->block[j], *w = &W.block[j];
+        move(whole + w->ln_g, part + p->ln_g, 3L * h, to_whole); /* ln_g, ln_b, b2 */
+        for (int i = 0; i < h; i++) /* W1's columns [r fl, (r+1) fl), row by row */
+            move(whole + w->w1 + (long)i * l->cfg.ffn + (long)r * fl, part + p->w1 + (long)i * fl,
+                 fl, to_whole);
+        move(whole + w->b1 + (long)r * fl, part + p->b1, fl, to_whole);
+        move(whole + w->w2 + (long)r * fl * h, part + p->w2, (long)fl * h, to_whole); /* rows */
+    }
+    if (l->part.head) {
+        int C = l->cfg.classes, cl = l->classes_local, v = l->classes_valid, c0 = l->class0;
+        move(whole + W.lnf_g, part + l->lnf_g, 2L * h, to_whole);
+        for (int i = 0; i < h; i++) {
+            if (v) move(whole + W.wc + (long)i * C + c0, part + l->wc + (long)i * cl, v, to_whole);
+            if (!to_whole) fill(part + l->wc + (long)i * cl + v, cl - v, 0.0f); /* padding */
+        }
+        if (v) move(whole + W.bc + c0, part + l->bc, v, to_whole);
+        if (!to_whole) fill(part + l->bc + v, cl - v, 0.0f);
+    }
+}
+
+void pl_blocks_slice(const pl_blocks_layout *l, const float *whole, float *part)
+{
+    transfer(l, (float *)whole, part, 0);
+}
+
+void pl_blocks_unslice(const pl_blocks_layout *l, const float *part, float *whole)
+{
+    transfer(l, whole, (float *)part, 1);
+}
+
+unsigned pl_blocks_hash(const float *x, long n)
+{
+    unsigned h = 2166136261u;
+    const unsigned char *b = (const unsigned char *)x;
+    for (long i = 0; i < n * (long)sizeof(float); i++) h = (h ^ b[i]) * 16777619u;
+    return h;
+}
+
+/* ---- device state ----------------------------------------------------------------------- */
+
+static cudaError_t alloc(float **p, long n)
+{
+    *p = NULL;
+    if (n <= 0) return cudaSuccess;
+    cudaError_t e = cudaMalloc((void **)p, (size_t)n * sizeof(float));
+    if (!e) e = cudaMemset(*p, 0, (size_t)n * sizeof(float));
+    return e;
+}
+
+cudaError_t pl_blocks_acts_alloc(pl_blocks_acts *a, const pl_blocks_layout *lay, int max_rows,
+                                 int local_rows)
+{
+    memset(a, 0, sizeof *a);
+    if (max_rows < 1 || local_rows < 1 || local_rows > max_rows) return cudaErrorInvalidValue;
+    a->rows = max_rows;
+    a->local_rows = local_rows;
+    int h = lay->cfg.hidden, fl = lay->ffn_local, R = local_rows, B = max_rows;
+    int split = local_rows != max_rows; /* sequence parallelism: f's output is its own */
+    int first = lay->part.first, last = lay->part.last;
+    cudaError_t e = alloc(&a->input, (long)R * (lay->part.input ? lay->cfg.inputs : h));
+    for (int j = first; !e && j <= last; j++) {
+        if (j == last && !lay->part.head) {
+            e = alloc(&a->x[j], (long)R * h); /* the part's output */
+            break;
+        }
+        e = alloc(&a->x[j], (long)R * h);
+        if (!e) e = alloc(&a->ln[j], (long)R * h);
+        if (!e) e = alloc(&a->mean[j], R);
+        if (!e) e = alloc(&a->rstd[j], R);
+        if (!e && split) e = alloc(&a->xfull[j], (long)B * h);
+        if (!split) a->xfull[j] = a->ln[j]; /* f forward is the identity: no copy */
+        if (!e && j < last) e = alloc(&a->z1[j], (long)B * fl);
+        if (!e && j < last) e = alloc(&a->a[j], (long)B * fl);
+    }
+    if (!e && lay->part.head) {
+        e = alloc(&a->logits, (long)B * lay->classes_local);
+        if (!e) e = alloc(&a->rowmax, B);
+        if (!e) e = alloc(&a->sumexp, B);
+        if (!e) e = alloc(&a->target, B);
+        if (!e) e = alloc(&a->losses, B);
+        if (!e) e = cudaMalloc((void **)&a->pred, (size_t)B * sizeof(int));
+    }
+    if (e) pl_blocks_acts_free(a);
+    return e;
+}
+
+void pl_blocks_acts_free(pl_blocks_acts *a)
+{
+    int split = a->local_rows != a->rows;
+    cudaFree(a->input);
+    for (int j = 0; j <= PL_BLOCKS_MAX; j++) {
+        cudaFree(a->x[j]);
+        cudaFree(a->ln[j]);
+        cudaFree(a->mean[j]);
+        cudaFree(a->rstd[j]);
+        if (split) cudaFree(a->xfull[j]);
+        if (j < PL_BLOCKS_MAX) {
+            cudaFree(a->z1[j]);
+            cudaFree(a->a[j]);
+        }
+    }
+    cudaFree(a->logits);
+    cudaFree(a->rowmax);
+    cudaFree(a->sumexp);
+    cudaFree(a->target);
+    cudaFree(a->losses);
+    cudaFree(a->pred);
+    memset(a, 0, sizeof *a);
+}
+
+cudaError_t pl_blocks_create(pl_blocks *m, const pl_blocks_layout *lay, int max_rows,
+                             int local_rows, unsigned long long seed)
+{
+    memset(m, 0, sizeof *m);
+    if (max_rows < 1) return cudaErrorInvalidValue;
+    m->lay = *lay;
+    m->max_rows = max_rows;
+    int n = (int)lay->nparams, h = lay->cfg.hidden, B = max_rows;
+    cudaError_t e = pl_tensor_alloc(&m->params, 1, n);
+    if (!e) e = pl_tensor_alloc(&m->grads, 1, n);
+    if (!e) e = pl_tensor_alloc(&m->opt_m, 1, n);
+    if (!e) e = pl_tensor_alloc(&m->opt_v, 1, n);
+    if (!e) e = pl_blocks_acts_alloc(&m->acts, lay, max_rows, local_rows);
+    if (!e) e = alloc(&m->d_x, (long)B * h);
+    if (!e) e = alloc(&m->d_ln, (long)B * h);
+    if (!e) e = alloc(&m->d_full, (long)B * h);
+    if (!e) e = alloc(&m->d_ffn, (long)B * lay->ffn_local);
+    if (!e) e = alloc(&m->d_out, (long)B * (lay->part.head ? lay->classes_local : 1));
+    if (!e) e = cudaMalloc((void **)&m->loss_sum, sizeof(float));
+    if (!e) e = cudaMemset(m->loss_sum, 0, sizeof(float));
+    if (!e) e = cudaMalloc((void **)&m->correct, sizeof(int));
+    if (!e) e = cudaMemset(m->correct, 0, sizeof(int));
+    if (!e) {
+        long whole_n = pl_blocks_count(&lay->cfg);
+        float *whole = malloc((size_t)whole_n * sizeof *whole);
+        float *part = malloc((size_t)lay->nparams * sizeof *part);
+        if (!whole || !part) e = cudaErrorMemoryAllocation;
+        if (!e) {
+            pl_blocks_init_whole(&lay->cfg, seed, whole);
+            pl_blocks_slice(lay, whole, part);
+            e = pl_tensor_from_host(&m->params, part, 0);
+            if (!e) e = cudaStreamSynchronize(0);
+        }
+        free(whole);
+        free(part);
+    }
+    if (e) pl_blocks_destroy(m);
+    return e;
+}
+
+void pl_blocks_destroy(pl_blocks *m)
+{
+    pl_tensor_free(&m->params);
+    pl_tensor_free(&m->grads);
+    pl_tensor_free(&m->opt_m);
+    pl_tensor_free(&m->opt_v);
+    pl_blocks_acts_free(&m->acts);
+    cudaFree(m->d_x);
+    cudaFree(m->d_ln);
+    cudaFree(m->d_full);
+    cudaFree(m->d_ffn);
+    cudaFree(m->d_out);
+    cudaFree(m->loss_sum);
+    cudaFree(m->correct);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- forward and backward --------------------------------------------------------------- */
+
+#define TRY(call)                                                                                  \
+    do {                                                                                           \
+        int rc_ = (call);                                                                          \
+        if (rc_) return rc_;                                                                       \
+    } while (0)
+#define CUDA(call) TRY(pl_tp_cuda(tp, (call), #call))
+
+static const pl_tp_linear_ops *or_reference(const pl_tp_linear_ops *ops)
+{
+    return ops ? ops : &pl_tp_reference_ops;
+}
+
+/* The rows fit what the part and its activations were made for. */
+static int shape_ok(const pl_blocks *m, const pl_blocks_acts *a, pl_tp *tp)
+{
+    if (tp->rows < 1 || tp->rows > a->rows || tp->local_rows > a->local_rows ||
+        tp->size != m->lay.part.tp || tp->rank != m->lay.part.tp_rank ||
+        (tp->local_rows != tp->rows) != (a->local_rows != a->rows)) {
+        snprintf(tp->error, sizeof tp->error,
+                 "a pass of %d rows (%d local) on TP rank %d of %d, for a part made for rank %d "
+                 "of %d and %d rows (%d local)",
+                 tp->rows, tp->local_rows, tp->rank, tp->size, m->lay.part.tp_rank,
+                 m->lay.part.tp, a->rows, a->local_rows);
+        return (int)cudaErrorInvalidValue;
+    }
+    return 0;
+}
+
+static float *P(pl_blocks *m, long off) { return m->params.data + off; }
+static float *G(pl_blocks *m, long off) { return m->grads.data + off; }
+
+int pl_blocks_input_forward(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const float *X)
+{
+    TRY(shape_ok(m, a, tp));
+    const pl_blocks_layout *l = &m->lay;
+    int R = tp->local_rows, h = l->cfg.hidden, k = l->cfg.inputs;
+    float *x = a->x[l->part.first];
+    if (X != a->input)
+        CUDA(cudaMemcpyAsync(a->input, X, (size_t)R * k * sizeof(float), cudaMemcpyDeviceToDevice,
+                             tp->stream));
+    CUDA(pl_k_matmul(x, a->input, P(m, l->in_w), R, h, k, PL_NN, 0, tp->stream));
+    CUDA(pl_k_bias_add(x, P(m, l->in_b), R, h, tp->stream));
+    return 0;
+}
+
+/* LN of the residual stream entering block j (or the head, j = last). */
+static int layernorm(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, int j, long g, long b)
+{
+    CUDA(pl_k_layernorm(a->ln[j], a->mean[j], a->rstd[j], a->x[j], P(m, g), P(m, b),
+                        tp->local_rows, m->lay.cfg.hidden, tp->stream));
+    return 0;
+}
+
+int pl_blocks_block_forward(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const pl_tp_linear_ops *ops,
+                            int j)
+{
+    TRY(shape_ok(m, a, tp));
+    const pl_blocks_layout *l = &m->lay;
+    const pl_block_offsets *o = &l->block[j];
+    ops = or_reference(ops);
+    int h = l->cfg.hidden, f = l->cfg.ffn, R = tp->local_rows;
+    TRY(layernorm(m, a, tp, j, o->ln_g, o->ln_b));
+    TRY(ops->column_forward(tp, a->ln[j], a->xfull[j], P(m, o->w1), P(m, o->b1), a->z1[j], h, f));
+    CUDA(pl_k_gelu(a->a[j], a->z1[j], (long)tp->rows * l->ffn_local, tp->stream));
+    float *y = a->x[j + 1], *partial = tp->sequence_parallel ? m->d_full : y;
+    TRY(ops->row_forward(tp, a->a[j], P(m, o->w2), P(m, o->b2), partial, y, f, h));
+    CUDA(pl_k_axpy(y, a->x[j], (long)R * h, 1.0f, tp->stream)); /* the residual */
+    return 0;
+}
+
+int pl_blocks_head_forward(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const pl_tp_linear_ops *ops)
+{
+    TRY(shape_ok(m, a, tp));
+    const pl_blocks_layout *l = &m->lay;
+    int j = l->part.last;
+    ops = or_reference(ops);
+    TRY(layernorm(m, a, tp, j, l->lnf_g, l->lnf_b));
+    return ops->column_forward(tp, a->ln[j], a->xfull[j], P(m, l->wc), P(m, l->bc), a->logits,
+                               l->cfg.hidden, l->classes_padded);
+}
+
+int pl_blocks_loss(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const int *labels, float scale)
+{
+    TRY(shape_ok(m, a, tp));
+    const pl_blocks_layout *l = &m->lay;
+    int B = tp->rows, cl = l->classes_local, v = l->classes_valid, c0 = l->class0;
+    cudaStream_t s = tp->stream;
+    CUDA(pl_k_vp_max(a->rowmax, a->logits, B, cl, v, s));
+    TRY(pl_tp_all_reduce(tp, a->rowmax, (size_t)B, PL_FLOAT32, PL_MAX));
+    CUDA(pl_k_vp_partials(a->sumexp, a->target, a->logits, labels, a->rowmax, B, cl, v, c0, s));
+    TRY(pl_tp_sum(tp, a->target, (size_t)B));
+    TRY(pl_tp_sum(tp, a->sumexp, (size_t)B));
+    CUDA(pl_k_vp_loss(a->losses, a->sumexp, a->target, B, s));
+    CUDA(pl_k_sum(m->loss_sum, a->losses, B, s));
+    CUDA(pl_k_vp_argmax(a->pred, a->logits, a->rowmax, B, cl, v, c0, s));
+    TRY(pl_tp_all_reduce(tp, a->pred, (size_t)B, PL_INT32, PL_MIN));
+    CUDA(pl_k_count_equal(m->correct, a->pred, labels, B, s));
+    CUDA(pl_k_vp_backward(m->d_out, a->logits, labels, a->rowmax, a->sumexp, B, cl, v, c0, scale,
+                          s));
+    return 0;
+}
+
+/* Backward of the LN entering block j (or the head): d_ln (the gradient of
+ * its output) -> d_x += the gradient of its input (or = with overwrite). */
+static int layernorm_backward(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, int j, long g, long b,
+                              int overwrite)
+{
+    int R = tp->local_rows, h = m->lay.cfg.hidden;
+    CUDA(pl_k_layernorm_backward(m->d_ln, G(m, g), G(m, b), m->d_ln, a->x[j], a->mean[j],
+                                 a->rstd[j], P(m, g), R, h, tp->accumulate, tp->stream));
+    if (overwrite)
+        CUDA(cudaMemcpyAsync(m->d_x, m->d_ln, (size_t)R * h * sizeof(float),
+                             cudaMemcpyDeviceToDevice, tp->stream));
+    else
+        CUDA(pl_k_axpy(m->d_x, m->d_ln, (long)R * h, 1.0f, tp->stream));
+    return 0;
+}
+
+int pl_blocks_head_backward(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const pl_tp_linear_ops *ops)
+{
+    TRY(shape_ok(m, a, tp));
+    const pl_blocks_layout *l = &m->lay;
+    int j = l->part.last;
+    ops = or_reference(ops);
+    TRY(ops->column_backward(tp, m->d_out, a->xfull[j], P(m, l->wc), G(m, l->wc), G(m, l->bc),
+                             m->d_full, m->d_ln, l->cfg.hidden, l->classes_padded));
+    return layernorm_backward(m, a, tp, j, l->lnf_g, l->lnf_b, 1);
+}
+
+int pl_blocks_block_backward(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp,
+                             const pl_tp_linear_ops *ops, int j)
+{
+    TRY(shape_ok(m, a, tp));
+    const pl_blocks_layout *l = &m->lay;
+    const pl_block_offsets *o = &l->block[j];
+    ops = or_reference(ops);
+    int h = l->cfg.hidden, f = l->cfg.ffn;
+    /* d_x, the gradient of the block's output, flows on through the residual */
+    TRY(ops->row_backward(tp, m->d_x, a->a[j], P(m, o->w2), G(m, o->w2), G(m, o->b2), m->d_full,
+                          m->d_ffn, f, h));
+    CUDA(pl_k_gelu_backward(m->d_ffn, m->d_ffn, a->z1[j], (long)tp->rows * l->ffn_local,
+                            tp->stream));
+    TRY(ops->column_backward(tp, m->d_ffn, a->xfull[j], P(m, o->w1), G(m, o->w1), G(m, o->b1),
+                             m->d_full, m->d_ln, h, f));
+    return layernorm_backward(m, a, tp, j, o->ln_g, o->ln_b, 0);
+}
+
+int pl_blocks_input_backward(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const float *X)
+{
+    TRY(shape_ok(m, a, tp));
+    const pl_blocks_layout *l = &m->lay;
+    int R = tp->local_rows, h = l->cfg.hidden, k = l->cfg.inputs;
+    const float *in = X ? X : a->input;
+    CUDA(pl_k_matmul(G(m, l->in_w), in, m->d_x, k, h, R, PL_TN, tp->accumulate, tp->stream));
+    CUDA(pl_k_bias_grad(G(m, l->in_b), m->d_x, R, h, tp->accumulate, tp->stream));
+    return 0;
+}
+
+int pl_blocks_forward(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const pl_tp_linear_ops *ops,
+                      const float *X, float *out)
+{
+    TRY(shape_ok(m, a, tp));
+    const pl_blocks_layout *l = &m->lay;
+    int R = tp->local_rows, h = l->cfg.hidden;
+    if (l->part.input)
+        TRY(pl_blocks_input_forward(m, a, tp, X));
+    else if (X != a->x[l->part.first])
+        CUDA(cudaMemcpyAsync(a->x[l->part.first], X, (size_t)R * h * sizeof(float),
+                             cudaMemcpyDeviceToDevice, tp->stream));
+    for (int j = l->part.first; j < l->part.last; j++)
+        TRY(pl_blocks_block_forward(m, a, tp, ops, j));
+    if (l->part.head) return pl_blocks_head_forward(m, a, tp, ops);
+    if (out && out != a->x[l->part.last])
+        CUDA(cudaMemcpyAsync(out, a->x[l->part.last], (size_t)R * h * sizeof(float),
+                             cudaMemcpyDeviceToDevice, tp->stream));
+    return 0;
+}
+
+int pl_blocks_backward(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const pl_tp_linear_ops *ops,
+                       const float *X, const float *dout, float *dx)
+{
+    TRY(shape_ok(m, a, tp));
+    const pl_blocks_layout *l = &m->lay;
+    int R = tp->local_rows, h = l->cfg.hidden;
+    if (l->part.head)
+        TRY(pl_blocks_head_backward(m, a, tp, ops));
+    else
+        CUDA(cudaMemcpyAsync(m->d_x, dout, (size_t)R * h * sizeof(float),
+                             cudaMemcpyDeviceToDevice, tp->stream));
+    for (int j = l->part.last - 1; j >= l->part.first; j--)
+        TRY(pl_blocks_block_backward(m, a, tp, ops, j));
+    if (l->part.input) return pl_blocks_input_backward(m, a, tp, X);
+    if (dx)
+        CUDA(cudaMemcpyAsync(dx, m->d_x, (size_t)R * h * sizeof(float), cudaMemcpyDeviceToDevice,
+                             tp->stream));
+    return 0;
+}
+
+int pl_blocks_finish_grads(pl_blocks *m, pl_tp *tp)
+{
+    if (!tp->sequence_parallel || tp->size == 1) return 0;
+    const pl_blocks_layout *l = &m->lay;
+    if (l->part.input) TRY(pl_tp_sum(tp, G(m, l->in_w), (size_t)(l->in_end - l->in_w)));
+    for (int j = l->part.first; j < l->part.last; j++)
+        TRY(pl_tp_sum(tp, G(m, l->block[j].begin),
+                      (size_t)(l->block[j].shard - l->block[j].begin)));
+    if (l->part.head)
+        TRY(pl_tp_sum(tp, G(m, l->head_begin), (size_t)(l->head_shard - l->head_begin)));
+    return 0;
+}
+
+cudaError_t pl_blocks_adamw(pl_blocks *m, float lr, cudaStream_t s)
+{
+    m->step++;
+    return pl_k_adamw(m->params.data, m->opt_m.data, m->opt_v.data, m->grads.data,
+                      m->lay.nparams, lr, 0.9f, 0.999f, 1e-8f, 0.01f, m->step, s);
+}
+
+cudaError_t pl_blocks_reset_correct(pl_blocks *m, cudaStream_t s)
+{
+    return cudaMemsetAsync(m->correct, 0, sizeof(int), s);
+}
