@@ -427,6 +427,7 @@ int pl_blocks_block_forward(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const pl
     const pl_block_offsets *o = &l->block[j];
     ops = or_reference(ops);
     int h = l->cfg.hidden, f = l->cfg.ffn, R = tp->local_rows;
+    tp->layer = j;
     TRY(layernorm(m, a, tp, j, o->ln_g, o->ln_b));
     TRY(ops->column_forward(tp, a->ln[j], a->xfull[j], P(m, o->w1), P(m, o->b1), a->z1[j], h, f));
     CUDA(pl_k_gelu(a->a[j], a->z1[j], (long)tp->rows * l->ffn_local, tp->stream));
@@ -442,6 +443,7 @@ int pl_blocks_head_forward(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const pl_
     const pl_blocks_layout *l = &m->lay;
     int j = l->part.last;
     ops = or_reference(ops);
+    tp->layer = -1;
     TRY(layernorm(m, a, tp, j, l->lnf_g, l->lnf_b));
     return ops->column_forward(tp, a->ln[j], a->xfull[j], P(m, l->wc), P(m, l->bc), a->logits,
                                l->cfg.hidden, l->classes_padded);
@@ -490,6 +492,7 @@ int pl_blocks_head_backward(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const pl
     const pl_blocks_layout *l = &m->lay;
     int j = l->part.last;
     ops = or_reference(ops);
+    tp->layer = -1;
     TRY(ops->column_backward(tp, m->d_out, a->xfull[j], P(m, l->wc), G(m, l->wc), G(m, l->bc),
                              m->d_full, m->d_ln, l->cfg.hidden, l->classes_padded));
     return layernorm_backward(m, a, tp, j, l->lnf_g, l->lnf_b, 1);
@@ -503,6 +506,7 @@ int pl_blocks_block_backward(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp,
     const pl_block_offsets *o = &l->block[j];
     ops = or_reference(ops);
     int h = l->cfg.hidden, f = l->cfg.ffn;
+    tp->layer = j;
     /* d_x, the gradient of the block's output, flows on through the residual */
     TRY(ops->row_backward(tp, m->d_x, a->a[j], P(m, o->w2), G(m, o->w2), G(m, o->b2), m->d_full,
                           m->d_ffn, f, h));

@@ -15,6 +15,7 @@ int pl_tp_init(pl_tp *tp, pl_comm *comm, int sequence_parallel, int rows, cudaSt
     tp->sequence_parallel = sequence_parallel;
     tp->rows = rows;
     tp->stream = stream;
+    tp->layer = -1;
     if (rows < 1) {
         if (cap) snprintf(err, cap, "a micro-batch of %d rows: it needs at least one", rows);
         return -1;

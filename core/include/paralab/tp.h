@@ -63,6 +63,9 @@ typedef struct pl_tp {
     int local_rows;        /* rows this rank holds outside: rows / t with SP, else rows */
     int accumulate;        /* backward adds into the gradients instead of overwriting */
     cudaStream_t stream;   /* everything is enqueued here */
+    int layer;             /* the block the model is running (-1: the head; paralab/blocks.h
+                              sets it), for a caller's own events */
+    void *user;            /* the caller's, untouched */
     char error[256];       /* why the last call failed */
 } pl_tp;
 
