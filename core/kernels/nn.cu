@@ -1,14 +1,16 @@
 /*
  * nn.cu — the kernels of the MLP (paralab/nn.h): the tiled matrix multiply
  * in the three forms backward needs, bias, GELU and ReLU, fused softmax and
- * cross-entropy, LayerNorm, a deterministic sum, accuracy, SGD and AdamW,
- * and the vector helpers.
+ * cross-entropy and its vocabulary-parallel form, LayerNorm, a deterministic
+ * sum, accuracy, SGD and AdamW, and the vector helpers.
  *
  * Element-wise kernels: each block owns one contiguous tile of TILE = 256
  * threads x 16 elements and its threads stride through it by 256, so a
  * warp's accesses stay coalesced on a GPU and the emulator pays its
  * per-thread cost once per 16 elements (see reduce.cu).
  */
+#include <float.h>
+#include <limits.h>
 #include <math.h>
 
 #include "simt/kernel.h"
@@ -302,6 +304,180 @@ cudaError_t pl_k_softmax_xent_backward(float *dlogits, const float *probs, const
     SIMT_LAUNCH_COST(2.0 * total, 4.0 * (2.0 * total + M));
     return launch_softmax_xent_bwd(grid_1d(total), block_1d(), 0, stream, dlogits, probs, labels,
                                    total, C, scale);
+}
+
+/* ---- vocabulary-parallel softmax cross-entropy ---------------------------------------------- */
+
+/* One thread per row (few classes per rank), the valid columns left to
+ * right, in the same order and with the same float operations as
+ * softmax_xent_fwd, so with t = 1 the max, the sum, the loss and the
+ * gradient are its bits. The padding columns (valid .. Cl-1) are never
+ * read. */
+
+/* The first valid column's value, then the larger of each next one
+ * (softmax_xent_fwd's comparison); -FLT_MAX with no valid column. */
+static __global__ void vp_max(float *rowmax, const float *logits, int M, int Cl, int valid)
+{
+    for (int r = (int)(blockIdx.x * blockDim.x + threadIdx.x); r < M;
+         r += (int)(blockDim.x * gridDim.x)) {
+        const float *z = logits + (long)r * Cl;
+        float mx = valid > 0 ? z[0] : -FLT_MAX;
+        for (int c = 1; c < valid; c++) mx = z[c] > mx ? z[c] : mx;
+        rowmax[r] = mx;
+    }
+}
+SIMT_LAUNCHER(vp_max, (float *rowmax, const float *logits, int M, int Cl, int valid),
+              (rowmax, logits, M, Cl, valid))
+
+static __global__ void vp_partials(float *sumexp, float *target, const float *logits,
+                                   const int *labels, const float *rowmax, int M, int Cl,
+                                   int valid, int col0)
+{
+    for (int r = (int)(blockIdx.x * blockDim.x + threadIdx.x); r < M;
+         r += (int)(blockDim.x * gridDim.x)) {
+        const float *z = logits + (long)r * Cl;
+        float mx = rowmax[r], sum = 0.0f;
+        for (int c = 0; c < valid; c++) sum += expf(z[c] - mx);
+        int y = labels[r] - col0; /* the label's local column */
+        sumexp[r] = sum;
+        target[r] = y >= 0 && y < valid ? z[y] - mx : 0.0f;
+    }
+}
+SIMT_LAUNCHER(vp_partials,
+              (float *sumexp, float *target, const float *logits, const int *labels,
+               const float *rowmax, int M, int Cl, int valid, int col0),
+              (sumexp, target, logits, labels, rowmax, M, Cl, valid, col0))
+
+static __global__ void vp_loss(float *losses, const float *sumexp, const float *target, int M)
+{
+    for (long i = TILE_FIRST(), end = TILE_END(M); i < end; i += THREADS)
+        losses[i] = logf(sumexp[i]) - target[i];
+}
+SIMT_LAUNCHER(vp_loss, (float *losses, const float *sumexp, const float *target, int M),
+              (losses, sumexp, target, M))
+
+/* Element-wise over [M, Cl] (as softmax_xent_bwd): p = exp(z - max) / sum
+ * is softmax_xent_fwd's probability, bit for bit, when max and sum are its
+ * own. Each element is read before it is written: dlogits may be logits. */
+static __global__ void vp_bwd(float *dlogits, const float *logits, const int *labels,
+                              const float *rowmax, const float *sumexp, long total, int Cl,
+                              int valid, int col0, float scale)
+{
+    for (long i = TILE_FIRST(), end = TILE_END(total); i < end; i += THREADS) {
+        int c = (int)(i % Cl);
+        long r = i / Cl;
+        float d = 0.0f; /* padding */
+        if (c < valid) {
+            float p = expf(logits[i] - rowmax[r]) / sumexp[r];
+            float onehot = labels[r] - col0 == c ? 1.0f : 0.0f;
+            d = (p - onehot) * scale;
+        }
+        dlogits[i] = d;
+    }
+}
+SIMT_LAUNCHER(vp_bwd,
+              (float *dlogits, const float *logits, const int *labels, const float *rowmax,
+               const float *sumexp, long total, int Cl, int valid, int col0, float scale),
+              (dlogits, logits, labels, rowmax, sumexp, total, Cl, valid, col0, scale))
+
+/* The first valid column holding the global max, as a class; INT_MAX when
+ * none does, so the group's PL_MIN picks the first rank's, the first
+ * largest class overall (count_correct's tie rule). */
+static __global__ void vp_argmax(int *pred, const float *logits, const float *rowmax, int M, int Cl,
+                                 int valid, int col0)
+{
+    for (int r = (int)(blockIdx.x * blockDim.x + threadIdx.x); r < M;
+         r += (int)(blockDim.x * gridDim.x)) {
+        const float *z = logits + (long)r * Cl;
+        float mx = rowmax[r];
+        int best = INT_MAX;
+        for (int c = 0; c < valid; c++)
+            if (z[c] == mx) {
+                best = col0 + c;
+                break;
+            }
+        pred[r] = best;
+    }
+}
+SIMT_LAUNCHER(vp_argmax,
+              (int *pred, const float *logits, const float *rowmax, int M, int Cl, int valid,
+               int col0),
+              (pred, logits, rowmax, M, Cl, valid, col0))
+
+static __global__ void count_equal(int *correct, const int *pred, const int *labels, int M)
+{
+    for (int r = (int)(blockIdx.x * blockDim.x + threadIdx.x); r < M;
+         r += (int)(blockDim.x * gridDim.x))
+        if (pred[r] == labels[r]) atomicAdd(correct, 1);
+}
+SIMT_LAUNCHER(count_equal, (int *correct, const int *pred, const int *labels, int M),
+              (correct, pred, labels, M))
+
+/* The shape checks every vocabulary-parallel kernel shares. */
+static int vp_bad_shape(int M, int Cl, int valid, int col0)
+{
+    return M < 1 || Cl < 1 || valid < 0 || valid > Cl || col0 < 0 || col0 > INT_MAX - Cl;
+}
+
+cudaError_t pl_k_vp_max(float *rowmax, const float *logits, int M, int Cl, int valid,
+                        cudaStream_t stream)
+{
+    if (vp_bad_shape(M, Cl, valid, 0) || !rowmax || !logits) return cudaErrorInvalidValue;
+    double n = (double)M * valid;
+    SIMT_LAUNCH_COST(n, 4.0 * (n + M));
+    return launch_vp_max(grid_rows(M), block_1d(), 0, stream, rowmax, logits, M, Cl, valid);
+}
+
+cudaError_t pl_k_vp_partials(float *sumexp, float *target, const float *logits, const int *labels,
+                             const float *rowmax, int M, int Cl, int valid, int col0,
+                             cudaStream_t stream)
+{
+    if (vp_bad_shape(M, Cl, valid, col0) || !sumexp || !target || !logits || !labels || !rowmax)
+        return cudaErrorInvalidValue;
+    double n = (double)M * valid;
+    SIMT_LAUNCH_COST(3.0 * n + M, 4.0 * (n + 4.0 * M));
+    return launch_vp_partials(grid_rows(M), block_1d(), 0, stream, sumexp, target, logits, labels,
+                              rowmax, M, Cl, valid, col0);
+}
+
+cudaError_t pl_k_vp_loss(float *losses, const float *sumexp, const float *target, int M,
+                         cudaStream_t stream)
+{
+    if (M < 1 || !losses || !sumexp || !target) return cudaErrorInvalidValue;
+    SIMT_LAUNCH_COST(2.0 * M, 12.0 * M);
+    return launch_vp_loss(grid_1d(M), block_1d(), 0, stream, losses, sumexp, target, M);
+}
+
+cudaError_t pl_k_vp_backward(float *dlogits, const float *logits, const int *labels,
+                             const float *rowmax, const float *sumexp, int M, int Cl, int valid,
+                             int col0, float scale, cudaStream_t stream)
+{
+    if (vp_bad_shape(M, Cl, valid, col0) || !dlogits || !logits || !labels || !rowmax || !sumexp)
+        return cudaErrorInvalidValue;
+    long total = (long)M * Cl;
+    double n = (double)M * valid;
+    SIMT_LAUNCH_COST(5.0 * n, 4.0 * (n + (double)total + 3.0 * M));
+    return launch_vp_bwd(grid_1d(total), block_1d(), 0, stream, dlogits, logits, labels, rowmax,
+                         sumexp, total, Cl, valid, col0, scale);
+}
+
+cudaError_t pl_k_vp_argmax(int *pred, const float *logits, const float *rowmax, int M, int Cl,
+                           int valid, int col0, cudaStream_t stream)
+{
+    if (vp_bad_shape(M, Cl, valid, col0) || !pred || !logits || !rowmax)
+        return cudaErrorInvalidValue;
+    double n = (double)M * valid;
+    SIMT_LAUNCH_COST(n, 4.0 * (n + 2.0 * M));
+    return launch_vp_argmax(grid_rows(M), block_1d(), 0, stream, pred, logits, rowmax, M, Cl,
+                            valid, col0);
+}
+
+cudaError_t pl_k_count_equal(int *correct, const int *pred, const int *labels, int M,
+                             cudaStream_t stream)
+{
+    if (M < 1 || !correct || !pred || !labels) return cudaErrorInvalidValue;
+    SIMT_LAUNCH_COST((double)M, 8.0 * M + 4.0);
+    return launch_count_equal(grid_rows(M), block_1d(), 0, stream, correct, pred, labels, M);
 }
 
 /* ---- LayerNorm --------------------------------------------------------------------------------

@@ -518,6 +518,405 @@ static void test_count_correct(void)
     free(y);
 }
 
+/* ---- vocabulary-parallel softmax cross-entropy ------------------------------------------- */
+
+enum { VP_MAXT = 8 };
+
+/* What a split run gives, put back together on the host. */
+typedef struct {
+    float *mx;        /* [M]: the group's row max (after the PL_MAX all-reduce) */
+    float *loss;      /* [M] */
+    float *dz;        /* [M, C]: each rank's valid columns of dlogits, in class order */
+    int *pred;        /* [M]: after the PL_MIN all-reduce */
+    int correct;      /* pl_k_count_equal(pred), called twice: twice the count */
+    long pad_nonzero; /* padded elements of dlogits that are not exactly 0 */
+    int empty_ranks;  /* ranks whose classes are all padding (valid = 0) */
+} vp_result;
+
+static void vp_result_alloc(vp_result *o, int M, int C)
+{
+    memset(o, 0, sizeof *o);
+    o->mx = malloc((size_t)M * sizeof(float));
+    o->loss = malloc((size_t)M * sizeof(float));
+    o->dz = malloc((size_t)M * C * sizeof(float));
+    o->pred = malloc((size_t)M * sizeof(int));
+}
+
+static void vp_result_free(vp_result *o)
+{
+    free(o->mx);
+    free(o->loss);
+    free(o->dz);
+    free(o->pred);
+}
+
+/* The six kernels over logits[M,C] split over t ranks as Lab 08 splits
+ * them: the classes padded to Cp = the next multiple of t, rank i holding
+ * Cl = Cp / t columns from col0 = i Cl, of which valid = min(Cl, max(0, C
+ * - col0)) are real; each padded column holds `pad`. The all-reduces are
+ * done here on the host, as a group would: PL_MAX of the row maxima,
+ * PL_SUM (float, rank order) of sumexp and target, PL_MIN of the
+ * predictions. The backward writes into each rank's logits (in_place) or
+ * into a buffer filled with NaN first (so a padded element left unwritten
+ * shows). t = 1 is the unsplit run: col0 = 0, valid = Cl = C. */
+static void vp_split(vp_result *o, const float *z, const int *y, int M, int C, int t, float pad,
+                     float scale, int in_place)
+{
+    CU_ASSERT_FATAL(t >= 1 && t <= VP_MAXT);
+    int Cl = (C + t - 1) / t;
+    long nl = (long)M * Cl;
+    size_t fm = (size_t)M * sizeof(float), im = (size_t)M * sizeof(int);
+    float *zl = malloc((size_t)nl * sizeof(float)), *a = malloc(fm), *b = malloc(fm);
+    float *se = malloc(fm), *tg = malloc(fm);
+    int *pi = malloc(im);
+    float *d_z[VP_MAXT], *d_mx = to_dev(a, M), *d_se = to_dev(a, M), *d_tg = to_dev(a, M);
+    float *d_loss = to_dev(a, M), *d_dz = to_dev(zl, nl);
+    int *d_y = to_dev_int(y, M), *d_pred = to_dev_int(pi, M), *d_c = to_dev_int(pi, 1);
+    int col0[VP_MAXT], valid[VP_MAXT];
+    o->empty_ranks = 0;
+    for (int i = 0; i < t; i++) {
+        col0[i] = i * Cl;
+        valid[i] = C - col0[i] < 0 ? 0 : C - col0[i] > Cl ? Cl : C - col0[i];
+        o->empty_ranks += valid[i] == 0;
+        for (int r = 0; r < M; r++)
+            for (int c = 0; c < Cl; c++)
+                zl[(long)r * Cl + c] = c < valid[i] ? z[(long)r * C + col0[i] + c] : pad;
+        d_z[i] = to_dev(zl, nl);
+    }
+    /* 1. the row max, all-reduce PL_MAX */
+    for (int i = 0; i < t; i++) {
+        CU_ASSERT_OK(pl_k_vp_max(d_mx, d_z[i], M, Cl, valid[i], 0));
+        to_host(a, d_mx, M);
+        for (int r = 0; r < M; r++) o->mx[r] = i == 0 || a[r] > o->mx[r] ? a[r] : o->mx[r];
+    }
+    cudaMemcpy(d_mx, o->mx, fm, cudaMemcpyHostToDevice);
+    /* 2. sumexp and target, all-reduce PL_SUM */
+    for (int i = 0; i < t; i++) {
+        CU_ASSERT_OK(pl_k_vp_partials(d_se, d_tg, d_z[i], d_y, d_mx, M, Cl, valid[i], col0[i], 0));
+        to_host(a, d_se, M);
+        to_host(b, d_tg, M);
+        for (int r = 0; r < M; r++) {
+            se[r] = i == 0 ? a[r] : se[r] + a[r];
+            tg[r] = i == 0 ? b[r] : tg[r] + b[r];
+        }
+    }
+    cudaMemcpy(d_se, se, fm, cudaMemcpyHostToDevice);
+    cudaMemcpy(d_tg, tg, fm, cudaMemcpyHostToDevice);
+    /* 3. the loss (every rank computes the same) */
+    CU_ASSERT_OK(pl_k_vp_loss(d_loss, d_se, d_tg, M, 0));
+    to_host(o->loss, d_loss, M);
+    /* 5. predictions, all-reduce PL_MIN (before the backward, which may
+     * overwrite the logits) */
+    for (int i = 0; i < t; i++) {
+        CU_ASSERT_OK(pl_k_vp_argmax(d_pred, d_z[i], d_mx, M, Cl, valid[i], col0[i], 0));
+        cudaMemcpy(pi, d_pred, im, cudaMemcpyDeviceToHost);
+        for (int r = 0; r < M; r++) o->pred[r] = i == 0 || pi[r] < o->pred[r] ? pi[r] : o->pred[r];
+    }
+    cudaMemcpy(d_pred, o->pred, im, cudaMemcpyHostToDevice);
+    CU_ASSERT_OK(cudaMemset(d_c, 0, sizeof(int)));
+    CU_ASSERT_OK(pl_k_count_equal(d_c, d_pred, d_y, M, 0));
+    CU_ASSERT_OK(pl_k_count_equal(d_c, d_pred, d_y, M, 0)); /* it adds */
+    cudaMemcpy(&o->correct, d_c, sizeof(int), cudaMemcpyDeviceToHost);
+    /* 4. the backward, each rank its columns */
+    o->pad_nonzero = 0;
+    for (int i = 0; i < t; i++) {
+        float *out = in_place ? d_z[i] : d_dz;
+        if (!in_place) CU_ASSERT_OK(pl_k_fill(d_dz, nl, NAN, 0));
+        CU_ASSERT_OK(pl_k_vp_backward(out, d_z[i], d_y, d_mx, d_se, M, Cl, valid[i], col0[i],
+                                      scale, 0));
+        to_host(zl, out, nl);
+        for (int r = 0; r < M; r++)
+            for (int c = 0; c < Cl; c++) {
+                float g = zl[(long)r * Cl + c];
+                if (c < valid[i])
+                    o->dz[(long)r * C + col0[i] + c] = g;
+                else
+                    o->pad_nonzero += !(g == 0.0f);
+            }
+    }
+    CU_ASSERT_OK(cudaDeviceSynchronize());
+    for (int i = 0; i < t; i++) cudaFree(d_z[i]);
+    void *dev[] = {d_mx, d_se, d_tg, d_loss, d_dz, d_y, d_pred, d_c};
+    for (int i = 0; i < 8; i++) cudaFree(dev[i]);
+    free(zl);
+    free(a);
+    free(b);
+    free(se);
+    free(tg);
+    free(pi);
+}
+
+/* The unsplit run: pl_k_softmax_xent, its backward, pl_k_count_correct
+ * (called twice: it adds) and the first largest logit of each row. */
+typedef struct {
+    float *p, *loss, *dz;
+    int *best, correct;
+} vp_ref;
+
+static void vp_reference(vp_ref *o, const float *z, const int *y, int M, int C, float scale)
+{
+    long n = (long)M * C;
+    o->p = malloc((size_t)n * sizeof(float));
+    o->dz = malloc((size_t)n * sizeof(float));
+    o->loss = malloc((size_t)M * sizeof(float));
+    o->best = malloc((size_t)M * sizeof(int));
+    float *d_z = to_dev(z, n), *d_p = to_dev(z, n), *d_l = to_dev(z, M);
+    int *d_y = to_dev_int(y, M), *d_c = to_dev_int(y, 1);
+    CU_ASSERT_OK(pl_k_softmax_xent(d_p, d_l, d_z, d_y, M, C, 0));
+    to_host(o->p, d_p, n);
+    to_host(o->loss, d_l, M);
+    CU_ASSERT_OK(pl_k_softmax_xent_backward(d_p, d_p, d_y, M, C, scale, 0));
+    to_host(o->dz, d_p, n);
+    CU_ASSERT_OK(cudaMemset(d_c, 0, sizeof(int)));
+    CU_ASSERT_OK(pl_k_count_correct(d_c, d_z, d_y, M, C, 0));
+    CU_ASSERT_OK(pl_k_count_correct(d_c, d_z, d_y, M, C, 0));
+    cudaMemcpy(&o->correct, d_c, sizeof(int), cudaMemcpyDeviceToHost);
+    for (int r = 0; r < M; r++) {
+        int best = 0;
+        for (int c = 1; c < C; c++)
+            if (z[(long)r * C + c] > z[(long)r * C + best]) best = c;
+        o->best[r] = best;
+    }
+    cudaFree(d_z);
+    cudaFree(d_p);
+    cudaFree(d_l);
+    cudaFree(d_y);
+    cudaFree(d_c);
+}
+
+static void vp_ref_free(vp_ref *o)
+{
+    free(o->p);
+    free(o->loss);
+    free(o->dz);
+    free(o->best);
+}
+
+/* Logits for the vocabulary-parallel tests: even rows uniform in
+ * [-20, 20) (the max must be subtracted), odd rows small integers 0..3
+ * (ties, within a rank and across ranks); labels in 0..C-1. */
+static void vp_data(float *z, int *y, int M, int C, unsigned seed)
+{
+    ref_rng rng = {0xA0761D6478BD642Full ^ seed};
+    for (int r = 0; r < M; r++) {
+        for (int c = 0; c < C; c++)
+            z[(long)r * C + c] = r % 2 ? (float)(int)ref_uniform(&rng, 0, 4)
+                                       : (float)ref_uniform(&rng, -20, 20);
+        y[r] = (int)ref_uniform(&rng, 0, C);
+    }
+}
+
+/* The rows whose prediction is not want[r]; prints the first. */
+static int int_mismatches(const char *what, const int *got, const int *want, int n)
+{
+    int bad = 0;
+    for (int i = 0; i < n; i++)
+        if (got[i] != want[i]) {
+            if (!bad) fprintf(stderr, "  %s: [%d] = %d, expected %d\n", what, i, got[i], want[i]);
+            bad++;
+        }
+    return bad;
+}
+
+/* t = 1 (col0 = 0, valid = Cl = C): max -> partials -> loss gives
+ * pl_k_softmax_xent's losses and pl_k_vp_backward its backward's dlogits,
+ * bit for bit (tolerance 0: the same float operations in the same order);
+ * the predictions are the first largest logit of every row and
+ * count_equal of them is pl_k_count_correct's count. Random logits and
+ * ties; the backward out of place and in place. */
+static void test_vp_unsplit(void)
+{
+    static const int shapes[][2] = {{1, 1}, {1, 10}, {7, 2}, {64, 10}, {37, 33}, {3, 2000}};
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        int M = shapes[s][0], C = shapes[s][1];
+        long n = (long)M * C;
+        float *z = malloc((size_t)n * sizeof *z), scale = 1.0f / 64;
+        int *y = malloc((size_t)M * sizeof *y);
+        vp_data(z, y, M, C, 500u + (unsigned)s);
+        vp_ref ref;
+        vp_reference(&ref, z, y, M, C, scale);
+        for (int in_place = 0; in_place <= 1; in_place++) {
+            vp_result o;
+            vp_result_alloc(&o, M, C);
+            vp_split(&o, z, y, M, C, 1, 0.0f, scale, in_place);
+            char what[80];
+            snprintf(what, sizeof what, "vp t=1 %dx%d loss", M, C);
+            CU_ASSERT_EQUAL(mismatches(what, o.loss, ref.loss, NULL, M, 0, 0), 0);
+            snprintf(what, sizeof what, "vp t=1 %dx%d dlogits%s", M, C, in_place ? " in place" : "");
+            CU_ASSERT_EQUAL(mismatches(what, o.dz, ref.dz, NULL, n, 0, 0), 0);
+            snprintf(what, sizeof what, "vp t=1 %dx%d pred", M, C);
+            CU_ASSERT_EQUAL(int_mismatches(what, o.pred, ref.best, M), 0);
+            CU_ASSERT_EQUAL(o.correct, ref.correct);
+            CU_ASSERT_EQUAL(o.pad_nonzero, 0);
+            CU_ASSERT_EQUAL(o.empty_ranks, 0);
+            vp_result_free(&o);
+        }
+        vp_ref_free(&ref);
+        free(z);
+        free(y);
+    }
+}
+
+/* Split over t = 2, 3, 4, 8 ranks (C = 10 padded to 10, 12, 12, 16: with
+ * t = 8 ranks 5..7 are all padding; C = 1 with t = 8: seven of them; C =
+ * 7 and 33 for uneven remainders): against the unsplit pl_k_softmax_xent
+ * and its backward. The row max and the predictions exactly (a max and a
+ * first index do not round), and the count; every padded element of
+ * dlogits exactly 0; the loss within (C + 2) 2^-23 (1 + |loss|) and each
+ * dlogit within (C + 2) 2^-23 (p |scale| + |dlogit|): the t partial sums
+ * of exponentials add in another order than one row's sum, each float
+ * sum of C terms within C 2^-24 of the exact sum (the errors seen are a
+ * few 1e-8). */
+static void test_vp_split(void)
+{
+    static const int Cs[] = {10, 1, 7, 33}, ts[] = {2, 3, 4, 8};
+    int M = 29, empty = 0;
+    for (size_t ci = 0; ci < sizeof Cs / sizeof *Cs; ci++) {
+        int C = Cs[ci];
+        long n = (long)M * C;
+        float *z = malloc((size_t)n * sizeof *z), scale = -0.25f, *mxr = malloc((size_t)M * 4);
+        int *y = malloc((size_t)M * sizeof *y);
+        double *ls = malloc((size_t)M * sizeof *ls), *ds = malloc((size_t)n * sizeof *ds);
+        vp_data(z, y, M, C, 600u + (unsigned)ci);
+        vp_ref ref;
+        vp_reference(&ref, z, y, M, C, scale);
+        double tol = (C + 2) * ldexp(1.0, -23);
+        for (int r = 0; r < M; r++) {
+            ls[r] = 1 + fabs(ref.loss[r]);
+            mxr[r] = z[(long)r * C + ref.best[r]];
+        }
+        for (long i = 0; i < n; i++) ds[i] = fabs(ref.p[i] * scale) + fabs(ref.dz[i]);
+        for (size_t ti = 0; ti < sizeof ts / sizeof *ts; ti++) {
+            int t = ts[ti];
+            vp_result o;
+            vp_result_alloc(&o, M, C);
+            vp_split(&o, z, y, M, C, t, 0.0f, scale, (int)ti % 2);
+            char what[80];
+#define VP_WHAT(name) snprintf(what, sizeof what, "vp C=%d t=%d %s", C, t, name)
+            VP_WHAT("row max");
+            CU_ASSERT_EQUAL(mismatches(what, o.mx, mxr, NULL, M, 0, 0), 0);
+            VP_WHAT("loss");
+            CU_ASSERT_EQUAL(mismatches(what, o.loss, ref.loss, ls, M, 0, tol), 0);
+            VP_WHAT("dlogits");
+            CU_ASSERT_EQUAL(mismatches(what, o.dz, ref.dz, ds, n, 0, tol), 0);
+            VP_WHAT("pred");
+            CU_ASSERT_EQUAL(int_mismatches(what, o.pred, ref.best, M), 0);
+#undef VP_WHAT
+            CU_ASSERT_EQUAL(o.correct, ref.correct);
+            CU_ASSERT_EQUAL(o.pad_nonzero, 0);
+            if (C == 10 && t == 8) CU_ASSERT_EQUAL(o.empty_ranks, 3); /* ranks 5, 6, 7 */
+            if (C == 1 && t == 8) CU_ASSERT_EQUAL(o.empty_ranks, 7);
+            empty += o.empty_ranks;
+            vp_result_free(&o);
+        }
+        vp_ref_free(&ref);
+        free(z);
+        free(y);
+        free(mxr);
+        free(ls);
+        free(ds);
+    }
+    CU_ASSERT(empty > 0); /* the all-padding rank was exercised */
+}
+
+/* Padding never counts: with 1e30, -1e30, +inf, -inf or NaN in every
+ * padded column, the same split gives the same bits in the row max, the
+ * loss, dlogits and the predictions as with 0 there, and padded dlogits
+ * stay exactly 0. */
+static void test_vp_padding_ignored(void)
+{
+    static const int ts[] = {3, 4, 8};
+    static const float pads[] = {1e30f, -1e30f, INFINITY, -INFINITY, NAN};
+    enum { M = 17, C = 10 };
+    float z[M * C], scale = 1.0f / M;
+    int y[M];
+    vp_data(z, y, M, C, 77);
+    for (size_t ti = 0; ti < sizeof ts / sizeof *ts; ti++) {
+        vp_result base;
+        vp_result_alloc(&base, M, C);
+        vp_split(&base, z, y, M, C, ts[ti], 0.0f, scale, 0);
+        for (size_t pi = 0; pi < sizeof pads / sizeof *pads; pi++) {
+            vp_result o;
+            vp_result_alloc(&o, M, C);
+            vp_split(&o, z, y, M, C, ts[ti], pads[pi], scale, (int)pi % 2);
+            CU_ASSERT_EQUAL(memcmp(o.mx, base.mx, M * sizeof(float)), 0);
+            CU_ASSERT_EQUAL(memcmp(o.loss, base.loss, M * sizeof(float)), 0);
+            CU_ASSERT_EQUAL(memcmp(o.dz, base.dz, M * C * sizeof(float)), 0);
+            CU_ASSERT_EQUAL(memcmp(o.pred, base.pred, M * sizeof(int)), 0);
+            CU_ASSERT_EQUAL(o.correct, base.correct);
+            CU_ASSERT_EQUAL(o.pad_nonzero, 0);
+            if (o.pad_nonzero || memcmp(o.loss, base.loss, M * sizeof(float)))
+                fprintf(stderr, "  vp padding %g, t=%d: changed the result\n", pads[pi], ts[ti]);
+            vp_result_free(&o);
+        }
+        vp_result_free(&base);
+    }
+}
+
+/* M < 1, Cl < 1, valid outside 0..Cl, col0 < 0 or a NULL pointer:
+ * cudaErrorInvalidValue, for each of the six; the same calls with good
+ * arguments succeed. */
+static void test_vp_bad_arguments(void)
+{
+    float *f;
+    int *i;
+    CU_ASSERT_OK(cudaMalloc((void **)&f, 64 * sizeof(float)));
+    CU_ASSERT_OK(cudaMalloc((void **)&i, 64 * sizeof(int)));
+    CU_ASSERT_OK(cudaMemset(i, 0, 64 * sizeof(int)));
+    CU_ASSERT_OK(pl_k_fill(f, 64, 1.0f, 0));
+    const cudaError_t bad = cudaErrorInvalidValue;
+    /* M, Cl, valid, col0 */
+    static const int shapes[][4] = {{0, 4, 2, 0},  {-1, 4, 2, 0}, {2, 0, 0, 0}, {2, -1, 0, 0},
+                                    {2, 4, -1, 0}, {2, 4, 5, 0},  {2, 4, 2, -1}};
+    for (int k = 0; k < 7; k++) {
+        int M = shapes[k][0], Cl = shapes[k][1], v = shapes[k][2], c0 = shapes[k][3];
+        if (c0 == 0) CU_ASSERT_CUDA(pl_k_vp_max(f, f, M, Cl, v, 0), bad); /* no col0 */
+        CU_ASSERT_CUDA(pl_k_vp_partials(f, f + 8, f + 16, i, f + 24, M, Cl, v, c0, 0), bad);
+        CU_ASSERT_CUDA(pl_k_vp_backward(f, f + 16, i, f + 24, f + 32, M, Cl, v, c0, 1.0f, 0), bad);
+        CU_ASSERT_CUDA(pl_k_vp_argmax(i, f, f + 24, M, Cl, v, c0, 0), bad);
+    }
+    for (int M = -1; M <= 0; M++) {
+        CU_ASSERT_CUDA(pl_k_vp_loss(f, f + 8, f + 16, M, 0), bad);
+        CU_ASSERT_CUDA(pl_k_count_equal(i, i + 8, i + 16, M, 0), bad);
+    }
+    for (int k = 0; k < 2; k++) {
+        float *p[2] = {f, f + 16};
+        p[k] = NULL;
+        CU_ASSERT_CUDA(pl_k_vp_max(p[0], p[1], 2, 4, 2, 0), bad);
+    }
+    for (int k = 0; k < 5; k++) {
+        float *p[4] = {f, f + 8, f + 16, f + 24};
+        int *yl = k == 4 ? NULL : i;
+        if (k < 4) p[k] = NULL;
+        CU_ASSERT_CUDA(pl_k_vp_partials(p[0], p[1], p[2], yl, p[3], 2, 4, 2, 0, 0), bad);
+        CU_ASSERT_CUDA(pl_k_vp_backward(p[0], p[2], yl, p[3], p[1], 2, 4, 2, 0, 1.0f, 0), bad);
+    }
+    for (int k = 0; k < 3; k++) {
+        float *p[3] = {f, f + 8, f + 16};
+        p[k] = NULL;
+        CU_ASSERT_CUDA(pl_k_vp_loss(p[0], p[1], p[2], 2, 0), bad);
+    }
+    for (int k = 0; k < 3; k++) {
+        int *p[3] = {i, i + 8, i + 16};
+        p[k] = NULL;
+        CU_ASSERT_CUDA(pl_k_count_equal(p[0], p[1], p[2], 2, 0), bad);
+        CU_ASSERT_CUDA(pl_k_vp_argmax(k == 0 ? NULL : i, k == 1 ? NULL : f, k == 2 ? NULL : f + 24,
+                                      2, 4, 2, 0, 0),
+                       bad);
+    }
+    /* good: the edges of the ranges (valid = 0 and valid = Cl) */
+    CU_ASSERT_OK(pl_k_vp_max(f, f + 16, 2, 4, 0, 0));
+    CU_ASSERT_OK(pl_k_vp_max(f, f + 16, 2, 4, 4, 0));
+    CU_ASSERT_OK(pl_k_vp_partials(f, f + 8, f + 16, i, f, 2, 4, 4, 0, 0));
+    CU_ASSERT_OK(pl_k_vp_loss(f + 24, f, f + 8, 2, 0));
+    CU_ASSERT_OK(pl_k_vp_backward(f + 32, f + 16, i, f, f + 8, 2, 4, 0, 4, 1.0f, 0));
+    CU_ASSERT_OK(pl_k_vp_argmax(i + 8, f + 16, f, 2, 4, 4, 0, 0));
+    CU_ASSERT_OK(pl_k_count_equal(i + 32, i + 8, i, 2, 0));
+    CU_ASSERT_OK(cudaDeviceSynchronize());
+    cudaFree(f);
+    cudaFree(i);
+}
+
 /* SGD and AdamW, three steps: within 1e-6 + 1e-5 relative of the double
  * reference fed the same float state at each step. */
 static void test_optimizers(void)
@@ -614,6 +1013,13 @@ int register_nn_suite(void)
         {"LayerNorm: bad arguments", test_layernorm_bad_arguments},
         {"sum: right and the same bits twice", test_sum},
         {"accuracy count: ties go to the first", test_count_correct},
+        {"vocabulary-parallel xent, t = 1: softmax_xent's loss and dlogits, count_correct's count",
+         test_vp_unsplit},
+        {"vocabulary-parallel xent split over t = 2, 3, 4, 8 (padding, all-padding ranks)",
+         test_vp_split},
+        {"vocabulary-parallel xent: 1e30, inf, NaN in the padding change nothing",
+         test_vp_padding_ignored},
+        {"vocabulary-parallel xent: bad arguments", test_vp_bad_arguments},
         {"SGD with momentum and AdamW, three steps", test_optimizers},
         {"fill, scale, axpy", test_vectors},
     };
