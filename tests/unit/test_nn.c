@@ -569,9 +569,10 @@ static void vp_split(vp_result *o, const float *z, const int *y, int M, int C, i
     int Cl = (C + t - 1) / t;
     long nl = (long)M * Cl;
     size_t fm = (size_t)M * sizeof(float), im = (size_t)M * sizeof(int);
-    float *zl = malloc((size_t)nl * sizeof(float)), *a = malloc(fm), *b = malloc(fm);
-    float *se = malloc(fm), *tg = malloc(fm);
-    int *pi = malloc(im);
+    /* zeroed: the device buffers below start as copies of them */
+    float *zl = calloc((size_t)nl, sizeof(float)), *a = calloc((size_t)M, sizeof(float));
+    float *b = malloc(fm), *se = malloc(fm), *tg = malloc(fm);
+    int *pi = calloc((size_t)M, sizeof(int));
     float *d_z[VP_MAXT], *d_mx = to_dev(a, M), *d_se = to_dev(a, M), *d_tg = to_dev(a, M);
     float *d_loss = to_dev(a, M), *d_dz = to_dev(zl, nl);
     int *d_y = to_dev_int(y, M), *d_pred = to_dev_int(pi, M), *d_c = to_dev_int(pi, 1);
