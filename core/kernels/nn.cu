@@ -330,8 +330,8 @@ SIMT_LAUNCHER(vp_max, (float *rowmax, const float *logits, int M, int Cl, int va
               (rowmax, logits, M, Cl, valid))
 
 static __global__ void vp_partials(float *sumexp, float *target, const float *logits,
-                                   const int *labels, const float *rowmax, int M, int Cl,
-                                   int valid, int col0)
+                                   const int *labels, const float *rowmax, int M, int Cl, int valid,
+                                   int col0)
 {
     for (int r = (int)(blockIdx.x * blockDim.x + threadIdx.x); r < M;
          r += (int)(blockDim.x * gridDim.x)) {
@@ -468,8 +468,8 @@ cudaError_t pl_k_vp_argmax(int *pred, const float *logits, const float *rowmax, 
         return cudaErrorInvalidValue;
     double n = (double)M * valid;
     SIMT_LAUNCH_COST(n, 4.0 * (n + 2.0 * M));
-    return launch_vp_argmax(grid_rows(M), block_1d(), 0, stream, pred, logits, rowmax, M, Cl,
-                            valid, col0);
+    return launch_vp_argmax(grid_rows(M), block_1d(), 0, stream, pred, logits, rowmax, M, Cl, valid,
+                            col0);
 }
 
 cudaError_t pl_k_count_equal(int *correct, const int *pred, const int *labels, int M,

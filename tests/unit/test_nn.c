@@ -4,6 +4,7 @@
  * include 1x1, primes and sizes that are not multiples of the tile.
  * Tolerances are stated where they are used.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -524,13 +525,15 @@ enum { VP_MAXT = 8 };
 
 /* What a split run gives, put back together on the host. */
 typedef struct {
-    float *mx;        /* [M]: the group's row max (after the PL_MAX all-reduce) */
-    float *loss;      /* [M] */
-    float *dz;        /* [M, C]: each rank's valid columns of dlogits, in class order */
-    int *pred;        /* [M]: after the PL_MIN all-reduce */
-    int correct;      /* pl_k_count_equal(pred), called twice: twice the count */
-    long pad_nonzero; /* padded elements of dlogits that are not exactly 0 */
-    int empty_ranks;  /* ranks whose classes are all padding (valid = 0) */
+    float *mx;          /* [M]: the group's row max (after the PL_MAX all-reduce) */
+    float *loss;        /* [M] */
+    float *dz;          /* [M, C]: each rank's valid columns of dlogits, in class order */
+    int *pred;          /* [M]: after the PL_MIN all-reduce */
+    int correct;        /* pl_k_count_equal(pred), called twice: twice the count */
+    long pad_nonzero;   /* padded elements of dlogits that are not exactly 0 */
+    long rank_pred_bad; /* rank rows whose pl_k_vp_argmax is not the first of its valid
+                         * columns equal to the max (as a class), or INT_MAX */
+    int empty_ranks;    /* ranks whose classes are all padding (valid = 0) */
 } vp_result;
 
 static void vp_result_alloc(vp_result *o, int M, int C)
@@ -566,9 +569,10 @@ static void vp_split(vp_result *o, const float *z, const int *y, int M, int C, i
     int Cl = (C + t - 1) / t;
     long nl = (long)M * Cl;
     size_t fm = (size_t)M * sizeof(float), im = (size_t)M * sizeof(int);
-    float *zl = malloc((size_t)nl * sizeof(float)), *a = malloc(fm), *b = malloc(fm);
-    float *se = malloc(fm), *tg = malloc(fm);
-    int *pi = malloc(im);
+    /* zeroed: the device buffers below start as copies of them */
+    float *zl = calloc((size_t)nl, sizeof(float)), *a = calloc((size_t)M, sizeof(float));
+    float *b = malloc(fm), *se = malloc(fm), *tg = malloc(fm);
+    int *pi = calloc((size_t)M, sizeof(int));
     float *d_z[VP_MAXT], *d_mx = to_dev(a, M), *d_se = to_dev(a, M), *d_tg = to_dev(a, M);
     float *d_loss = to_dev(a, M), *d_dz = to_dev(zl, nl);
     int *d_y = to_dev_int(y, M), *d_pred = to_dev_int(pi, M), *d_c = to_dev_int(pi, 1);
@@ -607,10 +611,17 @@ static void vp_split(vp_result *o, const float *z, const int *y, int M, int C, i
     to_host(o->loss, d_loss, M);
     /* 5. predictions, all-reduce PL_MIN (before the backward, which may
      * overwrite the logits) */
+    o->rank_pred_bad = 0;
     for (int i = 0; i < t; i++) {
         CU_ASSERT_OK(pl_k_vp_argmax(d_pred, d_z[i], d_mx, M, Cl, valid[i], col0[i], 0));
         cudaMemcpy(pi, d_pred, im, cudaMemcpyDeviceToHost);
-        for (int r = 0; r < M; r++) o->pred[r] = i == 0 || pi[r] < o->pred[r] ? pi[r] : o->pred[r];
+        for (int r = 0; r < M; r++) {
+            int want = INT_MAX;
+            for (int c = 0; c < valid[i] && want == INT_MAX; c++)
+                if (z[(long)r * C + col0[i] + c] == o->mx[r]) want = col0[i] + c;
+            o->rank_pred_bad += pi[r] != want;
+            o->pred[r] = i == 0 || pi[r] < o->pred[r] ? pi[r] : o->pred[r];
+        }
     }
     cudaMemcpy(d_pred, o->pred, im, cudaMemcpyHostToDevice);
     CU_ASSERT_OK(cudaMemset(d_c, 0, sizeof(int)));
@@ -622,8 +633,8 @@ static void vp_split(vp_result *o, const float *z, const int *y, int M, int C, i
     for (int i = 0; i < t; i++) {
         float *out = in_place ? d_z[i] : d_dz;
         if (!in_place) CU_ASSERT_OK(pl_k_fill(d_dz, nl, NAN, 0));
-        CU_ASSERT_OK(pl_k_vp_backward(out, d_z[i], d_y, d_mx, d_se, M, Cl, valid[i], col0[i],
-                                      scale, 0));
+        CU_ASSERT_OK(
+            pl_k_vp_backward(out, d_z[i], d_y, d_mx, d_se, M, Cl, valid[i], col0[i], scale, 0));
         to_host(zl, out, nl);
         for (int r = 0; r < M; r++)
             for (int c = 0; c < Cl; c++) {
@@ -700,8 +711,8 @@ static void vp_data(float *z, int *y, int M, int C, unsigned seed)
     ref_rng rng = {0xA0761D6478BD642Full ^ seed};
     for (int r = 0; r < M; r++) {
         for (int c = 0; c < C; c++)
-            z[(long)r * C + c] = r % 2 ? (float)(int)ref_uniform(&rng, 0, 4)
-                                       : (float)ref_uniform(&rng, -20, 20);
+            z[(long)r * C + c] =
+                r % 2 ? (float)(int)ref_uniform(&rng, 0, 4) : (float)ref_uniform(&rng, -20, 20);
         y[r] = (int)ref_uniform(&rng, 0, C);
     }
 }
@@ -742,12 +753,14 @@ static void test_vp_unsplit(void)
             char what[80];
             snprintf(what, sizeof what, "vp t=1 %dx%d loss", M, C);
             CU_ASSERT_EQUAL(mismatches(what, o.loss, ref.loss, NULL, M, 0, 0), 0);
-            snprintf(what, sizeof what, "vp t=1 %dx%d dlogits%s", M, C, in_place ? " in place" : "");
+            snprintf(what, sizeof what, "vp t=1 %dx%d dlogits%s", M, C,
+                     in_place ? " in place" : "");
             CU_ASSERT_EQUAL(mismatches(what, o.dz, ref.dz, NULL, n, 0, 0), 0);
             snprintf(what, sizeof what, "vp t=1 %dx%d pred", M, C);
             CU_ASSERT_EQUAL(int_mismatches(what, o.pred, ref.best, M), 0);
             CU_ASSERT_EQUAL(o.correct, ref.correct);
             CU_ASSERT_EQUAL(o.pad_nonzero, 0);
+            CU_ASSERT_EQUAL(o.rank_pred_bad, 0);
             CU_ASSERT_EQUAL(o.empty_ranks, 0);
             vp_result_free(&o);
         }
@@ -761,7 +774,8 @@ static void test_vp_unsplit(void)
  * t = 8 ranks 5..7 are all padding; C = 1 with t = 8: seven of them; C =
  * 7 and 33 for uneven remainders): against the unsplit pl_k_softmax_xent
  * and its backward. The row max and the predictions exactly (a max and a
- * first index do not round), and the count; every padded element of
+ * first index do not round; each rank's pl_k_vp_argmax as the contract
+ * says, the group's after PL_MIN), and the count; every padded element of
  * dlogits exactly 0; the loss within (C + 2) 2^-23 (1 + |loss|) and each
  * dlogit within (C + 2) 2^-23 (p |scale| + |dlogit|): the t partial sums
  * of exponentials add in another order than one row's sum, each float
@@ -804,6 +818,7 @@ static void test_vp_split(void)
 #undef VP_WHAT
             CU_ASSERT_EQUAL(o.correct, ref.correct);
             CU_ASSERT_EQUAL(o.pad_nonzero, 0);
+            CU_ASSERT_EQUAL(o.rank_pred_bad, 0);
             if (C == 10 && t == 8) CU_ASSERT_EQUAL(o.empty_ranks, 3); /* ranks 5, 6, 7 */
             if (C == 1 && t == 8) CU_ASSERT_EQUAL(o.empty_ranks, 7);
             empty += o.empty_ranks;
@@ -819,14 +834,17 @@ static void test_vp_split(void)
     CU_ASSERT(empty > 0); /* the all-padding rank was exercised */
 }
 
-/* Padding never counts: with 1e30, -1e30, +inf, -inf or NaN in every
- * padded column, the same split gives the same bits in the row max, the
- * loss, dlogits and the predictions as with 0 there, and padded dlogits
- * stay exactly 0. */
+/* Padding never counts: with 1e30, -1e30, +inf, -inf, NaN or 3 (the max
+ * of the rows of ties) in every padded column, the same split gives the
+ * same bits in the row max, the loss, dlogits and the predictions as with
+ * 0 there, padded dlogits stay exactly 0 and each rank's prediction is
+ * one of its valid classes or INT_MAX. */
 static void test_vp_padding_ignored(void)
 {
     static const int ts[] = {3, 4, 8};
-    static const float pads[] = {1e30f, -1e30f, INFINITY, -INFINITY, NAN};
+    /* 3: the largest logit of the rows of small integers, so a padded
+     * column would tie with their max */
+    static const float pads[] = {1e30f, -1e30f, INFINITY, -INFINITY, NAN, 3.0f};
     enum { M = 17, C = 10 };
     float z[M * C], scale = 1.0f / M;
     int y[M];
@@ -845,6 +863,7 @@ static void test_vp_padding_ignored(void)
             CU_ASSERT_EQUAL(memcmp(o.pred, base.pred, M * sizeof(int)), 0);
             CU_ASSERT_EQUAL(o.correct, base.correct);
             CU_ASSERT_EQUAL(o.pad_nonzero, 0);
+            CU_ASSERT_EQUAL(o.rank_pred_bad, 0);
             if (o.pad_nonzero || memcmp(o.loss, base.loss, M * sizeof(float)))
                 fprintf(stderr, "  vp padding %g, t=%d: changed the result\n", pads[pi], ts[ti]);
             vp_result_free(&o);

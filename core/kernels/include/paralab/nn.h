@@ -113,8 +113,13 @@ cudaError_t pl_k_layernorm_backward(float *dx, float *dgamma, float *dbeta, cons
  *                        pl_k_count_correct picks it
  *   6. pl_k_count_equal: correct[0] += the rows with pred[r] == labels[r]
  * With t = 1 (col0 = 0, valid = Cl = C, no all-reduce) losses and
- * dlogits equal pl_k_softmax_xent's and its backward's. M < 1, Cl < 1,
- * valid outside 0..Cl or a NULL pointer: cudaErrorInvalidValue. */
+ * dlogits equal pl_k_softmax_xent's and its backward's, bit for bit (the
+ * same float operations in the same order), for labels in 0..C-1; a label
+ * no rank holds adds no target (loss log(sumexp), not NaN). Padded columns
+ * are never read. vp_max, vp_partials and vp_argmax take one thread per
+ * row, its columns in order; vp_loss and vp_backward are element-wise. M
+ * < 1, Cl < 1, valid outside 0..Cl, col0 < 0 (or col0 + Cl past INT_MAX)
+ * or a NULL pointer: cudaErrorInvalidValue. */
 cudaError_t pl_k_vp_max(float *rowmax, const float *logits, int M, int Cl, int valid,
                         cudaStream_t stream);
 cudaError_t pl_k_vp_partials(float *sumexp, float *target, const float *logits, const int *labels,
