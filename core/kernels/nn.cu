@@ -484,16 +484,27 @@ cudaError_t pl_k_count_equal(int *correct, const int *pred, const int *labels, i
  */
 
 #define LN_EPS 1e-5f
+/* Threads per row: one warp. Rows are short (h = 64 in the labs), and a
+ * wider block would spend its time at barriers: every thread of the block
+ * waits at each of the tree's steps, on a GPU and far more in the
+ * emulator. */
+#define LN_THREADS 32u
+
+static dim3 ln_block(void)
+{
+    dim3 b = {LN_THREADS, 1, 1};
+    return b;
+}
 
 /* The sum of every thread's v over the block, returned to every thread: a
- * tree in s[THREADS] in a fixed order (as sum_one_block), so the same
+ * tree in s[LN_THREADS] in a fixed order (as sum_one_block), so the same
  * inputs give the same bits; s is free again when it returns. */
 static __device__ float block_sum(float *s, float v)
 {
     unsigned t = threadIdx.x;
     s[t] = v;
     __syncthreads();
-    for (unsigned half = THREADS / 2; half > 0; half /= 2) {
+    for (unsigned half = LN_THREADS / 2; half > 0; half /= 2) {
         if (t < half) s[t] += s[t + half];
         __syncthreads();
     }
@@ -508,20 +519,20 @@ static __device__ float block_sum(float *s, float v)
 static __global__ void layernorm_fwd(float *y, float *mean, float *rstd, const float *x,
                                      const float *gamma, const float *beta, int h)
 {
-    __shared__ float s[THREADS];
+    __shared__ float s[LN_THREADS];
     unsigned t = threadIdx.x;
     const float *xr = x + (long)blockIdx.x * h;
     float *yr = y + (long)blockIdx.x * h;
     float acc = 0.0f;
-    for (int i = (int)t; i < h; i += (int)THREADS) acc += xr[i];
+    for (int i = (int)t; i < h; i += (int)LN_THREADS) acc += xr[i];
     float m = block_sum(s, acc) / (float)h;
     acc = 0.0f;
-    for (int i = (int)t; i < h; i += (int)THREADS) {
+    for (int i = (int)t; i < h; i += (int)LN_THREADS) {
         float d = xr[i] - m;
         acc += d * d;
     }
     float r = 1.0f / sqrtf(block_sum(s, acc) / (float)h + LN_EPS);
-    for (int i = (int)t; i < h; i += (int)THREADS) yr[i] = (xr[i] - m) * r * gamma[i] + beta[i];
+    for (int i = (int)t; i < h; i += (int)LN_THREADS) yr[i] = (xr[i] - m) * r * gamma[i] + beta[i];
     if (t == 0) {
         mean[blockIdx.x] = m;
         rstd[blockIdx.x] = r;
@@ -539,19 +550,19 @@ static __global__ void layernorm_bwd_dx(float *dx, const float *dy, const float 
                                         const float *mean, const float *rstd, const float *gamma,
                                         int h)
 {
-    __shared__ float s[THREADS];
+    __shared__ float s[LN_THREADS];
     unsigned t = threadIdx.x;
     long off = (long)blockIdx.x * h;
     float m = mean[blockIdx.x], r = rstd[blockIdx.x];
     float sg = 0.0f, sgn = 0.0f;
-    for (int i = (int)t; i < h; i += (int)THREADS) {
+    for (int i = (int)t; i < h; i += (int)LN_THREADS) {
         float g = dy[off + i] * gamma[i];
         sg += g;
         sgn += g * ((x[off + i] - m) * r);
     }
     float mg = block_sum(s, sg) / (float)h;
     float mgn = block_sum(s, sgn) / (float)h;
-    for (int i = (int)t; i < h; i += (int)THREADS) {
+    for (int i = (int)t; i < h; i += (int)LN_THREADS) {
         float n = (x[off + i] - m) * r;
         dx[off + i] = r * (dy[off + i] * gamma[i] - mg - n * mgn);
     }
@@ -593,7 +604,7 @@ cudaError_t pl_k_layernorm(float *y, float *mean, float *rstd, const float *x, c
     double n = (double)rows * h;
     dim3 g = {(unsigned)rows, 1, 1};
     SIMT_LAUNCH_COST(8.0 * n, 4.0 * (2.0 * n + 2.0 * h + 2.0 * rows));
-    return launch_layernorm_fwd(g, block_1d(), 0, stream, y, mean, rstd, x, gamma, beta, h);
+    return launch_layernorm_fwd(g, ln_block(), 0, stream, y, mean, rstd, x, gamma, beta, h);
 }
 
 cudaError_t pl_k_layernorm_backward(float *dx, float *dgamma, float *dbeta, const float *dy,
@@ -612,7 +623,7 @@ cudaError_t pl_k_layernorm_backward(float *dx, float *dgamma, float *dbeta, cons
     if (e != cudaSuccess) return e;
     dim3 gr = {(unsigned)rows, 1, 1};
     SIMT_LAUNCH_COST(12.0 * n, 4.0 * (5.0 * n + h + 2.0 * rows));
-    return launch_layernorm_bwd_dx(gr, block_1d(), 0, stream, dx, dy, x, mean, rstd, gamma, h);
+    return launch_layernorm_bwd_dx(gr, ln_block(), 0, stream, dx, dy, x, mean, rstd, gamma, h);
 }
 
 /* ---- sum and accuracy ----------------------------------------------------------------------- */

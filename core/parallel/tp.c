@@ -124,20 +124,13 @@ int pl_tp_sum(pl_tp *tp, float *x, size_t n)
 
 /* ---- the reference column- and row-parallel layers ---------------------------------- */
 
-#define TRY(call)                                                                                  \
-    do {                                                                                           \
-        int rc_ = (call);                                                                          \
-        if (rc_) return rc_;                                                                       \
-    } while (0)
-#define CUDA(call) TRY(pl_tp_cuda(tp, (call), #call))
-
 static int column_forward(pl_tp *tp, const float *x, float *xfull, const float *W, const float *b,
                           float *z, int k, int n)
 {
     int nl = n / tp->size;
-    TRY(pl_tp_f_forward(tp, x, xfull, k)); /* f: every rank needs the whole input */
-    CUDA(pl_k_matmul(z, xfull, W, tp->rows, nl, k, PL_NN, 0, tp->stream));
-    CUDA(pl_k_bias_add(z, b, tp->rows, nl, tp->stream)); /* its own columns of b */
+    PL_TP_TRY(pl_tp_f_forward(tp, x, xfull, k)); /* f: every rank needs the whole input */
+    PL_TP_TRY(pl_k_matmul(z, xfull, W, tp->rows, nl, k, PL_NN, 0, tp->stream));
+    PL_TP_TRY(pl_k_bias_add(z, b, tp->rows, nl, tp->stream)); /* its own columns of b */
     return 0;
 }
 
@@ -145,9 +138,9 @@ static int row_forward(pl_tp *tp, const float *a, const float *W, const float *b
                        float *y, int k, int n)
 {
     int kl = k / tp->size;
-    CUDA(pl_k_matmul(partial, a, W, tp->rows, n, kl, PL_NN, 0, tp->stream));
-    TRY(pl_tp_g_forward(tp, partial, y, n));                   /* g: add up the partial sums */
-    CUDA(pl_k_bias_add(y, b, tp->local_rows, n, tp->stream)); /* once, after the sum */
+    PL_TP_TRY(pl_k_matmul(partial, a, W, tp->rows, n, kl, PL_NN, 0, tp->stream));
+    PL_TP_TRY(pl_tp_g_forward(tp, partial, y, n));                   /* g: add up the partial sums */
+    PL_TP_TRY(pl_k_bias_add(y, b, tp->local_rows, n, tp->stream)); /* once, after the sum */
     return 0;
 }
 
@@ -155,10 +148,10 @@ static int row_backward(pl_tp *tp, const float *dy, const float *a, const float 
                         float *db, float *dyfull, float *da, int k, int n)
 {
     int kl = k / tp->size;
-    CUDA(pl_k_bias_grad(db, dy, tp->local_rows, n, tp->accumulate, tp->stream));
-    TRY(pl_tp_g_backward(tp, dy, dyfull, n)); /* g': identity (an all-gather under SP) */
-    CUDA(pl_k_matmul(dW, a, dyfull, kl, n, tp->rows, PL_TN, tp->accumulate, tp->stream));
-    CUDA(pl_k_matmul(da, dyfull, W, tp->rows, kl, n, PL_NT, 0, tp->stream));
+    PL_TP_TRY(pl_k_bias_grad(db, dy, tp->local_rows, n, tp->accumulate, tp->stream));
+    PL_TP_TRY(pl_tp_g_backward(tp, dy, dyfull, n)); /* g': identity (an all-gather under SP) */
+    PL_TP_TRY(pl_k_matmul(dW, a, dyfull, kl, n, tp->rows, PL_TN, tp->accumulate, tp->stream));
+    PL_TP_TRY(pl_k_matmul(da, dyfull, W, tp->rows, kl, n, PL_NT, 0, tp->stream));
     return 0;
 }
 
@@ -166,9 +159,9 @@ static int column_backward(pl_tp *tp, const float *dz, const float *xfull, const
                            float *dW, float *db, float *dxfull, float *dx, int k, int n)
 {
     int nl = n / tp->size;
-    CUDA(pl_k_matmul(dW, xfull, dz, k, nl, tp->rows, PL_TN, tp->accumulate, tp->stream));
-    CUDA(pl_k_bias_grad(db, dz, tp->rows, nl, tp->accumulate, tp->stream));
-    CUDA(pl_k_matmul(dxfull, dz, W, tp->rows, k, nl, PL_NT, 0, tp->stream));
+    PL_TP_TRY(pl_k_matmul(dW, xfull, dz, k, nl, tp->rows, PL_TN, tp->accumulate, tp->stream));
+    PL_TP_TRY(pl_k_bias_grad(db, dz, tp->rows, nl, tp->accumulate, tp->stream));
+    PL_TP_TRY(pl_k_matmul(dxfull, dz, W, tp->rows, k, nl, PL_NT, 0, tp->stream));
     return pl_tp_f_backward(tp, dxfull, dx, k); /* f': add up every rank's part of dx */
 }
 

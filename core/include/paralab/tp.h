@@ -102,6 +102,19 @@ int pl_tp_all_reduce(pl_tp *tp, void *x, size_t n, pl_dtype type, pl_redop op);
  * with "what: cudaGetErrorName" in tp->error. */
 int pl_tp_cuda(pl_tp *tp, cudaError_t e, const char *what);
 
+/* In a function that returns int and has a pl_tp *tp: returns the call's
+ * result when it is not 0 — a code of the functions above (their reason
+ * already in tp->error) or a kernel's cudaError_t (then named in
+ * tp->error: "pl_k_matmul(...): cudaErrorInvalidValue"). */
+#define PL_TP_TRY(call)                                                                            \
+    do {                                                                                           \
+        int rc_ = (int)(call);                                                                     \
+        if (rc_) {                                                                                 \
+            if (!tp->error[0]) pl_tp_cuda(tp, (cudaError_t)rc_, #call);                            \
+            return rc_;                                                                            \
+        }                                                                                          \
+    } while (0)
+
 /* The column- and row-parallel linear layers, forward and backward: Lab
  * 08's exercise, with the reference below. k: the layer's input width, n:
  * its output width; each function is given this rank's shard.

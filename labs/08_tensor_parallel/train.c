@@ -1,0 +1,462 @@
+/*
+ * train.c — Lab 08's training loop, run by every rank (lab08_rank).
+ *
+ * The t ranks form one TP group: each holds its shard of every block
+ * (paralab/blocks.h) and all of them see the same batch — the data is not
+ * split, the model is. Under sequence parallelism each rank holds the
+ * batch's rows [r B/t, (r+1) B/t) of the activations outside the parallel
+ * region (the input layer, LayerNorm, the residual). A step: the input
+ * layer, each block (LayerNorm, the column-parallel W1 between f and GELU,
+ * the row-parallel W2 before g), the head (LNf, the column-parallel
+ * classifier, the vocabulary-parallel cross-entropy), the same backward,
+ * the replicated parameters' gradients summed over the group under SP, and
+ * AdamW on every rank's shard. The loss is the batch's mean.
+ *
+ * The epoch's last partial batch is dropped, as Lab 07 does; the test set
+ * is evaluated in batches of B rows, the last one padded with rows no
+ * label matches.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "08_tensor_parallel/lab08.h"
+#include "paralab/cuda_check.h"
+#include "paralab/device.h"
+#include "paralab/nn.h"
+#include "paralab/plural.h"
+#include "paralab/step.h"
+#include "paralab/trace.h"
+
+lab08_expect lab08_formula(const pl_blocks_config *c, int t, int sp, int rows)
+{
+    lab08_expect e = {0, 0, 0, 0};
+    if (t == 1) return e;
+    unsigned long long L = (unsigned long long)c->layers, h = (unsigned long long)c->hidden;
+    unsigned long long act = (unsigned long long)rows * h * 4, vec = (unsigned long long)rows * 4;
+    unsigned long long n = (unsigned long long)t;
+    /* the loss: all-reduces of the row max, the target logit, the sum of
+     * exponentials, and the predictions: rows values each */
+    e.all_reduce = 4;
+    e.bytes_sent = 4 * vec * 2 * (n - 1) / n;
+    if (!sp) {
+        /* each block: g forward, f backward; the head: f backward */
+        e.all_reduce += (unsigned)(2 * L + 1);
+        e.bytes_sent += (2 * L + 1) * act * 2 * (n - 1) / n;
+    } else {
+        /* each block: f forward and g backward all-gather, g forward and f
+         * backward reduce-scatter; the head: f both ways */
+        e.all_gather = e.reduce_scatter = (unsigned)(2 * L + 1);
+        e.bytes_sent += (4 * L + 2) * act * (n - 1) / n;
+        /* the replicated gradients: a block's LayerNorm and b2 (3h), the
+         * input layer (inputs h + h), LNf (2h) */
+        e.all_reduce += (unsigned)(L + 2);
+        unsigned long long floats = L * 3 * h + (unsigned long long)c->inputs * h + h + 2 * h;
+        e.bytes_sent += floats * 4 * 2 * (n - 1) / n;
+    }
+    return e;
+}
+
+/* ---- the shards pane's events: which matrix a rank multiplies ----------------------- */
+
+typedef struct {
+    pl_rank *r;
+    const pl_tp_linear_ops *impl;
+    int classes_padded;
+    int trace;
+} tracer;
+
+static void emit(pl_tp *tp, int backward, const char *name, double start, double mstart)
+{
+    tracer *t = tp->user;
+    if (!t->trace || !t->r->trace) return;
+    pl_event e;
+    memset(&e, 0, sizeof e);
+    e.rank = t->r->rank;
+    e.lane = PL_LANE_COMPUTE;
+    e.kind = (uint8_t)(backward ? PL_EV_BACKWARD : PL_EV_FORWARD);
+    e.micro_batch = -1;
+    e.layer = tp->layer;
+    e.peer = -1;
+    e.start = start;
+    e.end = pl_trace_now();
+    e.modeled_start = mstart;
+    e.modeled_end = pl_device_stream_now(tp->stream);
+    snprintf(e.label, sizeof e.label, "%s", name);
+    pl_trace_record(t->r->trace, &e);
+}
+
+#define TRACED(call, backward, name)                                                               \
+    do {                                                                                           \
+        double s_ = pl_trace_now(), m_ = pl_device_stream_now(tp->stream);                        \
+        int rc_ = (call);                                                                          \
+        if (!rc_) emit(tp, backward, name, s_, m_);                                                \
+        return rc_;                                                                                \
+    } while (0)
+
+static const char *column_name(pl_tp *tp, int n)
+{
+    return n == ((tracer *)tp->user)->classes_padded && tp->layer < 0 ? "Wc" : "W1";
+}
+
+static int t_column_forward(pl_tp *tp, const float *x, float *xfull, const float *W, const float *b,
+                            float *z, int k, int n)
+{
+    TRACED(((tracer *)tp->user)->impl->column_forward(tp, x, xfull, W, b, z, k, n), 0,
+           column_name(tp, n));
+}
+static int t_row_forward(pl_tp *tp, const float *a, const float *W, const float *b, float *partial,
+                         float *y, int k, int n)
+{
+    TRACED(((tracer *)tp->user)->impl->row_forward(tp, a, W, b, partial, y, k, n), 0, "W2");
+}
+static int t_row_backward(pl_tp *tp, const float *dy, const float *a, const float *W, float *dW,
+                          float *db, float *dyfull, float *da, int k, int n)
+{
+    TRACED(((tracer *)tp->user)->impl->row_backward(tp, dy, a, W, dW, db, dyfull, da, k, n), 1,
+           "W2");
+}
+static int t_column_backward(pl_tp *tp, const float *dz, const float *xfull, const float *W,
+                             float *dW, float *db, float *dxfull, float *dx, int k, int n)
+{
+    TRACED(((tracer *)tp->user)->impl->column_backward(tp, dz, xfull, W, dW, db, dxfull, dx, k, n),
+           1, column_name(tp, n));
+}
+static const pl_tp_linear_ops traced = {t_column_forward, t_row_forward, t_row_backward,
+                                        t_column_backward};
+
+/* ---- the loop ------------------------------------------------------------------------- */
+
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        snprintf(r->error, sizeof r->error, __VA_ARGS__);                                          \
+        goto out;                                                                                  \
+    } while (0)
+#define CK(call) PL_RANK_CK(call) /* paralab/cuda_check.h */
+#define STEP(...)                                                                                  \
+    do {                                                                                           \
+        if (cfg->narrate && pl_step(r, __VA_ARGS__)) goto out;                                     \
+    } while (0)
+#define BEGIN()                                                                                    \
+    do {                                                                                           \
+        if (cfg->narrate && pl_step_begin(r)) goto out;                                            \
+    } while (0)
+/* A call of the model (and through it the exercise): its failure, or the
+ * exercise's TODO, ends the run. */
+#define RUN(call)                                                                                  \
+    do {                                                                                           \
+        int rc_ = (call);                                                                          \
+        if (rc_ == PL_TODO_STATUS) {                                                               \
+            res->todo = 1;                                                                         \
+            status = 0;                                                                            \
+            goto out;                                                                              \
+        }                                                                                          \
+        if (rc_) FAIL("%s", tp.error[0] ? tp.error : #call " failed");                             \
+    } while (0)
+
+static void ledger_diff(pl_ledger *d, const pl_ledger *a, const pl_ledger *b)
+{
+    d->bytes_sent = b->bytes_sent - a->bytes_sent;
+    d->bytes_received = b->bytes_received - a->bytes_received;
+    d->messages_sent = b->messages_sent - a->messages_sent;
+    d->messages_received = b->messages_received - a->messages_received;
+    for (int k = 0; k < PL_NUM_CALLS; k++) d->calls[k] = b->calls[k] - a->calls[k];
+}
+
+/* Every rank's parameters to rank 0, written into the whole model (host). */
+static int gather(pl_rank *r, lab08_run *run, const pl_blocks *m, float *mine, float *whole)
+{
+    if (cudaMemcpy(mine, m->params.data, (size_t)m->lay.nparams * sizeof(float),
+                   cudaMemcpyDeviceToHost))
+        return -1;
+    run->part[r->rank] = mine;
+    if (pl_comm_barrier(r->comm)) return -1;
+    if (r->rank == 0) {
+        pl_blocks_config c = m->lay.cfg;
+        for (int q = 0; q < r->size; q++) {
+            pl_blocks_layout l;
+            pl_blocks_part p = {0, c.layers, 1, 1, r->size, q};
+            pl_blocks_layout_make(&l, &c, p, NULL, 0);
+            pl_blocks_unslice(&l, run->part[q], whole);
+        }
+    }
+    return pl_comm_barrier(r->comm) ? -1 : 0;
+}
+
+/* 1 when the replicated parameters (LayerNorm's, b2, the input layer, LNf)
+ * of every rank are rank 0's bits; on every rank. */
+static int replicated_same(pl_rank *r, lab08_run *run, const pl_blocks *m, float *mine, int *same)
+{
+    if (cudaMemcpy(mine, m->params.data, (size_t)m->lay.nparams * sizeof(float),
+                   cudaMemcpyDeviceToHost))
+        return -1;
+    run->part[r->rank] = mine;
+    if (pl_comm_barrier(r->comm)) return -1;
+    const pl_blocks_layout *l = &m->lay;
+    int ok = 1;
+    for (int q = 1; q < r->size && r->rank == 0; q++) {
+        const float *a = run->part[0], *b = run->part[q];
+        ok &= !memcmp(a, b, (size_t)l->in_end * sizeof(float));
+        for (int j = 0; j < l->cfg.layers; j++)
+            ok &= !memcmp(a + l->block[j].begin, b + l->block[j].begin,
+                          (size_t)(l->block[j].shard - l->block[j].begin) * sizeof(float));
+        ok &= !memcmp(a + l->head_begin, b + l->head_begin,
+                      (size_t)(l->head_shard - l->head_begin) * sizeof(float));
+    }
+    *same = ok;
+    return pl_comm_barrier(r->comm) ? -1 : 0;
+}
+
+int lab08_rank(pl_rank *r)
+{
+    lab08_run *run = r->arg;
+    const lab08_config *cfg = run->cfg;
+    lab08_result *res = run->result;
+    const pl_dataset *train = &run->data->train, *test = &run->data->test;
+    int t = r->size, me = r->rank, status = 1, B = cfg->batch;
+    cudaStream_t cs = r->stream;
+    pl_blocks m;
+    memset(&m, 0, sizeof m);
+    pl_tp tp;
+    memset(&tp, 0, sizeof tp);
+    float *hx = NULL, *dx = NULL, *mine = NULL, *whole = NULL;
+    int *hy = NULL, *dy = NULL, *order = NULL;
+    pl_blocks_config c = pl_blocks_config_make(cfg->hidden, cfg->layers);
+    pl_blocks_layout lay;
+    pl_blocks_part part = {0, c.layers, 1, 1, t, me};
+    char why[512];
+    if (pl_blocks_layout_make(&lay, &c, part, why, sizeof why)) FAIL("%s", why);
+    if (pl_tp_init(&tp, r->comm, cfg->sequence_parallel, B, cs, why, sizeof why)) FAIL("%s", why);
+    tracer tr = {r, run->impl, lay.classes_padded, cfg->trace_linears};
+    tp.user = &tr;
+    const pl_tp_linear_ops *ops = &traced;
+    int R = tp.local_rows, first = cfg->sequence_parallel ? me * R : 0;
+    CK(pl_blocks_create(&m, &lay, B, R, cfg->seed));
+    hx = malloc((size_t)B * PL_DIGITS_FEATURES * sizeof *hx);
+    hy = malloc((size_t)B * sizeof *hy);
+    order = malloc((size_t)train->n * sizeof *order);
+    mine = malloc((size_t)lay.nparams * sizeof *mine);
+    whole = malloc((size_t)pl_blocks_count(&c) * sizeof *whole);
+    if (!hx || !hy || !order || !mine || !whole) FAIL("out of host memory");
+    CK(cudaMalloc((void **)&dx, (size_t)R * PL_DIGITS_FEATURES * sizeof(float)));
+    CK(cudaMalloc((void **)&dy, (size_t)B * sizeof(int)));
+
+    if (gather(r, run, &m, mine, whole)) FAIL("gathering the initial weights failed");
+    if (me == 0) res->init_hash = pl_blocks_hash(whole, pl_blocks_count(&c));
+    int f = c.ffn, fl = lay.ffn_local, h = c.hidden;
+    if (t == 1)
+        STEP("1 rank holds the whole block model: %d block%s of h = %d (W1 %dx%d, W2 %dx%d), "
+             "%ld parameters drawn from seed %llu (hash %08x). With --devices t each rank would "
+             "hold 1/t of every block.",
+             c.layers, pl_s(c.layers), h, h, f, f, h, pl_blocks_count(&c), cfg->seed,
+             res->init_hash);
+    else
+        STEP("%d ranks share every block: W1 [%dx%d] is cut into %d column shards of %dx%d, W2 "
+             "[%dx%d] into %d row shards of %dx%d; the classifier's %d classes%s into %d each. "
+             "The weights were drawn whole from seed %llu and sliced: gathered, they hash to "
+             "%08x for any t. This rank holds %ld of the model's %ld parameters.",
+             t, h, f, t, h, fl, f, h, t, fl, h, c.classes,
+             lay.classes_padded != c.classes ? " (padded)" : "", lay.classes_local, cfg->seed,
+             res->init_hash, lay.nparams, pl_blocks_count(&c));
+
+    int steps_per_epoch = train->n / B;
+    double modeled_total = 0, measured_total = 0;
+    int steps = 0;
+    for (int epoch = 1; epoch <= cfg->epochs; epoch++) {
+        if (epoch > 1) BEGIN();
+        pl_shuffle(order, train->n, cfg->seed, epoch);
+        CK(pl_blocks_reset_correct(&m, cs));
+        double loss_sum = 0;
+        int seen = 0;
+        for (int k = 0; k < steps_per_epoch; k++) {
+            int narrate = cfg->narrate && epoch == 1 && k == 0;
+            const int *rows = order + (long)k * B;
+            for (int i = 0; i < B; i++) {
+                memcpy(hx + (size_t)i * PL_DIGITS_FEATURES,
+                       train->x + (size_t)rows[i] * PL_DIGITS_FEATURES,
+                       PL_DIGITS_FEATURES * sizeof *hx);
+                hy[i] = train->y[rows[i]];
+            }
+            pl_ledger before = pl_comm_ledger(r->comm);
+            double t0 = pl_trace_now(), m0 = pl_device_stream_now(cs);
+            CK(cudaMemcpyAsync(dx, hx + (size_t)first * PL_DIGITS_FEATURES,
+                               (size_t)R * PL_DIGITS_FEATURES * sizeof(float),
+                               cudaMemcpyHostToDevice, cs));
+            CK(cudaMemcpyAsync(dy, hy, (size_t)B * sizeof(int), cudaMemcpyHostToDevice, cs));
+            if (narrate) {
+                if (cfg->sequence_parallel && t > 1)
+                    STEP("A batch of %d samples, the same on every rank: TP splits the model, not "
+                         "the data. With sequence parallelism each rank keeps %d of its rows "
+                         "outside the parallel region: the input layer and LayerNorm run on "
+                         "[%d x %d] per rank.",
+                         B, R, R, h);
+                else
+                    STEP("A batch of %d samples, the same on every rank: TP splits the model, not "
+                         "the data. The input layer (64 -> %d, replicated) runs on every rank.",
+                         B, h);
+            }
+            RUN(pl_blocks_input_forward(&m, &m.acts, &tp, dx));
+            for (int j = 0; j < c.layers; j++) {
+                if (narrate && j == 0)
+                    STEP("Block 0 forward. LayerNorm, then f: %s. Column-parallel W1: rank r "
+                         "computes z1 = x W1_r + b1_r, [%d x %d], its own %d columns, and GELU "
+                         "on them: no communication.",
+                         cfg->sequence_parallel && t > 1
+                             ? "an all-gather of the ranks' rows, so that every rank has the "
+                               "whole input"
+                             : "the identity (every rank already has the whole input)",
+                         B, fl, fl);
+                RUN(pl_blocks_block_forward(&m, &m.acts, &tp, ops, j));
+                if (narrate && j == 0)
+                    STEP("Row-parallel W2: each rank's GELU(z1_r) W2_r is a partial [%d x %d]; "
+                         "g %s, then b2 is added once and the residual. One block, one "
+                         "collective forward.",
+                         B, h,
+                         t == 1 ? "has nothing to sum on one rank"
+                         : cfg->sequence_parallel
+                             ? "reduce-scatters the partials: each rank gets the sum of its rows"
+                             : "all-reduces the partials: every rank gets their sum");
+            }
+            if (narrate)
+                STEP("The head: LNf, f, and the classifier column-parallel over the classes "
+                     "(rank r: classes %d r to %d r + %d%s).",
+                     lay.classes_local, lay.classes_local, lay.classes_local - 1,
+                     lay.classes_padded != c.classes ? "; the padding classes never count" : "");
+            RUN(pl_blocks_head_forward(&m, &m.acts, &tp, ops));
+            RUN(pl_blocks_loss(&m, &m.acts, &tp, dy, 1.0f / (float)B));
+            float step_loss = 0;
+            CK(cudaMemcpyAsync(&step_loss, m.loss_sum, sizeof step_loss, cudaMemcpyDeviceToHost,
+                               cs));
+            CK(cudaStreamSynchronize(cs));
+            if (narrate)
+                STEP("Vocabulary-parallel cross-entropy: the logits are never gathered. Three "
+                     "all-reduces of %d values (the row max, the target logit, the sum of "
+                     "exponentials) and one of the predictions give every rank the loss: %.4f.",
+                     B, step_loss / B);
+            if (narrate)
+                STEP("Backward, the head then block by block: g backward is %s; the "
+                     "column-parallel layers' dx = dz W_r^T is each rank's part, and f backward "
+                     "%s it.",
+                     cfg->sequence_parallel && t > 1 ? "an all-gather" : "the identity",
+                     cfg->sequence_parallel && t > 1 ? "reduce-scatters" : "all-reduces");
+            RUN(pl_blocks_head_backward(&m, &m.acts, &tp, ops));
+            for (int j = c.layers - 1; j >= 0; j--)
+                RUN(pl_blocks_block_backward(&m, &m.acts, &tp, ops, j));
+            RUN(pl_blocks_input_backward(&m, &m.acts, &tp, dx));
+            RUN(pl_blocks_finish_grads(&m, &tp));
+            CK(cudaStreamSynchronize(cs));
+            if (steps == 0) {
+                pl_ledger after = pl_comm_ledger(r->comm);
+                if (me == 0) {
+                    ledger_diff(&res->first_step, &before, &after);
+                    res->first_loss = step_loss / B;
+                }
+            }
+            if (narrate) {
+                lab08_expect e = lab08_formula(&c, t, cfg->sequence_parallel, B);
+                const pl_ledger *d = &res->first_step;
+                STEP("This step's collectives on rank 0, from the ledger: %llu all-reduce%s, "
+                     "%llu all-gather%s, %llu reduce-scatter%s, %llu bytes sent. The formula "
+                     "for %d blocks and the head: %u, %u, %u and %llu.",
+                     (unsigned long long)d->calls[PL_CALL_ALL_REDUCE],
+                     pl_s((long)d->calls[PL_CALL_ALL_REDUCE]),
+                     (unsigned long long)d->calls[PL_CALL_ALL_GATHER],
+                     pl_s((long)d->calls[PL_CALL_ALL_GATHER]),
+                     (unsigned long long)d->calls[PL_CALL_REDUCE_SCATTER],
+                     pl_s((long)d->calls[PL_CALL_REDUCE_SCATTER]),
+                     (unsigned long long)d->bytes_sent, c.layers, e.all_reduce, e.all_gather,
+                     e.reduce_scatter, e.bytes_sent);
+            }
+            CK(pl_blocks_adamw(&m, cfg->lr, cs));
+            CK(cudaStreamSynchronize(cs));
+            loss_sum += step_loss;
+            seen += B;
+            modeled_total += pl_device_stream_now(cs) - m0;
+            measured_total += pl_trace_now() - t0;
+            steps++;
+            if (me == 0) pl_metric(r, "loss", step_loss / B);
+            if (narrate) BEGIN();
+            if (cfg->check_replicated || narrate) {
+                int same = 1;
+                if (replicated_same(r, run, &m, mine, &same))
+                    FAIL("comparing the ranks' LayerNorm parameters failed");
+                if (me == 0 && !same && !res->replicated_differ) res->replicated_differ = steps;
+            }
+            if (narrate)
+                STEP("AdamW on each rank's shard. The replicated parameters (LayerNorm's, b2, "
+                     "the input layer) are %s on every rank%s.",
+                     res->replicated_differ ? "NOT the same" : "the same bits",
+                     cfg->sequence_parallel && t > 1
+                         ? ": under SP each rank saw only its rows, so their gradients were "
+                           "summed over the group first"
+                         : ": their gradients came from the same whole activations");
+            if (narrate) BEGIN();
+            if (cfg->max_steps && steps >= cfg->max_steps) break;
+        }
+        /* the epoch: the training rows predicted right (the same count on
+         * every rank), then the test set */
+        int right = 0, test_right = 0;
+        CK(cudaMemcpy(&right, m.correct, sizeof right, cudaMemcpyDeviceToHost));
+        CK(pl_blocks_reset_correct(&m, cs));
+        for (int s0 = 0; s0 < test->n; s0 += B) {
+            int b2 = test->n - s0 < B ? test->n - s0 : B;
+            for (int i = 0; i < B; i++) { /* padding rows: zeros, a label nothing matches */
+                if (i < b2)
+                    memcpy(hx + (size_t)i * PL_DIGITS_FEATURES,
+                           test->x + (size_t)(s0 + i) * PL_DIGITS_FEATURES,
+                           PL_DIGITS_FEATURES * sizeof *hx);
+                else
+                    memset(hx + (size_t)i * PL_DIGITS_FEATURES, 0,
+                           PL_DIGITS_FEATURES * sizeof *hx);
+                hy[i] = i < b2 ? test->y[s0 + i] : -1;
+            }
+            CK(cudaMemcpyAsync(dx, hx + (size_t)first * PL_DIGITS_FEATURES,
+                               (size_t)R * PL_DIGITS_FEATURES * sizeof(float),
+                               cudaMemcpyHostToDevice, cs));
+            CK(cudaMemcpyAsync(dy, hy, (size_t)B * sizeof(int), cudaMemcpyHostToDevice, cs));
+            tr.trace = 0;
+            RUN(pl_blocks_forward(&m, &m.acts, &tp, ops, dx, NULL));
+            RUN(pl_blocks_loss(&m, &m.acts, &tp, dy, 0.0f));
+            tr.trace = cfg->trace_linears;
+            CK(cudaStreamSynchronize(cs));
+        }
+        CK(cudaMemcpy(&test_right, m.correct, sizeof test_right, cudaMemcpyDeviceToHost));
+        double ep_loss = seen ? loss_sum / seen : 0, tr_acc = seen ? 100.0 * right / seen : 0,
+               te_acc = 100.0 * test_right / test->n;
+        if (me == 0) {
+            res->train_acc = tr_acc;
+            res->test_acc = te_acc;
+            if (epoch - 1 < 1000) res->epoch_loss[epoch - 1] = ep_loss;
+            if (cfg->progress && (epoch % 5 == 0 || epoch == cfg->epochs))
+                pl_check_progress(cfg->progress, "t=%d%s, epoch %d/%d: loss %.4f, test %.1f %%",
+                                  t, cfg->sequence_parallel ? " SP" : "", epoch, cfg->epochs,
+                                  ep_loss, te_acc);
+        }
+        CK(pl_blocks_reset_correct(&m, cs));
+        STEP("Epoch %d/%d: loss %.4f (the mean over %d samples), train %.1f %%, test %.1f %%.",
+             epoch, cfg->epochs, ep_loss, seen, tr_acc, te_acc);
+        if (me == 0) pl_metric(r, "epoch loss", ep_loss);
+        if (cfg->max_steps && steps >= cfg->max_steps) break;
+    }
+    if (gather(r, run, &m, mine, whole)) FAIL("gathering the weights failed");
+    if (me == 0) {
+        res->steps = steps;
+        res->modeled_step = steps ? modeled_total / steps : 0;
+        res->measured_step = steps ? measured_total / steps : 0;
+        res->nparams = pl_blocks_count(&c);
+        res->params = whole;
+        whole = NULL;
+    }
+    status = 0;
+out:
+    cudaStreamSynchronize(cs);
+    pl_blocks_destroy(&m);
+    cudaFree(dx);
+    cudaFree(dy);
+    free(hx);
+    free(hy);
+    free(order);
+    free(mine);
+    free(whole);
+    return status;
+}
