@@ -28,11 +28,12 @@ int pl_blocks_check(const pl_blocks_config *c, int t, const char *what, char *er
             snprintf(err, cap, "--layers %d: the blocks must be 1..%d", c->layers, PL_BLOCKS_MAX);
         return -1;
     }
-    if (c->inputs < 1 || c->inputs > 4096 || c->classes < 1 || c->classes > 4096 ||
-        c->ffn < 1 || c->ffn > 4 * 4096) {
+    if (c->inputs < 1 || c->inputs > 4096 || c->classes < 1 || c->classes > 4096 || c->ffn < 1 ||
+        c->ffn > 4 * 4096) {
         if (cap)
-            snprintf(err, cap, "a block model of %d inputs, %d classes and f = %d: each must be "
-                               "1..4096 (f up to 16384)",
+            snprintf(err, cap,
+                     "a block model of %d inputs, %d classes and f = %d: each must be "
+                     "1..4096 (f up to 16384)",
                      c->inputs, c->classes, c->ffn);
         return -1;
     }
@@ -47,7 +48,7 @@ int pl_blocks_check(const pl_blocks_config *c, int t, const char *what, char *er
             if (c->hidden % d || c->ffn % d) continue;
             last++;
             len += (size_t)snprintf(list + len, sizeof list - len, "%s%d",
-                                    last == 1         ? ""
+                                    last == 1       ? ""
                                     : last == count ? " or "
                                                     : ", ",
                                     d);
@@ -66,8 +67,8 @@ int pl_blocks_check(const pl_blocks_config *c, int t, const char *what, char *er
 
 pl_blocks_part pl_blocks_whole(const pl_blocks_config *c)
 {
-    pl_blocks_part p = {.first = 0, .last = c->layers, .input = 1, .head = 1, .tp = 1,
-                        .tp_rank = 0};
+    pl_blocks_part p = {
+        .first = 0, .last = c->layers, .input = 1, .head = 1, .tp = 1, .tp_rank = 0};
     return p;
 }
 
@@ -77,15 +78,17 @@ int pl_blocks_layout_make(pl_blocks_layout *l, const pl_blocks_config *c, pl_blo
     memset(l, 0, sizeof *l);
     if (pl_blocks_check(c, part.tp, "the TP degree", err, cap)) return -1;
     if (part.tp_rank < 0 || part.tp_rank >= part.tp) {
-        if (cap) snprintf(err, cap, "TP rank %d of %d: it must be 0..%d", part.tp_rank, part.tp,
-                          part.tp - 1);
+        if (cap)
+            snprintf(err, cap, "TP rank %d of %d: it must be 0..%d", part.tp_rank, part.tp,
+                     part.tp - 1);
         return -1;
     }
     if (part.first < 0 || part.last > c->layers || part.first > part.last ||
         (part.first == part.last && !part.input && !part.head)) {
         if (cap)
-            snprintf(err, cap, "blocks [%d, %d) of a model of %d: a part holds a range inside "
-                               "0..%d",
+            snprintf(err, cap,
+                     "blocks [%d, %d) of a model of %d: a part holds a range inside "
+                     "0..%d",
                      part.first, part.last, c->layers, c->layers);
         return -1;
     }
@@ -387,8 +390,8 @@ static int shape_ok(const pl_blocks *m, const pl_blocks_acts *a, pl_tp *tp)
         snprintf(tp->error, sizeof tp->error,
                  "a pass of %d rows (%d local) on TP rank %d of %d, for a part made for rank %d "
                  "of %d and %d rows (%d local)",
-                 tp->rows, tp->local_rows, tp->rank, tp->size, m->lay.part.tp_rank,
-                 m->lay.part.tp, a->rows, a->local_rows);
+                 tp->rows, tp->local_rows, tp->rank, tp->size, m->lay.part.tp_rank, m->lay.part.tp,
+                 a->rows, a->local_rows);
         return (int)cudaErrorInvalidValue;
     }
     return 0;
@@ -414,8 +417,8 @@ int pl_blocks_input_forward(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const fl
 /* LN of the residual stream entering block j (or the head, j = last). */
 static int layernorm(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, int j, long g, long b)
 {
-    CUDA(pl_k_layernorm(a->ln[j], a->mean[j], a->rstd[j], a->x[j], P(m, g), P(m, b),
-                        tp->local_rows, m->lay.cfg.hidden, tp->stream));
+    CUDA(pl_k_layernorm(a->ln[j], a->mean[j], a->rstd[j], a->x[j], P(m, g), P(m, b), tp->local_rows,
+                        m->lay.cfg.hidden, tp->stream));
     return 0;
 }
 
@@ -557,8 +560,8 @@ int pl_blocks_backward(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const pl_tp_l
     if (l->part.head)
         TRY(pl_blocks_head_backward(m, a, tp, ops));
     else
-        CUDA(cudaMemcpyAsync(m->d_x, dout, (size_t)R * h * sizeof(float),
-                             cudaMemcpyDeviceToDevice, tp->stream));
+        CUDA(cudaMemcpyAsync(m->d_x, dout, (size_t)R * h * sizeof(float), cudaMemcpyDeviceToDevice,
+                             tp->stream));
     for (int j = l->part.last - 1; j >= l->part.first; j--)
         TRY(pl_blocks_block_backward(m, a, tp, ops, j));
     if (l->part.input) return pl_blocks_input_backward(m, a, tp, X);
@@ -584,8 +587,8 @@ int pl_blocks_finish_grads(pl_blocks *m, pl_tp *tp)
 cudaError_t pl_blocks_adamw(pl_blocks *m, float lr, cudaStream_t s)
 {
     m->step++;
-    return pl_k_adamw(m->params.data, m->opt_m.data, m->opt_v.data, m->grads.data,
-                      m->lay.nparams, lr, 0.9f, 0.999f, 1e-8f, 0.01f, m->step, s);
+    return pl_k_adamw(m->params.data, m->opt_m.data, m->opt_v.data, m->grads.data, m->lay.nparams,
+                      lr, 0.9f, 0.999f, 1e-8f, 0.01f, m->step, s);
 }
 
 cudaError_t pl_blocks_reset_correct(pl_blocks *m, cudaStream_t s)

@@ -60,10 +60,9 @@ static int comm_result(pl_tp *tp, pl_comm_result r, const char *what)
 static int copy(pl_tp *tp, float *dst, const float *src, size_t n)
 {
     if (dst == src || !n) return 0;
-    return pl_tp_cuda(tp,
-                      cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice,
-                                      tp->stream),
-                      "cudaMemcpyAsync");
+    return pl_tp_cuda(
+        tp, cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice, tp->stream),
+        "cudaMemcpyAsync");
 }
 
 /* Sum over the group of full [rows, cols] buffers into local rows: an
@@ -139,7 +138,7 @@ static int row_forward(pl_tp *tp, const float *a, const float *W, const float *b
 {
     int kl = k / tp->size;
     PL_TP_TRY(pl_k_matmul(partial, a, W, tp->rows, n, kl, PL_NN, 0, tp->stream));
-    PL_TP_TRY(pl_tp_g_forward(tp, partial, y, n));                   /* g: add up the partial sums */
+    PL_TP_TRY(pl_tp_g_forward(tp, partial, y, n));                 /* g: add up the partial sums */
     PL_TP_TRY(pl_k_bias_add(y, b, tp->local_rows, n, tp->stream)); /* once, after the sum */
     return 0;
 }

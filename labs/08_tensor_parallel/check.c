@@ -123,7 +123,8 @@ out:
 
 static void step_free(step_run *s)
 {
-    for (int r = 0; r < 8; r++) free(s->grads[r]), free(s->logits[r]), free(s->out[r]), free(s->dx[r]);
+    for (int r = 0; r < 8; r++)
+        free(s->grads[r]), free(s->logits[r]), free(s->out[r]), free(s->dx[r]);
     free(s);
 }
 
@@ -261,8 +262,8 @@ static void check_model(const pl_tp_linear_ops *ops, int t, int sp, const step_r
                               t, sp_name(sp), r, l->class0 + k, i, got, want);
             }
         pl_check_that(c, fabs(s->loss[r] - one->loss[0]) <= 1e-5 * fabs(one->loss[0]),
-                      "t=%d%s: rank %d's loss (the sum over %d rows) is %.6g; one device's %.6g",
-                      t, sp_name(sp), r, ROWS, s->loss[r], one->loss[0]);
+                      "t=%d%s: rank %d's loss (the sum over %d rows) is %.6g; one device's %.6g", t,
+                      sp_name(sp), r, ROWS, s->loss[r], one->loss[0]);
     }
     long n = pl_blocks_count(&cf);
     float *g1 = calloc((size_t)n, 4), *gt = calloc((size_t)n, 4);
@@ -304,7 +305,7 @@ static int train(const pl_tp_linear_ops *impl, const pl_digits *d, int t, int sp
                         .batch = 64,
                         .epochs = epochs,
                         .max_steps = max_steps,
-                        .lr = 5e-3f,
+                        .lr = 2e-3f,
                         .seed = 0,
                         .check_replicated = max_steps > 0,
                         .progress = max_steps ? NULL : c};
@@ -344,12 +345,11 @@ static void check_training(int exercise, const pl_tp_linear_ops *impl, pl_check 
                           "%08x: the shards must be slices of the whole model drawn from the seed",
                           t, sp_name(sp), res.init_hash, one.init_hash);
             for (long i = 0; i < res.nparams && pl_check_ok(c); i++)
-                pl_check_that(c,
-                              fabs(res.params[i] - one.params[i]) <=
-                                  1e-6 + 1e-5 * fabs(one.params[i]),
-                              "t=%d%s: after 10 steps, parameter %ld of the gathered model is "
-                              "%.9g; one device's is %.9g",
-                              t, sp_name(sp), i, res.params[i], one.params[i]);
+                pl_check_that(
+                    c, fabs(res.params[i] - one.params[i]) <= 1e-6 + 1e-5 * fabs(one.params[i]),
+                    "t=%d%s: after 10 steps, parameter %ld of the gathered model is "
+                    "%.9g; one device's is %.9g",
+                    t, sp_name(sp), i, res.params[i], one.params[i]);
             pl_check_that(c, !res.replicated_differ,
                           "t=%d%s: after step %d the ranks' LayerNorm parameters differ: the "
                           "replicated parameters must stay the same bits on every rank",
@@ -367,8 +367,8 @@ static void check_training(int exercise, const pl_tp_linear_ops *impl, pl_check 
                           t, sp_name(sp), (unsigned long long)g->calls[PL_CALL_ALL_REDUCE],
                           (unsigned long long)g->calls[PL_CALL_ALL_GATHER],
                           (unsigned long long)g->calls[PL_CALL_REDUCE_SCATTER],
-                          (unsigned long long)g->bytes_sent, cf.layers, e.all_reduce,
-                          e.all_gather, e.reduce_scatter, e.bytes_sent);
+                          (unsigned long long)g->bytes_sent, cf.layers, e.all_reduce, e.all_gather,
+                          e.reduce_scatter, e.bytes_sent);
             free(res.params);
         }
     if (pl_check_short() && pl_check_ok(c))
@@ -378,8 +378,8 @@ static void check_training(int exercise, const pl_tp_linear_ops *impl, pl_check 
                            "t=%d, 20 epochs: %s", degrees[a], err))
             break;
         pl_check_that(c, res.test_acc >= 95.0,
-                      "t=%d, 20 epochs of batch 64: test accuracy %.1f %%, below 95 %%",
-                      degrees[a], res.test_acc);
+                      "t=%d, 20 epochs of batch 64: test accuracy %.1f %%, below 95 %%", degrees[a],
+                      res.test_acc);
         free(res.params);
     }
     free(one.params);

@@ -31,9 +31,9 @@ typedef struct lab08_config {
     int max_steps;         /* stop after this many optimizer steps (0: no limit) */
     float lr;              /* AdamW */
     unsigned long long seed;
-    int narrate;                     /* pl_step at the teachable points, and the epoch lines */
-    int check_replicated;            /* compare every rank's LayerNorm parameters after every step */
-    int trace_linears;               /* the W1/W2/Wc events of the shards pane */
+    int narrate;          /* pl_step at the teachable points, and the epoch lines */
+    int check_replicated; /* compare every rank's LayerNorm parameters after every step */
+    int trace_linears;    /* the W1/W2/Wc events of the shards pane */
     const struct pl_check *progress; /* a line every 5 epochs (pl_check_progress), or NULL */
 } lab08_config;
 
@@ -45,12 +45,12 @@ typedef struct lab08_result {
     double first_loss;          /* the first step's mean loss */
     float *params;              /* the gathered whole model at the end (malloc'd) */
     long nparams;
-    unsigned init_hash;   /* FNV-1a of the gathered initial weights */
+    unsigned init_hash;    /* FNV-1a of the gathered initial weights */
     int replicated_differ; /* a step after which two ranks' LayerNorm parameters differed */
-    pl_ledger first_step; /* rank 0's collectives in the first step (the ledger's difference) */
-    double modeled_step;  /* modeled seconds per step (simulated GPUs), rank 0 */
-    double measured_step; /* wall seconds per step, rank 0 */
-    int todo;             /* an exercise reached PL_TODO() */
+    pl_ledger first_step;  /* rank 0's collectives in the first step (the ledger's difference) */
+    double modeled_step;   /* modeled seconds per step (simulated GPUs), rank 0 */
+    double measured_step;  /* wall seconds per step, rank 0 */
+    int todo;              /* an exercise reached PL_TODO() */
 } lab08_result;
 
 /* Everything the ranks share. */

@@ -49,8 +49,8 @@ static int row_backward(pl_tp *tp, const float *dy, const float *a, const float 
     int rows_of_w = k / tp->size;
     PL_TP_TRY(pl_k_bias_grad(db, dy, tp->local_rows, n, tp->accumulate, tp->stream));
     PL_TP_TRY(pl_tp_g_backward(tp, dy, dyfull, n));
-    PL_TP_TRY(pl_k_matmul(dW, a, dyfull, rows_of_w, n, tp->rows, PL_TN, tp->accumulate,
-                          tp->stream));
+    PL_TP_TRY(
+        pl_k_matmul(dW, a, dyfull, rows_of_w, n, tp->rows, PL_TN, tp->accumulate, tp->stream));
     PL_TP_TRY(pl_k_matmul(da, dyfull, W, tp->rows, rows_of_w, n, PL_NT, 0, tp->stream));
     return 0;
 }

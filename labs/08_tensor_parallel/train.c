@@ -88,7 +88,7 @@ static void emit(pl_tp *tp, int backward, const char *name, double start, double
 
 #define TRACED(call, backward, name)                                                               \
     do {                                                                                           \
-        double s_ = pl_trace_now(), m_ = pl_device_stream_now(tp->stream);                        \
+        double s_ = pl_trace_now(), m_ = pl_device_stream_now(tp->stream);                         \
         int rc_ = (call);                                                                          \
         if (!rc_) emit(tp, backward, name, s_, m_);                                                \
         return rc_;                                                                                \
@@ -406,8 +406,7 @@ int lab08_rank(pl_rank *r)
                            test->x + (size_t)(s0 + i) * PL_DIGITS_FEATURES,
                            PL_DIGITS_FEATURES * sizeof *hx);
                 else
-                    memset(hx + (size_t)i * PL_DIGITS_FEATURES, 0,
-                           PL_DIGITS_FEATURES * sizeof *hx);
+                    memset(hx + (size_t)i * PL_DIGITS_FEATURES, 0, PL_DIGITS_FEATURES * sizeof *hx);
                 hy[i] = i < b2 ? test->y[s0 + i] : -1;
             }
             CK(cudaMemcpyAsync(dx, hx + (size_t)first * PL_DIGITS_FEATURES,
@@ -428,9 +427,9 @@ int lab08_rank(pl_rank *r)
             res->test_acc = te_acc;
             if (epoch - 1 < 1000) res->epoch_loss[epoch - 1] = ep_loss;
             if (cfg->progress && (epoch % 5 == 0 || epoch == cfg->epochs))
-                pl_check_progress(cfg->progress, "t=%d%s, epoch %d/%d: loss %.4f, test %.1f %%",
-                                  t, cfg->sequence_parallel ? " SP" : "", epoch, cfg->epochs,
-                                  ep_loss, te_acc);
+                pl_check_progress(cfg->progress, "t=%d%s, epoch %d/%d: loss %.4f, test %.1f %%", t,
+                                  cfg->sequence_parallel ? " SP" : "", epoch, cfg->epochs, ep_loss,
+                                  te_acc);
         }
         CK(pl_blocks_reset_correct(&m, cs));
         STEP("Epoch %d/%d: loss %.4f (the mean over %d samples), train %.1f %%, test %.1f %%.",

@@ -98,14 +98,15 @@ double ref_blocks_step(const pl_blocks_config *c, const float *w, const float *X
     double *da = calloc((size_t)B * f, 8), *dlog = calloc((size_t)B * C, 8);
     for (long i = 0; i < (long)B * c->inputs; i++) Xd[i] = X[i];
     memset(grads, 0, (size_t)n * sizeof *grads);
-#define XJ(j) (x + (long)(j) * B * h)
+#define XJ(j) (x + (long)(j)*B * h)
     linear(XJ(0), Xd, w + l.in_w, w + l.in_b, B, h, c->inputs);
     for (int j = 0; j < L; j++) {
         const pl_block_offsets *o = &l.block[j];
         double *lnv = lnj + (long)j * B * h;
         ln_fwd(lnv, xh + (long)j * B * h, rs + (long)j * B, XJ(j), w + o->ln_g, w + o->ln_b, B, h);
         linear(z + (long)j * B * f, lnv, w + o->w1, w + o->b1, B, f, h);
-        for (long i = 0; i < (long)B * f; i++) a[(long)j * B * f + i] = ref_gelu(z[(long)j * B * f + i]);
+        for (long i = 0; i < (long)B * f; i++)
+            a[(long)j * B * f + i] = ref_gelu(z[(long)j * B * f + i]);
         linear(t, a + (long)j * B * f, w + o->w2, w + o->b2, B, h, f);
         for (long i = 0; i < (long)B * h; i++) XJ(j + 1)[i] = XJ(j)[i] + t[i];
     }
@@ -119,8 +120,7 @@ double ref_blocks_step(const pl_blocks_config *c, const float *w, const float *X
         for (int k = 0; k < C; k++) s += exp(logits[(long)i * C + k] - mx);
         loss += log(s) - (logits[(long)i * C + y[i]] - mx);
         for (int k = 0; k < C; k++)
-            dlog[(long)i * C + k] =
-                (exp(logits[(long)i * C + k] - mx) / s - (k == y[i])) * scale;
+            dlog[(long)i * C + k] = (exp(logits[(long)i * C + k] - mx) / s - (k == y[i])) * scale;
     }
     double *g = grads;
     memset(dl, 0, (size_t)B * h * 8);

@@ -101,7 +101,8 @@ static void test_check_messages(void)
 {
     pl_blocks_config d = pl_blocks_default();
     char err[512];
-    for (int t = 1; t <= 64; t *= 2) CU_ASSERT_EQUAL(pl_blocks_check(&d, t, "--devices", err, 512), 0);
+    for (int t = 1; t <= 64; t *= 2)
+        CU_ASSERT_EQUAL(pl_blocks_check(&d, t, "--devices", err, 512), 0);
     CU_ASSERT_EQUAL(pl_blocks_check(&d, 3, "--devices", err, sizeof err), -1);
     CU_ASSERT_STRING_EQUAL(err, "--devices 3: the hidden width does not divide by it (h = 64, f = "
                                 "4h = 256); tensor parallelism can split this model over 1, 2, "
@@ -123,7 +124,8 @@ static void test_slice_unslice(void)
 {
     pl_blocks_config c = small();
     long n = pl_blocks_count(&c);
-    float *whole = malloc((size_t)n * 4), *back = malloc((size_t)n * 4), *part = malloc((size_t)n * 4);
+    float *whole = malloc((size_t)n * 4), *back = malloc((size_t)n * 4),
+          *part = malloc((size_t)n * 4);
     pl_blocks_init_whole(&c, 7, whole);
     for (int t = 1; t <= 8; t *= 2) {
         for (long i = 0; i < n; i++) back[i] = NAN;
@@ -134,7 +136,8 @@ static void test_slice_unslice(void)
             pl_blocks_slice(&l, whole, part);
             for (int k = l.classes_valid; k < l.classes_local; k++) {
                 CU_ASSERT_EQUAL(part[l.bc + k], 0.0f);
-                for (int i = 0; i < c.hidden; i++) CU_ASSERT_EQUAL(part[l.wc + i * l.classes_local + k], 0.0f);
+                for (int i = 0; i < c.hidden; i++)
+                    CU_ASSERT_EQUAL(part[l.wc + i * l.classes_local + k], 0.0f);
             }
             pl_blocks_unslice(&l, part, back);
         }
@@ -346,7 +349,8 @@ static tp_run *tp_step(int t, int sp, int block_only)
 
 static void tp_free(tp_run *s)
 {
-    for (int r = 0; r < 8; r++) free(s->grads[r]), free(s->logits[r]), free(s->out[r]), free(s->dx[r]);
+    for (int r = 0; r < 8; r++)
+        free(s->grads[r]), free(s->logits[r]), free(s->out[r]), free(s->dx[r]);
     free(s);
 }
 
@@ -366,9 +370,10 @@ static void expect_ledger(const tp_run *s, int t, int sp, int L, int h, int inpu
             ag = 2 * L + 1;
             rs = 2 * L + 1;
             ar = 4 + L + 2; /* the loss's 4, and finish_grads: a block's 3h, W0 and b0, LNf's 2h */
-            bytes = (uint64_t)(4 * L + 2) * act * (t - 1) / t +
-                    4 * ((uint64_t)ROWS * 4) * 2 * (t - 1) / t +
-                    ((uint64_t)L * 3 * h + ((uint64_t)inputs * h + h) + 2 * h) * 4 * 2 * (t - 1) / t;
+            bytes =
+                (uint64_t)(4 * L + 2) * act * (t - 1) / t +
+                4 * ((uint64_t)ROWS * 4) * 2 * (t - 1) / t +
+                ((uint64_t)L * 3 * h + ((uint64_t)inputs * h + h) + 2 * h) * 4 * 2 * (t - 1) / t;
         }
     }
     for (int r = 0; r < t; r++) {
@@ -399,8 +404,8 @@ static void check_tp(int t, int sp)
     for (int j = 0; j < c.layers; j++)
         CU_ASSERT(range_close("block", gt + W.block[j].begin, want + W.block[j].begin,
                               W.block[j].end - W.block[j].begin, 1e-6, 1e-5));
-    CU_ASSERT(range_close("head", gt + W.head_begin, want + W.head_begin,
-                          W.head_end - W.head_begin, 1e-6, 1e-5));
+    CU_ASSERT(range_close("head", gt + W.head_begin, want + W.head_begin, W.head_end - W.head_begin,
+                          1e-6, 1e-5));
     /* the replicated parameters' gradients: the same bits on every rank */
     for (int r = 1; r < t; r++) {
         const pl_blocks_layout *l = &s->lay[r];
@@ -419,7 +424,8 @@ static void check_tp(int t, int sp)
         for (int i = 0; i < ROWS; i++)
             for (int k = 0; k < l->classes_valid; k++) {
                 double w1 = one->logits[0][i * c.classes + l->class0 + k];
-                CU_ASSERT(fabs(s->logits[r][i * l->classes_local + k] - w1) <= 1e-5 + 1e-5 * fabs(w1));
+                CU_ASSERT(fabs(s->logits[r][i * l->classes_local + k] - w1) <=
+                          1e-5 + 1e-5 * fabs(w1));
             }
         CU_ASSERT(fabs(s->loss[r] - one->loss[0]) <= 1e-5 * fabs(one->loss[0]));
         CU_ASSERT_EQUAL(s->loss[r], s->loss[0]);
@@ -441,7 +447,8 @@ static void check_block(int t, int sp)
     for (int i = 0; i < ROWS * h; i++) want[i] = one->out[0][i], want_dx[i] = one->dx[0][i];
     for (int r = 0; r < t; r++) {
         int first = sp ? r * R : 0;
-        CU_ASSERT(range_close("block output", s->out[r], want + first * h, (long)R * h, 1e-6, 1e-5));
+        CU_ASSERT(
+            range_close("block output", s->out[r], want + first * h, (long)R * h, 1e-6, 1e-5));
         CU_ASSERT(range_close("block dx", s->dx[r], want_dx + first * h, (long)R * h, 1e-6, 1e-5));
     }
     pl_blocks_layout W;
@@ -460,7 +467,8 @@ static void check_block(int t, int sp)
     long b0 = Wm.block[0].begin, len = Wm.block[0].end - b0;
     for (long i = 0; i < len; i++) w[i] = a1[b0 + i];
     CU_ASSERT(range_close("block gradients", at + b0, w, len, 1e-6, 1e-5));
-    /* the collectives: 2 all-reduces (plain) or 2 all-gathers + 2 reduce-scatters + 1 all-reduce (SP) */
+    /* the collectives: 2 all-reduces (plain) or 2 all-gathers + 2 reduce-scatters + 1 all-reduce
+     * (SP) */
     for (int r = 0; t > 1 && r < t; r++) {
         CU_ASSERT_EQUAL(s->ledger[r].calls[PL_CALL_ALL_REDUCE], sp ? 1u : 2u);
         CU_ASSERT_EQUAL(s->ledger[r].calls[PL_CALL_ALL_GATHER], sp ? 2u : 0u);
@@ -489,7 +497,8 @@ static void test_sp_rows_refused(void)
 {
     pl_tp tp;
     char err[300];
-    /* a stand-in communicator is not needed: size comes from comm, so use a 1-rank check of the text */
+    /* a stand-in communicator is not needed: size comes from comm, so use a 1-rank check of the
+     * text */
     CU_ASSERT_EQUAL(pl_tp_init(&tp, NULL, 1, 0, 0, err, sizeof err), -1);
     CU_ASSERT_STRING_EQUAL(err, "a micro-batch of 0 rows: it needs at least one");
 }
