@@ -33,6 +33,9 @@ RUNS=(
     "lab06 --no-viz --solution --devices 2"
     "lab06 --no-viz --solution --devices 4"
     "lab07 --no-viz --solution --devices 2"
+    "lab08 --no-viz --solution --devices 1 --epochs 2"
+    "lab08 --no-viz --solution --devices 2 --epochs 2"
+    "lab08 --no-viz --solution --devices 2 --epochs 2 --sequence-parallel"
 )
 summary=() failed=0
 for run in "${RUNS[@]}"; do

@@ -591,6 +591,13 @@ cudaError_t pl_blocks_adamw(pl_blocks *m, float lr, cudaStream_t s)
                       lr, 0.9f, 0.999f, 1e-8f, 0.01f, m->step, s);
 }
 
+cudaError_t pl_blocks_sgd(pl_blocks *m, float lr, cudaStream_t s)
+{
+    m->step++;
+    return pl_k_sgd(m->params.data, m->opt_m.data, m->grads.data, m->lay.nparams, lr, 0.9f, 0.0f,
+                    s);
+}
+
 cudaError_t pl_blocks_reset_correct(pl_blocks *m, cudaStream_t s)
 {
     return cudaMemsetAsync(m->correct, 0, sizeof(int), s);

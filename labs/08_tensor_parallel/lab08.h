@@ -29,7 +29,8 @@ typedef struct lab08_config {
     int batch;             /* every rank sees the whole batch (split by rows under SP) */
     int epochs;            /* passes over the training set */
     int max_steps;         /* stop after this many optimizer steps (0: no limit) */
-    float lr;              /* AdamW */
+    float lr;              /* AdamW's, or SGD's */
+    int sgd;               /* SGD with momentum 0.9 instead of AdamW (the 10-step check) */
     unsigned long long seed;
     int narrate;          /* pl_step at the teachable points, and the epoch lines */
     int check_replicated; /* compare every rank's LayerNorm parameters after every step */

@@ -367,7 +367,7 @@ int lab08_rank(pl_rank *r)
                      (unsigned long long)d->bytes_sent, c.layers, e.all_reduce, e.all_gather,
                      e.reduce_scatter, e.bytes_sent);
             }
-            CK(pl_blocks_adamw(&m, cfg->lr, cs));
+            CK(cfg->sgd ? pl_blocks_sgd(&m, cfg->lr, cs) : pl_blocks_adamw(&m, cfg->lr, cs));
             CK(cudaStreamSynchronize(cs));
             loss_sum += step_loss;
             seen += B;

@@ -237,6 +237,11 @@ int pl_blocks_finish_grads(pl_blocks *m, pl_tp *tp);
 /* AdamW (beta 0.9, 0.999, eps 1e-8, weight decay 0.01) on the part's
  * parameters from its gradients; the classifier's padding stays zero. */
 cudaError_t pl_blocks_adamw(pl_blocks *m, float lr, cudaStream_t stream);
+/* SGD with momentum 0.9, no weight decay (the checks' optimizer: its step
+ * is linear in the gradient, so the last-bit differences of sums taken in
+ * another order stay at that level, where AdamW's division by the root of
+ * the second moment lets them grow). */
+cudaError_t pl_blocks_sgd(pl_blocks *m, float lr, cudaStream_t stream);
 cudaError_t pl_blocks_reset_correct(pl_blocks *m, cudaStream_t stream);
 
 #ifdef __cplusplus
