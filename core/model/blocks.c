@@ -16,9 +16,28 @@ pl_blocks_config pl_blocks_config_make(int hidden, int layers)
 
 pl_blocks_config pl_blocks_default(void) { return pl_blocks_config_make(64, 2); }
 
-int pl_blocks_check(const pl_blocks_config *c, int t, const char *what, char *err, size_t cap)
+int pl_blocks_degrees(const pl_blocks_config *c, int max_t, char *buf, size_t cap)
+{
+    int count = 0, k = 0;
+    for (int d = 1; d <= max_t && d <= 64; d++)
+        if (c->hidden % d == 0 && c->ffn % d == 0) count++;
+    size_t len = 0;
+    if (cap) buf[0] = '\0';
+    for (int d = 1; d <= max_t && d <= 64 && cap; d++) {
+        if (c->hidden % d || c->ffn % d) continue;
+        k++;
+        int w = snprintf(buf + len, cap - len, "%s%d", k == 1 ? "" : k == count ? " or " : ", ", d);
+        if (w < 0 || (size_t)w >= cap - len) break;
+        len += (size_t)w;
+    }
+    return count;
+}
+
+int pl_blocks_check(const pl_blocks_config *c, int t, const char *what, int max_t, char *err,
+                    size_t cap)
 {
     if (!what) what = "the TP degree";
+    if (max_t < 1 || max_t > 64) max_t = 64;
     if (c->hidden < 1 || c->hidden > 4096) {
         if (cap) snprintf(err, cap, "--hidden %d: the width must be 1..4096", c->hidden);
         return -1;
@@ -39,28 +58,15 @@ int pl_blocks_check(const pl_blocks_config *c, int t, const char *what, char *er
     }
     if (t >= 1 && t <= 64 && c->hidden % t == 0 && c->ffn % t == 0) return 0;
     if (cap) {
-        char list[256] = "";
-        size_t len = 0;
-        int count = 0, last = 0;
-        for (int d = 1; d <= 64; d++)
-            if (c->hidden % d == 0 && c->ffn % d == 0) count++;
-        for (int d = 1; d <= 64; d++) {
-            if (c->hidden % d || c->ffn % d) continue;
-            last++;
-            len += (size_t)snprintf(list + len, sizeof list - len, "%s%d",
-                                    last == 1       ? ""
-                                    : last == count ? " or "
-                                                    : ", ",
-                                    d);
-            if (len >= sizeof list) break;
-        }
+        char list[256];
+        pl_blocks_degrees(c, max_t, list, sizeof list);
         const char *why = t < 1 || t > 64 ? "it must be 1..64"
                           : c->hidden % t ? "the hidden width does not divide by it"
                                           : "the feed-forward width does not divide by it";
         snprintf(err, cap,
                  "%s %d: %s (h = %d, f = 4h = %d); tensor parallelism can split this model "
-                 "over %s ranks",
-                 what, t, why, c->hidden, c->ffn, list);
+                 "over %s ranks%s",
+                 what, t, why, c->hidden, c->ffn, list, max_t < 64 ? " (of the devices here)" : "");
     }
     return -1;
 }
@@ -76,7 +82,7 @@ int pl_blocks_layout_make(pl_blocks_layout *l, const pl_blocks_config *c, pl_blo
                           char *err, size_t cap)
 {
     memset(l, 0, sizeof *l);
-    if (pl_blocks_check(c, part.tp, "the TP degree", err, cap)) return -1;
+    if (pl_blocks_check(c, part.tp, "the TP degree", 64, err, cap)) return -1;
     if (part.tp_rank < 0 || part.tp_rank >= part.tp) {
         if (cap)
             snprintf(err, cap, "TP rank %d of %d: it must be 0..%d", part.tp_rank, part.tp,

@@ -110,7 +110,9 @@ static int setup(void *ctx, char *err, size_t cap)
     const pl_options *opt = pl_lab_options();
     int t = opt->devices;
     pl_blocks_config c = pl_blocks_config_make((int)a->hidden, (int)a->layers);
-    if (pl_blocks_check(&c, t, "--devices", err, cap)) return -1;
+    int have = 0;
+    if (cudaGetDeviceCount(&have) != cudaSuccess || have < 1) have = 64;
+    if (pl_blocks_check(&c, t, "--devices", have, err, cap)) return -1;
     if (a->sp && a->batch % t) {
         long lo = a->batch / t * t, hi = lo + t;
         if (lo >= t)

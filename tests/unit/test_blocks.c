@@ -102,18 +102,18 @@ static void test_check_messages(void)
     pl_blocks_config d = pl_blocks_default();
     char err[512];
     for (int t = 1; t <= 64; t *= 2)
-        CU_ASSERT_EQUAL(pl_blocks_check(&d, t, "--devices", err, 512), 0);
-    CU_ASSERT_EQUAL(pl_blocks_check(&d, 3, "--devices", err, sizeof err), -1);
+        CU_ASSERT_EQUAL(pl_blocks_check(&d, t, "--devices", 64, err, 512), 0);
+    CU_ASSERT_EQUAL(pl_blocks_check(&d, 3, "--devices", 64, err, sizeof err), -1);
     CU_ASSERT_STRING_EQUAL(err, "--devices 3: the hidden width does not divide by it (h = 64, f = "
                                 "4h = 256); tensor parallelism can split this model over 1, 2, "
                                 "4, 8, 16, 32 or 64 ranks");
     pl_blocks_config c = pl_blocks_config_make(24, 1);
-    CU_ASSERT_EQUAL(pl_blocks_check(&c, 16, "--devices", err, sizeof err), -1);
+    CU_ASSERT_EQUAL(pl_blocks_check(&c, 16, "--devices", 8, err, sizeof err), -1);
     CU_ASSERT_STRING_EQUAL(err, "--devices 16: the hidden width does not divide by it (h = 24, f = "
                                 "4h = 96); tensor parallelism can split this model over 1, 2, 3, "
-                                "4, 6, 8, 12 or 24 ranks");
+                                "4, 6 or 8 ranks (of the devices here)");
     c = pl_blocks_config_make(64, 0);
-    CU_ASSERT_EQUAL(pl_blocks_check(&c, 1, "--devices", err, sizeof err), -1);
+    CU_ASSERT_EQUAL(pl_blocks_check(&c, 1, "--devices", 64, err, sizeof err), -1);
     CU_ASSERT_STRING_EQUAL(err, "--layers 0: the blocks must be 1..64");
 }
 

@@ -83,12 +83,17 @@ pl_blocks_config pl_blocks_default(void);
 pl_blocks_config pl_blocks_config_make(int hidden, int layers);
 
 /* 0 when t ranks can share the model's blocks (t divides h and f; 1..64);
- * else -1 and a message naming t and listing the degrees that work, e.g.
- * "--devices 3: the hidden width 64 does not divide by 3; tensor
- * parallelism over 1, 2, 4, 8, 16, 32 or 64 ranks can split it". Also
- * checks the config itself (1 <= h, inputs, classes <= 4096; 1 <= L <=
- * PL_BLOCKS_MAX). `what` names t in the message ("--devices"). */
-int pl_blocks_check(const pl_blocks_config *c, int t, const char *what, char *err, size_t cap);
+ * else -1 and a message naming t and listing the degrees up to max_t (the
+ * devices there are; 64 or less) that work, e.g. "--devices 3: the hidden
+ * width does not divide by it (h = 64, f = 4h = 256); tensor parallelism
+ * can split this model over 1, 2, 4 or 8 ranks (of the devices here)".
+ * Also checks the config itself (1 <= h, inputs, classes <= 4096; 1 <= L
+ * <= PL_BLOCKS_MAX). `what` names t in the message ("--devices"). */
+int pl_blocks_check(const pl_blocks_config *c, int t, const char *what, int max_t, char *err,
+                    size_t cap);
+/* The TP degrees 1..max_t that divide h and f, as "1, 2, 4 or 8" into buf;
+ * returns how many there are. */
+int pl_blocks_degrees(const pl_blocks_config *c, int max_t, char *buf, size_t cap);
 
 /* What one rank runs and holds. */
 typedef struct pl_blocks_part {
