@@ -74,9 +74,9 @@ cudaError_t pl_k_softmax_xent_backward(float *dlogits, const float *probs, const
  * sqrt(var + 1e-5) (var the biased variance, the mean of (x - mean)^2;
  * eps = 1e-5 as PyTorch's default), y = (x - mean) rstd gamma + beta,
  * gamma[h] and beta[h]. mean and rstd (rows floats each) are kept for the
- * backward. y may be x. One block of 256 threads per row, reductions in a
- * fixed order (the same inputs give the same bits). rows < 1, h < 1 or a
- * NULL pointer: cudaErrorInvalidValue. */
+ * backward. y may be x. One block of 32 threads (a warp) per row,
+ * reductions in a fixed order (the same inputs give the same bits).
+ * rows < 1, h < 1 or a NULL pointer: cudaErrorInvalidValue. */
 cudaError_t pl_k_layernorm(float *y, float *mean, float *rstd, const float *x, const float *gamma,
                            const float *beta, int rows, int h, cudaStream_t stream);
 /* Its backward, from dy[rows,h] and the forward's x, mean, rstd and gamma:
