@@ -287,9 +287,11 @@ double viz_bubble_fraction(const viz_model *m, int modeled)
         for (int l = 0; l < PL_NUM_LANES; l++)
             for (size_t i = 0; i < m->lanes[r][l].n; i++) {
                 const pl_event *e = &m->lanes[r][l].ev[i];
-                /* a pipeline's stages: forward and backward of a stage (layer) */
+                /* a pipeline's stages: forward and backward of a micro-batch on a
+                 * stage (layer); a lab's other forwards (Lab 08's matmuls, with no
+                 * micro-batch) make no pipeline and no bubble */
                 if ((e->kind != PL_EV_FORWARD && e->kind != PL_EV_BACKWARD) || e->layer < 0 ||
-                    e->layer >= PL_MAX_RANKS)
+                    e->layer >= PL_MAX_RANKS || e->micro_batch < 0)
                     continue;
                 double s = viz_ev_start(e, modeled), t = viz_ev_end(e, modeled);
                 lo = s < lo ? s : lo;

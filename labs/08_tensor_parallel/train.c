@@ -309,13 +309,14 @@ int lab08_rank(pl_rank *r)
                 RUN(pl_blocks_block_forward(&m, &m.acts, &tp, ops, j));
                 if (narrate && j == 0)
                     STEP("Row-parallel W2: each rank's GELU(z1_r) W2_r is a partial [%d x %d]; "
-                         "g %s, then b2 is added once and the residual. One block, one "
-                         "collective forward.",
+                         "g %s, then b2 is added once and the residual. %s",
                          B, h,
                          t == 1 ? "has nothing to sum on one rank"
                          : cfg->sequence_parallel
                              ? "reduce-scatters the partials: each rank gets the sum of its rows"
-                             : "all-reduces the partials: every rank gets their sum");
+                             : "all-reduces the partials: every rank gets their sum",
+                         t == 1 ? "On t ranks: one collective forward per block."
+                                : "One block, one collective forward.");
             }
             if (narrate)
                 STEP("The head: LNf, f, and the classifier column-parallel over the classes "
@@ -328,17 +329,27 @@ int lab08_rank(pl_rank *r)
             CK(cudaMemcpyAsync(&step_loss, m.loss_sum, sizeof step_loss, cudaMemcpyDeviceToHost,
                                cs));
             CK(cudaStreamSynchronize(cs));
-            if (narrate)
+            if (narrate && t == 1)
+                STEP("Cross-entropy of the logits: %.4f. On t ranks the logits would never be "
+                     "gathered: each keeps its classes', and three all-reduces of %d values (the "
+                     "row max, the target logit, the sum of exponentials) and one of the "
+                     "predictions give every rank the loss.",
+                     step_loss / B, B);
+            else if (narrate)
                 STEP("Vocabulary-parallel cross-entropy: the logits are never gathered. Three "
                      "all-reduces of %d values (the row max, the target logit, the sum of "
                      "exponentials) and one of the predictions give every rank the loss: %.4f.",
                      B, step_loss / B);
-            if (narrate)
+            if (narrate && t == 1)
+                STEP("Backward, the head then block by block. On one rank f and g have nothing to "
+                     "do; on t ranks g backward is the identity and f backward all-reduces the "
+                     "column-parallel layers' dx = dz W_r^T, each rank's part of it.");
+            else if (narrate)
                 STEP("Backward, the head then block by block: g backward is %s; the "
                      "column-parallel layers' dx = dz W_r^T is each rank's part, and f backward "
                      "%s it.",
-                     cfg->sequence_parallel && t > 1 ? "an all-gather" : "the identity",
-                     cfg->sequence_parallel && t > 1 ? "reduce-scatters" : "all-reduces");
+                     cfg->sequence_parallel ? "an all-gather" : "the identity",
+                     cfg->sequence_parallel ? "reduce-scatters" : "all-reduces");
             RUN(pl_blocks_head_backward(&m, &m.acts, &tp, ops));
             for (int j = c.layers - 1; j >= 0; j--)
                 RUN(pl_blocks_block_backward(&m, &m.acts, &tp, ops, j));
@@ -357,15 +368,15 @@ int lab08_rank(pl_rank *r)
                 const pl_ledger *d = &res->first_step;
                 STEP("This step's collectives on rank 0, from the ledger: %llu all-reduce%s, "
                      "%llu all-gather%s, %llu reduce-scatter%s, %llu bytes sent. The formula "
-                     "for %d blocks and the head: %u, %u, %u and %llu.",
+                     "for %d block%s and the head: %u, %u, %u and %llu.",
                      (unsigned long long)d->calls[PL_CALL_ALL_REDUCE],
                      pl_s((long)d->calls[PL_CALL_ALL_REDUCE]),
                      (unsigned long long)d->calls[PL_CALL_ALL_GATHER],
                      pl_s((long)d->calls[PL_CALL_ALL_GATHER]),
                      (unsigned long long)d->calls[PL_CALL_REDUCE_SCATTER],
                      pl_s((long)d->calls[PL_CALL_REDUCE_SCATTER]),
-                     (unsigned long long)d->bytes_sent, c.layers, e.all_reduce, e.all_gather,
-                     e.reduce_scatter, e.bytes_sent);
+                     (unsigned long long)d->bytes_sent, c.layers, pl_s(c.layers), e.all_reduce,
+                     e.all_gather, e.reduce_scatter, e.bytes_sent);
             }
             CK(cfg->sgd ? pl_blocks_sgd(&m, cfg->lr, cs) : pl_blocks_adamw(&m, cfg->lr, cs));
             CK(cudaStreamSynchronize(cs));
@@ -383,8 +394,9 @@ int lab08_rank(pl_rank *r)
                 if (me == 0 && !same && !res->replicated_differ) res->replicated_differ = steps;
             }
             if (narrate)
-                STEP("AdamW on each rank's shard. The replicated parameters (LayerNorm's, b2, "
-                     "the input layer) are %s on every rank%s.",
+                STEP("%s on each rank's shard. The replicated parameters (LayerNorm's, b2, "
+                     "the input layer, LNf) are %s on every rank%s.",
+                     cfg->sgd ? "SGD" : "AdamW",
                      res->replicated_differ ? "NOT the same" : "the same bits",
                      cfg->sequence_parallel && t > 1
                          ? ": under SP each rank saw only its rows, so their gradients were "

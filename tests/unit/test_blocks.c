@@ -493,14 +493,31 @@ static void test_block_alone(void)
 }
 
 /* Sequence parallelism needs the rows to divide by t: the message names both. */
+static char sp_msg[4][300];
+static int sp_init[4];
+static int sp_rank_fn(pl_rank *r)
+{
+    pl_tp tp;
+    sp_init[r->rank] = pl_tp_init(&tp, r->comm, 1, 6, r->stream, sp_msg[r->rank], 300);
+    return 0;
+}
+
 static void test_sp_rows_refused(void)
 {
     pl_tp tp;
     char err[300];
-    /* a stand-in communicator is not needed: size comes from comm, so use a 1-rank check of the
-     * text */
     CU_ASSERT_EQUAL(pl_tp_init(&tp, NULL, 1, 0, 0, err, sizeof err), -1);
     CU_ASSERT_STRING_EQUAL(err, "a micro-batch of 0 rows: it needs at least one");
+    CU_ASSERT_EQUAL_FATAL(pl_world_run(4, NULL, 10, sp_rank_fn, NULL, err, sizeof err), 0);
+    for (int r = 0; r < 4; r++) {
+        CU_ASSERT_EQUAL(sp_init[r], -1);
+        CU_ASSERT_STRING_EQUAL(sp_msg[r], "sequence parallelism splits the 6 rows of a micro-batch "
+                                          "over 4 TP ranks: 6 does not divide by 4 (the nearest "
+                                          "row counts that do are 4 and 8)");
+    }
+    /* 4 rows on 4 ranks: one each */
+    CU_ASSERT_EQUAL(pl_tp_init(&tp, NULL, 1, 4, 0, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(tp.local_rows, 4); /* one rank: all of them */
 }
 
 int register_blocks_suite(void)
@@ -518,7 +535,7 @@ int register_blocks_suite(void)
         {"TP + sequence parallelism t=4", test_sp_4},
         {"TP + sequence parallelism t=8 (1 row per rank)", test_sp_8},
         {"one block alone, t = 1..8, with and without SP", test_block_alone},
-        {"bad rows refused", test_sp_rows_refused},
+        {"SP: rows that do not divide by t refused, naming both", test_sp_rows_refused},
     };
     return UNIT_SUITE("blocks", t);
 }

@@ -137,6 +137,16 @@ static void test_pipeline_gpipe(void)
         viz_model_add(&m, &b0);
     }
     CU_ASSERT_DOUBLE_EQUAL(viz_bubble_fraction(&m, 0), 0.2, 1e-12);
+    /* forwards of a layer without a micro-batch (Lab 08's matmuls) make no
+     * pipeline: no bubble */
+    viz_model tp;
+    viz_model_init(&tp, 2);
+    pl_event w1 = ev(0, 0, PL_EV_FORWARD, 0, 1, -1, 0, "W1");
+    pl_event w2 = ev(1, 0, PL_EV_FORWARD, 2, 3, -1, 1, "W2");
+    viz_model_add(&tp, &w1);
+    viz_model_add(&tp, &w2);
+    CU_ASSERT_EQUAL(viz_bubble_fraction(&tp, 0), -1.0);
+    viz_model_free(&tp);
     viz_grid g = {0};
     g.utf8 = 0;
     CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 40, 4), 0);
