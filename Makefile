@@ -117,7 +117,7 @@ racecheck:
 	+@$(TSAN)
 	@build/sim-tsan/bin/racecheck
 
-## bench: the SIMT emulator vs a C loop, trace recording, collectives vs memcpy and Open MPI, training vs plain C, rendering, data parallelism vs the alpha-beta model (same-run ratios)
+## bench: the SIMT emulator vs a C loop, trace recording, collectives vs memcpy and Open MPI, training vs plain C, rendering, data parallelism vs the alpha-beta model, tensor parallelism's step and communication share (same-run ratios)
 bench:
 	@scripts/deps.sh --bench
 	+@$(SIM)
@@ -135,6 +135,8 @@ bench:
 	@echo
 	@$(MAKE) -s data
 	@build/sim/bin/paralab-bench dp
+	@echo
+	@build/sim/bin/paralab-bench tp
 
 # play, unless ARGS asks for --step
 DEMO_MODE = $(if $(findstring --step,$(ARGS)),,--play)
