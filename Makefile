@@ -76,7 +76,7 @@ test: deps data
 	@tests/viz_tty.sh build/sim/bin
 	@echo "== pauses: Labs 06 and 07 wait 30 s for the student, then finish; each step shows its own work"
 	@tests/viz_pause.sh build/sim/bin
-	@echo "== paralab-train: one device, the digits, >= 95 % test accuracy"
+	@echo "== paralab-train: one device, the digits, >= 95 % test accuracy (the MLP, and the block model against Lab 08)"
 	@tests/train_check.sh build/sim/bin
 	@echo "== what the simulated build refuses at compile time"
 	@tests/compile_fail.sh

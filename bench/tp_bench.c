@@ -61,10 +61,10 @@ static int step(pl_rank *r, pl_blocks *m, pl_tp *tp, float *dx, int *dy, const t
                                          (size_t)tp->local_rows * inputs * sizeof(float),
                                          cudaMemcpyHostToDevice, tp->stream),
                          "cudaMemcpyAsync")) ||
-        (rc = pl_tp_cuda(tp,
-                         cudaMemcpyAsync(dy, run->y, BATCH * sizeof(int), cudaMemcpyHostToDevice,
-                                         tp->stream),
-                         "cudaMemcpyAsync")) ||
+        (rc = pl_tp_cuda(
+             tp,
+             cudaMemcpyAsync(dy, run->y, BATCH * sizeof(int), cudaMemcpyHostToDevice, tp->stream),
+             "cudaMemcpyAsync")) ||
         (rc = pl_blocks_forward(m, &m->acts, tp, NULL, dx, NULL)) ||
         (rc = pl_blocks_loss(m, &m->acts, tp, dy, 1.0f / BATCH)) ||
         (rc = pl_blocks_backward(m, &m->acts, tp, NULL, dx, NULL, NULL)) ||
@@ -137,8 +137,8 @@ static int measure(int t, int sp, const float *x, const int *y, tp_run *run, dou
     if (rc) fprintf(stderr, "paralab-bench tp: t=%d%s: %s\n", t, sp ? " SP" : "", err);
     size_t n = rc ? 0 : pl_trace_drain(trace, ev, (size_t)t * EVENTS);
     if (!rc && pl_trace_dropped(trace, 0)) {
-        fprintf(stderr, "paralab-bench tp: t=%d: rank 0's trace overflowed (%llu events lost)\n",
-                t, (unsigned long long)pl_trace_dropped(trace, 0));
+        fprintf(stderr, "paralab-bench tp: t=%d: rank 0's trace overflowed (%llu events lost)\n", t,
+                (unsigned long long)pl_trace_dropped(trace, 0));
         rc = -1;
     }
     *comm = 0;
@@ -165,7 +165,7 @@ int bench_tp(int repeat)
             fprintf(stderr, "paralab-bench: tp models the step on simulated GPUs: run "
                             "build/sim's\n");
         else
-            fprintf(stderr, "paralab-bench tp: %s\n", msg);
+            fprintf(stderr, "paralab-bench tp: 8 ranks, one device each: %s\n", msg);
         return 2;
     }
     pl_blocks_config c = pl_blocks_default();
@@ -185,8 +185,8 @@ int bench_tp(int repeat)
            "%d, AdamW, on t tensor-parallel ranks of simulated %s (modeled clock); the mean of %d "
            "steps after a warm-up\n",
            c.hidden, c.ffn, c.layers, pl_blocks_count(&c), BATCH, hw.name, STEPS);
-    printf("%-6s %12s %10s %10s %12s %12s %13s\n", "t", "step us", "comm us", "comm %",
-           "vs t=1", "colls/step", "KiB sent/step");
+    printf("%-6s %12s %10s %10s %12s %12s %13s\n", "t", "step us", "comm us", "comm %", "vs t=1",
+           "colls/step", "KiB sent/step");
     static const int ts[] = {1, 2, 4, 8};
     double t1 = 0, wall[2][4] = {{0}};
     int rc = 0;

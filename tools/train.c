@@ -48,8 +48,8 @@ static void on_sigint(int sig)
 
 typedef struct {
     int epochs, batch, sgd;
-    int blocks;                     /* --model blocks */
-    long hidden, layers;            /* its h and L */
+    int blocks;                                          /* --model blocks */
+    long hidden, layers;                                 /* its h and L */
     const char *hidden_arg, *layers_arg, *optimizer_arg; /* as given (NULL: not) */
     unsigned long long seed;
     double lr;
@@ -84,13 +84,17 @@ static int parse(int argc, char **argv, options *o)
                    .data = "data/digits.csv",
                    .hidden = 64,
                    .layers = 2};
-    static const struct option longs[] = {
-        {"epochs", required_argument, 0, 'e'}, {"batch", required_argument, 0, 'b'},
-        {"seed", required_argument, 0, 's'},   {"optimizer", required_argument, 0, 'o'},
-        {"lr", required_argument, 0, 'l'},     {"data", required_argument, 0, 'd'},
-        {"model", required_argument, 0, 'm'},  {"hidden", required_argument, 0, 'H'},
-        {"layers", required_argument, 0, 'L'}, {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+    static const struct option longs[] = {{"epochs", required_argument, 0, 'e'},
+                                          {"batch", required_argument, 0, 'b'},
+                                          {"seed", required_argument, 0, 's'},
+                                          {"optimizer", required_argument, 0, 'o'},
+                                          {"lr", required_argument, 0, 'l'},
+                                          {"data", required_argument, 0, 'd'},
+                                          {"model", required_argument, 0, 'm'},
+                                          {"hidden", required_argument, 0, 'H'},
+                                          {"layers", required_argument, 0, 'L'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
     int c;
     long v;
     const char *bad = NULL;
@@ -171,8 +175,9 @@ static int parse(int argc, char **argv, options *o)
         return 2;
     }
     if (o->blocks && o->sgd) {
-        fprintf(stderr, "paralab-train: --optimizer %s: the block model trains with AdamW only "
-                        "(as Labs 08-11 do); choose adamw or leave --optimizer out\n",
+        fprintf(stderr,
+                "paralab-train: --optimizer %s: the block model trains with AdamW only "
+                "(as Labs 08-11 do); choose adamw or leave --optimizer out\n",
                 o->optimizer_arg);
         return 2;
     }
