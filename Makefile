@@ -76,7 +76,7 @@ test: deps data
 	@tests/viz_tty.sh build/sim/bin
 	@echo "== pauses: Labs 06 and 07 wait 30 s for the student, then finish; each step shows its own work"
 	@tests/viz_pause.sh build/sim/bin
-	@echo "== paralab-train: one device, the digits, >= 95 % test accuracy"
+	@echo "== paralab-train: one device, the digits, >= 95 % test accuracy (the MLP, and the block model against Lab 08)"
 	@tests/train_check.sh build/sim/bin
 	@echo "== what the simulated build refuses at compile time"
 	@tests/compile_fail.sh
@@ -117,7 +117,7 @@ racecheck:
 	+@$(TSAN)
 	@build/sim-tsan/bin/racecheck
 
-## bench: the SIMT emulator vs a C loop, trace recording, collectives vs memcpy and Open MPI, training vs plain C, rendering, data parallelism vs the alpha-beta model (same-run ratios)
+## bench: the SIMT emulator vs a C loop, trace recording, collectives vs memcpy and Open MPI, training vs plain C, rendering, data parallelism vs the alpha-beta model, tensor parallelism's step and communication share (same-run ratios)
 bench:
 	@scripts/deps.sh --bench
 	+@$(SIM)
@@ -135,6 +135,8 @@ bench:
 	@echo
 	@$(MAKE) -s data
 	@build/sim/bin/paralab-bench dp
+	@echo
+	@build/sim/bin/paralab-bench tp
 
 # play, unless ARGS asks for --step
 DEMO_MODE = $(if $(findstring --step,$(ARGS)),,--play)

@@ -124,7 +124,7 @@ static double max_rel_err(const float *got, const float *want, int n)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: paralab-bench simt|gpu|trace|comm|train|viz|dp [--repeat R] [--scale S]\n"
+    fprintf(f, "usage: paralab-bench simt|gpu|trace|comm|train|viz|dp|tp [--repeat R] [--scale S]\n"
                "  simt      the SIMT emulator vs a plain C loop (simulated build)\n"
                "  gpu       the same kernels on a real GPU (CUDA build)\n"
                "  trace     the cost of recording a trace event (8 producers)\n"
@@ -136,6 +136,9 @@ static void usage(FILE *f)
                "  viz       rendering one frame of the visualiser (200x60, 8 ranks, 100k events)\n"
                "  dp        Lab 07's data-parallel step, N = 1, 2, 4, 8, overlap on and off,\n"
                "            against the alpha-beta model (simulated build; needs make data)\n"
+               "  tp        the block model's step on t = 1, 2, 4, 8 tensor-parallel ranks of\n"
+               "            simulated H100s, with and without sequence parallelism: modeled\n"
+               "            step, communication share, vs t = 1, wall time (simulated build)\n"
                "  --repeat  runs per measurement, the best is kept (default 3)\n"
                "  --scale   divide the problem sizes by 2^S (default 0)\n");
 }
@@ -172,7 +175,7 @@ int main(int argc, char **argv)
     }
     if (optind >= argc) {
         fprintf(stderr,
-                "paralab-bench: which benchmark? simt, gpu, trace, comm, train, viz or dp\n");
+                "paralab-bench: which benchmark? simt, gpu, trace, comm, train, viz, dp or tp\n");
         usage(stderr);
         return 2;
     }
@@ -191,6 +194,7 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[optind], "viz")) return bench_viz(repeat);
     if (!strcmp(argv[optind], "dp")) return bench_dp(repeat); /* on a modeled clock only */
+    if (!strcmp(argv[optind], "tp")) return bench_tp(repeat); /* the same */
     if (!strcmp(argv[optind], "train")) {
         const char *why = pl_device_problem("paralab-bench");
         if (why) {
@@ -202,7 +206,7 @@ int main(int argc, char **argv)
     if (strcmp(argv[optind], "simt") && strcmp(argv[optind], "gpu")) {
         fprintf(stderr,
                 "paralab-bench: no benchmark '%s'; the benchmarks are simt, gpu, trace, comm, "
-                "train, viz and dp\n",
+                "train, viz, dp and tp\n",
                 argv[optind]);
         return 2;
     }

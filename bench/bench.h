@@ -12,5 +12,7 @@ int bench_train(int repeat);
 int bench_viz(int repeat);
 /* paralab-bench dp: Lab 07's step against the alpha-beta model (build/sim). */
 int bench_dp(int repeat);
+/* paralab-bench tp: the block model's step on t = 1, 2, 4, 8 TP ranks (build/sim). */
+int bench_tp(int repeat);
 
 #endif
