@@ -450,8 +450,8 @@ int pl_trace_writer_describe_matrix(pl_trace_writer *w, const char *name, int ro
 {
     fputs(",\n{\"name\":\"paralab matrix\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":", w->f);
     put_string(w->f, name ? name : "");
-    fprintf(w->f, ",\"rows\":%d,\"cols\":%d,\"split\":\"%s\",\"padded_cols\":%d,\"tp\":%d}}",
-            rows, cols,
+    fprintf(w->f, ",\"rows\":%d,\"cols\":%d,\"split\":\"%s\",\"padded_cols\":%d,\"tp\":%d}}", rows,
+            cols,
             split == 'c'   ? "column"
             : split == 'r' ? "row"
                            : "replicated",

@@ -281,8 +281,7 @@ static const pl_event *lane_at(const viz_lane *L, double t, int modeled)
 
 /* ---- the matrices of the shards pane ------------------------------------------------------ */
 
-int pl_viz_check_matrices(const pl_viz_matrix *m, int n, int tp, int nranks, char *err,
-                          size_t cap)
+int pl_viz_check_matrices(const pl_viz_matrix *m, int n, int tp, int nranks, char *err, size_t cap)
 {
     if (n == 0) return 0;
     if (n < 0 || n > PL_VIZ_MAX_MATRICES || !m) {

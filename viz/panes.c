@@ -682,7 +682,8 @@ static const char *fitting_or_none(const char *const *s, int n, int w)
 /* "W1 64x256: 4 column shards of 64x64" in three lengths (form 0..2). */
 static void matrix_words(const struct viz_matrix *x, int tp, int form, char *buf, size_t cap)
 {
-    int sr = x->split == 'r' ? x->rows / tp : x->rows, sc = x->split == 'c' ? x->cols / tp : x->cols;
+    int sr = x->split == 'r' ? x->rows / tp : x->rows,
+        sc = x->split == 'c' ? x->cols / tp : x->cols;
     const char *kind = x->split == 'c' ? "column" : "row";
     char pad[64] = "";
     int p = x->padded_cols;
@@ -698,13 +699,14 @@ static void matrix_words(const struct viz_matrix *x, int tp, int form, char *buf
     else if (!x->split)
         snprintf(buf, cap, "%s: %s%s", x->name, form == 1 ? "replicated" : "all", pad);
     else if (form == 0)
-        snprintf(buf, cap, "%s %dx%d: %d %s shard%s of %dx%d%s", x->name, x->rows, x->cols, tp, kind,
-                 pl_s(tp), sr, sc, pad);
+        snprintf(buf, cap, "%s %dx%d: %d %s shard%s of %dx%d%s", x->name, x->rows, x->cols, tp,
+                 kind, pl_s(tp), sr, sc, pad);
     else if (form == 1)
-        snprintf(buf, cap, "%s: %d %s shard%s of %dx%d%s", x->name, tp, kind, pl_s(tp), sr, sc, pad);
-    else
-        snprintf(buf, cap, "%s: %d %s %dx%d%s", x->name, tp, x->split == 'c' ? "col" : "row", sr, sc,
+        snprintf(buf, cap, "%s: %d %s shard%s of %dx%d%s", x->name, tp, kind, pl_s(tp), sr, sc,
                  pad);
+    else
+        snprintf(buf, cap, "%s: %d %s %dx%d%s", x->name, tp, x->split == 'c' ? "col" : "row", sr,
+                 sc, pad);
 }
 
 /* Cells of padding at the right of shard `shard` (or of the whole width w
@@ -723,8 +725,8 @@ static int pad_cells(const struct viz_matrix *x, int tp, int shard, int sw)
 /* Matrix i drawn at (x0, y0), w x h cells: each shard in its rank's digit
  * and colour, padding as light shade, the shards being multiplied in
  * reverse video. */
-static void draw_matrix(viz_grid *g, const viz_model *m, const matmul_now *N, int i, int x0,
-                        int y0, int w, int h)
+static void draw_matrix(viz_grid *g, const viz_model *m, const matmul_now *N, int i, int x0, int y0,
+                        int w, int h)
 {
     const struct viz_matrix *x = &m->matrices[i];
     int tp = m->tp;
@@ -868,7 +870,9 @@ static void shards(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v
             /* without the name, which leads the row */
             size_t nl = strlen(X->name);
             const char *s[] = {f[0] + nl + 1, f[1] + nl + 2, f[2] + nl + 2,
-                               X->split == 'c' ? "cols" : X->split == 'r' ? "rows" : "all"};
+                               X->split == 'c'   ? "cols"
+                               : X->split == 'r' ? "rows"
+                                                 : "all"};
             viz_text(g, tx, y, tw, fitting_or_none(s, 4, tw), COL_DIM, 0);
         }
     }

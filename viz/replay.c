@@ -83,7 +83,10 @@ static int read_matrix(viz_trace *t, json_t *args, const char *path, size_t i, c
     json_t *name = json_object_get(args, "name"), *split = json_object_get(args, "split");
     long long rows = 0, cols = 0, pad = 0, tp = 0;
     const char *sp = json_is_string(split) ? json_string_value(split) : "";
-    int k = !strcmp(sp, "column") ? 'c' : !strcmp(sp, "row") ? 'r' : !strcmp(sp, "replicated") ? 0 : -1;
+    int k = !strcmp(sp, "column")       ? 'c'
+            : !strcmp(sp, "row")        ? 'r'
+            : !strcmp(sp, "replicated") ? 0
+                                        : -1;
     if (!json_is_string(name) || strlen(json_string_value(name)) < 1 ||
         strlen(json_string_value(name)) > 15 || k < 0 || !json_object_get(args, "rows") ||
         !json_object_get(args, "cols") || !json_object_get(args, "tp") ||
@@ -99,8 +102,9 @@ static int read_matrix(viz_trace *t, json_t *args, const char *path, size_t i, c
     }
     if (t->nmatrices == PL_VIZ_MAX_MATRICES || (t->nmatrices && tp != t->tp)) {
         snprintf(err, cap, "%s: event %zu: matrix %s: %s", path, i, json_string_value(name),
-                 t->nmatrices == PL_VIZ_MAX_MATRICES ? "more matrices than the shards pane draws (8)"
-                                                     : "a tp other than the matrices' before");
+                 t->nmatrices == PL_VIZ_MAX_MATRICES
+                     ? "more matrices than the shards pane draws (8)"
+                     : "a tp other than the matrices' before");
         return -1;
     }
     int j = t->nmatrices++;

@@ -54,7 +54,6 @@ int main(int argc, char **argv)
         {"mlp", register_mlp_suite},
         {"data", register_data_suite},
         {"viz", register_viz_suite},
-        {"shards", register_shards_suite},
         {"watchdog", register_watchdog_suite},
         {"mesh", register_mesh_suite},
         {"device", register_device_suite},

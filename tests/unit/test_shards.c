@@ -22,8 +22,8 @@
 
 /* The panes Lab 08 is expected to show. */
 #define LAB08_PANES                                                                                \
-    (PL_PANE_BIT(PL_PANE_DEVICES) | PL_PANE_BIT(PL_PANE_TIMELINE) | PL_PANE_BIT(PL_PANE_TOPOLOGY) | \
-     PL_PANE_BIT(PL_PANE_SHARDS) | PL_PANE_BIT(PL_PANE_METRICS))
+    (PL_PANE_BIT(PL_PANE_DEVICES) | PL_PANE_BIT(PL_PANE_TIMELINE) |                                \
+     PL_PANE_BIT(PL_PANE_TOPOLOGY) | PL_PANE_BIT(PL_PANE_SHARDS) | PL_PANE_BIT(PL_PANE_METRICS))
 
 /* Lab 08's matrices at t ranks: h = 64, the 10 classes padded to a multiple of t. */
 static void lab08_matrices(int t, pl_viz_matrix m[3])
@@ -167,8 +167,8 @@ static void test_shards_80x24(void)
     for (int y = 3; y <= 6; y++) CU_ASSERT(reversed(&g, r, 11, 15, y, 1));
     CU_ASSERT(reversed(&g, r, 1, 8, 3, 0) && reversed(&g, r, 1, 8, 4, 0));
     CU_ASSERT(reversed(&g, r, 18, 21, 3, 0));
-    CU_ASSERT_EQUAL(cell(&g, r, 1, 3)->fg, COL_RANK0);     /* W1's shard 0 */
-    CU_ASSERT_EQUAL(cell(&g, r, 6, 3)->fg, COL_RANK0 + 2); /* W1's shard 2 */
+    CU_ASSERT_EQUAL(cell(&g, r, 1, 3)->fg, COL_RANK0);      /* W1's shard 0 */
+    CU_ASSERT_EQUAL(cell(&g, r, 6, 3)->fg, COL_RANK0 + 2);  /* W1's shard 2 */
     CU_ASSERT_EQUAL(cell(&g, r, 13, 6)->fg, COL_RANK0 + 3); /* W2's shard 3 */
     CU_ASSERT_EQUAL(cell(&g, r, 19, 4)->fg, COL_RANK0 + 1); /* Wc's shard 1 */
     CU_ASSERT_EQUAL(cell(&g, r, 11, 2)->fg, COL_FORWARD);
@@ -434,7 +434,8 @@ static void test_matmul_events(void)
     int mi = -2;
     CU_ASSERT_PTR_NULL(viz_matmul_at(&m, 0, -0.5, 0, &mi));
     CU_ASSERT_EQUAL(mi, -1);
-    const pl_event *e = viz_matmul_at(&m, 1, 0.5, 0, &mi); /* inside W1's, past its kernel's start */
+    const pl_event *e =
+        viz_matmul_at(&m, 1, 0.5, 0, &mi); /* inside W1's, past its kernel's start */
     CU_ASSERT_FATAL(e != NULL);
     CU_ASSERT(mi == 0 && !strcmp(e->label, "W1") && e->rank == 1);
     e = viz_matmul_at(&m, 1, 1.5, 0, &mi); /* after it, before W2's */
@@ -495,8 +496,8 @@ static void test_matrices_refused(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "split 120, tp 4: allowed are split 'c'"));
     pl_viz_matrix twice[2] = {mx[0], mx[0]};
     CU_ASSERT_EQUAL(pl_viz_check_matrices(twice, 2, 4, 4, err, sizeof err), -1);
-    CU_ASSERT_STRING_EQUAL(err,
-                           "shards pane: matrix 1 (W1), tp 4: allowed are a name no other matrix has");
+    CU_ASSERT_STRING_EQUAL(
+        err, "shards pane: matrix 1 (W1), tp 4: allowed are a name no other matrix has");
     pl_viz_matrix unnamed = {NULL, 4, 4, 0, 0};
     CU_ASSERT_EQUAL(pl_viz_check_matrices(&unnamed, 1, 4, 4, err, sizeof err), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "allowed are a name of 1 to 15 bytes"));
@@ -549,8 +550,8 @@ static void test_matrices_replayed(void)
     CU_ASSERT_FATAL(nsteps >= 1);
     viz_model m;
     viz_model_init(&m, t.nranks);
-    CU_ASSERT_EQUAL_FATAL(viz_model_set_matrices(&m, t.matrices, t.nmatrices, t.tp, err, sizeof err),
-                          0);
+    CU_ASSERT_EQUAL_FATAL(
+        viz_model_set_matrices(&m, t.matrices, t.nmatrices, t.tp, err, sizeof err), 0);
     viz_cursor c = {1, 0};
     while (!viz_replay_done(c, nsteps)) viz_replay_next(&c, nsteps);
     size_t shown = viz_replay_shown(first, nsteps, c);

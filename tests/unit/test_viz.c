@@ -1192,5 +1192,6 @@ int register_viz_suite(void)
         {"one stream: a rank's metrics and device memory reach the model, the file, the replay",
          test_one_stream_metrics_and_memory},
     };
-    return UNIT_SUITE("viz", t);
+    /* and the shards pane's own suite (test_shards.c), with it */
+    return UNIT_SUITE("viz", t) || register_shards_suite();
 }

@@ -96,8 +96,7 @@ typedef struct pl_viz_matrix {
 /* 0 when the matrices can be drawn sharded over tp ranks of a world of
  * nranks; else -1 with err naming the matrix, the bad value and what is
  * allowed. */
-int pl_viz_check_matrices(const pl_viz_matrix *m, int n, int tp, int nranks, char *err,
-                          size_t cap);
+int pl_viz_check_matrices(const pl_viz_matrix *m, int n, int tp, int nranks, char *err, size_t cap);
 
 typedef struct pl_viz_config {
     const char *title;               /* "lab 06 · collectives" */
