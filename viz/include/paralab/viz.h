@@ -131,7 +131,8 @@ int pl_viz_available(char *why, size_t cap);
  * or a second quit end the process here, since nothing can wait for them:
  * the terminal restored, the trace finished with what it has, a line on
  * stderr naming the kernel still running, exit 0 after q, 130 after
- * Ctrl-C. */
+ * Ctrl-C. Matrices for the shards pane that pl_viz_check_matrices refuses
+ * for cfg->n ranks: 1 with its message, nothing run. */
 int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank_fn fn, void *arg,
                      pl_trace_writer *writer, int *quit, char *err, size_t err_size);
 
@@ -144,7 +145,10 @@ int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank
  * On simulated GPUs a watchdog (opt->stall_timeout CPU seconds without
  * progress, paralab/watchdog.h) ends a run that loops forever: a line on
  * stderr naming the kernel, exit status 1 (130 when it loops after Ctrl-C),
- * the terminal restored first. */
+ * the terminal restored first. Matrices for the shards pane that
+ * pl_viz_check_matrices refuses for n ranks: 1 with its message, before
+ * anything runs; with a trace file, they are written to it ("paralab
+ * matrix" metadata) for the replay. */
 int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_rank_fn fn, void *arg,
                    int *quit, char *err, size_t err_size);
 
