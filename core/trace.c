@@ -445,6 +445,21 @@ int pl_trace_writer_describe(pl_trace_writer *w, const char *title, int steps, u
     return w->failed ? -1 : 0;
 }
 
+int pl_trace_writer_describe_matrix(pl_trace_writer *w, const char *name, int rows, int cols,
+                                    char split, int padded_cols, int tp)
+{
+    fputs(",\n{\"name\":\"paralab matrix\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":", w->f);
+    put_string(w->f, name ? name : "");
+    fprintf(w->f, ",\"rows\":%d,\"cols\":%d,\"split\":\"%s\",\"padded_cols\":%d,\"tp\":%d}}", rows,
+            cols,
+            split == 'c'   ? "column"
+            : split == 'r' ? "row"
+                           : "replicated",
+            padded_cols, tp);
+    if (ferror(w->f)) w->failed = 1;
+    return w->failed ? -1 : 0;
+}
+
 int pl_trace_writer_close(pl_trace_writer *w, char *err, size_t cap)
 {
     if (!w) return 0;

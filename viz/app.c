@@ -710,14 +710,11 @@ int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank
     viz_model_init(&a.model, wc->n);
     for (int r = 0; r < wc->n && r < PL_MAX_RANKS; r++) a.model.roles[r] = vc->roles[r];
     a.model.stream_lanes = vc->stream_lanes;
-    if (vc->shard_owner && vc->shard_rows > 0 && vc->shard_cols > 0 && vc->shard_rows <= 64 &&
-        vc->shard_cols <= 64) {
-        a.model.shard_rows = vc->shard_rows;
-        a.model.shard_cols = vc->shard_cols;
-        memcpy(a.model.shard_owner, vc->shard_owner,
-               (size_t)vc->shard_rows * (size_t)vc->shard_cols * sizeof(int));
-        snprintf(a.model.shard_name, sizeof a.model.shard_name, "%s",
-                 vc->shard_name ? vc->shard_name : "shards");
+    if (pl_viz_check_matrices(vc->matrices, vc->nmatrices, vc->tp, wc->n, err, err_size) ||
+        viz_model_set_matrices(&a.model, vc->matrices, vc->nmatrices, vc->tp, err, err_size)) {
+        free(a.buf);
+        viz_model_free(&a.model);
+        return 1;
     }
     a.view = (viz_view){.title = vc->title,
                         .steps = vc->steps,
@@ -799,13 +796,19 @@ int pl_viz_replay(const char *path, pl_mode mode, double speed, char *err, size_
     }
     viz_model_init(&a.model, t->nranks);
     a.model.stream_lanes = t->stream_lanes;
-    /* the lab's panes (the shards' owners are not in the file), else all the events fill */
-    a.panes = t->panes ? t->panes & ~PL_PANE_BIT(PL_PANE_SHARDS)
+    /* the file's matrices (checked as it was read) for the shards pane */
+    char merr[256];
+    if (viz_model_set_matrices(&a.model, t->matrices, t->nmatrices, t->tp, merr, sizeof merr))
+        t->nmatrices = 0;
+    /* the lab's panes (the shards only with the matrices: an older file
+     * has none), else all the events fill */
+    a.panes = t->panes ? t->panes & ~(t->nmatrices ? 0u : PL_PANE_BIT(PL_PANE_SHARDS))
                        : PL_PANE_BIT(PL_PANE_DEVICES) | PL_PANE_BIT(PL_PANE_TIMELINE) |
-                             PL_PANE_BIT(PL_PANE_TOPOLOGY) | PL_PANE_BIT(PL_PANE_METRICS);
+                             PL_PANE_BIT(PL_PANE_TOPOLOGY) | PL_PANE_BIT(PL_PANE_METRICS) |
+                             (t->nmatrices ? PL_PANE_BIT(PL_PANE_SHARDS) : 0u);
     for (size_t i = 0; i < t->nev; i++) /* a pipeline: forward/backward events of a stage */
         if ((t->ev[i].kind == PL_EV_FORWARD || t->ev[i].kind == PL_EV_BACKWARD) &&
-            t->ev[i].layer >= 0) {
+            t->ev[i].layer >= 0 && viz_matrix_index(&a.model, t->ev[i].label) < 0) {
             a.panes |= PL_PANE_BIT(PL_PANE_PIPELINE);
             break;
         }

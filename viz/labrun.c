@@ -81,6 +81,7 @@ int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_ran
                    int *quit, char *err, size_t err_size)
 {
     *quit = 0;
+    if (pl_viz_check_matrices(vc->matrices, vc->nmatrices, vc->tp, n, err, err_size)) return 1;
     char why[256];
     int ui = opt->viz && pl_viz_available(why, sizeof why);
     if (opt->viz && !ui && isatty(STDOUT_FILENO)) printf("  (%s)\n", why);
@@ -113,6 +114,10 @@ int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_ran
             return 2;
         }
         pl_trace_writer_describe(dr.writer, vc->title, vc->steps, vc->panes, vc->stream_lanes);
+        for (int i = 0; i < vc->nmatrices; i++) /* the shards pane's, for a replay */
+            pl_trace_writer_describe_matrix(dr.writer, vc->matrices[i].name, vc->matrices[i].rows,
+                                            vc->matrices[i].cols, vc->matrices[i].split,
+                                            vc->matrices[i].padded_cols, vc->tp);
     }
     pthread_t drain_thread;
     dr.player = player;

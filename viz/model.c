@@ -279,6 +279,113 @@ static const pl_event *lane_at(const viz_lane *L, double t, int modeled)
     return best;
 }
 
+/* ---- the matrices of the shards pane ------------------------------------------------------ */
+
+int pl_viz_check_matrices(const pl_viz_matrix *m, int n, int tp, int nranks, char *err, size_t cap)
+{
+    if (n == 0) return 0;
+    if (n < 0 || n > PL_VIZ_MAX_MATRICES || !m) {
+        snprintf(err, cap, "shards pane: %d matrices%s: allowed 0..%d", n, m ? "" : " (none given)",
+                 PL_VIZ_MAX_MATRICES);
+        return -1;
+    }
+    if (tp < 1 || tp > PL_MAX_RANKS) {
+        snprintf(err, cap, "shards pane: tp %d: allowed 1..%d", tp, PL_MAX_RANKS);
+        return -1;
+    }
+    if (nranks > 0 && nranks % tp) {
+        snprintf(err, cap, "shards pane: tp %d does not divide the world's %d ranks", tp, nranks);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        const pl_viz_matrix *x = &m[i];
+        size_t len = x->name ? strlen(x->name) : 0;
+        const char *why = NULL;
+        char bad[96] = "";
+        if (len < 1 || len > 15)
+            why = "a name of 1 to 15 bytes";
+        else if (x->rows < 1 || x->rows > 1 << 30 || x->cols < 1 || x->cols > 1 << 30) {
+            snprintf(bad, sizeof bad, "%dx%d", x->rows, x->cols);
+            why = "rows and cols 1..2^30";
+        } else if (x->split != 'c' && x->split != 'r' && x->split != 0) {
+            snprintf(bad, sizeof bad, "split %d", x->split);
+            why = "split 'c' (column-parallel), 'r' (row-parallel) or 0 (replicated)";
+        } else if (x->split == 'c' && x->cols % tp) {
+            snprintf(bad, sizeof bad, "%d columns", x->cols);
+            why = "columns a multiple of tp, to cut into tp column shards";
+        } else if (x->split == 'r' && x->rows % tp) {
+            snprintf(bad, sizeof bad, "%d rows", x->rows);
+            why = "rows a multiple of tp, to cut into tp row shards";
+        } else if (x->padded_cols < 0 || x->padded_cols >= x->cols) {
+            snprintf(bad, sizeof bad, "padded_cols %d", x->padded_cols);
+            why = "padded_cols 0..cols-1";
+        }
+        for (int j = 0; j < i && !why; j++)
+            if (m[j].name && !strcmp(m[j].name, x->name)) why = "a name no other matrix has";
+        if (why) {
+            snprintf(err, cap, "shards pane: matrix %d (%s)%s%s, tp %d: allowed are %s", i,
+                     x->name ? x->name : "no name", *bad ? ": " : "", bad, tp, why);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int viz_model_set_matrices(viz_model *m, const pl_viz_matrix *mx, int n, int tp, char *err,
+                           size_t cap)
+{
+    if (pl_viz_check_matrices(mx, n, tp, 0, err, cap)) return -1;
+    m->nmatrices = n;
+    m->tp = n ? tp : 0;
+    for (int i = 0; i < n; i++) {
+        struct viz_matrix *x = &m->matrices[i];
+        snprintf(x->name, sizeof x->name, "%s", mx[i].name);
+        x->rows = mx[i].rows;
+        x->cols = mx[i].cols;
+        x->split = mx[i].split;
+        x->padded_cols = mx[i].padded_cols;
+    }
+    return 0;
+}
+
+int viz_matrix_index(const viz_model *m, const char *label)
+{
+    for (int i = 0; i < m->nmatrices; i++)
+        if (!strcmp(m->matrices[i].name, label)) return i;
+    return -1;
+}
+
+static int is_matmul(const viz_model *m, const pl_event *e)
+{
+    return m->nmatrices && (e->kind == PL_EV_FORWARD || e->kind == PL_EV_BACKWARD) &&
+           viz_matrix_index(m, e->label) >= 0;
+}
+
+const pl_event *viz_matmul_at(const viz_model *m, int rank, double t, int modeled, int *matrix)
+{
+    *matrix = -1;
+    if (rank < 0 || rank >= PL_MAX_RANKS || !m->nmatrices) return NULL;
+    const viz_lane *L = &m->lanes[rank][PL_LANE_COMPUTE];
+    /* as lane_at: the last event starting at or before t, then back to the
+     * latest matmul (past the kernels inside it and since) */
+    size_t lo = 0, hi = L->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (viz_ev_start(&L->ev[mid], modeled) <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i > 0; i--) {
+        const pl_event *e = &L->ev[i - 1];
+        if (is_matmul(m, e)) {
+            *matrix = viz_matrix_index(m, e->label);
+            return e;
+        }
+    }
+    return NULL;
+}
+
 double viz_bubble_fraction(const viz_model *m, int modeled)
 {
     double lo = 1e300, hi = -1e300, busy = 0;
@@ -291,7 +398,8 @@ double viz_bubble_fraction(const viz_model *m, int modeled)
                  * stage (layer); a lab's other forwards (Lab 08's matmuls, with no
                  * micro-batch) make no pipeline and no bubble */
                 if ((e->kind != PL_EV_FORWARD && e->kind != PL_EV_BACKWARD) || e->layer < 0 ||
-                    e->layer >= PL_MAX_RANKS || e->micro_batch < 0)
+                    e->layer >= PL_MAX_RANKS || e->micro_batch < 0 ||
+                    is_matmul(m, e)) /* a block's matmul: no stage */
                     continue;
                 double s = viz_ev_start(e, modeled), t = viz_ev_end(e, modeled);
                 lo = s < lo ? s : lo;

@@ -580,34 +580,305 @@ static void topology(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
     }
 }
 
-/* ---- shards, pipeline, metrics ---------------------------------------------------------- */
+/* ---- shards ------------------------------------------------------------------------------ */
+
+/* What the ranks multiply at the view's time: per matrix and shard, 0, or
+ * the kind of the matmul a rank holding it does there (1 forward, 2
+ * backward); and a sentence for it in three lengths. */
+typedef struct {
+    unsigned char hl[PL_VIZ_MAX_MATRICES][PL_MAX_RANKS];
+    unsigned char active[PL_VIZ_MAX_MATRICES]; /* 1 forward, 2 backward */
+    char say[4][160];
+} matmul_now;
+
+static const char *block_name(int layer, char *buf, size_t cap, int brief)
+{
+    if (layer < 0) return "head";
+    snprintf(buf, cap, brief ? "b%d" : "block %d", layer);
+    return buf;
+}
+
+static void find_matmuls(const viz_model *m, const viz_view *v, matmul_now *N)
+{
+    memset(N, 0, sizeof *N);
+    double t = view_time(v);
+    int n = m->nranks < PL_MAX_RANKS ? m->nranks : PL_MAX_RANKS, seen = 0, same = 1, running = 0;
+    const pl_event *first = NULL;
+    int first_mi = -1;
+    char list[160] = "";
+    size_t len = 0;
+    for (int rk = 0; rk < n; rk++) {
+        int mi;
+        const pl_event *e = viz_matmul_at(m, rk, t, v->modeled, &mi);
+        if (!e) continue;
+        int kind = e->kind == PL_EV_BACKWARD ? 2 : 1;
+        int shard = m->matrices[mi].split ? rk % m->tp : 0;
+        N->hl[mi][shard] = (unsigned char)kind;
+        N->active[mi] = (unsigned char)kind;
+        if (viz_ev_end(e, v->modeled) >= t) running = 1;
+        char b[24];
+        if (len < sizeof list)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%sr%d %s %s %s",
+                                    seen ? ", " : "", rk, block_name(e->layer, b, sizeof b, 1),
+                                    kind == 2 ? "bwd" : "fwd", e->label);
+        if (!seen++) {
+            first = e;
+            first_mi = mi;
+        } else if (mi != first_mi || e->layer != first->layer || e->kind != first->kind)
+            same = 0;
+    }
+    if (!first) {
+        snprintf(N->say[0], sizeof N->say[0], "no matmul yet; %s",
+                 m->tp == 1   ? "every rank holds all of each"
+                 : m->tp == n ? "rank r holds shard r"
+                              : "rank r holds shard r % tp");
+        snprintf(N->say[1], sizeof N->say[1], "no matmul yet");
+        snprintf(N->say[2], sizeof N->say[2], "no matmul");
+        snprintf(N->say[3], sizeof N->say[3], "idle");
+        return;
+    }
+    if (!same) {
+        snprintf(N->say[0], sizeof N->say[0], "ranks differ: %s", list);
+        for (int k = 1; k < 4; k++) snprintf(N->say[k], sizeof N->say[k], "%s", list);
+        return;
+    }
+    char b[24];
+    const char *blk = block_name(first->layer, b, sizeof b, 0);
+    const char *dir = first->kind == PL_EV_BACKWARD ? "backward" : "forward";
+    const struct viz_matrix *x = &m->matrices[first_mi];
+    if (x->split)
+        snprintf(N->say[0], sizeof N->say[0], "%s %s: each rank %s its %s shard", blk, dir,
+                 running ? "multiplies" : "multiplied", x->name);
+    else
+        snprintf(N->say[0], sizeof N->say[0], "%s %s: each rank %s all of %s (replicated)", blk,
+                 dir, running ? "multiplies" : "multiplied", x->name);
+    if (x->split)
+        snprintf(N->say[1], sizeof N->say[1], "%s %s: each rank's %s shard", blk, dir, x->name);
+    else
+        snprintf(N->say[1], sizeof N->say[1], "%s %s: all of %s", blk, dir, x->name);
+    const char *d3 = first->kind == PL_EV_BACKWARD ? "bwd" : "fwd";
+    snprintf(N->say[2], sizeof N->say[2], "%s %s: %s %s", blk, d3, x->name,
+             x->split ? "shards" : "(replicated)");
+    char bb[24];
+    snprintf(N->say[3], sizeof N->say[3], "%s %s %s", block_name(first->layer, bb, sizeof bb, 1),
+             d3, x->name);
+}
+
+/* The longest of n texts that fits in w cells (else the shortest, cut). */
+static const char *fitting(const char *const *s, int n, int w)
+{
+    for (int i = 0; i < n; i++)
+        if ((int)strlen(s[i]) <= w) return s[i];
+    return s[n - 1];
+}
+
+/* The same, or "" when none fits. */
+static const char *fitting_or_none(const char *const *s, int n, int w)
+{
+    const char *f = fitting(s, n, w);
+    return (int)strlen(f) <= w ? f : "";
+}
+
+/* "W1 64x256: 4 column shards of 64x64" in three lengths (form 0..2). */
+static void matrix_words(const struct viz_matrix *x, int tp, int form, char *buf, size_t cap)
+{
+    int sr = x->split == 'r' ? x->rows / tp : x->rows,
+        sc = x->split == 'c' ? x->cols / tp : x->cols;
+    const char *kind = x->split == 'c' ? "column" : "row";
+    char pad[64] = "";
+    int p = x->padded_cols;
+    if (p && form == 0)
+        snprintf(pad, sizeof pad, ", the last %d column%s padding", p, pl_s(p));
+    else if (p && form == 1)
+        snprintf(pad, sizeof pad, ", %d col%s padding", p, pl_s(p));
+    else if (p)
+        snprintf(pad, sizeof pad, " +%d pad", p);
+    if (!x->split && form == 0)
+        snprintf(buf, cap, "%s %dx%d: replicated, every rank holds all of it%s", x->name, x->rows,
+                 x->cols, pad);
+    else if (!x->split)
+        snprintf(buf, cap, "%s: %s%s", x->name, form == 1 ? "replicated" : "all", pad);
+    else if (form == 0)
+        snprintf(buf, cap, "%s %dx%d: %d %s shard%s of %dx%d%s", x->name, x->rows, x->cols, tp,
+                 kind, pl_s(tp), sr, sc, pad);
+    else if (form == 1)
+        snprintf(buf, cap, "%s: %d %s shard%s of %dx%d%s", x->name, tp, kind, pl_s(tp), sr, sc,
+                 pad);
+    else
+        snprintf(buf, cap, "%s: %d %s %dx%d%s", x->name, tp, x->split == 'c' ? "col" : "row", sr,
+                 sc, pad);
+}
+
+/* Cells of padding at the right of shard `shard` (or of the whole width w
+ * of a matrix not cut by columns) drawn sw cells wide: the padded columns'
+ * share, at least a cell, leaving the real columns at least one. */
+static int pad_cells(const struct viz_matrix *x, int tp, int shard, int sw)
+{
+    int cols = x->split == 'c' ? x->cols / tp : x->cols, real_end = x->cols - x->padded_cols;
+    int first = x->split == 'c' ? shard * cols : 0, pc = first + cols - real_end;
+    if (pc <= 0) return 0;
+    if (pc >= cols) return sw;
+    int k = (int)lround((double)pc * sw / cols);
+    return k < 1 ? (sw > 1 ? 1 : 0) : k > sw - 1 ? sw - 1 : k;
+}
+
+/* Matrix i drawn at (x0, y0), w x h cells: each shard in its rank's digit
+ * and colour, padding as light shade, the shards being multiplied in
+ * reverse video. */
+static void draw_matrix(viz_grid *g, const viz_model *m, const matmul_now *N, int i, int x0, int y0,
+                        int w, int h)
+{
+    const struct viz_matrix *x = &m->matrices[i];
+    int tp = m->tp;
+    for (int cy = 0; cy < h; cy++)
+        for (int cx = 0; cx < w; cx++) {
+            int shard = x->split == 'c' ? cx * tp / w : x->split == 'r' ? cy * tp / h : 0;
+            int sx0 = x->split == 'c' ? shard * w / tp : 0, sw = x->split == 'c' ? w / tp : w;
+            int pad = cx - sx0 >= sw - pad_cells(x, tp, shard, sw);
+            uint32_t ch = pad         ? viz_glyph_ch(g, G_LIGHT)
+                          : !x->split ? viz_glyph_ch(g, G_SHADE)
+                                      : (uint32_t)('0' + shard % 10);
+            int fg = x->split ? COL_RANK0 + shard % 8 : COL_DEFAULT;
+            viz_put(g, x0 + cx, y0 + cy, ch, fg, N->hl[i][shard] ? ATTR_REVERSE | ATTR_BOLD : 0);
+        }
+}
+
+/* The marker before a matrix's name: what is done with it now (▶ forward,
+ * ◀ backward), else a blank. */
+static void marker(viz_grid *g, int x, int y, int active)
+{
+    viz_put(g, x, y, active ? viz_glyph_ch(g, active == 2 ? G_EV_BACKWARD : G_EV_FORWARD) : ' ',
+            active == 2 ? COL_BACKWARD : COL_FORWARD, ATTR_BOLD);
+}
+
+/* The sizes of the matrices side by side in W x H cells: proportional to
+ * the square roots of their shapes (a cell is twice as tall as wide: W1
+ * h x 4h wide, W2 4h x h tall, a classifier narrow), shards a whole
+ * number of cells each, each under a label 1 + its name wide, 2 cells
+ * apart. 1 when they fit. */
+static int fit_side_by_side(const viz_model *m, int W, int H, int *mw, int *mh, int *slot)
+{
+    int tp = m->tp, n = m->nmatrices;
+    for (double k = 64; k > 0.05; k *= 0.93) {
+        int total = 0, ok = 1;
+        for (int i = 0; i < n && ok; i++) {
+            const struct viz_matrix *x = &m->matrices[i];
+            double w = sqrt((double)x->cols) * k, h = sqrt((double)x->rows) * k / 2;
+            int a = (int)lround(w), b = (int)lround(h);
+            if (x->split == 'c') a = (int)lround(w / tp) * tp;
+            if (x->split == 'r') b = (int)lround(h / tp) * tp;
+            if (a < (x->split == 'c' ? tp : 1)) a = x->split == 'c' ? tp : 1;
+            if (b < (x->split == 'r' ? tp : 1)) b = x->split == 'r' ? tp : 1;
+            int label = 1 + (int)strlen(x->name);
+            mw[i] = a;
+            mh[i] = b;
+            slot[i] = a > label ? a : label;
+            total += slot[i] + (i ? 2 : 0);
+            ok = b <= H && total <= W;
+        }
+        if (ok) return 1;
+    }
+    return 0;
+}
 
 static void shards(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v)
 {
-    viz_box(g, r, m->shard_name[0] ? m->shard_name : "shards", v->focus == PL_PANE_SHARDS);
+    matmul_now N;
+    if (m->nmatrices) find_matmuls(m, v, &N);
     pl_rect in = inside(r);
-    if (in.w < 2 || in.h < 1) return;
-    if (!m->shard_rows || !m->shard_cols) {
-        viz_text(g, in.x, in.y, in.w, "no sharded tensor in this lab", COL_DIM, 0);
+    int n = m->nmatrices, maxname = 0;
+    for (int i = 0; i < n; i++) {
+        int l = (int)strlen(m->matrices[i].name);
+        maxname = l > maxname ? l : maxname;
+    }
+    /* compact: a row per matrix, "▶W1 000111222333 4 col shards of 64x64";
+     * the sentence above them when a row is left, else in the title */
+    int compact_w = 1 + maxname + 1 + m->tp;
+    int sentence_row = n && in.h >= n + 1;
+    char title[192] = "shards";
+    if (n && !sentence_row && in.h >= n) {
+        const char *s[] = {N.say[0], N.say[1], N.say[2], N.say[3]};
+        const char *f = fitting_or_none(s, 4, r.w - 12);
+        snprintf(title, sizeof title, "%s%s", *f ? "shards: " : "shards", f);
+    } else if (n)
+        snprintf(title, sizeof title, "shards (tp %d)", m->tp);
+    viz_box(g, r, title, v->focus == PL_PANE_SHARDS);
+    if (in.w < 1 || in.h < 1) return;
+    if (!n) {
+        viz_text(g, in.x, in.y, in.w, "no sharded matrix in this lab", COL_DIM, 0);
         return;
     }
-    int cw = in.w / m->shard_cols, ch = in.h / m->shard_rows;
-    if (cw < 1) cw = 1;
-    if (ch < 1) ch = 1;
-    for (int i = 0; i < m->shard_rows; i++)
-        for (int j = 0; j < m->shard_cols; j++) {
-            int owner = m->shard_owner[i * m->shard_cols + j];
-            for (int y = 0; y < ch; y++)
-                for (int x = 0; x < cw; x++) {
-                    int gx = in.x + j * cw + x, gy = in.y + i * ch + y;
-                    if (gx >= in.x + in.w || gy >= in.y + in.h) continue;
-                    uint32_t c = x == 0 && y == 0 && owner >= 0 ? (uint32_t)('0' + owner % 10)
-                                                                : viz_glyph_ch(g, G_FULL);
-                    viz_put(g, gx, gy, c, owner >= 0 ? COL_RANK0 + owner % 8 : COL_DIM,
-                            x == 0 && y == 0 ? ATTR_REVERSE : 0);
-                }
+    if (in.h < n || in.w < compact_w) {
+        char need[64];
+        snprintf(need, sizeof need, "too small for the shards: %dx%d needed", compact_w + 2, n + 2);
+        const char *s[] = {need, "too small", "small"};
+        viz_text(g, in.x, in.y, in.w, fitting(s, 3, in.w), COL_WARN, 0);
+        return;
+    }
+    int y = in.y;
+    if (sentence_row) {
+        const char *s[] = {N.say[0], N.say[1], N.say[2], N.say[3]};
+        viz_text(g, in.x, y++, in.w, fitting(s, 4, in.w), COL_DEFAULT, ATTR_BOLD);
+    }
+    int mw[PL_VIZ_MAX_MATRICES], mh[PL_VIZ_MAX_MATRICES], slot[PL_VIZ_MAX_MATRICES];
+    int rows = in.y + in.h - y; /* for the labels, the drawings and the words */
+    int side = rows >= 2 && (fit_side_by_side(m, in.w, rows - 1 - n, mw, mh, slot) ||
+                             fit_side_by_side(m, in.w, rows - 1, mw, mh, slot));
+    if (side) {
+        int x = in.x, tallest = 0;
+        for (int i = 0; i < n; i++) {
+            const struct viz_matrix *X = &m->matrices[i];
+            marker(g, x, y, N.active[i]);
+            char label[64];
+            snprintf(label, sizeof label, "%s %dx%d", X->name, X->rows, X->cols);
+            if ((int)strlen(label) > slot[i] - 1) snprintf(label, sizeof label, "%s", X->name);
+            viz_text(g, x + 1, y, slot[i] - 1, label, COL_TITLE, N.active[i] ? ATTR_BOLD : 0);
+            draw_matrix(g, m, &N, i, x, y + 1, mw[i], mh[i]);
+            tallest = mh[i] > tallest ? mh[i] : tallest;
+            x += slot[i] + 2;
         }
+        /* the words, in the rows left */
+        for (int i = 0, wy = y + 1 + tallest; i < n && wy < in.y + in.h; i++, wy++) {
+            char f[3][128];
+            for (int k = 0; k < 3; k++) matrix_words(&m->matrices[i], m->tp, k, f[k], sizeof f[k]);
+            const char *s[] = {f[0], f[1], f[2]};
+            viz_text(g, in.x, wy, in.w, fitting(s, 3, in.w), COL_DIM, 0);
+        }
+        return;
+    }
+    int avail = in.w - (1 + maxname + 1), sw = (avail - 6) / m->tp;
+    sw = sw < 1 ? 1 : sw > 4 ? 4 : sw;
+    for (int i = 0; i < n; i++, y++) {
+        const struct viz_matrix *X = &m->matrices[i];
+        marker(g, in.x, y, N.active[i]);
+        viz_text(g, in.x + 1, y, maxname, X->name, COL_TITLE, N.active[i] ? ATTR_BOLD : 0);
+        int x0 = in.x + 1 + maxname + 1, w = sw * m->tp;
+        /* the shards side by side, whichever way they are cut (the words say) */
+        for (int cx = 0; cx < w; cx++) {
+            int shard = X->split ? cx / sw : 0, sx0 = shard * sw;
+            int pad = X->split == 'c' && cx - sx0 >= sw - pad_cells(X, m->tp, shard, sw);
+            uint32_t ch = pad         ? viz_glyph_ch(g, G_LIGHT)
+                          : !X->split ? viz_glyph_ch(g, G_SHADE)
+                                      : (uint32_t)('0' + shard % 10);
+            viz_put(g, x0 + cx, y, ch, X->split ? COL_RANK0 + shard % 8 : COL_DEFAULT,
+                    N.hl[i][X->split ? shard : 0] ? ATTR_REVERSE | ATTR_BOLD : 0);
+        }
+        int tx = x0 + w + 1, tw = in.x + in.w - tx;
+        if (tw > 0) {
+            char f[3][128];
+            for (int k = 0; k < 3; k++) matrix_words(X, m->tp, k, f[k], sizeof f[k]);
+            /* without the name, which leads the row */
+            size_t nl = strlen(X->name);
+            const char *s[] = {f[0] + nl + 1, f[1] + nl + 2, f[2] + nl + 2,
+                               X->split == 'c'   ? "cols"
+                               : X->split == 'r' ? "rows"
+                                                 : "all"};
+            viz_text(g, tx, y, tw, fitting_or_none(s, 4, tw), COL_DIM, 0);
+        }
+    }
 }
+
+/* ---- pipeline, metrics ------------------------------------------------------------------ */
 
 /* Stages x time slots: each slot (the shortest forward or backward) is two
  * cells, "F3" or "B0"; empty slots are bubbles. */
@@ -632,7 +903,8 @@ static void pipeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
         for (int l = 0; l < PL_NUM_LANES; l++)
             for (size_t i = 0; i < m->lanes[rk][l].n; i++) {
                 const pl_event *e = &m->lanes[rk][l].ev[i];
-                if ((e->kind != PL_EV_FORWARD && e->kind != PL_EV_BACKWARD) || e->layer < 0)
+                if ((e->kind != PL_EV_FORWARD && e->kind != PL_EV_BACKWARD) || e->layer < 0 ||
+                    viz_matrix_index(m, e->label) >= 0) /* a block's matmul: no stage */
                     continue;
                 double s = viz_ev_start(e, v->modeled), d = viz_ev_end(e, v->modeled) - s;
                 lo = s < lo ? s : lo;
@@ -646,7 +918,8 @@ static void pipeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
         for (int l = 0; l < PL_NUM_LANES; l++)
             for (size_t i = 0; i < m->lanes[rk][l].n; i++) {
                 const pl_event *e = &m->lanes[rk][l].ev[i];
-                if ((e->kind != PL_EV_FORWARD && e->kind != PL_EV_BACKWARD) || e->layer < 0)
+                if ((e->kind != PL_EV_FORWARD && e->kind != PL_EV_BACKWARD) || e->layer < 0 ||
+                    viz_matrix_index(m, e->label) >= 0) /* a block's matmul: no stage */
                     continue;
                 int st = e->layer;
                 double s = viz_ev_start(e, v->modeled), d = viz_ev_end(e, v->modeled) - s;

@@ -8,8 +8,9 @@
  * "narration" is a narrated step (args step and text), a counter ("C") of
  * cat "metric" a metric value (args value), one of cat "memory" a sample of
  * rank pid's device memory (args used and total), the metadata event "paralab"
- * what the lab said (title, steps, panes, stream_lanes); other metadata is
- * skipped. The clock the file was written on is in otherData.clock
+ * what the lab said (title, steps, panes, stream_lanes), each "paralab
+ * matrix" a matrix of the shards pane (name, rows, cols, split, padded_cols,
+ * tp); other metadata is skipped. The clock the file was written on is in otherData.clock
  * ("modeled" or "measured"; absent: measured).
  */
 #include <math.h>
@@ -74,6 +75,45 @@ static void read_lab(viz_trace *t, json_t *args)
     t->stream_lanes = json_is_true(lanes) || (json_is_integer(lanes) && json_integer_value(lanes));
 }
 
+/* A "paralab matrix" metadata event: a matrix of the shards pane. 0, or -1
+ * with err saying what it needs. */
+static int read_matrix(viz_trace *t, json_t *args, const char *path, size_t i, char *err,
+                       size_t cap)
+{
+    json_t *name = json_object_get(args, "name"), *split = json_object_get(args, "split");
+    long long rows = 0, cols = 0, pad = 0, tp = 0;
+    const char *sp = json_is_string(split) ? json_string_value(split) : "";
+    int k = !strcmp(sp, "column")       ? 'c'
+            : !strcmp(sp, "row")        ? 'r'
+            : !strcmp(sp, "replicated") ? 0
+                                        : -1;
+    if (!json_is_string(name) || strlen(json_string_value(name)) < 1 ||
+        strlen(json_string_value(name)) > 15 || k < 0 || !json_object_get(args, "rows") ||
+        !json_object_get(args, "cols") || !json_object_get(args, "tp") ||
+        int_arg(args, "rows", 1, 1 << 30, &rows) || int_arg(args, "cols", 1, 1 << 30, &cols) ||
+        int_arg(args, "padded_cols", 0, (1 << 30) - 1, &pad) ||
+        int_arg(args, "tp", 1, PL_MAX_RANKS, &tp)) {
+        snprintf(err, cap,
+                 "%s: event %zu: a matrix (\"paralab matrix\") needs args.name (1 to 15 bytes), "
+                 "rows and cols (whole numbers 1..2^30), split (\"column\", \"row\" or "
+                 "\"replicated\"), tp (1..%d) and padded_cols (0..cols-1, absent: 0)",
+                 path, i, PL_MAX_RANKS);
+        return -1;
+    }
+    if (t->nmatrices == PL_VIZ_MAX_MATRICES || (t->nmatrices && tp != t->tp)) {
+        snprintf(err, cap, "%s: event %zu: matrix %s: %s", path, i, json_string_value(name),
+                 t->nmatrices == PL_VIZ_MAX_MATRICES
+                     ? "more matrices than the shards pane draws (8)"
+                     : "a tp other than the matrices' before");
+        return -1;
+    }
+    int j = t->nmatrices++;
+    snprintf(t->matrix_names[j], sizeof t->matrix_names[j], "%s", json_string_value(name));
+    t->matrices[j] = (pl_viz_matrix){t->matrix_names[j], (int)rows, (int)cols, (char)k, (int)pad};
+    t->tp = (int)tp;
+    return 0;
+}
+
 int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
 {
     memset(t, 0, sizeof *t);
@@ -122,6 +162,9 @@ int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
         if (!strcmp(phase, "M")) { /* metadata: only what the lab said */
             if (json_is_string(name) && !strcmp(json_string_value(name), "paralab"))
                 read_lab(t, args);
+            if (json_is_string(name) && !strcmp(json_string_value(name), "paralab matrix") &&
+                read_matrix(t, args, path, i, err, cap))
+                goto bad;
             continue;
         }
         if (!strcmp(phase, "i") && !strcmp(catname, "narration")) { /* a narrated step */
@@ -251,6 +294,11 @@ int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
         x.bytes = (uint64_t)bytes;
         if (x.rank + 1 > t->nranks) t->nranks = x.rank + 1;
         t->ev[k++] = x;
+    }
+    char why[256];
+    if (pl_viz_check_matrices(t->matrices, t->nmatrices, t->tp, 0, why, sizeof why)) {
+        snprintf(err, cap, "%s: %s", path, why);
+        goto bad;
     }
     json_decref(root);
     t->nev = k;

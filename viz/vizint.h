@@ -116,10 +116,13 @@ typedef struct viz_model {
     /* what the lab says */
     const char *roles[PL_MAX_RANKS];
     double mem_used[PL_MAX_RANKS], mem_total[PL_MAX_RANKS]; /* bytes; 0: unknown */
-    /* shards: a rows x cols grid of blocks, each held by a rank (-1: none) */
-    char shard_name[64];
-    int shard_rows, shard_cols;
-    int shard_owner[64 * 64];
+    /* the shards pane: the lab's matrices cut over tp ranks (viz_model_set_matrices) */
+    struct viz_matrix {
+        char name[16];
+        int rows, cols, padded_cols;
+        char split; /* 'c', 'r', 0 */
+    } matrices[PL_VIZ_MAX_MATRICES];
+    int nmatrices, tp;
     size_t nkind[16]; /* events of each kind (pl_event.kind), for the timeline's legend */
     /* metrics the lab pushes, by name: "loss" per batch, "epoch loss" per epoch */
     struct viz_series {
@@ -160,6 +163,18 @@ const pl_event *viz_model_at(const viz_model *m, int rank, int lane, double t, i
 /* The same on stream lane k of the rank (the stream numbered k on its
  * device: 0 the legacy default stream). */
 const pl_event *viz_model_at_stream(const viz_model *m, int rank, int k, double t, int modeled);
+/* The matrices of the shards pane (pl_viz_matrix, paralab/viz.h), checked
+ * as pl_viz_check_matrices does (for any number of ranks): 0, or -1 with
+ * err (the model unchanged). */
+int viz_model_set_matrices(viz_model *m, const pl_viz_matrix *mx, int n, int tp, char *err,
+                           size_t cap);
+/* The index of the matrix named `label` in the model, or -1: an event of
+ * kind forward or backward with that label is a matmul with it. */
+int viz_matrix_index(const viz_model *m, const char *label);
+/* Rank `rank`'s latest matmul (a forward or backward on its compute lane
+ * naming one of the model's matrices) that started at or before t on the
+ * clock, or NULL; *matrix: its index. */
+const pl_event *viz_matmul_at(const viz_model *m, int rank, double t, int modeled, int *matrix);
 double viz_ev_start(const pl_event *e, int modeled);
 double viz_ev_end(const pl_event *e, int modeled);
 
@@ -217,6 +232,10 @@ typedef struct viz_trace {
     char title[64];
     int steps, stream_lanes;
     unsigned panes;
+    /* the matrices of the shards pane ("paralab matrix" metadata): 0 when absent */
+    pl_viz_matrix matrices[PL_VIZ_MAX_MATRICES];
+    char matrix_names[PL_VIZ_MAX_MATRICES][16];
+    int nmatrices, tp;
 } viz_trace;
 
 /* Reads a trace file (paralab-viz, pl_viz_read_trace): 0, or -1 with err

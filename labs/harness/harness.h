@@ -42,6 +42,7 @@
 #include "paralab/cuda_check.h"
 #include "paralab/options.h"
 #include "paralab/step.h"
+#include "paralab/viz.h"
 #include "paralab/world.h"
 #include "registry.h"
 
@@ -84,6 +85,15 @@ typedef struct pl_lab_def {
     unsigned panes;
     int stream_lanes;
     const char *role;
+    /* the shards pane (PL_PANE_BIT(PL_PANE_SHARDS) in panes): the matrices
+     * the lab cuts over tp ranks (pl_viz_matrix, paralab/viz.h: the events
+     * that say which shard a rank multiplies), read when the steps start,
+     * after setup (which may fill the array: a classifier's padded classes
+     * depend on --devices); tp 0: --devices. nmatrices 0: none. A
+     * description pl_viz_check_matrices refuses stops the run before its
+     * steps: "labNN: shards pane: ..." on stderr, exit 1. */
+    const pl_viz_matrix *matrices;
+    int nmatrices, tp;
 
     /* The lesson. All optional but steps; each gets ctx.
      *   probe(r)      on a one-rank world, before setup, not with

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../viz/vizint.h"
 #include "harness/harness.h"
 #include "paralab/exercise.h"
 #include "suites.h"
@@ -356,6 +357,49 @@ static void test_exit_status(void)
     CU_ASSERT_PTR_NULL(strstr(out, "[checks]"));
 }
 
+/* The shards pane's matrices pass through to the UI and the trace file:
+ * tp 0 is --devices, the array filled by setup is the one read; a
+ * description the pane cannot draw stops the run before its steps. */
+static pl_viz_matrix toy_mx[2];
+static int setup_matrices(void *ctx, char *why, size_t cap)
+{
+    toy_mx[0] = (pl_viz_matrix){"W1", 4, 8, 'c', 0};
+    toy_mx[1] = (pl_viz_matrix){"Wc", 4, 2 * pl_lab_options()->devices + (int)toy.widgets, 'c', 1};
+    return setup(ctx, why, cap);
+}
+
+static void test_shards_matrices(void)
+{
+    reset();
+    char path[] = "/tmp/paralab-harness-XXXXXX", rerr[512];
+    close(mkstemp(path));
+    pl_lab_def d = toy_def(1, 4);
+    d.panes = PL_PANE_BIT(PL_PANE_SHARDS);
+    d.matrices = toy_mx;
+    d.nmatrices = 2;
+    d.setup = setup_matrices;
+    CU_ASSERT_EQUAL(run(&d, "--devices", "2", "--trace", path, NULL), 0);
+    viz_trace t;
+    CU_ASSERT_EQUAL_FATAL(viz_read_trace(path, &t, rerr, sizeof rerr), 0);
+    CU_ASSERT_EQUAL_FATAL(t.nmatrices, 2);
+    CU_ASSERT_EQUAL(t.tp, 2); /* --devices */
+    CU_ASSERT_STRING_EQUAL(t.matrices[1].name, "Wc");
+    CU_ASSERT(t.matrices[1].cols == 4 && t.matrices[1].padded_cols == 1); /* setup's */
+    CU_ASSERT(t.panes & PL_PANE_BIT(PL_PANE_SHARDS));
+    viz_trace_free(&t);
+    /* 2 x 2 + 1 = 5 columns do not cut into 2 */
+    CU_ASSERT_EQUAL(run(&d, "--devices", "2", "--widgets", "1", NULL), 1);
+    CU_ASSERT_STRING_EQUAL(err, "lab99: shards pane: matrix 1 (Wc): 5 columns, tp 2: allowed are "
+                                "columns a multiple of tp, to cut into tp column shards\n");
+    CU_ASSERT_PTR_NULL(strstr(out, "[1]"));
+    /* a tp of the lab's own that does not divide the ranks */
+    toy.widgets = 0;
+    d.tp = 4;
+    CU_ASSERT_EQUAL(run(&d, "--devices", "2", NULL), 1);
+    CU_ASSERT_STRING_EQUAL(err, "lab99: shards pane: tp 4 does not divide the world's 2 ranks\n");
+    unlink(path);
+}
+
 static int had_quiet;
 static int init(void)
 {
@@ -376,6 +420,7 @@ int register_harness_suite(void)
         {"the probe and --solution", test_probe_and_solution},
         {"the TODO banner without a probe", test_lazy_banner},
         {"exit status", test_exit_status},
+        {"the shards pane's matrices: to the UI and the trace, or refused", test_shards_matrices},
     };
     return UNIT_SUITE_SETUP("harness", init, cleanup, t);
 }

@@ -352,28 +352,14 @@ static void test_narration_lines(void)
     viz_model_free(&m);
 }
 
-/* The shards pane: a weight split by columns over 2 ranks (tensor
- * parallel, column-parallel), each block in its owner's digit and colour;
- * the metrics pane's busy time. */
-static void test_shards_and_metrics(void)
+/* The metrics pane's busy time (the shards pane: test_viz_shards.c). */
+static void test_busy_time(void)
 {
     viz_model m;
     viz_model_init(&m, 2);
-    m.shard_rows = 2;
-    m.shard_cols = 4;
-    for (int i = 0; i < 8; i++) m.shard_owner[i] = (i % 4) / 2; /* columns 0,1: rank 0 */
-    snprintf(m.shard_name, sizeof m.shard_name, "W1 (column-parallel)");
     viz_grid g = {0};
-    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 26, 6), 0);
     viz_view v;
     memset(&v, 0, sizeof v);
-    viz_render_pane(&g, PL_PANE_SHARDS, (pl_rect){0, 0, 26, 6}, &m, &v);
-    char row[32], title[32];
-    row_of(&g, 0, 0, 26, title);
-    row_of(&g, 1, 1, 24, row);
-    CU_ASSERT_PTR_NOT_NULL(strstr(title, "W1 (column-parallel)"));
-    CU_ASSERT_STRING_EQUAL(row, "0#####0#####1#####1#####");
-    CU_ASSERT_EQUAL(g.cells[1 * 26 + 14].fg, COL_RANK0 + 1); /* rank 1's colour */
     /* busy time is a union: a forward and the kernels inside it count once */
     pl_event f = ev(0, PL_LANE_COMPUTE, PL_EV_FORWARD, 0, 10, 0, -1, "fwd");
     pl_event k1 = ev(0, PL_LANE_COMPUTE, PL_EV_KERNEL, 1, 3, -1, -1, "k");
@@ -1201,7 +1187,7 @@ int register_viz_suite(void)
         {"ASCII twins; too small a screen says what it needs", test_ascii_and_too_small},
         {"narration: line breaks and wrapping", test_narration_lines},
         {"timeline: a lane per CUDA stream", test_stream_lanes},
-        {"shards pane (column-parallel) and busy time", test_shards_and_metrics},
+        {"metrics: busy time, a union of a lane's events", test_busy_time},
         {"metrics: the loss per epoch on a stated scale; the whole run",
          test_metrics_loss_per_epoch},
         {"layout: the narration grows for a step with more to say", test_layout_narration_grows},
@@ -1216,5 +1202,6 @@ int register_viz_suite(void)
         {"one stream: a rank's metrics and device memory reach the model, the file, the replay",
          test_one_stream_metrics_and_memory},
     };
-    return UNIT_SUITE("viz", t);
+    /* and the shards pane's own suite (test_shards.c), with it */
+    return UNIT_SUITE("viz", t) || register_shards_suite();
 }

@@ -161,6 +161,12 @@ int pl_trace_writer_take_notes(pl_trace_writer *w, pl_trace *t);
  * stream. */
 int pl_trace_writer_describe(pl_trace_writer *w, const char *title, int steps, unsigned panes,
                              int stream_lanes);
+/* Says, for a replay's shards pane (pl_viz_matrix, paralab/viz.h), a weight
+ * matrix the lab cuts over tp ranks: a "paralab matrix" metadata event
+ * with args name, rows, cols (its full shape), split ("column", "row" or
+ * "replicated" for 'c', 'r', 0), padded_cols and tp; 0 or -1 as add. */
+int pl_trace_writer_describe_matrix(pl_trace_writer *w, const char *name, int rows, int cols,
+                                    char split, int padded_cols, int tp);
 /* Finishes the JSON (so an interrupted run still gives a complete file when
  * close runs from the cleanup path) and closes it: 0, or -1 with err. */
 int pl_trace_writer_close(pl_trace_writer *w, char *err, size_t cap);

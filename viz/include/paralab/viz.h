@@ -63,6 +63,41 @@ void pl_viz_layout_text(int cols, int rows, int ndev, unsigned panes, int text_r
 
 /* ---- running a lab with the UI ---------------------------------------------------- */
 
+/* A weight matrix of a tensor-parallel lab, as the shards pane draws it:
+ * cut into tp shards, shard i held by the ranks r with r % tp == i (the TP
+ * group is tp consecutive ranks: rank i when the world is one group) and
+ * drawn in rank i's colour and digit.
+ *   split 'c', column-parallel: shard i is columns [i cols/tp, (i+1) cols/tp)
+ *     (cols a multiple of tp);
+ *   split 'r', row-parallel: shard i is rows [i rows/tp, (i+1) rows/tp)
+ *     (rows a multiple of tp);
+ *   split 0, replicated: every rank holds all of it.
+ * padded_cols: the last padded_cols columns are padding (a classifier's
+ * classes padded up to a multiple of tp), drawn as such in the shards of
+ * the ranks that hold them; 0..cols-1.
+ *
+ * Which shard a rank multiplies now: the lab records, around each linear
+ * layer's matmul, an event on the compute lane (pl_trace_record) of kind
+ * PL_EV_FORWARD or PL_EV_BACKWARD whose label is the matrix's name exactly
+ * ("W1"), with layer the block's index (-1: none, e.g. the head), rank the
+ * rank, and its start and end on both clocks. For each rank the pane
+ * highlights the shard of the matrix named by the rank's latest such event
+ * that started at or before the time the view shows (the timeline's end),
+ * and says which block and direction. Such events are not pipeline stages:
+ * the pipeline pane and the bubble leave them out. */
+#define PL_VIZ_MAX_MATRICES 8
+typedef struct pl_viz_matrix {
+    const char *name; /* "W1": also the label of the events that multiply it; 1..15 bytes */
+    int rows, cols;   /* the full matrix's shape, 1..1<<30 */
+    char split;       /* 'c' column-parallel, 'r' row-parallel, 0 replicated */
+    int padded_cols;  /* columns at the right end that are padding; 0: none */
+} pl_viz_matrix;
+
+/* 0 when the matrices can be drawn sharded over tp ranks of a world of
+ * nranks; else -1 with err naming the matrix, the bad value and what is
+ * allowed. */
+int pl_viz_check_matrices(const pl_viz_matrix *m, int n, int tp, int nranks, char *err, size_t cap);
+
 typedef struct pl_viz_config {
     const char *title;               /* "lab 06 · collectives" */
     unsigned panes;                  /* PL_PANE_BIT(...) | ... ; header and narration always */
@@ -73,11 +108,11 @@ typedef struct pl_viz_config {
     int stream_lanes; /* the timeline shows a lane per CUDA stream (s0 the default stream,
                          s1, s2... in creation order) instead of compute/copy/comm;
                          simulated GPUs only (real ones would need CUPTI) */
-    /* the shards pane: a rows x cols grid of blocks of one tensor, block
-     * (i, j) held by rank owner[i * cols + j] (-1: nobody); rows, cols <= 64 */
-    const char *shard_name;
-    int shard_rows, shard_cols;
-    const int *shard_owner;
+    /* the shards pane: the lab's weight matrices as tensor parallelism
+     * cuts them over tp ranks (pl_viz_matrix, above); nmatrices 0: none */
+    const pl_viz_matrix *matrices;
+    int nmatrices; /* 0..PL_VIZ_MAX_MATRICES */
+    int tp;        /* the TP degree: 1..PL_MAX_RANKS, dividing the world's ranks */
 } pl_viz_config;
 
 /* 1 when a UI can run on this terminal; else 0 and, in why, the one-line
@@ -96,7 +131,8 @@ int pl_viz_available(char *why, size_t cap);
  * or a second quit end the process here, since nothing can wait for them:
  * the terminal restored, the trace finished with what it has, a line on
  * stderr naming the kernel still running, exit 0 after q, 130 after
- * Ctrl-C. */
+ * Ctrl-C. Matrices for the shards pane that pl_viz_check_matrices refuses
+ * for cfg->n ranks: 1 with its message, nothing run. */
 int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank_fn fn, void *arg,
                      pl_trace_writer *writer, int *quit, char *err, size_t err_size);
 
@@ -109,7 +145,10 @@ int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank
  * On simulated GPUs a watchdog (opt->stall_timeout CPU seconds without
  * progress, paralab/watchdog.h) ends a run that loops forever: a line on
  * stderr naming the kernel, exit status 1 (130 when it loops after Ctrl-C),
- * the terminal restored first. */
+ * the terminal restored first. Matrices for the shards pane that
+ * pl_viz_check_matrices refuses for n ranks: 1 with its message, before
+ * anything runs; with a trace file, they are written to it ("paralab
+ * matrix" metadata) for the replay. */
 int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_rank_fn fn, void *arg,
                    int *quit, char *err, size_t err_size);
 
