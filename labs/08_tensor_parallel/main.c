@@ -35,12 +35,7 @@ typedef struct {
     lab08_config cfg;
     lab08_result res;
     lab08_run run;
-    struct {
-        const char *n;
-        int r, c;
-        char s;
-        int p;
-    } matrices[3];
+    pl_viz_matrix matrices[3]; /* the shards pane: W1, W2, Wc */
 } lab;
 
 static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
@@ -143,6 +138,10 @@ static int setup(void *ctx, char *err, size_t cap)
                             .narrate = 1,
                             .trace_linears = 1};
     a->run = (lab08_run){.cfg = &a->cfg, .impl = &a->impl, .data = &a->data, .result = &a->res};
+    int cp = (c.classes + t - 1) / t * t; /* the classes, padded to a multiple of t */
+    a->matrices[0] = (pl_viz_matrix){"W1", c.hidden, c.ffn, 'c', 0};
+    a->matrices[1] = (pl_viz_matrix){"W2", c.ffn, c.hidden, 'r', 0};
+    a->matrices[2] = (pl_viz_matrix){"Wc", c.hidden, cp, 'c', cp - c.classes};
     const char *dev = pl_device_caps()->modeled ? pl_device_label() : "real GPUs";
     printf("paralab lab 08 — tensor parallelism (%d rank%s on %s, %s clock%s)\n", t, pl_s(t), dev,
            pl_clock_name(), a->sp ? ", sequence parallel" : "");
@@ -210,6 +209,8 @@ int main(int argc, char **argv)
         .checks_note = "  (make check also trains with your layers: 10 steps against one device "
                        "with and without SP, and 20 epochs on 1, 2, 4 and 8 ranks)",
         .panes = PL_PANE_BIT(PL_PANE_TOPOLOGY) | PL_PANE_BIT(PL_PANE_SHARDS),
+        .matrices = a.matrices,
+        .nmatrices = 3,
         .role = "tp",
         .probe = probe_rank,
         .setup = setup,
