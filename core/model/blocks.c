@@ -440,7 +440,8 @@ int pl_blocks_block_forward(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const pl
     TRY(layernorm(m, a, tp, j, o->ln_g, o->ln_b));
     TRY(ops->column_forward(tp, a->ln[j], a->xfull[j], P(m, o->w1), P(m, o->b1), a->z1[j], h, f));
     CUDA(pl_k_gelu(a->a[j], a->z1[j], (long)tp->rows * l->ffn_local, tp->stream));
-    float *y = a->x[j + 1], *partial = tp->sequence_parallel ? m->d_full : y;
+    /* g's input: full rows; its output: this rank's (the same buffer unless they differ) */
+    float *y = a->x[j + 1], *partial = tp->local_rows != tp->rows ? m->d_full : y;
     TRY(ops->row_forward(tp, a->a[j], P(m, o->w2), P(m, o->b2), partial, y, f, h));
     CUDA(pl_k_axpy(y, a->x[j], (long)R * h, 1.0f, tp->stream)); /* the residual */
     return 0;

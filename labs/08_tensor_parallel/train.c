@@ -64,6 +64,10 @@ typedef struct {
     const pl_tp_linear_ops *impl;
     int classes_padded;
     int trace;
+    /* the narration of the first row-parallel forward, said just before
+     * it, so that the step's work (and the shards pane) is W2's */
+    char w2_text[640];
+    int w2_pending;
 } tracer;
 
 static void emit(pl_tp *tp, int backward, const char *name, double start, double mstart)
@@ -108,6 +112,14 @@ static int t_column_forward(pl_tp *tp, const float *x, float *xfull, const float
 static int t_row_forward(pl_tp *tp, const float *a, const float *W, const float *b, float *partial,
                          float *y, int k, int n)
 {
+    tracer *t = tp->user;
+    if (t->w2_pending) {
+        t->w2_pending = 0;
+        if (pl_step(t->r, "%s", t->w2_text)) { /* the run is stopping */
+            snprintf(tp->error, sizeof tp->error, "stopped at the narration of W2");
+            return -1;
+        }
+    }
     TRACED(((tracer *)tp->user)->impl->row_forward(tp, a, W, b, partial, y, k, n), 0, "W2");
 }
 static int t_row_backward(pl_tp *tp, const float *dy, const float *a, const float *W, float *dW,
@@ -227,7 +239,7 @@ int lab08_rank(pl_rank *r)
     char why[512];
     if (pl_blocks_layout_make(&lay, &c, part, why, sizeof why)) FAIL("%s", why);
     if (pl_tp_init(&tp, r->comm, cfg->sequence_parallel, B, cs, why, sizeof why)) FAIL("%s", why);
-    tracer tr = {r, run->impl, lay.classes_padded, cfg->trace_linears};
+    tracer tr = {r, run->impl, lay.classes_padded, cfg->trace_linears, "", 0};
     tp.user = &tr;
     const pl_tp_linear_ops *ops = &traced;
     int R = tp.local_rows, first = cfg->sequence_parallel ? me * R : 0;
@@ -306,19 +318,39 @@ int lab08_rank(pl_rank *r)
                                "whole input"
                              : "the identity (every rank already has the whole input)",
                          B, fl, fl);
+                if (narrate && j == 0) {
+                    snprintf(tr.w2_text, sizeof tr.w2_text,
+                             "Row-parallel W2: each rank's GELU(z1_r) W2_r is a partial [%d x %d]; "
+                             "g %s, then b2 is added once and the residual. %s",
+                             B, h,
+                             t == 1 ? "has nothing to sum on one rank"
+                             : cfg->sequence_parallel
+                                 ? "reduce-scatters the partials: each rank gets the sum of its "
+                                   "rows"
+                                 : "all-reduces the partials: every rank gets their sum",
+                             t == 1 ? "On t ranks: one collective forward per block."
+                                    : "One block, one collective forward.");
+                    tr.w2_pending = 1; /* said by the traced row_forward, before W2 */
+                }
+                if (narrate && j == 1) {
+                    char which[48];
+                    if (c.layers == 2)
+                        snprintf(which, sizeof which, "Block 1");
+                    else if (c.layers == 3)
+                        snprintf(which, sizeof which, "Blocks 1 and 2");
+                    else
+                        snprintf(which, sizeof which, "Blocks 1 to %d", c.layers - 1);
+                    STEP("%s the same way: LayerNorm, W1's column shards, GELU, W2's row "
+                         "shards and g%s.",
+                         which, t == 1 ? " (nothing to sum on one rank)" : "");
+                }
                 RUN(pl_blocks_block_forward(&m, &m.acts, &tp, ops, j));
-                if (narrate && j == 0)
-                    STEP("Row-parallel W2: each rank's GELU(z1_r) W2_r is a partial [%d x %d]; "
-                         "g %s, then b2 is added once and the residual. %s",
-                         B, h,
-                         t == 1 ? "has nothing to sum on one rank"
-                         : cfg->sequence_parallel
-                             ? "reduce-scatters the partials: each rank gets the sum of its rows"
-                             : "all-reduces the partials: every rank gets their sum",
-                         t == 1 ? "On t ranks: one collective forward per block."
-                                : "One block, one collective forward.");
             }
-            if (narrate)
+            if (narrate && t == 1)
+                STEP("The head: LNf, f, and the classifier: all %d classes on the one rank (on t "
+                     "ranks it is column-parallel over the classes).",
+                     c.classes);
+            else if (narrate)
                 STEP("The head: LNf, f, and the classifier column-parallel over the classes "
                      "(rank r: classes %d r to %d r + %d%s).",
                      lay.classes_local, lay.classes_local, lay.classes_local - 1,
@@ -394,9 +426,10 @@ int lab08_rank(pl_rank *r)
                 if (me == 0 && !same && !res->replicated_differ) res->replicated_differ = steps;
             }
             if (narrate)
-                STEP("%s on each rank's shard. The replicated parameters (LayerNorm's, b2, "
+                STEP("%s on %s. The replicated parameters (LayerNorm's, b2, "
                      "the input layer, LNf) are %s on every rank%s.",
                      cfg->sgd ? "SGD" : "AdamW",
+                     t == 1 ? "the rank's parameters" : "each rank's shard",
                      res->replicated_differ ? "NOT the same" : "the same bits",
                      cfg->sequence_parallel && t > 1
                          ? ": under SP each rank saw only its rows, so their gradients were "
