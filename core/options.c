@@ -63,7 +63,10 @@ static void usage(char *msg, size_t cap, const char *prog, const char *summary,
         char left[64];
         snprintf(left, sizeof left, "--%s%s%s", e->name, e->has_arg ? " " : "",
                  e->has_arg ? e->arg_name : "");
-        n += (size_t)snprintf(msg + n, cap - n, "      %-18s%s\n", left, e->help);
+        if (strlen(left) < 18)
+            n += (size_t)snprintf(msg + n, cap - n, "      %-18s%s\n", left, e->help);
+        else /* too long for the column: the help on the next line, aligned */
+            n += (size_t)snprintf(msg + n, cap - n, "      %s\n%24s%s\n", left, "", e->help);
     }
     if (n < cap) snprintf(msg + n, cap - n, "  -h, --help            this help\n");
 }
