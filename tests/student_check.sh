@@ -334,10 +334,10 @@ lab_run lab07_sum_only.c 07_data_parallel lab07 1 \
     '^\[8\] Epoch 1/20: loss' '^  \(yours\)      FAIL  07_data_parallel +sync_gradients'
 
 # Lab 08 (in one tree: each scenario compiles only its exercise file).
-# --short: the 10-step training checks against one device run, the 20-epoch
-# runs (minutes of CPU) are left to tests/solved_labs.sh, which trains with
-# a student's own layers. A failing exercise stops at its first wrong
-# value; the other exercise, the reference's, must still pass.
+# --short: the 10-step training checks against one device run; the 20-epoch
+# runs (minutes of CPU) run with the reference in labcheck --solution. A
+# failing exercise stops at its first wrong value; the other exercise, the
+# reference's, must still pass.
 l08() { TREE=lab08 LABCHECK_ARGS="--timeout 60 --short 08" scenario "$@"; }
 l08 lab08_correct.c 08_tensor_parallel 0 \
     '^  \.\.\. 08_tensor_parallel column_parallel: short run \(--short\): the 20-epoch runs are left to the plain build$' \
