@@ -84,6 +84,28 @@ if cmp -s "$work/gen/lab07_correct.c" "$work/gen/lab07_swapped_scale.c"; then
     echo "FAIL  lab07_swapped_scale.c: the edit no longer applies to labs/07_data_parallel/solution.c"
     exit 1
 fi
+# Lab 08's classic mistakes, each one edit to the solution:
+sed 's/lab08_solution/lab08_exercise/' "$root/labs/08_tensor_parallel/solution.c" >"$work/gen/lab08_correct.c"
+# b2 added on every rank's partial sum, before g adds them up (t b2 in all)
+perl -0pe 's/(    PL_TP_TRY\(pl_tp_g_forward\(tp, partial, y, n\)\);[^\n]*\n)    PL_TP_TRY\(pl_k_bias_add\(y, b, tp->local_rows, n, tp->stream\)\);[^\n]*\n/    PL_TP_TRY(pl_k_bias_add(partial, b, tp->rows, n, tp->stream));\n$1/' \
+    "$work/gen/lab08_correct.c" >"$work/gen/lab08_b2_every_rank.c"
+# the backward all-reduce missing: f' taken for a copy (each rank keeps its
+# own part of dx)
+perl -0pe 's|PL_TP_TRY\(pl_tp_f_backward\(tp, dxfull, dx, k\)\);[^\n]*|PL_TP_TRY(cudaMemcpyAsync(dx, dxfull, (size_t)tp->local_rows * k * sizeof(float),\n                              cudaMemcpyDeviceToDevice, tp->stream)); /* dx is dxfull */|' \
+    "$work/gen/lab08_correct.c" >"$work/gen/lab08_no_backward_all_reduce.c"
+# an all-reduce in the wrong place: g (all-reduce) entering the column-
+# parallel layer instead of f (identity); f' (all-reduce) in the row-
+# parallel backward instead of g' (identity)
+sed 's/pl_tp_f_forward(tp, x, xfull, k)/pl_tp_g_forward(tp, x, xfull, k)/' \
+    "$work/gen/lab08_correct.c" >"$work/gen/lab08_g_in_column_forward.c"
+sed 's/pl_tp_g_backward(tp, dy, dyfull, n)/pl_tp_f_backward(tp, dy, dyfull, n)/' \
+    "$work/gen/lab08_correct.c" >"$work/gen/lab08_f_backward_in_row_backward.c"
+for f in lab08_b2_every_rank lab08_no_backward_all_reduce lab08_g_in_column_forward lab08_f_backward_in_row_backward; do
+    if cmp -s "$work/gen/lab08_correct.c" "$work/gen/$f.c"; then
+        echo "FAIL  $f.c: the edit no longer applies to labs/08_tensor_parallel/solution.c"
+        exit 1
+    fi
+done
 # A mistake made from the solution by one edit (checked to apply): the
 # all-gather passes on the wrong segment (FAIL: the first wrong element).
 sed 's/int out = lab06_mod(r - s + 1, n), in = lab06_mod(r - s, n);/int out = lab06_mod(r - s, n), in = lab06_mod(r - s - 1, n);/' \
@@ -95,17 +117,22 @@ fi
 
 # scenario file, lab dir, expected exit status, then patterns the output must
 # contain. LABCHECK_ARGS adds labcheck options; CLOSED=1 also runs it with
-# stdout and stderr closed (same exit status expected).
+# stdout and stderr closed (same exit status expected). TREE=NAME builds in
+# a copy of the tree shared by the scenarios of that name: only the
+# exercise file is compiled again (a few seconds, not a whole build).
 scenario() {
     local file=$1 lab=$2 want_rc=$3
     shift 3
     [[ $file =~ ${ONLY:-.} ]] || return 0
-    local copy="$work/${file%.*}"
-    mkdir -p "$copy"
-    (cd "$root" && cp -r core viz tools labs tests bench mk "$copy"/)
+    local copy="$work/${TREE:-${file%.*}}"
+    if [ ! -d "$copy/core" ]; then
+        mkdir -p "$copy"
+        (cd "$root" && cp -r core viz tools labs tests bench mk "$copy"/)
+    fi
     local src="$root/tests/student/$file"
     [ -f "$src" ] || src="$work/gen/$file"
     cp "$src" "$copy/labs/$lab/exercise.${file##*.}"
+    touch "$copy/labs/$lab/exercise.${file##*.}"
     if ! make -s -C "$copy" -f mk/build.mk -j2 VARIANT=sim BUILD=build build/bin/labcheck >"$copy/build.log" 2>&1; then
         echo "FAIL  $file: does not build"; sed -n '1,20p' "$copy/build.log"; fails=$((fails + 1)); return
     fi
@@ -305,6 +332,32 @@ build_fails lab07_swapped_scale.c 07_data_parallel \
     'static assertion failed: "pl_k_scale\(x, n, a, stream\): n, the element count, is a floating-point value: are the count and the factor swapped\?"'
 lab_run lab07_sum_only.c 07_data_parallel lab07 1 \
     '^\[8\] Epoch 1/20: loss' '^  \(yours\)      FAIL  07_data_parallel +sync_gradients'
+
+# Lab 08 (in one tree: each scenario compiles only its exercise file).
+# --short: the 10-step training checks against one device run; the 20-epoch
+# runs (minutes of CPU) run with the reference in labcheck --solution. A
+# failing exercise stops at its first wrong value; the other exercise, the
+# reference's, must still pass.
+l08() { TREE=lab08 LABCHECK_ARGS="--timeout 60 --short 08" scenario "$@"; }
+l08 lab08_correct.c 08_tensor_parallel 0 \
+    '^  \.\.\. 08_tensor_parallel column_parallel: short run \(--short\): the 20-epoch runs are left to the plain build$' \
+    '^PASS  08_tensor_parallel +column_parallel +\([0-9]+ values checked\)$' \
+    '^  \.\.\. 08_tensor_parallel row_parallel: short run \(--short\): the 20-epoch runs are left to the plain build$' \
+    '^PASS  08_tensor_parallel +row_parallel +\([0-9]+ values checked\)$' \
+    '^labcheck \(your exercises\): 2 passed, 0 failed, 0 todo$'
+l08 lab08_b2_every_rank.c 08_tensor_parallel 1 \
+    '^PASS  08_tensor_parallel +column_parallel ' \
+    '^FAIL  08_tensor_parallel +row_parallel +t=2: the block.s output\[0\] on rank 0 is -0\.203429, the unsharded block.s -0\.22648: 1 b2 too many\. b2 was added on every rank before g summed the partials; add it once, after g$' \
+    '^labcheck \(your exercises\): 1 passed, 1 failed, 0 todo$'
+l08 lab08_no_backward_all_reduce.c 08_tensor_parallel 1 \
+    '^FAIL  08_tensor_parallel +column_parallel +t=2: the forward is right, but the gradient of the block.s input dx\[0\] on rank 0 is 0\.0157375, the unsharded block.s 0\.0677779\. dz W\^T is only this rank.s part of dx: f backward \(pl_tp_f_backward\) sums the parts over the ranks$' \
+    '^PASS  08_tensor_parallel +row_parallel '
+l08 lab08_g_in_column_forward.c 08_tensor_parallel 1 \
+    '^FAIL  08_tensor_parallel +column_parallel +t=2: the block.s output\[0\] on rank 0 is -0\.345815, the unsharded block.s -0\.22648\. f enters the parallel region \(identity forward\), then z = xfull W \+ b on this rank.s columns$' \
+    '^PASS  08_tensor_parallel +row_parallel '
+l08 lab08_f_backward_in_row_backward.c 08_tensor_parallel 1 \
+    '^PASS  08_tensor_parallel +column_parallel ' \
+    '^FAIL  08_tensor_parallel +row_parallel +t=2: the forward is right, but the gradient of the block.s input dx\[0\] on rank 0 is 0\.161297, the unsharded block.s 0\.0677779\. da = g.\(dy\) W\^T, with g. the identity \(pl_tp_g_backward\)$'
 
 scenario lab06_correct.c 06_collectives 0 \
     '^PASS  06_collectives +ring_all_reduce' '^TODO  01_hello_threads'

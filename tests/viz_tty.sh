@@ -5,7 +5,8 @@
 # shrunk below the minimum and grown again; the terminal must be usable
 # afterwards (canonical mode and echo back). Then the fallbacks (TERM dumb,
 # unset or unknown; LANG=C; a pipe) and replaying traces with paralab-viz:
-# a trace of every lab, played to its end with its narration and metrics.
+# a trace of every lab, played to its end with its narration and metrics;
+# Lab 08 at 80x24 without colour, stopped with q and Ctrl-C, TERM unset.
 set -uo pipefail
 bin=$(cd "${1:-build/sim/bin}" && pwd)
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -169,6 +170,65 @@ check "80x24: lab07's curve gives the narration's loss ($loss), epoch 1's mean" 
 T send-keys -t t q
 check "80x24: lab07, q exits 0" wait_long "EXIT=0" 60
 
+# --- Lab 08 at 80x24 without colour, stepped to its end (one epoch): the
+# shards of step 1, the ledger of step 8, the epoch and its loss in the
+# metrics; q exits 0, the terminal comes back, and every step and the
+# checks are printed after the UI. (The shards pane is not read here.)
+start "TERM=xterm-256color LANG=C.UTF-8 NO_COLOR=1 '$bin/lab08' --step --epochs 1" 80 24
+check "80x24: lab08 comes up at step 1/10" wait_for "lab 08 tensor parallel | step 1/10"
+check "80x24: lab08 step 1, the column shards" wait_for "W1 [64x256] is cut into 4 column shards of"
+for pane in devices timeline topology shards metrics narration; do
+    check "80x24: lab08 pane: $pane" has "$(screen)" "┌ $pane"
+done
+for k in 2 3 4 5 6 7 8; do
+    T send-keys -t t Space
+    wait_long "step $k/10 | step (space" >/dev/null
+done
+check "80x24: lab08 step 8, the ledger's collectives" wait_for "[8] This step's collectives on rank 0, from the"
+check "80x24: lab08 step 8, as many as the formula says" wait_for "head: 9, 0, 0 and 124416."
+for k in 9 10; do
+    T send-keys -t t Space
+    wait_long "step $k/10" >/dev/null
+done
+check "80x24: lab08 step 10, the epoch" wait_for "[10] Epoch 1/1: loss"
+loss=$(screen | grep -oE "Epoch 1/1: loss [0-9.]+" | grep -oE "[0-9.]+$")
+check "80x24: lab08's curve gives the narration's loss ($loss), epoch 1's" wait_for "loss $loss: epoch 1's"
+check "80x24: lab08, the run is over" wait_for "the run is over: q quits"
+T send-keys -t t q
+check "80x24: lab08, q exits 0" wait_for "EXIT=0"
+sleep 0.3
+s=$(joined)
+check "80x24: lab08, the terminal is restored (icanon, echo)" bash -c 'grep -qE "^(icanon echo|echo icanon) *$" <<<"$1"' _ "$(grep -E 'icanon|echo' <<<"$s" | tail -1)"
+check "80x24: lab08, after q, every step and the checks, in order" in_order "$s" "[1] 4 ranks share every block" \
+    "[4] Row-parallel W2" "[8] This step's collectives on rank 0" "[10] Epoch 1/1: loss" \
+    "(reference)  PASS  08_tensor_parallel   column_parallel" "(reference)  PASS  08_tensor_parallel   row_parallel"
+
+# --- Lab 08 stopped mid-run: q in step mode (exit 0), Ctrl-C in play mode
+# (exit 130); each gives the terminal back
+start "TERM=xterm-256color LANG=C.UTF-8 '$bin/lab08' --step --epochs 1"
+wait_for "step 1/10" >/dev/null
+T send-keys -t t Space
+check "lab08 --step: space, step 2/10" wait_for "step 2/10 | step (space"
+T send-keys -t t q
+check "lab08 --step, q mid-run: exit 0" wait_for "EXIT=0"
+sleep 0.3
+s=$(history)
+check "lab08 --step, q mid-run: the student is told" has "$s" "stopped by the student"
+check "lab08 --step, q mid-run: the terminal is restored" bash -c 'grep -qE "^(icanon echo|echo icanon) *$" <<<"$1"' _ "$(grep -E 'icanon|echo' <<<"$s" | tail -1)"
+start "TERM=xterm-256color LANG=C.UTF-8 '$bin/lab08' --play --epochs 1"
+check "lab08 --play: playing" wait_for "play x1.0"
+T send-keys -t t C-c
+check "lab08 --play, Ctrl-C: exit 130" wait_for "EXIT=130"
+sleep 0.3
+check "lab08 --play, Ctrl-C: the terminal is restored" bash -c 'grep -qE "^(icanon echo|echo icanon) *$" <<<"$1"' _ "$(history | grep -E 'icanon|echo' | tail -1)"
+# TERM unset: one line says why, then the narration as plain text
+start "env -u TERM '$bin/lab08' --play --speed 100 --epochs 1"
+check "lab08, TERM unset: exits 0" wait_long "EXIT=0"
+sleep 0.3
+s=$(history)
+check "lab08, TERM unset: one line says why" bash -c 'grep -qE "\(TERM is not set[^)]*plain text" <<<"$1"' _ "$s"
+check "lab08, TERM unset: plain narration to the end" bash -c 'grep -q "^\[10\] Epoch 1/1: loss" <<<"$1" && grep -q "PASS  08_tensor_parallel   row_parallel" <<<"$1"' _ "$s"
+
 # --- Ctrl-C in the middle of a run
 start "TERM=xterm-256color '$bin/lab06' --play --speed 0.5"
 wait_for "step 1/9" >/dev/null
@@ -278,7 +338,7 @@ pane_text() {
 # the first words of step k's narration, as the lab printed it ([k] text)
 words() { grep -m1 "^\[$2\] " "$1" | cut -c$((${#2} + 4))- | cut -c1-40 | sed 's/ [^ ]*$//'; }
 for spec in "01:" "02:--size 256" "03:--size 65536" "04:--size 128" "05:--size 65536" "06:" \
-    "07:--epochs 1"; do
+    "07:--epochs 1" "08:--epochs 1"; do
     n=${spec%%:*}
     opts=${spec#*:}
     # shellcheck disable=SC2086
@@ -309,7 +369,7 @@ for spec in "01:" "02:--size 256" "03:--size 65536" "04:--size 128" "05:--size 6
         wait_for "$(words "$out/lab$n.out" "$steps")"
     metric=$(grep -m1 -o '"cat":"metric"' "$out/lab$n.json" >/dev/null &&
         grep -m1 -oE '"name":"[^"]*","cat":"metric"' "$out/lab$n.json" | cut -d'"' -f4)
-    case $n in 02 | 07) check "lab$n trace: its metric values (${metric:-none})" test -n "$metric" ;; esac
+    case $n in 02 | 07 | 08) check "lab$n trace: its metric values (${metric:-none})" test -n "$metric" ;; esac
     if [ -n "$metric" ]; then
         check "lab$n replay: the metrics pane shows $metric, replayed" \
             grep -qE "^│$metric -?[0-9]" <<<"$(pane_text "$(screen)" metrics)"
