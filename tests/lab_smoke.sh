@@ -130,8 +130,10 @@ if [ -x "$bin/lab08" ]; then
     out=$("$bin/lab08" --no-viz --epochs 1 --devices 4 2>&1); rc=$?
     check "lab08 --devices 4 --epochs 1: exit 0" test "$rc" = 0
     for want in '^\[1\] 4 ranks share every block: W1 \[64x256\] is cut into 4 column shards of 64x64, W2 \[256x64\] into 4 row shards of 64x64; the classifier.s 10 classes \(padded\) into 3 each\. The weights were drawn whole from seed 0 and sliced: gathered, they hash to 808a8523 for any t\. This rank holds 21379 of the model.s 71370 parameters\.$' \
-                '^\[8\] This step.s collectives on rank 0, from the ledger: 9 all-reduces, 0 all-gathers, 0 reduce-scatters, 124416 bytes sent\. The formula for 2 blocks and the head: 9, 0, 0 and 124416\.$' \
-                '^\[10\] Epoch 1/1: loss [0-9.]+ \(the mean over 1408 samples\), train [0-9.]+ %, test [0-9.]+ %\.$' \
+                '^\[9\] This step.s collectives on rank 0, from the ledger: 9 all-reduces, 0 all-gathers, 0 reduce-scatters, 124416 bytes sent\. The formula for 2 blocks and the head: 9, 0, 0 and 124416\.$' \
+                '^\[11\] Epoch 1/1: loss [0-9.]+ \(the mean over 1408 samples\), train [0-9.]+ %, test [0-9.]+ %\.$' \
+                '^\[4\] Row-parallel W2: each rank.s GELU\(z1_r\) W2_r is a partial \[64 x 64\]; g all-reduces the partials' \
+                '^\[5\] Block 1 the same way: LayerNorm, W1.s column shards, GELU, W2.s row shards and g\.$' \
                 '^  22 steps of a batch of 64 on 4 TP ranks: loss [0-9.]+, test accuracy [0-9.]+ %' \
                 '^  \(reference\)  PASS  08_tensor_parallel +column_parallel' '^  \(reference\)  PASS  08_tensor_parallel +row_parallel'; do
         check "lab08 --devices 4 --epochs 1 shows: $want" grep -qE -- "$want" <<<"$out"
@@ -140,14 +142,14 @@ if [ -x "$bin/lab08" ]; then
     check "lab08 --devices 4 --sequence-parallel --epochs 1: exit 0" test "$rc" = 0
     for want in '^paralab lab 08 — tensor parallelism \(4 ranks on .*, sequence parallel\)$' \
                 'With sequence parallelism each rank keeps 16 of its rows outside the parallel region' \
-                '^\[8\] This step.s collectives on rank 0, from the ledger: 8 all-reduces, 5 all-gathers, 5 reduce-scatters, 152448 bytes sent\. The formula for 2 blocks and the head: 8, 5, 5 and 152448\.$' \
+                '^\[9\] This step.s collectives on rank 0, from the ledger: 8 all-reduces, 5 all-gathers, 5 reduce-scatters, 152448 bytes sent\. The formula for 2 blocks and the head: 8, 5, 5 and 152448\.$' \
                 '^  22 steps of a batch of 64 on 4 TP ranks \(sequence parallel\): loss'; do
         check "lab08 --devices 4 --sequence-parallel --epochs 1 shows: $want" grep -qE -- "$want" <<<"$out"
     done
     out=$("$bin/lab08" --no-viz --epochs 1 --devices 1 2>&1); rc=$?
     check "lab08 --devices 1 --epochs 1: exit 0" test "$rc" = 0
     for want in '^\[1\] 1 rank holds the whole block model: 2 blocks of h = 64 \(W1 64x256, W2 256x64\), 71370 parameters drawn from seed 0 \(hash 808a8523\)\.' \
-                '^\[8\] This step.s collectives on rank 0, from the ledger: 0 all-reduces, 0 all-gathers, 0 reduce-scatters, 0 bytes sent\. The formula for 2 blocks and the head: 0, 0, 0 and 0\.$' \
+                '^\[9\] This step.s collectives on rank 0, from the ledger: 0 all-reduces, 0 all-gathers, 0 reduce-scatters, 0 bytes sent\. The formula for 2 blocks and the head: 0, 0, 0 and 0\.$' \
                 '^  22 steps of a batch of 64 on 1 TP rank: loss'; do
         check "lab08 --devices 1 --epochs 1 shows: $want" grep -qE -- "$want" <<<"$out"
     done
@@ -157,14 +159,14 @@ if [ -x "$bin/lab08" ]; then
         err=$(env -u SIMT_DEVICES -u PARALAB_SIM_DEVICES "$bin/lab08" --no-viz --epochs 1 "$@" 2>&1 >/dev/null); rc=$?
         check "lab08 $*: exit 2, '$want'" bash -c 'test "$1" = 2 && test "$2" = "$3"' _ "$rc" "$err" "$want"
     }
-    refused "lab08: --devices 3: the hidden width does not divide by it (h = 64, f = 4h = 256); tensor parallelism can split this model over 1, 2, 4, 8, 16, 32 or 64 ranks" --devices 3
-    refused "lab08: --devices 4: the hidden width does not divide by it (h = 6, f = 4h = 24); tensor parallelism can split this model over 1, 2, 3 or 6 ranks" --hidden 6 --devices 4
+    refused "lab08: --devices 3: the hidden width does not divide by it (h = 64, f = 4h = 256); tensor parallelism can split this model over 1, 2, 4 or 8 ranks (of the devices here)" --devices 3
+    refused "lab08: --devices 4: the hidden width does not divide by it (h = 6, f = 4h = 24); tensor parallelism can split this model over 1, 2, 3 or 6 ranks (of the devices here)" --hidden 6 --devices 4
     # 16 ranks: more than the simulator's 8 devices; with 16 of them, 24 does not divide by 16
     if [[ "$bin" == *sim* ]]; then
         refused "lab08: --devices 16: there are 8 simulated devices (SIMT_DEVICES, up to 64, makes more)" --hidden 24 --devices 16
         err=$(SIMT_DEVICES=16 "$bin/lab08" --no-viz --epochs 1 --hidden 24 --devices 16 2>&1 >/dev/null); rc=$?
         check "SIMT_DEVICES=16 lab08 --hidden 24 --devices 16: exit 2, names 16 and the degrees of 24" bash -c 'test "$1" = 2 && test "$2" = "$3"' _ "$rc" "$err" \
-            "lab08: --devices 16: the hidden width does not divide by it (h = 24, f = 4h = 96); tensor parallelism can split this model over 1, 2, 3, 4, 6, 8, 12 or 24 ranks"
+            "lab08: --devices 16: the hidden width does not divide by it (h = 24, f = 4h = 96); tensor parallelism can split this model over 1, 2, 3, 4, 6, 8 or 12 ranks (of the devices here)"
     fi
     refused "lab08: --batch 60: sequence parallelism splits the batch's rows over the 8 ranks, and 60 does not divide by 8 (the nearest batch sizes that do are 56 and 64)" --sequence-parallel --batch 60 --devices 8
     refused "lab08: --batch 4: sequence parallelism gives each of the 8 ranks a row at least (the smallest batch is 8)" --sequence-parallel --batch 4 --devices 8
@@ -176,8 +178,8 @@ if [ -x "$bin/lab08" ]; then
                 '^      --sequence-parallel$' \
                 '^                        split the batch.s rows over the ranks outside the parallel region$' \
                 '^      --batch B         samples per step, the same on every rank \(1\.\.1438, default 64\)$' \
-                '^      --epochs E        passes over the training set \(1\.\.1000, default 20\)$' \
-                '^      --lr X            AdamW.s learning rate \(default 0\.005\)$' \
+                '^      --epochs E        passes over the training set \(1\.\.1000, default 5; make check trains 20\)$' \
+                '^      --lr X            AdamW.s learning rate \(default 0\.002\)$' \
                 '^  -n, --devices N       ranks, one device each'; do
         check "lab08 --help: $want" grep -qE -- "$want" <<<"$help"
     done

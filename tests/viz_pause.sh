@@ -41,7 +41,7 @@ start s8 80x24 "TERM=xterm-256color LANG=C.UTF-8 NO_COLOR=1 '$bin/lab08' --step 
 start sp 120x40 "TERM=xterm-256color LANG=C.UTF-8 '$bin/lab06' --play"
 check "lab06 --step: step 1/9" wait_for s6 "step 1/9"
 check "lab07 --step: step 1/8" wait_for s7 "step 1/8"
-check "lab08 --step: step 1/10" wait_for s8 "step 1/10"
+check "lab08 --step: step 1/11" wait_for s8 "step 1/11"
 check "lab06 --play: step 1/9, playing" wait_for sp "play x1.0"
 T send-keys -t sp p
 check "lab06 --play: p pauses (step mode)" wait_for sp "step (space: next)"
@@ -62,9 +62,9 @@ check "lab07 --step: space, step 2/8" wait_for s7 "step 2/8"
 # other ranks wait for rank 0 in the next collective meanwhile
 for k in 2 3 4; do
     T send-keys -t s8 Space
-    wait_for s8 "step $k/10 | step (space" >/dev/null
+    wait_for s8 "step $k/11 | step (space" >/dev/null
 done
-check "lab08 --step: space, step 4/10" wait_for s8 "step 4/10 | step (space: next)"
+check "lab08 --step: space, step 4/11" wait_for s8 "step 4/11 | step (space: next)"
 sleep 30 # the student reads
 for s in s6 s7 s8 sp; do
     check "$s: still waiting after 30 s" has "$(screen $s)" "step (space: next)"
@@ -78,8 +78,8 @@ check "lab06 --step: space after the pause, step 3/9 (not done, not failed)" \
 check "lab07 --step: space after the pause, step 3/8 (not done, not failed)" \
     wait_for s7 "step 3/8 | step (space: next)"
 T send-keys -t s8 Space
-check "lab08 --step: space after the pause, step 5/10 (not done, not failed)" \
-    wait_for s8 "step 5/10 | step (space: next)"
+check "lab08 --step: space after the pause, step 5/11 (not done, not failed)" \
+    wait_for s8 "step 5/11 | step (space: next)"
 advance s8
 T send-keys -t sp p
 check "lab06 --play: p again plays on" wait_for sp "play x1.0"
@@ -102,7 +102,7 @@ advance s7
 check "lab06 --step: the run is over" wait_for s6 "step 9/9 | done |"
 check "lab07 --step: the run is over" wait_for s7 "the run is over: q quits"
 check "lab06 --play: the run is over" wait_for sp "the run is over: q quits"
-check "lab08 --step: the run is over" wait_for s8 "step 10/10 | done |"
+check "lab08 --step: the run is over" wait_for s8 "step 11/11 | done |"
 for s in s6 s7 s8 sp; do T send-keys -t $s q; done
 for s in s6 s7 s8 sp; do check "$s: q exits 0" wait_for $s "EXIT=0"; done
 sleep 0.3

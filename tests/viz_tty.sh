@@ -175,22 +175,30 @@ check "80x24: lab07, q exits 0" wait_long "EXIT=0" 60
 # metrics; q exits 0, the terminal comes back, and every step and the
 # checks are printed after the UI. (The shards pane is not read here.)
 start "TERM=xterm-256color LANG=C.UTF-8 NO_COLOR=1 '$bin/lab08' --step --epochs 1" 80 24
-check "80x24: lab08 comes up at step 1/10" wait_for "lab 08 tensor parallel | step 1/10"
+check "80x24: lab08 comes up at step 1/11" wait_for "lab 08 tensor parallel | step 1/11"
 check "80x24: lab08 step 1, the column shards" wait_for "W1 [64x256] is cut into 4 column shards of"
 for pane in devices timeline topology shards metrics narration; do
     check "80x24: lab08 pane: $pane" has "$(screen)" "┌ $pane"
 done
-for k in 2 3 4 5 6 7 8; do
+for k in 2 3; do
     T send-keys -t t Space
-    wait_long "step $k/10 | step (space" >/dev/null
+    wait_long "step $k/11 | step (space" >/dev/null
 done
-check "80x24: lab08 step 8, the ledger's collectives" wait_for "[8] This step's collectives on rank 0, from the"
-check "80x24: lab08 step 8, as many as the formula says" wait_for "head: 9, 0, 0 and 124416."
-for k in 9 10; do
+check "80x24: lab08 step 3, the shards pane: block 0's W1 (the step's own matmul)" wait_for "block 0 fwd: W1 shards"
+T send-keys -t t Space
+wait_long "step 4/11 | step (space" >/dev/null
+check "80x24: lab08 step 4, the shards pane: block 0's W2, as the narration says" wait_for "block 0 fwd: W2 shards"
+for k in 5 6 7 8 9; do
     T send-keys -t t Space
-    wait_long "step $k/10" >/dev/null
+    wait_long "step $k/11 | step (space" >/dev/null
 done
-check "80x24: lab08 step 10, the epoch" wait_for "[10] Epoch 1/1: loss"
+check "80x24: lab08 step 9, the ledger's collectives" wait_for "[9] This step's collectives on rank 0, from the"
+check "80x24: lab08 step 9, as many as the formula says" wait_for "head: 9, 0, 0 and 124416."
+for k in 10 11; do
+    T send-keys -t t Space
+    wait_long "step $k/11" >/dev/null
+done
+check "80x24: lab08 step 11, the epoch" wait_for "[11] Epoch 1/1: loss"
 loss=$(screen | grep -oE "Epoch 1/1: loss [0-9.]+" | grep -oE "[0-9.]+$")
 check "80x24: lab08's curve gives the narration's loss ($loss), epoch 1's" wait_for "loss $loss: epoch 1's"
 check "80x24: lab08, the run is over" wait_for "the run is over: q quits"
@@ -200,15 +208,15 @@ sleep 0.3
 s=$(joined)
 check "80x24: lab08, the terminal is restored (icanon, echo)" bash -c 'grep -qE "^(icanon echo|echo icanon) *$" <<<"$1"' _ "$(grep -E 'icanon|echo' <<<"$s" | tail -1)"
 check "80x24: lab08, after q, every step and the checks, in order" in_order "$s" "[1] 4 ranks share every block" \
-    "[4] Row-parallel W2" "[8] This step's collectives on rank 0" "[10] Epoch 1/1: loss" \
+    "[4] Row-parallel W2" "[5] Block 1 the same way" "[9] This step's collectives on rank 0" "[11] Epoch 1/1: loss" \
     "(reference)  PASS  08_tensor_parallel   column_parallel" "(reference)  PASS  08_tensor_parallel   row_parallel"
 
 # --- Lab 08 stopped mid-run: q in step mode (exit 0), Ctrl-C in play mode
 # (exit 130); each gives the terminal back
 start "TERM=xterm-256color LANG=C.UTF-8 '$bin/lab08' --step --epochs 1"
-wait_for "step 1/10" >/dev/null
+wait_for "step 1/11" >/dev/null
 T send-keys -t t Space
-check "lab08 --step: space, step 2/10" wait_for "step 2/10 | step (space"
+check "lab08 --step: space, step 2/11" wait_for "step 2/11 | step (space"
 T send-keys -t t q
 check "lab08 --step, q mid-run: exit 0" wait_for "EXIT=0"
 sleep 0.3
@@ -227,7 +235,7 @@ check "lab08, TERM unset: exits 0" wait_long "EXIT=0"
 sleep 0.3
 s=$(history)
 check "lab08, TERM unset: one line says why" bash -c 'grep -qE "\(TERM is not set[^)]*plain text" <<<"$1"' _ "$s"
-check "lab08, TERM unset: plain narration to the end" bash -c 'grep -q "^\[10\] Epoch 1/1: loss" <<<"$1" && grep -q "PASS  08_tensor_parallel   row_parallel" <<<"$1"' _ "$s"
+check "lab08, TERM unset: plain narration to the end" bash -c 'grep -q "^\[11\] Epoch 1/1: loss" <<<"$1" && grep -q "PASS  08_tensor_parallel   row_parallel" <<<"$1"' _ "$s"
 
 # --- Ctrl-C in the middle of a run
 start "TERM=xterm-256color '$bin/lab06' --play --speed 0.5"
