@@ -453,12 +453,21 @@ static void test_matmul_events(void)
     char row[64];
     row_text(&g, 1, 1, 30, row, sizeof row);
     CU_ASSERT_STRING_EQUAL(row, "no forward/backward events yet");
-    viz_model plain; /* the same events, no matrices: stages 1 of a pipeline */
+    /* the same events with a micro-batch and no matrices: stages of a
+     * pipeline; without a micro-batch (as Lab 08 records them) none */
+    viz_model plain, no_mb;
     viz_model_init(&plain, 2);
+    viz_model_init(&no_mb, 2);
     for (int r = 0; r < 2; r++)
-        for (size_t i = 0; i < m.lanes[r][PL_LANE_COMPUTE].n; i++)
-            viz_model_add(&plain, &m.lanes[r][PL_LANE_COMPUTE].ev[i]);
+        for (size_t i = 0; i < m.lanes[r][PL_LANE_COMPUTE].n; i++) {
+            pl_event x = m.lanes[r][PL_LANE_COMPUTE].ev[i];
+            viz_model_add(&no_mb, &x);
+            x.micro_batch = 0;
+            viz_model_add(&plain, &x);
+        }
     CU_ASSERT(viz_bubble_fraction(&plain, 0) >= 0);
+    CU_ASSERT_EQUAL(viz_bubble_fraction(&no_mb, 0), -1);
+    viz_model_free(&no_mb);
     viz_grid_free(&g);
     viz_model_free(&plain);
     viz_model_free(&m);
