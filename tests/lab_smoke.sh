@@ -130,7 +130,7 @@ if [ -x "$bin/lab08" ]; then
     out=$("$bin/lab08" --no-viz --epochs 1 --devices 4 2>&1); rc=$?
     check "lab08 --devices 4 --epochs 1: exit 0" test "$rc" = 0
     for want in '^\[1\] 4 ranks share every block: W1 \[64x256\] is cut into 4 column shards of 64x64, W2 \[256x64\] into 4 row shards of 64x64; the classifier.s 10 classes \(padded\) into 3 each\. The weights were drawn whole from seed 0 and sliced: gathered, they hash to 808a8523 for any t\. This rank holds 21379 of the model.s 71370 parameters\.$' \
-                '^\[9\] This step.s collectives on rank 0, from the ledger: 9 all-reduces, 0 all-gathers, 0 reduce-scatters, 124416 bytes sent\. The formula for 2 blocks and the head: 9, 0, 0 and 124416\.$' \
+                '^\[9\] This step.s collectives on rank 0, from the ledger: forward 6 all-reduces, 0 all-gathers, 0 reduce-scatters, 50688 bytes sent; backward 3, 0, 0, 73728 bytes\. The formula for 2 blocks and the head gives the same: 6, 0, 0, 50688; 3, 0, 0, 73728\.$' \
                 '^\[11\] Epoch 1/1: loss [0-9.]+ \(the mean over 1408 samples\), train [0-9.]+ %, test [0-9.]+ %\.$' \
                 '^\[4\] Row-parallel W2: each rank.s GELU\(z1_r\) W2_r is a partial \[64 x 64\]; g all-reduces the partials' \
                 '^\[5\] Block 1 the same way: LayerNorm, W1.s column shards, GELU, W2.s row shards and g\.$' \
@@ -142,14 +142,14 @@ if [ -x "$bin/lab08" ]; then
     check "lab08 --devices 4 --sequence-parallel --epochs 1: exit 0" test "$rc" = 0
     for want in '^paralab lab 08 — tensor parallelism \(4 ranks on .*, sequence parallel\)$' \
                 'With sequence parallelism each rank keeps 16 of its rows outside the parallel region' \
-                '^\[9\] This step.s collectives on rank 0, from the ledger: 8 all-reduces, 5 all-gathers, 5 reduce-scatters, 152448 bytes sent\. The formula for 2 blocks and the head: 8, 5, 5 and 152448\.$' \
+                '^\[9\] This step.s collectives on rank 0, from the ledger: forward 4 all-reduces, 3 all-gathers, 2 reduce-scatters, 62976 bytes sent; backward 4, 2, 3, 89472 bytes\. The formula for 2 blocks and the head gives the same: 4, 3, 2, 62976; 4, 2, 3, 89472\.$' \
                 '^  22 steps of a batch of 64 on 4 TP ranks \(sequence parallel\): loss'; do
         check "lab08 --devices 4 --sequence-parallel --epochs 1 shows: $want" grep -qE -- "$want" <<<"$out"
     done
     out=$("$bin/lab08" --no-viz --epochs 1 --devices 1 2>&1); rc=$?
     check "lab08 --devices 1 --epochs 1: exit 0" test "$rc" = 0
     for want in '^\[1\] 1 rank holds the whole block model: 2 blocks of h = 64 \(W1 64x256, W2 256x64\), 71370 parameters drawn from seed 0 \(hash 808a8523\)\.' \
-                '^\[9\] This step.s collectives on rank 0, from the ledger: 0 all-reduces, 0 all-gathers, 0 reduce-scatters, 0 bytes sent\. The formula for 2 blocks and the head: 0, 0, 0 and 0\.$' \
+                '^\[9\] This step.s collectives on rank 0, from the ledger: forward 0 all-reduces, 0 all-gathers, 0 reduce-scatters, 0 bytes sent; backward 0, 0, 0, 0 bytes\. The formula for 2 blocks and the head gives the same: 0, 0, 0, 0; 0, 0, 0, 0\.$' \
                 '^  22 steps of a batch of 64 on 1 TP rank: loss'; do
         check "lab08 --devices 1 --epochs 1 shows: $want" grep -qE -- "$want" <<<"$out"
     done

@@ -38,6 +38,11 @@ typedef struct lab08_config {
     const struct pl_check *progress; /* a line every 5 epochs (pl_check_progress), or NULL */
 } lab08_config;
 
+/* Collectives by kind, and the bytes a rank sends. */
+typedef struct lab08_count {
+    unsigned all_reduce, all_gather, reduce_scatter;
+    unsigned long long bytes_sent;
+} lab08_count;
 /* What a run found (filled by rank 0 unless said). */
 typedef struct lab08_result {
     int steps;
@@ -48,10 +53,11 @@ typedef struct lab08_result {
     long nparams;
     unsigned init_hash;    /* FNV-1a of the gathered initial weights */
     int replicated_differ; /* a step after which two ranks' LayerNorm parameters differed */
-    pl_ledger first_step;  /* rank 0's collectives in the first step (the ledger's difference) */
-    double modeled_step;   /* modeled seconds per step (simulated GPUs), rank 0 */
-    double measured_step;  /* wall seconds per step, rank 0 */
-    int todo;              /* an exercise reached PL_TODO() */
+    /* each rank's collectives in the first step, from the ledger */
+    lab08_count first_forward[PL_MAX_RANKS], first_backward[PL_MAX_RANKS];
+    double modeled_step;  /* modeled seconds per step (simulated GPUs), rank 0 */
+    double measured_step; /* wall seconds per step, rank 0 */
+    int todo;             /* an exercise reached PL_TODO() */
 } lab08_result;
 
 /* Everything the ranks share. */
@@ -67,13 +73,15 @@ typedef struct lab08_run {
 int lab08_rank(pl_rank *r);
 
 /* The collectives one training step makes on each of t ranks, by the
- * formula (L blocks and the head, one micro-batch of `rows`): calls by
- * kind, and the bytes a rank sends on a ring. */
+ * formula (L blocks and the head, one micro-batch of `rows`): forward
+ * (through the loss), backward (with the replicated gradients' sums under
+ * SP) and both; bytes on a ring (paralab/collectives.h). */
 typedef struct lab08_expect {
-    unsigned all_reduce, all_gather, reduce_scatter;
-    unsigned long long bytes_sent;
+    lab08_count forward, backward, total;
 } lab08_expect;
 lab08_expect lab08_formula(const pl_blocks_config *c, int t, int sp, int rows);
+/* 1 when the two are the same. */
+int lab08_count_equal(const lab08_count *a, const lab08_count *b);
 
 /* The checks of exercise 0 (column-parallel) and 1 (row-parallel), with
  * training (make check) or without (what lab08 prints at its end). */

@@ -28,33 +28,77 @@
 #include "paralab/step.h"
 #include "paralab/trace.h"
 
+/* The bytes one rank sends in a ring collective of `bytes` (S, the whole
+ * array; paralab/collectives.h): all-reduce 2(t-1)/t S, all-gather and
+ * reduce-scatter (t-1)/t S. */
+static unsigned long long ring_ar(unsigned long long bytes, unsigned long long t)
+{
+    return bytes * 2 * (t - 1) / t;
+}
+static unsigned long long ring_half(unsigned long long bytes, unsigned long long t)
+{
+    return bytes * (t - 1) / t;
+}
+
 lab08_expect lab08_formula(const pl_blocks_config *c, int t, int sp, int rows)
 {
-    lab08_expect e = {0, 0, 0, 0};
-    if (t == 1) return e;
-    unsigned long long L = (unsigned long long)c->layers, h = (unsigned long long)c->hidden;
-    unsigned long long act = (unsigned long long)rows * h * 4, vec = (unsigned long long)rows * 4;
-    unsigned long long n = (unsigned long long)t;
+    lab08_expect e;
+    memset(&e, 0, sizeof e);
+    if (t == 1) return e; /* a collective over one rank is not called */
+    unsigned L = (unsigned)c->layers;
+    unsigned long long h = (unsigned long long)c->hidden, n = (unsigned long long)t;
+    unsigned long long act = (unsigned long long)rows * h * 4; /* one activation [rows, h] */
+    unsigned long long vec = (unsigned long long)rows * 4;     /* rows values */
+    lab08_count *f = &e.forward, *b = &e.backward;
     /* the loss: all-reduces of the row max, the target logit, the sum of
-     * exponentials, and the predictions: rows values each */
-    e.all_reduce = 4;
-    e.bytes_sent = 4 * vec * 2 * (n - 1) / n;
+     * exponentials, and the predictions */
+    f->all_reduce = 4;
+    f->bytes_sent = 4 * ring_ar(vec, n);
     if (!sp) {
-        /* each block: g forward, f backward; the head: f backward */
-        e.all_reduce += (unsigned)(2 * L + 1);
-        e.bytes_sent += (2 * L + 1) * act * 2 * (n - 1) / n;
+        /* forward: each block's g; backward: each block's f and the head's */
+        f->all_reduce += L;
+        f->bytes_sent += L * ring_ar(act, n);
+        b->all_reduce = L + 1;
+        b->bytes_sent = (L + 1) * ring_ar(act, n);
     } else {
-        /* each block: f forward and g backward all-gather, g forward and f
-         * backward reduce-scatter; the head: f both ways */
-        e.all_gather = e.reduce_scatter = (unsigned)(2 * L + 1);
-        e.bytes_sent += (4 * L + 2) * act * (n - 1) / n;
-        /* the replicated gradients: a block's LayerNorm and b2 (3h), the
-         * input layer (inputs h + h), LNf (2h) */
-        e.all_reduce += (unsigned)(L + 2);
-        unsigned long long floats = L * 3 * h + (unsigned long long)c->inputs * h + h + 2 * h;
-        e.bytes_sent += floats * 4 * 2 * (n - 1) / n;
+        /* forward: each block's f (all-gather) and g (reduce-scatter), the
+         * head's f; backward: each block's g' (all-gather) and f'
+         * (reduce-scatter), the head's f' */
+        f->all_gather = L + 1;
+        f->reduce_scatter = L;
+        f->bytes_sent += (2ull * L + 1) * ring_half(act, n);
+        b->all_gather = L;
+        b->reduce_scatter = L + 1;
+        b->bytes_sent = (2ull * L + 1) * ring_half(act, n);
+        /* then the replicated gradients summed: each block's LayerNorm and
+         * b2 (3h), the input layer (inputs h + h), LNf (2h) */
+        b->all_reduce = L + 2;
+        b->bytes_sent += L * ring_ar(3 * h * 4, n) +
+                         ring_ar(((unsigned long long)c->inputs * h + h) * 4, n) +
+                         ring_ar(2 * h * 4, n);
     }
+    e.total.all_reduce = f->all_reduce + b->all_reduce;
+    e.total.all_gather = f->all_gather + b->all_gather;
+    e.total.reduce_scatter = f->reduce_scatter + b->reduce_scatter;
+    e.total.bytes_sent = f->bytes_sent + b->bytes_sent;
     return e;
+}
+
+/* What the ledger counted between two snapshots. */
+static lab08_count counted(const pl_ledger *a, const pl_ledger *b)
+{
+    lab08_count k = {
+        (unsigned)(b->calls[PL_CALL_ALL_REDUCE] - a->calls[PL_CALL_ALL_REDUCE]),
+        (unsigned)(b->calls[PL_CALL_ALL_GATHER] - a->calls[PL_CALL_ALL_GATHER]),
+        (unsigned)(b->calls[PL_CALL_REDUCE_SCATTER] - a->calls[PL_CALL_REDUCE_SCATTER]),
+        (unsigned long long)(b->bytes_sent - a->bytes_sent)};
+    return k;
+}
+
+int lab08_count_equal(const lab08_count *a, const lab08_count *b)
+{
+    return a->all_reduce == b->all_reduce && a->all_gather == b->all_gather &&
+           a->reduce_scatter == b->reduce_scatter && a->bytes_sent == b->bytes_sent;
 }
 
 /* ---- the shards pane's events: which matrix a rank multiplies ----------------------- */
@@ -165,15 +209,6 @@ static const pl_tp_linear_ops traced = {t_column_forward, t_row_forward, t_row_b
         }                                                                                          \
         if (rc_) FAIL("%s", tp.error[0] ? tp.error : #call " failed");                             \
     } while (0)
-
-static void ledger_diff(pl_ledger *d, const pl_ledger *a, const pl_ledger *b)
-{
-    d->bytes_sent = b->bytes_sent - a->bytes_sent;
-    d->bytes_received = b->bytes_received - a->bytes_received;
-    d->messages_sent = b->messages_sent - a->messages_sent;
-    d->messages_received = b->messages_received - a->messages_received;
-    for (int k = 0; k < PL_NUM_CALLS; k++) d->calls[k] = b->calls[k] - a->calls[k];
-}
 
 /* Every rank's parameters to rank 0, written into the whole model (host). */
 static int gather(pl_rank *r, lab08_run *run, const pl_blocks *m, float *mine, float *whole)
@@ -357,6 +392,7 @@ int lab08_rank(pl_rank *r)
                      lay.classes_padded != c.classes ? "; the padding classes never count" : "");
             RUN(pl_blocks_head_forward(&m, &m.acts, &tp, ops));
             RUN(pl_blocks_loss(&m, &m.acts, &tp, dy, 1.0f / (float)B));
+            pl_ledger mid = pl_comm_ledger(r->comm); /* forward | backward */
             float step_loss = 0;
             CK(cudaMemcpyAsync(&step_loss, m.loss_sum, sizeof step_loss, cudaMemcpyDeviceToHost,
                                cs));
@@ -388,27 +424,27 @@ int lab08_rank(pl_rank *r)
             RUN(pl_blocks_input_backward(&m, &m.acts, &tp, dx));
             RUN(pl_blocks_finish_grads(&m, &tp));
             CK(cudaStreamSynchronize(cs));
-            if (steps == 0) {
+            if (steps == 0) { /* every rank's collectives of the first step, by direction */
                 pl_ledger after = pl_comm_ledger(r->comm);
-                if (me == 0) {
-                    ledger_diff(&res->first_step, &before, &after);
-                    res->first_loss = step_loss / B;
-                }
+                res->first_forward[me] = counted(&before, &mid);
+                res->first_backward[me] = counted(&mid, &after);
+                if (me == 0) res->first_loss = step_loss / B;
             }
             if (narrate) {
                 lab08_expect e = lab08_formula(&c, t, cfg->sequence_parallel, B);
-                const pl_ledger *d = &res->first_step;
-                STEP("This step's collectives on rank 0, from the ledger: %llu all-reduce%s, "
-                     "%llu all-gather%s, %llu reduce-scatter%s, %llu bytes sent. The formula "
-                     "for %d block%s and the head: %u, %u, %u and %llu.",
-                     (unsigned long long)d->calls[PL_CALL_ALL_REDUCE],
-                     pl_s((long)d->calls[PL_CALL_ALL_REDUCE]),
-                     (unsigned long long)d->calls[PL_CALL_ALL_GATHER],
-                     pl_s((long)d->calls[PL_CALL_ALL_GATHER]),
-                     (unsigned long long)d->calls[PL_CALL_REDUCE_SCATTER],
-                     pl_s((long)d->calls[PL_CALL_REDUCE_SCATTER]),
-                     (unsigned long long)d->bytes_sent, c.layers, pl_s(c.layers), e.all_reduce,
-                     e.all_gather, e.reduce_scatter, e.bytes_sent);
+                const lab08_count *fw = &res->first_forward[me], *bw = &res->first_backward[me];
+                int same = lab08_count_equal(fw, &e.forward) && lab08_count_equal(bw, &e.backward);
+                STEP("This step's collectives on rank %d, from the ledger: forward %u "
+                     "all-reduce%s, %u all-gather%s, %u reduce-scatter%s, %llu bytes sent; "
+                     "backward %u, %u, %u, %llu bytes. The formula for %d block%s and the head "
+                     "%s: %u, %u, %u, %llu; %u, %u, %u, %llu.",
+                     me, fw->all_reduce, pl_s(fw->all_reduce), fw->all_gather, pl_s(fw->all_gather),
+                     fw->reduce_scatter, pl_s(fw->reduce_scatter), fw->bytes_sent, bw->all_reduce,
+                     bw->all_gather, bw->reduce_scatter, bw->bytes_sent, c.layers, pl_s(c.layers),
+                     same ? "gives the same" : "says otherwise", e.forward.all_reduce,
+                     e.forward.all_gather, e.forward.reduce_scatter, e.forward.bytes_sent,
+                     e.backward.all_reduce, e.backward.all_gather, e.backward.reduce_scatter,
+                     e.backward.bytes_sent);
             }
             CK(cfg->sgd ? pl_blocks_sgd(&m, cfg->lr, cs) : pl_blocks_adamw(&m, cfg->lr, cs));
             CK(cudaStreamSynchronize(cs));
