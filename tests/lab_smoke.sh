@@ -163,7 +163,7 @@ if [ -x "$bin/lab08" ]; then
     refused "lab08: --devices 4: the hidden width does not divide by it (h = 6, f = 4h = 24); tensor parallelism can split this model over 1, 2, 3 or 6 ranks (of the devices here)" --hidden 6 --devices 4
     # 16 ranks: more than the simulator's 8 devices; with 16 of them, 24 does not divide by 16
     if [[ "$bin" == *sim* ]]; then
-        refused "lab08: --devices 16: there are 8 simulated devices (SIMT_DEVICES, up to 64, makes more)" --hidden 24 --devices 16
+        refused "lab08: --devices 16: there are 8 simulated devices (SIMT_DEVICES, up to 64, makes more); tensor parallelism can split this model (h = 24) over 1, 2, 3, 4, 6 or 8 ranks here" --hidden 24 --devices 16
         err=$(SIMT_DEVICES=16 "$bin/lab08" --no-viz --epochs 1 --hidden 24 --devices 16 2>&1 >/dev/null); rc=$?
         check "SIMT_DEVICES=16 lab08 --hidden 24 --devices 16: exit 2, names 16 and the degrees of 24" bash -c 'test "$1" = 2 && test "$2" = "$3"' _ "$rc" "$err" \
             "lab08: --devices 16: the hidden width does not divide by it (h = 24, f = 4h = 96); tensor parallelism can split this model over 1, 2, 3, 4, 6, 8 or 12 ranks (of the devices here)"

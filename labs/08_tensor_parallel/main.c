@@ -72,6 +72,17 @@ static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
     return e != NULL;
 }
 
+/* --devices beyond the devices there are: the degrees that work here. */
+static void devices_hint(void *ctx, int have, char *buf, size_t cap)
+{
+    lab *a = ctx;
+    pl_blocks_config c = pl_blocks_config_make((int)a->hidden, (int)a->layers);
+    char list[256];
+    pl_blocks_degrees(&c, have, list, sizeof list);
+    snprintf(buf, cap, "tensor parallelism can split this model (h = %d) over %s ranks here",
+             c.hidden, list);
+}
+
 /* Which of the student's functions are written: each asked once on a
  * one-rank world, on real 1 x 1 buffers. */
 static int probe_rank(pl_rank *r)
@@ -203,6 +214,7 @@ int main(int argc, char **argv)
         .on_option = on_option,
         .ctx = &a,
         .default_devices = 4,
+        .devices_hint = devices_hint,
         .lab = &lab08_tensor_parallel,
         .check = quick_check,
         .todo_names = 1,

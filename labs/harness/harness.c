@@ -147,7 +147,13 @@ static int start(const pl_lab_def *def, int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0); /* in order with stderr, even through a pipe */
     setenv("SIMT_QUIET", "1", 0);     /* a lab prints fault reports where they happen */
     if (pl_options_apply(&H.opt, def->program, m, sizeof m)) {
-        fprintf(stderr, "%s: %s\n", def->program, m);
+        /* more devices than there are: the lab may say which counts work */
+        char hint[512] = "";
+        int have = 0;
+        if (def->devices_hint && cudaGetDeviceCount(&have) == cudaSuccess && have >= 1 &&
+            H.opt.devices > have)
+            def->devices_hint(def->ctx, have, hint, sizeof hint);
+        fprintf(stderr, "%s: %s%s%s\n", def->program, m, hint[0] ? "; " : "", hint);
         return 2;
     }
     const char *why = pl_device_problem(def->program);

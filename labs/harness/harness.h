@@ -66,6 +66,11 @@ typedef struct pl_lab_def {
      * (--devices 1)" by default for a one-device lab). */
     int default_devices, min_devices, max_devices;
     const char *devices_rule;
+    /* --devices beyond the devices there are (have): the counts that work,
+     * said after the refusal ("...; tensor parallelism can split this model
+     * over 1, 2, 4 or 8 ranks"); NULL: nothing more. Gets ctx after the
+     * lab's options were parsed. */
+    void (*devices_hint)(void *ctx, int have, char *buf, size_t cap);
 
     /* the exercises: their names and checks (the lab's entry in
      * labs/registry.c), and the checks the binary runs after its steps
