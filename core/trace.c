@@ -25,7 +25,7 @@ const char *pl_lane_name(pl_lane lane)
 const char *pl_event_kind_name(pl_event_kind k)
 {
     static const char *n[] = {"kernel", "copy",    "collective", "ring step", "send",
-                              "recv",   "forward", "backward",   "optimizer"};
+                              "recv",   "forward", "backward",   "optimizer", "weight-grad"};
     return (unsigned)k < PL_NUM_EVENT_KINDS ? n[k] : "?";
 }
 
@@ -381,6 +381,7 @@ int pl_trace_writer_add(pl_trace_writer *w, const pl_event *ev, size_t n)
         if (e->stream) fprintf(w->f, ",\"stream\":%d", e->stream - 1);
         if (e->micro_batch >= 0) fprintf(w->f, ",\"micro_batch\":%d", e->micro_batch);
         if (e->layer >= 0) fprintf(w->f, ",\"layer\":%d", e->layer);
+        if (e->chunk > 0) fprintf(w->f, ",\"chunk\":%d", e->chunk);
         if (e->peer >= 0) fprintf(w->f, ",\"peer\":%d", e->peer);
         if (e->step > 0) fprintf(w->f, ",\"step\":%d", e->step);
         fputs("}}", w->f);

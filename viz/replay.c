@@ -273,14 +273,15 @@ int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
             x.modeled_end = x.end;
         }
         snprintf(x.label, sizeof x.label, "%s", json_string_value(name));
-        long long mb = -1, layer = -1, peer = -1, bytes = 0, step = 0;
+        long long mb = -1, layer = -1, peer = -1, bytes = 0, step = 0, chunk = 0;
         if (args && (int_arg(args, "micro_batch", 0, 1 << 30, &mb) ||
                      int_arg(args, "step", 0, 1 << 30, &step) ||
                      int_arg(args, "layer", 0, 1 << 30, &layer) ||
                      int_arg(args, "peer", 0, PL_MAX_RANKS - 1, &peer) ||
-                     int_arg(args, "bytes", 0, (long long)1 << 62, &bytes))) {
+                     int_arg(args, "bytes", 0, (long long)1 << 62, &bytes) ||
+                     int_arg(args, "chunk", 0, 1 << 30, &chunk))) {
             snprintf(err, cap,
-                     "%s: event %zu: an argument (micro_batch, step, layer, peer, bytes) is "
+                     "%s: event %zu: an argument (micro_batch, step, layer, peer, bytes, chunk) is "
                      "not a whole number in range",
                      path, i);
             goto bad;
@@ -291,6 +292,7 @@ int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
         x.step = (int32_t)step;
         x.layer = (int32_t)layer;
         x.peer = (int32_t)peer;
+        x.chunk = (int32_t)chunk;
         x.bytes = (uint64_t)bytes;
         if (x.rank + 1 > t->nranks) t->nranks = x.rank + 1;
         t->ev[k++] = x;

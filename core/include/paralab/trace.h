@@ -53,6 +53,8 @@ typedef enum {
     PL_EV_FORWARD,
     PL_EV_BACKWARD,
     PL_EV_OPTIMIZER,
+    PL_EV_WEIGHT_GRAD, /* a pipeline's W: the weight gradient split from its backward
+                          (zero-bubble schedules, paralab/pipeline.h); its B is a BACKWARD */
     PL_NUM_EVENT_KINDS
 } pl_event_kind;
 
@@ -65,6 +67,7 @@ typedef struct pl_event {
                        they were made; simt_op_record.stream); 0: not a stream's op, or
                        unknown (real GPUs) */
     int32_t micro_batch, layer, peer; /* -1: none */
+    int32_t chunk; /* a pipeline op's model chunk 0..v-1 (interleaving); 0 otherwise */
     int32_t step; /* the narrated step it was recorded in (pl_trace_set_step); 0: before the
                      first, or none */
     uint64_t bytes;
