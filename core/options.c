@@ -74,15 +74,9 @@ static void usage(char *msg, size_t cap, const char *prog, const char *summary,
 static int parse_double(const char *opt, const char *text, double lo, double hi, double *out,
                         char *msg, size_t cap)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(text, &end);
-    if (errno || end == text || *end || !(v >= lo && v <= hi)) {
-        snprintf(msg, cap, "%s '%s' is not a number from %g to %g", opt, text, lo, hi);
-        return -1;
-    }
-    *out = v;
-    return 0;
+    const char *e = pl_parse_double(opt, text, lo, hi, 0, out);
+    if (e) snprintf(msg, cap, "%s", e);
+    return e ? -1 : 0;
 }
 
 pl_options_status pl_options_parse(pl_options *o, int argc, char **argv, const char *prog,

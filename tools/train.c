@@ -29,6 +29,7 @@
 
 #include <cuda_runtime.h>
 
+#include "paralab/cli.h"
 #include "paralab/cuda_check.h"
 #include "paralab/clock.h"
 #include "paralab/cli.h"
@@ -140,10 +141,9 @@ static int parse(int argc, char **argv, options *o)
             }
             break;
         case 'l': {
-            char *end;
-            o->lr = strtod(optarg, &end);
-            if (end == optarg || *end || !(o->lr > 0 && o->lr <= 10)) {
-                fprintf(stderr, "paralab-train: --lr '%s' is not a number in (0, 10]\n", optarg);
+            const char *e = pl_parse_double("--lr", optarg, 0, 10, 1, &o->lr);
+            if (e) {
+                fprintf(stderr, "paralab-train: %s\n", e);
                 return 2;
             }
             break;

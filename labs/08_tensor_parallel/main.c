@@ -55,15 +55,9 @@ static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
     case KEY_EPOCHS:
         e = pl_parse_long("--epochs", arg, 1, 1000, &a->epochs);
         break;
-    case KEY_LR: {
-        char *end;
-        a->lr = strtod(arg, &end);
-        if (end == arg || *end || !(a->lr > 0 && a->lr <= 10)) {
-            snprintf(err, cap, "--lr '%s' is not a number in (0, 10]", arg);
-            return 1;
-        }
-        return 0;
-    }
+    case KEY_LR:
+        e = pl_parse_double("--lr", arg, 0, 10, 1, &a->lr);
+        break;
     default: /* KEY_SP */
         a->sp = 1;
         return 0;

@@ -89,7 +89,7 @@ double ref_blocks_step(const pl_blocks_config *c, const float *w, const float *X
     int h = c->hidden, f = c->ffn, L = c->layers, C = c->classes;
     long n = l.nparams;
     double *x = calloc((size_t)(L + 2) * B * h, sizeof *x); /* x[j], j = 0..L */
-    double *xh = calloc((size_t)(L + 1) * B * h, sizeof *xh), *ln = calloc((size_t)B * h, 8);
+    double *xh = calloc((size_t)(L + 1) * B * h, sizeof *xh);
     double *rs = calloc((size_t)(L + 1) * B, sizeof *rs);
     double *lnj = calloc((size_t)(L + 1) * B * h, sizeof *lnj);
     double *z = calloc((size_t)L * B * f, sizeof *z), *a = calloc((size_t)L * B * f, sizeof *a);
@@ -138,7 +138,7 @@ double ref_blocks_step(const pl_blocks_config *c, const float *w, const float *X
     }
     linear_back(NULL, g + l.in_w, g + l.in_b, Xd, dx, w + l.in_w, B, h, c->inputs);
 #undef XJ
-    free(x), free(xh), free(ln), free(rs), free(lnj), free(z), free(a), free(Xd), free(t);
+    free(x), free(xh), free(rs), free(lnj), free(z), free(a), free(Xd), free(t);
     free(dx), free(dl), free(da), free(dlog);
     return loss;
 }

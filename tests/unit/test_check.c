@@ -86,13 +86,37 @@ static void test_parse_long(void)
     }
 }
 
+static void test_parse_double(void)
+{
+    double v = -1;
+    CU_ASSERT_PTR_NULL(pl_parse_double("--lr", "2e-3", 0, 10, 1, &v));
+    CU_ASSERT_EQUAL(v, 2e-3);
+    CU_ASSERT_PTR_NULL(pl_parse_double("--lr", "10", 0, 10, 1, &v));
+    CU_ASSERT_EQUAL(v, 10);
+    CU_ASSERT_PTR_NULL(pl_parse_double("--speed", "0.1", 0.1, 100, 0, &v));
+    CU_ASSERT_EQUAL(v, 0.1);
+    /* (0, 10]: 0 itself is out; nan and inf are no numbers in range */
+    static const char *bad[] = {"0", "-1", "10.5", "", "abc", "1e-3x", " 1", "nan", "inf", "1e999"};
+    for (int i = 0; i < 10; i++) {
+        v = 77;
+        const char *err = pl_parse_double("--lr", bad[i], 0, 10, 1, &v);
+        CU_ASSERT_PTR_NOT_NULL(err);
+        CU_ASSERT_EQUAL(v, 77);
+        char want[128];
+        snprintf(want, sizeof want, "--lr '%s' is not a number in (0, 10]", bad[i]);
+        if (err) CU_ASSERT_STRING_EQUAL(err, want);
+    }
+    const char *err = pl_parse_double("--speed", "0", 0.1, 100, 0, &v);
+    CU_ASSERT_PTR_NOT_NULL(err);
+    if (err) CU_ASSERT_STRING_EQUAL(err, "--speed '0' is not a number from 0.1 to 100");
+}
+
 int register_check_suite(void)
 {
     static const unit_test t[] = {
-        {"PL_TODO marker", test_todo_marker},
-        {"float comparison", test_floats},
-        {"pl_check_that", test_that},
-        {"pl_parse_long", test_parse_long},
+        {"PL_TODO marker", test_todo_marker},   {"float comparison", test_floats},
+        {"pl_check_that", test_that},           {"pl_parse_long", test_parse_long},
+        {"pl_parse_double", test_parse_double},
     };
     return UNIT_SUITE("check", t);
 }

@@ -49,6 +49,7 @@
 #include <cuda_runtime.h>
 
 #include "paralab/comm.h"
+#include "paralab/exercise.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -102,8 +103,6 @@ int pl_tp_all_reduce(pl_tp *tp, void *x, size_t n, pl_dtype type, pl_redop op);
  * with "what: cudaGetErrorName" in tp->error. */
 int pl_tp_cuda(pl_tp *tp, cudaError_t e, const char *what);
 
-#define PL_TODO_STATUS_ (-0x70D0) /* paralab/exercise.h's PL_TODO_STATUS: passed on untouched */
-
 /* In a function that returns int and has a pl_tp *tp: returns the call's
  * result when it is not 0 — a code of the functions above (their reason
  * already in tp->error) or a kernel's cudaError_t (then named in
@@ -112,7 +111,7 @@ int pl_tp_cuda(pl_tp *tp, cudaError_t e, const char *what);
     do {                                                                                           \
         int rc_ = (int)(call);                                                                     \
         if (rc_) {                                                                                 \
-            if (!tp->error[0] && rc_ != PL_TODO_STATUS_) pl_tp_cuda(tp, (cudaError_t)rc_, #call);  \
+            if (!tp->error[0] && rc_ != PL_TODO_STATUS) pl_tp_cuda(tp, (cudaError_t)rc_, #call);   \
             return rc_;                                                                            \
         }                                                                                          \
     } while (0)
