@@ -255,59 +255,83 @@ static cudaError_t alloc(float **p, long n)
     return e;
 }
 
-/* One tensor of n elements of `size` bytes out of an activation set's
- * allocation at *off (rounded up to 256 bytes); its address when base is
- * not NULL. */
-static void *carve(char *base, size_t *off, long n, size_t size)
+/* What acts_layout does with each tensor of an activation set. */
+enum { LAY_COUNT, LAY_ALLOC, LAY_FREE };
+
+/* One tensor of n elements of `size` bytes: counts its bytes into *off,
+ * allocates it (zeroed) or frees it. Each tensor is its own cudaMalloc, so
+ * the simulated GPU checks every access against that tensor's bounds (a
+ * kernel writing past x[j] is reported, not silently corrupting ln[j]). */
+static void carve(int mode, void **p, long n, size_t size, size_t *off, cudaError_t *e)
 {
-    void *p = base ? base + *off : NULL;
-    *off += ((size_t)n * size + 255) / 256 * 256;
-    return p;
+    size_t bytes = (size_t)n * size;
+    *off += bytes;
+    if (mode == LAY_FREE) {
+        cudaFree(*p);
+        *p = NULL;
+    } else if (mode == LAY_ALLOC) {
+        *p = NULL;
+        if (*e || !bytes) return;
+        *e = cudaMalloc(p, bytes);
+        if (!*e) *e = cudaMemset(*p, 0, bytes);
+    }
 }
 
-/* Lays an activation set out (pl_blocks_acts_bytes' order) and returns its
- * bytes; with a base, points a's tensors into it. */
-static size_t acts_layout(pl_blocks_acts *a, char *base, const pl_blocks_layout *lay, int B, int R,
-                          int split)
+/* Counts, allocates or frees an activation set's tensors (pl_blocks_acts_bytes'
+ * order) and returns its bytes; the first allocation error in *e. */
+static size_t acts_layout(int mode, pl_blocks_acts *a, const pl_blocks_layout *lay, int B, int R,
+                          int split, cudaError_t *e)
 {
     int h = lay->cfg.hidden, fl = lay->ffn_local, cl = lay->classes_local;
     int sp = R != B; /* sequence parallelism: f's output is its own */
     int first = lay->part.first, last = lay->part.last;
     size_t off = 0, F = sizeof(float);
     pl_blocks_acts dummy, *d = a ? a : &dummy;
-    d->input = carve(base, &off, (long)R * (lay->part.input ? lay->cfg.inputs : h), F);
+    if (!a) memset(&dummy, 0, sizeof dummy);
+#define CARVE(lv, n, size)                                                                         \
+    do {                                                                                           \
+        void *p_ = (void *)(lv);                                                                   \
+        carve(mode, &p_, (n), (size), &off, e);                                                    \
+        (lv) = p_;                                                                                 \
+    } while (0)
+    CARVE(d->input, (long)R * (lay->part.input ? lay->cfg.inputs : h), F);
     for (int j = first; j <= last; j++) {
-        d->x[j] = carve(base, &off, (long)R * h, F);
+        CARVE(d->x[j], (long)R * h, F);
         if (j == last && !lay->part.head) break; /* the part's output */
-        d->ln[j] = carve(base, &off, (long)R * h, F);
-        d->mean[j] = carve(base, &off, R, F);
-        d->rstd[j] = carve(base, &off, R, F);
-        d->xfull[j] = sp ? carve(base, &off, (long)B * h, F) : d->ln[j]; /* f forward: identity */
+        CARVE(d->ln[j], (long)R * h, F);
+        CARVE(d->mean[j], R, F);
+        CARVE(d->rstd[j], R, F);
+        if (sp)
+            CARVE(d->xfull[j], (long)B * h, F);
+        else
+            d->xfull[j] = d->ln[j]; /* f forward: identity */
         if (j == last) break;
-        d->z1[j] = carve(base, &off, (long)B * fl, F);
-        d->a[j] = carve(base, &off, (long)B * fl, F);
+        CARVE(d->z1[j], (long)B * fl, F);
+        CARVE(d->a[j], (long)B * fl, F);
         if (split) {
-            d->dy[j] = carve(base, &off, (long)B * h, F);
+            CARVE(d->dy[j], (long)B * h, F);
             d->dz1[j] = d->z1[j];
         }
     }
     if (lay->part.head) {
-        d->logits = carve(base, &off, (long)B * cl, F);
-        d->rowmax = carve(base, &off, B, F);
-        d->sumexp = carve(base, &off, B, F);
-        d->target = carve(base, &off, B, F);
-        d->losses = carve(base, &off, B, F);
-        d->pred = carve(base, &off, B, sizeof(int));
-        if (split) d->dlogits = carve(base, &off, (long)B * cl, F);
+        CARVE(d->logits, (long)B * cl, F);
+        CARVE(d->rowmax, B, F);
+        CARVE(d->sumexp, B, F);
+        CARVE(d->target, B, F);
+        CARVE(d->losses, B, F);
+        CARVE(d->pred, B, sizeof(int));
+        if (split) CARVE(d->dlogits, (long)B * cl, F);
     }
-    if (split && lay->part.input) d->dinput = carve(base, &off, (long)R * h, F);
+    if (split && lay->part.input) CARVE(d->dinput, (long)R * h, F);
+#undef CARVE
     return off;
 }
 
 size_t pl_blocks_acts_bytes(const pl_blocks_layout *lay, int max_rows, int local_rows, int split)
 {
     if (max_rows < 1 || local_rows < 1 || local_rows > max_rows) return 0;
-    return acts_layout(NULL, NULL, lay, max_rows, local_rows, split != 0);
+    cudaError_t e = cudaSuccess;
+    return acts_layout(LAY_COUNT, NULL, lay, max_rows, local_rows, split != 0, &e);
 }
 
 cudaError_t pl_blocks_acts_alloc_split(pl_blocks_acts *a, const pl_blocks_layout *lay, int max_rows,
@@ -316,21 +340,14 @@ cudaError_t pl_blocks_acts_alloc_split(pl_blocks_acts *a, const pl_blocks_layout
     memset(a, 0, sizeof *a);
     if (max_rows < 1 || local_rows < 1 || local_rows > max_rows) return cudaErrorInvalidValue;
     split = split != 0;
-    size_t bytes = acts_layout(NULL, NULL, lay, max_rows, local_rows, split);
-    void *base = NULL;
-    cudaError_t e = cudaMalloc(&base, bytes);
-    if (!e) e = cudaMemset(base, 0, bytes);
-    if (e) {
-        cudaFree(base);
-        return e;
-    }
-    acts_layout(a, base, lay, max_rows, local_rows, split);
+    a->lay = *lay;
     a->rows = max_rows;
     a->local_rows = local_rows;
     a->split = split;
-    a->base = base;
-    a->bytes = bytes;
-    return cudaSuccess;
+    cudaError_t e = cudaSuccess;
+    a->bytes = acts_layout(LAY_ALLOC, a, lay, max_rows, local_rows, split, &e);
+    if (e) pl_blocks_acts_free(a);
+    return e;
 }
 
 cudaError_t pl_blocks_acts_alloc(pl_blocks_acts *a, const pl_blocks_layout *lay, int max_rows,
@@ -341,7 +358,10 @@ cudaError_t pl_blocks_acts_alloc(pl_blocks_acts *a, const pl_blocks_layout *lay,
 
 void pl_blocks_acts_free(pl_blocks_acts *a)
 {
-    cudaFree(a->base);
+    if (a->rows > 0) {
+        cudaError_t e = cudaSuccess;
+        acts_layout(LAY_FREE, a, &a->lay, a->rows, a->local_rows, a->split, &e);
+    }
     memset(a, 0, sizeof *a);
 }
 

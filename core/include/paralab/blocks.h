@@ -149,16 +149,18 @@ unsigned pl_blocks_hash(const float *x, long n);
 
 /* What a forward keeps for its backward: one micro-batch in flight on one
  * part (a pipeline keeps several). For `rows` rows (local_rows =
- * rows / t under sequence parallelism). All of it is carved out of ONE
- * device allocation (base, bytes: pl_blocks_acts_bytes), so the memory a
- * pipeline's stage holds for its micro-batches in flight, measured from
- * the device's allocations, is an exact multiple of one set. */
+ * rows / t under sequence parallelism). Each tensor is its own device
+ * allocation (so the simulated GPU checks a kernel's accesses against that
+ * tensor's bounds), and `bytes` (pl_blocks_acts_bytes) is exactly what they
+ * take: the memory a pipeline's stage holds for its micro-batches in
+ * flight, measured from the device's allocations, is an exact multiple of
+ * one set. */
 typedef struct pl_blocks_acts {
     int rows, local_rows;
-    int split;    /* made with the B/W split's buffers (pl_blocks_acts_alloc_split) */
-    void *base;   /* the one device allocation everything below lies in */
-    size_t bytes; /* its size: pl_blocks_acts_bytes */
-    float *input; /* the part's input: X [local, inputs] or x [local, h] */
+    int split;            /* made with the B/W split's buffers (pl_blocks_acts_alloc_split) */
+    size_t bytes;         /* the bytes its allocations take: pl_blocks_acts_bytes */
+    pl_blocks_layout lay; /* the part it was made for (for pl_blocks_acts_free) */
+    float *input;         /* the part's input: X [local, inputs] or x [local, h] */
     float *x[PL_BLOCKS_MAX + 1];  /* the residual stream entering block j (x[last]: the head's) */
     float *ln[PL_BLOCKS_MAX + 1]; /* LN(x) [local, h] (ln[last]: LNf) */
     float *mean[PL_BLOCKS_MAX + 1], *rstd[PL_BLOCKS_MAX + 1]; /* [local] */
@@ -202,8 +204,8 @@ cudaError_t pl_blocks_create(pl_blocks *m, const pl_blocks_layout *lay, int max_
                              int local_rows, unsigned long long seed);
 void pl_blocks_destroy(pl_blocks *m);
 /* Another set of activations for a part (a pipeline's micro-batches in
- * flight), zeroed; freed by pl_blocks_acts_free. One cudaMalloc of
- * pl_blocks_acts_bytes(lay, max_rows, local_rows, 0) bytes. */
+ * flight), zeroed; freed by pl_blocks_acts_free. A cudaMalloc per tensor,
+ * pl_blocks_acts_bytes(lay, max_rows, local_rows, 0) bytes in all. */
 cudaError_t pl_blocks_acts_alloc(pl_blocks_acts *a, const pl_blocks_layout *lay, int max_rows,
                                  int local_rows);
 /* The same with split = 1: also the buffers the B/W split keeps from B
@@ -212,11 +214,10 @@ cudaError_t pl_blocks_acts_alloc(pl_blocks_acts *a, const pl_blocks_layout *lay,
 cudaError_t pl_blocks_acts_alloc_split(pl_blocks_acts *a, const pl_blocks_layout *lay, int max_rows,
                                        int local_rows, int split);
 void pl_blocks_acts_free(pl_blocks_acts *a);
-/* Exactly the bytes of that one allocation (what cudaMemGetInfo sees it
- * take on the simulated device), for B = max_rows rows, R = local_rows
- * (B / t under sequence parallelism, else B), h, f/t and Cp/t as in the
- * layout; each tensor rounded up to a multiple of 256 bytes (cudaMalloc's
- * alignment), in this order:
+/* Exactly the bytes of those allocations (what the simulated device counts
+ * them as: cudaMemGetInfo), for B = max_rows rows, R = local_rows (B / t
+ * under sequence parallelism, else B), h, f/t and Cp/t as in the layout;
+ * the tensors, in this order:
  *   the input: R x inputs (the input layer's X) or R x h (the residual stream)
  *   per block j: x[j], ln[j] R x h each; mean[j], rstd[j] R each; xfull[j]
  *     B x h (sequence parallelism only: else it is ln[j]); z1[j], a[j] B x f/t
