@@ -888,11 +888,12 @@ static void shards(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v
 
 /* One row per stage against the time of the newest iteration (viz_pp_round_find), each op a
  * box: its letter (F forward, B backward: BW or zero-bubble's B, W weight gradient; a small
- * letter, underlined, for an odd chunk), its micro-batch's number when the box has room for
- * it, then its kind's glyph (▶ ◀ ▪); a bubble (a stage idle before the newest op's end) is a
- * row of dots. Time is compressed to fit: the shortest op is 1 + the digits of the largest
- * micro-batch cells wide (2 from m = 1 to 10) when the iteration fits, else the whole
- * iteration (its expected time, from the formula, while it runs) takes the row's width.
+ * letter, underlined, for an odd chunk), its micro-batch's number, then its kind's glyph
+ * (▶ ◀ ▪); a bubble (a stage idle before the newest op's end) is a row of dots. Time is
+ * compressed to fit: the shortest op is 1 + the digits of the largest micro-batch cells wide
+ * (2 from m = 1 to 10) when the iteration fits, else the whole iteration (its expected time,
+ * from the formula, while it runs) takes the row's width, and the boxes are their letter
+ * alone, in every cell (the first bold).
  * Above the rows the bubble line, beside them each stage's activations (now, and │ at the
  * peak), under them the legend. */
 
@@ -960,25 +961,24 @@ static void pipeline_legend(viz_grid *g, int x, int y, int w, const viz_model *m
     items[n++] = (item){'F', '0', COL_FORWARD, 0, "forward"};
     items[n++] = (item){'B', '0', COL_BACKWARD, 0, zb ? "input grad" : "backward"};
     if (zb) items[n++] = (item){'W', '0', COL_WGRAD, 0, "weight grad"};
-    items[n++] = (item){viz_glyph_ch(g, G_DOT), ' ', COL_DIM, 0, "bubble"};
+    items[n++] = (item){viz_glyph_ch(g, G_DOT), 0, COL_DIM, 0, "bubble"};
     if (m->pp.chunks > 1)
         items[n++] = (item){'f', '0', COL_FORWARD, ATTR_UNDERLINE,
                                         m->pp.chunks == 2 ? "chunk 1" : "odd chunks"};
     if (gauge)
-        items[n++] = (item){viz_glyph_ch(g, G_V), ' ', COL_WARN, 0,
-                                        "activations' peak"};
+        items[n++] = (item){viz_glyph_ch(g, G_V), 0, COL_WARN, 0, "activations' peak"};
     int cx = x;
     for (int i = 0; i < n; i++) {
-        int need = 3 + (int)strlen(items[i].name);
-        if (cx + need > x + w) break;
+        int glyphs = items[i].b ? 2 : 1, need = glyphs + 1 + (int)strlen(items[i].name);
+        if (cx + (cx > x ? 2 : 0) + need > x + w) break;
         if (cx > x) {
             viz_put(g, cx++, y, ' ', COL_DIM, 0);
             viz_put(g, cx++, y, ' ', COL_DIM, 0);
         }
         viz_put(g, cx, y, items[i].a, items[i].col, ATTR_BOLD | items[i].attr);
-        viz_put(g, cx + 1, y, items[i].b, items[i].col, items[i].attr);
-        viz_put(g, cx + 2, y, ' ', COL_DIM, 0);
-        viz_text(g, cx + 3, y, need - 3, items[i].name, COL_DIM, 0);
+        if (items[i].b) viz_put(g, cx + 1, y, items[i].b, items[i].col, items[i].attr);
+        viz_put(g, cx + glyphs, y, ' ', COL_DIM, 0);
+        viz_text(g, cx + glyphs + 1, y, need - glyphs - 1, items[i].name, COL_DIM, 0);
         cx += need;
     }
 }
@@ -998,10 +998,11 @@ static void act_gauge(viz_grid *g, int x, int y, int bw, int text, double now, d
             viz_put(g, x + i, y, viz_glyph_ch(g, i == pk ? G_FULL : G_LIGHT),
                     i == pk ? COL_COPY : COL_DIM, 0);
     }
-    if (text) {
+    if (text) { /* right-aligned */
         char b[32];
         viz_fmt_bytes(b, sizeof b, peak);
-        viz_text(g, x + bw + 1, y, text, b, COL_DIM, 0);
+        int len = (int)strlen(b) < text ? (int)strlen(b) : text;
+        viz_text(g, x + bw + 1 + text - len, y, len, b, COL_DIM, 0);
     }
 }
 
@@ -1085,6 +1086,8 @@ static void pipeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
     }
     double cps = R.slot > 0 ? (1 + digits) / R.slot : 0;
     if (cps <= 0 || cps * extent > tw) cps = tw / extent;
+    /* the numbers when the shortest op has room for the largest, else none */
+    int numbers = R.slot * cps >= 1 + digits - 1e-9;
     int *cell = malloc((size_t)tw * sizeof *cell);
     if (!cell) return;
     for (int k = 0; k < rows && first + k < n; k++) {
@@ -1122,9 +1125,9 @@ static void pipeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
             for (int k2 = e->micro_batch; k2 >= 10; k2 /= 10) nd++;
             int col = kind_colour(e->kind), attr = e->chunk % 2 ? ATTR_UNDERLINE : 0;
             uint32_t ch;
-            if (at == 0) {
+            if (at == 0 || !numbers) { /* compressed: letters only, the box's first bold */
                 ch = op_letter(e);
-                attr |= ATTR_BOLD;
+                attr |= at == 0 ? ATTR_BOLD : 0;
             } else if (len >= 1 + nd && at <= nd) {
                 char num[16];
                 snprintf(num, sizeof num, "%d", e->micro_batch);

@@ -182,6 +182,12 @@ int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
     }
     json_t *other = json_object_get(root, "otherData"), *clock = json_object_get(other, "clock");
     t->modeled = json_is_string(clock) && !strcmp(json_string_value(clock), "modeled");
+    /* the world's ranks, as the writer says (the events may come from fewer) */
+    json_t *ranks = json_object_get(other, "ranks");
+    int world = json_is_integer(ranks) && json_integer_value(ranks) > 0 &&
+                        json_integer_value(ranks) <= PL_MAX_RANKS
+                    ? (int)json_integer_value(ranks)
+                    : 0;
     size_t total = json_array_size(events), k = 0;
     t->ev = malloc((total ? total : 1) * sizeof *t->ev);
     t->marks = malloc((total ? total : 1) * sizeof *t->marks);
@@ -344,8 +350,7 @@ int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
     }
     char why[256];
     if (pl_viz_check_matrices(t->matrices, t->nmatrices, t->tp, 0, why, sizeof why) ||
-        (t->pipeline.stages > 0 &&
-         pl_viz_check_pipeline(&t->pipeline, t->nranks, why, sizeof why))) {
+        (t->pipeline.stages > 0 && pl_viz_check_pipeline(&t->pipeline, world, why, sizeof why))) {
         snprintf(err, cap, "%s: %s", path, why);
         goto bad;
     }
