@@ -291,12 +291,11 @@ static const pl_event *lane_at(const viz_lane *L, double t, int modeled)
     for (size_t i = lo, k = 0; i > 0 && k < 64; i--, k++) {
         const pl_event *e = &L->ev[i - 1];
         if (viz_ev_end(e, modeled) < t || viz_ev_start(e, modeled) > t) continue;
-        int rank =
-            e->kind == PL_EV_FORWARD || e->kind == PL_EV_BACKWARD || e->kind == PL_EV_OPTIMIZER ||
-                    e->kind == PL_EV_WEIGHT_GRAD
-                ? 2
-            : e->kind == PL_EV_COLLECTIVE                                                       ? 0
-                                                                                                : 1;
+        int rank = e->kind == PL_EV_FORWARD || e->kind == PL_EV_BACKWARD ||
+                           e->kind == PL_EV_OPTIMIZER || e->kind == PL_EV_WEIGHT_GRAD
+                       ? 2
+                   : e->kind == PL_EV_COLLECTIVE ? 0
+                                                 : 1;
         if (rank > best_rank) {
             best = e;
             best_rank = rank;
@@ -437,8 +436,8 @@ int pl_viz_check_pipeline(const pl_viz_pipeline *p, int nranks, char *err, size_
     } else if (len < 1 || len > 15) {
         snprintf(bad, sizeof bad, "schedule name of %zu bytes", len);
         why = "a schedule name of 1 to 15 bytes";
-    } else if (!none && !(p->of_ideal >= 0 && p->of_ideal < 1e9 && p->of_total >= 0 &&
-                          p->of_total < 1)) {
+    } else if (!none &&
+               !(p->of_ideal >= 0 && p->of_ideal < 1e9 && p->of_total >= 0 && p->of_total < 1)) {
         snprintf(bad, sizeof bad, "bubble %g of the ideal time, %g of the total", p->of_ideal,
                  p->of_total);
         why = "of_ideal >= 0 and of_total in [0, 1), or both negative (no formula)";
