@@ -501,14 +501,19 @@ void viz_pp_round_find(const viz_model *m, int modeled, viz_pp_round *R)
     }
     R->stages = m->pp.stages > 0 ? m->pp.stages : top + 1;
     if (top < 0) return;
-    /* per stage: its iterations, and the sums of its newest */
-    int *seen = malloc(SEEN_KEYS * sizeof *seen);
-    if (!seen) return;
+    /* per stage: its iterations, and the sums of its newest. seen[key]: the
+     * stamp (call, stage, iteration) of the last forward of (k, c); the UI
+     * draws on one thread, so one array serves every call without clearing */
+    static uint64_t seen[SEEN_KEYS], call;
+    if (++call >= (1u << 23)) {
+        memset(seen, 0, sizeof seen);
+        call = 1;
+    }
     int it[PL_MAX_RANKS] = {0};
     double lo[PL_MAX_RANKS], hi[PL_MAX_RANKS], busy[PL_MAX_RANKS], slot[PL_MAX_RANKS];
     for (int s = 0; s <= top; s++) {
         if (R->owner[s] < 0) continue;
-        memset(seen, 0, SEEN_KEYS * sizeof *seen);
+        uint64_t base = call << 40 | (uint64_t)s << 32;
         const viz_lane *L = &m->lanes[R->owner[s]][PL_LANE_COMPUTE];
         for (size_t i = 0; i < L->n; i++) {
             const pl_event *e = &L->ev[i];
@@ -516,7 +521,8 @@ void viz_pp_round_find(const viz_model *m, int modeled, viz_pp_round *R)
             if (e->kind == PL_EV_FORWARD || it[s] == 0) {
                 int key = (int)((unsigned)e->micro_batch % PL_PP_MAX_MICRO) * PL_PP_MAX_CHUNKS +
                           (int)((unsigned)e->chunk % PL_PP_MAX_CHUNKS);
-                if (it[s] == 0 || (e->kind == PL_EV_FORWARD && seen[key] == it[s])) {
+                if (it[s] == 0 ||
+                    (e->kind == PL_EV_FORWARD && seen[key] == (base | (unsigned)it[s]))) {
                     it[s]++; /* the next iteration */
                     R->first[s] = i;
                     lo[s] = 1e300;
@@ -524,7 +530,7 @@ void viz_pp_round_find(const viz_model *m, int modeled, viz_pp_round *R)
                     busy[s] = 0;
                     slot[s] = 1e300;
                 }
-                if (e->kind == PL_EV_FORWARD) seen[key] = it[s];
+                if (e->kind == PL_EV_FORWARD) seen[key] = base | (unsigned)it[s];
             }
             double a = viz_ev_start(e, modeled), b = viz_ev_end(e, modeled);
             lo[s] = a < lo[s] ? a : lo[s];
@@ -533,7 +539,6 @@ void viz_pp_round_find(const viz_model *m, int modeled, viz_pp_round *R)
             if (b - a > 0 && b - a < slot[s]) slot[s] = b - a;
         }
     }
-    free(seen);
     for (int s = 0; s <= top; s++) {
         R->stage_it[s] = it[s];
         R->iteration = it[s] > R->iteration ? it[s] : R->iteration;

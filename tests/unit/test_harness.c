@@ -423,7 +423,7 @@ static void test_pipeline_description(void)
     CU_ASSERT_EQUAL(run(&d, "--devices", "2", "--trace", path, NULL), 0);
     viz_trace t;
     CU_ASSERT_EQUAL_FATAL(viz_read_trace(path, &t, rerr, sizeof rerr), 0);
-    CU_ASSERT_EQUAL(t.pipeline.stages, 2);
+    CU_ASSERT_EQUAL_FATAL(t.pipeline.stages, 2);
     CU_ASSERT_EQUAL(t.pipeline.micro_batches, 4);
     CU_ASSERT_STRING_EQUAL(t.pipeline.schedule, "1f1b");
     CU_ASSERT(t.pipeline.of_ideal == 0.25 && t.pipeline.of_total == 0.2);
