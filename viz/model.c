@@ -419,20 +419,23 @@ int pl_viz_check_pipeline(const pl_viz_pipeline *p, int nranks, char *err, size_
     if (!p) return 0;
     size_t len = p->schedule ? strlen(p->schedule) : 0;
     int none = p->of_ideal < 0 && p->of_total < 0;
-    char bad[96] = "";
+    char bad[96] = "", range[48];
     const char *why = NULL;
     if (p->stages < 1 || p->stages > PL_MAX_RANKS) {
         snprintf(bad, sizeof bad, "%d stages", p->stages);
-        why = "1..64 stages";
+        snprintf(range, sizeof range, "1..%d stages", PL_MAX_RANKS);
+        why = range;
     } else if (nranks > 0 && nranks % p->stages) {
         snprintf(bad, sizeof bad, "%d stages for %d ranks", p->stages, nranks);
         why = "a number of stages that divides the world's ranks";
     } else if (p->micro_batches < 1 || p->micro_batches > PL_PP_MAX_MICRO) {
         snprintf(bad, sizeof bad, "%d micro-batches", p->micro_batches);
-        why = "1..4096 micro-batches";
+        snprintf(range, sizeof range, "1..%d micro-batches", PL_PP_MAX_MICRO);
+        why = range;
     } else if (p->chunks < 1 || p->chunks > PL_PP_MAX_CHUNKS) {
         snprintf(bad, sizeof bad, "%d chunks", p->chunks);
-        why = "1..8 chunks";
+        snprintf(range, sizeof range, "1..%d chunks", PL_PP_MAX_CHUNKS);
+        why = range;
     } else if (len < 1 || len > 15) {
         snprintf(bad, sizeof bad, "schedule name of %zu bytes", len);
         why = "a schedule name of 1 to 15 bytes";
