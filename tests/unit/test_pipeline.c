@@ -583,6 +583,52 @@ static void test_send_deadlock(void)
     pl_pp_schedule_free(&s);
 }
 
+/* The breadth-first interleaved order: runs under rendezvous sends for every
+ * configuration the interleaved rules accept, holds all m v chunk
+ * activations, and reaches (p - 1)/(v m) exactly under both semantics. */
+static void test_breadth_first(void)
+{
+    char err[1024];
+    pl_pp_schedule s;
+    const char *small[] = {
+        "F0.0 F1.0 F0.1 F1.1 F2.0 F3.0 F2.1 F3.1 BW0.1 BW1.1 BW0.0 BW1.0 BW2.1 BW3.1 BW2.0 BW3.0",
+        "F0.0 F1.0 F0.1 F1.1 F2.0 F3.0 F2.1 F3.1 BW0.1 BW1.1 BW0.0 BW1.0 BW2.1 BW3.1 BW2.0 BW3.0",
+    };
+    char got[4096];
+    CU_ASSERT_EQUAL_FATAL(pl_pp_build_breadth_first(&s, 2, 4, 2, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(s.kind, -1);
+    for (int r = 0; r < 2; r++) {
+        to_text(&s, r, got, sizeof got);
+        CU_ASSERT_STRING_EQUAL(got, small[r]);
+    }
+    pl_pp_schedule_free(&s);
+    CU_ASSERT_EQUAL(pl_pp_build_breadth_first(&s, 4, 6, 2, err, sizeof err), -1);
+    CU_ASSERT_STRING_EQUAL(err, "interleaved: m = 6 micro-batches is not a multiple of p = 4 "
+                                "stages (Megatron-LM's interleaved schedule runs micro-batches in "
+                                "groups of p)");
+    for (int a = 0; a < N_OF(grid_p); a++)
+        for (int b = 0; b < N_OF(grid_m); b++)
+            for (int c = 0; c < N_OF(grid_v); c++) {
+                int p = grid_p[a], m = grid_m[b], v = grid_v[c];
+                if (pl_pp_accepts(PL_PP_INTERLEAVED, p, m, v, err, sizeof err)) continue;
+                CU_ASSERT_EQUAL_FATAL(pl_pp_build_breadth_first(&s, p, m, v, err, sizeof err), 0);
+                double of_ideal, of_total;
+                CU_ASSERT_EQUAL(
+                    pl_pp_bubble_formula(PL_PP_INTERLEAVED, p, m, v, &of_ideal, &of_total), 0);
+                for (int sends = PL_PP_RENDEZVOUS; sends <= PL_PP_BUFFERED; sends++) {
+                    pl_pp_report rep;
+                    int rc = pl_pp_validate_sends(&s, (pl_pp_sends)sends, 1, 1, 0, &rep, err,
+                                                  sizeof err);
+                    CU_ASSERT_EQUAL_FATAL(rc, 0);
+                    double bubble = rep.makespan - rep.busy[0];
+                    CU_ASSERT_DOUBLE_EQUAL(bubble / rep.busy[0], of_ideal, 1e-12);
+                    CU_ASSERT_DOUBLE_EQUAL(bubble / rep.makespan, of_total, 1e-12);
+                    for (int r = 0; r < p; r++) CU_ASSERT_EQUAL(rep.peak_in_flight[r], m * v);
+                }
+                pl_pp_schedule_free(&s);
+            }
+}
+
 int register_pipeline_suite(void)
 {
     static const unit_test t[] = {
@@ -599,6 +645,8 @@ int register_pipeline_suite(void)
          test_interleaved_v1_is_1f1b},
         {"validator: each bad order named with its rule", test_bad_orders},
         {"validator: a cycle of sends under rendezvous sends", test_send_deadlock},
+        {"interleaved breadth first: runs under rendezvous sends, bubble exact",
+         test_breadth_first},
     };
     return UNIT_SUITE("pipeline", t);
 }

@@ -53,14 +53,19 @@
  *     which has not yet reached the matching receive. Megatron-LM does not
  *     deadlock because it posts both sends and both next receives of a
  *     1F1B step in one batch (send_forward_backward_recv_forward_backward),
- *     the receives one step ahead. And no order reaches (p - 1)/(v m) under
- *     rendezvous sends: a chunk's output from stage p - 1 cannot be taken
- *     by stage 0 at once in the steady state, so one of the two waits.
+ *     the receives one step ahead. No 1F1B-like order was found that
+ *     runs and keeps Megatron-LM's memory: with its order the warm-up must
+ *     grow to all but the last chunk-forward before it runs. The
+ *     breadth-first order (pl_pp_build_breadth_first: all chunk-forwards,
+ *     then all chunk-backwards) runs and reaches (p - 1)/(v m) exactly, at
+ *     GPipe's memory.
  *   - ZB-H1 runs under rendezvous sends but does not reach a third of
- *     1F1B's bubble: its B's, moving one stage per t_b against the F's,
- *     collide with the F's on some stage for every period-3 steady state
- *     when p >= 3 (F on stage r at a + r + 3k, B at b - r + 3k: a + r = b -
- *     r mod 3 for some r), so messages wait.
+ *     1F1B's bubble; it loses to 1F1B (t_f = t_b = t_w = 1, p = 4: bubble
+ *     9, 17, 33 for m = 8, 16, 32, against 1F1B's 9): a W run between a
+ *     send and the neighbour's matching receive makes the sender wait, and
+ *     with B's moving one stage per t_b against the F's no period-3 steady
+ *     state lets every message be taken at once when p >= 3 (F on stage r
+ *     at a + r + 3k, B at b - r + 3k: a + r = b - r mod 3 for some r).
  *   - With buffered sends (PL_PP_BUFFERED: a send completes at once; the
  *     receive waits for its message) all five schedules run for every
  *     (p, m, v) pl_pp_accepts accepts and every formula below is exact.
@@ -179,6 +184,19 @@ int pl_pp_accepts(pl_pp_kind kind, int stages, int micro_batches, int chunks, ch
  * pl_pp_schedule_free): 0, or -1 as pl_pp_accepts. */
 int pl_pp_build(pl_pp_schedule *s, pl_pp_kind kind, int stages, int micro_batches, int chunks,
                 char *err, size_t cap);
+
+/* The interleaved schedule breadth first (Lamy-Poirier, "Breadth-First
+ * Pipeline Parallelism", 2022): every stage runs all its m v
+ * chunk-forwards in Megatron-LM's order (micro-batch groups of p, chunk
+ * by chunk), then all its chunk-backwards in the same order, chunks
+ * reversed. It runs under rendezvous sends (unlike Megatron-LM's order
+ * when m > p, see the top of this file) and its timeline reaches the
+ * interleaved bubble (p - 1)/(v m) exactly with either send semantics,
+ * but every stage holds all m v chunk activations (GPipe's memory). The
+ * rules are pl_pp_accepts' for PL_PP_INTERLEAVED; s->kind is -1 (it is not
+ * one of the shipped kinds, whose formulas pl_pp_peak_formula gives). */
+int pl_pp_build_breadth_first(pl_pp_schedule *s, int stages, int micro_batches, int chunks,
+                              char *err, size_t cap);
 
 /* Forwards stage r runs before its first backward in 1F1B:
  * min(p - r - 1, m) (Megatron-LM's num_warmup_microbatches; picotron). */
