@@ -185,11 +185,11 @@ int pl_pp_accepts(pl_pp_kind kind, int stages, int micro_batches, int chunks, ch
 int pl_pp_build(pl_pp_schedule *s, pl_pp_kind kind, int stages, int micro_batches, int chunks,
                 char *err, size_t cap);
 
-/* The interleaved schedule breadth first (Lamy-Poirier, "Breadth-First
- * Pipeline Parallelism", 2022): every stage runs all its m v
- * chunk-forwards in Megatron-LM's order (micro-batch groups of p, chunk
- * by chunk), then all its chunk-backwards in the same order, chunks
- * reversed. It runs under rendezvous sends (unlike Megatron-LM's order
+/* The interleaved schedule all-forward-all-backward, GPipe's way (compare
+ * Lamy-Poirier, "Breadth-First Pipeline Parallelism", 2022): every stage
+ * runs all its m v chunk-forwards in Megatron-LM's order (micro-batch
+ * groups of p, chunk by chunk), then all its chunk-backwards in the same
+ * order, chunks reversed. It runs under rendezvous sends (unlike Megatron-LM's order
  * when m > p, see the top of this file) and its timeline reaches the
  * interleaved bubble (p - 1)/(v m) exactly with either send semantics,
  * but every stage holds all m v chunk activations (GPipe's memory). The
