@@ -66,6 +66,9 @@
  *     with B's moving one stage per t_b against the F's no period-3 steady
  *     state lets every message be taken at once when p >= 3 (F on stage r
  *     at a + r + 3k, B at b - r + 3k: a + r = b - r mod 3 for some r).
+ *     (An executor that posted a receive before the W's in front of its
+ *     op would give ZB-H1 a bubble of 2 (p - 1) under rendezvous sends:
+ *     two thirds of 1F1B's, not one third; measured, not shipped.)
  *   - With buffered sends (PL_PP_BUFFERED: a send completes at once; the
  *     receive waits for its message) all five schedules run for every
  *     (p, m, v) pl_pp_accepts accepts and every formula below is exact.
