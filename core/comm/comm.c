@@ -161,6 +161,15 @@ pl_comm_result pl_recv(pl_comm *c, void *buf, size_t count, pl_dtype t, int peer
     return c->engine->recv(c, buf, count, t, peer, stream);
 }
 
+pl_comm_result pl_send_eager(pl_comm *c, const void *buf, size_t count, pl_dtype t, int peer,
+                             cudaStream_t stream)
+{
+    c->engine->count_call(c, PL_CALL_SEND);
+    return c->engine->send_eager(c, buf, count, t, peer, stream);
+}
+
+pl_comm_result pl_comm_wait_sends(pl_comm *c) { return c->engine->wait_sends(c); }
+
 /* Groups belong to the host thread, not to a communicator: every engine
  * opens and closes its own (NCCL's ncclGroupStart/End are per thread too). */
 static const pl_comm_engine *const engines[] = {

@@ -57,6 +57,9 @@ typedef struct pl_comm_engine {
                            cudaStream_t s);
     pl_comm_result (*recv)(pl_comm *c, void *buf, size_t count, pl_dtype t, int peer,
                            cudaStream_t s);
+    pl_comm_result (*send_eager)(pl_comm *c, const void *buf, size_t count, pl_dtype t, int peer,
+                                 cudaStream_t s);
+    pl_comm_result (*wait_sends)(pl_comm *c);
     /* per host thread, for every communicator of the engine */
     pl_comm_result (*group_start)(void);
     pl_comm_result (*group_end)(void);

@@ -152,6 +152,7 @@ static void handle_free(lcomm *c)
     int dev = g->device[c->rank], cur = 0;
     cudaGetDevice(&cur);
     cudaSetDevice(dev);
+    lc_drop_eager(c);
     for (int p = 0; p < FIFO; p++) {
         if (g->ready[c->rank][p]) cudaEventDestroy(g->ready[c->rank][p]);
         if (g->read[c->rank][p]) cudaEventDestroy(g->read[c->rank][p]);
@@ -294,8 +295,10 @@ static pl_comm_result l_comm_free(pl_comm *pc)
         return lc_fail(c, PL_COMM_INVALID_ARGUMENT,
                        "comm_free: this is the world communicator; pl_comm_destroy_all (or "
                        "pl_world_run) frees it");
+    pl_comm_result r = lc_wait_sends(pc); /* its eager sends first: they read its buffers */
+    if (r) return r;
     call k = {.kind = CALL_FREE};
-    pl_comm_result r = lc_begin(c, &k, NULL, NULL, NULL);
+    r = lc_begin(c, &k, NULL, NULL, NULL);
     if (r) return r;
     handle_free(c);
     return PL_COMM_OK;
@@ -333,6 +336,8 @@ const pl_comm_engine pl_comm_local_engine = {
     .all_to_all = lc_all_to_all,
     .send = lc_send,
     .recv = lc_recv,
+    .send_eager = lc_send_eager,
+    .wait_sends = lc_wait_sends,
     .group_start = lc_group_start,
     .group_end = lc_group_end,
     .ledger = lc_ledger,

@@ -87,14 +87,16 @@ typedef struct p2p {
     int from, to;    /* world ranks */
     size_t count;
     int type;
-    const void *sbuf;  /* send: the source */
-    void *rbuf;        /* recv: the destination */
-    int device;        /* the poster's device */
-    cudaEvent_t ready; /* send: recorded on the sender's stream when posted */
-    cudaEvent_t done;  /* recv: recorded after the copy (the sender waits for it) */
-    int matched;       /* recv: the copy is enqueued, `done` recorded */
-    mark posted;       /* when it was posted, for its trace event */
-    int taken;         /* send: the receiver has copied it */
+    const void *sbuf;       /* send: the source */
+    void *rbuf;             /* recv: the destination */
+    int device;             /* the poster's device */
+    cudaEvent_t ready;      /* send: recorded on the sender's stream when posted */
+    cudaEvent_t done;       /* recv: recorded after the copy (the sender waits for it) */
+    int matched;            /* recv: the copy is enqueued, `done` recorded */
+    mark posted;            /* when it was posted, for its trace event */
+    int taken;              /* send: the receiver has copied it */
+    cudaStream_t stream;    /* an eager send's stream (it waits for `done` when reaped) */
+    struct p2p *eager_next; /* an eager send: the next one of its sender (lcomm.eager) */
     pl_comm_result err;
     char msg[256];
 } p2p;
@@ -164,6 +166,7 @@ struct lcomm {
     size_t scratch_bytes;
     void *work; /* a copy of the operands (reduce, reduce_scatter), kept between calls */
     size_t work_bytes;
+    struct p2p *eager; /* its eager sends not yet reaped, oldest first (pl_send_eager) */
     char err[2048];
 };
 
@@ -261,6 +264,11 @@ int lc_in_group(void);
 pl_comm_result lc_send(pl_comm *pc, const void *buf, size_t count, pl_dtype t, int peer,
                        cudaStream_t s);
 pl_comm_result lc_recv(pl_comm *pc, void *buf, size_t count, pl_dtype t, int peer, cudaStream_t s);
+pl_comm_result lc_send_eager(pl_comm *pc, const void *buf, size_t count, pl_dtype t, int peer,
+                             cudaStream_t s);
+pl_comm_result lc_wait_sends(pl_comm *pc);
+/* Forgets c's eager sends not yet reaped (a handle freed after a failure). */
+void lc_drop_eager(lcomm *c);
 pl_comm_result lc_group_start(void);
 pl_comm_result lc_group_end(void);
 

@@ -2,7 +2,9 @@
  * comm_local_p2p.c — point to point in the local engine: posts in the
  * world's mailbox, matched by communicator, sender and receiver; a send
  * outside a group waits for its receive; groups (per host thread) post
- * everything and complete the receives first.
+ * everything and complete the receives first. An eager send does not
+ * wait: it is reaped (its stream made to wait for the receiver's copy)
+ * once taken, at the sender's next eager send or at pl_comm_wait_sends.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,6 +272,67 @@ pl_comm_result lc_recv(pl_comm *pc, void *buf, size_t count, pl_dtype t, int pee
 {
     lcomm *c = (lcomm *)pc;
     return p2p_call(c, 0, buf, count, t, peer, s);
+}
+
+/* ---- eager sends -------------------------------------------------------------------------- */
+
+/* Reaps c's eager sends that have been taken (all of them, waiting for each,
+ * when `wait`): each one's stream waits for its copy, its trace event is
+ * recorded, and it is freed. The first failure is returned; a failed send
+ * is reaped too. */
+static pl_comm_result reap_eager(lcomm *c, int wait)
+{
+    world *w = c->g->w;
+    int me = c->g->wrank[c->rank];
+    pl_comm_result first = PL_COMM_OK;
+    for (p2p **pp = &c->eager; *pp;) {
+        p2p *o = *pp;
+        pthread_mutex_lock(&w->lock);
+        if (!wait && !o->taken && !w->aborted) {
+            pthread_mutex_unlock(&w->lock);
+            pp = &o->eager_next;
+            continue;
+        }
+        say_waiting(w, me, o);
+        pl_comm_result r = send_complete(c, o, o->stream);
+        remove_post(w, o);
+        w->doing[me][0] = '\0';
+        pthread_mutex_unlock(&w->lock);
+        if (!r) trace_op(c, o);
+        if (r && !first) first = r;
+        *pp = o->eager_next;
+        op_free(o);
+    }
+    return first;
+}
+
+pl_comm_result lc_send_eager(pl_comm *pc, const void *buf, size_t count, pl_dtype t, int peer,
+                             cudaStream_t s)
+{
+    lcomm *c = (lcomm *)pc;
+    p2p *o;
+    pl_comm_result r = p2p_post(c, 1, buf, count, t, peer, s, &o);
+    if (r) return r;
+    o->stream = s;
+    p2p **pp = &c->eager;
+    while (*pp) pp = &(*pp)->eager_next;
+    *pp = o;
+    return reap_eager(c, 0);
+}
+
+pl_comm_result lc_wait_sends(pl_comm *pc) { return reap_eager((lcomm *)pc, 1); }
+
+void lc_drop_eager(lcomm *c)
+{
+    world *w = c->g->w;
+    while (c->eager) {
+        p2p *o = c->eager;
+        c->eager = o->eager_next;
+        pthread_mutex_lock(&w->lock);
+        remove_post(w, o);
+        pthread_mutex_unlock(&w->lock);
+        op_free(o);
+    }
 }
 
 int lc_in_group(void) { return group_depth > 0; }

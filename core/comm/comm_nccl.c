@@ -496,6 +496,13 @@ static pl_comm_result n_recv(pl_comm *c, void *buf, size_t count, pl_dtype t, in
     return p2p(N(c), 0, buf, count, t, peer, s);
 }
 
+/* Nothing to wait for on the host: each send's stream orders it. */
+static pl_comm_result n_wait_sends(pl_comm *c)
+{
+    (void)c;
+    return PL_COMM_OK;
+}
+
 static pl_comm_result n_group_start(void)
 {
     return ncclGroupStart() == ncclSuccess ? PL_COMM_OK : PL_COMM_INVALID_ARGUMENT;
@@ -645,6 +652,8 @@ const pl_comm_engine pl_comm_nccl_engine = {
     .all_to_all = n_all_to_all,
     .send = n_send,
     .recv = n_recv,
+    .send_eager = n_send, /* ncclSend never waits on the host: its rendezvous is on the GPU */
+    .wait_sends = n_wait_sends,
     .group_start = n_group_start,
     .group_end = n_group_end,
     .ledger = n_ledger,

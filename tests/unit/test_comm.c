@@ -16,6 +16,7 @@
 
 #include "paralab/collectives.h"
 #include "paralab/comm.h"
+#include "paralab/device.h"
 #include "paralab/world.h"
 #include "suites.h"
 #ifdef PARALAB_SIMULATED_CUDA
@@ -609,6 +610,104 @@ static void test_send_deadlock_reported(void)
     }
 }
 
+/* Eager sends: every rank sends to the next before anyone receives (a
+ * barrier between), outside a group (what deadlocks with pl_send, above);
+ * rank 0 sends three more to rank 1 before rank 1 takes any. Also: the
+ * sender's stream does not wait for the receiver until the send is reaped
+ * (the modeled clock). */
+typedef struct {
+    pl_comm_result result[8], waited[8];
+    char msg[8][1024];
+    int got[8], extra[3];
+    pl_ledger ledger[8];
+    double before[8], after_send[8], after_wait[8], receiver_busy_until;
+    int never_received; /* rank 0 sends once more, which nobody receives */
+} eager_case;
+
+static int run_eager(pl_rank *r)
+{
+    eager_case *p = r->arg;
+    int n = r->size, me = r->rank, *ds, *dr, h[4] = {me, 10, 11, 12};
+    cudaMalloc((void **)&ds, 4 * sizeof(int));
+    cudaMalloc((void **)&dr, 4 * sizeof(int));
+    cudaMemcpy(ds, h, sizeof h, cudaMemcpyHostToDevice);
+    cudaStreamSynchronize(r->stream);
+    pl_comm_result res = PL_COMM_OK;
+    if (me == 1 && !p->never_received) { /* busy before it receives: 64 MiB set */
+        void *big;
+        cudaMalloc(&big, 64 << 20);
+        cudaMemsetAsync(big, 0, 64 << 20, r->stream);
+        p->receiver_busy_until = pl_device_stream_now(r->stream);
+        cudaStreamSynchronize(r->stream);
+        cudaFree(big);
+    }
+    p->before[me] = pl_device_stream_now(r->stream);
+    if (!p->never_received) {
+        res = pl_send_eager(r->comm, ds, 1, PL_INT32, (me + 1) % n, r->stream);
+        for (int k = 1; k <= 3 && me == 0 && !res; k++)
+            res = pl_send_eager(r->comm, ds + k, 1, PL_INT32, 1, r->stream);
+        p->after_send[me] = pl_device_stream_now(r->stream);
+        if (!res) res = pl_comm_barrier(r->comm); /* nobody receives before every send is made */
+        if (!res) res = pl_recv(r->comm, dr, 1, PL_INT32, (me + n - 1) % n, r->stream);
+        for (int k = 1; k <= 3 && me == 1 && !res; k++)
+            res = pl_recv(r->comm, dr + k, 1, PL_INT32, 0, r->stream);
+    } else if (me == 0)
+        res = pl_send_eager(r->comm, ds, 1, PL_INT32, 1, r->stream);
+    p->result[me] = res;
+    p->waited[me] = pl_comm_wait_sends(r->comm);
+    p->after_wait[me] = pl_device_stream_now(r->stream);
+    snprintf(p->msg[me], sizeof p->msg[0], "%s", pl_comm_last_error(r->comm));
+    p->ledger[me] = pl_comm_ledger(r->comm);
+    if (!res && !p->never_received) {
+        cudaStreamSynchronize(r->stream);
+        cudaMemcpy(h, dr, sizeof h, cudaMemcpyDeviceToHost);
+        p->got[me] = h[0];
+        if (me == 1) memcpy(p->extra, h + 1, sizeof p->extra);
+    }
+    cudaFree(ds);
+    cudaFree(dr);
+    return 0;
+}
+
+static void test_send_eager(void)
+{
+    for (int a = 0; a < 4; a++) {
+        int n = sizes_n[a];
+        if (n < 2) continue;
+        eager_case p = {0};
+        char err[1200];
+        CU_ASSERT_EQUAL(pl_world_run(n, NULL, 10, run_eager, &p, err, sizeof err), 0);
+        for (int r = 0; r < n; r++) {
+            CU_ASSERT_EQUAL(p.result[r], PL_COMM_OK);
+            CU_ASSERT_EQUAL(p.waited[r], PL_COMM_OK);
+            CU_ASSERT_EQUAL(p.got[r], (r + n - 1) % n);
+            CU_ASSERT_EQUAL(p.ledger[r].calls[PL_CALL_SEND], r == 0 ? 4u : 1u);
+            CU_ASSERT_EQUAL(p.ledger[r].bytes_sent, r == 0 ? 16u : 4u);
+        }
+        CU_ASSERT_EQUAL(p.extra[0], 10);
+        CU_ASSERT_EQUAL(p.extra[1], 11);
+        CU_ASSERT_EQUAL(p.extra[2], 12);
+        CU_ASSERT_EQUAL(p.ledger[1].bytes_received, 16u);
+#ifdef PARALAB_SIMULATED_CUDA
+        /* rank 0's stream did not wait for busy rank 1 when it sent (it went on
+         * long before rank 1's memset ended), only once the sends were reaped */
+        CU_ASSERT(p.receiver_busy_until > p.before[0]);
+        CU_ASSERT(p.after_send[0] < p.receiver_busy_until);
+        CU_ASSERT(p.after_wait[0] >= p.receiver_busy_until);
+#endif
+    }
+}
+
+static void test_send_eager_never_received(void)
+{
+    eager_case p = {.never_received = 1};
+    char err[1200];
+    CU_ASSERT_EQUAL(pl_world_run(2, NULL, 0.5, run_eager, &p, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(p.result[0], PL_COMM_OK); /* the send itself returns at once */
+    CU_ASSERT_EQUAL(p.waited[0], PL_COMM_TIMEOUT);
+    has(p.msg[0], "rank 0 waits in send to rank 1 (1 int32) for the matching receive");
+}
+
 /* The ledger counts each call by name: 1 all_reduce, 1 broadcast, a grouped
  * shift (1 send, 1 recv), 2 barriers; nothing else. */
 typedef struct {
@@ -1194,6 +1293,8 @@ int register_comm_suite(void)
         {"bad arguments name the value and the range", test_bad_arguments},
         {"send/recv in a group", test_send_recv_group},
         {"two ranks that both send first: deadlock reported", test_send_deadlock_reported},
+        {"eager sends: none waits for its receive", test_send_eager},
+        {"an eager send never received: the watchdog names it", test_send_eager_never_received},
         {"the ledger counts each call by name", test_ledger_counts_calls},
         {"comm_split by color and key", test_split},
         {"a failing rank stops the world", test_failure_stops_world},

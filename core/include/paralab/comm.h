@@ -170,6 +170,20 @@ pl_comm_result pl_send(pl_comm *c, const void *buf, size_t count, pl_dtype t, in
                        cudaStream_t stream);
 pl_comm_result pl_recv(pl_comm *c, void *buf, size_t count, pl_dtype t, int peer,
                        cudaStream_t stream);
+/* An eager send: returns once posted, without waiting for its receive, in
+ * a group or not (ncclSend does not wait on the host either: its
+ * rendezvous happens on the GPU). The receive copies out of buf whenever it
+ * comes, so buf must stay as it is until pl_comm_wait_sends has returned;
+ * `stream` waits for that copy from then on (the sender's next eager send
+ * or pl_comm_wait_sends makes it wait). Counted as a pl_send. A pipeline
+ * sends its activations and gradients this way, on streams of their own,
+ * so that no stage waits for a neighbour to take a message (paralab/pp_exec.h). */
+pl_comm_result pl_send_eager(pl_comm *c, const void *buf, size_t count, pl_dtype t, int peer,
+                             cudaStream_t stream);
+/* Waits until every eager send this rank made on c has been received (the
+ * watchdog reports one that never is) and makes each one's stream wait for
+ * its copy. */
+pl_comm_result pl_comm_wait_sends(pl_comm *c);
 /* Groups (per host thread, nestable): the sends and receives between start
  * and end are posted together at the outermost end. */
 pl_comm_result pl_group_start(void);
