@@ -211,7 +211,9 @@ int pl_pp_run(pl_pp_exec *ex, const pl_pp_schedule *s)
     pl_pp_report rep;
     if (check_schedule(ex, s, &rep)) return -1;
     int r = ex->stage, n = s->n[r], v = s->chunks;
-    if (prepare(ex, rep.peak_in_flight[r], s->micro_batches * v, n)) return -1;
+    /* a pair's slot goes back after the group that sends its last message, which
+     * also posts the next op's receive: one slot more than the pairs in flight */
+    if (prepare(ex, rep.peak_in_flight[r] + 1, s->micro_batches * v, n)) return -1;
     pl_pp_result *res = &ex->result;
     memset(res, 0, sizeof *res);
     res->stage = r;
@@ -229,6 +231,7 @@ int pl_pp_run(pl_pp_exec *ex, const pl_pp_schedule *s)
         int pair = op.micro_batch * v + op.chunk;
         if (op.kind == PL_PP_F) {
             /* the validator proved at most peak_in_flight pairs are held at once */
+            if (free_top == 0) return op_failed(ex, s, i, "no free message buffer (a bug)");
             ex->slot_of[pair] = ex->free_slots[--free_top];
             in_flight++;
         }
@@ -334,12 +337,13 @@ int pl_pp_measure(pl_pp_exec *ex, int measured, pl_pp_timing *out)
 
 /* ---- the uniform body -------------------------------------------------------------------- */
 
-int pl_pp_uniform_init(pl_pp_uniform *u, long n, char *err, size_t cap)
+int pl_pp_uniform_init(pl_pp_uniform *u, long n, cudaStream_t stream, char *err, size_t cap)
 {
     memset(u, 0, sizeof *u);
     if (n < 1) return fail(err, cap, "a uniform stage of %ld floats: it needs at least 1", n);
     cudaError_t e = cudaMalloc((void **)&u->buf, (size_t)n * sizeof(float));
-    if (!e) e = cudaMemset(u->buf, 0, (size_t)n * sizeof(float));
+    if (!e) e = cudaMemsetAsync(u->buf, 0, (size_t)n * sizeof(float), stream);
+    if (!e) e = cudaStreamSynchronize(stream);
     if (e) {
         cudaFree(u->buf);
         u->buf = NULL;

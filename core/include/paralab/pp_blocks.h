@@ -67,7 +67,8 @@ typedef struct pl_pp_blocks {
     /* the activations in flight: acts[k v + c] for (k, c) while held */
     pl_blocks_acts *acts;
     unsigned char *held; /* [m v]: 1 while (k, c)'s set is allocated */
-    size_t acts_bytes[PL_PP_MAX_CHUNKS]; /* bytes of one set of chunk c */
+    int split;                           /* the sets keep what W needs (a list with B and W) */
+    size_t acts_bytes[PL_PP_MAX_CHUNKS]; /* bytes of one set of chunk c: pl_blocks_acts_bytes */
     size_t held_bytes, peak_bytes;       /* now, and the most this step (counted) */
     int in_flight, peak_in_flight;       /* sets held now, and the most this step */
     /* the same peak measured from the device's memory in use

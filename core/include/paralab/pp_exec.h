@@ -23,8 +23,9 @@
  * 0 is allowed: a message that carries only the dependency). The executor
  * owns the message buffers: four per (micro-batch, chunk) in flight (the
  * activation received and sent, the gradient received and sent), taken
- * when the F of (k, c) is about to receive and given back after its last
- * backward op (BW, or W), so no message overwrites one still in use.
+ * when the F of (k, c) is about to receive and given back once the send
+ * after its last backward op (BW, or W) is done, so no message overwrites
+ * one still in use: the validator's peak_in_flight + 1 sets of four.
  *
  * Before anything runs, pl_pp_run validates the whole schedule (every
  * stage's list, on every rank: pl_pp_validate) and checks it against the
@@ -188,8 +189,11 @@ typedef struct pl_pp_uniform {
     float *buf; /* device, n floats */
     long n;
 } pl_pp_uniform;
-/* Allocates the buffer on the current device. 0, or -1 with err. */
-int pl_pp_uniform_init(pl_pp_uniform *u, long n, char *err, size_t cap);
+/* Allocates the buffer on the current device and zeroes it on `stream`
+ * (the stage's: a memset on another stream would hold the device's
+ * compute engine while the stage's first op waits for it, a gap its
+ * stream's clock does not show). 0, or -1 with err. */
+int pl_pp_uniform_init(pl_pp_uniform *u, long n, cudaStream_t stream, char *err, size_t cap);
 void pl_pp_uniform_free(pl_pp_uniform *u);
 /* The body (its user: the pl_pp_uniform). */
 extern const pl_pp_body pl_pp_uniform_body;
