@@ -21,11 +21,19 @@
  * A message is one activation or one gradient of message_floats floats
  * (the two have the same shape: [micro-batch rows, h] for the block model;
  * 0 is allowed: a message that carries only the dependency). The executor
- * owns the message buffers: four per (micro-batch, chunk) in flight (the
- * activation received and sent, the gradient received and sent), taken
- * when the F of (k, c) is about to receive and given back once the send
- * after its last backward op (BW, or W) is done, so no message overwrites
- * one still in use: the validator's peak_in_flight + 1 sets of four.
+ * owns the message buffers: four per (micro-batch, chunk) of the run (the
+ * activation received and sent, the gradient received and sent), so no
+ * message overwrites another still in use.
+ *
+ * The sends and receives run on streams of their own, one pair per
+ * neighbour (as NCCL's p2p and Megatron-LM's overlapped p2p do): the op's
+ * stream waits only for the data it receives, and a send waits for its
+ * receiver (NCCL's rendezvous) on its own stream, so the ops' timeline on
+ * the modeled clock is that of buffered sends (pl_pp_validate_sends with
+ * PL_PP_BUFFERED), where every formula of pipeline.h is exact. On the host
+ * a send still waits until its receiver posts the receive, so a schedule
+ * must not deadlock under rendezvous sends (what pl_pp_validate checks).
+ * The executor's stream waits for every message at the end of the run.
  *
  * Before anything runs, pl_pp_run validates the whole schedule (every
  * stage's list, on every rank: pl_pp_validate) and checks it against the
@@ -128,11 +136,11 @@ struct pl_pp_exec {
     pl_pp_result result;
     char error[1024];
     /* the executor's own (pl_pp_exec_free releases them) */
-    float *pool;      /* message buffers: 4 message_floats floats per slot */
-    int pool_slots;   /* slots allocated */
-    int *slot_of;     /* [m v]: the slot (k, c) holds, -1 none */
-    int slot_cap;     /* entries of slot_of */
-    int *free_slots;  /* a stack of the free slots */
+    float *pool;         /* message buffers: 4 message_floats floats per (k, c) */
+    int pool_pairs;      /* (k, c) pairs they are allocated for */
+    cudaStream_t send_stream[2], recv_stream[2]; /* per neighbour: the next, the previous */
+    cudaEvent_t ev_op, ev_comm[4];               /* ordering between the streams */
+    int comm_ready;                              /* the streams and events are made */
     pl_pp_record *records;
     int records_cap;
     size_t last_held; /* the held bytes last noted */
