@@ -43,8 +43,8 @@ static int take_acts(pl_pp_blocks *pp, pl_pp_exec *ex, int k, int c)
 {
     int i = k * pp->chunks + c;
     long long before = mem_used();
-    cudaError_t e = pl_blocks_acts_alloc_split(&pp->acts[i], &pp->part[c].lay, pp->rows, pp->rows,
-                                               pp->split);
+    cudaError_t e =
+        pl_blocks_acts_alloc_split(&pp->acts[i], &pp->part[c].lay, pp->rows, pp->rows, pp->split);
     if (e)
         return fail(ex->error, sizeof ex->error, "allocating the activations of micro-batch %d: %s",
                     k, cudaGetErrorName(e));
@@ -52,7 +52,8 @@ static int take_acts(pl_pp_blocks *pp, pl_pp_exec *ex, int k, int c)
      * non-blocking stream does not wait for: wait here, or F's first copy
      * into it may run before the zeros land */
     e = cudaStreamSynchronize(0);
-    if (e) return fail(ex->error, sizeof ex->error, "cudaStreamSynchronize: %s", cudaGetErrorName(e));
+    if (e)
+        return fail(ex->error, sizeof ex->error, "cudaStreamSynchronize: %s", cudaGetErrorName(e));
     pp->measured_held += mem_used() - before;
     if (pp->measured_held > (long long)pp->measured_peak_bytes)
         pp->measured_peak_bytes = (size_t)pp->measured_held;
@@ -281,8 +282,7 @@ int pl_pp_blocks_step(pl_pp_blocks *pp, const pl_pp_schedule *s, const float *X,
 {
     pp->error[0] = '\0';
     if (loss_sum) *loss_sum = 0;
-    if (s->stages != pp->stages || s->micro_batches != pp->micro_batches ||
-        s->chunks != pp->chunks)
+    if (s->stages != pp->stages || s->micro_batches != pp->micro_batches || s->chunks != pp->chunks)
         return fail(pp->error, sizeof pp->error,
                     "the schedule is for p = %d stages, m = %d micro-batches and v = %d chunks; "
                     "this pipeline has p = %d, m = %d, v = %d",
@@ -327,8 +327,8 @@ int pl_pp_blocks_clip_grad_norm(pl_pp_blocks *pp, float max_norm, float *norm)
         CUDA_OR_FAIL(pl_k_matmul(pp->norm_sq, g, g, 1, 1, (int)pp->part[c].lay.nparams, PL_NN,
                                  c > 0, pp->stream));
     }
-    if (pp->stages > 1 && pl_all_reduce(pp->exec.comm, pp->norm_sq, pp->norm_sq, 1, PL_FLOAT32,
-                                        PL_SUM, pp->stream))
+    if (pp->stages > 1 &&
+        pl_all_reduce(pp->exec.comm, pp->norm_sq, pp->norm_sq, 1, PL_FLOAT32, PL_SUM, pp->stream))
         return fail(pp->error, sizeof pp->error, "the gradient norm's all-reduce: %s",
                     pl_comm_last_error(pp->exec.comm));
     float sq = 0;

@@ -104,7 +104,8 @@ static int prepare(pl_pp_exec *ex, int pairs, int n)
         ex->pool_pairs = 0;
         size_t bytes = (size_t)pairs * 4 * ex->message_floats * sizeof(float);
         if (bytes) {
-            if ((e = cudaMalloc((void **)&ex->pool, bytes))) return cuda_fail(ex, e, "message buffers");
+            if ((e = cudaMalloc((void **)&ex->pool, bytes)))
+                return cuda_fail(ex, e, "message buffers");
             if ((e = cudaMemsetAsync(ex->pool, 0, bytes, ex->stream)))
                 return cuda_fail(ex, e, "cudaMemsetAsync");
         }
@@ -159,7 +160,10 @@ static int check_schedule(pl_pp_exec *ex, const pl_pp_schedule *s, pl_pp_report 
 
 /* The neighbour's index for the message streams: 0 the next stage, 1 the
  * previous (one neighbour when p = 2: index 0). */
-static int side(const pl_pp_exec *ex, int peer) { return peer == (ex->stage + 1) % ex->stages ? 0 : 1; }
+static int side(const pl_pp_exec *ex, int peer)
+{
+    return peer == (ex->stage + 1) % ex->stages ? 0 : 1;
+}
 
 /* Posts the pending send and this op's receive in one group, each on its
  * neighbour's stream: the send after the op that wrote it, and the op
@@ -270,7 +274,8 @@ int pl_pp_run(pl_pp_exec *ex, const pl_pp_schedule *s)
         op_msgs m = messages_of(ex, s, op);
         float *in = m.recv_peer < 0 ? NULL : pair_buf(ex, pair, fwd ? BUF_IN : BUF_DOUT);
         float *out = m.send_peer < 0 ? NULL : pair_buf(ex, pair, fwd ? BUF_OUT : BUF_DIN);
-        if (exchange(ex, send_peer, send_buf, m.recv_peer, in)) return op_failed(ex, s, i, ex->error);
+        if (exchange(ex, send_peer, send_buf, m.recv_peer, in))
+            return op_failed(ex, s, i, ex->error);
         if (fwd && ++in_flight > res->peak_in_flight) res->peak_in_flight = in_flight;
 
         pl_pp_record *rec = &ex->records[i];
@@ -280,10 +285,18 @@ int pl_pp_run(pl_pp_exec *ex, const pl_pp_schedule *s)
         ex->error[0] = '\0';
         int rc = 0;
         switch (op.kind) {
-        case PL_PP_F: rc = ex->body.forward(ex, op.micro_batch, op.chunk, in, out); break;
-        case PL_PP_BW: rc = ex->body.backward(ex, op.micro_batch, op.chunk, in, out); break;
-        case PL_PP_B: rc = ex->body.backward_input(ex, op.micro_batch, op.chunk, in, out); break;
-        default: rc = ex->body.backward_weight(ex, op.micro_batch, op.chunk); break;
+        case PL_PP_F:
+            rc = ex->body.forward(ex, op.micro_batch, op.chunk, in, out);
+            break;
+        case PL_PP_BW:
+            rc = ex->body.backward(ex, op.micro_batch, op.chunk, in, out);
+            break;
+        case PL_PP_B:
+            rc = ex->body.backward_input(ex, op.micro_batch, op.chunk, in, out);
+            break;
+        default:
+            rc = ex->body.backward_weight(ex, op.micro_batch, op.chunk);
+            break;
         }
         if (rc) return op_failed(ex, s, i, ex->error);
         rec->end = pl_device_stream_now(ex->stream);
@@ -314,17 +327,16 @@ enum { T_START, T_END, T_BUSY, T_MSTART, T_MEND, T_MBUSY, T_N };
 int pl_pp_measure(pl_pp_exec *ex, int measured, pl_pp_timing *out)
 {
     int p = ex->stages;
-    double mine[T_N] = {ex->result.start,          ex->result.end,
-                        ex->result.busy,           ex->result.measured_start,
-                        ex->result.measured_end,   ex->result.measured_busy};
+    double mine[T_N] = {ex->result.start,        ex->result.end,
+                        ex->result.busy,         ex->result.measured_start,
+                        ex->result.measured_end, ex->result.measured_busy};
     double all[PL_PP_MAX_STAGES * T_N];
     memset(out, 0, sizeof *out);
     if (p == 1)
         memcpy(all, mine, sizeof mine);
     else {
         cudaError_t e = cudaSuccess;
-        if (!ex->timing)
-            e = cudaMalloc(&ex->timing, (size_t)(p + 1) * T_N * sizeof(double));
+        if (!ex->timing) e = cudaMalloc(&ex->timing, (size_t)(p + 1) * T_N * sizeof(double));
         double *d = ex->timing;
         if (!e) e = cudaMemcpyAsync(d, mine, sizeof mine, cudaMemcpyHostToDevice, ex->stream);
         if (e) return fail(ex->error, sizeof ex->error, "pl_pp_measure: %s", cudaGetErrorName(e));
@@ -332,8 +344,8 @@ int pl_pp_measure(pl_pp_exec *ex, int measured, pl_pp_timing *out)
         if (r)
             return fail(ex->error, sizeof ex->error, "pl_pp_measure: %s",
                         pl_comm_last_error(ex->comm));
-        e = cudaMemcpyAsync(all, d + T_N, (size_t)p * T_N * sizeof(double),
-                            cudaMemcpyDeviceToHost, ex->stream);
+        e = cudaMemcpyAsync(all, d + T_N, (size_t)p * T_N * sizeof(double), cudaMemcpyDeviceToHost,
+                            ex->stream);
         if (!e) e = cudaStreamSynchronize(ex->stream);
         if (e) return fail(ex->error, sizeof ex->error, "pl_pp_measure: %s", cudaGetErrorName(e));
     }
@@ -397,7 +409,7 @@ static int uniform_forward(pl_pp_exec *ex, int k, int c, const float *in, float 
 static int uniform_backward(pl_pp_exec *ex, int k, int c, const float *dout, float *din)
 {
     (void)k, (void)c, (void)dout, (void)din;
-    int rc = uniform_kernel(ex); /* B */
+    int rc = uniform_kernel(ex);         /* B */
     return rc ? rc : uniform_kernel(ex); /* W */
 }
 static int uniform_input(pl_pp_exec *ex, int k, int c, const float *dout, float *din)

@@ -111,9 +111,9 @@ typedef struct pl_pp_record {
 /* This stage's last run (pl_pp_run). Times in seconds; modeled ones on the
  * simulated GPU's clock (0 on real GPUs, which have none). */
 typedef struct pl_pp_result {
-    int stage, ops;         /* r and its ops n[r] */
-    double start, end;      /* modeled: its first op's start, its last op's end */
-    double busy;            /* modeled: the sum of its ops' durations (end - start each) */
+    int stage, ops;    /* r and its ops n[r] */
+    double start, end; /* modeled: its first op's start, its last op's end */
+    double busy;       /* modeled: the sum of its ops' durations (end - start each) */
     double measured_start, measured_end, measured_busy; /* the same on the host clock */
     const pl_pp_record *record; /* ops records, in the order they ran (owned by ex) */
     size_t peak_held_bytes;     /* the most bytes of activations the body held (held_bytes) */
@@ -136,8 +136,8 @@ struct pl_pp_exec {
     pl_pp_result result;
     char error[1024];
     /* the executor's own (pl_pp_exec_free releases them) */
-    float *pool;         /* message buffers: 4 message_floats floats per (k, c) */
-    int pool_pairs;      /* (k, c) pairs they are allocated for */
+    float *pool;    /* message buffers: 4 message_floats floats per (k, c) */
+    int pool_pairs; /* (k, c) pairs they are allocated for */
     cudaStream_t send_stream[2], recv_stream[2]; /* per neighbour: the next, the previous */
     cudaEvent_t ev_op, ev_comm[4];               /* ordering between the streams */
     int comm_ready;                              /* the streams and events are made */
