@@ -583,9 +583,9 @@ static void test_send_deadlock(void)
     pl_pp_schedule_free(&s);
 }
 
-/* The breadth-first interleaved order: runs under rendezvous sends for every
- * configuration the interleaved rules accept, holds all m v chunk
- * activations, and reaches (p - 1)/(v m) exactly under both semantics. */
+/* The interleaved order all-forward-all-backward (pl_pp_build_breadth_first): runs under rendezvous
+ * sends for every configuration the interleaved rules accept, holds all m v chunk activations, and
+ * reaches (p - 1)/(v m) exactly under both semantics. */
 static void test_breadth_first(void)
 {
     char err[1024];

@@ -66,6 +66,9 @@
  *     with B's moving one stage per t_b against the F's no period-3 steady
  *     state lets every message be taken at once when p >= 3 (F on stage r
  *     at a + r + 3k, B at b - r + 3k: a + r = b - r mod 3 for some r).
+ *     (An executor that posted a receive before the W's in front of its
+ *     op would give ZB-H1 a bubble of 2 (p - 1) under rendezvous sends:
+ *     two thirds of 1F1B's, not one third; measured, not shipped.)
  *   - With buffered sends (PL_PP_BUFFERED: a send completes at once; the
  *     receive waits for its message) all five schedules run for every
  *     (p, m, v) pl_pp_accepts accepts and every formula below is exact.
@@ -185,11 +188,11 @@ int pl_pp_accepts(pl_pp_kind kind, int stages, int micro_batches, int chunks, ch
 int pl_pp_build(pl_pp_schedule *s, pl_pp_kind kind, int stages, int micro_batches, int chunks,
                 char *err, size_t cap);
 
-/* The interleaved schedule breadth first (Lamy-Poirier, "Breadth-First
- * Pipeline Parallelism", 2022): every stage runs all its m v
- * chunk-forwards in Megatron-LM's order (micro-batch groups of p, chunk
- * by chunk), then all its chunk-backwards in the same order, chunks
- * reversed. It runs under rendezvous sends (unlike Megatron-LM's order
+/* The interleaved schedule all-forward-all-backward, GPipe's way (compare
+ * Lamy-Poirier, "Breadth-First Pipeline Parallelism", 2022): every stage
+ * runs all its m v chunk-forwards in Megatron-LM's order (micro-batch
+ * groups of p, chunk by chunk), then all its chunk-backwards in the same
+ * order, chunks reversed. It runs under rendezvous sends (unlike Megatron-LM's order
  * when m > p, see the top of this file) and its timeline reaches the
  * interleaved bubble (p - 1)/(v m) exactly with either send semantics,
  * but every stage holds all m v chunk activations (GPipe's memory). The
