@@ -37,6 +37,21 @@
  * every chunk's sum of squares, summed over the PP group), then AdamW or
  * SGD on every chunk.
  *
+ * A lab's loop, on every stage (comm: the PP group, e.g. the world's):
+ *
+ *   pl_pp_schedule s;                       schedule as data, paralab/pipeline.h
+ *   pl_pp_build(&s, PL_PP_1F1B, p, m, 1, err, sizeof err);
+ *   pl_pp_blocks pp;
+ *   pl_pp_blocks_create(&pp, &cfg, comm, 1, B, m, seed, stream, err, sizeof err);
+ *   pp.exec.trace = r->trace;               one event per op, activation notes
+ *   pp.exec.world_rank = r->rank;
+ *   for each step:
+ *       X to stage 0's device, labels to the last stage's
+ *       pl_pp_blocks_step(&pp, &s, X, labels, &loss_sum);    (the last stage's)
+ *       if (clip > 0) pl_pp_blocks_clip_grad_norm(&pp, clip, &norm);
+ *       pl_pp_blocks_adamw(&pp, lr);
+ *   pl_pp_measure(&pp.exec, 0, &timing);     the last step's bubble, on every stage
+ *
  * Errors: functions return 0 or -1 with the reason in pp->error (or err).
  */
 #ifndef PARALAB_PP_BLOCKS_H
