@@ -346,6 +346,9 @@ cudaError_t pl_blocks_acts_alloc_split(pl_blocks_acts *a, const pl_blocks_layout
     a->split = split;
     cudaError_t e = cudaSuccess;
     a->bytes = acts_layout(LAY_ALLOC, a, lay, max_rows, local_rows, split, &e);
+    /* the zeros are set on the legacy default stream, which a non-blocking
+     * stream does not wait for: they land before the set is handed out */
+    if (!e) e = cudaStreamSynchronize(0);
     if (e) pl_blocks_acts_free(a);
     return e;
 }

@@ -275,27 +275,6 @@ static void build_interleaved(pl_pp_schedule *s)
     }
 }
 
-int pl_pp_build_breadth_first(pl_pp_schedule *s, int stages, int micro_batches, int chunks,
-                              char *err, size_t cap)
-{
-    memset(s, 0, sizeof *s);
-    s->kind = -1;
-    if (pl_pp_accepts(PL_PP_INTERLEAVED, stages, micro_batches, chunks, err, cap)) return -1;
-    if (pl_pp_schedule_init(s, stages, micro_batches, chunks, err, cap)) return -1;
-    int p = stages, v = chunks, total = micro_batches * chunks, k, c;
-    for (int r = 0; r < p; r++) {
-        for (int t = 0; t < total; t++) {
-            interleaved_at(p, v, t, 1, &k, &c);
-            pl_pp_push(s, r, pl_pp_forward(k, c));
-        }
-        for (int t = 0; t < total; t++) {
-            interleaved_at(p, v, t, 0, &k, &c);
-            pl_pp_push(s, r, pl_pp_backward(k, c));
-        }
-    }
-    return 0;
-}
-
 /* ZB-H1 (Qi et al., ICLR 2024, section 3.1): 1F1B's order with each BW
  * split into B then W, and stage r's W's started r steps late ("adjusts
  * the starting points of W depending on the number of warm-up
@@ -785,7 +764,7 @@ out:
 int pl_pp_validate(const pl_pp_schedule *s, double t_f, double t_b, double t_w, pl_pp_report *rep,
                    char *err, size_t cap)
 {
-    return validate(s, PL_PP_RENDEZVOUS, t_f, t_b, t_w, rep, NULL, err, cap);
+    return validate(s, PL_PP_BUFFERED, t_f, t_b, t_w, rep, NULL, err, cap);
 }
 
 int pl_pp_validate_sends(const pl_pp_schedule *s, pl_pp_sends sends, double t_f, double t_b,

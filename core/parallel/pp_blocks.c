@@ -54,13 +54,6 @@ static int take_acts(pl_pp_blocks *pp, pl_pp_exec *ex, int k, int c)
         if (e)
             return fail(ex->error, sizeof ex->error,
                         "allocating the activations of micro-batch %d: %s", k, cudaGetErrorName(e));
-        /* the set is zeroed by cudaMemset, on the legacy default stream, which a
-         * non-blocking stream does not wait for: wait here, or F's first copy
-         * into it may run before the zeros land */
-        e = cudaStreamSynchronize(0);
-        if (e)
-            return fail(ex->error, sizeof ex->error, "cudaStreamSynchronize: %s",
-                        cudaGetErrorName(e));
         pp->measured_held += mem_used() - before;
         if (pp->measured_held > (long long)pp->measured_peak_bytes)
             pp->measured_peak_bytes = (size_t)pp->measured_held;

@@ -153,7 +153,7 @@ static int check_schedule(pl_pp_exec *ex, const pl_pp_schedule *s, pl_pp_report 
                             "into B and W; use BW ops (or a schedule without the split)",
                             r, i, name);
             }
-    return pl_pp_validate(s, 1, 1, 1, rep, err, cap) ? -1 : 0;
+    return pl_pp_validate(s, 1, 1, 1, rep, err, cap) ? -1 : 0; /* buffered sends: ours */
 }
 
 /* The neighbour's index for the message streams: 0 the next stage, 1 the
@@ -163,9 +163,10 @@ static int side(const pl_pp_exec *ex, int peer)
     return peer == (ex->stage + 1) % ex->stages ? 0 : 1;
 }
 
-/* Posts the pending send and this op's receive in one group, each on its
- * neighbour's stream: the send after the op that wrote it, and the op
- * after the receive. */
+/* Posts the pending send (eager: it never waits for its receive, on the
+ * host or on the op stream) and this op's receive, each on its neighbour's
+ * stream: the send after the op that wrote it, and the op after the
+ * receive. The receive waits on the host for its send to be posted. */
 static int exchange(pl_pp_exec *ex, int send_peer, const float *send_buf, int recv_peer,
                     float *recv_buf)
 {
@@ -177,11 +178,10 @@ static int exchange(pl_pp_exec *ex, int send_peer, const float *send_buf, int re
     if (send_peer >= 0 && ((e = cudaEventRecord(ex->ev_op, ex->stream)) ||
                            (e = cudaStreamWaitEvent(ss, ex->ev_op, 0))))
         return cuda_fail(ex, e, "ordering a send after its op");
-    pl_comm_result r = pl_group_start(), r2 = PL_COMM_OK;
-    if (!r && send_peer >= 0) r = pl_send(ex->comm, send_buf, n, PL_FLOAT32, send_peer, ss);
+    pl_comm_result r = PL_COMM_OK;
+    if (send_peer >= 0) r = pl_send_eager(ex->comm, send_buf, n, PL_FLOAT32, send_peer, ss);
     if (!r && recv_peer >= 0) r = pl_recv(ex->comm, recv_buf, n, PL_FLOAT32, recv_peer, rs);
-    r2 = pl_group_end();
-    if (r || r2) return fail(ex->error, sizeof ex->error, "%s", pl_comm_last_error(ex->comm));
+    if (r) return fail(ex->error, sizeof ex->error, "%s", pl_comm_last_error(ex->comm));
     if (recv_peer >= 0 && ((e = cudaEventRecord(ex->ev_comm[0], rs)) ||
                            (e = cudaStreamWaitEvent(ex->stream, ex->ev_comm[0], 0))))
         return cuda_fail(ex, e, "ordering an op after its receive");
@@ -193,6 +193,8 @@ static int exchange(pl_pp_exec *ex, int send_peer, const float *send_buf, int re
 static int join_messages(pl_pp_exec *ex)
 {
     if (!ex->comm_ready) return 0;
+    if (pl_comm_wait_sends(ex->comm)) /* every send taken; the send streams wait for the copies */
+        return fail(ex->error, sizeof ex->error, "%s", pl_comm_last_error(ex->comm));
     for (int i = 0; i < 4; i++) {
         cudaStream_t st = i < 2 ? ex->send_stream[i] : ex->recv_stream[i - 2];
         cudaError_t e = cudaEventRecord(ex->ev_comm[i], st);

@@ -277,7 +277,7 @@ static void test_timeline_by_hand(void)
     pl_pp_report rep;
     CU_ASSERT_EQUAL(pl_pp_validate_sends(&s, PL_PP_BUFFERED, 1, 1, 1, &rep, err, sizeof err), 0);
     CU_ASSERT_DOUBLE_EQUAL(rep.makespan, 10, 0);
-    CU_ASSERT_EQUAL(pl_pp_validate(&s, 1, 1, 1, &rep, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(pl_pp_validate_sends(&s, PL_PP_RENDEZVOUS, 1, 1, 1, &rep, err, sizeof err), 0);
     CU_ASSERT_DOUBLE_EQUAL(rep.makespan, 11, 0);
     CU_ASSERT_DOUBLE_EQUAL(rep.busy[0], 9, 0);
     CU_ASSERT_DOUBLE_EQUAL(rep.busy[1], 9, 0);
@@ -387,7 +387,8 @@ static double check_config(pl_pp_kind kind, int p, int m, int v)
     /* rendezvous sends: naive, GPipe and 1F1B run and reach the same timeline */
     if (kind == PL_PP_NAIVE || kind == PL_PP_GPIPE || kind == PL_PP_1F1B) {
         pl_pp_report rv;
-        CU_ASSERT_EQUAL(pl_pp_validate(&s, 1, 1, 0, &rv, err, sizeof err), 0);
+        CU_ASSERT_EQUAL(pl_pp_validate_sends(&s, PL_PP_RENDEZVOUS, 1, 1, 0, &rv, err, sizeof err),
+                        0);
         CU_ASSERT_DOUBLE_EQUAL(rv.makespan, rep.makespan, 0);
     }
     pl_pp_schedule_free(&s);
@@ -573,7 +574,7 @@ static void test_send_deadlock(void)
     pl_pp_report rep;
     char err[1024];
     CU_ASSERT_EQUAL_FATAL(pl_pp_build(&s, PL_PP_INTERLEAVED, 4, 8, 2, err, sizeof err), 0);
-    CU_ASSERT_EQUAL(pl_pp_validate(&s, 1, 1, 0, &rep, err, sizeof err), -1);
+    CU_ASSERT_EQUAL(pl_pp_validate_sends(&s, PL_PP_RENDEZVOUS, 1, 1, 0, &rep, err, sizeof err), -1);
     CU_ASSERT_STRING_EQUAL(err, "deadlock: stage 0 waits after op 11 (BW0.1) to send to stage 3, "
                                 "which waits after op 11 (BW3.1) to send to stage 2, which waits "
                                 "after op 11 (BW2.1) to send to stage 1, which waits after op 11 "
@@ -581,52 +582,6 @@ static void test_send_deadlock(void)
     CU_ASSERT_EQUAL(pl_pp_validate_sends(&s, PL_PP_BUFFERED, 1, 1, 0, &rep, err, sizeof err), 0);
     CU_ASSERT_DOUBLE_EQUAL(rep.makespan, 2 * 16 + 2 * 3, 0); /* (m v + p - 1)(t_f + t_b) */
     pl_pp_schedule_free(&s);
-}
-
-/* The interleaved order all-forward-all-backward (pl_pp_build_breadth_first): runs under rendezvous
- * sends for every configuration the interleaved rules accept, holds all m v chunk activations, and
- * reaches (p - 1)/(v m) exactly under both semantics. */
-static void test_breadth_first(void)
-{
-    char err[1024];
-    pl_pp_schedule s;
-    const char *small[] = {
-        "F0.0 F1.0 F0.1 F1.1 F2.0 F3.0 F2.1 F3.1 BW0.1 BW1.1 BW0.0 BW1.0 BW2.1 BW3.1 BW2.0 BW3.0",
-        "F0.0 F1.0 F0.1 F1.1 F2.0 F3.0 F2.1 F3.1 BW0.1 BW1.1 BW0.0 BW1.0 BW2.1 BW3.1 BW2.0 BW3.0",
-    };
-    char got[4096];
-    CU_ASSERT_EQUAL_FATAL(pl_pp_build_breadth_first(&s, 2, 4, 2, err, sizeof err), 0);
-    CU_ASSERT_EQUAL(s.kind, -1);
-    for (int r = 0; r < 2; r++) {
-        to_text(&s, r, got, sizeof got);
-        CU_ASSERT_STRING_EQUAL(got, small[r]);
-    }
-    pl_pp_schedule_free(&s);
-    CU_ASSERT_EQUAL(pl_pp_build_breadth_first(&s, 4, 6, 2, err, sizeof err), -1);
-    CU_ASSERT_STRING_EQUAL(err, "interleaved: m = 6 micro-batches is not a multiple of p = 4 "
-                                "stages (Megatron-LM's interleaved schedule runs micro-batches in "
-                                "groups of p)");
-    for (int a = 0; a < N_OF(grid_p); a++)
-        for (int b = 0; b < N_OF(grid_m); b++)
-            for (int c = 0; c < N_OF(grid_v); c++) {
-                int p = grid_p[a], m = grid_m[b], v = grid_v[c];
-                if (pl_pp_accepts(PL_PP_INTERLEAVED, p, m, v, err, sizeof err)) continue;
-                CU_ASSERT_EQUAL_FATAL(pl_pp_build_breadth_first(&s, p, m, v, err, sizeof err), 0);
-                double of_ideal, of_total;
-                CU_ASSERT_EQUAL(
-                    pl_pp_bubble_formula(PL_PP_INTERLEAVED, p, m, v, &of_ideal, &of_total), 0);
-                for (int sends = PL_PP_RENDEZVOUS; sends <= PL_PP_BUFFERED; sends++) {
-                    pl_pp_report rep;
-                    int rc = pl_pp_validate_sends(&s, (pl_pp_sends)sends, 1, 1, 0, &rep, err,
-                                                  sizeof err);
-                    CU_ASSERT_EQUAL_FATAL(rc, 0);
-                    double bubble = rep.makespan - rep.busy[0];
-                    CU_ASSERT_DOUBLE_EQUAL(bubble / rep.busy[0], of_ideal, 1e-12);
-                    CU_ASSERT_DOUBLE_EQUAL(bubble / rep.makespan, of_total, 1e-12);
-                    for (int r = 0; r < p; r++) CU_ASSERT_EQUAL(rep.peak_in_flight[r], m * v);
-                }
-                pl_pp_schedule_free(&s);
-            }
 }
 
 int register_pipeline_suite(void)
@@ -645,8 +600,6 @@ int register_pipeline_suite(void)
          test_interleaved_v1_is_1f1b},
         {"validator: each bad order named with its rule", test_bad_orders},
         {"validator: a cycle of sends under rendezvous sends", test_send_deadlock},
-        {"interleaved breadth first: runs under rendezvous sends, bubble exact",
-         test_breadth_first},
     };
     return UNIT_SUITE("pipeline", t);
 }

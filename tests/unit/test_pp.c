@@ -19,15 +19,10 @@
  *     (the same kernels on the same data); and 10 SGD steps, a new batch
  *     each, equal 10 one-device steps within 1e-5 of max|ref| of each
  *     tensor, the losses within 1e-5. So no m changes the result.
- *     Megatron-LM's interleaved order deadlocks under rendezvous sends when
- *     m > p (paralab/pipeline.h): there pl_pp_run refuses it on every rank
- *     with the validator's message, and the breadth-first order of the
- *     same chunks is checked instead.
  *   - On the modeled clock, the uniform body (each F, B, W one kernel of
  *     the same cost, BW = B + W, messages of 0 floats): the measured
  *     bubble equals pl_pp_bubble_formula in both normalisations to 1e-9
- *     for naive, GPipe, 1F1B and interleaved (Megatron-LM's order at m =
- *     p, breadth first at m = p and 2p); ZB-H1's bubble time is a third of
+ *     for naive, GPipe, 1F1B and interleaved (m = p, 2p, 4p); ZB-H1's bubble time is a third of
  *     1F1B's (and equals its own formula); and every op of every schedule
  *     starts exactly when the validator's buffered timeline
  *     (pl_pp_timeline) says.
@@ -326,19 +321,6 @@ static void check_against_one_device(const pl_pp_schedule *s, const char *name)
 /* Megatron-LM's interleaved order deadlocks under rendezvous sends when
  * m > p (paralab/pipeline.h): pl_pp_run refuses it on every rank with the
  * validator's message, before any message, and the world ends. */
-static int refused_configs;
-static void check_refused_run(const pl_pp_schedule *s)
-{
-    char want[1024];
-    CU_ASSERT_EQUAL_FATAL(pl_pp_validate(s, 1, 1, 1, NULL, want, sizeof want), -1);
-    int rc = 0;
-    pp_run *run = pipeline_run(s, 1, 0, &rc);
-    CU_ASSERT_NOT_EQUAL(rc, 0);
-    for (int r = 0; r < s->stages; r++) CU_ASSERT_STRING_EQUAL(run->err[r], want);
-    refused_configs++;
-    run_free(run);
-}
-
 static void check_schedule(pl_pp_kind kind, int p, int m, int v)
 {
     char err[512];
@@ -348,13 +330,10 @@ static void check_schedule(pl_pp_kind kind, int p, int m, int v)
     if (pl_pp_split(model().layers, p, v, first, count, err, sizeof err)) return;
     pl_pp_schedule s;
     CU_ASSERT_EQUAL_FATAL(pl_pp_build(&s, kind, p, m, v, err, sizeof err), 0);
+    /* every shipped schedule runs under the executor's (eager) sends */
     if (pl_pp_validate(&s, 1, 1, 1, NULL, err, sizeof err)) {
-        CU_ASSERT_EQUAL(kind, PL_PP_INTERLEAVED); /* the only one that may not run */
-        check_refused_run(&s);
-        pl_pp_schedule_free(&s);
-        /* the same chunks breadth first: it runs */
-        CU_ASSERT_EQUAL_FATAL(pl_pp_build_breadth_first(&s, p, m, v, err, sizeof err), 0);
-        check_against_one_device(&s, "interleaved all-forward-all-backward");
+        CU_FAIL("a shipped schedule refused by the validator");
+        fprintf(stderr, "  %s p %d m %d v %d: %s\n", pl_pp_kind_name(kind), p, m, v, err);
     } else
         check_against_one_device(&s, pl_pp_kind_name(kind));
     pl_pp_schedule_free(&s);
@@ -391,12 +370,11 @@ static void test_1f1b(void)
 }
 static void test_interleaved(void)
 {
-    checked_configs = refused_configs = 0;
+    checked_configs = 0;
     for (int v = 2; v <= 4; v *= 2) check_kind(PL_PP_INTERLEAVED, v);
-    /* run: p = 2 (m 2, 8) and 4 (m 4, 16) for v = 2; p = 2 for v = 4 (8 virtual stages
-     * of 1 block); m > p refused by the validator, then run breadth first */
+    /* run: p = 2 (m 2, 8) and 4 (m 4, 16) for v = 2; p = 2 (m 2, 8) for v = 4 (8 virtual
+     * stages of 1 block); m = 1 is not a multiple of p */
     CU_ASSERT_EQUAL(checked_configs, 4 + 2);
-    CU_ASSERT_EQUAL(refused_configs, 3);
     /* v = 1: the lists are 1F1B's (Megatron-LM runs it without interleaving), checked above */
     for (size_t i = 0; i < sizeof grid / sizeof *grid; i++)
         for (int j = 0; j < grid[i].n; j++) {
@@ -524,13 +502,12 @@ static int measure_schedule(const pl_pp_schedule *s, double *ideal, double *tota
     return ok ? 0 : -1;
 }
 
-static int measure_bubble(pl_pp_kind kind, int p, int m, int v, int breadth_first, double *ideal,
-                          double *total, double *bubble_time)
+static int measure_bubble(pl_pp_kind kind, int p, int m, int v, double *ideal, double *total,
+                          double *bubble_time)
 {
     pl_pp_schedule s;
     char err[512];
-    int rc = breadth_first ? pl_pp_build_breadth_first(&s, p, m, v, err, sizeof err)
-                           : pl_pp_build(&s, kind, p, m, v, err, sizeof err);
+    int rc = pl_pp_build(&s, kind, p, m, v, err, sizeof err);
     if (rc) {
         fprintf(stderr, "  %s\n", err);
         return -1;
@@ -540,17 +517,16 @@ static int measure_bubble(pl_pp_kind kind, int p, int m, int v, int breadth_firs
     return rc;
 }
 
-static void check_bubble(pl_pp_kind kind, int p, int m, int v, int breadth_first)
+static void check_bubble(pl_pp_kind kind, int p, int m, int v)
 {
     double ideal, total, bt, f_ideal, f_total;
     CU_ASSERT_EQUAL_FATAL(pl_pp_bubble_formula(kind, p, m, v, &f_ideal, &f_total), 0);
-    CU_ASSERT_EQUAL_FATAL(measure_bubble(kind, p, m, v, breadth_first, &ideal, &total, &bt), 0);
+    CU_ASSERT_EQUAL_FATAL(measure_bubble(kind, p, m, v, &ideal, &total, &bt), 0);
     if (!(fabs(ideal - f_ideal) <= 1e-9 && fabs(total - f_total) <= 1e-9))
         fprintf(stderr,
-                "  %s%s p=%d m=%d v=%d: bubble %.12f of the ideal time, %.12f of the total; "
+                "  %s p=%d m=%d v=%d: bubble %.12f of the ideal time, %.12f of the total; "
                 "formula %.12f, %.12f\n",
-                pl_pp_kind_name(kind), breadth_first ? " (breadth first)" : "", p, m, v, ideal,
-                total, f_ideal, f_total);
+                pl_pp_kind_name(kind), p, m, v, ideal, total, f_ideal, f_total);
     CU_ASSERT(fabs(ideal - f_ideal) <= 1e-9);
     CU_ASSERT(fabs(total - f_total) <= 1e-9);
 }
@@ -560,18 +536,14 @@ static void test_bubble(void)
     static const int ms[] = {1, 2, 3, 4, 8};
     for (int p = 1; p <= 4; p *= 2)
         for (size_t i = 0; i < sizeof ms / sizeof *ms; i++) {
-            check_bubble(PL_PP_NAIVE, p, ms[i], 1, 0);
-            check_bubble(PL_PP_GPIPE, p, ms[i], 1, 0);
-            check_bubble(PL_PP_1F1B, p, ms[i], 1, 0);
+            check_bubble(PL_PP_NAIVE, p, ms[i], 1);
+            check_bubble(PL_PP_GPIPE, p, ms[i], 1);
+            check_bubble(PL_PP_1F1B, p, ms[i], 1);
         }
-    /* interleaved: Megatron-LM's order where it runs under rendezvous sends (m = p),
-     * breadth first for m = p and 2p */
+    /* interleaved (Megatron-LM's order): m a multiple of p */
     for (int p = 2; p <= 4; p *= 2)
-        for (int v = 1; v <= 4; v *= 2) {
-            check_bubble(PL_PP_INTERLEAVED, p, p, v, 0);
-            check_bubble(PL_PP_INTERLEAVED, p, p, v, 1);
-            check_bubble(PL_PP_INTERLEAVED, p, 2 * p, v, 1);
-        }
+        for (int v = 1; v <= 4; v *= 2)
+            for (int m = p; m <= 4 * p; m *= 2) check_bubble(PL_PP_INTERLEAVED, p, m, v);
 }
 
 static void test_bubble_zb_h1(void)
@@ -579,8 +551,8 @@ static void test_bubble_zb_h1(void)
     for (int p = 2; p <= 4; p *= 2)
         for (int m = p; m <= 2 * p; m += p) {
             double zi, zt, zb, oi, ot, ob;
-            CU_ASSERT_EQUAL_FATAL(measure_bubble(PL_PP_ZB_H1, p, m, 1, 0, &zi, &zt, &zb), 0);
-            CU_ASSERT_EQUAL_FATAL(measure_bubble(PL_PP_1F1B, p, m, 1, 0, &oi, &ot, &ob), 0);
+            CU_ASSERT_EQUAL_FATAL(measure_bubble(PL_PP_ZB_H1, p, m, 1, &zi, &zt, &zb), 0);
+            CU_ASSERT_EQUAL_FATAL(measure_bubble(PL_PP_1F1B, p, m, 1, &oi, &ot, &ob), 0);
             if (!(fabs(3 * zb - ob) <= 1e-9 * ob))
                 fprintf(stderr, "  p=%d m=%d: ZB-H1's bubble %.9g s, 1F1B's %.9g s (ratio %.6f)\n",
                         p, m, zb, ob, zb / ob);
@@ -641,11 +613,6 @@ static void test_timeline(void)
                     if (!pl_pp_validate(&s, 1, 1, 1, NULL, err, sizeof err))
                         check_timeline(&s, pl_pp_kind_name((pl_pp_kind)kind));
                     pl_pp_schedule_free(&s);
-                    if (kind == PL_PP_INTERLEAVED &&
-                        !pl_pp_build_breadth_first(&s, p, m, v, err, sizeof err)) {
-                        check_timeline(&s, "interleaved all-forward-all-backward");
-                        pl_pp_schedule_free(&s);
-                    }
                 }
 }
 

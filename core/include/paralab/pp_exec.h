@@ -14,10 +14,8 @@
  *   - BW or B on q < p v - 1 first receives the gradient of its output from
  *     the stage of q + 1; on q > 0 it sends the gradient of its input to
  *     the stage of q - 1 after it; W sends and receives nothing;
- *   - the send after op i and the receive before op i + 1 are posted in one
- *     group (pl_group_start/end: NCCL's ncclGroupStart/End, Megatron-LM's
- *     send_forward_recv_backward), so neighbours that send to each other at
- *     the same moment cannot deadlock.
+ *   - a send never waits for its receive (pl_send_eager: ncclSend does not
+ *     wait on the host either); a receive waits for its message.
  * A message is one activation or one gradient of message_floats floats
  * (the two have the same shape: [micro-batch rows, h] for the block model;
  * 0 is allowed: a message that carries only the dependency). The executor
@@ -27,13 +25,12 @@
  *
  * The sends and receives run on streams of their own, one pair per
  * neighbour (as NCCL's p2p and Megatron-LM's overlapped p2p do): the op's
- * stream waits only for the data it receives, and a send waits for its
- * receiver (NCCL's rendezvous) on its own stream, so the ops' timeline on
- * the modeled clock is that of buffered sends (pl_pp_validate_sends with
- * PL_PP_BUFFERED), where every formula of pipeline.h is exact. On the host
- * a send still waits until its receiver posts the receive, so a schedule
- * must not deadlock under rendezvous sends (what pl_pp_validate checks).
- * The executor's stream waits for every message at the end of the run.
+ * stream waits only for the data it receives, and a send's stream waits
+ * for its receiver's copy, never the op stream; so on the host and on the
+ * modeled clock alike the sends are buffered (PL_PP_BUFFERED, what
+ * pl_pp_validate checks), and every formula of pipeline.h is exact. The
+ * executor's stream waits for every message at the end of the run
+ * (pl_comm_wait_sends).
  *
  * Before anything runs, pl_pp_run validates the whole schedule (every
  * stage's list, on every rank: pl_pp_validate) and checks it against the
