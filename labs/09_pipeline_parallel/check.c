@@ -255,9 +255,219 @@ void lab09_check_quick(int exercise, const lab09_impl *impl, pl_check *c)
     check_schedule(&o, exercise == LAB09_GPIPE ? PL_PP_GPIPE : PL_PP_1F1B, c);
 }
 
+/* ---- on the executor ------------------------------------------------------------------ */
+
+/* One run of lab09_rank: steps SGD steps (lr 0.05) of batch B on p stages
+ * in m micro-batches with the lists s, on the model h, L; the first
+ * step's gradients kept. */
+static int train(const pl_digits *d, const pl_pp_schedule *s, pl_pp_kind kind, int h, int L, int B,
+                 int steps, lab09_result *res, char *err, size_t cap)
+{
+    lab09_config cfg = {.hidden = h,
+                        .layers = L,
+                        .batch = B,
+                        .micro_batches = s->micro_batches,
+                        .chunks = 1,
+                        .kind = kind,
+                        .schedule = s,
+                        .schedule_from = "the lists checked",
+                        .epochs = 1,
+                        .max_steps = steps,
+                        .lr = 0.05f,
+                        .sgd = 1,
+                        .seed = 0,
+                        .keep_grads = 1};
+    memset(res, 0, sizeof *res);
+    lab09_run run = {.cfg = &cfg, .data = d, .result = res};
+    return pl_world_run(s->stages, NULL, 60, lab09_rank, &run, err, cap) ? -1 : 0;
+}
+
+static void result_free(lab09_result *r)
+{
+    free(r->params);
+    free(r->grads);
+    r->params = r->grads = NULL;
+}
+
+/* The first index off by more than 1e-6 + 1e-5 max|want|; -1 if none. */
+static long first_bad(const float *got, const float *want, long n, double rtol)
+{
+    double mx = 0;
+    for (long i = 0; i < n; i++) mx = fmax(mx, fabs(want[i]));
+    for (long i = 0; i < n; i++)
+        if (!(fabs((double)got[i] - want[i]) <= 1e-6 + rtol * mx)) return i;
+    return -1;
+}
+
+/* The uniform body: every op one kernel of the same cost, nothing held. */
+typedef struct {
+    const pl_pp_schedule *s;
+    pl_pp_timing timing;
+    char error[PL_PP_MAX_STAGES][1024];
+} uniform_run;
+
+static int uniform_rank(pl_rank *r)
+{
+    uniform_run *u = r->arg;
+    pl_pp_uniform body;
+    pl_pp_exec ex;
+    if (pl_pp_uniform_init(&body, 1 << 14, r->error, sizeof r->error)) return 1;
+    int rc = 1;
+    if (pl_pp_exec_init(&ex, &pl_pp_uniform_body, &body, r->size > 1 ? r->comm : NULL, r->stream,
+                        0, r->error, sizeof r->error))
+        goto out_body;
+    pl_pp_timing t;
+    if (pl_pp_run(&ex, u->s) || pl_pp_measure(&ex, 0, &t)) {
+        snprintf(r->error, sizeof r->error, "%s", ex.error);
+        goto out;
+    }
+    if (r->rank == 0) u->timing = t;
+    rc = 0;
+out:
+    pl_pp_exec_free(&ex);
+out_body:
+    pl_pp_uniform_free(&body);
+    return rc;
+}
+
+static const int step_p[] = {2, 4};
+static const int step_m[] = {1, 2, 4, 8, 16};
+
+/* Your lists on the executor: one step of the block model (h = 16, L = 4,
+ * a batch of 16) against one device, for p in {2, 4} and m in {1, 2, 4,
+ * 8, 16}: the gradients, gathered from the stages, equal one device's
+ * within 1e-6 + 1e-5 of the largest (the micro-batches' sums in another
+ * order); the activations each stage held at once, measured from the
+ * allocations, are the formula's sets; and with the uniform body the
+ * bubble, on the modeled clock, is the formula's exactly. */
+static void check_executor(const lab09_impl *impl, pl_pp_kind kind, const pl_digits *d,
+                           pl_check *c)
+{
+    char err[1200];
+    pl_pp_schedule one;
+    lab09_result ref, res;
+    if (lab09_lists(&lab09_solution, PL_PP_GPIPE, 1, 1, &one, err, sizeof err)) {
+        pl_check_fail(c, "%s", err);
+        return;
+    }
+    int ok = !train(d, &one, PL_PP_GPIPE, 16, 4, 16, 1, &ref, err, sizeof err);
+    pl_pp_schedule_free(&one);
+    if (!pl_check_that(c, ok, "one device, one step: %s", err)) return;
+    long n = ref.nparams;
+    for (int a = 0; a < 2 && pl_check_ok(c); a++)
+        for (int b = 0; b < 5 && pl_check_ok(c); b++) {
+            int p = step_p[a], m = step_m[b];
+            if (pl_check_short() && !(p == 4 && (m == 2 || m == 8))) continue;
+            pl_pp_schedule s;
+            if (lab09_lists(impl, kind, p, m, &s, err, sizeof err)) {
+                pl_check_fail(c, "%s", err);
+                break;
+            }
+            if (!pl_check_that(c, !train(d, &s, kind, 16, 4, 16, 1, &res, err, sizeof err),
+                               "p=%d, m=%d, your %s lists on the executor: %s", p, m,
+                               kind_title(kind), err)) {
+                pl_pp_schedule_free(&s);
+                break;
+            }
+            pl_check_that(c, res.init_hash == ref.init_hash,
+                          "p=%d, m=%d: the stages' initial weights, gathered, hash to %08x; one "
+                          "device's to %08x",
+                          p, m, res.init_hash, ref.init_hash);
+            long i = pl_check_ok(c) ? first_bad(res.grads, ref.grads, n, 1e-5) : -1;
+            if (i >= 0)
+                pl_check_fail(c,
+                              "p=%d, m=%d: after one step of your %s lists, gradient %ld of %ld "
+                              "(gathered from the stages) is %.7g; one device's is %.7g",
+                              p, m, kind_title(kind), i, n, res.grads[i], ref.grads[i]);
+            else
+                for (long j = 0; j < n; j++) pl_check_that(c, 1, "counted");
+            for (int r = 0; r < p && pl_check_ok(c); r++) {
+                int sets = pl_pp_peak_formula(kind, p, m, 1, r);
+                size_t want = (size_t)sets * res.acts_bytes[r];
+                pl_check_that(c, res.measured_peak[r] == want && res.peak_bytes[r] == want,
+                              "p=%d, m=%d: stage %d held at most %zu bytes of activations "
+                              "(measured from the allocations; %zu counted); the formula's %d "
+                              "micro-batch%s of %zu bytes is %zu",
+                              p, m, r, res.measured_peak[r], res.peak_bytes[r], sets,
+                              sets == 1 ? "" : "es", res.acts_bytes[r], want);
+            }
+            result_free(&res);
+            /* the same lists with uniform stages: the bubble is the formula's */
+            uniform_run u = {.s = &s};
+            double fi, ft;
+            pl_pp_bubble_formula(kind, p, m, 1, &fi, &ft);
+            if (pl_check_ok(c) &&
+                pl_check_that(c, !pl_world_run(p, NULL, 60, uniform_rank, &u, err, sizeof err),
+                              "p=%d, m=%d, your %s lists on uniform stages: %s", p, m,
+                              kind_title(kind), err))
+                pl_check_that(c, u.timing.of_ideal == fi && u.timing.of_total == ft,
+                              "p=%d, m=%d: on uniform stages (modeled clock) the bubble of your "
+                              "%s lists is %.17g of the ideal time and %.17g of the total; the "
+                              "formula says (p - 1)/m = %.17g and (p - 1)/(m + p - 1) = %.17g",
+                              p, m, kind_title(kind), u.timing.of_ideal, u.timing.of_total, fi,
+                              ft);
+            pl_pp_schedule_free(&s);
+        }
+    result_free(&ref);
+}
+
+/* 10 training steps of the default model (h = 64, L = 4, batch 64) with
+ * SGD (momentum 0.9, lr 0.05: AdamW's division by the root of the second
+ * moment grows the last bits of sums taken in another order; SGD keeps
+ * them at the rounding level) through your lists, for (p, m) = (4, 8),
+ * (4, 2) and (2, 1) (--short: (4, 8)): the gathered weights equal one
+ * device's within 1e-5 relative (+ 1e-6). */
+static void check_training(const lab09_impl *impl, pl_pp_kind kind, const pl_digits *d,
+                           pl_check *c)
+{
+    static const int cases[][2] = {{4, 8}, {4, 2}, {2, 1}};
+    char err[1200];
+    pl_pp_schedule one;
+    lab09_result ref, res;
+    if (lab09_lists(&lab09_solution, PL_PP_GPIPE, 1, 1, &one, err, sizeof err)) {
+        pl_check_fail(c, "%s", err);
+        return;
+    }
+    int ok = !train(d, &one, PL_PP_GPIPE, 64, 4, 64, 10, &ref, err, sizeof err);
+    pl_pp_schedule_free(&one);
+    if (!pl_check_that(c, ok, "one device, 10 steps: %s", err)) return;
+    for (int a = 0; a < 3 && pl_check_ok(c); a++) {
+        int p = cases[a][0], m = cases[a][1];
+        if (pl_check_short() && a > 0) continue;
+        pl_pp_schedule s;
+        if (lab09_lists(impl, kind, p, m, &s, err, sizeof err)) {
+            pl_check_fail(c, "%s", err);
+            break;
+        }
+        ok = !train(d, &s, kind, 64, 4, 64, 10, &res, err, sizeof err);
+        pl_pp_schedule_free(&s);
+        if (!pl_check_that(c, ok, "p=%d, m=%d, 10 steps: %s", p, m, err)) break;
+        for (long i = 0; i < res.nparams && pl_check_ok(c); i++)
+            pl_check_that(c, fabs(res.params[i] - ref.params[i]) <= 1e-6 + 1e-5 * fabs(ref.params[i]),
+                          "p=%d, m=%d: after 10 steps through your %s lists, parameter %ld of "
+                          "the gathered model is %.9g; one device's is %.9g",
+                          p, m, kind_title(kind), i, res.params[i], ref.params[i]);
+        pl_check_progress(c, "p=%d, m=%d: 10 steps equal one device's", p, m);
+        result_free(&res);
+    }
+    result_free(&ref);
+}
+
 void lab09_check(int exercise, const lab09_impl *impl, pl_check *c)
 {
     lab09_check_quick(exercise, impl, c);
+    if (exercise == LAB09_WARMUP || !pl_check_ok(c)) return;
+    pl_pp_kind kind = exercise == LAB09_GPIPE ? PL_PP_GPIPE : PL_PP_1F1B;
+    lab09_impl o = mix(impl);
+    pl_digits d;
+    char err[1200];
+    if (pl_digits_load("data/digits.csv", &d, err, sizeof err)) {
+        pl_check_fail(c, "%s", err);
+        return;
+    }
+    check_executor(&o, kind, &d, c);
+    if (pl_check_ok(c)) check_training(&o, kind, &d, c);
+    pl_digits_free(&d);
 }
 
 static const char *const exercises[] = {"gpipe", "warmup_1f1b", "one_f_one_b", NULL};
