@@ -59,9 +59,9 @@
 extern "C" {
 #endif
 
-#define PL_PP_MAX_STAGES 64   /* p */
-#define PL_PP_MAX_CHUNKS 8    /* v */
-#define PL_PP_MAX_MICRO 4096  /* m */
+#define PL_PP_MAX_STAGES 64  /* p */
+#define PL_PP_MAX_CHUNKS 8   /* v */
+#define PL_PP_MAX_MICRO 4096 /* m */
 
 /* ---- cutting the model into stages ---------------------------------------------------- */
 
@@ -72,8 +72,7 @@ extern "C" {
  * with virtual stage 0 (stage 0), the classifier with the last (stage
  * p - 1). -1 when L < p v (a stage or chunk would hold no block): the
  * message names L, p and v and says how many blocks are needed. */
-int pl_pp_split(int layers, int stages, int chunks, int *first, int *count, char *err,
-                size_t cap);
+int pl_pp_split(int layers, int stages, int chunks, int *first, int *count, char *err, size_t cap);
 
 /* ---- a schedule ----------------------------------------------------------------------- */
 
@@ -93,7 +92,7 @@ typedef struct pl_pp_op {
 
 /* Constructors, for writing a schedule by hand (Lab 09's exercise). */
 pl_pp_op pl_pp_forward(int micro_batch, int chunk);
-pl_pp_op pl_pp_backward(int micro_batch, int chunk); /* BW */
+pl_pp_op pl_pp_backward(int micro_batch, int chunk);        /* BW */
 pl_pp_op pl_pp_backward_input(int micro_batch, int chunk);  /* B */
 pl_pp_op pl_pp_backward_weight(int micro_batch, int chunk); /* W */
 /* "F3", "BW0", "B2.1" (k 2, chunk 1: the chunk is written when v > 1). */
@@ -187,8 +186,8 @@ typedef struct pl_pp_report {
  * send to stage 1, which waits at op 1 (BW0) to receive from stage 2, ...".
  * t_f, t_b, t_w: the durations for rep's timeline (any units; 1, 1, 1 for
  * slots; t_w = 0 counts a BW as t_b). */
-int pl_pp_validate(const pl_pp_schedule *s, double t_f, double t_b, double t_w,
-                   pl_pp_report *rep, char *err, size_t cap);
+int pl_pp_validate(const pl_pp_schedule *s, double t_f, double t_b, double t_w, pl_pp_report *rep,
+                   char *err, size_t cap);
 
 /* ---- formulas ----------------------------------------------------------------------------- */
 

@@ -68,8 +68,8 @@ typedef struct pl_event {
                        unknown (real GPUs) */
     int32_t micro_batch, layer, peer; /* -1: none */
     int32_t chunk; /* a pipeline op's model chunk 0..v-1 (interleaving); 0 otherwise */
-    int32_t step; /* the narrated step it was recorded in (pl_trace_set_step); 0: before the
-                     first, or none */
+    int32_t step;  /* the narrated step it was recorded in (pl_trace_set_step); 0: before the
+                      first, or none */
     uint64_t bytes;
     double flops;
     double start, end;                 /* measured, seconds (CLOCK_MONOTONIC) */
