@@ -45,8 +45,8 @@ enum { LAB09_GPIPE, LAB09_WARMUP, LAB09_1F1B, LAB09_EXERCISES };
  * here; free it with pl_pp_schedule_free): 0; PL_TODO_STATUS when a
  * function is TODO; or -1 with a message (a function failed, or returned
  * a warm-up count outside 0..m). Not validated. */
-int lab09_lists(const lab09_impl *impl, pl_pp_kind kind, int p, int m, pl_pp_schedule *s,
-                char *err, size_t cap);
+int lab09_lists(const lab09_impl *impl, pl_pp_kind kind, int p, int m, pl_pp_schedule *s, char *err,
+                size_t cap);
 
 /* The first place where stage r's 1F1B list (n ops) differs from 1F1B's
  * order for p stages and m micro-batches: its index, or -1 when it is
@@ -56,21 +56,21 @@ int lab09_1f1b_mismatch(const pl_pp_op *ops, int n, int p, int m, int r, pl_pp_o
 
 /* How a run trains: p = the world's ranks, one stage each. */
 typedef struct lab09_config {
-    int hidden, layers;         /* the block model: h and L */
-    int batch, micro_batches;   /* B and m: micro-batches of B / m rows */
-    int chunks;                 /* v */
-    pl_pp_kind kind;            /* what schedule is (for the narration) */
+    int hidden, layers;             /* the block model: h and L */
+    int batch, micro_batches;       /* B and m: micro-batches of B / m rows */
+    int chunks;                     /* v */
+    pl_pp_kind kind;                /* what schedule is (for the narration) */
     const pl_pp_schedule *schedule; /* the lists every stage runs */
-    const char *schedule_from;  /* "your 1F1B lists" ...: the narration's words */
-    int epochs;                 /* passes over the training set */
-    int max_steps;              /* stop after this many optimizer steps (0: no limit) */
-    float lr;                   /* AdamW's, or SGD's */
-    int sgd;                    /* SGD with momentum 0.9 instead of AdamW (the checks) */
-    float clip;                 /* --clip-grad-norm: > 0 clips the global norm to it */
+    const char *schedule_from;      /* "your 1F1B lists" ...: the narration's words */
+    int epochs;                     /* passes over the training set */
+    int max_steps;                  /* stop after this many optimizer steps (0: no limit) */
+    float lr;                       /* AdamW's, or SGD's */
+    int sgd;                        /* SGD with momentum 0.9 instead of AdamW (the checks) */
+    float clip;                     /* --clip-grad-norm: > 0 clips the global norm to it */
     unsigned long long seed;
-    int narrate;                /* pl_step at the teachable points, and the epoch lines */
-    int keep_grads;             /* the first step's gradients, gathered, into the result */
-    int evaluate;               /* the test set after each epoch (0: the checks' short runs) */
+    int narrate;                     /* pl_step at the teachable points, and the epoch lines */
+    int keep_grads;                  /* the first step's gradients, gathered, into the result */
+    int evaluate;                    /* the test set after each epoch (0: the checks' short runs) */
     const struct pl_check *progress; /* a line every 5 epochs (pl_check_progress), or NULL */
 } lab09_config;
 
@@ -91,7 +91,7 @@ typedef struct lab09_result {
     size_t peak_bytes[PL_PP_MAX_STAGES], measured_peak[PL_PP_MAX_STAGES];
     size_t acts_bytes[PL_PP_MAX_STAGES];
     int peak_in_flight[PL_PP_MAX_STAGES];
-    pl_pp_timing first; /* the first step's timing (modeled clock; host clock on GPUs) */
+    pl_pp_timing first;   /* the first step's timing (modeled clock; host clock on GPUs) */
     double modeled_step;  /* modeled seconds per step (simulated GPUs), rank 0 */
     double measured_step; /* wall seconds per step, rank 0 */
 } lab09_result;

@@ -254,8 +254,8 @@ static int report(void *ctx)
     int p = pl_lab_options()->devices;
     if (a->res.steps) {
         double fi = 0, ft = 0;
-        int has = !pl_pp_bubble_formula(a->cfg.kind, p, a->cfg.micro_batches, a->cfg.chunks, &fi,
-                                         &ft);
+        int has =
+            !pl_pp_bubble_formula(a->cfg.kind, p, a->cfg.micro_batches, a->cfg.chunks, &fi, &ft);
         char formula[64] = "";
         if (has) snprintf(formula, sizeof formula, " (formula %.1f %%)", ft * 100);
         printf("\n  %d steps of a batch of %d in %d micro-batch%s on %d stage%s (%s): loss %.4f, "
@@ -282,34 +282,22 @@ static void quick_check(int exercise, int use_solution, pl_check *c)
 
 int main(int argc, char **argv)
 {
-    static lab a = {.micro = 8,
-                    .hidden = 64,
-                    .batch = 64,
-                    .epochs = 3,
-                    .lr = 2e-3,
-                    .kind = PL_PP_1F1B};
+    static lab a = {
+        .micro = 8, .hidden = 64, .batch = 64, .epochs = 3, .lr = 2e-3, .kind = PL_PP_1F1B};
     static const pl_lab_option options[] = {
-        {"stages", 1, "p", "pipeline stages, one rank and device each (the same as --devices; "
-                           "default 4)",
-         KEY_STAGES},
-        {"micro-batches", 1, "m", "micro-batches per step: the batch is cut into m of B/m rows "
-                                  "(default 8)",
+        {"stages", 1, "p", "pipeline stages, one device each (--devices; default 4)", KEY_STAGES},
+        {"micro-batches", 1, "m", "micro-batches a step's batch is cut into (default 8)",
          KEY_MICRO},
-        {"schedule", 1, "NAME", "naive, gpipe, 1f1b, interleaved or zb-h1 (default 1f1b; gpipe "
-                                "and 1f1b run your lists)",
+        {"schedule", 1, "NAME", "naive, gpipe, 1f1b, interleaved or zb-h1 (default 1f1b)",
          KEY_SCHEDULE},
-        {"chunks", 1, "v", "model chunks per stage, for interleaved (1..8; default 2 there, 1 "
-                           "otherwise)",
-         KEY_CHUNKS},
-        {"layers", 1, "L", "residual MLP blocks (1..64; default p v: one per stage or chunk)",
-         KEY_LAYERS},
+        {"chunks", 1, "v", "model chunks per stage (1..8; interleaved's default 2)", KEY_CHUNKS},
+        {"layers", 1, "L", "residual MLP blocks (1..64, default p v: one per chunk)", KEY_LAYERS},
         {"hidden", 1, "h", "the width of the residual stream (1..1024, default 64; f = 4h)",
          KEY_HIDDEN},
         {"batch", 1, "B", "samples per step, the global batch (1..1438, default 64)", KEY_BATCH},
         {"epochs", 1, "E", "passes over the training set (1..1000, default 3)", KEY_EPOCHS},
         {"lr", 1, "X", "AdamW's learning rate (default 0.002)", KEY_LR},
-        {"clip-grad-norm", 1, "X",
-         "scale the gradients so that their norm over every stage is at most X", KEY_CLIP},
+        {"clip-grad-norm", 1, "X", "clip the gradients' norm over every stage to X", KEY_CLIP},
         {0, 0, 0, 0, 0},
     };
     static const pl_lab_def me = {

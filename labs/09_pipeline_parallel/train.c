@@ -261,8 +261,7 @@ int lab09_rank(pl_rank *r)
                 run->rec[me] = pp.exec.result.record;
                 run->nrec[me] = pp.exec.result.ops;
                 if (cfg->keep_grads) {
-                    if (gather(r, run, &pp, 1, mine, whole))
-                        FAIL("gathering the gradients failed");
+                    if (gather(r, run, &pp, 1, mine, whole)) FAIL("gathering the gradients failed");
                     if (me == 0) {
                         res->grads = malloc((size_t)pl_blocks_count(&c) * sizeof(float));
                         if (!res->grads) FAIL("out of host memory");
@@ -299,8 +298,7 @@ int lab09_rank(pl_rank *r)
                      "of %s sent to the next stage: %.1f us from its first op to the loss%s.",
                      rows - 1, B, m, rows, v > 1 ? "virtual stages" : "stages", text, hops,
                      pl_s(hops), rows, c.hidden, sz, (t_last - t_first) * 1e6,
-                     m > 1 ? "; the other micro-batches follow it, a stage behind each other"
-                           : "");
+                     m > 1 ? "; the other micro-batches follow it, a stage behind each other" : "");
                 /* [3] the bubble, measured against the formula */
                 const pl_pp_timing *tm = &res->first;
                 double fi = 0, ft = 0;
@@ -403,8 +401,7 @@ int lab09_rank(pl_rank *r)
                      last, ends);
             }
             float norm = 0;
-            if (cfg->clip > 0 || narrate)
-                PP(pl_pp_blocks_clip_grad_norm(&pp, cfg->clip, &norm));
+            if (cfg->clip > 0 || narrate) PP(pl_pp_blocks_clip_grad_norm(&pp, cfg->clip, &norm));
             if (steps == 0 && me == 0) res->first_norm = norm;
             PP(cfg->sgd ? pl_pp_blocks_sgd(&pp, cfg->lr) : pl_pp_blocks_adamw(&pp, cfg->lr));
             CK(cudaStreamSynchronize(cs));
