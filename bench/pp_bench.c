@@ -25,6 +25,7 @@
 
 #include "bench.h"
 #include "paralab/clock.h"
+#include "paralab/cuda_check.h"
 #include "paralab/device.h"
 #include "paralab/options.h"
 #include "paralab/pp_blocks.h"
