@@ -461,6 +461,33 @@ int pl_trace_writer_describe_matrix(pl_trace_writer *w, const char *name, int ro
     return w->failed ? -1 : 0;
 }
 
+/* A fraction, exactly (it reads back as the same double), or null. */
+static void put_fraction(FILE *f, double x)
+{
+    if (x < 0 || x != x)
+        fputs("null", f);
+    else
+        fprintf(f, "%.17g", x);
+}
+
+int pl_trace_writer_describe_pipeline(pl_trace_writer *w, int stages, int micro_batches,
+                                      int chunks, const char *schedule, double of_ideal,
+                                      double of_total)
+{
+    fprintf(w->f,
+            ",\n{\"name\":\"paralab pipeline\",\"ph\":\"M\",\"pid\":0,\"args\":{\"stages\":%d,"
+            "\"micro_batches\":%d,\"chunks\":%d,\"schedule\":",
+            stages, micro_batches, chunks);
+    put_string(w->f, schedule ? schedule : "");
+    fputs(",\"of_ideal\":", w->f);
+    put_fraction(w->f, of_ideal);
+    fputs(",\"of_total\":", w->f);
+    put_fraction(w->f, of_total);
+    fputs("}}", w->f);
+    if (ferror(w->f)) w->failed = 1;
+    return w->failed ? -1 : 0;
+}
+
 int pl_trace_writer_close(pl_trace_writer *w, char *err, size_t cap)
 {
     if (!w) return 0;

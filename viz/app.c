@@ -201,9 +201,11 @@ static void init_colours(void)
         -1,           COLOR_WHITE,   COLOR_WHITE, COLOR_BLUE,  COLOR_YELLOW,
         COLOR_RED,    COLOR_GREEN,   COLOR_GREEN, COLOR_BLUE,  COLOR_MAGENTA,
         COLOR_YELLOW, COLOR_CYAN,    COLOR_RED,   COLOR_GREEN, COLOR_YELLOW,
-        COLOR_BLUE,   COLOR_MAGENTA, COLOR_CYAN,  COLOR_WHITE, COLOR_RED};
+        COLOR_BLUE,   COLOR_MAGENTA, COLOR_CYAN,  COLOR_WHITE, COLOR_RED,
+        COLOR_YELLOW};
     static const short rich[COL_COUNT] = {-1,  244, 255, 67,  214, 196, 71,  78, 75,  170,
-                                          221, 44,  203, 113, 221, 75,  176, 80, 252, 209};
+                                          221, 44,  203, 113, 221, 75,  176, 80, 252, 209,
+                                          180};
     for (int k = 0; k < COL_COUNT; k++) init_pair((short)(k + 1), c256 ? rich[k] : base[k], -1);
 }
 
@@ -285,7 +287,8 @@ static void term_flush(const viz_grid *g)
             const viz_cell *c = &g->cells[y * g->w + x];
             wchar_t wc[2] = {(wchar_t)c->ch, 0};
             attr_t a =
-                (c->attr & ATTR_BOLD ? A_BOLD : 0) | (c->attr & ATTR_REVERSE ? A_REVERSE : 0);
+                (c->attr & ATTR_BOLD ? A_BOLD : 0) | (c->attr & ATTR_REVERSE ? A_REVERSE : 0) |
+                (c->attr & ATTR_UNDERLINE ? A_UNDERLINE : 0);
             if (!colour && (c->fg == COL_FOCUS || c->fg == COL_WARN)) a |= A_BOLD;
             cchar_t cc;
             setcchar(&cc, wc, a, colour ? (short)(c->fg + 1) : 0, NULL);
@@ -711,7 +714,9 @@ int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank
     for (int r = 0; r < wc->n && r < PL_MAX_RANKS; r++) a.model.roles[r] = vc->roles[r];
     a.model.stream_lanes = vc->stream_lanes;
     if (pl_viz_check_matrices(vc->matrices, vc->nmatrices, vc->tp, wc->n, err, err_size) ||
-        viz_model_set_matrices(&a.model, vc->matrices, vc->nmatrices, vc->tp, err, err_size)) {
+        viz_model_set_matrices(&a.model, vc->matrices, vc->nmatrices, vc->tp, err, err_size) ||
+        pl_viz_check_pipeline(vc->pipeline, wc->n, err, err_size) ||
+        viz_model_set_pipeline(&a.model, vc->pipeline, err, err_size)) {
         free(a.buf);
         viz_model_free(&a.model);
         return 1;
@@ -800,12 +805,16 @@ int pl_viz_replay(const char *path, pl_mode mode, double speed, char *err, size_
     char merr[256];
     if (viz_model_set_matrices(&a.model, t->matrices, t->nmatrices, t->tp, merr, sizeof merr))
         t->nmatrices = 0;
+    /* and its pipeline (checked as it was read) for the pipeline pane */
+    if (t->pipeline.stages > 0)
+        viz_model_set_pipeline(&a.model, &t->pipeline, merr, sizeof merr);
     /* the lab's panes (the shards only with the matrices: an older file
      * has none), else all the events fill */
     a.panes = t->panes ? t->panes & ~(t->nmatrices ? 0u : PL_PANE_BIT(PL_PANE_SHARDS))
                        : PL_PANE_BIT(PL_PANE_DEVICES) | PL_PANE_BIT(PL_PANE_TIMELINE) |
                              PL_PANE_BIT(PL_PANE_TOPOLOGY) | PL_PANE_BIT(PL_PANE_METRICS) |
                              (t->nmatrices ? PL_PANE_BIT(PL_PANE_SHARDS) : 0u);
+    if (a.model.pp.stages > 0) a.panes |= PL_PANE_BIT(PL_PANE_PIPELINE);
     for (size_t i = 0; i < t->nev; i++) /* a pipeline: forward/backward events of a stage */
         if ((t->ev[i].kind == PL_EV_FORWARD || t->ev[i].kind == PL_EV_BACKWARD) &&
             t->ev[i].layer >= 0 && viz_matrix_index(&a.model, t->ev[i].label) < 0) {

@@ -12,10 +12,11 @@ static const uint32_t glyph_utf8[G_COUNT] = {
     0x00B7, 0x25CF, 0x2500, 0x2502, 0x2572, 0x2571, /* · ● ─ │ ╲ ╱ */
     0x25B6, 0x25C0, 0x25C6, 0x2592, 0x2593, 0x2591, /* ▶ ◀ ◆ ▒ ▓ ░ */
     0x2191, 0x2193,                                 /* ↑ ↓ */
+    0x25AA,                                         /* ▪ */
 };
 static const uint32_t glyph_ascii[G_COUNT] = {
     '-', '|', '+',  '+', '+', '+', '#', '=', '.', ' ', '.', '*',
-    '-', '|', '\\', '/', '>', '<', 'o', '=', '~', ':', '^', 'v',
+    '-', '|', '\\', '/', '>', '<', 'o', '=', '~', ':', '^', 'v', '+',
 };
 
 uint32_t viz_glyph_ch(const viz_grid *g, viz_glyph k)
@@ -184,7 +185,10 @@ char *viz_grid_text(const viz_grid *g)
  * column (the devices above the topology) and a right column (the timeline above the pipeline,
  * shards and metrics, side by side). Without one, the devices are a band across the top of the
  * body, a row per device, and the right column's panes take the full width below it. A pane that is
- * not asked for gives its room to the others.
+ * not asked for gives its room to the others. The pipeline pane (a pipeline-parallel lab's centre)
+ * goes across the whole width at the top of the body: a row per device (stage) and four more (its
+ * border, the bubble line, the legend), leaving the others at least 8 rows; where that leaves it
+ * less than 5, or with no other pane, it goes where the others would.
  */
 void pl_viz_layout(int cols, int rows, int ndev, unsigned panes, pl_layout *out)
 {
@@ -202,6 +206,9 @@ void pl_viz_layout_text(int cols, int rows, int ndev, unsigned panes, int text_r
     int below = has[PL_PANE_PIPELINE] + has[PL_PANE_SHARDS] + has[PL_PANE_METRICS];
     int right = has[PL_PANE_TIMELINE] || below;
     int band = has[PL_PANE_DEVICES] && !left;
+    /* the pipeline pane across the top, when there are other panes to leave 8 rows */
+    int pipe = has[PL_PANE_PIPELINE] && (left || band || has[PL_PANE_TIMELINE] ||
+                                         has[PL_PANE_SHARDS] || has[PL_PANE_METRICS]);
     out->min_w = left && right ? 60 : 40;
     out->min_h = 1 + 4 + (left || right || band ? 8 : 0);
     if (cols < out->min_w || rows < out->min_h) return;
@@ -209,11 +216,21 @@ void pl_viz_layout_text(int cols, int rows, int ndev, unsigned panes, int text_r
     out->pane[PL_PANE_HEADER] = (pl_rect){0, 0, cols, 1};
     int nh = rows >= 30 ? 9 : 4; /* the narration, and the lab's output under it */
     if (text_rows + 2 > nh) {    /* a step with more to say: room for it */
-        int most = (rows - 1) * 3 / 5 < rows - 1 - 8 ? (rows - 1) * 3 / 5 : rows - 1 - 8;
+        int k = pipe ? 8 + 5 : 8;
+        int most = (rows - 1) * 3 / 5 < rows - 1 - k ? (rows - 1) * 3 / 5 : rows - 1 - k;
         nh = text_rows + 2 < most ? text_rows + 2 : most > nh ? most : nh;
     }
     out->pane[PL_PANE_NARRATION] = (pl_rect){0, rows - nh, cols, nh};
     int by = 1, bh = rows - 1 - nh; /* the body */
+    if (pipe && bh - 8 >= 5) { /* across the top of the body (else beside the metrics) */
+        int want = (ndev > 0 ? ndev : 1) + 4, ph = want < bh - 8 ? want : bh - 8;
+        out->pane[PL_PANE_PIPELINE] = (pl_rect){0, by, cols, ph};
+        by += ph;
+        bh -= ph;
+        below--;
+        right = has[PL_PANE_TIMELINE] || below;
+        has[PL_PANE_PIPELINE] = 0; /* placed */
+    }
     if (!left && !right && !band) {
         out->pane[PL_PANE_NARRATION] = (pl_rect){0, 1, cols, rows - 1};
         return;

@@ -81,7 +81,9 @@ int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_ran
                    int *quit, char *err, size_t err_size)
 {
     *quit = 0;
-    if (pl_viz_check_matrices(vc->matrices, vc->nmatrices, vc->tp, n, err, err_size)) return 1;
+    if (pl_viz_check_matrices(vc->matrices, vc->nmatrices, vc->tp, n, err, err_size) ||
+        pl_viz_check_pipeline(vc->pipeline, n, err, err_size))
+        return 1;
     char why[256];
     int ui = opt->viz && pl_viz_available(why, sizeof why);
     if (opt->viz && !ui && isatty(STDOUT_FILENO)) printf("  (%s)\n", why);
@@ -118,6 +120,11 @@ int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_ran
             pl_trace_writer_describe_matrix(dr.writer, vc->matrices[i].name, vc->matrices[i].rows,
                                             vc->matrices[i].cols, vc->matrices[i].split,
                                             vc->matrices[i].padded_cols, vc->tp);
+        if (vc->pipeline) /* the pipeline pane's, for a replay */
+            pl_trace_writer_describe_pipeline(dr.writer, vc->pipeline->stages,
+                                              vc->pipeline->micro_batches, vc->pipeline->chunks,
+                                              vc->pipeline->schedule, vc->pipeline->of_ideal,
+                                              vc->pipeline->of_total);
     }
     pthread_t drain_thread;
     dr.player = player;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "paralab/pipeline.h"
 #include "vizint.h"
 
 void viz_model_init(viz_model *m, int nranks)
@@ -82,9 +83,33 @@ int viz_model_add(viz_model *m, const pl_event *e)
     return 0;
 }
 
+/* The stage of a metric named "activations s<r>" (r 0..PL_MAX_RANKS-1,
+ * in decimal without leading zeros), or -1. */
+static int activation_stage(const char *name)
+{
+    static const char pre[] = "activations s";
+    if (strncmp(name, pre, sizeof pre - 1)) return -1;
+    const char *d = name + sizeof pre - 1;
+    if (!*d || (d[0] == '0' && d[1]) || strlen(d) > 2) return -1;
+    int r = 0;
+    for (; *d; d++) {
+        if (*d < '0' || *d > '9') return -1;
+        r = r * 10 + (*d - '0');
+    }
+    return r < PL_MAX_RANKS ? r : -1;
+}
+
 int viz_model_push_named(viz_model *m, const char *name, double value)
 {
     if (!name) name = "";
+    int st = activation_stage(name);
+    if (st >= 0) { /* a stage's activations: its gauge, no curve */
+        if (value != value) return 0;
+        m->act_now[st] = value;
+        if (!m->act_seen[st] || value > m->act_peak[st]) m->act_peak[st] = value;
+        m->act_seen[st] = 1;
+        return 0;
+    }
     int k = 0;
     while (k < m->nseries && strcmp(m->series[k].name, name)) k++;
     if (k == m->nseries) {
@@ -267,7 +292,9 @@ static const pl_event *lane_at(const viz_lane *L, double t, int modeled)
         const pl_event *e = &L->ev[i - 1];
         if (viz_ev_end(e, modeled) < t || viz_ev_start(e, modeled) > t) continue;
         int rank =
-            e->kind == PL_EV_FORWARD || e->kind == PL_EV_BACKWARD || e->kind == PL_EV_OPTIMIZER ? 2
+            e->kind == PL_EV_FORWARD || e->kind == PL_EV_BACKWARD || e->kind == PL_EV_OPTIMIZER ||
+                    e->kind == PL_EV_WEIGHT_GRAD
+                ? 2
             : e->kind == PL_EV_COLLECTIVE                                                       ? 0
                                                                                                 : 1;
         if (rank > best_rank) {
@@ -386,30 +413,148 @@ const pl_event *viz_matmul_at(const viz_model *m, int rank, double t, int modele
     return NULL;
 }
 
+/* ---- the pipeline of the pipeline pane ------------------------------------------------- */
+
+int pl_viz_check_pipeline(const pl_viz_pipeline *p, int nranks, char *err, size_t cap)
+{
+    if (!p) return 0;
+    size_t len = p->schedule ? strlen(p->schedule) : 0;
+    int none = p->of_ideal < 0 && p->of_total < 0;
+    char bad[96] = "";
+    const char *why = NULL;
+    if (p->stages < 1 || p->stages > PL_MAX_RANKS) {
+        snprintf(bad, sizeof bad, "%d stages", p->stages);
+        why = "1..64 stages";
+    } else if (nranks > 0 && nranks % p->stages) {
+        snprintf(bad, sizeof bad, "%d stages for %d ranks", p->stages, nranks);
+        why = "a number of stages that divides the world's ranks";
+    } else if (p->micro_batches < 1 || p->micro_batches > PL_PP_MAX_MICRO) {
+        snprintf(bad, sizeof bad, "%d micro-batches", p->micro_batches);
+        why = "1..4096 micro-batches";
+    } else if (p->chunks < 1 || p->chunks > PL_PP_MAX_CHUNKS) {
+        snprintf(bad, sizeof bad, "%d chunks", p->chunks);
+        why = "1..8 chunks";
+    } else if (len < 1 || len > 15) {
+        snprintf(bad, sizeof bad, "schedule name of %zu bytes", len);
+        why = "a schedule name of 1 to 15 bytes";
+    } else if (!none && !(p->of_ideal >= 0 && p->of_ideal < 1e9 && p->of_total >= 0 &&
+                          p->of_total < 1)) {
+        snprintf(bad, sizeof bad, "bubble %g of the ideal time, %g of the total", p->of_ideal,
+                 p->of_total);
+        why = "of_ideal >= 0 and of_total in [0, 1), or both negative (no formula)";
+    }
+    if (why) {
+        snprintf(err, cap, "pipeline pane: %s: allowed are %s", bad, why);
+        return -1;
+    }
+    return 0;
+}
+
+int viz_model_set_pipeline(viz_model *m, const pl_viz_pipeline *p, char *err, size_t cap)
+{
+    if (pl_viz_check_pipeline(p, 0, err, cap)) return -1;
+    memset(&m->pp, 0, sizeof m->pp);
+    if (!p) return 0;
+    m->pp.stages = p->stages;
+    m->pp.micro_batches = p->micro_batches;
+    m->pp.chunks = p->chunks;
+    snprintf(m->pp.schedule, sizeof m->pp.schedule, "%s", p->schedule);
+    int none = p->of_ideal < 0 && p->of_total < 0;
+    m->pp.of_ideal = none ? -1 : p->of_ideal;
+    m->pp.of_total = none ? -1 : p->of_total;
+    return 0;
+}
+
+int viz_is_pipeline_op(const viz_model *m, const pl_event *e)
+{
+    return (e->kind == PL_EV_FORWARD || e->kind == PL_EV_BACKWARD ||
+            e->kind == PL_EV_WEIGHT_GRAD) &&
+           e->layer >= 0 && e->layer < PL_MAX_RANKS && e->micro_batch >= 0 &&
+           !is_matmul(m, e); /* a block's matmul: no stage */
+}
+
+/* F, B (or BW), W: 0, 1, 2. */
+static int op_index(const pl_event *e)
+{
+    return e->kind == PL_EV_FORWARD ? 0 : e->kind == PL_EV_BACKWARD ? 1 : 2;
+}
+
+#define SEEN_KEYS (PL_PP_MAX_MICRO * PL_PP_MAX_CHUNKS)
+
+void viz_pp_round_find(const viz_model *m, int modeled, viz_pp_round *R)
+{
+    memset(R, 0, sizeof *R);
+    R->lo = 1e300;
+    R->hi = -1e300;
+    int top = -1;
+    for (int s = 0; s < PL_MAX_RANKS; s++) R->owner[s] = -1;
+    for (int rk = 0; rk < m->nranks; rk++) {
+        const viz_lane *L = &m->lanes[rk][PL_LANE_COMPUTE];
+        for (size_t i = 0; i < L->n; i++) {
+            const pl_event *e = &L->ev[i];
+            if (!viz_is_pipeline_op(m, e)) continue;
+            if (R->owner[e->layer] < 0) R->owner[e->layer] = rk;
+            top = e->layer > top ? e->layer : top;
+            double d = viz_ev_end(e, modeled) - viz_ev_start(e, modeled);
+            double *t = &R->t_kind[op_index(e)];
+            if (d > 0 && (*t == 0 || d < *t)) *t = d;
+        }
+    }
+    R->stages = m->pp.stages > 0 ? m->pp.stages : top + 1;
+    if (top < 0) return;
+    /* per stage: its iterations, and the sums of its newest */
+    int *seen = malloc(SEEN_KEYS * sizeof *seen);
+    if (!seen) return;
+    int it[PL_MAX_RANKS] = {0};
+    double lo[PL_MAX_RANKS], hi[PL_MAX_RANKS], busy[PL_MAX_RANKS], slot[PL_MAX_RANKS];
+    for (int s = 0; s <= top; s++) {
+        if (R->owner[s] < 0) continue;
+        memset(seen, 0, SEEN_KEYS * sizeof *seen);
+        const viz_lane *L = &m->lanes[R->owner[s]][PL_LANE_COMPUTE];
+        for (size_t i = 0; i < L->n; i++) {
+            const pl_event *e = &L->ev[i];
+            if (!viz_is_pipeline_op(m, e) || e->layer != s) continue;
+            if (e->kind == PL_EV_FORWARD || it[s] == 0) {
+                int key = (int)((unsigned)e->micro_batch % PL_PP_MAX_MICRO) * PL_PP_MAX_CHUNKS +
+                          (int)((unsigned)e->chunk % PL_PP_MAX_CHUNKS);
+                if (it[s] == 0 || (e->kind == PL_EV_FORWARD && seen[key] == it[s])) {
+                    it[s]++; /* the next iteration */
+                    R->first[s] = i;
+                    lo[s] = 1e300;
+                    hi[s] = -1e300;
+                    busy[s] = 0;
+                    slot[s] = 1e300;
+                }
+                if (e->kind == PL_EV_FORWARD) seen[key] = it[s];
+            }
+            double a = viz_ev_start(e, modeled), b = viz_ev_end(e, modeled);
+            lo[s] = a < lo[s] ? a : lo[s];
+            hi[s] = b > hi[s] ? b : hi[s];
+            busy[s] += b - a;
+            if (b - a > 0 && b - a < slot[s]) slot[s] = b - a;
+        }
+    }
+    free(seen);
+    for (int s = 0; s <= top; s++) {
+        R->stage_it[s] = it[s];
+        R->iteration = it[s] > R->iteration ? it[s] : R->iteration;
+    }
+    R->slot = 1e300;
+    for (int s = 0; s <= top; s++) {
+        if (it[s] != R->iteration || R->owner[s] < 0) continue;
+        R->lo = lo[s] < R->lo ? lo[s] : R->lo;
+        R->hi = hi[s] > R->hi ? hi[s] : R->hi;
+        R->busy += busy[s];
+        R->slot = slot[s] < R->slot ? slot[s] : R->slot;
+    }
+    if (R->slot >= 1e300) R->slot = 0;
+}
+
 double viz_bubble_fraction(const viz_model *m, int modeled)
 {
-    double lo = 1e300, hi = -1e300, busy = 0;
-    int stages[PL_MAX_RANKS] = {0}, nst = 0;
-    for (int r = 0; r < m->nranks; r++)
-        for (int l = 0; l < PL_NUM_LANES; l++)
-            for (size_t i = 0; i < m->lanes[r][l].n; i++) {
-                const pl_event *e = &m->lanes[r][l].ev[i];
-                /* a pipeline's stages: forward and backward of a micro-batch on a
-                 * stage (layer); a lab's other forwards (Lab 08's matmuls, with no
-                 * micro-batch) make no pipeline and no bubble */
-                if ((e->kind != PL_EV_FORWARD && e->kind != PL_EV_BACKWARD) || e->layer < 0 ||
-                    e->layer >= PL_MAX_RANKS || e->micro_batch < 0 ||
-                    is_matmul(m, e)) /* a block's matmul: no stage */
-                    continue;
-                double s = viz_ev_start(e, modeled), t = viz_ev_end(e, modeled);
-                lo = s < lo ? s : lo;
-                hi = t > hi ? t : hi;
-                busy += t - s;
-                int st = e->layer;
-                if (!stages[st]) nst++;
-                stages[st] = 1;
-            }
-    if (nst == 0 || hi <= lo) return -1;
-    double f = 1.0 - busy / ((hi - lo) * nst);
+    viz_pp_round R;
+    viz_pp_round_find(m, modeled, &R);
+    if (!R.iteration || R.hi <= R.lo || R.stages < 1) return -1;
+    double f = 1.0 - R.busy / ((R.hi - R.lo) * R.stages);
     return f < 0 ? 0 : f;
 }

@@ -43,6 +43,8 @@ static int kind_colour(int kind)
         return COL_BACKWARD;
     case PL_EV_OPTIMIZER:
         return COL_OPTIMIZER;
+    case PL_EV_WEIGHT_GRAD:
+        return COL_WGRAD;
     case PL_EV_COPY:
         return COL_COPY;
     default:
@@ -63,6 +65,8 @@ static viz_glyph kind_glyph(int kind)
         return G_EV_BACKWARD;
     case PL_EV_OPTIMIZER:
         return G_EV_OPTIM;
+    case PL_EV_WEIGHT_GRAD:
+        return G_EV_WGRAD;
     case PL_EV_COPY:
         return G_EV_COPY;
     case PL_EV_COLLECTIVE:
@@ -324,13 +328,14 @@ static int legend(viz_grid *g, int x, int y, int w, const viz_model *m)
         {PL_EV_KERNEL, "kernel", "kernel"},
         {PL_EV_FORWARD, "forward", "fwd"},
         {PL_EV_BACKWARD, "backward", "bwd"},
+        {PL_EV_WEIGHT_GRAD, "weight grad", "wgrad"},
         {PL_EV_OPTIMIZER, "optimizer", "opt"},
         {PL_EV_COPY, "copy", "copy"},
         {PL_EV_RING_STEP, "comm", "comm"},
         {PL_EV_COLLECTIVE, "collective", "coll"},
         {-1, "idle", "idle"},
     };
-    int n = (int)(sizeof items / sizeof *items), on[8], len[2] = {0, 0};
+    int n = (int)(sizeof items / sizeof *items), on[9], len[2] = {0, 0};
     for (int i = 0; i < n; i++) {
         int k = items[i].kind;
         on[i] = k < 0 || m->nkind[k] > 0 ||
@@ -413,7 +418,8 @@ static void timeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
                 }
                 uint32_t ch = viz_glyph_ch(g, kind_glyph(e->kind));
                 int col = kind_colour(e->kind), attr = 0;
-                if ((e->kind == PL_EV_FORWARD || e->kind == PL_EV_BACKWARD) &&
+                if ((e->kind == PL_EV_FORWARD || e->kind == PL_EV_BACKWARD ||
+                     e->kind == PL_EV_WEIGHT_GRAD) &&
                     e->micro_batch >= 0) {
                     ch = (uint32_t)('0' + e->micro_batch % 10); /* the micro-batch, in its colour */
                     attr = ATTR_REVERSE;
@@ -880,60 +886,266 @@ static void shards(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v
 
 /* ---- pipeline, metrics ------------------------------------------------------------------ */
 
-/* Stages x time slots: each slot (the shortest forward or backward) is two
- * cells, "F3" or "B0"; empty slots are bubbles. */
+/* One row per stage against the time of the newest iteration (viz_pp_round_find), each op a
+ * box: its letter (F forward, B backward: BW or zero-bubble's B, W weight gradient; a small
+ * letter, underlined, for an odd chunk), its micro-batch's number, then its kind's glyph
+ * (▶ ◀ ▪); a bubble (a stage idle before the newest op's end) is a row of dots. Time is
+ * compressed to fit: the shortest op is 1 + the digits of the largest micro-batch cells wide
+ * (2 from m = 1 to 10) when the iteration fits, else the whole iteration (its expected time,
+ * from the formula, while it runs) takes the row's width, and the boxes are their letter
+ * alone, in every cell (the first bold).
+ * Above the rows the bubble line, beside them each stage's activations (now, and │ at the
+ * peak), under them the legend. */
+
+/* The letter of an op's box. */
+static uint32_t op_letter(const pl_event *e)
+{
+    char c = e->kind == PL_EV_FORWARD ? 'F' : e->kind == PL_EV_BACKWARD ? 'B' : 'W';
+    return (uint32_t)(e->chunk % 2 ? c - 'A' + 'a' : c);
+}
+
+static viz_glyph op_fill(const pl_event *e)
+{
+    return e->kind == PL_EV_FORWARD    ? G_EV_FORWARD
+           : e->kind == PL_EV_BACKWARD ? G_EV_BACKWARD
+                                       : G_EV_WGRAD;
+}
+
+static void pct(char *b, size_t cap, double f) { snprintf(b, cap, "%.1f %%", f * 100); }
+
+/* The bubble line in five lengths (form 0..4): x_total of the time and x_ideal of the ideal
+ * time, from the events; the formula's beside them. */
+static void bubble_words(const viz_model *m, double x_total, double x_ideal, int form, char *buf,
+                         size_t cap)
+{
+    char xt[32], xi[32], yt[32], yi[32], f1[64] = "", f2[64] = "";
+    pct(xt, sizeof xt, x_total);
+    pct(xi, sizeof xi, x_ideal);
+    if (m->pp.stages > 0 && m->pp.of_total >= 0) {
+        pct(yt, sizeof yt, m->pp.of_total);
+        pct(yi, sizeof yi, m->pp.of_ideal);
+        snprintf(f1, sizeof f1, " (formula %s)", yt);
+        snprintf(f2, sizeof f2, " (formula %s)", yi);
+    } else if (m->pp.stages > 0)
+        snprintf(f1, sizeof f1, " (no formula)");
+    switch (form) {
+    case 0:
+        snprintf(buf, cap, "bubble %s of the time%s, %s of the ideal time%s", xt, f1, xi, f2);
+        break;
+    case 1:
+        snprintf(buf, cap, "bubble %s of the time%s; %s of ideal%s", xt, f1, xi, f2);
+        break;
+    case 2:
+        snprintf(buf, cap, "bubble %s of the time%s", xt, f1);
+        break;
+    case 3:
+        snprintf(buf, cap, "bubble %s of the time", xt);
+        break;
+    default:
+        snprintf(buf, cap, "bubble %s", xt);
+        break;
+    }
+}
+
+/* The legend at (x, y), w cells: what the boxes, the dots and the gauge mean. */
+static void pipeline_legend(viz_grid *g, int x, int y, int w, const viz_model *m, int gauge)
+{
+    int zb = m->nkind[PL_EV_WEIGHT_GRAD] > 0 || !strncmp(m->pp.schedule, "zb", 2);
+    typedef struct {
+        uint32_t a, b;
+        int col, attr;
+        const char *name;
+    } item;
+    item items[6];
+    int n = 0;
+    items[n++] = (item){'F', '0', COL_FORWARD, 0, "forward"};
+    items[n++] = (item){'B', '0', COL_BACKWARD, 0, zb ? "input grad" : "backward"};
+    if (zb) items[n++] = (item){'W', '0', COL_WGRAD, 0, "weight grad"};
+    items[n++] = (item){viz_glyph_ch(g, G_DOT), 0, COL_DIM, 0, "bubble"};
+    if (m->pp.chunks > 1)
+        items[n++] = (item){'f', '0', COL_FORWARD, ATTR_UNDERLINE,
+                                        m->pp.chunks == 2 ? "chunk 1" : "odd chunks"};
+    if (gauge)
+        items[n++] = (item){viz_glyph_ch(g, G_V), 0, COL_WARN, 0, "activations' peak"};
+    int cx = x;
+    for (int i = 0; i < n; i++) {
+        int glyphs = items[i].b ? 2 : 1, need = glyphs + 1 + (int)strlen(items[i].name);
+        if (cx + (cx > x ? 2 : 0) + need > x + w) break;
+        if (cx > x) {
+            viz_put(g, cx++, y, ' ', COL_DIM, 0);
+            viz_put(g, cx++, y, ' ', COL_DIM, 0);
+        }
+        viz_put(g, cx, y, items[i].a, items[i].col, ATTR_BOLD | items[i].attr);
+        if (items[i].b) viz_put(g, cx + 1, y, items[i].b, items[i].col, items[i].attr);
+        viz_put(g, cx + glyphs, y, ' ', COL_DIM, 0);
+        viz_text(g, cx + glyphs + 1, y, need - glyphs - 1, items[i].name, COL_DIM, 0);
+        cx += need;
+    }
+}
+
+/* A stage's activations at (x, y): a bar of bw cells, now of the scale, │ at its peak. */
+static void act_gauge(viz_grid *g, int x, int y, int bw, int text, double now, double peak,
+                      double scale)
+{
+    int full = scale > 0 ? (int)lround(now / scale * bw) : 0;
+    int pk = scale > 0 && peak > 0 ? (int)ceil(peak / scale * bw - 1e-9) - 1 : -1;
+    for (int i = 0; i < bw; i++) {
+        if (i == pk && now < peak)
+            viz_put(g, x + i, y, viz_glyph_ch(g, G_V), COL_WARN, ATTR_BOLD);
+        else if (i < full)
+            viz_put(g, x + i, y, viz_glyph_ch(g, G_FULL), COL_COPY, 0);
+        else
+            viz_put(g, x + i, y, viz_glyph_ch(g, i == pk ? G_FULL : G_LIGHT),
+                    i == pk ? COL_COPY : COL_DIM, 0);
+    }
+    if (text) { /* right-aligned */
+        char b[32];
+        viz_fmt_bytes(b, sizeof b, peak);
+        int len = (int)strlen(b) < text ? (int)strlen(b) : text;
+        viz_text(g, x + bw + 1 + text - len, y, len, b, COL_DIM, 0);
+    }
+}
+
 static void pipeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v)
 {
-    double bubble = viz_bubble_fraction(m, v->modeled);
-    char title[64];
-    if (bubble >= 0)
-        snprintf(title, sizeof title, "pipeline (bubble %.1f %%)", bubble * 100);
-    else
-        snprintf(title, sizeof title, "pipeline");
+    viz_pp_round R;
+    viz_pp_round_find(m, v->modeled, &R);
+    int have = R.iteration > 0 && R.hi > R.lo && R.stages > 0;
+    char title[128], span[32] = "";
+    int tl = snprintf(title, sizeof title, "pipeline");
+    if (m->pp.stages > 0)
+        tl += snprintf(title + tl, sizeof title - (size_t)tl, ": %s, p %d, m %d", m->pp.schedule,
+                       m->pp.stages, m->pp.micro_batches);
+    if (m->pp.chunks > 1)
+        tl += snprintf(title + tl, sizeof title - (size_t)tl, ", v %d", m->pp.chunks);
+    if (have) {
+        viz_fmt_time(span, sizeof span, R.hi - R.lo);
+        snprintf(title + tl, sizeof title - (size_t)tl, "%s iteration %d, %s",
+                 m->pp.stages > 0 ? "," : ":", R.iteration, span);
+    }
     viz_box(g, r, title, v->focus == PL_PANE_PIPELINE);
     pl_rect in = inside(r);
     if (in.w < 4 || in.h < 1) return;
-    if (bubble < 0) {
+    if (!have) {
         viz_text(g, in.x, in.y, in.w, "no forward/backward events yet", COL_DIM, 0);
         return;
     }
-    double lo = 1e300, slot = 1e300;
-    int last_stage = 0;
-    for (int rk = 0; rk < m->nranks; rk++)
-        for (int l = 0; l < PL_NUM_LANES; l++)
-            for (size_t i = 0; i < m->lanes[rk][l].n; i++) {
-                const pl_event *e = &m->lanes[rk][l].ev[i];
-                if ((e->kind != PL_EV_FORWARD && e->kind != PL_EV_BACKWARD) || e->layer < 0 ||
-                    viz_matrix_index(m, e->label) >= 0) /* a block's matmul: no stage */
-                    continue;
-                double s = viz_ev_start(e, v->modeled), d = viz_ev_end(e, v->modeled) - s;
-                lo = s < lo ? s : lo;
-                if (d > 0 && d < slot) slot = d;
-                int st = e->layer >= 0 ? e->layer : rk;
-                last_stage = st > last_stage ? st : last_stage;
+    /* the bubble line: the longest form that fits */
+    double total = (R.hi - R.lo) * R.stages, idle = total - R.busy;
+    if (idle < 0) idle = 0;
+    double x_total = idle / total, x_ideal = R.busy > 0 ? idle / R.busy : 0;
+    char words[5][160];
+    const char *forms[5];
+    for (int k = 0; k < 5; k++) {
+        bubble_words(m, x_total, x_ideal, k, words[k], sizeof words[k]);
+        forms[k] = words[k];
+    }
+    viz_text(g, in.x, in.y, in.w, fitting(forms, 5, in.w), COL_DEFAULT, ATTR_BOLD);
+    if (in.h < 2) return;
+    /* the rows: a stage each, then the legend (in the bottom border when no row is left) */
+    int n = R.stages, rows = in.h - 1, own_legend = rows > n;
+    if (own_legend) rows--;
+    int first = v->rank_scroll > 0 && v->rank_scroll < n ? v->rank_scroll : 0;
+    if (first > 0 && n - first < rows) first = n - rows > 0 ? n - rows : 0;
+    int gauge = 0;
+    double scale = 0;
+    for (int st = 0; st < n; st++)
+        if (m->act_seen[st]) {
+            gauge = 1;
+            scale = m->act_peak[st] > scale ? m->act_peak[st] : scale;
+        }
+    int lw = 4, bw = 0, text = 0;
+    if (gauge && in.w >= 50) {
+        bw = in.w >= 100 ? 10 : 6;
+        text = 10;
+    } else if (gauge && in.w >= 24)
+        bw = 4;
+    int gw = bw ? 1 + bw + (text ? 1 + text : 0) : 0, tw = in.w - lw - gw;
+    if (tw < 1) return;
+    /* cells per second: the shortest op 1 + digits cells wide, or the iteration in tw */
+    int mb = m->pp.micro_batches > 0 ? m->pp.micro_batches - 1 : 0;
+    for (int st = 0; st < n; st++) {
+        if (R.owner[st] < 0 || R.stage_it[st] != R.iteration) continue;
+        const viz_lane *L = &m->lanes[R.owner[st]][PL_LANE_COMPUTE];
+        for (size_t i = R.first[st]; i < L->n; i++)
+            if (viz_is_pipeline_op(m, &L->ev[i]) && L->ev[i].layer == st &&
+                L->ev[i].micro_batch > mb)
+                mb = L->ev[i].micro_batch;
+    }
+    int digits = 1;
+    for (int k = mb; k >= 10; k /= 10) digits++;
+    double extent = R.hi - R.lo;
+    if (m->pp.stages > 0) { /* the iteration's expected time, so that boxes stay put */
+        double tf = R.t_kind[0], tb = R.t_kind[1] > 0 ? R.t_kind[1] : tf,
+               tw_ = R.t_kind[2] > 0 ? R.t_kind[2] : !strncmp(m->pp.schedule, "zb", 2) ? tf : 0;
+        double ideal = m->pp.micro_batches * m->pp.chunks * (tf + tb + tw_);
+        double est = m->pp.of_total >= 0
+                         ? ideal / (1 - m->pp.of_total)
+                         : ideal + (m->pp.stages - 1) * (tf + tb + tw_) / m->pp.chunks;
+        if (est > extent) extent = est;
+    }
+    double cps = R.slot > 0 ? (1 + digits) / R.slot : 0;
+    if (cps <= 0 || cps * extent > tw) cps = tw / extent;
+    /* the numbers when the shortest op has room for the largest, else none */
+    int numbers = R.slot * cps >= 1 + digits - 1e-9;
+    int *cell = malloc((size_t)tw * sizeof *cell);
+    if (!cell) return;
+    for (int k = 0; k < rows && first + k < n; k++) {
+        int st = first + k, y = in.y + 1 + k;
+        if (k == rows - 1 && st < n - 1) {
+            viz_textf(g, in.x, y, in.w, COL_DIM, 0, "... %d more stage%s (focus: up/down)",
+                      n - st, pl_s(n - st));
+            break;
+        }
+        viz_textf(g, in.x, y, lw, COL_RANK0 + st % 8, 0, "s%-2d", st);
+        for (int c = 0; c < tw; c++) cell[c] = -1;
+        const viz_lane *L = R.owner[st] >= 0 ? &m->lanes[R.owner[st]][PL_LANE_COMPUTE] : NULL;
+        if (L && R.stage_it[st] == R.iteration)
+            for (size_t i = R.first[st]; i < L->n; i++) {
+                const pl_event *e = &L->ev[i];
+                if (!viz_is_pipeline_op(m, e) || e->layer != st) continue;
+                /* the cells whose middle it covers */
+                double a = (viz_ev_start(e, v->modeled) - R.lo) * cps - 0.5,
+                       b = (viz_ev_end(e, v->modeled) - R.lo) * cps - 0.5;
+                int c0 = (int)ceil(a), c1 = (int)ceil(b);
+                for (int c = c0 < 0 ? 0 : c0; c < c1 && c < tw; c++) cell[c] = (int)i;
             }
-    for (int st = 0; st <= last_stage && st < in.h; st++)
-        viz_textf(g, in.x, in.y + st, 4, COL_DIM, 0, "s%-2d", st);
-    for (int rk = 0; rk < m->nranks; rk++)
-        for (int l = 0; l < PL_NUM_LANES; l++)
-            for (size_t i = 0; i < m->lanes[rk][l].n; i++) {
-                const pl_event *e = &m->lanes[rk][l].ev[i];
-                if ((e->kind != PL_EV_FORWARD && e->kind != PL_EV_BACKWARD) || e->layer < 0 ||
-                    viz_matrix_index(m, e->label) >= 0) /* a block's matmul: no stage */
-                    continue;
-                int st = e->layer;
-                double s = viz_ev_start(e, v->modeled), d = viz_ev_end(e, v->modeled) - s;
-                int k0 = (int)lround((s - lo) / slot), k1 = (int)lround((s + d - lo) / slot);
-                for (int k = k0; k < k1; k++) {
-                    int x = in.x + 4 + 2 * k, y = in.y + st;
-                    if (y >= in.y + in.h || x + 1 >= in.x + in.w) continue;
-                    int col = kind_colour(e->kind);
-                    viz_put(g, x, y, e->kind == PL_EV_FORWARD ? 'F' : 'B', col, ATTR_BOLD);
-                    viz_put(g, x + 1, y,
-                            e->micro_batch >= 0 ? (uint32_t)('0' + e->micro_batch % 10) : '?', col,
-                            0);
-                }
+        int x0 = in.x + lw;
+        for (int c = 0; c < tw; c++) {
+            if (cell[c] < 0) { /* idle: a bubble until the newest op's end */
+                int bubble = R.lo + (c + 0.5) / cps < R.hi;
+                viz_put(g, x0 + c, y, bubble ? viz_glyph_ch(g, G_DOT) : ' ', COL_DIM, 0);
+                continue;
             }
+            const pl_event *e = &L->ev[cell[c]];
+            int c0 = c, c1 = c;
+            while (c0 > 0 && cell[c0 - 1] == cell[c]) c0--;
+            while (c1 + 1 < tw && cell[c1 + 1] == cell[c]) c1++;
+            int len = c1 - c0 + 1, at = c - c0, nd = 1;
+            for (int k2 = e->micro_batch; k2 >= 10; k2 /= 10) nd++;
+            int col = kind_colour(e->kind), attr = e->chunk % 2 ? ATTR_UNDERLINE : 0;
+            uint32_t ch;
+            if (at == 0 || !numbers) { /* compressed: letters only, the box's first bold */
+                ch = op_letter(e);
+                attr |= at == 0 ? ATTR_BOLD : 0;
+            } else if (len >= 1 + nd && at <= nd) {
+                char num[16];
+                snprintf(num, sizeof num, "%d", e->micro_batch);
+                ch = (uint32_t)num[at - 1];
+            } else
+                ch = viz_glyph_ch(g, op_fill(e));
+            viz_put(g, x0 + c, y, ch, col, attr);
+        }
+        if (bw && m->act_seen[st])
+            act_gauge(g, in.x + in.w - gw + 1, y, bw, text, m->act_now[st], m->act_peak[st],
+                      scale);
+    }
+    free(cell);
+    if (own_legend)
+        pipeline_legend(g, in.x, in.y + in.h - 1, in.w, m, bw > 0);
+    else if (r.w > 8) {
+        pipeline_legend(g, r.x + 2, r.y + r.h - 1, r.w - 4, m, bw > 0);
+    }
 }
 
 /* The pushed metric, the whole run in r: a headline with the value the

@@ -10,7 +10,9 @@
  * rank pid's device memory (args used and total), the metadata event "paralab"
  * what the lab said (title, steps, panes, stream_lanes), each "paralab
  * matrix" a matrix of the shards pane (name, rows, cols, split, padded_cols,
- * tp); other metadata is skipped. The clock the file was written on is in otherData.clock
+ * tp), the "paralab pipeline" the pipeline of the pipeline pane (stages,
+ * micro_batches, chunks, schedule, of_ideal, of_total); other metadata is
+ * skipped. The clock the file was written on is in otherData.clock
  * ("modeled" or "measured"; absent: measured).
  */
 #include <math.h>
@@ -21,6 +23,7 @@
 
 #include <jansson.h>
 
+#include "paralab/pipeline.h"
 #include "vizint.h"
 
 static int kind_of(const char *cat)
@@ -114,6 +117,45 @@ static int read_matrix(viz_trace *t, json_t *args, const char *path, size_t i, c
     return 0;
 }
 
+/* The "paralab pipeline" metadata event: the pipeline pane's pipeline. 0, or
+ * -1 with err saying what it needs. */
+static int read_pipeline(viz_trace *t, json_t *args, const char *path, size_t i, char *err,
+                         size_t cap)
+{
+    json_t *name = json_object_get(args, "schedule"), *fi = json_object_get(args, "of_ideal"),
+           *ft = json_object_get(args, "of_total");
+    long long p = 0, m = 0, v = 0;
+    int none = json_is_null(fi) && json_is_null(ft);
+    size_t len = json_is_string(name) ? strlen(json_string_value(name)) : 0;
+    if (t->pipeline.stages > 0) {
+        snprintf(err, cap, "%s: event %zu: a second pipeline (\"paralab pipeline\"): a trace has one",
+                 path, i);
+        return -1;
+    }
+    if (!json_object_get(args, "stages") || !json_object_get(args, "micro_batches") ||
+        !json_object_get(args, "chunks") || int_arg(args, "stages", 1, PL_MAX_RANKS, &p) ||
+        int_arg(args, "micro_batches", 1, PL_PP_MAX_MICRO, &m) ||
+        int_arg(args, "chunks", 1, PL_PP_MAX_CHUNKS, &v) || len < 1 || len > 15 ||
+        !(none || (json_is_number(fi) && json_is_number(ft) && json_number_value(fi) >= 0 &&
+                   json_number_value(ft) >= 0 && json_number_value(ft) < 1))) {
+        snprintf(err, cap,
+                 "%s: event %zu: a pipeline (\"paralab pipeline\") needs args.stages (1..%d), "
+                 "micro_batches (1..%d) and chunks (1..%d), whole numbers; schedule (a name of 1 "
+                 "to 15 bytes); of_ideal (a number >= 0) and of_total (a number in [0, 1)), or "
+                 "both null (no formula)",
+                 path, i, PL_MAX_RANKS, PL_PP_MAX_MICRO, PL_PP_MAX_CHUNKS);
+        return -1;
+    }
+    snprintf(t->pipeline_schedule, sizeof t->pipeline_schedule, "%s", json_string_value(name));
+    t->pipeline = (pl_viz_pipeline){(int)p,
+                                    (int)m,
+                                    (int)v,
+                                    t->pipeline_schedule,
+                                    none ? -1 : json_number_value(fi),
+                                    none ? -1 : json_number_value(ft)};
+    return 0;
+}
+
 int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
 {
     memset(t, 0, sizeof *t);
@@ -140,6 +182,12 @@ int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
     }
     json_t *other = json_object_get(root, "otherData"), *clock = json_object_get(other, "clock");
     t->modeled = json_is_string(clock) && !strcmp(json_string_value(clock), "modeled");
+    /* the world's ranks, as the writer says (the events may come from fewer) */
+    json_t *ranks = json_object_get(other, "ranks");
+    int world = json_is_integer(ranks) && json_integer_value(ranks) > 0 &&
+                        json_integer_value(ranks) <= PL_MAX_RANKS
+                    ? (int)json_integer_value(ranks)
+                    : 0;
     size_t total = json_array_size(events), k = 0;
     t->ev = malloc((total ? total : 1) * sizeof *t->ev);
     t->marks = malloc((total ? total : 1) * sizeof *t->marks);
@@ -164,6 +212,9 @@ int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
                 read_lab(t, args);
             if (json_is_string(name) && !strcmp(json_string_value(name), "paralab matrix") &&
                 read_matrix(t, args, path, i, err, cap))
+                goto bad;
+            if (json_is_string(name) && !strcmp(json_string_value(name), "paralab pipeline") &&
+                read_pipeline(t, args, path, i, err, cap))
                 goto bad;
             continue;
         }
@@ -298,7 +349,8 @@ int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
         t->ev[k++] = x;
     }
     char why[256];
-    if (pl_viz_check_matrices(t->matrices, t->nmatrices, t->tp, 0, why, sizeof why)) {
+    if (pl_viz_check_matrices(t->matrices, t->nmatrices, t->tp, 0, why, sizeof why) ||
+        (t->pipeline.stages > 0 && pl_viz_check_pipeline(&t->pipeline, world, why, sizeof why))) {
         snprintf(err, cap, "%s: %s", path, why);
         goto bad;
     }

@@ -29,9 +29,10 @@ enum {
     COL_COPY,      /* copies and memsets */
     COL_COMM,      /* collectives, ring steps, send/recv */
     COL_RANK0,     /* COL_RANK0 + r % 8: a rank's colour (shards, topology) */
-    COL_COUNT = COL_RANK0 + 8
+    COL_WGRAD = COL_RANK0 + 8, /* a pipeline's W (weight gradient) */
+    COL_COUNT
 };
-enum { ATTR_BOLD = 1, ATTR_REVERSE = 2 };
+enum { ATTR_BOLD = 1, ATTR_REVERSE = 2, ATTR_UNDERLINE = 4 };
 
 typedef struct {
     uint32_t ch; /* a Unicode code point (ASCII when the grid is not UTF-8) */
@@ -71,6 +72,7 @@ typedef enum {
     G_EV_COLL,     /* ░ : a collective between its steps */
     G_UP,          /* ↑ ^ */
     G_DOWN,        /* ↓ v */
+    G_EV_WGRAD,    /* ▪ + a pipeline's W, inside its box */
     G_COUNT
 } viz_glyph;
 uint32_t viz_glyph_ch(const viz_grid *g, viz_glyph k);
@@ -123,6 +125,16 @@ typedef struct viz_model {
         char split; /* 'c', 'r', 0 */
     } matrices[PL_VIZ_MAX_MATRICES];
     int nmatrices, tp;
+    /* the pipeline pane's pipeline (viz_model_set_pipeline); stages 0: none said */
+    struct viz_pipeline {
+        int stages, micro_batches, chunks;
+        char schedule[16];
+        double of_ideal, of_total; /* < 0: no formula */
+    } pp;
+    /* per stage, the bytes of activations it holds (the metric notes
+     * "activations s<r>": not series) now and at most; act_seen: noted */
+    double act_now[PL_MAX_RANKS], act_peak[PL_MAX_RANKS];
+    unsigned char act_seen[PL_MAX_RANKS];
     size_t nkind[16]; /* events of each kind (pl_event.kind), for the timeline's legend */
     /* metrics the lab pushes, by name: "loss" per batch, "epoch loss" per epoch */
     struct viz_series {
@@ -141,6 +153,8 @@ void viz_model_free(viz_model *m);
 /* 0, or -1 when out of memory (the event is dropped). */
 int viz_model_add(viz_model *m, const pl_event *e);
 /* A value of the series `name` (at most 4 series; a 5th name is dropped).
+ * "activations s<r>" (r 0..PL_MAX_RANKS-1) is no series: the bytes of
+ * activations stage r holds now (act_now; act_peak the most so far).
  * A series "epoch X" holds the mean of X over each epoch: the metrics pane
  * draws X per epoch, with the epoch in progress as the mean so far. 0, or
  * -1 when out of memory or out of series. */
@@ -168,6 +182,10 @@ const pl_event *viz_model_at_stream(const viz_model *m, int rank, int k, double 
  * err (the model unchanged). */
 int viz_model_set_matrices(viz_model *m, const pl_viz_matrix *mx, int n, int tp, char *err,
                            size_t cap);
+/* The pipeline of the pipeline pane (pl_viz_pipeline, paralab/viz.h),
+ * checked as pl_viz_check_pipeline does (for any number of ranks); p NULL:
+ * none. 0, or -1 with err (the model unchanged). */
+int viz_model_set_pipeline(viz_model *m, const pl_viz_pipeline *p, char *err, size_t cap);
 /* The index of the matrix named `label` in the model, or -1: an event of
  * kind forward or backward with that label is a matmul with it. */
 int viz_matrix_index(const viz_model *m, const char *label);
@@ -236,6 +254,9 @@ typedef struct viz_trace {
     pl_viz_matrix matrices[PL_VIZ_MAX_MATRICES];
     char matrix_names[PL_VIZ_MAX_MATRICES][16];
     int nmatrices, tp;
+    /* the pipeline of the pipeline pane ("paralab pipeline" metadata): stages 0 when absent */
+    pl_viz_pipeline pipeline;
+    char pipeline_schedule[16];
 } viz_trace;
 
 /* Reads a trace file (paralab-viz, pl_viz_read_trace): 0, or -1 with err
@@ -334,9 +355,30 @@ int viz_topology_links(const viz_model *m, const viz_view *v, pl_rect r, int *co
 void viz_fmt_time(char *buf, size_t cap, double s);
 /* "512 B", "1.5 KiB", "3.0 MiB", "2.0 GiB" */
 void viz_fmt_bytes(char *buf, size_t cap, double b);
-/* The pipeline's bubble fraction: 1 - busy / (stages x span), from the
- * forward/backward events that name their stage (layer >= 0); -1 when
- * there are none. */
+/* A pipeline op: a forward, backward or W event of a micro-batch
+ * (micro_batch >= 0) on a stage (layer 0..PL_MAX_RANKS-1) that is no
+ * matmul of the shards pane. */
+int viz_is_pipeline_op(const viz_model *m, const pl_event *e);
+/* The iteration (optimizer step) of the pipeline the pane shows: the
+ * newest. A stage's ops belong to one iteration until a forward of a
+ * (micro-batch, chunk) it already ran in it starts the next. Per stage,
+ * the ops of the lowest rank that runs that stage. */
+typedef struct viz_pp_round {
+    int iteration;          /* 1, 2...; 0: no pipeline op */
+    int stages;             /* the pane's rows: the pipeline's p, else the highest stage + 1 */
+    double lo, hi;          /* the first start and the last end of its ops */
+    double busy;            /* the time its ops take, over every stage */
+    double slot;            /* its shortest op */
+    double t_kind[3];       /* the shortest F, B (or BW) and W of any iteration; 0: none */
+    int owner[PL_MAX_RANKS]; /* the rank whose ops stage s shows; -1: none */
+    /* per stage: its newest iteration, and where it begins on its owner's compute lane */
+    int stage_it[PL_MAX_RANKS];
+    size_t first[PL_MAX_RANKS];
+} viz_pp_round;
+void viz_pp_round_find(const viz_model *m, int modeled, viz_pp_round *r);
+/* The iteration's bubble as a fraction of its time: idle / (stages x
+ * (hi - lo)) = 1 - busy / (stages x (hi - lo)), from the pipeline ops of
+ * the newest iteration (viz_pp_round_find); -1 when there are none. */
 double viz_bubble_fraction(const viz_model *m, int modeled);
 
 /* The watchdog saw no progress (labrun.c, on the watchdog's thread): the UI

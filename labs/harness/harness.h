@@ -99,6 +99,13 @@ typedef struct pl_lab_def {
      * steps: "labNN: shards pane: ..." on stderr, exit 1. */
     const pl_viz_matrix *matrices;
     int nmatrices, tp;
+    /* the pipeline pane (PL_PANE_BIT(PL_PANE_PIPELINE) in panes): the
+     * pipeline the lab runs (pl_viz_pipeline, paralab/viz.h: stages,
+     * micro-batches, chunks, the schedule and its formula's bubble), read
+     * when the steps start, after setup (which fills it from the options);
+     * NULL: none. One pl_viz_check_pipeline refuses stops the run before
+     * its steps: "labNN: pipeline pane: ..." on stderr, exit 1. */
+    const pl_viz_pipeline *pipeline;
 
     /* The lesson. All optional but steps; each gets ctx.
      *   probe(r)      on a one-rank world, before setup, not with

@@ -98,6 +98,32 @@ typedef struct pl_viz_matrix {
  * allowed. */
 int pl_viz_check_matrices(const pl_viz_matrix *m, int n, int tp, int nranks, char *err, size_t cap);
 
+/* A pipeline-parallel lab's pipeline (Lab 09), as the pipeline pane
+ * draws it: p stages (the ranks of the PP group: stage r is the layer of
+ * the events of its ops), m micro-batches per optimizer step, v model
+ * chunks per stage, the schedule's name ("gpipe", "1f1b", "zb-h1"...: what
+ * the title says) and the formula's bubble (pl_pp_bubble_formula,
+ * paralab/pipeline.h) in its two normalisations: of the ideal time and of
+ * the total time; both negative: no formula (ZB-H1 with m < p).
+ *
+ * The events the pane draws (paralab/trace.h): one per op on the compute
+ * lane, kind PL_EV_FORWARD (F), PL_EV_BACKWARD (BW, or zero-bubble's B) or
+ * PL_EV_WEIGHT_GRAD (W), micro_batch k, layer the stage, chunk c; and the
+ * metric notes "activations s<r>" (pl_trace_note_metric: the bytes of
+ * activations stage r holds now), drawn as a gauge per stage with its peak
+ * and kept out of the metrics pane's curves. */
+typedef struct pl_viz_pipeline {
+    int stages;           /* p: 1..PL_MAX_RANKS, dividing the world's ranks */
+    int micro_batches;    /* m: 1..PL_PP_MAX_MICRO */
+    int chunks;           /* v: 1..PL_PP_MAX_CHUNKS */
+    const char *schedule; /* 1..15 bytes */
+    double of_ideal, of_total; /* of_ideal >= 0, 0 <= of_total < 1; or both < 0: none */
+} pl_viz_pipeline;
+
+/* 0 when p can be drawn for a world of nranks (0: any); else -1 with err
+ * naming the bad value and what is allowed. */
+int pl_viz_check_pipeline(const pl_viz_pipeline *p, int nranks, char *err, size_t cap);
+
 typedef struct pl_viz_config {
     const char *title;               /* "lab 06 · collectives" */
     unsigned panes;                  /* PL_PANE_BIT(...) | ... ; header and narration always */
@@ -113,6 +139,9 @@ typedef struct pl_viz_config {
     const pl_viz_matrix *matrices;
     int nmatrices; /* 0..PL_VIZ_MAX_MATRICES */
     int tp;        /* the TP degree: 1..PL_MAX_RANKS, dividing the world's ranks */
+    /* the pipeline pane's pipeline (pl_viz_pipeline, above); NULL: none
+     * (the pane then draws what the events say, without a formula) */
+    const pl_viz_pipeline *pipeline;
 } pl_viz_config;
 
 /* 1 when a UI can run on this terminal; else 0 and, in why, the one-line
@@ -132,7 +161,8 @@ int pl_viz_available(char *why, size_t cap);
  * the terminal restored, the trace finished with what it has, a line on
  * stderr naming the kernel still running, exit 0 after q, 130 after
  * Ctrl-C. Matrices for the shards pane that pl_viz_check_matrices refuses
- * for cfg->n ranks: 1 with its message, nothing run. */
+ * for cfg->n ranks, or a pipeline pl_viz_check_pipeline refuses: 1 with
+ * its message, nothing run. */
 int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank_fn fn, void *arg,
                      pl_trace_writer *writer, int *quit, char *err, size_t err_size);
 
@@ -146,9 +176,10 @@ int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank
  * progress, paralab/watchdog.h) ends a run that loops forever: a line on
  * stderr naming the kernel, exit status 1 (130 when it loops after Ctrl-C),
  * the terminal restored first. Matrices for the shards pane that
- * pl_viz_check_matrices refuses for n ranks: 1 with its message, before
- * anything runs; with a trace file, they are written to it ("paralab
- * matrix" metadata) for the replay. */
+ * pl_viz_check_matrices refuses for n ranks (or a pipeline that
+ * pl_viz_check_pipeline refuses): 1 with its message, before anything
+ * runs; with a trace file, they are written to it ("paralab matrix" and
+ * "paralab pipeline" metadata) for the replay. */
 int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_rank_fn fn, void *arg,
                    int *quit, char *err, size_t err_size);
 
