@@ -49,6 +49,7 @@ typedef struct {
     lab09_config cfg;
     lab09_result res;
     lab09_run run;
+    pl_viz_pipeline pipe; /* the pipeline pane */
 } lab;
 
 static int parse_real(const char *opt, const char *arg, double lo, double hi, double *out,
@@ -231,6 +232,9 @@ static int setup(void *ctx, char *err, size_t cap)
                             .narrate = 1,
                             .evaluate = 1};
     a->run = (lab09_run){.cfg = &a->cfg, .data = &a->data, .result = &a->res};
+    double fi = -1, ft = -1;
+    if (pl_pp_bubble_formula((pl_pp_kind)a->kind, p, m, v, &fi, &ft)) fi = ft = -1;
+    a->pipe = (pl_viz_pipeline){p, m, v, pl_pp_kind_name((pl_pp_kind)a->kind), fi, ft};
     const char *dev = pl_device_caps()->modeled ? pl_device_label() : "real GPUs";
     char chunks[32] = "";
     if (v > 1) snprintf(chunks, sizeof chunks, ", %d chunks per stage", v);
@@ -317,7 +321,8 @@ int main(int argc, char **argv)
         .todo_names = 1,
         .checks_note = "  (make check also runs your lists on the executor: one step against one "
                        "device, the activations each stage holds, the bubble, 10 training steps)",
-        .panes = PL_PANE_BIT(PL_PANE_TOPOLOGY),
+        .panes = PL_PANE_BIT(PL_PANE_TOPOLOGY) | PL_PANE_BIT(PL_PANE_PIPELINE),
+        .pipeline = &a.pipe,
         .role = "pp",
         .probe = probe_rank,
         .setup = setup,
