@@ -255,64 +255,93 @@ static cudaError_t alloc(float **p, long n)
     return e;
 }
 
-cudaError_t pl_blocks_acts_alloc(pl_blocks_acts *a, const pl_blocks_layout *lay, int max_rows,
-                                 int local_rows)
+/* One tensor of n elements of `size` bytes out of an activation set's
+ * allocation at *off (rounded up to 256 bytes); its address when base is
+ * not NULL. */
+static void *carve(char *base, size_t *off, long n, size_t size)
+{
+    void *p = base ? base + *off : NULL;
+    *off += ((size_t)n * size + 255) / 256 * 256;
+    return p;
+}
+
+/* Lays an activation set out (pl_blocks_acts_bytes' order) and returns its
+ * bytes; with a base, points a's tensors into it. */
+static size_t acts_layout(pl_blocks_acts *a, char *base, const pl_blocks_layout *lay, int B, int R,
+                          int split)
+{
+    int h = lay->cfg.hidden, fl = lay->ffn_local, cl = lay->classes_local;
+    int sp = R != B; /* sequence parallelism: f's output is its own */
+    int first = lay->part.first, last = lay->part.last;
+    size_t off = 0, F = sizeof(float);
+    pl_blocks_acts dummy, *d = a ? a : &dummy;
+    d->input = carve(base, &off, (long)R * (lay->part.input ? lay->cfg.inputs : h), F);
+    for (int j = first; j <= last; j++) {
+        d->x[j] = carve(base, &off, (long)R * h, F);
+        if (j == last && !lay->part.head) break; /* the part's output */
+        d->ln[j] = carve(base, &off, (long)R * h, F);
+        d->mean[j] = carve(base, &off, R, F);
+        d->rstd[j] = carve(base, &off, R, F);
+        d->xfull[j] = sp ? carve(base, &off, (long)B * h, F) : d->ln[j]; /* f forward: identity */
+        if (j == last) break;
+        d->z1[j] = carve(base, &off, (long)B * fl, F);
+        d->a[j] = carve(base, &off, (long)B * fl, F);
+        if (split) {
+            d->dy[j] = carve(base, &off, (long)B * h, F);
+            d->dz1[j] = d->z1[j];
+        }
+    }
+    if (lay->part.head) {
+        d->logits = carve(base, &off, (long)B * cl, F);
+        d->rowmax = carve(base, &off, B, F);
+        d->sumexp = carve(base, &off, B, F);
+        d->target = carve(base, &off, B, F);
+        d->losses = carve(base, &off, B, F);
+        d->pred = carve(base, &off, B, sizeof(int));
+        if (split) d->dlogits = carve(base, &off, (long)B * cl, F);
+    }
+    if (split && lay->part.input) d->dinput = carve(base, &off, (long)R * h, F);
+    return off;
+}
+
+size_t pl_blocks_acts_bytes(const pl_blocks_layout *lay, int max_rows, int local_rows, int split)
+{
+    if (max_rows < 1 || local_rows < 1 || local_rows > max_rows) return 0;
+    return acts_layout(NULL, NULL, lay, max_rows, local_rows, split != 0);
+}
+
+cudaError_t pl_blocks_acts_alloc_split(pl_blocks_acts *a, const pl_blocks_layout *lay, int max_rows,
+                                       int local_rows, int split)
 {
     memset(a, 0, sizeof *a);
     if (max_rows < 1 || local_rows < 1 || local_rows > max_rows) return cudaErrorInvalidValue;
+    split = split != 0;
+    size_t bytes = acts_layout(NULL, NULL, lay, max_rows, local_rows, split);
+    void *base = NULL;
+    cudaError_t e = cudaMalloc(&base, bytes);
+    if (!e) e = cudaMemset(base, 0, bytes);
+    if (e) {
+        cudaFree(base);
+        return e;
+    }
+    acts_layout(a, base, lay, max_rows, local_rows, split);
     a->rows = max_rows;
     a->local_rows = local_rows;
-    int h = lay->cfg.hidden, fl = lay->ffn_local, R = local_rows, B = max_rows;
-    int split = local_rows != max_rows; /* sequence parallelism: f's output is its own */
-    int first = lay->part.first, last = lay->part.last;
-    cudaError_t e = alloc(&a->input, (long)R * (lay->part.input ? lay->cfg.inputs : h));
-    for (int j = first; !e && j <= last; j++) {
-        if (j == last && !lay->part.head) {
-            e = alloc(&a->x[j], (long)R * h); /* the part's output */
-            break;
-        }
-        e = alloc(&a->x[j], (long)R * h);
-        if (!e) e = alloc(&a->ln[j], (long)R * h);
-        if (!e) e = alloc(&a->mean[j], R);
-        if (!e) e = alloc(&a->rstd[j], R);
-        if (!e && split) e = alloc(&a->xfull[j], (long)B * h);
-        if (!split) a->xfull[j] = a->ln[j]; /* f forward is the identity: no copy */
-        if (!e && j < last) e = alloc(&a->z1[j], (long)B * fl);
-        if (!e && j < last) e = alloc(&a->a[j], (long)B * fl);
-    }
-    if (!e && lay->part.head) {
-        e = alloc(&a->logits, (long)B * lay->classes_local);
-        if (!e) e = alloc(&a->rowmax, B);
-        if (!e) e = alloc(&a->sumexp, B);
-        if (!e) e = alloc(&a->target, B);
-        if (!e) e = alloc(&a->losses, B);
-        if (!e) e = cudaMalloc((void **)&a->pred, (size_t)B * sizeof(int));
-    }
-    if (e) pl_blocks_acts_free(a);
-    return e;
+    a->split = split;
+    a->base = base;
+    a->bytes = bytes;
+    return cudaSuccess;
+}
+
+cudaError_t pl_blocks_acts_alloc(pl_blocks_acts *a, const pl_blocks_layout *lay, int max_rows,
+                                 int local_rows)
+{
+    return pl_blocks_acts_alloc_split(a, lay, max_rows, local_rows, 0);
 }
 
 void pl_blocks_acts_free(pl_blocks_acts *a)
 {
-    int split = a->local_rows != a->rows;
-    cudaFree(a->input);
-    for (int j = 0; j <= PL_BLOCKS_MAX; j++) {
-        cudaFree(a->x[j]);
-        cudaFree(a->ln[j]);
-        cudaFree(a->mean[j]);
-        cudaFree(a->rstd[j]);
-        if (split) cudaFree(a->xfull[j]);
-        if (j < PL_BLOCKS_MAX) {
-            cudaFree(a->z1[j]);
-            cudaFree(a->a[j]);
-        }
-    }
-    cudaFree(a->logits);
-    cudaFree(a->rowmax);
-    cudaFree(a->sumexp);
-    cudaFree(a->target);
-    cudaFree(a->losses);
-    cudaFree(a->pred);
+    cudaFree(a->base);
     memset(a, 0, sizeof *a);
 }
 
@@ -406,9 +435,63 @@ static int shape_ok(const pl_blocks *m, const pl_blocks_acts *a, pl_tp *tp)
 static float *P(pl_blocks *m, long off) { return m->params.data + off; }
 static float *G(pl_blocks *m, long off) { return m->grads.data + off; }
 
+/* The pieces of a part, for the B/W split's bookkeeping (acts->w_due). */
+enum { PIECE_BLOCK, PIECE_HEAD, PIECE_INPUT };
+
+/* Whether `what` ('F', 'B' or 'W') of a piece (block j, the head or the
+ * input layer) may run on a: the part holds it; B and W: the set has the
+ * split's buffers; W: its B ran on a; F and B: no W is due. */
+static int piece_ok(const pl_blocks *m, const pl_blocks_acts *a, pl_tp *tp, int piece, int j,
+                    char what)
+{
+    const pl_blocks_part *p = &m->lay.part;
+    const char *fn = what == 'F'   ? "forward"
+                     : what == 'B' ? "B (input gradient)"
+                                   : "W (weight gradient)";
+    char name[32];
+    int slot = piece == PIECE_HEAD ? PL_BLOCKS_MAX : piece == PIECE_INPUT ? PL_BLOCKS_MAX + 1 : j;
+    if (piece == PIECE_BLOCK)
+        snprintf(name, sizeof name, "block %d", j);
+    else
+        snprintf(name, sizeof name, "%s", piece == PIECE_HEAD ? "the head" : "the input layer");
+    if (piece == PIECE_BLOCK && (j < p->first || j >= p->last)) {
+        snprintf(tp->error, sizeof tp->error, "%s of block %d: this part holds blocks [%d, %d)", fn,
+                 j, p->first, p->last);
+        return (int)cudaErrorInvalidValue;
+    }
+    if ((piece == PIECE_HEAD && !p->head) || (piece == PIECE_INPUT && !p->input)) {
+        snprintf(tp->error, sizeof tp->error, "%s of %s: this part (blocks [%d, %d)) has none", fn,
+                 name, p->first, p->last);
+        return (int)cudaErrorInvalidValue;
+    }
+    if (what != 'F' && !a->split) {
+        snprintf(tp->error, sizeof tp->error,
+                 "%s of %s: these activations have no room for what B keeps for W (make them "
+                 "with pl_blocks_acts_alloc_split, split = 1)",
+                 fn, name);
+        return (int)cudaErrorInvalidValue;
+    }
+    if (what == 'W' && !a->w_due[slot]) {
+        snprintf(tp->error, sizeof tp->error,
+                 "%s of %s without its B: B must run first on these activations (W reads what "
+                 "it keeps)",
+                 fn, name);
+        return (int)cudaErrorInvalidValue;
+    }
+    if (what != 'W' && a->w_due[slot]) {
+        snprintf(tp->error, sizeof tp->error,
+                 "%s of %s on activations whose W has not run: B kept its data there for W, "
+                 "which must run first",
+                 fn, name);
+        return (int)cudaErrorInvalidValue;
+    }
+    return 0;
+}
+
 int pl_blocks_input_forward(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const float *X)
 {
     TRY(shape_ok(m, a, tp));
+    TRY(piece_ok(m, a, tp, PIECE_INPUT, 0, 'F'));
     const pl_blocks_layout *l = &m->lay;
     int R = tp->local_rows, h = l->cfg.hidden, k = l->cfg.inputs;
     float *x = a->x[l->part.first];
@@ -432,6 +515,7 @@ int pl_blocks_block_forward(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const pl
                             int j)
 {
     TRY(shape_ok(m, a, tp));
+    TRY(piece_ok(m, a, tp, PIECE_BLOCK, j, 'F'));
     const pl_blocks_layout *l = &m->lay;
     const pl_block_offsets *o = &l->block[j];
     ops = or_reference(ops);
@@ -450,6 +534,7 @@ int pl_blocks_block_forward(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const pl
 int pl_blocks_head_forward(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const pl_tp_linear_ops *ops)
 {
     TRY(shape_ok(m, a, tp));
+    TRY(piece_ok(m, a, tp, PIECE_HEAD, 0, 'F'));
     const pl_blocks_layout *l = &m->lay;
     int j = l->part.last;
     ops = or_reference(ops);
@@ -538,6 +623,112 @@ int pl_blocks_input_backward(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const f
     return 0;
 }
 
+/* ---- the backward split into B and W (zero-bubble) ---------------------------------------- */
+
+static int copy_rows(pl_tp *tp, float *dst, const float *src, long n)
+{
+    CUDA(
+        cudaMemcpyAsync(dst, src, (size_t)n * sizeof(float), cudaMemcpyDeviceToDevice, tp->stream));
+    return 0;
+}
+
+/* The kernels are those of pl_tp_reference_ops' row_backward and
+ * column_backward (core/parallel/tp.c), in two halves; each gradient
+ * tensor gets the same call on the same values. */
+int pl_blocks_block_backward_input(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, int j)
+{
+    TRY(shape_ok(m, a, tp));
+    TRY(piece_ok(m, a, tp, PIECE_BLOCK, j, 'B'));
+    const pl_blocks_layout *l = &m->lay;
+    const pl_block_offsets *o = &l->block[j];
+    int h = l->cfg.hidden, fl = l->ffn_local, B = tp->rows;
+    cudaStream_t s = tp->stream;
+    tp->layer = j;
+    /* W2 (row-parallel): dy = g'(d_x), kept; the gradient of a = dy · W2ᵀ */
+    TRY(pl_tp_g_backward(tp, m->d_x, a->dy[j], h));
+    CUDA(pl_k_matmul(m->d_ffn, a->dy[j], P(m, o->w2), B, fl, h, PL_NT, 0, s));
+    /* GELU: dz1 = the gradient of z1, kept (in z1's place: elementwise, each
+     * element read before it is written) */
+    CUDA(pl_k_gelu_backward(a->dz1[j], m->d_ffn, a->z1[j], (long)B * fl, s));
+    /* W1 (column-parallel): the gradient of LN's output = f'(dz1 · W1ᵀ) */
+    CUDA(pl_k_matmul(m->d_full, a->dz1[j], P(m, o->w1), B, h, fl, PL_NT, 0, s));
+    TRY(pl_tp_f_backward(tp, m->d_full, m->d_ln, h));
+    TRY(layernorm_backward(m, a, tp, j, o->ln_g, o->ln_b, 0));
+    a->w_due[j] = 1;
+    return 0;
+}
+
+int pl_blocks_block_backward_weight(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, int j)
+{
+    TRY(shape_ok(m, a, tp));
+    TRY(piece_ok(m, a, tp, PIECE_BLOCK, j, 'W'));
+    const pl_blocks_layout *l = &m->lay;
+    const pl_block_offsets *o = &l->block[j];
+    int h = l->cfg.hidden, fl = l->ffn_local, B = tp->rows, R = tp->local_rows,
+        acc = tp->accumulate;
+    cudaStream_t s = tp->stream;
+    /* b2's gradient sums this rank's rows of dy: under SP, its rows of the gathered dy */
+    const float *dy_local = a->dy[j] + (B != R ? (long)tp->rank * R * h : 0);
+    tp->layer = j;
+    CUDA(pl_k_bias_grad(G(m, o->b2), dy_local, R, h, acc, s));
+    CUDA(pl_k_matmul(G(m, o->w2), a->a[j], a->dy[j], fl, h, B, PL_TN, acc, s));
+    CUDA(pl_k_matmul(G(m, o->w1), a->xfull[j], a->dz1[j], h, fl, B, PL_TN, acc, s));
+    CUDA(pl_k_bias_grad(G(m, o->b1), a->dz1[j], B, fl, acc, s));
+    a->w_due[j] = 0;
+    return 0;
+}
+
+int pl_blocks_head_backward_input(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp)
+{
+    TRY(shape_ok(m, a, tp));
+    TRY(piece_ok(m, a, tp, PIECE_HEAD, 0, 'B'));
+    const pl_blocks_layout *l = &m->lay;
+    int j = l->part.last, h = l->cfg.hidden, cl = l->classes_local, B = tp->rows;
+    tp->layer = -1;
+    TRY(copy_rows(tp, a->dlogits, m->d_out, (long)B * cl)); /* the next loss overwrites d_out */
+    CUDA(pl_k_matmul(m->d_full, a->dlogits, P(m, l->wc), B, h, cl, PL_NT, 0, tp->stream));
+    TRY(pl_tp_f_backward(tp, m->d_full, m->d_ln, h));
+    TRY(layernorm_backward(m, a, tp, j, l->lnf_g, l->lnf_b, 1));
+    a->w_due[PL_BLOCKS_MAX] = 1;
+    return 0;
+}
+
+int pl_blocks_head_backward_weight(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp)
+{
+    TRY(shape_ok(m, a, tp));
+    TRY(piece_ok(m, a, tp, PIECE_HEAD, 0, 'W'));
+    const pl_blocks_layout *l = &m->lay;
+    int j = l->part.last, h = l->cfg.hidden, cl = l->classes_local, B = tp->rows;
+    tp->layer = -1;
+    CUDA(pl_k_matmul(G(m, l->wc), a->xfull[j], a->dlogits, h, cl, B, PL_TN, tp->accumulate,
+                     tp->stream));
+    CUDA(pl_k_bias_grad(G(m, l->bc), a->dlogits, B, cl, tp->accumulate, tp->stream));
+    a->w_due[PL_BLOCKS_MAX] = 0;
+    return 0;
+}
+
+int pl_blocks_input_backward_input(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp)
+{
+    TRY(shape_ok(m, a, tp));
+    TRY(piece_ok(m, a, tp, PIECE_INPUT, 0, 'B'));
+    TRY(copy_rows(tp, a->dinput, m->d_x, (long)tp->local_rows * m->lay.cfg.hidden));
+    a->w_due[PL_BLOCKS_MAX + 1] = 1;
+    return 0;
+}
+
+int pl_blocks_input_backward_weight(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const float *X)
+{
+    TRY(shape_ok(m, a, tp));
+    TRY(piece_ok(m, a, tp, PIECE_INPUT, 0, 'W'));
+    const pl_blocks_layout *l = &m->lay;
+    int R = tp->local_rows, h = l->cfg.hidden, k = l->cfg.inputs;
+    const float *in = X ? X : a->input;
+    CUDA(pl_k_matmul(G(m, l->in_w), in, a->dinput, k, h, R, PL_TN, tp->accumulate, tp->stream));
+    CUDA(pl_k_bias_grad(G(m, l->in_b), a->dinput, R, h, tp->accumulate, tp->stream));
+    a->w_due[PL_BLOCKS_MAX + 1] = 0;
+    return 0;
+}
+
 int pl_blocks_forward(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const pl_tp_linear_ops *ops,
                       const float *X, float *out)
 {
@@ -575,6 +766,35 @@ int pl_blocks_backward(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const pl_tp_l
     if (dx)
         CUDA(cudaMemcpyAsync(dx, m->d_x, (size_t)R * h * sizeof(float), cudaMemcpyDeviceToDevice,
                              tp->stream));
+    return 0;
+}
+
+int pl_blocks_backward_input(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const float *X,
+                             const float *dout, float *dx)
+{
+    (void)X; /* B of the input layer does not read it */
+    TRY(shape_ok(m, a, tp));
+    const pl_blocks_layout *l = &m->lay;
+    int R = tp->local_rows, h = l->cfg.hidden;
+    if (l->part.head)
+        TRY(pl_blocks_head_backward_input(m, a, tp));
+    else
+        TRY(copy_rows(tp, m->d_x, dout, (long)R * h));
+    for (int j = l->part.last - 1; j >= l->part.first; j--)
+        TRY(pl_blocks_block_backward_input(m, a, tp, j));
+    if (l->part.input) return pl_blocks_input_backward_input(m, a, tp);
+    if (dx) TRY(copy_rows(tp, dx, m->d_x, (long)R * h));
+    return 0;
+}
+
+int pl_blocks_backward_weight(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const float *X)
+{
+    TRY(shape_ok(m, a, tp));
+    const pl_blocks_layout *l = &m->lay;
+    if (l->part.head) TRY(pl_blocks_head_backward_weight(m, a, tp));
+    for (int j = l->part.last - 1; j >= l->part.first; j--)
+        TRY(pl_blocks_block_backward_weight(m, a, tp, j));
+    if (l->part.input) return pl_blocks_input_backward_weight(m, a, tp, X);
     return 0;
 }
 

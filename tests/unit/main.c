@@ -59,6 +59,7 @@ int main(int argc, char **argv)
         {"device", register_device_suite},
         {"harness", register_harness_suite},
         {"blocks", register_blocks_suite},
+        {"pp", register_pp_suite},
     };
     int n = (int)(sizeof suites / sizeof *suites);
     if (argc == 2 && strcmp(argv[1], "--list") == 0) { /* make gpu-test runs them one by one */

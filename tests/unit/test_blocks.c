@@ -537,5 +537,6 @@ int register_blocks_suite(void)
         {"one block alone, t = 1..8, with and without SP", test_block_alone},
         {"SP: rows that do not divide by t refused, naming both", test_sp_rows_refused},
     };
-    return UNIT_SUITE("blocks", t);
+    /* and the B/W split's (test_blocks_split.c), with it */
+    return UNIT_SUITE("blocks", t) || register_blocks_split_suite();
 }

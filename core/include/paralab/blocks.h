@@ -149,10 +149,16 @@ unsigned pl_blocks_hash(const float *x, long n);
 
 /* What a forward keeps for its backward: one micro-batch in flight on one
  * part (a pipeline keeps several). For `rows` rows (local_rows =
- * rows / t under sequence parallelism). */
+ * rows / t under sequence parallelism). All of it is carved out of ONE
+ * device allocation (base, bytes: pl_blocks_acts_bytes), so the memory a
+ * pipeline's stage holds for its micro-batches in flight, measured from
+ * the device's allocations, is an exact multiple of one set. */
 typedef struct pl_blocks_acts {
     int rows, local_rows;
-    float *input;                 /* the part's input: X [local, inputs] or x [local, h] */
+    int split;    /* made with the B/W split's buffers (pl_blocks_acts_alloc_split) */
+    void *base;   /* the one device allocation everything below lies in */
+    size_t bytes; /* its size: pl_blocks_acts_bytes */
+    float *input; /* the part's input: X [local, inputs] or x [local, h] */
     float *x[PL_BLOCKS_MAX + 1];  /* the residual stream entering block j (x[last]: the head's) */
     float *ln[PL_BLOCKS_MAX + 1]; /* LN(x) [local, h] (ln[last]: LNf) */
     float *mean[PL_BLOCKS_MAX + 1], *rstd[PL_BLOCKS_MAX + 1]; /* [local] */
@@ -161,6 +167,17 @@ typedef struct pl_blocks_acts {
     float *logits;                               /* [rows, Cp/t] */
     float *rowmax, *sumexp, *target, *losses;    /* [rows] */
     int *pred;                                   /* [rows] */
+    /* What B keeps for W (split only; NULL otherwise), per micro-batch from
+     * its B until its W: */
+    float *dy[PL_BLOCKS_MAX];  /* g'(the gradient of block j's output) [rows, h]: W2's and b2's */
+    float *dz1[PL_BLOCKS_MAX]; /* the gradient of W1's output [rows, f/t]: W1's and b1's. It
+                                  takes z1[j]'s place (B has used z1; W does not need it) */
+    float *dlogits;            /* the gradient of the logits [rows, Cp/t]: Wc's and bc's */
+    float *dinput;             /* the gradient of the input layer's output [local, h]: W0's, b0's */
+    /* 1 from a piece's B until its W (block j at [j], the head at
+     * [PL_BLOCKS_MAX], the input layer at [PL_BLOCKS_MAX + 1]): W refuses
+     * without it, and a forward or a second B refuses with it */
+    unsigned char w_due[PL_BLOCKS_MAX + 2];
 } pl_blocks_acts;
 
 /* A part on the current device: parameters, gradients, AdamW moments,
@@ -185,10 +202,33 @@ cudaError_t pl_blocks_create(pl_blocks *m, const pl_blocks_layout *lay, int max_
                              int local_rows, unsigned long long seed);
 void pl_blocks_destroy(pl_blocks *m);
 /* Another set of activations for a part (a pipeline's micro-batches in
- * flight); freed by pl_blocks_acts_free. */
+ * flight), zeroed; freed by pl_blocks_acts_free. One cudaMalloc of
+ * pl_blocks_acts_bytes(lay, max_rows, local_rows, 0) bytes. */
 cudaError_t pl_blocks_acts_alloc(pl_blocks_acts *a, const pl_blocks_layout *lay, int max_rows,
                                  int local_rows);
+/* The same with split = 1: also the buffers the B/W split keeps from B
+ * until W (dy, dlogits, dinput above; dz1 lies in z1); split = 0 is
+ * pl_blocks_acts_alloc. */
+cudaError_t pl_blocks_acts_alloc_split(pl_blocks_acts *a, const pl_blocks_layout *lay, int max_rows,
+                                       int local_rows, int split);
 void pl_blocks_acts_free(pl_blocks_acts *a);
+/* Exactly the bytes of that one allocation (what cudaMemGetInfo sees it
+ * take on the simulated device), for B = max_rows rows, R = local_rows
+ * (B / t under sequence parallelism, else B), h, f/t and Cp/t as in the
+ * layout; each tensor rounded up to a multiple of 256 bytes (cudaMalloc's
+ * alignment), in this order:
+ *   the input: R x inputs (the input layer's X) or R x h (the residual stream)
+ *   per block j: x[j], ln[j] R x h each; mean[j], rstd[j] R each; xfull[j]
+ *     B x h (sequence parallelism only: else it is ln[j]); z1[j], a[j] B x f/t
+ *     each; split: dy[j] B x h
+ *   the head: x[last], ln[last] R x h; mean, rstd R; xfull B x h (SP only);
+ *     logits B x Cp/t; rowmax, sumexp, target, losses B; pred B ints;
+ *     split: dlogits B x Cp/t
+ *   no head: x[last] R x h (the part's output)
+ *   split with the input layer: dinput R x h
+ * (floats and ints of 4 bytes). 0 for rows out of range (as the alloc
+ * refuses them: 1 <= local_rows <= max_rows). */
+size_t pl_blocks_acts_bytes(const pl_blocks_layout *lay, int max_rows, int local_rows, int split);
 
 /* The pieces, for a lab that shows them one by one. Every function runs on
  * tp->stream for tp->rows rows with the linear layers of ops (NULL: the
@@ -220,6 +260,46 @@ int pl_blocks_block_backward(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp,
 /* Backward of the input layer from d_x. */
 int pl_blocks_input_backward(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const float *X);
 
+/* The backward split in two (Qi et al., "Zero Bubble Pipeline
+ * Parallelism", ICLR 2024, section 2): B, the gradient of the input (what
+ * the stage before waits for), and W, the gradients of the weights
+ * (nobody waits: a schedule may defer it). They need activations made by
+ * pl_blocks_acts_alloc_split (split = 1; pl_blocks_create's m->acts has
+ * not them), run the reference linear layers
+ * (the kernels directly, never a pl_tp_linear_ops table), and give the
+ * SAME BITS as the fused backward above: each gradient tensor comes from
+ * the same kernel on the same inputs, and with tp->accumulate the
+ * micro-batches' contributions to a tensor are added in the order their
+ * W (or, for the gradients B writes, their B) runs, so B0 B1 B2 W0 W1 W2
+ * equals BW0 BW1 BW2 bit for bit. Any TP degree, with or without sequence
+ * parallelism: W needs no collective (under SP, b2's gradient sums this
+ * rank's rows of the gathered dy, the same values the fused sums).
+ *
+ * Which gradients each half writes:
+ *   B of block j: ln_g, ln_b (they come out of the LayerNorm backward
+ *     kernel with the input's gradient: splitting them off would run it
+ *     twice), and d_x: the gradient of its output becomes that of its input.
+ *     Keeps dy[j] and dz1[j].
+ *   W of block j: W1, b1, W2, b2.
+ *   B of the head: lnf_g, lnf_b, and d_x = the gradient of the residual
+ *     stream entering it, from the loss's d_out (pl_blocks_loss). Keeps
+ *     dlogits (a copy of d_out, which the next micro-batch's loss
+ *     overwrites).
+ *   W of the head: Wc, bc.
+ *   B of the input layer: no gradient; keeps d_x in dinput.
+ *   W of the input layer: W0, b0 (from X, or a->input when X is NULL).
+ * A piece's W needs its B on the same activations first, and the set can
+ * take no forward and no second B until that W has run (w_due above):
+ * each refuses with a message in tp->error naming the piece. j outside the
+ * part's blocks [first, last) is refused the same way, as is a part
+ * without the head or the input layer for those pieces. */
+int pl_blocks_block_backward_input(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, int j);
+int pl_blocks_block_backward_weight(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, int j);
+int pl_blocks_head_backward_input(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp);
+int pl_blocks_head_backward_weight(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp);
+int pl_blocks_input_backward_input(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp);
+int pl_blocks_input_backward_weight(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const float *X);
+
 /* The whole part, in that order. forward: X is the samples (the part has
  * the input layer) or the residual stream [local_rows, h] (it does not);
  * without the head, out receives the residual stream leaving the last
@@ -230,6 +310,15 @@ int pl_blocks_forward(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const pl_tp_li
                       const float *X, float *out);
 int pl_blocks_backward(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const pl_tp_linear_ops *ops,
                        const float *X, const float *dout, float *dx);
+/* pl_blocks_backward split into B and W (above), with its conventions:
+ * backward_input runs the head's B (or takes dout without the head), every
+ * block's B from the last, and the input layer's B (or writes the gradient
+ * of X into dx without it; dx may be NULL; B does not read X: it is there
+ * for the same call as pl_blocks_backward); backward_weight runs every W
+ * (the head's, the blocks' from the last, the input layer's with X). */
+int pl_blocks_backward_input(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const float *X,
+                             const float *dout, float *dx);
+int pl_blocks_backward_weight(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const float *X);
 
 /* Once per optimizer step, after every micro-batch's backward: under
  * sequence parallelism, the gradients of the replicated parameters (LN's,
