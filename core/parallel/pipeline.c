@@ -173,12 +173,11 @@ int pl_pp_accepts(pl_pp_kind kind, int stages, int micro_batches, int chunks, ch
                         name, chunks);
         return 0;
     }
-    if (stages < 3)
+    if (stages < 2)
         return fail(err, cap,
-                    "interleaved: p = %d stages, but the interleaved schedule needs at least 3 "
-                    "(Megatron-LM schedules.py; with p = 2 the previous and the next stage are "
-                    "one peer and the activations and gradients between them cannot be "
-                    "matched in order without overlapped p2p, Megatron-LM issue 750)",
+                    "interleaved: p = %d stage, but the interleaved schedule needs at least 2 "
+                    "(Megatron-LM: pipeline parallelism of size > 1; with one stage every chunk "
+                    "would send to itself)",
                     stages);
     if (micro_batches % stages)
         return fail(err, cap,
@@ -274,6 +273,27 @@ static void build_interleaved(pl_pp_schedule *s)
             pl_pp_push(s, r, pl_pp_backward(k, c));
         }
     }
+}
+
+int pl_pp_build_breadth_first(pl_pp_schedule *s, int stages, int micro_batches, int chunks,
+                              char *err, size_t cap)
+{
+    memset(s, 0, sizeof *s);
+    s->kind = -1;
+    if (pl_pp_accepts(PL_PP_INTERLEAVED, stages, micro_batches, chunks, err, cap)) return -1;
+    if (pl_pp_schedule_init(s, stages, micro_batches, chunks, err, cap)) return -1;
+    int p = stages, v = chunks, total = micro_batches * chunks, k, c;
+    for (int r = 0; r < p; r++) {
+        for (int t = 0; t < total; t++) {
+            interleaved_at(p, v, t, 1, &k, &c);
+            pl_pp_push(s, r, pl_pp_forward(k, c));
+        }
+        for (int t = 0; t < total; t++) {
+            interleaved_at(p, v, t, 0, &k, &c);
+            pl_pp_push(s, r, pl_pp_backward(k, c));
+        }
+    }
+    return 0;
 }
 
 /* ZB-H1 (Qi et al., ICLR 2024, section 3.1): 1F1B's order with each BW
@@ -525,9 +545,11 @@ typedef struct {
     int *send_op, *recv_op; /* the op index on a (send after it) and on b (receive before it) */
 } channel;
 
-int pl_pp_validate(const pl_pp_schedule *s, double t_f, double t_b, double t_w, pl_pp_report *rep,
-                   char *err, size_t cap)
+/* pl_pp_validate_sends and pl_pp_timeline: start[r][i], when not NULL, gets op i's start. */
+static int validate(const pl_pp_schedule *s, pl_pp_sends sends, double t_f, double t_b, double t_w,
+                    pl_pp_report *rep, double *const *start, char *err, size_t cap)
 {
+    int buffered = sends == PL_PP_BUFFERED;
     if (!s) return fail(err, cap, "no schedule");
     if (check_dims(s->stages, s->micro_batches, s->chunks, err, cap)) return -1;
     int p = s->stages, m = s->micro_batches, v = s->chunks, rc = -1;
@@ -638,7 +660,7 @@ int pl_pp_validate(const pl_pp_schedule *s, double t_f, double t_b, double t_w, 
             while (cur[r] <= s->n[r]) {
                 int g = cur[r], n = s->n[r], ok = 1;
                 double t = reach[r][g];
-                if (g > 0 && sch[r][g - 1] >= 0) {
+                if (!buffered && g > 0 && sch[r][g - 1] >= 0) {
                     int c = sch[r][g - 1], b = c % p, rg = ch[c].recv_op[sj[r][g - 1]];
                     if (cur[b] < rg)
                         ok = 0;
@@ -660,6 +682,7 @@ int pl_pp_validate(const pl_pp_schedule *s, double t_f, double t_b, double t_w, 
                                : o.kind == PL_PP_B  ? t_b
                                                     : t_w;
                     reach[r][g + 1] = t + d;
+                    if (start && start[r]) start[r][g] = t;
                 }
                 cur[r]++;
                 progress = 1;
@@ -674,7 +697,7 @@ int pl_pp_validate(const pl_pp_schedule *s, double t_f, double t_b, double t_w, 
             seen[r] = len;
             order[len++] = r;
             int g = cur[r];
-            if (g > 0 && sch[r][g - 1] >= 0) {
+            if (!buffered && g > 0 && sch[r][g - 1] >= 0) {
                 int c = sch[r][g - 1], b = c % p;
                 if (cur[b] < ch[c].recv_op[sj[r][g - 1]]) {
                     r = b;
@@ -695,7 +718,7 @@ int pl_pp_validate(const pl_pp_schedule *s, double t_f, double t_b, double t_w, 
             else
                 head[0] = 0;
             int sending = 0;
-            if (g > 0 && sch[x][g - 1] >= 0) {
+            if (!buffered && g > 0 && sch[x][g - 1] >= 0) {
                 int c = sch[x][g - 1];
                 sending = c % p == y && cur[y] < ch[c].recv_op[sj[x][g - 1]];
             }
@@ -757,6 +780,30 @@ out:
         free(reach[r]);
     }
     return rc;
+}
+
+int pl_pp_validate(const pl_pp_schedule *s, double t_f, double t_b, double t_w, pl_pp_report *rep,
+                   char *err, size_t cap)
+{
+    return validate(s, PL_PP_RENDEZVOUS, t_f, t_b, t_w, rep, NULL, err, cap);
+}
+
+int pl_pp_validate_sends(const pl_pp_schedule *s, pl_pp_sends sends, double t_f, double t_b,
+                         double t_w, pl_pp_report *rep, char *err, size_t cap)
+{
+    if (sends != PL_PP_RENDEZVOUS && sends != PL_PP_BUFFERED)
+        return fail(err, cap, "sends %d: allowed PL_PP_RENDEZVOUS (0) or PL_PP_BUFFERED (1)",
+                    (int)sends);
+    return validate(s, sends, t_f, t_b, t_w, rep, NULL, err, cap);
+}
+
+int pl_pp_timeline(const pl_pp_schedule *s, pl_pp_sends sends, double t_f, double t_b, double t_w,
+                   double *const start[PL_PP_MAX_STAGES], char *err, size_t cap)
+{
+    if (sends != PL_PP_RENDEZVOUS && sends != PL_PP_BUFFERED)
+        return fail(err, cap, "sends %d: allowed PL_PP_RENDEZVOUS (0) or PL_PP_BUFFERED (1)",
+                    (int)sends);
+    return validate(s, sends, t_f, t_b, t_w, NULL, start, err, cap);
 }
 
 /* ---- formulas ----------------------------------------------------------------------------- */

@@ -43,10 +43,17 @@ static int take_acts(pl_pp_blocks *pp, pl_pp_exec *ex, int k, int c)
 {
     int i = k * pp->chunks + c;
     long long before = mem_used();
-    cudaError_t e = pl_blocks_acts_alloc(&pp->acts[i], &pp->part[c].lay, pp->rows, pp->rows);
+    cudaError_t e =
+        pl_blocks_acts_alloc_split(&pp->acts[i], &pp->part[c].lay, pp->rows, pp->rows, pp->split);
     if (e)
         return fail(ex->error, sizeof ex->error, "allocating the activations of micro-batch %d: %s",
                     k, cudaGetErrorName(e));
+    /* the set is zeroed by cudaMemset, on the legacy default stream, which a
+     * non-blocking stream does not wait for: wait here, or F's first copy
+     * into it may run before the zeros land */
+    e = cudaStreamSynchronize(0);
+    if (e)
+        return fail(ex->error, sizeof ex->error, "cudaStreamSynchronize: %s", cudaGetErrorName(e));
     pp->measured_held += mem_used() - before;
     if (pp->measured_held > (long long)pp->measured_peak_bytes)
         pp->measured_peak_bytes = (size_t)pp->measured_held;
@@ -122,9 +129,46 @@ static int body_backward(pl_pp_exec *ex, int k, int c, const float *dout, float 
     return 0;
 }
 
+/* B: the input gradient only (zero-bubble); the set stays for its W. */
+static int body_backward_input(pl_pp_exec *ex, int k, int c, const float *dout, float *din)
+{
+    pl_pp_blocks *pp = of(ex);
+    pl_blocks *m = &pp->part[c];
+    pl_tp *tp = &pp->tp[c];
+    tp->error[0] = '\0';
+    tp->accumulate = 1;
+    if (m->lay.part.head && loss_of(pp, ex, k, c, 1.0f / (float)pp->batch)) return -1;
+    if (pl_blocks_backward_input(m, &pp->acts[k * pp->chunks + c], tp, NULL, dout, din))
+        return model_failed(ex, tp, "backward (B)");
+    return 0;
+}
+
+/* W: the weight gradients of (k, c), then its set is freed. */
+static int body_backward_weight(pl_pp_exec *ex, int k, int c)
+{
+    pl_pp_blocks *pp = of(ex);
+    pl_blocks *m = &pp->part[c];
+    pl_tp *tp = &pp->tp[c];
+    tp->error[0] = '\0';
+    tp->accumulate = 1;
+    if (pl_blocks_backward_weight(m, &pp->acts[k * pp->chunks + c], tp, NULL))
+        return model_failed(ex, tp, "backward (W)");
+    give_acts(pp, k, c);
+    return 0;
+}
+
 static size_t body_held(pl_pp_exec *ex) { return of(ex)->held_bytes; }
 
-static const pl_pp_body blocks_body = {body_forward, body_backward, NULL, NULL, body_held};
+static const pl_pp_body blocks_body = {body_forward, body_backward, body_backward_input,
+                                       body_backward_weight, body_held};
+
+/* The sets of a stage whose list splits a backward keep what W needs. */
+static void set_split(pl_pp_blocks *pp, int split)
+{
+    pp->split = split;
+    for (int c = 0; c < pp->chunks; c++)
+        pp->acts_bytes[c] = pl_blocks_acts_bytes(&pp->part[c].lay, pp->rows, pp->rows, split);
+}
 
 /* ---- making the pipeline ------------------------------------------------------------------ */
 
@@ -187,16 +231,6 @@ int pl_pp_blocks_create(pl_pp_blocks *pp, const pl_blocks_config *c, pl_comm *co
             goto fail;
         }
         if (pl_tp_init(&pp->tp[ch], NULL, 0, pp->rows, stream, err, cap)) goto fail;
-        /* the bytes of one set of activations, from the allocation itself */
-        pl_blocks_acts a;
-        long long before = mem_used();
-        e = pl_blocks_acts_alloc(&a, &lay, pp->rows, pp->rows);
-        if (e) {
-            fail(err, cap, "stage %d, chunk %d: activations: %s", r, ch, cudaGetErrorName(e));
-            goto fail;
-        }
-        pp->acts_bytes[ch] = (size_t)(mem_used() - before);
-        pl_blocks_acts_free(&a);
     }
     pp->acts = calloc((size_t)m * chunks, sizeof *pp->acts);
     pp->held = calloc((size_t)m * chunks, 1);
@@ -211,6 +245,7 @@ int pl_pp_blocks_create(pl_pp_blocks *pp, const pl_blocks_config *c, pl_comm *co
         fail(err, cap, "stage %d: %s", r, cudaGetErrorName(e));
         goto fail;
     }
+    set_split(pp, 0);
     if (pl_pp_exec_init(&pp->exec, &blocks_body, pp, comm, stream,
                         (size_t)pp->rows * (size_t)c->hidden, err, cap))
         goto fail;
@@ -247,8 +282,7 @@ int pl_pp_blocks_step(pl_pp_blocks *pp, const pl_pp_schedule *s, const float *X,
 {
     pp->error[0] = '\0';
     if (loss_sum) *loss_sum = 0;
-    if (s->stages != pp->stages || s->micro_batches != pp->micro_batches ||
-        s->chunks != pp->chunks)
+    if (s->stages != pp->stages || s->micro_batches != pp->micro_batches || s->chunks != pp->chunks)
         return fail(pp->error, sizeof pp->error,
                     "the schedule is for p = %d stages, m = %d micro-batches and v = %d chunks; "
                     "this pipeline has p = %d, m = %d, v = %d",
@@ -256,6 +290,10 @@ int pl_pp_blocks_step(pl_pp_blocks *pp, const pl_pp_schedule *s, const float *X,
                     pp->chunks);
     pp->X = X;
     pp->labels = labels;
+    int split = 0; /* this stage's list has B and W ops: its sets keep what W needs */
+    for (int i = 0; i < s->n[pp->stage]; i++)
+        split |= s->ops[pp->stage][i].kind == PL_PP_B || s->ops[pp->stage][i].kind == PL_PP_W;
+    if (pp->in_flight == 0) set_split(pp, split);
     for (int c = 0; c < pp->chunks; c++)
         CUDA_OR_FAIL(cudaMemsetAsync(pp->part[c].grads.data, 0,
                                      (size_t)pp->part[c].lay.nparams * sizeof(float), pp->stream));
@@ -289,8 +327,8 @@ int pl_pp_blocks_clip_grad_norm(pl_pp_blocks *pp, float max_norm, float *norm)
         CUDA_OR_FAIL(pl_k_matmul(pp->norm_sq, g, g, 1, 1, (int)pp->part[c].lay.nparams, PL_NN,
                                  c > 0, pp->stream));
     }
-    if (pp->stages > 1 && pl_all_reduce(pp->exec.comm, pp->norm_sq, pp->norm_sq, 1, PL_FLOAT32,
-                                        PL_SUM, pp->stream))
+    if (pp->stages > 1 &&
+        pl_all_reduce(pp->exec.comm, pp->norm_sq, pp->norm_sq, 1, PL_FLOAT32, PL_SUM, pp->stream))
         return fail(pp->error, sizeof pp->error, "the gradient norm's all-reduce: %s",
                     pl_comm_last_error(pp->exec.comm));
     float sq = 0;

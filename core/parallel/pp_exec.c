@@ -43,10 +43,17 @@ int pl_pp_exec_init(pl_pp_exec *ex, const pl_pp_body *body, void *user, pl_comm 
 
 void pl_pp_exec_free(pl_pp_exec *ex)
 {
+    if (ex->comm_ready) {
+        cudaStreamSynchronize(ex->stream);
+        for (int i = 0; i < 2; i++) {
+            cudaStreamDestroy(ex->send_stream[i]);
+            cudaStreamDestroy(ex->recv_stream[i]);
+        }
+        cudaEventDestroy(ex->ev_op);
+        for (int i = 0; i < 4; i++) cudaEventDestroy(ex->ev_comm[i]);
+    }
     cudaFree(ex->pool);
     cudaFree(ex->timing);
-    free(ex->slot_of);
-    free(ex->free_slots);
     free(ex->records);
     memset(ex, 0, sizeof *ex);
 }
@@ -71,44 +78,38 @@ static op_msgs messages_of(const pl_pp_exec *ex, const pl_pp_schedule *s, pl_pp_
     return m;
 }
 
-/* A slot's four message buffers: the activation received (in) and sent
+/* A pair's four message buffers: the activation received (in) and sent
  * (out), the gradient received (dout) and sent (din). */
 enum { BUF_IN, BUF_OUT, BUF_DOUT, BUF_DIN };
-static float *slot_buf(const pl_pp_exec *ex, int slot, int which)
+static float *pair_buf(const pl_pp_exec *ex, int pair, int which)
 {
     if (!ex->message_floats) return NULL;
-    return ex->pool + ((size_t)slot * 4 + (size_t)which) * ex->message_floats;
+    return ex->pool + ((size_t)pair * 4 + (size_t)which) * ex->message_floats;
 }
 
-/* Room for `slots` slots of messages, m v (k, c) pairs and n records. */
-static int prepare(pl_pp_exec *ex, int slots, int pairs, int n)
+static int cuda_fail(pl_pp_exec *ex, cudaError_t e, const char *what)
 {
-    if (slots > ex->pool_slots) {
+    return fail(ex->error, sizeof ex->error, "stage %d: %s: %s", ex->stage, what,
+                cudaGetErrorName(e));
+}
+
+/* Room for the messages of `pairs` (k, c) pairs and n records; the
+ * messages' streams and events. */
+static int prepare(pl_pp_exec *ex, int pairs, int n)
+{
+    cudaError_t e;
+    if (pairs > ex->pool_pairs) {
         cudaFree(ex->pool);
         ex->pool = NULL;
-        ex->pool_slots = 0;
-        size_t bytes = (size_t)slots * 4 * ex->message_floats * sizeof(float);
+        ex->pool_pairs = 0;
+        size_t bytes = (size_t)pairs * 4 * ex->message_floats * sizeof(float);
         if (bytes) {
-            cudaError_t e = cudaMalloc((void **)&ex->pool, bytes);
-            if (e)
-                return fail(ex->error, sizeof ex->error,
-                            "stage %d: cannot allocate %d message buffers of %zu floats: %s",
-                            ex->stage, 4 * slots, ex->message_floats, cudaGetErrorName(e));
-            e = cudaMemset(ex->pool, 0, bytes);
-            if (e)
-                return fail(ex->error, sizeof ex->error, "stage %d: cudaMemset: %s", ex->stage,
-                            cudaGetErrorName(e));
+            if ((e = cudaMalloc((void **)&ex->pool, bytes)))
+                return cuda_fail(ex, e, "message buffers");
+            if ((e = cudaMemsetAsync(ex->pool, 0, bytes, ex->stream)))
+                return cuda_fail(ex, e, "cudaMemsetAsync");
         }
-        free(ex->free_slots);
-        ex->free_slots = malloc((size_t)slots * sizeof *ex->free_slots);
-        if (!ex->free_slots) return fail(ex->error, sizeof ex->error, "out of host memory");
-        ex->pool_slots = slots;
-    }
-    if (pairs > ex->slot_cap) {
-        free(ex->slot_of);
-        ex->slot_of = malloc((size_t)pairs * sizeof *ex->slot_of);
-        if (!ex->slot_of) return fail(ex->error, sizeof ex->error, "out of host memory");
-        ex->slot_cap = pairs;
+        ex->pool_pairs = pairs;
     }
     if (n > ex->records_cap) {
         free(ex->records);
@@ -116,8 +117,19 @@ static int prepare(pl_pp_exec *ex, int slots, int pairs, int n)
         if (!ex->records) return fail(ex->error, sizeof ex->error, "out of host memory");
         ex->records_cap = n;
     }
-    for (int i = 0; i < pairs; i++) ex->slot_of[i] = -1;
-    for (int i = 0; i < ex->pool_slots; i++) ex->free_slots[i] = ex->pool_slots - 1 - i;
+    if (!ex->comm_ready && ex->stages > 1) {
+        for (int i = 0; i < 2; i++) {
+            if ((e = cudaStreamCreateWithFlags(&ex->send_stream[i], cudaStreamNonBlocking)) ||
+                (e = cudaStreamCreateWithFlags(&ex->recv_stream[i], cudaStreamNonBlocking)))
+                return cuda_fail(ex, e, "cudaStreamCreateWithFlags");
+        }
+        if ((e = cudaEventCreateWithFlags(&ex->ev_op, cudaEventDisableTiming)))
+            return cuda_fail(ex, e, "cudaEventCreateWithFlags");
+        for (int i = 0; i < 4; i++)
+            if ((e = cudaEventCreateWithFlags(&ex->ev_comm[i], cudaEventDisableTiming)))
+                return cuda_fail(ex, e, "cudaEventCreateWithFlags");
+        ex->comm_ready = 1;
+    }
     return 0;
 }
 
@@ -146,17 +158,50 @@ static int check_schedule(pl_pp_exec *ex, const pl_pp_schedule *s, pl_pp_report 
     return pl_pp_validate(s, 1, 1, 1, rep, err, cap) ? -1 : 0;
 }
 
-/* Posts the pending send and this op's receive in one group. */
+/* The neighbour's index for the message streams: 0 the next stage, 1 the
+ * previous (one neighbour when p = 2: index 0). */
+static int side(const pl_pp_exec *ex, int peer)
+{
+    return peer == (ex->stage + 1) % ex->stages ? 0 : 1;
+}
+
+/* Posts the pending send and this op's receive in one group, each on its
+ * neighbour's stream: the send after the op that wrote it, and the op
+ * after the receive. */
 static int exchange(pl_pp_exec *ex, int send_peer, const float *send_buf, int recv_peer,
                     float *recv_buf)
 {
     if (send_peer < 0 && recv_peer < 0) return 0;
     size_t n = ex->message_floats;
+    cudaStream_t ss = send_peer >= 0 ? ex->send_stream[side(ex, send_peer)] : NULL;
+    cudaStream_t rs = recv_peer >= 0 ? ex->recv_stream[side(ex, recv_peer)] : NULL;
+    cudaError_t e = cudaSuccess;
+    if (send_peer >= 0 && ((e = cudaEventRecord(ex->ev_op, ex->stream)) ||
+                           (e = cudaStreamWaitEvent(ss, ex->ev_op, 0))))
+        return cuda_fail(ex, e, "ordering a send after its op");
     pl_comm_result r = pl_group_start(), r2 = PL_COMM_OK;
-    if (!r && send_peer >= 0) r = pl_send(ex->comm, send_buf, n, PL_FLOAT32, send_peer, ex->stream);
-    if (!r && recv_peer >= 0) r = pl_recv(ex->comm, recv_buf, n, PL_FLOAT32, recv_peer, ex->stream);
+    if (!r && send_peer >= 0) r = pl_send(ex->comm, send_buf, n, PL_FLOAT32, send_peer, ss);
+    if (!r && recv_peer >= 0) r = pl_recv(ex->comm, recv_buf, n, PL_FLOAT32, recv_peer, rs);
     r2 = pl_group_end();
-    return r ? (int)r : (int)r2;
+    if (r || r2) return fail(ex->error, sizeof ex->error, "%s", pl_comm_last_error(ex->comm));
+    if (recv_peer >= 0 && ((e = cudaEventRecord(ex->ev_comm[0], rs)) ||
+                           (e = cudaStreamWaitEvent(ex->stream, ex->ev_comm[0], 0))))
+        return cuda_fail(ex, e, "ordering an op after its receive");
+    return 0;
+}
+
+/* The end of a run: the op stream waits for every message (so a run is
+ * complete when ex->stream is, and the next may reuse the buffers). */
+static int join_messages(pl_pp_exec *ex)
+{
+    if (!ex->comm_ready) return 0;
+    for (int i = 0; i < 4; i++) {
+        cudaStream_t st = i < 2 ? ex->send_stream[i] : ex->recv_stream[i - 2];
+        cudaError_t e = cudaEventRecord(ex->ev_comm[i], st);
+        if (!e) e = cudaStreamWaitEvent(ex->stream, ex->ev_comm[i], 0);
+        if (e) return cuda_fail(ex, e, "joining the message streams");
+    }
+    return 0;
 }
 
 static void emit(pl_pp_exec *ex, const pl_pp_schedule *s, const pl_pp_record *rec)
@@ -211,7 +256,7 @@ int pl_pp_run(pl_pp_exec *ex, const pl_pp_schedule *s)
     pl_pp_report rep;
     if (check_schedule(ex, s, &rep)) return -1;
     int r = ex->stage, n = s->n[r], v = s->chunks;
-    if (prepare(ex, rep.peak_in_flight[r], s->micro_batches * v, n)) return -1;
+    if (prepare(ex, s->micro_batches * v, n)) return -1;
     pl_pp_result *res = &ex->result;
     memset(res, 0, sizeof *res);
     res->stage = r;
@@ -221,41 +266,37 @@ int pl_pp_run(pl_pp_exec *ex, const pl_pp_schedule *s)
         ex->last_held = ex->body.held_bytes(ex);
         res->peak_held_bytes = ex->last_held;
     }
-    int free_top = ex->pool_slots, in_flight = 0;
-    int send_peer = -1, release = -1; /* the send after the op before; its slot to give back */
+    int in_flight = 0, send_peer = -1; /* the send after the op before */
     const float *send_buf = NULL;
     for (int i = 0; i < n; i++) {
         pl_pp_op op = s->ops[r][i];
-        int pair = op.micro_batch * v + op.chunk;
-        if (op.kind == PL_PP_F) {
-            /* the validator proved at most peak_in_flight pairs are held at once */
-            ex->slot_of[pair] = ex->free_slots[--free_top];
-            in_flight++;
-        }
-        int slot = ex->slot_of[pair];
+        int pair = op.micro_batch * v + op.chunk, fwd = op.kind == PL_PP_F;
         op_msgs m = messages_of(ex, s, op);
-        float *recv_buf =
-            m.recv_peer < 0 ? NULL : slot_buf(ex, slot, op.kind == PL_PP_F ? BUF_IN : BUF_DOUT);
-        if (exchange(ex, send_peer, send_buf, m.recv_peer, recv_buf))
-            return op_failed(ex, s, i, pl_comm_last_error(ex->comm));
-        if (release >= 0) ex->free_slots[free_top++] = release; /* its last send is done */
-        release = -1;
-        if (in_flight > res->peak_in_flight) res->peak_in_flight = in_flight;
+        float *in = m.recv_peer < 0 ? NULL : pair_buf(ex, pair, fwd ? BUF_IN : BUF_DOUT);
+        float *out = m.send_peer < 0 ? NULL : pair_buf(ex, pair, fwd ? BUF_OUT : BUF_DIN);
+        if (exchange(ex, send_peer, send_buf, m.recv_peer, in))
+            return op_failed(ex, s, i, ex->error);
+        if (fwd && ++in_flight > res->peak_in_flight) res->peak_in_flight = in_flight;
 
         pl_pp_record *rec = &ex->records[i];
         rec->op = op;
         rec->start = pl_device_stream_now(ex->stream);
         rec->measured_start = pl_trace_now();
         ex->error[0] = '\0';
-        float *out = m.send_peer < 0 ? NULL : slot_buf(ex, slot, op.kind == PL_PP_F ? BUF_OUT
-                                                                                    : BUF_DIN);
-        const float *in = recv_buf;
         int rc = 0;
         switch (op.kind) {
-        case PL_PP_F: rc = ex->body.forward(ex, op.micro_batch, op.chunk, in, out); break;
-        case PL_PP_BW: rc = ex->body.backward(ex, op.micro_batch, op.chunk, in, out); break;
-        case PL_PP_B: rc = ex->body.backward_input(ex, op.micro_batch, op.chunk, in, out); break;
-        default: rc = ex->body.backward_weight(ex, op.micro_batch, op.chunk); break;
+        case PL_PP_F:
+            rc = ex->body.forward(ex, op.micro_batch, op.chunk, in, out);
+            break;
+        case PL_PP_BW:
+            rc = ex->body.backward(ex, op.micro_batch, op.chunk, in, out);
+            break;
+        case PL_PP_B:
+            rc = ex->body.backward_input(ex, op.micro_batch, op.chunk, in, out);
+            break;
+        default:
+            rc = ex->body.backward_weight(ex, op.micro_batch, op.chunk);
+            break;
         }
         if (rc) return op_failed(ex, s, i, ex->error);
         rec->end = pl_device_stream_now(ex->stream);
@@ -263,17 +304,13 @@ int pl_pp_run(pl_pp_exec *ex, const pl_pp_schedule *s)
         emit(ex, s, rec);
         res->busy += rec->end - rec->start;
         res->measured_busy += rec->measured_end - rec->measured_start;
-        if (op.kind == PL_PP_BW || op.kind == PL_PP_W) { /* its last op: the slot goes back */
-            release = slot;
-            ex->slot_of[pair] = -1;
-            in_flight--;
-        }
+        if (op.kind == PL_PP_BW || op.kind == PL_PP_W) in_flight--; /* its last op */
         note_held(ex);
         send_peer = m.send_peer;
         send_buf = out;
     }
-    if (exchange(ex, send_peer, send_buf, -1, NULL))
-        return op_failed(ex, s, n - 1, pl_comm_last_error(ex->comm));
+    if (exchange(ex, send_peer, send_buf, -1, NULL)) return op_failed(ex, s, n - 1, ex->error);
+    if (join_messages(ex)) return op_failed(ex, s, n - 1, ex->error);
     if (n) {
         res->start = ex->records[0].start;
         res->end = ex->records[n - 1].end;
@@ -290,17 +327,16 @@ enum { T_START, T_END, T_BUSY, T_MSTART, T_MEND, T_MBUSY, T_N };
 int pl_pp_measure(pl_pp_exec *ex, int measured, pl_pp_timing *out)
 {
     int p = ex->stages;
-    double mine[T_N] = {ex->result.start,          ex->result.end,
-                        ex->result.busy,           ex->result.measured_start,
-                        ex->result.measured_end,   ex->result.measured_busy};
+    double mine[T_N] = {ex->result.start,        ex->result.end,
+                        ex->result.busy,         ex->result.measured_start,
+                        ex->result.measured_end, ex->result.measured_busy};
     double all[PL_PP_MAX_STAGES * T_N];
     memset(out, 0, sizeof *out);
     if (p == 1)
         memcpy(all, mine, sizeof mine);
     else {
         cudaError_t e = cudaSuccess;
-        if (!ex->timing)
-            e = cudaMalloc(&ex->timing, (size_t)(p + 1) * T_N * sizeof(double));
+        if (!ex->timing) e = cudaMalloc(&ex->timing, (size_t)(p + 1) * T_N * sizeof(double));
         double *d = ex->timing;
         if (!e) e = cudaMemcpyAsync(d, mine, sizeof mine, cudaMemcpyHostToDevice, ex->stream);
         if (e) return fail(ex->error, sizeof ex->error, "pl_pp_measure: %s", cudaGetErrorName(e));
@@ -308,8 +344,8 @@ int pl_pp_measure(pl_pp_exec *ex, int measured, pl_pp_timing *out)
         if (r)
             return fail(ex->error, sizeof ex->error, "pl_pp_measure: %s",
                         pl_comm_last_error(ex->comm));
-        e = cudaMemcpyAsync(all, d + T_N, (size_t)p * T_N * sizeof(double),
-                            cudaMemcpyDeviceToHost, ex->stream);
+        e = cudaMemcpyAsync(all, d + T_N, (size_t)p * T_N * sizeof(double), cudaMemcpyDeviceToHost,
+                            ex->stream);
         if (!e) e = cudaStreamSynchronize(ex->stream);
         if (e) return fail(ex->error, sizeof ex->error, "pl_pp_measure: %s", cudaGetErrorName(e));
     }
@@ -334,12 +370,13 @@ int pl_pp_measure(pl_pp_exec *ex, int measured, pl_pp_timing *out)
 
 /* ---- the uniform body -------------------------------------------------------------------- */
 
-int pl_pp_uniform_init(pl_pp_uniform *u, long n, char *err, size_t cap)
+int pl_pp_uniform_init(pl_pp_uniform *u, long n, cudaStream_t stream, char *err, size_t cap)
 {
     memset(u, 0, sizeof *u);
     if (n < 1) return fail(err, cap, "a uniform stage of %ld floats: it needs at least 1", n);
     cudaError_t e = cudaMalloc((void **)&u->buf, (size_t)n * sizeof(float));
-    if (!e) e = cudaMemset(u->buf, 0, (size_t)n * sizeof(float));
+    if (!e) e = cudaMemsetAsync(u->buf, 0, (size_t)n * sizeof(float), stream);
+    if (!e) e = cudaStreamSynchronize(stream);
     if (e) {
         cudaFree(u->buf);
         u->buf = NULL;
@@ -372,7 +409,7 @@ static int uniform_forward(pl_pp_exec *ex, int k, int c, const float *in, float 
 static int uniform_backward(pl_pp_exec *ex, int k, int c, const float *dout, float *din)
 {
     (void)k, (void)c, (void)dout, (void)din;
-    int rc = uniform_kernel(ex); /* B */
+    int rc = uniform_kernel(ex);         /* B */
     return rc ? rc : uniform_kernel(ex); /* W */
 }
 static int uniform_input(pl_pp_exec *ex, int k, int c, const float *dout, float *din)

@@ -59,6 +59,7 @@ int main(int argc, char **argv)
         {"device", register_device_suite},
         {"harness", register_harness_suite},
         {"blocks", register_blocks_suite},
+        {"pipeline", register_pipeline_suite},
         {"pp", register_pp_suite},
     };
     int n = (int)(sizeof suites / sizeof *suites);

@@ -29,6 +29,7 @@ int register_device_suite(void);
 int register_harness_suite(void);
 int register_blocks_suite(void);
 int register_blocks_split_suite(void); /* by register_blocks_suite: `unit blocks` runs both */
+int register_pipeline_suite(void);
 int register_pp_suite(void);
 
 /* A suite's tests, in the order they run. */

@@ -264,14 +264,14 @@ int pl_blocks_input_backward(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const f
  * Parallelism", ICLR 2024, section 2): B, the gradient of the input (what
  * the stage before waits for), and W, the gradients of the weights
  * (nobody waits: a schedule may defer it). They need activations made by
- * pl_blocks_acts_alloc_split (split = 1; pl_blocks_create's m->acts has
- * not them), run the reference linear layers
- * (the kernels directly, never a pl_tp_linear_ops table), and give the
- * SAME BITS as the fused backward above: each gradient tensor comes from
- * the same kernel on the same inputs, and with tp->accumulate the
- * micro-batches' contributions to a tensor are added in the order their
- * W (or, for the gradients B writes, their B) runs, so B0 B1 B2 W0 W1 W2
- * equals BW0 BW1 BW2 bit for bit. Any TP degree, with or without sequence
+ * pl_blocks_acts_alloc_split (split = 1; pl_blocks_create's m->acts is
+ * made without), run the reference linear layers (the kernels directly,
+ * never a pl_tp_linear_ops table), and give the SAME BITS as the fused
+ * backward above: each gradient tensor comes from the same kernel on the
+ * same inputs, and with tp->accumulate the micro-batches' contributions to
+ * a tensor are added in the order their W (or, for the gradients B
+ * writes, their B) runs, so B0 B1 B2 W0 W1 W2 equals BW0 BW1 BW2 bit for
+ * bit. Any TP degree, with or without sequence
  * parallelism: W needs no collective (under SP, b2's gradient sums this
  * rank's rows of the gathered dy, the same values the fused sums).
  *
@@ -288,6 +288,11 @@ int pl_blocks_input_backward(pl_blocks *m, pl_blocks_acts *a, pl_tp *tp, const f
  *   W of the head: Wc, bc.
  *   B of the input layer: no gradient; keeps d_x in dinput.
  *   W of the input layer: W0, b0 (from X, or a->input when X is NULL).
+ * tp->accumulate applies to what each half writes: a step's first B and
+ * first W overwrite (or the gradients are zeroed and both add), as the
+ * first BW does. W runs with the same tp (rows, TP rank, SP) as its B; the
+ * head's B reads the d_out of the loss run last, so a micro-batch's
+ * pl_blocks_loss comes right before its B (a later loss overwrites d_out).
  * A piece's W needs its B on the same activations first, and the set can
  * take no forward and no second B until that W has run (w_due above):
  * each refuses with a message in tp->error naming the piece. j outside the

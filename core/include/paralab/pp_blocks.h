@@ -66,8 +66,9 @@ typedef struct pl_pp_blocks {
     cudaStream_t stream;
     /* the activations in flight: acts[k v + c] for (k, c) while held */
     pl_blocks_acts *acts;
-    unsigned char *held; /* [m v]: 1 while (k, c)'s set is allocated */
-    size_t acts_bytes[PL_PP_MAX_CHUNKS]; /* bytes of one set of chunk c */
+    unsigned char *held;                 /* [m v]: 1 while (k, c)'s set is allocated */
+    int split;                           /* the sets keep what W needs (a list with B and W) */
+    size_t acts_bytes[PL_PP_MAX_CHUNKS]; /* bytes of one set of chunk c: pl_blocks_acts_bytes */
     size_t held_bytes, peak_bytes;       /* now, and the most this step (counted) */
     int in_flight, peak_in_flight;       /* sets held now, and the most this step */
     /* the same peak measured from the device's memory in use
@@ -77,10 +78,10 @@ typedef struct pl_pp_blocks {
     size_t measured_peak_bytes;
     long long measured_held; /* bytes, by those deltas */
     /* the step's batch (device pointers, valid during pl_pp_blocks_step) */
-    const float *X;     /* [B, inputs] on stage 0 */
-    const int *labels;  /* [B] on the last stage */
-    float *loss_sum;    /* device: the step's loss summed over its micro-batches */
-    float *norm_sq;     /* device: scratch for the gradient norm */
+    const float *X;    /* [B, inputs] on stage 0 */
+    const int *labels; /* [B] on the last stage */
+    float *loss_sum;   /* device: the step's loss summed over its micro-batches */
+    float *norm_sq;    /* device: scratch for the gradient norm */
     char error[1024];
 } pl_pp_blocks;
 

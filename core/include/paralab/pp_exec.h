@@ -21,10 +21,19 @@
  * A message is one activation or one gradient of message_floats floats
  * (the two have the same shape: [micro-batch rows, h] for the block model;
  * 0 is allowed: a message that carries only the dependency). The executor
- * owns the message buffers: four per (micro-batch, chunk) in flight (the
- * activation received and sent, the gradient received and sent), taken
- * when the F of (k, c) is about to receive and given back after its last
- * backward op (BW, or W), so no message overwrites one still in use.
+ * owns the message buffers: four per (micro-batch, chunk) of the run (the
+ * activation received and sent, the gradient received and sent), so no
+ * message overwrites another still in use.
+ *
+ * The sends and receives run on streams of their own, one pair per
+ * neighbour (as NCCL's p2p and Megatron-LM's overlapped p2p do): the op's
+ * stream waits only for the data it receives, and a send waits for its
+ * receiver (NCCL's rendezvous) on its own stream, so the ops' timeline on
+ * the modeled clock is that of buffered sends (pl_pp_validate_sends with
+ * PL_PP_BUFFERED), where every formula of pipeline.h is exact. On the host
+ * a send still waits until its receiver posts the receive, so a schedule
+ * must not deadlock under rendezvous sends (what pl_pp_validate checks).
+ * The executor's stream waits for every message at the end of the run.
  *
  * Before anything runs, pl_pp_run validates the whole schedule (every
  * stage's list, on every rank: pl_pp_validate) and checks it against the
@@ -102,9 +111,9 @@ typedef struct pl_pp_record {
 /* This stage's last run (pl_pp_run). Times in seconds; modeled ones on the
  * simulated GPU's clock (0 on real GPUs, which have none). */
 typedef struct pl_pp_result {
-    int stage, ops;         /* r and its ops n[r] */
-    double start, end;      /* modeled: its first op's start, its last op's end */
-    double busy;            /* modeled: the sum of its ops' durations (end - start each) */
+    int stage, ops;    /* r and its ops n[r] */
+    double start, end; /* modeled: its first op's start, its last op's end */
+    double busy;       /* modeled: the sum of its ops' durations (end - start each) */
     double measured_start, measured_end, measured_busy; /* the same on the host clock */
     const pl_pp_record *record; /* ops records, in the order they ran (owned by ex) */
     size_t peak_held_bytes;     /* the most bytes of activations the body held (held_bytes) */
@@ -127,11 +136,11 @@ struct pl_pp_exec {
     pl_pp_result result;
     char error[1024];
     /* the executor's own (pl_pp_exec_free releases them) */
-    float *pool;      /* message buffers: 4 message_floats floats per slot */
-    int pool_slots;   /* slots allocated */
-    int *slot_of;     /* [m v]: the slot (k, c) holds, -1 none */
-    int slot_cap;     /* entries of slot_of */
-    int *free_slots;  /* a stack of the free slots */
+    float *pool;    /* message buffers: 4 message_floats floats per (k, c) */
+    int pool_pairs; /* (k, c) pairs they are allocated for */
+    cudaStream_t send_stream[2], recv_stream[2]; /* per neighbour: the next, the previous */
+    cudaEvent_t ev_op, ev_comm[4];               /* ordering between the streams */
+    int comm_ready;                              /* the streams and events are made */
     pl_pp_record *records;
     int records_cap;
     size_t last_held; /* the held bytes last noted */
@@ -188,8 +197,11 @@ typedef struct pl_pp_uniform {
     float *buf; /* device, n floats */
     long n;
 } pl_pp_uniform;
-/* Allocates the buffer on the current device. 0, or -1 with err. */
-int pl_pp_uniform_init(pl_pp_uniform *u, long n, char *err, size_t cap);
+/* Allocates the buffer on the current device and zeroes it on `stream`
+ * (the stage's: a memset on another stream would hold the device's
+ * compute engine while the stage's first op waits for it, a gap its
+ * stream's clock does not show). 0, or -1 with err. */
+int pl_pp_uniform_init(pl_pp_uniform *u, long n, cudaStream_t stream, char *err, size_t cap);
 void pl_pp_uniform_free(pl_pp_uniform *u);
 /* The body (its user: the pl_pp_uniform). */
 extern const pl_pp_body pl_pp_uniform_body;
