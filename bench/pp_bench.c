@@ -48,7 +48,7 @@ static int uniform_rank(pl_rank *r)
     pp_run *run = r->arg;
     pl_pp_uniform body;
     pl_pp_exec ex;
-    if (pl_pp_uniform_init(&body, 1 << 14, r->error, sizeof r->error)) return 1;
+    if (pl_pp_uniform_init(&body, 1 << 14, r->stream, r->error, sizeof r->error)) return 1;
     int rc = 1;
     if (pl_pp_exec_init(&ex, &pl_pp_uniform_body, &body, r->comm, r->stream, 0, r->error,
                         sizeof r->error))
