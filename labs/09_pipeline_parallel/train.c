@@ -287,8 +287,8 @@ int lab09_rank(pl_rank *r)
                         if (q == 0) t_first = rec_start(x);
                         t_last = rec_end(x);
                         if (q < 8 || q == p * v - 1)
-                            add(text, sizeof text, "%s%s stage %d %.1f-%.1f us", q ? ", " : "",
-                                q == p * v - 1 && q >= 8 ? " ..." : "", st,
+                            add(text, sizeof text, "%s%sstage %d %.1f-%.1f us", q ? ", " : "",
+                                q == p * v - 1 && q >= 8 ? "... " : "", st,
                                 (rec_start(x) - t_first) * 1e6, (rec_end(x) - t_first) * 1e6);
                     }
                 }
