@@ -76,6 +76,8 @@ test: deps data
 	@tests/viz_tty.sh build/sim/bin
 	@echo "== the shards pane in a terminal (tmux): a tensor-parallel trace replayed at 80x24 and 120x40"
 	@tests/viz_shards.sh build/sim/bin
+	@echo "== the pipeline pane in a terminal (tmux): pipeline traces (GPipe p 8 m 32, ZB-H1) replayed to their end at 120x40 and 80x24"
+	@tests/viz_pipeline.sh build/sim/bin
 	@echo "== pauses: Labs 06 and 07 wait 30 s for the student, then finish; each step shows its own work"
 	@tests/viz_pause.sh build/sim/bin
 	@echo "== paralab-train: one device, the digits, >= 95 % test accuracy (the MLP, and the block model against Lab 08)"

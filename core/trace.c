@@ -470,9 +470,8 @@ static void put_fraction(FILE *f, double x)
         fprintf(f, "%.17g", x);
 }
 
-int pl_trace_writer_describe_pipeline(pl_trace_writer *w, int stages, int micro_batches,
-                                      int chunks, const char *schedule, double of_ideal,
-                                      double of_total)
+int pl_trace_writer_describe_pipeline(pl_trace_writer *w, int stages, int micro_batches, int chunks,
+                                      const char *schedule, double of_ideal, double of_total)
 {
     fprintf(w->f,
             ",\n{\"name\":\"paralab pipeline\",\"ph\":\"M\",\"pid\":0,\"args\":{\"stages\":%d,"

@@ -198,14 +198,12 @@ static void init_colours(void)
     use_default_colors();
     int c256 = COLORS >= 256;
     static const short base[COL_COUNT] = {
-        -1,           COLOR_WHITE,   COLOR_WHITE, COLOR_BLUE,  COLOR_YELLOW,
-        COLOR_RED,    COLOR_GREEN,   COLOR_GREEN, COLOR_BLUE,  COLOR_MAGENTA,
-        COLOR_YELLOW, COLOR_CYAN,    COLOR_RED,   COLOR_GREEN, COLOR_YELLOW,
-        COLOR_BLUE,   COLOR_MAGENTA, COLOR_CYAN,  COLOR_WHITE, COLOR_RED,
-        COLOR_YELLOW};
-    static const short rich[COL_COUNT] = {-1,  244, 255, 67,  214, 196, 71,  78, 75,  170,
-                                          221, 44,  203, 113, 221, 75,  176, 80, 252, 209,
-                                          180};
+        -1,          COLOR_WHITE, COLOR_WHITE,  COLOR_BLUE,    COLOR_YELLOW,  COLOR_RED,
+        COLOR_GREEN, COLOR_GREEN, COLOR_BLUE,   COLOR_MAGENTA, COLOR_YELLOW,  COLOR_CYAN,
+        COLOR_RED,   COLOR_GREEN, COLOR_YELLOW, COLOR_BLUE,    COLOR_MAGENTA, COLOR_CYAN,
+        COLOR_WHITE, COLOR_RED,   COLOR_YELLOW};
+    static const short rich[COL_COUNT] = {-1, 244, 255, 67,  214, 196, 71, 78,  75,  170, 221,
+                                          44, 203, 113, 221, 75,  176, 80, 252, 209, 180};
     for (int k = 0; k < COL_COUNT; k++) init_pair((short)(k + 1), c256 ? rich[k] : base[k], -1);
 }
 
@@ -286,9 +284,9 @@ static void term_flush(const viz_grid *g)
         for (int x = 0; x < g->w && x < COLS; x++) {
             const viz_cell *c = &g->cells[y * g->w + x];
             wchar_t wc[2] = {(wchar_t)c->ch, 0};
-            attr_t a =
-                (c->attr & ATTR_BOLD ? A_BOLD : 0) | (c->attr & ATTR_REVERSE ? A_REVERSE : 0) |
-                (c->attr & ATTR_UNDERLINE ? A_UNDERLINE : 0);
+            attr_t a = (c->attr & ATTR_BOLD ? A_BOLD : 0) |
+                       (c->attr & ATTR_REVERSE ? A_REVERSE : 0) |
+                       (c->attr & ATTR_UNDERLINE ? A_UNDERLINE : 0);
             if (!colour && (c->fg == COL_FOCUS || c->fg == COL_WARN)) a |= A_BOLD;
             cchar_t cc;
             setcchar(&cc, wc, a, colour ? (short)(c->fg + 1) : 0, NULL);
@@ -806,8 +804,7 @@ int pl_viz_replay(const char *path, pl_mode mode, double speed, char *err, size_
     if (viz_model_set_matrices(&a.model, t->matrices, t->nmatrices, t->tp, merr, sizeof merr))
         t->nmatrices = 0;
     /* and its pipeline (checked as it was read) for the pipeline pane */
-    if (t->pipeline.stages > 0)
-        viz_model_set_pipeline(&a.model, &t->pipeline, merr, sizeof merr);
+    if (t->pipeline.stages > 0) viz_model_set_pipeline(&a.model, &t->pipeline, merr, sizeof merr);
     /* the lab's panes (the shards only with the matrices: an older file
      * has none), else all the events fill */
     a.panes = t->panes ? t->panes & ~(t->nmatrices ? 0u : PL_PANE_BIT(PL_PANE_SHARDS))

@@ -15,8 +15,8 @@ static const uint32_t glyph_utf8[G_COUNT] = {
     0x25AA,                                         /* ▪ */
 };
 static const uint32_t glyph_ascii[G_COUNT] = {
-    '-', '|', '+',  '+', '+', '+', '#', '=', '.', ' ', '.', '*',
-    '-', '|', '\\', '/', '>', '<', 'o', '=', '~', ':', '^', 'v', '+',
+    '-', '|',  '+', '+', '+', '+', '#', '=', '.', ' ', '.', '*', '-',
+    '|', '\\', '/', '>', '<', 'o', '=', '~', ':', '^', 'v', '+',
 };
 
 uint32_t viz_glyph_ch(const viz_grid *g, viz_glyph k)
@@ -222,7 +222,7 @@ void pl_viz_layout_text(int cols, int rows, int ndev, unsigned panes, int text_r
     }
     out->pane[PL_PANE_NARRATION] = (pl_rect){0, rows - nh, cols, nh};
     int by = 1, bh = rows - 1 - nh; /* the body */
-    if (pipe && bh - 8 >= 5) { /* across the top of the body (else beside the metrics) */
+    if (pipe && bh - 8 >= 5) {      /* across the top of the body (else beside the metrics) */
         int want = (ndev > 0 ? ndev : 1) + 4, ph = want < bh - 8 ? want : bh - 8;
         out->pane[PL_PANE_PIPELINE] = (pl_rect){0, by, cols, ph};
         by += ph;

@@ -121,10 +121,9 @@ int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_ran
                                             vc->matrices[i].cols, vc->matrices[i].split,
                                             vc->matrices[i].padded_cols, vc->tp);
         if (vc->pipeline) /* the pipeline pane's, for a replay */
-            pl_trace_writer_describe_pipeline(dr.writer, vc->pipeline->stages,
-                                              vc->pipeline->micro_batches, vc->pipeline->chunks,
-                                              vc->pipeline->schedule, vc->pipeline->of_ideal,
-                                              vc->pipeline->of_total);
+            pl_trace_writer_describe_pipeline(
+                dr.writer, vc->pipeline->stages, vc->pipeline->micro_batches, vc->pipeline->chunks,
+                vc->pipeline->schedule, vc->pipeline->of_ideal, vc->pipeline->of_total);
     }
     pthread_t drain_thread;
     dr.player = player;

@@ -291,12 +291,11 @@ static const pl_event *lane_at(const viz_lane *L, double t, int modeled)
     for (size_t i = lo, k = 0; i > 0 && k < 64; i--, k++) {
         const pl_event *e = &L->ev[i - 1];
         if (viz_ev_end(e, modeled) < t || viz_ev_start(e, modeled) > t) continue;
-        int rank =
-            e->kind == PL_EV_FORWARD || e->kind == PL_EV_BACKWARD || e->kind == PL_EV_OPTIMIZER ||
-                    e->kind == PL_EV_WEIGHT_GRAD
-                ? 2
-            : e->kind == PL_EV_COLLECTIVE                                                       ? 0
-                                                                                                : 1;
+        int rank = e->kind == PL_EV_FORWARD || e->kind == PL_EV_BACKWARD ||
+                           e->kind == PL_EV_OPTIMIZER || e->kind == PL_EV_WEIGHT_GRAD
+                       ? 2
+                   : e->kind == PL_EV_COLLECTIVE ? 0
+                                                 : 1;
         if (rank > best_rank) {
             best = e;
             best_rank = rank;
@@ -420,25 +419,28 @@ int pl_viz_check_pipeline(const pl_viz_pipeline *p, int nranks, char *err, size_
     if (!p) return 0;
     size_t len = p->schedule ? strlen(p->schedule) : 0;
     int none = p->of_ideal < 0 && p->of_total < 0;
-    char bad[96] = "";
+    char bad[96] = "", range[48];
     const char *why = NULL;
     if (p->stages < 1 || p->stages > PL_MAX_RANKS) {
         snprintf(bad, sizeof bad, "%d stages", p->stages);
-        why = "1..64 stages";
+        snprintf(range, sizeof range, "1..%d stages", PL_MAX_RANKS);
+        why = range;
     } else if (nranks > 0 && nranks % p->stages) {
         snprintf(bad, sizeof bad, "%d stages for %d ranks", p->stages, nranks);
         why = "a number of stages that divides the world's ranks";
     } else if (p->micro_batches < 1 || p->micro_batches > PL_PP_MAX_MICRO) {
         snprintf(bad, sizeof bad, "%d micro-batches", p->micro_batches);
-        why = "1..4096 micro-batches";
+        snprintf(range, sizeof range, "1..%d micro-batches", PL_PP_MAX_MICRO);
+        why = range;
     } else if (p->chunks < 1 || p->chunks > PL_PP_MAX_CHUNKS) {
         snprintf(bad, sizeof bad, "%d chunks", p->chunks);
-        why = "1..8 chunks";
+        snprintf(range, sizeof range, "1..%d chunks", PL_PP_MAX_CHUNKS);
+        why = range;
     } else if (len < 1 || len > 15) {
         snprintf(bad, sizeof bad, "schedule name of %zu bytes", len);
         why = "a schedule name of 1 to 15 bytes";
-    } else if (!none && !(p->of_ideal >= 0 && p->of_ideal < 1e9 && p->of_total >= 0 &&
-                          p->of_total < 1)) {
+    } else if (!none &&
+               !(p->of_ideal >= 0 && p->of_ideal < 1e9 && p->of_total >= 0 && p->of_total < 1)) {
         snprintf(bad, sizeof bad, "bubble %g of the ideal time, %g of the total", p->of_ideal,
                  p->of_total);
         why = "of_ideal >= 0 and of_total in [0, 1), or both negative (no formula)";
@@ -502,14 +504,19 @@ void viz_pp_round_find(const viz_model *m, int modeled, viz_pp_round *R)
     }
     R->stages = m->pp.stages > 0 ? m->pp.stages : top + 1;
     if (top < 0) return;
-    /* per stage: its iterations, and the sums of its newest */
-    int *seen = malloc(SEEN_KEYS * sizeof *seen);
-    if (!seen) return;
+    /* per stage: its iterations, and the sums of its newest. seen[key]: the
+     * stamp (call, stage, iteration) of the last forward of (k, c); the UI
+     * draws on one thread, so one array serves every call without clearing */
+    static uint64_t seen[SEEN_KEYS], call;
+    if (++call >= (1u << 23)) {
+        memset(seen, 0, sizeof seen);
+        call = 1;
+    }
     int it[PL_MAX_RANKS] = {0};
     double lo[PL_MAX_RANKS], hi[PL_MAX_RANKS], busy[PL_MAX_RANKS], slot[PL_MAX_RANKS];
     for (int s = 0; s <= top; s++) {
         if (R->owner[s] < 0) continue;
-        memset(seen, 0, SEEN_KEYS * sizeof *seen);
+        uint64_t base = call << 40 | (uint64_t)s << 32;
         const viz_lane *L = &m->lanes[R->owner[s]][PL_LANE_COMPUTE];
         for (size_t i = 0; i < L->n; i++) {
             const pl_event *e = &L->ev[i];
@@ -517,7 +524,8 @@ void viz_pp_round_find(const viz_model *m, int modeled, viz_pp_round *R)
             if (e->kind == PL_EV_FORWARD || it[s] == 0) {
                 int key = (int)((unsigned)e->micro_batch % PL_PP_MAX_MICRO) * PL_PP_MAX_CHUNKS +
                           (int)((unsigned)e->chunk % PL_PP_MAX_CHUNKS);
-                if (it[s] == 0 || (e->kind == PL_EV_FORWARD && seen[key] == it[s])) {
+                if (it[s] == 0 ||
+                    (e->kind == PL_EV_FORWARD && seen[key] == (base | (unsigned)it[s]))) {
                     it[s]++; /* the next iteration */
                     R->first[s] = i;
                     lo[s] = 1e300;
@@ -525,7 +533,7 @@ void viz_pp_round_find(const viz_model *m, int modeled, viz_pp_round *R)
                     busy[s] = 0;
                     slot[s] = 1e300;
                 }
-                if (e->kind == PL_EV_FORWARD) seen[key] = it[s];
+                if (e->kind == PL_EV_FORWARD) seen[key] = base | (unsigned)it[s];
             }
             double a = viz_ev_start(e, modeled), b = viz_ev_end(e, modeled);
             lo[s] = a < lo[s] ? a : lo[s];
@@ -534,7 +542,6 @@ void viz_pp_round_find(const viz_model *m, int modeled, viz_pp_round *R)
             if (b - a > 0 && b - a < slot[s]) slot[s] = b - a;
         }
     }
-    free(seen);
     for (int s = 0; s <= top; s++) {
         R->stage_it[s] = it[s];
         R->iteration = it[s] > R->iteration ? it[s] : R->iteration;

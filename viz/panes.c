@@ -964,9 +964,8 @@ static void pipeline_legend(viz_grid *g, int x, int y, int w, const viz_model *m
     items[n++] = (item){viz_glyph_ch(g, G_DOT), 0, COL_DIM, 0, "bubble"};
     if (m->pp.chunks > 1)
         items[n++] = (item){'f', '0', COL_FORWARD, ATTR_UNDERLINE,
-                                        m->pp.chunks == 2 ? "chunk 1" : "odd chunks"};
-    if (gauge)
-        items[n++] = (item){viz_glyph_ch(g, G_V), 0, COL_WARN, 0, "activations' peak"};
+                            m->pp.chunks == 2 ? "chunk 1" : "odd chunks"};
+    if (gauge) items[n++] = (item){viz_glyph_ch(g, G_V), 0, COL_WARN, 0, "activations' peak"};
     int cx = x;
     for (int i = 0; i < n; i++) {
         int glyphs = items[i].b ? 2 : 1, need = glyphs + 1 + (int)strlen(items[i].name);
@@ -1077,7 +1076,9 @@ static void pipeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
     double extent = R.hi - R.lo;
     if (m->pp.stages > 0) { /* the iteration's expected time, so that boxes stay put */
         double tf = R.t_kind[0], tb = R.t_kind[1] > 0 ? R.t_kind[1] : tf,
-               tw_ = R.t_kind[2] > 0 ? R.t_kind[2] : !strncmp(m->pp.schedule, "zb", 2) ? tf : 0;
+               tw_ = R.t_kind[2] > 0                     ? R.t_kind[2]
+                     : !strncmp(m->pp.schedule, "zb", 2) ? tf
+                                                         : 0;
         double ideal = m->pp.micro_batches * m->pp.chunks * (tf + tb + tw_);
         double est = m->pp.of_total >= 0
                          ? ideal / (1 - m->pp.of_total)
@@ -1093,8 +1094,8 @@ static void pipeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
     for (int k = 0; k < rows && first + k < n; k++) {
         int st = first + k, y = in.y + 1 + k;
         if (k == rows - 1 && st < n - 1) {
-            viz_textf(g, in.x, y, in.w, COL_DIM, 0, "... %d more stage%s (focus: up/down)",
-                      n - st, pl_s(n - st));
+            viz_textf(g, in.x, y, in.w, COL_DIM, 0, "... %d more stage%s (focus: up/down)", n - st,
+                      pl_s(n - st));
             break;
         }
         viz_textf(g, in.x, y, lw, COL_RANK0 + st % 8, 0, "s%-2d", st);
@@ -1137,8 +1138,7 @@ static void pipeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
             viz_put(g, x0 + c, y, ch, col, attr);
         }
         if (bw && m->act_seen[st])
-            act_gauge(g, in.x + in.w - gw + 1, y, bw, text, m->act_now[st], m->act_peak[st],
-                      scale);
+            act_gauge(g, in.x + in.w - gw + 1, y, bw, text, m->act_now[st], m->act_peak[st], scale);
     }
     free(cell);
     if (own_legend)

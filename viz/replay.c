@@ -128,8 +128,9 @@ static int read_pipeline(viz_trace *t, json_t *args, const char *path, size_t i,
     int none = json_is_null(fi) && json_is_null(ft);
     size_t len = json_is_string(name) ? strlen(json_string_value(name)) : 0;
     if (t->pipeline.stages > 0) {
-        snprintf(err, cap, "%s: event %zu: a second pipeline (\"paralab pipeline\"): a trace has one",
-                 path, i);
+        snprintf(err, cap,
+                 "%s: event %zu: a second pipeline (\"paralab pipeline\"): a trace has one", path,
+                 i);
         return -1;
     }
     if (!json_object_get(args, "stages") || !json_object_get(args, "micro_batches") ||

@@ -22,13 +22,13 @@ enum {
     COL_BORDER,
     COL_FOCUS,
     COL_WARN,
-    COL_KERNEL,    /* compute: kernels */
-    COL_FORWARD,   /* forward of a micro-batch */
-    COL_BACKWARD,  /* backward */
-    COL_OPTIMIZER, /* optimizer step */
-    COL_COPY,      /* copies and memsets */
-    COL_COMM,      /* collectives, ring steps, send/recv */
-    COL_RANK0,     /* COL_RANK0 + r % 8: a rank's colour (shards, topology) */
+    COL_KERNEL,                /* compute: kernels */
+    COL_FORWARD,               /* forward of a micro-batch */
+    COL_BACKWARD,              /* backward */
+    COL_OPTIMIZER,             /* optimizer step */
+    COL_COPY,                  /* copies and memsets */
+    COL_COMM,                  /* collectives, ring steps, send/recv */
+    COL_RANK0,                 /* COL_RANK0 + r % 8: a rank's colour (shards, topology) */
     COL_WGRAD = COL_RANK0 + 8, /* a pipeline's W (weight gradient) */
     COL_COUNT
 };
@@ -364,12 +364,12 @@ int viz_is_pipeline_op(const viz_model *m, const pl_event *e);
  * (micro-batch, chunk) it already ran in it starts the next. Per stage,
  * the ops of the lowest rank that runs that stage. */
 typedef struct viz_pp_round {
-    int iteration;          /* 1, 2...; 0: no pipeline op */
-    int stages;             /* the pane's rows: the pipeline's p, else the highest stage + 1 */
-    double lo, hi;          /* the first start and the last end of its ops */
-    double busy;            /* the time its ops take, over every stage */
-    double slot;            /* its shortest op */
-    double t_kind[3];       /* the shortest F, B (or BW) and W of any iteration; 0: none */
+    int iteration;           /* 1, 2...; 0: no pipeline op */
+    int stages;              /* the pane's rows: the pipeline's p, else the highest stage + 1 */
+    double lo, hi;           /* the first start and the last end of its ops */
+    double busy;             /* the time its ops take, over every stage */
+    double slot;             /* its shortest op */
+    double t_kind[3];        /* the shortest F, B (or BW) and W of any iteration; 0: none */
     int owner[PL_MAX_RANKS]; /* the rank whose ops stage s shows; -1: none */
     /* per stage: its newest iteration, and where it begins on its owner's compute lane */
     int stage_it[PL_MAX_RANKS];

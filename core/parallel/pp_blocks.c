@@ -38,25 +38,33 @@ size_t pl_pp_blocks_acts_bytes(const pl_pp_blocks *pp, int chunk)
 
 static pl_pp_blocks *of(pl_pp_exec *ex) { return ex->user; }
 
-/* The activations of (k, c): allocated when its F starts. */
+/* The activations of (k, c): taken when its F starts, from the chunk's
+ * spare sets or, when none is left, a new allocation (as PyTorch's caching
+ * allocator: no cudaFree, which would synchronise the whole device, in the
+ * middle of a pipeline). */
 static int take_acts(pl_pp_blocks *pp, pl_pp_exec *ex, int k, int c)
 {
-    int i = k * pp->chunks + c;
-    long long before = mem_used();
-    cudaError_t e =
-        pl_blocks_acts_alloc_split(&pp->acts[i], &pp->part[c].lay, pp->rows, pp->rows, pp->split);
-    if (e)
-        return fail(ex->error, sizeof ex->error, "allocating the activations of micro-batch %d: %s",
-                    k, cudaGetErrorName(e));
-    /* the set is zeroed by cudaMemset, on the legacy default stream, which a
-     * non-blocking stream does not wait for: wait here, or F's first copy
-     * into it may run before the zeros land */
-    e = cudaStreamSynchronize(0);
-    if (e)
-        return fail(ex->error, sizeof ex->error, "cudaStreamSynchronize: %s", cudaGetErrorName(e));
-    pp->measured_held += mem_used() - before;
-    if (pp->measured_held > (long long)pp->measured_peak_bytes)
-        pp->measured_peak_bytes = (size_t)pp->measured_held;
+    int i = k * pp->chunks + c, m = pp->micro_batches;
+    if (pp->spare_n[c] > 0)
+        pp->acts[i] = pp->spare[c * m + --pp->spare_n[c]];
+    else {
+        long long before = mem_used();
+        cudaError_t e = pl_blocks_acts_alloc_split(&pp->acts[i], &pp->part[c].lay, pp->rows,
+                                                   pp->rows, pp->split);
+        if (e)
+            return fail(ex->error, sizeof ex->error,
+                        "allocating the activations of micro-batch %d: %s", k, cudaGetErrorName(e));
+        /* the set is zeroed by cudaMemset, on the legacy default stream, which a
+         * non-blocking stream does not wait for: wait here, or F's first copy
+         * into it may run before the zeros land */
+        e = cudaStreamSynchronize(0);
+        if (e)
+            return fail(ex->error, sizeof ex->error, "cudaStreamSynchronize: %s",
+                        cudaGetErrorName(e));
+        pp->measured_held += mem_used() - before;
+        if (pp->measured_held > (long long)pp->measured_peak_bytes)
+            pp->measured_peak_bytes = (size_t)pp->measured_held;
+    }
     pp->held[i] = 1;
     pp->held_bytes += pp->acts_bytes[c];
     if (pp->held_bytes > pp->peak_bytes) pp->peak_bytes = pp->held_bytes;
@@ -64,17 +72,27 @@ static int take_acts(pl_pp_blocks *pp, pl_pp_exec *ex, int k, int c)
     return 0;
 }
 
-/* ... and freed after its last backward op. */
+/* ... and given back after its last backward op, kept for the next F. */
 static void give_acts(pl_pp_blocks *pp, int k, int c)
 {
     int i = k * pp->chunks + c;
     if (!pp->held[i]) return;
-    long long before = mem_used();
-    pl_blocks_acts_free(&pp->acts[i]);
-    pp->measured_held += mem_used() - before;
+    pp->spare[c * pp->micro_batches + pp->spare_n[c]++] = pp->acts[i];
+    memset(&pp->acts[i], 0, sizeof pp->acts[i]);
     pp->held[i] = 0;
     pp->held_bytes -= pp->acts_bytes[c];
     pp->in_flight--;
+}
+
+/* Frees the spare sets (their device memory leaves the measure too). */
+static void free_spares(pl_pp_blocks *pp)
+{
+    for (int c = 0; c < pp->chunks && pp->spare; c++)
+        while (pp->spare_n[c] > 0) {
+            long long before = mem_used();
+            pl_blocks_acts_free(&pp->spare[c * pp->micro_batches + --pp->spare_n[c]]);
+            pp->measured_held += mem_used() - before;
+        }
 }
 
 /* A model call's failure: its reason (tp->error) into the executor's. */
@@ -165,6 +183,7 @@ static const pl_pp_body blocks_body = {body_forward, body_backward, body_backwar
 /* The sets of a stage whose list splits a backward keep what W needs. */
 static void set_split(pl_pp_blocks *pp, int split)
 {
+    if (split != pp->split) free_spares(pp); /* made for the other kind */
     pp->split = split;
     for (int c = 0; c < pp->chunks; c++)
         pp->acts_bytes[c] = pl_blocks_acts_bytes(&pp->part[c].lay, pp->rows, pp->rows, split);
@@ -234,7 +253,8 @@ int pl_pp_blocks_create(pl_pp_blocks *pp, const pl_blocks_config *c, pl_comm *co
     }
     pp->acts = calloc((size_t)m * chunks, sizeof *pp->acts);
     pp->held = calloc((size_t)m * chunks, 1);
-    if (!pp->acts || !pp->held) {
+    pp->spare = calloc((size_t)m * chunks, sizeof *pp->spare);
+    if (!pp->acts || !pp->held || !pp->spare) {
         fail(err, cap, "out of host memory");
         goto fail;
     }
@@ -260,9 +280,11 @@ void pl_pp_blocks_destroy(pl_pp_blocks *pp)
     if (pp->stream || pp->acts) cudaStreamSynchronize(pp->stream);
     for (int i = 0; pp->acts && i < pp->micro_batches * pp->chunks; i++)
         if (pp->held && pp->held[i]) pl_blocks_acts_free(&pp->acts[i]);
+    free_spares(pp);
     for (int c = 0; c < PL_PP_MAX_CHUNKS; c++) pl_blocks_destroy(&pp->part[c]);
     free(pp->acts);
     free(pp->held);
+    free(pp->spare);
     cudaFree(pp->loss_sum);
     cudaFree(pp->norm_sq);
     pl_pp_exec_free(&pp->exec);

@@ -103,12 +103,10 @@ static int prepare(pl_pp_exec *ex, int pairs, int n)
         ex->pool = NULL;
         ex->pool_pairs = 0;
         size_t bytes = (size_t)pairs * 4 * ex->message_floats * sizeof(float);
-        if (bytes) {
-            if ((e = cudaMalloc((void **)&ex->pool, bytes)))
-                return cuda_fail(ex, e, "message buffers");
-            if ((e = cudaMemsetAsync(ex->pool, 0, bytes, ex->stream)))
-                return cuda_fail(ex, e, "cudaMemsetAsync");
-        }
+        /* not zeroed: every message is written before it is read (a memset on
+         * the op stream would race the receives, which run on their own) */
+        if (bytes && (e = cudaMalloc((void **)&ex->pool, bytes)))
+            return cuda_fail(ex, e, "message buffers");
         ex->pool_pairs = pairs;
     }
     if (n > ex->records_cap) {

@@ -21,7 +21,7 @@ int register_nn_suite(void);
 int register_mlp_suite(void);
 int register_data_suite(void);
 int register_viz_suite(void);
-int register_shards_suite(void); /* by register_viz_suite: `unit viz` runs both */
+int register_shards_suite(void);        /* by register_viz_suite: `unit viz` runs both */
 int register_pipeline_pane_suite(void); /* by register_viz_suite too */
 int register_watchdog_suite(void);
 int register_mesh_suite(void);

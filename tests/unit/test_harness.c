@@ -400,6 +400,43 @@ static void test_shards_matrices(void)
     unlink(path);
 }
 
+/* The pipeline pane's pipeline passes through to the trace file (the
+ * description setup fills in is the one read); one the pane cannot draw
+ * (stages not dividing the ranks) stops the run before its steps. */
+static pl_viz_pipeline toy_pp;
+static int setup_pipeline(void *ctx, char *why, size_t cap)
+{
+    toy_pp =
+        (pl_viz_pipeline){pl_lab_options()->devices + (int)toy.widgets, 4, 1, "1f1b", 0.25, 0.2};
+    return setup(ctx, why, cap);
+}
+
+static void test_pipeline_description(void)
+{
+    reset();
+    char path[] = "/tmp/paralab-harness-XXXXXX", rerr[512];
+    close(mkstemp(path));
+    pl_lab_def d = toy_def(1, 4);
+    d.panes = PL_PANE_BIT(PL_PANE_PIPELINE);
+    d.pipeline = &toy_pp;
+    d.setup = setup_pipeline;
+    CU_ASSERT_EQUAL(run(&d, "--devices", "2", "--trace", path, NULL), 0);
+    viz_trace t;
+    CU_ASSERT_EQUAL_FATAL(viz_read_trace(path, &t, rerr, sizeof rerr), 0);
+    CU_ASSERT_EQUAL_FATAL(t.pipeline.stages, 2);
+    CU_ASSERT_EQUAL(t.pipeline.micro_batches, 4);
+    CU_ASSERT_STRING_EQUAL(t.pipeline.schedule, "1f1b");
+    CU_ASSERT(t.pipeline.of_ideal == 0.25 && t.pipeline.of_total == 0.2);
+    CU_ASSERT(t.panes & PL_PANE_BIT(PL_PANE_PIPELINE));
+    viz_trace_free(&t);
+    /* 3 stages on 2 ranks */
+    CU_ASSERT_EQUAL(run(&d, "--devices", "2", "--widgets", "1", NULL), 1);
+    CU_ASSERT_STRING_EQUAL(err, "lab99: pipeline pane: 3 stages for 2 ranks: allowed are a number "
+                                "of stages that divides the world's ranks\n");
+    CU_ASSERT_PTR_NULL(strstr(out, "[1]"));
+    unlink(path);
+}
+
 static int had_quiet;
 static int init(void)
 {
@@ -421,6 +458,7 @@ int register_harness_suite(void)
         {"the TODO banner without a probe", test_lazy_banner},
         {"exit status", test_exit_status},
         {"the shards pane's matrices: to the UI and the trace, or refused", test_shards_matrices},
+        {"the pipeline pane's pipeline: to the trace, or refused", test_pipeline_description},
     };
     return UNIT_SUITE_SETUP("harness", init, cleanup, t);
 }

@@ -41,6 +41,8 @@
  *     equals the one-device norm (the host's, in double) within 1e-4
  *     relative (float sums of ~18,500 squares in another order), and
  *     clipping scales every gradient by max_norm / norm.
+ *   - Evaluation (pl_pp_blocks_evaluate, forwards only) gives the one
+ *     device's loss for p, m = 1, 1; 2, 4; 4, 2; 4, 16.
  *   - The trace: one event per op with its kind, micro-batch, stage,
  *     chunk and label, and the "activations s<r>" notes.
  */
@@ -352,7 +354,7 @@ static void check_schedule(pl_pp_kind kind, int p, int m, int v)
         pl_pp_schedule_free(&s);
         /* the same chunks breadth first: it runs */
         CU_ASSERT_EQUAL_FATAL(pl_pp_build_breadth_first(&s, p, m, v, err, sizeof err), 0);
-        check_against_one_device(&s, "interleaved breadth-first");
+        check_against_one_device(&s, "interleaved all-forward-all-backward");
     } else
         check_against_one_device(&s, pl_pp_kind_name(kind));
     pl_pp_schedule_free(&s);
@@ -641,7 +643,7 @@ static void test_timeline(void)
                     pl_pp_schedule_free(&s);
                     if (kind == PL_PP_INTERLEAVED &&
                         !pl_pp_build_breadth_first(&s, p, m, v, err, sizeof err)) {
-                        check_timeline(&s, "interleaved breadth-first");
+                        check_timeline(&s, "interleaved all-forward-all-backward");
                         pl_pp_schedule_free(&s);
                     }
                 }
@@ -852,6 +854,65 @@ static void test_clip_grad_norm(void)
     pl_pp_schedule_free(&s);
 }
 
+/* ---- evaluation: forwards only --------------------------------------------------------------- */
+
+typedef struct {
+    int p, m;
+    float loss;
+    int correct;
+    char err[PL_PP_MAX_STAGES][1024];
+} eval_run;
+
+static int eval_rank_fn(pl_rank *r)
+{
+    eval_run *e = r->arg;
+    pl_blocks_config c = model();
+    pl_pp_blocks pp;
+    int me = r->rank, rc = 1;
+    if (pl_pp_blocks_create(&pp, &c, r->comm, 1, B, e->m, SEED, r->stream, e->err[me],
+                            sizeof e->err[me]))
+        return 1;
+    float *dX = to_dev(X_all[0], sizeof X_all[0]);
+    int *dy = to_dev(y_all[0], sizeof y_all[0]);
+    float loss = 0;
+    if (pl_pp_blocks_evaluate(&pp, me == 0 ? dX : NULL, me == r->size - 1 ? dy : NULL, &loss))
+        snprintf(e->err[me], sizeof e->err[me], "%s", pp.error);
+    else
+        rc = 0;
+    if (!rc && me == r->size - 1) {
+        e->loss = loss;
+        cudaMemcpy(&e->correct, pp.part[0].correct, sizeof(int), cudaMemcpyDeviceToHost);
+    }
+    cudaFree(dX), cudaFree(dy);
+    pl_pp_blocks_destroy(&pp);
+    return rc;
+}
+
+/* The loss of the initial weights on the first batch, forwards only through
+ * p stages in m micro-batches: the one device's first loss; the rows
+ * predicted right the same for every p and m. */
+static void test_evaluate(void)
+{
+    layers = 5;
+    one_device *ref = reference();
+    int correct = -1;
+    static const int pm[][2] = {{1, 1}, {2, 4}, {4, 2}, {4, 16}};
+    for (size_t i = 0; i < sizeof pm / sizeof *pm; i++) {
+        eval_run e;
+        memset(&e, 0, sizeof e);
+        e.p = pm[i][0];
+        e.m = pm[i][1];
+        char err[2048];
+        int rc = pl_world_run(e.p, NULL, 10, eval_rank_fn, &e, err, sizeof err);
+        if (rc) fprintf(stderr, "  p=%d m=%d: %s\n", e.p, e.m, err);
+        CU_ASSERT_EQUAL_FATAL(rc, 0);
+        CU_ASSERT(fabs(e.loss - ref->loss[0]) <= 1e-5 * fabs(ref->loss[0]));
+        if (correct < 0) correct = e.correct;
+        CU_ASSERT_EQUAL(e.correct, correct);
+        CU_ASSERT(e.correct >= 0 && e.correct <= B);
+    }
+}
+
 /* ---- the trace ----------------------------------------------------------------------------------
  */
 
@@ -967,6 +1028,7 @@ int register_pp_suite(void)
          test_refused_configurations},
         {"global gradient norm over the stages = one device's; clipping scales",
          test_clip_grad_norm},
+        {"evaluation, forwards only: the one device's loss for every p and m", test_evaluate},
         {"trace: one event per op, the activation notes", test_trace},
     };
     return UNIT_SUITE("pp", t);

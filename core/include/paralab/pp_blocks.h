@@ -14,8 +14,8 @@
  * cut into m micro-batches of b = B / m rows (micro-batch k: rows
  * [k b, (k+1) b)); the schedule runs on the executor (paralab/pp_exec.h)
  * with this body:
- *   F of (k, c):  allocates the activations of (k, c) (one set,
- *                 pl_blocks_acts_alloc), runs the chunk's forward on the
+ *   F of (k, c):  takes a set of activations for (k, c) (one allocation,
+ *                 pl_blocks_acts_alloc, or a spare one), runs the chunk's forward on the
  *                 received activation (or on X's rows of micro-batch k on
  *                 virtual stage 0) and, but on the last virtual stage,
  *                 writes the output to send;
@@ -28,14 +28,30 @@
  *                 gradients added to the step's (they are zeroed before
  *                 the first micro-batch, as llm.c's gpt2_zero_grad);
  *   W:            the weight gradients of (k, c) (after its B);
- * and (k, c)'s activations are freed at the end of its last backward op
- * (BW, or W). So the activations a stage holds at once are the
+ * and (k, c)'s set is given back at the end of its last backward op (BW,
+ * or W), kept for the next F (no cudaFree mid-pipeline: it would
+ * synchronise the device). So the activations a stage holds at once are the
  * validator's peak_in_flight sets of pl_blocks_acts_bytes each: all m for
  * GPipe, min(p - r, m) for 1F1B (REFERENCES-PARALLEL.md).
  * The loss is summed over the micro-batches on the last stage; after the
  * step, optionally the global gradient norm (pl_pp_blocks_clip_grad_norm:
  * every chunk's sum of squares, summed over the PP group), then AdamW or
  * SGD on every chunk.
+ *
+ * A lab's loop, on every stage (comm: the PP group, e.g. the world's):
+ *
+ *   pl_pp_schedule s;                       schedule as data, paralab/pipeline.h
+ *   pl_pp_build(&s, PL_PP_1F1B, p, m, 1, err, sizeof err);
+ *   pl_pp_blocks pp;
+ *   pl_pp_blocks_create(&pp, &cfg, comm, 1, B, m, seed, stream, err, sizeof err);
+ *   pp.exec.trace = r->trace;               one event per op, activation notes
+ *   pp.exec.world_rank = r->rank;
+ *   for each step:
+ *       X to stage 0's device, labels to the last stage's
+ *       pl_pp_blocks_step(&pp, &s, X, labels, &loss_sum);    (the last stage's)
+ *       if (clip > 0) pl_pp_blocks_clip_grad_norm(&pp, clip, &norm);
+ *       pl_pp_blocks_adamw(&pp, lr);
+ *   pl_pp_measure(&pp.exec, 0, &timing);     the last step's bubble, on every stage
  *
  * Errors: functions return 0 or -1 with the reason in pp->error (or err).
  */
@@ -66,15 +82,21 @@ typedef struct pl_pp_blocks {
     cudaStream_t stream;
     /* the activations in flight: acts[k v + c] for (k, c) while held */
     pl_blocks_acts *acts;
-    unsigned char *held;                 /* [m v]: 1 while (k, c)'s set is allocated */
+    unsigned char *held; /* [m v]: 1 while (k, c)'s set is taken */
+    /* the sets given back, kept for the next F (PyTorch's caching allocator:
+     * a cudaFree would synchronise the device in mid-pipeline): chunk c's
+     * spare[c m + j], j < spare_n[c] */
+    pl_blocks_acts *spare;
+    int spare_n[PL_PP_MAX_CHUNKS];
     int split;                           /* the sets keep what W needs (a list with B and W) */
     size_t acts_bytes[PL_PP_MAX_CHUNKS]; /* bytes of one set of chunk c: pl_blocks_acts_bytes */
     size_t held_bytes, peak_bytes;       /* now, and the most this step (counted) */
     int in_flight, peak_in_flight;       /* sets held now, and the most this step */
-    /* the same peak measured from the device's memory in use
-     * (cudaMemGetInfo before and after each allocation and free): equal to
-     * peak_bytes when the rank is alone on its device (exact on simulated
-     * GPUs; a real GPU's driver counts whole pages) */
+    /* the device memory the sets take, measured (cudaMemGetInfo before and
+     * after each allocation): the sets in use and the spare ones. Its most
+     * during a step equals peak_bytes when the rank is alone on its device
+     * (exact on simulated GPUs; a real GPU's driver counts whole pages): a
+     * set is allocated only when every earlier one is in use */
     size_t measured_peak_bytes;
     long long measured_held; /* bytes, by those deltas */
     /* the step's batch (device pointers, valid during pl_pp_blocks_step) */

@@ -174,9 +174,8 @@ int pl_trace_writer_describe_matrix(pl_trace_writer *w, const char *name, int ro
  * pipeline a lab runs: a "paralab pipeline" metadata event with args
  * stages, micro_batches, chunks, schedule and the formula's bubble
  * of_ideal and of_total (null when negative: no formula); 0 or -1 as add. */
-int pl_trace_writer_describe_pipeline(pl_trace_writer *w, int stages, int micro_batches,
-                                      int chunks, const char *schedule, double of_ideal,
-                                      double of_total);
+int pl_trace_writer_describe_pipeline(pl_trace_writer *w, int stages, int micro_batches, int chunks,
+                                      const char *schedule, double of_ideal, double of_total);
 /* Finishes the JSON (so an interrupted run still gives a complete file when
  * close runs from the cleanup path) and closes it: 0, or -1 with err. */
 int pl_trace_writer_close(pl_trace_writer *w, char *err, size_t cap);

@@ -113,10 +113,10 @@ int pl_viz_check_matrices(const pl_viz_matrix *m, int n, int tp, int nranks, cha
  * activations stage r holds now), drawn as a gauge per stage with its peak
  * and kept out of the metrics pane's curves. */
 typedef struct pl_viz_pipeline {
-    int stages;           /* p: 1..PL_MAX_RANKS, dividing the world's ranks */
-    int micro_batches;    /* m: 1..PL_PP_MAX_MICRO */
-    int chunks;           /* v: 1..PL_PP_MAX_CHUNKS */
-    const char *schedule; /* 1..15 bytes */
+    int stages;                /* p: 1..PL_MAX_RANKS, dividing the world's ranks */
+    int micro_batches;         /* m: 1..PL_PP_MAX_MICRO */
+    int chunks;                /* v: 1..PL_PP_MAX_CHUNKS */
+    const char *schedule;      /* 1..15 bytes */
     double of_ideal, of_total; /* of_ideal >= 0, 0 <= of_total < 1; or both < 0: none */
 } pl_viz_pipeline;
 
