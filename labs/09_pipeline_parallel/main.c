@@ -299,7 +299,7 @@ int main(int argc, char **argv)
         {"hidden", 1, "h", "the width of the residual stream (1..1024, default 64; f = 4h)",
          KEY_HIDDEN},
         {"batch", 1, "B", "samples per step, the global batch (1..1438, default 64)", KEY_BATCH},
-        {"epochs", 1, "E", "passes over the training set (1..1000, default 3)", KEY_EPOCHS},
+        {"epochs", 1, "E", "passes over the training set (1..1000, default 2)", KEY_EPOCHS},
         {"lr", 1, "X", "AdamW's learning rate (default 0.002)", KEY_LR},
         {"clip-grad-norm", 1, "X", "clip the gradients' norm over every stage to X", KEY_CLIP},
         {0, 0, 0, 0, 0},
