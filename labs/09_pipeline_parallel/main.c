@@ -287,7 +287,7 @@ static void quick_check(int exercise, int use_solution, pl_check *c)
 int main(int argc, char **argv)
 {
     static lab a = {
-        .micro = 8, .hidden = 64, .batch = 64, .epochs = 3, .lr = 2e-3, .kind = PL_PP_1F1B};
+        .micro = 8, .hidden = 64, .batch = 64, .epochs = 2, .lr = 2e-3, .kind = PL_PP_1F1B};
     static const pl_lab_option options[] = {
         {"stages", 1, "p", "pipeline stages, one device each (--devices; default 4)", KEY_STAGES},
         {"micro-batches", 1, "m", "micro-batches a step's batch is cut into (default 8)",
