@@ -193,7 +193,7 @@ if [ -x "$bin/lab09" ]; then
         out=$("$bin/lab09" --no-viz --epochs 1 --batch 256 --schedule $sched 2>&1); rc=$?
         check "lab09 --schedule $sched --epochs 1 --batch 256: exit 0" test "$rc" = 0
         for want in "^paralab lab 09 — pipeline parallelism \(4 stages on .*; $sched, 8 micro-batches" \
-                    '^\[1\] .*; stage 0: input, block 0' \
+                    '^\[1\] .*[.;] stage 0: input, block 0' \
                     '^\[2\] Micro-batch 0 \(rows 0 to 31 of the batch of 256; 8 micro-batches of 32 rows\) forward through the' \
                     '^\[3\] The bubble, the stages. idle time, measured on the modeled clock: [0-9.]+ % of the ideal time' \
                     '^\[7\] Epoch 1/1: loss [0-9.]+ \(the mean over 1280 samples\), train [0-9.]+ %, test [0-9.]+ %\.$' \
@@ -202,6 +202,9 @@ if [ -x "$bin/lab09" ]; then
             check "lab09 --schedule $sched shows: $want" grep -qE -- "$want" <<<"$out"
         done
     done
+    out=$("$bin/lab09" --no-viz --epochs 1 --batch 256 2>&1)
+    check "lab09: step [1], the cut and the parameters per stage" grep -qE '^\[1\] 4 stages share the 4 blocks: each gets floor\(L/p\) = 1 \(picotron.s rule\), the input layer goes with stage 0, the head \(LNf, the classifier\) with stage 3\. stage 0: input, block 0 \(37376 parameters\); stage 1: block 1 \(33216 parameters\); stage 2: block 2 \(33216 parameters\); stage 3: block 3, head \(33994 parameters\); 137802 in all\. Drawn whole from seed 0 and sliced: gathered, they hash to b0cf1006 for any p\. The schedule: the reference.s 1F1B lists, validated before anything runs\.$' <<<"$out"
+    check "lab09: step [4], 1F1B's peaks per stage" grep -qE '^\[4\] Stage 0.s list: F0 F1 F2 F3 BW0 F4 BW1 F5 BW2 F6 BW3 F7 BW4 BW5 BW6 BW7\. .*Stage 0 held at most 4 micro-batches. activations at once \(the formula: 4\), sets of [0-9.]+ KiB each: .* The most held at once, per stage: 4, 3, 2, 1\.$' <<<"$out"
     refused09() { # the message stderr must be, then the arguments
         local want=$1 err rc
         shift
