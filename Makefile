@@ -121,7 +121,7 @@ racecheck:
 	+@$(TSAN)
 	@build/sim-tsan/bin/racecheck
 
-## bench: the SIMT emulator vs a C loop, trace recording, collectives vs memcpy and Open MPI, training vs plain C, rendering, data parallelism vs the alpha-beta model, tensor parallelism's step and communication share (same-run ratios)
+## bench: the SIMT emulator vs a C loop, trace recording, collectives vs memcpy and Open MPI, training vs plain C, rendering, data parallelism vs the alpha-beta model, tensor parallelism's step and communication share, pipeline schedules' bubble and step against their formulas (same-run ratios)
 bench:
 	@scripts/deps.sh --bench
 	+@$(SIM)
@@ -141,6 +141,8 @@ bench:
 	@build/sim/bin/paralab-bench dp
 	@echo
 	@build/sim/bin/paralab-bench tp
+	@echo
+	@build/sim/bin/paralab-bench pp
 
 # play, unless ARGS asks for --step
 DEMO_MODE = $(if $(findstring --step,$(ARGS)),,--play)

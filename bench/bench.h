@@ -14,5 +14,7 @@ int bench_viz(int repeat);
 int bench_dp(int repeat);
 /* paralab-bench tp: the block model's step on t = 1, 2, 4, 8 TP ranks (build/sim). */
 int bench_tp(int repeat);
+/* paralab-bench pp: every pipeline schedule against its formulas (build/sim). */
+int bench_pp(int repeat);
 
 #endif

@@ -36,6 +36,10 @@ RUNS=(
     "lab08 --no-viz --solution --devices 1 --epochs 2"
     "lab08 --no-viz --solution --devices 2 --epochs 2"
     "lab08 --no-viz --solution --devices 2 --epochs 2 --sequence-parallel"
+    "lab09 --no-viz --solution --stages 1 --epochs 1"
+    "lab09 --no-viz --solution --stages 2 --epochs 1"
+    "lab09 --no-viz --solution --stages 2 --epochs 1 --schedule gpipe"
+    "lab09 --no-viz --solution --stages 4 --epochs 1 --schedule zb-h1"
 )
 summary=() failed=0
 for run in "${RUNS[@]}"; do

@@ -184,6 +184,55 @@ if [ -x "$bin/lab08" ]; then
         check "lab08 --help: $want" grep -qE -- "$want" <<<"$help"
     done
 fi
+# Lab 09 as the guide runs it: each schedule as plain text, a few steps
+# each (one epoch of a batch of 256: 5 steps), its title, the cut of step
+# [1], the bubble against its formula in step [3], and the checks; the
+# options it refuses, with the values it names and the rule they break.
+if [ -x "$bin/lab09" ]; then
+    for sched in naive gpipe 1f1b interleaved zb-h1; do
+        out=$("$bin/lab09" --no-viz --epochs 1 --batch 256 --schedule $sched 2>&1); rc=$?
+        check "lab09 --schedule $sched --epochs 1 --batch 256: exit 0" test "$rc" = 0
+        for want in "^paralab lab 09 — pipeline parallelism \(4 stages on .*; $sched, 8 micro-batches" \
+                    '^\[1\] .*[.;] stage 0: input, block 0' \
+                    '^\[2\] Micro-batch 0 \(rows 0 to 31 of the batch of 256; 8 micro-batches of 32 rows\) forward through the' \
+                    '^\[3\] The bubble, the stages. idle time, measured on the modeled clock: [0-9.]+ % of the ideal time' \
+                    '^\[7\] Epoch 1/1: loss [0-9.]+ \(the mean over 1280 samples\), train [0-9.]+ %, test [0-9.]+ %\.$' \
+                    "^  5 steps of a batch of 256 in 8 micro-batches on 4 stages \($sched\): loss" \
+                    '^  \(reference\)  PASS  09_pipeline_parallel gpipe' '^  \(reference\)  PASS  09_pipeline_parallel one_f_one_b'; do
+            check "lab09 --schedule $sched shows: $want" grep -qE -- "$want" <<<"$out"
+        done
+    done
+    out=$("$bin/lab09" --no-viz --epochs 1 --batch 256 2>&1)
+    check "lab09: step [1], the cut and the parameters per stage" grep -qE '^\[1\] 4 stages share the 4 blocks: each gets floor\(L/p\) = 1 \(picotron.s rule\), the input layer goes with stage 0, the head \(LNf, the classifier\) with stage 3\. stage 0: input, block 0 \(37376 parameters\); stage 1: block 1 \(33216 parameters\); stage 2: block 2 \(33216 parameters\); stage 3: block 3, head \(33994 parameters\); 137802 in all\. Drawn whole from seed 0 and sliced: gathered, they hash to b0cf1006 for any p\. The schedule: the reference.s 1F1B lists, validated before anything runs\.$' <<<"$out"
+    check "lab09: step [4], 1F1B's peaks per stage" grep -qE '^\[4\] Stage 0.s list: F0 F1 F2 F3 BW0 F4 BW1 F5 BW2 F6 BW3 F7 BW4 BW5 BW6 BW7\. .*Stage 0 held at most 4 micro-batches. activations at once \(the formula: 4\), sets of [0-9.]+ KiB each: .* The most held at once, per stage: 4, 3, 2, 1\.$' <<<"$out"
+    refused09() { # the message stderr must be, then the arguments
+        local want=$1 err rc
+        shift
+        err=$(env -u SIMT_DEVICES -u PARALAB_SIM_DEVICES "$bin/lab09" --no-viz --epochs 1 "$@" 2>&1 >/dev/null); rc=$?
+        check "lab09 $*: exit 2, '$want'" bash -c 'test "$1" = 2 && test "$2" = "$3"' _ "$rc" "$err" "$want"
+    }
+    refused09 "lab09: --schedule zigzag: no schedule 'zigzag': the schedules are naive, gpipe, 1f1b, interleaved and zb-h1" --schedule zigzag
+    refused09 "lab09: interleaved: m = 6 micro-batches is not a multiple of p = 4 stages (Megatron-LM's interleaved schedule runs micro-batches in groups of p)" --schedule interleaved --micro-batches 6 --batch 60
+    refused09 "lab09: 1f1b: v = 2 chunks per stage, but only the interleaved schedule runs more than one chunk per stage (v must be 1)" --chunks 2
+    refused09 "lab09: 3 blocks cannot be cut into 4 stages: each stage needs a block, so at least 4 blocks" --layers 3
+    refused09 "lab09: --batch 30: the batch is cut into m = 8 micro-batches of equal size, and 30 does not divide by 8 (the nearest batch sizes that do are 24 and 32)" --batch 30
+    refused09 "lab09: --batch 4: the batch is cut into m = 8 micro-batches of B/m rows, so it needs 8 rows at least" --batch 4
+    refused09 "lab09: --micro-batches '0' is not a whole number from 1 to 1438" --micro-batches 0
+    refused09 "lab09: --stages 'two' is not a whole number from 1 to 64" --stages two
+    refused09 "lab09: --clip-grad-norm '-1' is not a number in (0, 1e+06]" --clip-grad-norm -1
+    if [[ "$bin" == *sim* ]]; then
+        refused09 "lab09: --devices 9: there are 8 simulated devices (SIMT_DEVICES, up to 64, makes more); a pipeline runs one stage per device: --stages 1 to 8 here" --stages 9
+    fi
+    help=$("$bin/lab09" --help 2>&1)
+    for want in '^      --stages p        pipeline stages, one device each \(--devices; default 4\)$' \
+                '^      --micro-batches m micro-batches a step.s batch is cut into \(default 8\)$' \
+                '^      --schedule NAME   naive, gpipe, 1f1b, interleaved or zb-h1 \(default 1f1b\)$' \
+                '^      --chunks v        model chunks per stage \(1\.\.8; interleaved.s default 2\)$' \
+                '^      --layers L        residual MLP blocks \(1\.\.64, default p v: one per chunk\)$' \
+                '^      --clip-grad-norm X$'; do
+        check "lab09 --help: $want" grep -qE -- "$want" <<<"$help"
+    done
+fi
 # The simulator's settings (simulated build only): SIMT_DEVICES, SIMT_GPU and
 # SIMT_MEM_MB take effect; the old PARALAB_SIM_* names still do, with one note
 # on stderr naming the new name; a bad value's message names the variable

@@ -106,6 +106,23 @@ for f in lab08_b2_every_rank lab08_no_backward_all_reduce lab08_g_in_column_forw
         exit 1
     fi
 done
+# Lab 09's mistakes, each one edit to the solution: in 1F1B's steady state
+# the backward before the forward (the last stage, with no warm-up, then
+# starts with BW0); the warm-up counted from the wrong end (stage r warms
+# up with r forwards: stage 0 waits for a gradient that stage 1 cannot send
+# before it gets its next input, a deadlock); GPipe's last backward left out
+sed 's/lab09_solution/lab09_exercise/' "$root/labs/09_pipeline_parallel/solution.c" >"$work/gen/lab09_correct.c"
+perl -0pe 's/(        PL_PP_TRY\(pl_pp_push\(s, stage, pl_pp_forward\(warmup \+ k, 0\)\)\);\n)(        PL_PP_TRY\(pl_pp_push\(s, stage, pl_pp_backward\(k, 0\)\)\);\n)/$2$1/' \
+    "$work/gen/lab09_correct.c" >"$work/gen/lab09_backward_first.c"
+sed 's/    int w = p - stage - 1; .*/    int w = stage;/' "$work/gen/lab09_correct.c" >"$work/gen/lab09_warmup_reversed.c"
+sed 's/for (int k = 0; k < m; k++) PL_PP_TRY(pl_pp_push(s, stage, pl_pp_backward(k, 0)));/for (int k = 0; k < m - 1; k++) PL_PP_TRY(pl_pp_push(s, stage, pl_pp_backward(k, 0)));/' \
+    "$work/gen/lab09_correct.c" >"$work/gen/lab09_gpipe_missing.c"
+for f in lab09_backward_first lab09_warmup_reversed lab09_gpipe_missing; do
+    if cmp -s "$work/gen/lab09_correct.c" "$work/gen/$f.c"; then
+        echo "FAIL  $f.c: the edit no longer applies to labs/09_pipeline_parallel/solution.c"
+        exit 1
+    fi
+done
 # A mistake made from the solution by one edit (checked to apply): the
 # all-gather passes on the wrong segment (FAIL: the first wrong element).
 sed 's/int out = lab06_mod(r - s + 1, n), in = lab06_mod(r - s, n);/int out = lab06_mod(r - s, n), in = lab06_mod(r - s - 1, n);/' \
@@ -173,13 +190,14 @@ build_fails() {
     if [ $ok = 1 ]; then echo "PASS  $file (refused at compile time)"; else echo "FAIL  $file"; sed 's/^/  | /' "$copy/build.log" | grep -v '^  | cc ' | head -40; fails=$((fails + 1)); fi
 }
 
-# The lab binary on the same scenario (after `scenario`): expected exit
-# status, then patterns its output must contain. LAB_ARGS adds options.
+# The lab binary on the same scenario (after `scenario`, in its TREE if it
+# has one): expected exit status, then patterns its output must contain.
+# LAB_ARGS adds options.
 lab_run() {
     local file=$1 lab=$2 bin=$3 want_rc=$4
     shift 4
     [[ $file =~ ${ONLY:-.} ]] || return 0
-    local copy="$work/${file%.*}" out rc=0 ok=1
+    local copy="$work/${TREE:-${file%.*}}" out rc=0 ok=1
     make -s -C "$copy" -f mk/build.mk -j2 VARIANT=sim BUILD=build "build/bin/$bin" >>"$copy/build.log" 2>&1 || { echo "FAIL  $bin on $file: does not build"; fails=$((fails + 1)); return; }
     # at most 300 s of CPU time (ulimit -t), never a wall-clock limit: a busy
     # machine slows the lab but does not spend its CPU time
@@ -193,7 +211,7 @@ lab_run() {
 }
 
 scenario lab01_correct.cu 01_hello_threads 0 \
-    '^PASS  01_hello_threads +grid_size' '^PASS  01_hello_threads +vector_add' '2 passed, 0 failed, 10 todo' \
+    '^PASS  01_hello_threads +grid_size' '^PASS  01_hello_threads +vector_add' '2 passed, 0 failed, 13 todo' \
     '^TODO  06_collectives +ring_all_reduce +not attempted yet: PL_TODO\(\) at labs/06_collectives/exercise.c:[0-9]+'
 CLOSED=1 scenario lab01_no_tail_guard.cu 01_hello_threads 1 \
     '^PASS  01_hello_threads +grid_size' \
@@ -357,6 +375,31 @@ l08 lab08_g_in_column_forward.c 08_tensor_parallel 1 \
 l08 lab08_f_backward_in_row_backward.c 08_tensor_parallel 1 \
     '^PASS  08_tensor_parallel +column_parallel ' \
     '^FAIL  08_tensor_parallel +row_parallel +t=2: the forward is right, but the gradient of the block.s input dx\[0\] on rank 0 is 0\.161297, the unsharded block.s 0\.0677779\. da = g.\(dy\) W\^T, with g. the identity \(pl_tp_g_backward\)$'
+
+# Lab 09 (in one tree). --short: the lists on the executor for (p, m) =
+# (4, 2) and (4, 8) and 10 training steps at (4, 8). A wrong list is named
+# by the validator, by stage and position, and never runs: a deadlocking
+# order is a cycle of waits found before any message, not a hang; the lab
+# binary refuses it the same way (exit 2, nothing ran).
+l09() { TREE=lab09 LABCHECK_ARGS="--timeout 60 --short 09" scenario "$@"; }
+l09 lab09_correct.c 09_pipeline_parallel 0 \
+    '^PASS  09_pipeline_parallel gpipe +\([0-9]+ values checked\)$' \
+    '^PASS  09_pipeline_parallel warmup_1f1b +\([0-9]+ values checked\)$' \
+    '^PASS  09_pipeline_parallel one_f_one_b +\([0-9]+ values checked\)$' \
+    '^labcheck \(your exercises\): 3 passed, 0 failed, 0 todo$'
+l09 lab09_backward_first.c 09_pipeline_parallel 1 \
+    '^PASS  09_pipeline_parallel gpipe ' '^PASS  09_pipeline_parallel warmup_1f1b ' \
+    '^FAIL  09_pipeline_parallel one_f_one_b +p=4, m=8: your 1F1B lists cannot run: stage 3, op 0 \(BW0\): the backward of micro-batch 0 comes before its forward \(F0 is op 1\)$'
+TREE=lab09 lab_run lab09_backward_first.c 09_pipeline_parallel lab09 2 \
+    '^lab09: your 1F1B lists and warm-up count \(exercise.c\) cannot run \(4 stages, 8 micro-batches\), so nothing ran: the validator says: stage 3, op 0 \(BW0\): the backward of micro-batch 0 comes before its forward \(F0 is op 1\)$'
+l09 lab09_warmup_reversed.c 09_pipeline_parallel 1 \
+    '^FAIL  09_pipeline_parallel warmup_1f1b +warmup_1f1b\(p=4, m=8, stage=0\) = 0, but 1F1B.s warm-up is min\(p - r - 1, m\) = 3; with it the 1F1B lists cannot run: deadlock: stage 0 waits at op 1 \(BW0\) to receive from stage 1, which waits at op 1 \(F1\) to receive from stage 0: a cycle, no stage in it can go on$' \
+    '^PASS  09_pipeline_parallel one_f_one_b '
+TREE=lab09 lab_run lab09_warmup_reversed.c 09_pipeline_parallel lab09 2 \
+    '^lab09: your 1F1B lists and warm-up count \(exercise.c\) cannot run \(4 stages, 8 micro-batches\), so nothing ran: the validator says: deadlock: stage 0 waits at op 1 \(BW0\) to receive from stage 1, which waits at op 1 \(F1\) to receive from stage 0'
+l09 lab09_gpipe_missing.c 09_pipeline_parallel 1 \
+    '^FAIL  09_pipeline_parallel gpipe +p=4, m=8: your GPipe lists cannot run: stage 0: the backward of micro-batch 7 is missing' \
+    '^PASS  09_pipeline_parallel one_f_one_b '
 
 scenario lab06_correct.c 06_collectives 0 \
     '^PASS  06_collectives +ring_all_reduce' '^TODO  01_hello_threads'

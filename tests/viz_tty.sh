@@ -6,7 +6,8 @@
 # afterwards (canonical mode and echo back). Then the fallbacks (TERM dumb,
 # unset or unknown; LANG=C; a pipe) and replaying traces with paralab-viz:
 # a trace of every lab, played to its end with its narration and metrics;
-# Lab 08 at 80x24 without colour, stopped with q and Ctrl-C, TERM unset.
+# Lab 08 at 80x24 without colour, stopped with q and Ctrl-C, TERM unset;
+# Lab 09 at 80x24 without colour to its end, and at 120x40 stopped with Ctrl-C.
 set -uo pipefail
 bin=$(cd "${1:-build/sim/bin}" && pwd)
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -236,6 +237,49 @@ sleep 0.3
 s=$(history)
 check "lab08, TERM unset: one line says why" bash -c 'grep -qE "\(TERM is not set[^)]*plain text" <<<"$1"' _ "$s"
 check "lab08, TERM unset: plain narration to the end" bash -c 'grep -q "^\[11\] Epoch 1/1: loss" <<<"$1" && grep -q "PASS  08_tensor_parallel   row_parallel" <<<"$1"' _ "$s"
+
+# --- Lab 09 at 80x24 without colour, stepped to its end (one epoch): the
+# cut of step 1, the bubble of step 3 against its formula, the epoch and
+# its loss in the metrics; q exits 0 and every step and the checks are
+# printed after the UI. Then at 120x40, playing: Ctrl-C exits 130 and
+# gives the terminal back.
+start "TERM=xterm-256color LANG=C.UTF-8 NO_COLOR=1 '$bin/lab09' --step --epochs 1" 80 24
+check "80x24: lab09 comes up at step 1/7" wait_for "lab 09 pipeline parallel | step 1/7"
+check "80x24: lab09 step 1, the cut" wait_for "4 stages share the 4 blocks"
+for pane in devices timeline topology metrics narration; do
+    check "80x24: lab09 pane: $pane" has "$(screen)" "┌ $pane"
+done
+for k in 2 3; do
+    T send-keys -t t Space
+    wait_long "step $k/7 | step (space" >/dev/null
+done
+check "80x24: lab09 step 3, the bubble against the formula" wait_for "[3] The bubble, the stages' idle time"
+for k in 4 5 6 7; do
+    T send-keys -t t Space
+    wait_long "step $k/7" >/dev/null
+done
+check "80x24: lab09 step 7, the epoch" wait_for "[7] Epoch 1/1: loss"
+loss=$(screen | grep -oE "Epoch 1/1: loss [0-9.]+" | grep -oE "[0-9.]+$")
+check "80x24: lab09's curve gives the narration's loss ($loss), epoch 1's" wait_for "loss $loss: epoch 1's"
+check "80x24: lab09, the run is over" wait_for "the run is over: q quits"
+T send-keys -t t q
+check "80x24: lab09, q exits 0" wait_for "EXIT=0"
+sleep 0.3
+s=$(joined)
+check "80x24: lab09, the terminal is restored (icanon, echo)" bash -c 'grep -qE "^(icanon echo|echo icanon) *$" <<<"$1"' _ "$(grep -E 'icanon|echo' <<<"$s" | tail -1)"
+check "80x24: lab09, after q, every step and the checks, in order" in_order "$s" "[1] 4 stages share the 4 blocks" \
+    "[2] Micro-batch 0" "[3] The bubble" "[4] Stage 0's list" "[5] The flush" "[6] The optimizer step" "[7] Epoch 1/1: loss" \
+    "(reference)  PASS  09_pipeline_parallel gpipe" "(reference)  PASS  09_pipeline_parallel one_f_one_b"
+start "TERM=xterm-256color LANG=C.UTF-8 NO_COLOR=1 '$bin/lab09' --play --epochs 1 --schedule gpipe"
+check "120x40: lab09 --play: playing" wait_for "play x1.0"
+check "120x40: lab09, the header names the lab" has "$(screen)" "lab 09 pipeline parallel"
+for pane in devices timeline topology metrics narration; do
+    check "120x40: lab09 pane: $pane" has "$(screen)" "┌ $pane"
+done
+T send-keys -t t C-c
+check "120x40: lab09 --play, Ctrl-C: exit 130" wait_for "EXIT=130"
+sleep 0.3
+check "120x40: lab09 --play, Ctrl-C: the terminal is restored" bash -c 'grep -qE "^(icanon echo|echo icanon) *$" <<<"$1"' _ "$(history | grep -E 'icanon|echo' | tail -1)"
 
 # --- Ctrl-C in the middle of a run
 start "TERM=xterm-256color '$bin/lab06' --play --speed 0.5"

@@ -24,6 +24,7 @@ static struct {
 
 const pl_options *pl_lab_options(void) { return &H.opt; }
 int pl_lab_solution(void) { return H.solution; }
+void pl_lab_set_devices(int devices) { H.opt.devices = devices; }
 
 static int valid(int ex) { return ex >= 0 && ex < MAX_EXERCISES; }
 int pl_lab_is_todo(int ex) { return valid(ex) && H.todo[ex]; }

@@ -136,6 +136,9 @@ int pl_lab_main(const pl_lab_def *def, int argc, char **argv);
 
 /* The common options, parsed and applied. */
 const pl_options *pl_lab_options(void);
+/* For a lab option that names the ranks (Lab 09's --stages p): sets
+ * --devices, as if given there (the last of the two given wins). */
+void pl_lab_set_devices(int devices);
 /* 1 with --solution. */
 int pl_lab_solution(void);
 /* 1 when exercise `exercise` (its index in def->lab->exercises) was found
