@@ -157,7 +157,7 @@ static size_t stack_size_from_env(void)
 }
 
 /* Makes sure n fibers exist with stacks, each above a PROT_NONE guard of
- * STACK_GUARD bytes: a kernel that overflows its stack faults (kernel files
+ * STACK_GUARD bytes (and its colour gap, executor.h): a kernel that overflows its stack faults (kernel files
  * are compiled with -fstack-clash-protection, so even a frame larger than
  * the guard touches it) instead of corrupting its neighbour's stack. */
 static int ensure_fibers(executor *x, unsigned n)
@@ -166,7 +166,7 @@ static int ensure_fibers(executor *x, unsigned n)
     enum { MAXT = 1024 };
     if (!x->fibers) {
         x->stack_size = stack_size_from_env();
-        size_t slot = x->stack_size + STACK_GUARD;
+        size_t slot = STACK_SLOT(x->stack_size);
         x->stacks = mmap(NULL, slot * MAXT, PROT_READ | PROT_WRITE,
                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (x->stacks == MAP_FAILED) return -1;
@@ -174,7 +174,8 @@ static int ensure_fibers(executor *x, unsigned n)
         x->fibers = calloc(MAXT, sizeof *x->fibers);
         x->order = calloc(MAXT, sizeof *x->order);
         if (!x->fibers || !x->order) return -1;
-        for (unsigned i = 0; i < MAXT; i++) x->fibers[i].stack = x->stacks + i * slot + STACK_GUARD;
+        for (unsigned i = 0; i < MAXT; i++)
+            x->fibers[i].stack = x->stacks + i * slot + STACK_GUARD + STACK_COLOUR(i);
     }
     x->nfibers = n;
     return 0;
@@ -210,7 +211,7 @@ void simt_emu_thread_exit(void)
     executor *x = simt_X;
     if (!x) return;
     if (x->stacks) {
-        munmap(x->stacks, (x->stack_size + STACK_GUARD) * 1024);
+        munmap(x->stacks, STACK_SLOT(x->stack_size) * 1024);
     }
 #ifdef SIMT_TSAN
     if (x->fibers)
