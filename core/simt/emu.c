@@ -157,9 +157,9 @@ static size_t stack_size_from_env(void)
 }
 
 /* Makes sure n fibers exist with stacks, each above a PROT_NONE guard of
- * STACK_GUARD bytes (and its colour gap, executor.h): a kernel that overflows its stack faults (kernel files
- * are compiled with -fstack-clash-protection, so even a frame larger than
- * the guard touches it) instead of corrupting its neighbour's stack. */
+ * STACK_GUARD bytes (and its colour gap, executor.h): a kernel that overflows its stack faults
+ * (kernel files are compiled with -fstack-clash-protection, so even a frame larger than the guard
+ * touches it) instead of corrupting its neighbour's stack. */
 static int ensure_fibers(executor *x, unsigned n)
 {
     if (n <= x->nfibers) return 0;

@@ -88,8 +88,7 @@ unsigned simt_resolve(executor *x)
     const char *file0 = F[0].file;
     int line0 = F[0].line;
     unsigned same = 0;
-    while (same < n && F[same].state == T_BARRIER && F[same].line == line0 &&
-           F[same].file == file0)
+    while (same < n && F[same].state == T_BARRIER && F[same].line == line0 && F[same].file == file0)
         same++;
     if (same == n) {
         for (unsigned i = 0; i < n; i++) F[i].state = T_RUNNABLE;
