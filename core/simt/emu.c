@@ -157,25 +157,31 @@ static size_t stack_size_from_env(void)
 }
 
 /* Makes sure n fibers exist with stacks, each above a PROT_NONE guard of
- * STACK_GUARD bytes: a kernel that overflows its stack faults (kernel files
- * are compiled with -fstack-clash-protection, so even a frame larger than
- * the guard touches it) instead of corrupting its neighbour's stack. */
+ * STACK_GUARD bytes (and its colour gap, executor.h): a kernel that overflows its stack faults
+ * (kernel files are compiled with -fstack-clash-protection, so even a frame larger than the guard
+ * touches it) instead of corrupting its neighbour's stack. The address space of
+ * all 1024 slots is reserved at once; a slot's guard is made when its fiber
+ * first gets a stack (a stream that only ever runs blocks of 256 threads
+ * pays 256 mprotect calls, not 1024, and its munmap splits fewer areas). */
 static int ensure_fibers(executor *x, unsigned n)
 {
     if (n <= x->nfibers) return 0;
     enum { MAXT = 1024 };
     if (!x->fibers) {
         x->stack_size = stack_size_from_env();
-        size_t slot = x->stack_size + STACK_GUARD;
+        size_t slot = STACK_SLOT(x->stack_size);
         x->stacks = mmap(NULL, slot * MAXT, PROT_READ | PROT_WRITE,
                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (x->stacks == MAP_FAILED) return -1;
-        for (unsigned i = 0; i < MAXT; i++) mprotect(x->stacks + i * slot, STACK_GUARD, PROT_NONE);
         x->fibers = calloc(MAXT, sizeof *x->fibers);
         x->order = calloc(MAXT, sizeof *x->order);
         if (!x->fibers || !x->order) return -1;
-        for (unsigned i = 0; i < MAXT; i++) x->fibers[i].stack = x->stacks + i * slot + STACK_GUARD;
+        for (unsigned i = 0; i < MAXT; i++)
+            x->fibers[i].stack = x->stacks + i * slot + STACK_GUARD + STACK_COLOUR(i);
     }
+    size_t slot = STACK_SLOT(x->stack_size);
+    for (unsigned i = x->nfibers; i < n; i++)
+        if (mprotect(x->stacks + i * slot, STACK_GUARD, PROT_NONE) != 0) return -1;
     x->nfibers = n;
     return 0;
 }
@@ -210,7 +216,7 @@ void simt_emu_thread_exit(void)
     executor *x = simt_X;
     if (!x) return;
     if (x->stacks) {
-        munmap(x->stacks, (x->stack_size + STACK_GUARD) * 1024);
+        munmap(x->stacks, STACK_SLOT(x->stack_size) * 1024);
     }
 #ifdef SIMT_TSAN
     if (x->fibers)

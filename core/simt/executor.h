@@ -86,6 +86,16 @@ static __attribute__((noinline, noreturn, unused)) void ctx_jump(simt_ctx *c)
 
 enum { T_RUNNABLE, T_BARRIER, T_WARP, T_EXITED };
 #define STACK_GUARD ((size_t)64 * 1024)
+/* Each fiber's stack slot: the guard, then a gap of STACK_COLOUR(i) bytes
+ * (mapped, unused), then the stack. Without the gap every stack top lies at
+ * the same offset modulo 64 KiB, so the few cache lines each switch touches
+ * there fall into the same cache sets for all the threads of a block, and
+ * evict one another at every barrier; staggered by 512 bytes a fiber
+ * (128 colours) they spread over the L1 and L2 sets. A stack overflow still
+ * reaches the guard (after at most the gap). */
+#define STACK_COLOURS 128u
+#define STACK_COLOUR(i) ((size_t)((i) % STACK_COLOURS) * 512)
+#define STACK_SLOT(stack_size) ((stack_size) + STACK_GUARD + STACK_COLOURS * (size_t)512)
 enum { CACHE_WAYS = 8 };
 
 /* The block a launch is running now. */
@@ -170,7 +180,7 @@ extern _Thread_local executor *simt_X;
 /* ---- the context switch between fibers (emu.c, sync.c) ------------------ */
 
 /* The next runnable thread of this round after the one running now. */
-static inline fiber *next_runnable(executor *x)
+static inline __attribute__((always_inline)) fiber *next_runnable(executor *x)
 {
     while (++x->pos < x->nthreads) {
         fiber *g = &x->fibers[x->order[x->pos]];

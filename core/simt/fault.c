@@ -66,7 +66,7 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
     uintptr_t a = (uintptr_t)si->si_addr;
     (void)uc;
     if (x && x->launch) {
-        size_t page = (size_t)sysconf(_SC_PAGESIZE), slot = x->stack_size + STACK_GUARD;
+        size_t page = (size_t)sysconf(_SC_PAGESIZE), slot = STACK_SLOT(x->stack_size);
         if (x->stacks && a >= (uintptr_t)x->stacks && a < (uintptr_t)x->stacks + slot * 1024 &&
             (a - (uintptr_t)x->stacks) % slot < STACK_GUARD)
             simt_fault(cudaErrorIllegalAddress, x->cur,
