@@ -146,10 +146,10 @@ int bench_pp(int repeat)
            "micro-batches; uniform stages, then the block model (h %d, %d blocks, a batch of %d "
            "in micro-batches of %d rows, AdamW; the mean of %d steps after a warm-up)\n",
            P, M, c.hidden, LAYERS, BATCH, BATCH / M, STEPS);
-    printf("%-12s %9s %9s %7s | %9s %9s %7s %10s %8s %8s %9s %8s\n", "schedule", "uniform",
+    printf("%-15s %9s %9s %7s | %9s %9s %7s %10s %8s %8s %9s %8s\n", "schedule", "uniform",
            "formula", "ratio", "bubble", "formula", "ratio", "step us", "vs form", "vs 1f1b",
            "wall ms", "vs 1f1b");
-    printf("%-12s %9s %9s %7s | %9s %9s %7s %10s %8s %8s %9s %8s\n", "", "(total)", "(total)", "",
+    printf("%-15s %9s %9s %7s | %9s %9s %7s %10s %8s %8s %9s %8s\n", "", "(total)", "(total)", "",
            "(total)", "(total)", "", "(modeled)", "", "", "", "");
     static const pl_pp_kind kinds[] = {PL_PP_1F1B, PL_PP_NAIVE, PL_PP_GPIPE, PL_PP_INTERLEAVED,
                                        PL_PP_ZB_H1};
@@ -168,7 +168,7 @@ int bench_pp(int repeat)
         if (pl_world_run(P, NULL, 60, uniform_rank, &u, err, sizeof err) ||
             pl_world_run(P, NULL, 60, blocks_rank, &b, err, sizeof err)) {
             /* the row says why; the others still run */
-            printf("%-12s failed: %s\n", pl_pp_kind_name(kinds[i]), err);
+            printf("%-15s failed: %s\n", pl_pp_kind_name(kinds[i]), err);
             pl_pp_schedule_free(&s);
             rc = 1;
             continue;
@@ -184,7 +184,7 @@ int bench_pp(int repeat)
         }
         char name[32];
         snprintf(name, sizeof name, "%s%s", pl_pp_kind_name(kinds[i]), v > 1 ? " v=2" : "");
-        printf("%-12s %8.2f%% %8.2f%% %7.3f | %8.2f%% %8.2f%% %7.3f %10.1f %8.3f %8.3f %9.1f "
+        printf("%-15s %8.2f%% %8.2f%% %7.3f | %8.2f%% %8.2f%% %7.3f %10.1f %8.3f %8.3f %9.1f "
                "%8.3f\n",
                name, u.t.of_total * 100, ft * 100, ft > 0 ? u.t.of_total / ft : 0,
                b.t.of_total * 100, ft * 100, ft > 0 ? b.t.of_total / ft : 0, b.t.makespan * 1e6,
