@@ -416,6 +416,15 @@ TREE=lab09 lab_run lab09_warmup_reversed.c 09_pipeline_parallel lab09 2 \
 l09 lab09_gpipe_missing.c 09_pipeline_parallel 1 \
     '^FAIL  09_pipeline_parallel gpipe +p=4, m=8: your GPipe lists cannot run: stage 0: the backward of micro-batch 7 is missing' \
     '^PASS  09_pipeline_parallel one_f_one_b '
+# An endless loop in the student's warm-up count: labcheck names that
+# exercise (not gpipe, whose check never calls it) and stops it after its
+# CPU-time limit; the lab binary, which asks every exercise before its run,
+# is stopped the same way, not hung.
+TREE=lab09 LABCHECK_ARGS="--timeout 3 --short 09" scenario lab09_endless.c 09_pipeline_parallel 1 \
+    '^PASS  09_pipeline_parallel gpipe ' \
+    '^FAIL  09_pipeline_parallel warmup_1f1b +no progress for 3 s of CPU time: no kernel is running \(the host code\): an endless loop\?'
+TREE=lab09 LAB_ARGS="--stall-timeout 2" lab_run lab09_endless.c 09_pipeline_parallel lab09 1 \
+    '^lab09: stopped before the run: no progress for 2 s of CPU time: no kernel is running \(the host code\): an endless loop\? \(--stall-timeout S allows longer\)$'
 
 scenario lab06_correct.c 06_collectives 0 \
     '^PASS  06_collectives +ring_all_reduce' '^TODO  01_hello_threads'

@@ -259,10 +259,10 @@ static cudaError_t alloc(float **p, long n)
 enum { LAY_COUNT, LAY_ALLOC, LAY_FREE };
 
 /* One tensor of n elements of `size` bytes: counts its bytes into *off,
- * allocates it (zeroed) or frees it. Each tensor is its own cudaMalloc, so
+ * allocates it (zeroed when *zero) or frees it. Each tensor is its own cudaMalloc, so
  * the simulated GPU checks every access against that tensor's bounds (a
  * kernel writing past x[j] is reported, not silently corrupting ln[j]). */
-static void carve(int mode, void **p, long n, size_t size, size_t *off, cudaError_t *e)
+static void carve(int mode, void **p, long n, size_t size, size_t *off, cudaError_t *e, int zero)
 {
     size_t bytes = (size_t)n * size;
     *off += bytes;
@@ -273,14 +273,14 @@ static void carve(int mode, void **p, long n, size_t size, size_t *off, cudaErro
         *p = NULL;
         if (*e || !bytes) return;
         *e = cudaMalloc(p, bytes);
-        if (!*e) *e = cudaMemset(*p, 0, bytes);
+        if (!*e && zero) *e = cudaMemset(*p, 0, bytes);
     }
 }
 
 /* Counts, allocates or frees an activation set's tensors (pl_blocks_acts_bytes'
  * order) and returns its bytes; the first allocation error in *e. */
 static size_t acts_layout(int mode, pl_blocks_acts *a, const pl_blocks_layout *lay, int B, int R,
-                          int split, cudaError_t *e)
+                          int split, int zero, cudaError_t *e)
 {
     int h = lay->cfg.hidden, fl = lay->ffn_local, cl = lay->classes_local;
     int sp = R != B; /* sequence parallelism: f's output is its own */
@@ -291,7 +291,7 @@ static size_t acts_layout(int mode, pl_blocks_acts *a, const pl_blocks_layout *l
 #define CARVE(lv, n, size)                                                                         \
     do {                                                                                           \
         void *p_ = (void *)(lv);                                                                   \
-        carve(mode, &p_, (n), (size), &off, e);                                                    \
+        carve(mode, &p_, (n), (size), &off, e, zero);                                              \
         (lv) = p_;                                                                                 \
     } while (0)
     CARVE(d->input, (long)R * (lay->part.input ? lay->cfg.inputs : h), F);
@@ -331,11 +331,11 @@ size_t pl_blocks_acts_bytes(const pl_blocks_layout *lay, int max_rows, int local
 {
     if (max_rows < 1 || local_rows < 1 || local_rows > max_rows) return 0;
     cudaError_t e = cudaSuccess;
-    return acts_layout(LAY_COUNT, NULL, lay, max_rows, local_rows, split != 0, &e);
+    return acts_layout(LAY_COUNT, NULL, lay, max_rows, local_rows, split != 0, 0, &e);
 }
 
-cudaError_t pl_blocks_acts_alloc_split(pl_blocks_acts *a, const pl_blocks_layout *lay, int max_rows,
-                                       int local_rows, int split)
+static cudaError_t acts_alloc(pl_blocks_acts *a, const pl_blocks_layout *lay, int max_rows,
+                              int local_rows, int split, int zero)
 {
     memset(a, 0, sizeof *a);
     if (max_rows < 1 || local_rows < 1 || local_rows > max_rows) return cudaErrorInvalidValue;
@@ -345,25 +345,31 @@ cudaError_t pl_blocks_acts_alloc_split(pl_blocks_acts *a, const pl_blocks_layout
     a->local_rows = local_rows;
     a->split = split;
     cudaError_t e = cudaSuccess;
-    a->bytes = acts_layout(LAY_ALLOC, a, lay, max_rows, local_rows, split, &e);
+    a->bytes = acts_layout(LAY_ALLOC, a, lay, max_rows, local_rows, split, zero, &e);
     /* the zeros are set on the legacy default stream, which a non-blocking
      * stream does not wait for: they land before the set is handed out */
-    if (!e) e = cudaStreamSynchronize(0);
+    if (!e && zero) e = cudaStreamSynchronize(0);
     if (e) pl_blocks_acts_free(a);
     return e;
+}
+
+cudaError_t pl_blocks_acts_alloc_split(pl_blocks_acts *a, const pl_blocks_layout *lay, int max_rows,
+                                       int local_rows, int split)
+{
+    return acts_alloc(a, lay, max_rows, local_rows, split, 0);
 }
 
 cudaError_t pl_blocks_acts_alloc(pl_blocks_acts *a, const pl_blocks_layout *lay, int max_rows,
                                  int local_rows)
 {
-    return pl_blocks_acts_alloc_split(a, lay, max_rows, local_rows, 0);
+    return acts_alloc(a, lay, max_rows, local_rows, 0, 1);
 }
 
 void pl_blocks_acts_free(pl_blocks_acts *a)
 {
     if (a->rows > 0) {
         cudaError_t e = cudaSuccess;
-        acts_layout(LAY_FREE, a, &a->lay, a->rows, a->local_rows, a->split, &e);
+        acts_layout(LAY_FREE, a, &a->lay, a->rows, a->local_rows, a->split, 0, &e);
     }
     memset(a, 0, sizeof *a);
 }

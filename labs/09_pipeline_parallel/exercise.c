@@ -24,7 +24,8 @@
 
 /*
  * 1. GPipe (Huang et al. 2019): every forward, micro-batch 0 first, then
- *    every backward, micro-batch 0 first. The same list on every stage.
+ *    every backward, micro-batch 0 first (another order of the backwards
+ *    is a GPipe list too). The same list on every stage.
  */
 static int gpipe(pl_pp_schedule *s, int stage)
 {

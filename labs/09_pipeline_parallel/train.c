@@ -376,15 +376,16 @@ int lab09_rank(pl_rank *r)
                 default:
                     what = "ZB-H1: 1F1B's order with each backward split into B (the input's "
                            "gradient, which the stage before waits for) and W (the weights', "
-                           "which nobody waits for), the W's deferred into the cool-down's "
-                           "bubbles";
+                           "which nobody waits for), stage r running its W's r steps late so "
+                           "that they fill the bubbles 1F1B leaves";
                     break;
                 }
-                STEP("Stage 0's list: %s. %s. Stage 0 held at most %d micro-batch%s' "
-                     "activations at once (the formula: %d), %s of %s each: %s at its peak, "
-                     "measured from the allocations. The most held at once, per stage: %s.",
-                     list, what, res->peak_in_flight[0], res->peak_in_flight[0] == 1 ? "" : "es",
-                     want0, v > 1 ? "chunk sets" : "sets", one, peak, held);
+                STEP("Stage 0's list: %s. %s. Stage 0 held at most %d %s activations at once "
+                     "(the formula: %d), %s of %s each: %s at its peak, measured from the "
+                     "allocations. The most held at once, per stage: %s.",
+                     list, what, res->peak_in_flight[0],
+                     res->peak_in_flight[0] == 1 ? "micro-batch's" : "micro-batches'", want0,
+                     v > 1 ? "chunk sets" : "sets", one, peak, held);
                 /* [5] the flush */
                 char ends[1024] = "";
                 double t_end = tm->start + tm->makespan;
@@ -415,12 +416,12 @@ int lab09_rank(pl_rank *r)
                     snprintf(clip, sizeof clip, ", below --clip-grad-norm %g: nothing to clip",
                              cfg->clip);
                 STEP("The optimizer step: each micro-batch's loss was scaled by 1/B = 1/%d once, "
-                     "so the %d micro-batch%s' gradients added up to the mean over the global "
+                     "so the %d %s gradients added up to the mean over the global "
                      "batch, what one device computes on all %d rows (the loss: %.4f). The "
                      "gradient norm over every stage (each stage's sum of squares, "
                      "all-reduced): %.4f%s. Then %s on each stage's own parameters.",
-                     B, m, m == 1 ? "" : "es", B, step_loss / B, norm, clip,
-                     cfg->sgd ? "SGD" : "AdamW");
+                     B, m, m == 1 ? "micro-batch's" : "micro-batches'", B, step_loss / B, norm,
+                     clip, cfg->sgd ? "SGD" : "AdamW");
             }
             loss_sum += step_loss;
             seen += B;

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cuda_runtime.h>
 
@@ -10,6 +11,7 @@
 #include "paralab/device.h"
 #include "paralab/exercise.h"
 #include "paralab/viz.h"
+#include "paralab/watchdog.h"
 
 enum { MAX_EXERCISES = 16, MAX_OPTIONS = 64, KEY_SOLUTION = 65535 };
 
@@ -237,6 +239,18 @@ static int checks(const pl_lab_def *def)
     return bad;
 }
 
+/* The probe and the setup call the student's code before the world (and
+ * its watchdog) runs: an endless loop there is stopped the same way. */
+static void on_early_stall(const char *report, void *user)
+{
+    fflush(stdout);
+    fprintf(stderr,
+            "%s: stopped before the run: %s: an endless loop? (--stall-timeout S allows "
+            "longer)\n",
+            ((const pl_lab_def *)user)->program, report);
+    _exit(1);
+}
+
 int pl_lab_main(const pl_lab_def *def, int argc, char **argv)
 {
     char err[2048];
@@ -244,12 +258,16 @@ int pl_lab_main(const pl_lab_def *def, int argc, char **argv)
     H.def = def;
     int rc = start(def, argc, argv);
     if (rc >= 0) return rc;
+    int watching = pl_device_caps()->kernel_progress &&
+                   pl_watchdog_start(H.opt.stall_timeout, on_early_stall, (void *)def) == 0;
     if (def->probe && !H.solution) pl_world_run(1, NULL, 10, def->probe, def->ctx, err, sizeof err);
     int nsteps = 0;
     if (def->setup && (nsteps = def->setup(def->ctx, err, sizeof err)) < 0) {
+        if (watching) pl_watchdog_stop();
         fprintf(stderr, "%s: %s\n", def->program, err);
         return 2;
     }
+    if (watching) pl_watchdog_stop();
     probe_banner();
     if ((rc = run(def, nsteps)) >= 0) return rc;
     int wrong = def->report ? def->report(def->ctx) : 0;

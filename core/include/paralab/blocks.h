@@ -208,9 +208,12 @@ void pl_blocks_destroy(pl_blocks *m);
  * pl_blocks_acts_bytes(lay, max_rows, local_rows, 0) bytes in all. */
 cudaError_t pl_blocks_acts_alloc(pl_blocks_acts *a, const pl_blocks_layout *lay, int max_rows,
                                  int local_rows);
-/* The same with split = 1: also the buffers the B/W split keeps from B
- * until W (dy, dlogits, dinput above; dz1 lies in z1); split = 0 is
- * pl_blocks_acts_alloc. */
+/* The same, NOT zeroed (a pipeline allocates a set as a micro-batch's
+ * forward starts, and a memset would be charged to that forward on the
+ * modeled clock; PyTorch's caching allocator does not zero either: the
+ * forward writes every tensor before anything reads it), and with split =
+ * 1 also the buffers the B/W split keeps from B until W (dy, dlogits,
+ * dinput above; dz1 lies in z1). */
 cudaError_t pl_blocks_acts_alloc_split(pl_blocks_acts *a, const pl_blocks_layout *lay, int max_rows,
                                        int local_rows, int split);
 void pl_blocks_acts_free(pl_blocks_acts *a);
