@@ -70,7 +70,13 @@ pl_player *pl_player_create(pl_mode mode, double speed, int headless, FILE *out)
     p->headless = headless;
     p->out = out ? out : stdout;
     pthread_mutex_init(&p->lock, NULL);
-    pthread_cond_init(&p->cv, NULL);
+    /* play mode's deadlines on the monotonic clock: a change of the date
+     * (NTP, the user) must not shorten or stretch a pause */
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&p->cv, &ca);
+    pthread_condattr_destroy(&ca);
     if (!headless && mode == PL_MODE_STEP && isatty(STDIN_FILENO) &&
         pthread_create(&p->reader, NULL, read_keys, p) == 0) {
         pthread_detach(p->reader);
@@ -215,7 +221,7 @@ static int show(pl_player *p, const char *text, pl_trace_stamp *began)
         }
     }
     p->seen = p->advances;
-    clock_gettime(CLOCK_REALTIME, &p->shown_at);
+    clock_gettime(CLOCK_MONOTONIC, &p->shown_at);
     int quit = p->quit;
     pthread_mutex_unlock(&p->lock);
     return quit;
