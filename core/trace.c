@@ -29,6 +29,12 @@ const char *pl_event_kind_name(pl_event_kind k)
     return (unsigned)k < PL_NUM_EVENT_KINDS ? n[k] : "?";
 }
 
+const char *pl_group_name(pl_group g)
+{
+    static const char *n[] = {"", "tp", "dp", "pp"};
+    return (unsigned)g < PL_NUM_GROUPS ? n[g] : "?";
+}
+
 double pl_trace_now(void) { return pl_now(); }
 
 /* One rank's ring. head: the next slot the producer writes; tail: the next
@@ -383,6 +389,8 @@ int pl_trace_writer_add(pl_trace_writer *w, const pl_event *ev, size_t n)
         if (e->layer >= 0) fprintf(w->f, ",\"layer\":%d", e->layer);
         if (e->chunk > 0) fprintf(w->f, ",\"chunk\":%d", e->chunk);
         if (e->peer >= 0) fprintf(w->f, ",\"peer\":%d", e->peer);
+        if (e->group > 0 && e->group < PL_NUM_GROUPS)
+            fprintf(w->f, ",\"group\":\"%s\"", pl_group_name((pl_group)e->group));
         if (e->step > 0) fprintf(w->f, ",\"step\":%d", e->step);
         fputs("}}", w->f);
     }

@@ -338,6 +338,18 @@ int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
                      path, i);
             goto bad;
         }
+        json_t *jg = args ? json_object_get(args, "group") : NULL;
+        int group = 0;
+        if (jg) {
+            for (int gi = 1; gi < PL_NUM_GROUPS && json_is_string(jg); gi++)
+                if (!strcmp(json_string_value(jg), pl_group_name((pl_group)gi))) group = gi;
+            if (!group) {
+                snprintf(err, cap, "%s: event %zu: args.group is not \"tp\", \"dp\" or \"pp\"",
+                         path, i);
+                goto bad;
+            }
+        }
+        x.group = (uint8_t)group;
         json_t *fl = args ? json_object_get(args, "flops") : NULL;
         x.flops = json_is_number(fl) ? json_number_value(fl) : 0;
         x.micro_batch = (int32_t)mb;

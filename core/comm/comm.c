@@ -201,6 +201,15 @@ pl_comm_result pl_group_end(void)
 }
 
 pl_ledger pl_comm_ledger(const pl_comm *c) { return c->engine->ledger(c); }
+pl_ledger pl_comm_ledger_own(const pl_comm *c) { return c->engine->ledger_own(c); }
+int pl_comm_world_rank(const pl_comm *c, int member) { return c->engine->world_rank(c, member); }
+
+void pl_comm_set_group(pl_comm *c, pl_group g)
+{
+    if (c) c->group = (unsigned)g < PL_NUM_GROUPS ? (int)g : PL_GROUP_NONE;
+}
+
+pl_group pl_comm_group(const pl_comm *c) { return c ? (pl_group)c->group : PL_GROUP_NONE; }
 
 uint64_t pl_comm_link_bytes(const pl_comm *c, int from, int to)
 {

@@ -22,6 +22,7 @@ struct pl_trace;
 /* Every engine's handle begins with this (its first member). */
 struct pl_comm {
     const struct pl_comm_engine *engine;
+    int group; /* pl_group: stamped into its events (pl_comm_set_group) */
 };
 
 typedef struct pl_comm_engine {
@@ -64,6 +65,8 @@ typedef struct pl_comm_engine {
     pl_comm_result (*group_start)(void);
     pl_comm_result (*group_end)(void);
     pl_ledger (*ledger)(const pl_comm *c);
+    pl_ledger (*ledger_own)(const pl_comm *c); /* this communicator's calls alone */
+    int (*world_rank)(const pl_comm *c, int member);
     /* counts one call of kind k by this rank in its ledger (comm.c calls it) */
     void (*count_call)(pl_comm *c, pl_comm_call k);
     uint64_t (*link_bytes)(const pl_comm *c, int from, int to);

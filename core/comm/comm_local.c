@@ -82,6 +82,7 @@ void lc_emit(lcomm *c, const mark *m, pl_event_kind kind, const char *label, uin
     pl_event e = {.rank = c->g->wrank[c->rank],
                   .lane = PL_LANE_COMM,
                   .kind = (uint8_t)kind,
+                  .group = (uint8_t)c->base.group,
                   .micro_batch = -1,
                   .layer = -1,
                   .peer = peer,
@@ -341,6 +342,8 @@ const pl_comm_engine pl_comm_local_engine = {
     .group_start = lc_group_start,
     .group_end = lc_group_end,
     .ledger = lc_ledger,
+    .ledger_own = lc_ledger_own,
+    .world_rank = lc_world_rank,
     .count_call = lc_count_call,
     .link_bytes = lc_link_bytes,
 };

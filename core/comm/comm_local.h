@@ -128,8 +128,9 @@ typedef struct world {
 typedef struct group {
     world *w;
     int n;
-    int wrank[MAX_RANKS];  /* member -> world rank */
-    int device[MAX_RANKS]; /* member -> device */
+    int wrank[MAX_RANKS];     /* member -> world rank */
+    int device[MAX_RANKS];    /* member -> device */
+    pl_ledger own[MAX_RANKS]; /* member -> its traffic through this group alone (w->lock) */
     /* rendezvous */
     int arrived;
     unsigned long gen;
@@ -221,7 +222,11 @@ pl_comm_result lc_step(lcomm *c, const char *kind, int s, int steps);
  * not held); lc_count_bytes: the same between world ranks a and b, w->lock held. */
 void lc_account(group *g, int from, int to, size_t bytes);
 void lc_count_bytes(world *w, int a, int b, size_t bytes);
+/* The group's own ledger: `bytes` from member `from` to member `to` (w->lock held). */
+void lc_count_own(group *g, int from, int to, size_t bytes);
 pl_ledger lc_ledger(const pl_comm *pc);
+pl_ledger lc_ledger_own(const pl_comm *pc);
+int lc_world_rank(const pl_comm *pc, int member);
 void lc_count_call(pl_comm *pc, pl_comm_call k);
 uint64_t lc_link_bytes(const pl_comm *pc, int from, int to);
 /* A collective's arguments, as its descriptor says (type, op, root, the

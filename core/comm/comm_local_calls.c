@@ -164,7 +164,16 @@ void lc_account(group *g, int from, int to, size_t bytes)
     world *w = g->w;
     pthread_mutex_lock(&w->lock);
     lc_count_bytes(w, g->wrank[from], g->wrank[to], bytes);
+    lc_count_own(g, from, to, bytes);
     pthread_mutex_unlock(&w->lock);
+}
+
+void lc_count_own(group *g, int from, int to, size_t bytes)
+{
+    g->own[from].bytes_sent += bytes;
+    g->own[from].messages_sent++;
+    g->own[to].bytes_received += bytes;
+    g->own[to].messages_received++;
 }
 
 void lc_count_bytes(world *w, int a, int b, size_t bytes)
@@ -186,12 +195,29 @@ pl_ledger lc_ledger(const pl_comm *pc)
     return l;
 }
 
+pl_ledger lc_ledger_own(const pl_comm *pc)
+{
+    const lcomm *c = (const lcomm *)pc;
+    world *w = c->g->w;
+    pthread_mutex_lock(&w->lock);
+    pl_ledger l = c->g->own[c->rank];
+    pthread_mutex_unlock(&w->lock);
+    return l;
+}
+
+int lc_world_rank(const pl_comm *pc, int member)
+{
+    const lcomm *c = (const lcomm *)pc;
+    return member >= 0 && member < c->g->n ? c->g->wrank[member] : -1;
+}
+
 void lc_count_call(pl_comm *pc, pl_comm_call k)
 {
     lcomm *c = (lcomm *)pc;
     world *w = c->g->w;
     pthread_mutex_lock(&w->lock);
     w->ledger[c->g->wrank[c->rank]].calls[k]++;
+    c->g->own[c->rank].calls[k]++;
     pthread_mutex_unlock(&w->lock);
 }
 

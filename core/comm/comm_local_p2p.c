@@ -166,8 +166,16 @@ static pl_comm_result recv_copy(lcomm *c, p2p *o, p2p *m, cudaStream_t s)
         m->err = PL_COMM_CUDA_ERROR;
         snprintf(m->msg, sizeof m->msg, "rank %d's receive failed: %s", o->to, cudaGetErrorName(e));
         r = lc_cuda_fail(c, e, "recv");
-    } else if (bytes) /* an empty message moves nothing: not counted */
+    } else if (bytes) { /* an empty message moves nothing: not counted */
         lc_count_bytes(w, o->from, o->to, bytes);
+        group *g = c->g;
+        int from = -1, to = -1;
+        for (int i = 0; i < g->n; i++) {
+            if (g->wrank[i] == o->from) from = i;
+            if (g->wrank[i] == o->to) to = i;
+        }
+        if (from >= 0 && to >= 0) lc_count_own(g, from, to, bytes);
+    }
     m->done = o->done; /* the sender waits for the copy */
     m->taken = 1;
     o->done = NULL;

@@ -56,6 +56,7 @@ typedef struct ncomm {
     ncclComm_t nc;
     int rank, n, device, is_world;
     int wrank[MAX_RANKS]; /* member -> world rank */
+    pl_ledger own;        /* this rank's traffic through this communicator alone */
     int *dev_scratch;     /* SCRATCH_INTS on the device: split (2 + 2 per rank), barrier */
     struct ncomm *next;
     char err[2048];
@@ -108,6 +109,10 @@ static void account(ncomm *c, int from, int to, uint64_t bytes)
     w->ledger[b].bytes_received += bytes;
     w->ledger[b].messages_received++;
     w->link[a][b] += bytes;
+    if (from == c->rank) {
+        c->own.bytes_sent += bytes;
+        c->own.messages_sent++;
+    }
     pthread_mutex_unlock(&w->lock);
 }
 
@@ -140,6 +145,7 @@ static void emit(ncomm *c, double start, pl_event_kind kind, const char *label, 
     pl_event e = {.rank = c->wrank[c->rank],
                   .lane = PL_LANE_COMM,
                   .kind = (uint8_t)kind,
+                  .group = (uint8_t)c->base.group,
                   .micro_batch = -1,
                   .layer = -1,
                   .peer = peer,
@@ -611,11 +617,27 @@ static pl_ledger n_ledger(const pl_comm *pc)
     return l;
 }
 
+static pl_ledger n_ledger_own(const pl_comm *pc)
+{
+    const ncomm *c = (const ncomm *)pc;
+    pthread_mutex_lock(&c->w->lock);
+    pl_ledger l = c->own;
+    pthread_mutex_unlock(&c->w->lock);
+    return l;
+}
+
+static int n_world_rank(const pl_comm *pc, int member)
+{
+    const ncomm *c = (const ncomm *)pc;
+    return member >= 0 && member < c->n ? c->wrank[member] : -1;
+}
+
 static void n_count_call(pl_comm *pc, pl_comm_call k)
 {
     ncomm *c = N(pc);
     pthread_mutex_lock(&c->w->lock);
     c->w->ledger[c->wrank[c->rank]].calls[k]++;
+    c->own.calls[k]++;
     pthread_mutex_unlock(&c->w->lock);
 }
 
@@ -657,6 +679,8 @@ const pl_comm_engine pl_comm_nccl_engine = {
     .group_start = n_group_start,
     .group_end = n_group_end,
     .ledger = n_ledger,
+    .ledger_own = n_ledger_own,
+    .world_rank = n_world_rank,
     .count_call = n_count_call,
     .link_bytes = n_link_bytes,
 };

@@ -1,5 +1,6 @@
-/* mesh.c — see paralab/mesh.h: the dp x tp x pp device mesh, Megatron's
- * rank order (TP fastest, PP outermost), and its groups' communicators. */
+/* mesh.c — see paralab/mesh.h: the dp x tp x pp device mesh in Megatron's
+ * rank order (TP fastest, PP outermost) or picotron's (DP outermost), and
+ * its groups' communicators. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,10 +26,33 @@ __attribute__((format(printf, 3, 4))) static int fail(char *err, size_t err_size
     return -1;
 }
 
+const char *pl_mesh_order_name(pl_mesh_order o)
+{
+    return o == PL_MESH_MEGATRON ? "megatron" : o == PL_MESH_PICOTRON ? "picotron" : "?";
+}
+
+int pl_mesh_order_parse(const char *s, char *err, size_t err_size)
+{
+    for (int o = 0; o < PL_MESH_NUM_ORDERS; o++)
+        if (s && !strcmp(s, pl_mesh_order_name((pl_mesh_order)o))) return o;
+    return fail(err, err_size,
+                "'%s' is not a rank order: use megatron (TP fastest, PP outermost) or picotron "
+                "(TP fastest, DP outermost)",
+                s ? s : "");
+}
+
 int pl_mesh_init(pl_mesh *m, int world_size, int dp, int tp, int pp, char *err, size_t err_size)
+{
+    return pl_mesh_init_order(m, world_size, dp, tp, pp, PL_MESH_MEGATRON, err, err_size);
+}
+
+int pl_mesh_init_order(pl_mesh *m, int world_size, int dp, int tp, int pp, pl_mesh_order order,
+                       char *err, size_t err_size)
 {
     memset(m, 0, sizeof *m);
     if (err && err_size) err[0] = '\0';
+    if ((unsigned)order >= PL_MESH_NUM_ORDERS)
+        return fail(err, err_size, "mesh: order %d is not megatron or picotron", (int)order);
     const char *names[] = {"dp", "tp", "pp"};
     const int sizes[] = {dp, tp, pp};
     for (int i = 0; i < 3; i++) {
@@ -58,6 +82,7 @@ int pl_mesh_init(pl_mesh *m, int world_size, int dp, int tp, int pp, char *err, 
     m->tp = tp;
     m->pp = pp;
     m->size = world_size;
+    m->order = order;
     return 0;
 }
 
@@ -75,13 +100,19 @@ int pl_mesh_axis_size(const pl_mesh *m, pl_mesh_axis a)
     }
 }
 
-/* rank = tp_rank + tp * (dp_rank + dp * pp_rank) */
+/* megatron: rank = tp_rank + tp * (dp_rank + dp * pp_rank)
+ * picotron: rank = tp_rank + tp * (pp_rank + pp * dp_rank) */
 int pl_mesh_coords(const pl_mesh *m, int rank, pl_mesh_coord *c)
 {
     if (m->size < 1 || rank < 0 || rank >= m->size) return -1;
     c->tp = rank % m->tp;
-    c->dp = rank / m->tp % m->dp;
-    c->pp = rank / (m->tp * m->dp);
+    if (m->order == PL_MESH_PICOTRON) {
+        c->pp = rank / m->tp % m->pp;
+        c->dp = rank / (m->tp * m->pp);
+    } else {
+        c->dp = rank / m->tp % m->dp;
+        c->pp = rank / (m->tp * m->dp);
+    }
     return 0;
 }
 
@@ -90,6 +121,7 @@ int pl_mesh_rank(const pl_mesh *m, pl_mesh_coord c)
     if (m->size < 1 || c.tp < 0 || c.tp >= m->tp || c.dp < 0 || c.dp >= m->dp || c.pp < 0 ||
         c.pp >= m->pp)
         return -1;
+    if (m->order == PL_MESH_PICOTRON) return c.tp + m->tp * (c.pp + m->pp * c.dp);
     return c.tp + m->tp * (c.dp + m->dp * c.pp);
 }
 
@@ -109,6 +141,22 @@ int pl_mesh_group(const pl_mesh *m, pl_mesh_axis a, int rank, int *ranks)
         ranks[i] = pl_mesh_rank(m, c);
     }
     return n;
+}
+
+static int pp_peer(const pl_mesh *m, int rank, int step)
+{
+    pl_mesh_coord c;
+    if (pl_mesh_coords(m, rank, &c)) return -1;
+    c.pp += step;
+    return pl_mesh_rank(m, c); /* -1 past either end */
+}
+
+int pl_mesh_pp_prev(const pl_mesh *m, int rank) { return pp_peer(m, rank, -1); }
+int pl_mesh_pp_next(const pl_mesh *m, int rank) { return pp_peer(m, rank, +1); }
+
+void pl_mesh_coord_str(pl_mesh_coord c, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "dp %d, pp %d, tp %d", c.dp, c.pp, c.tp);
 }
 
 /* The split's color: which group of axis a the rank is in, numbered by the
@@ -150,6 +198,8 @@ pl_comm_result pl_mesh_split(const pl_mesh *m, pl_comm *world, pl_mesh_groups *g
             memset(g, 0, sizeof *g);
             return r;
         }
+        static const pl_group tag[] = {PL_GROUP_TP, PL_GROUP_DP, PL_GROUP_PP};
+        if (*out[a]) pl_comm_set_group(*out[a], tag[a]);
     }
     return PL_COMM_OK;
 }

@@ -50,6 +50,8 @@
 
 #include <cuda_runtime.h>
 
+#include "paralab/trace.h" /* pl_group */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -216,6 +218,20 @@ typedef struct pl_ledger {
     uint64_t calls[PL_NUM_CALLS];
 } pl_ledger;
 pl_ledger pl_comm_ledger(const pl_comm *c);
+/* The same for this communicator alone: what this rank sent and received,
+ * and called, through c itself, not through the rest of its world (a
+ * hybrid run's TP, DP and PP groups counted apart). On NCCL the received
+ * side is not counted here (0): each rank counts what it sends. */
+pl_ledger pl_comm_ledger_own(const pl_comm *c);
+/* The world rank of c's member `member` (0 .. size - 1), or -1: who is in
+ * a group. */
+int pl_comm_world_rank(const pl_comm *c, int member);
+/* Tags c with the parallel axis it serves (paralab/trace.h, pl_group):
+ * every event of its calls carries it from then on, so a timeline can tell
+ * TP, DP and PP traffic apart. This rank's handle only (each member tags
+ * its own; pl_mesh_split tags all three groups). */
+void pl_comm_set_group(pl_comm *c, pl_group g);
+pl_group pl_comm_group(const pl_comm *c);
 /* Bytes sent from world rank `from` to world rank `to`. */
 uint64_t pl_comm_link_bytes(const pl_comm *c, int from, int to);
 

@@ -14,10 +14,18 @@
  * so the ranks of one TP group are adjacent (they share a node and its
  * NVLink: TP's traffic is the heaviest and most frequent). With 8 ranks and
  * dp = tp = pp = 2: TP groups {0,1} {2,3} {4,5} {6,7}; DP groups {0,2} {1,3}
- * {4,6} {5,7}; PP groups {0,4} {1,5} {2,6} {3,7}. (picotron puts DP outermost
- * instead; paralab does not.) The formula and these groups are in the
- * project's notes, shared/REFERENCES-PARALLEL.md, "3D parallelism: ranks and
- * groups"; tests/unit/test_mesh.c asserts them.
+ * {4,6} {5,7}; PP groups {0,4} {1,5} {2,6} {3,7}.
+ *
+ * picotron's order (picotron/process_group_manager.py: the grid
+ * view(dp, pp, cp, tp)) is the other one a reader meets, on request
+ * (PL_MESH_PICOTRON): TP still fastest, then PP, and DP outermost,
+ *
+ *     rank = tp_rank + tp * (pp_rank + pp * dp_rank)
+ *
+ * so with 8 ranks and 2 x 2 x 2 the TP groups are the same, DP {0,4} {1,5}
+ * {2,6} {3,7} and PP {0,2} {1,3} {4,6} {5,7}. Both formulas and these groups
+ * are in the project's notes, shared/REFERENCES-PARALLEL.md, "3D
+ * parallelism: ranks and groups"; tests/unit/test_mesh.c asserts them.
  *
  * Shapes: a group along an axis has as many ranks as that axis' size; its
  * ranks are listed in the order of their coordinate on the axis (which is
@@ -47,9 +55,19 @@ typedef enum { PL_MESH_TP, PL_MESH_DP, PL_MESH_PP, PL_MESH_NUM_AXES } pl_mesh_ax
 /* "tp", "dp", "pp" ("?" for anything else). */
 const char *pl_mesh_axis_name(pl_mesh_axis a);
 
+/* The two rank orders above. */
+typedef enum { PL_MESH_MEGATRON, PL_MESH_PICOTRON, PL_MESH_NUM_ORDERS } pl_mesh_order;
+/* "megatron", "picotron" ("?" for anything else). */
+const char *pl_mesh_order_name(pl_mesh_order o);
+/* The order named s: its value, or -1 with "'x' is not a rank order: use
+ * megatron (TP fastest, PP outermost) or picotron (TP fastest, DP
+ * outermost)" in err. */
+int pl_mesh_order_parse(const char *s, char *err, size_t err_size);
+
 typedef struct pl_mesh {
-    int dp, tp, pp; /* the degrees, each >= 1 */
-    int size;       /* dp * tp * pp: the world size */
+    int dp, tp, pp;      /* the degrees, each >= 1 */
+    int size;            /* dp * tp * pp: the world size */
+    pl_mesh_order order; /* how a rank's number is made from its coordinates */
 } pl_mesh;
 
 /* A rank's place on the mesh: 0 <= tp < mesh.tp, and so on. */
@@ -64,6 +82,10 @@ typedef struct pl_mesh_coord {
  *   "mesh: dp x tp x pp = 2 x 2 x 3 = 12 ranks, but the world has 8: the
  *    product must equal the world size" */
 int pl_mesh_init(pl_mesh *m, int world_size, int dp, int tp, int pp, char *err, size_t err_size);
+/* The same in either order (pl_mesh_init is PL_MESH_MEGATRON's); an order
+ * out of range is refused ("mesh: order 7 is not megatron or picotron"). */
+int pl_mesh_init_order(pl_mesh *m, int world_size, int dp, int tp, int pp, pl_mesh_order order,
+                       char *err, size_t err_size);
 
 /* The size of an axis (mesh.tp, ...); -1 for an unknown axis. */
 int pl_mesh_axis_size(const pl_mesh *m, pl_mesh_axis a);
@@ -75,6 +97,13 @@ int pl_mesh_rank(const pl_mesh *m, pl_mesh_coord c);
  * ranks[0 .. size of a - 1] (at most PL_MAX_RANKS). Returns the group's size,
  * or -1 for a bad rank or axis. */
 int pl_mesh_group(const pl_mesh *m, pl_mesh_axis a, int rank, int *ranks);
+/* The rank of the previous (next) pipeline stage at the same dp and tp
+ * coordinates: where rank's activations come from (go to); -1 on the first
+ * (last) stage, or for a bad rank. */
+int pl_mesh_pp_prev(const pl_mesh *m, int rank);
+int pl_mesh_pp_next(const pl_mesh *m, int rank);
+/* "dp 1, pp 0, tp 1": c as the labs print it. */
+void pl_mesh_coord_str(pl_mesh_coord c, char *buf, size_t cap);
 
 /* One rank's handles on the communicators of its three groups. */
 typedef struct pl_mesh_groups {
@@ -84,7 +113,9 @@ typedef struct pl_mesh_groups {
 /* Collective over `world` (every rank of it calls it, from its own thread):
  * splits it three times with pl_comm_split, into the TP, DP and PP groups
  * of m, the world's ranks being the mesh's ranks; in each, a rank's rank is
- * its coordinate on that axis. world's size must be m->size, else
+ * its coordinate on that axis, and each is tagged with its axis'
+ * pl_group (pl_comm_set_group: its trace events say "tp", "dp", "pp").
+ * world's size must be m->size, else
  * PL_COMM_INVALID_ARGUMENT with a message in err. On another failure the
  * split's error is returned, its message (pl_comm_last_error) copied to
  * err, every group already made is freed (if the world is stopping,

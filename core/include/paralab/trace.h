@@ -58,6 +58,13 @@ typedef enum {
     PL_NUM_EVENT_KINDS
 } pl_event_kind;
 
+/* The parallel axis a communicator serves (pl_comm_set_group), stamped
+ * into the events of its calls: a hybrid run's TP, DP and PP traffic told
+ * apart (Lab 10). PL_GROUP_NONE: the world, or an untagged split. */
+typedef enum { PL_GROUP_NONE, PL_GROUP_TP, PL_GROUP_DP, PL_GROUP_PP, PL_NUM_GROUPS } pl_group;
+/* "", "tp", "dp", "pp" ("?" out of range). */
+const char *pl_group_name(pl_group g);
+
 typedef struct pl_event {
     int32_t rank;
     uint8_t lane;   /* pl_lane */
@@ -66,6 +73,7 @@ typedef struct pl_event {
                        legacy default stream, 2, 3...: the live streams, numbered from 1 as
                        they were made; simt_op_record.stream); 0: not a stream's op, or
                        unknown (real GPUs) */
+    uint8_t group;  /* a communicator's event: its pl_group (0: the world, or untagged) */
     int32_t micro_batch, layer, peer; /* -1: none */
     int32_t chunk; /* a pipeline op's model chunk 0..v-1 (interleaving); 0 otherwise */
     int32_t step;  /* the narrated step it was recorded in (pl_trace_set_step); 0: before the
