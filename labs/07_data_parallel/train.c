@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "07_data_parallel/lab07.h"
+#include "harness/train.h" /* FAIL, CK, STEP, BEGIN */
 #include "paralab/cuda_check.h"
 #include "paralab/nn.h"
 #include "paralab/plural.h"
@@ -69,23 +70,6 @@ static unsigned hash_floats(const float *p, long n)
     return h;
 }
 
-#define FAIL(...)                                                                                  \
-    do {                                                                                           \
-        snprintf(r->error, sizeof r->error, __VA_ARGS__);                                          \
-        goto out;                                                                                  \
-    } while (0)
-#define CK(call) PL_RANK_CK(call) /* paralab/cuda_check.h */
-#define STEP(...)                                                                                  \
-    do {                                                                                           \
-        if (cfg->narrate && pl_step(r, __VA_ARGS__)) goto out;                                     \
-    } while (0)
-/* A step whose narration reports its work (the replica check, an epoch)
- * begins before that work, so that the work shows under its own narration
- * (paralab/step.h). */
-#define BEGIN()                                                                                    \
-    do {                                                                                           \
-        if (cfg->narrate && pl_step_begin(r)) goto out;                                            \
-    } while (0)
 #define SYNC(ptr, count, stream)                                                                   \
     do {                                                                                           \
         int rc_ = run->impl->sync_gradients(r->comm, (ptr), (count), (stream));                    \

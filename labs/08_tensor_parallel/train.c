@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "08_tensor_parallel/lab08.h"
+#include "harness/train.h" /* FAIL, CK, STEP, BEGIN */
 #include "paralab/cuda_check.h"
 #include "paralab/device.h"
 #include "paralab/nn.h"
@@ -183,20 +184,6 @@ static const pl_tp_linear_ops traced = {t_column_forward, t_row_forward, t_row_b
 
 /* ---- the loop ------------------------------------------------------------------------- */
 
-#define FAIL(...)                                                                                  \
-    do {                                                                                           \
-        snprintf(r->error, sizeof r->error, __VA_ARGS__);                                          \
-        goto out;                                                                                  \
-    } while (0)
-#define CK(call) PL_RANK_CK(call) /* paralab/cuda_check.h */
-#define STEP(...)                                                                                  \
-    do {                                                                                           \
-        if (cfg->narrate && pl_step(r, __VA_ARGS__)) goto out;                                     \
-    } while (0)
-#define BEGIN()                                                                                    \
-    do {                                                                                           \
-        if (cfg->narrate && pl_step_begin(r)) goto out;                                            \
-    } while (0)
 /* A call of the model (and through it the exercise): its failure, or the
  * exercise's TODO, ends the run. */
 #define RUN(call)                                                                                  \

@@ -23,26 +23,13 @@
 #include <string.h>
 
 #include "09_pipeline_parallel/lab09.h"
+#include "harness/train.h" /* FAIL, CK, STEP, BEGIN */
 #include "paralab/cuda_check.h"
 #include "paralab/device.h"
 #include "paralab/plural.h"
 #include "paralab/step.h"
 #include "paralab/trace.h"
 
-#define FAIL(...)                                                                                  \
-    do {                                                                                           \
-        snprintf(r->error, sizeof r->error, __VA_ARGS__);                                          \
-        goto out;                                                                                  \
-    } while (0)
-#define CK(call) PL_RANK_CK(call) /* paralab/cuda_check.h */
-#define STEP(...)                                                                                  \
-    do {                                                                                           \
-        if (cfg->narrate && pl_step(r, __VA_ARGS__)) goto out;                                     \
-    } while (0)
-#define BEGIN()                                                                                    \
-    do {                                                                                           \
-        if (cfg->narrate && pl_step_begin(r)) goto out;                                            \
-    } while (0)
 #define PP(call)                                                                                   \
     do {                                                                                           \
         if (call) FAIL("%s", pp.error[0] ? pp.error : #call " failed");                            \
