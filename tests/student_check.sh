@@ -117,7 +117,12 @@ perl -0pe 's/(        PL_PP_TRY\(pl_pp_push\(s, stage, pl_pp_forward\(warmup \+ 
 sed 's/    int w = p - stage - 1; .*/    int w = stage;/' "$work/gen/lab09_correct.c" >"$work/gen/lab09_warmup_reversed.c"
 sed 's/for (int k = 0; k < m; k++) PL_PP_TRY(pl_pp_push(s, stage, pl_pp_backward(k, 0)));/for (int k = 0; k < m - 1; k++) PL_PP_TRY(pl_pp_push(s, stage, pl_pp_backward(k, 0)));/' \
     "$work/gen/lab09_correct.c" >"$work/gen/lab09_gpipe_missing.c"
-for f in lab09_backward_first lab09_warmup_reversed lab09_gpipe_missing; do
+# ... and the warm-up one forward too many (legal: more memory, no less
+# time), and a negative one (a count of forwards no stage can run)
+sed 's/    int w = p - stage - 1; .*/    int w = p - stage;/' "$work/gen/lab09_correct.c" >"$work/gen/lab09_warmup_plus_one.c"
+sed 's/    int w = p - stage - 1; .*/    int w = -1 - stage;/' "$work/gen/lab09_correct.c" >"$work/gen/lab09_warmup_negative.c"
+for f in lab09_backward_first lab09_warmup_reversed lab09_gpipe_missing lab09_warmup_plus_one \
+    lab09_warmup_negative; do
     if cmp -s "$work/gen/lab09_correct.c" "$work/gen/$f.c"; then
         echo "FAIL  $f.c: the edit no longer applies to labs/09_pipeline_parallel/solution.c"
         exit 1
@@ -413,6 +418,13 @@ l09 lab09_warmup_reversed.c 09_pipeline_parallel 1 \
     '^PASS  09_pipeline_parallel one_f_one_b '
 TREE=lab09 lab_run lab09_warmup_reversed.c 09_pipeline_parallel lab09 2 \
     '^lab09: your 1F1B lists and warm-up count \(exercise.c\) cannot run \(4 stages, 8 micro-batches\), so nothing ran: the validator says: deadlock: stage 0 waits at op 1 \(BW0\) to receive from stage 1, which waits at op 1 \(F1\) to receive from stage 0'
+l09 lab09_warmup_plus_one.c 09_pipeline_parallel 1 \
+    '^FAIL  09_pipeline_parallel warmup_1f1b +warmup_1f1b\(p=4, m=8, stage=0\) = 4, but 1F1B.s warm-up is min\(p - r - 1, m\) = 3; with it the 1F1B lists run, but stage 0 holds 5 micro-batches. activations at once \(1F1B: 4\) for nothing: a step takes 1F1B.s 33 slots$' \
+    '^PASS  09_pipeline_parallel one_f_one_b '
+l09 lab09_warmup_negative.c 09_pipeline_parallel 1 \
+    '^FAIL  09_pipeline_parallel warmup_1f1b +warmup_1f1b\(p=4, m=8, stage=0\) = -1, but 1F1B.s warm-up is min\(p - r - 1, m\) = 3; a count of forwards is 0..8$'
+TREE=lab09 lab_run lab09_warmup_negative.c 09_pipeline_parallel lab09 2 \
+    '^lab09: your warmup_1f1b \(exercise.c\) returned -1 for p=4, m=8, stage=0: a count of forwards is 0..8$'
 l09 lab09_gpipe_missing.c 09_pipeline_parallel 1 \
     '^FAIL  09_pipeline_parallel gpipe +p=4, m=8: your GPipe lists cannot run: stage 0: the backward of micro-batch 7 is missing' \
     '^PASS  09_pipeline_parallel one_f_one_b '
