@@ -24,7 +24,7 @@
 #include "paralab/world.h"
 #include "suites.h"
 
-enum { HID = 16, LAYERS = 4, BATCH = 16, MAXSTEPS = 3, NR = 8 };
+enum { HID = 16, LAYERS = 4, BATCH = 16, MAXSTEPS = 2, NR = 8 };
 
 static pl_hybrid_config config(int dp, int tp, int pp, int m)
 {
@@ -344,9 +344,10 @@ static long first_bad(const float *got, const float *want, long n, double rtol, 
     return -1;
 }
 
-/* Every factorisation of n ranks against one device: gradients, weights,
- * replicas, the ledger. */
-static void check_world(int n, pl_mesh_order order, pl_pp_kind kind, int sp)
+/* Factorisations of n ranks against one device: gradients, weights,
+ * replicas, the ledger. only: the (dp, tp, pp) to run, {0} terminated
+ * (NULL: every one the model accepts). */
+static void check_world(int n, pl_mesh_order order, pl_pp_kind kind, int sp, const int (*only)[3])
 {
     pl_hybrid_config base = config(1, 1, 1, 2);
     base.order = order;
@@ -357,6 +358,14 @@ static void check_world(int n, pl_mesh_order order, pl_pp_kind kind, int sp)
     int f[64][3];
     int count = pl_hybrid_factorisations(&base, n, f, 64);
     CU_ASSERT(count >= (sp ? 3 : 5));
+    if (only) {
+        for (count = 0; only[count][0]; count++) memcpy(f[count], only[count], sizeof f[count]);
+        for (int i = 0; i < count; i++) {
+            pl_hybrid_config c = base;
+            c.dp = f[i][0], c.tp = f[i][1], c.pp = f[i][2];
+            CU_ASSERT_EQUAL(pl_hybrid_check(&c, n, NULL, 0), 0);
+        }
+    }
     for (int i = 0; i < count && i < 64; i++) {
         pl_hybrid_config c = base;
         c.dp = f[i][0], c.tp = f[i][1], c.pp = f[i][2];
@@ -431,11 +440,21 @@ static void check_world(int n, pl_mesh_order order, pl_pp_kind kind, int sp)
     free_run(ref);
 }
 
-static void test_hybrid_8_megatron(void) { check_world(8, PL_MESH_MEGATRON, PL_PP_1F1B, 0); }
-static void test_hybrid_8_picotron(void) { check_world(8, PL_MESH_PICOTRON, PL_PP_1F1B, 0); }
-static void test_hybrid_4_gpipe(void) { check_world(4, PL_MESH_MEGATRON, PL_PP_GPIPE, 0); }
-static void test_hybrid_4_zb(void) { check_world(4, PL_MESH_PICOTRON, PL_PP_ZB_H1, 0); }
-static void test_hybrid_4_sp(void) { check_world(4, PL_MESH_MEGATRON, PL_PP_1F1B, 1); }
+/* Every factorisation of 8 in Megatron-LM's order; the rest, where the
+ * order or the schedule changes something (DP and PP both > 1, TP inside
+ * stages): the lab's checks run every factorisation of 4 and 8 in both
+ * orders with the student's groups. */
+static const int mixed8[][3] = {{2, 2, 2}, {2, 1, 4}, {4, 1, 2}, {0}};
+static const int mixed4[][3] = {{2, 1, 2}, {1, 2, 2}, {0}};
+static const int sp4[][3] = {{2, 2, 1}, {1, 2, 2}, {0}};
+static void test_hybrid_8_megatron(void) { check_world(8, PL_MESH_MEGATRON, PL_PP_1F1B, 0, NULL); }
+static void test_hybrid_8_picotron(void)
+{
+    check_world(8, PL_MESH_PICOTRON, PL_PP_1F1B, 0, mixed8);
+}
+static void test_hybrid_4_gpipe(void) { check_world(4, PL_MESH_MEGATRON, PL_PP_GPIPE, 0, mixed4); }
+static void test_hybrid_4_zb(void) { check_world(4, PL_MESH_PICOTRON, PL_PP_ZB_H1, 0, mixed4); }
+static void test_hybrid_4_sp(void) { check_world(4, PL_MESH_MEGATRON, PL_PP_1F1B, 1, sp4); }
 
 /* The last stage never reducing: its replicas drift apart, the others stay equal. */
 static void test_hybrid_skip(void)
@@ -461,10 +480,10 @@ int register_hybrid_suite(void)
         {"a caller's groups: the mesh's accepted, DP and PP swapped refused", test_hybrid_groups},
         {"8 ranks, every factorisation, Megatron order: = one device, replicas, ledger",
          test_hybrid_8_megatron},
-        {"8 ranks, every factorisation, picotron order", test_hybrid_8_picotron},
-        {"4 ranks, every factorisation, GPipe", test_hybrid_4_gpipe},
-        {"4 ranks, every factorisation, ZB-H1 (picotron order)", test_hybrid_4_zb},
-        {"4 ranks, every factorisation, sequence parallelism", test_hybrid_4_sp},
+        {"8 ranks, picotron order: 2x2x2, 2x1x4, 4x1x2", test_hybrid_8_picotron},
+        {"4 ranks, GPipe: 2x1x2, 1x2x2", test_hybrid_4_gpipe},
+        {"4 ranks, ZB-H1 (picotron order): 2x1x2, 1x2x2", test_hybrid_4_zb},
+        {"4 ranks, sequence parallelism: 2x2x1, 1x2x2", test_hybrid_4_sp},
         {"a last stage that never reduces: its replicas drift apart", test_hybrid_skip},
     };
     return UNIT_SUITE("hybrid", t);
