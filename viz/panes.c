@@ -1362,6 +1362,9 @@ void viz_render_pane(viz_grid *g, pl_pane p, pl_rect r, const viz_model *m, cons
     case PL_PANE_METRICS:
         metrics(g, r, m, v);
         break;
+    case PL_PANE_MESH:
+        viz_mesh_pane(g, r, m, v);
+        break;
     default:
         break;
     }

@@ -406,8 +406,8 @@ static void test_shards_matrices(void)
 static pl_viz_pipeline toy_pp;
 static int setup_pipeline(void *ctx, char *why, size_t cap)
 {
-    toy_pp =
-        (pl_viz_pipeline){pl_lab_options()->devices + (int)toy.widgets, 4, 1, "1f1b", 0.25, 0.2};
+    toy_pp = (pl_viz_pipeline){
+        pl_lab_options()->devices + (int)toy.widgets, 4, 1, "1f1b", 0.25, 0.2, 0, {0}};
     return setup(ctx, why, cap);
 }
 
