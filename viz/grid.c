@@ -252,6 +252,7 @@ void pl_viz_layout_stages(int cols, int rows, int ndev, int stages, unsigned pan
         bh -= dh;
     }
     int lw = !left ? 0 : !right ? cols : cols * 3 / 10 < 30 ? 30 : cols * 3 / 10;
+    if (left && right && has[PL_PANE_MESH] && lw < 36) lw = 36; /* the mesh's legend, whole */
     if (left) {
         int dh = has[PL_PANE_DEVICES] ? ndev + 2 : 0; /* a row per device */
         if (dh > bh / 2) dh = bh / 2;

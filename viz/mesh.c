@@ -126,31 +126,55 @@ static int digits(int x)
     return d;
 }
 
-void viz_mesh_geometry(const viz_model *m, pl_rect in, viz_mesh_layout *L)
+/* The replicas placed in mode `compact` (0: a box each; 1: a column of
+ * cells each under its name, between bars); 0 when not even one fits. */
+static int place(const viz_model *m, pl_rect in, int compact, viz_mesh_layout *L)
 {
-    memset(L, 0, sizeof *L);
     int dp = m->mesh.dp, tp = m->mesh.tp, pp = m->mesh.pp;
-    if (dp < 1 || in.w < 1 || in.h < 1) return;
+    L->compact = compact;
     L->nd = digits(dp * tp * pp - 1);
-    L->cell_w = L->nd + 2;                 /* the number, its mark, a blank */
-    L->label_w = 2 + digits(pp - 1) + 1;   /* "pp0" and a blank */
-    L->box_w = 2 + 1 + tp * L->cell_w - 1; /* borders, a blank, the cells less the last blank */
-    int title_w = 4 + 3 + digits(dp - 1);  /* its title, " dp 7 ", whole */
-    if (L->box_w < title_w) L->box_w = title_w;
-    L->box_h = 2 + pp;
-    L->legend_rows = in.h >= L->box_h + 2 ? 2 : 1;
-    int avail_w = in.w - L->label_w, avail_h = in.h - L->legend_rows;
-    L->per_row = (avail_w + 1) / (L->box_w + 1);
+    L->cell_w = L->nd + 2;                               /* the number, its mark, a blank */
+    L->label_w = 2 + digits(pp - 1) + 1;                 /* "pp0" and a blank */
+    int avail_w = in.w - L->label_w, avail_h = in.h - 1; /* a row for the legend */
+    if (!compact) {
+        L->box_w = 2 + 1 + tp * L->cell_w - 1; /* borders, a blank, the cells less the last blank */
+        int title_w = 4 + 3 + digits(dp - 1);  /* its title, " dp 7 ", whole */
+        if (L->box_w < title_w) L->box_w = title_w;
+        L->box_h = 2 + pp;
+        L->per_row = (avail_w + 1) / (L->box_w + 1); /* a blank between boxes */
+    } else {
+        L->box_w = 1 + 1 + tp * L->cell_w - 1; /* a bar, a blank, the cells less the last blank */
+        L->box_h = 1 + pp;                     /* its name, then its stages */
+        L->per_row = (avail_w - 1) / L->box_w; /* and a bar after the last */
+    }
     if (L->per_row > dp) L->per_row = dp;
     if (L->per_row < 1 || avail_h < L->box_h) {
-        L->per_row = 0;
-        return; /* too small: the pane says so */
+        L->per_row = L->box_rows = L->shown = 0;
+        return 0;
     }
     int rows_fit = avail_h / L->box_h, need = (dp + L->per_row - 1) / L->per_row;
     L->box_rows = need < rows_fit ? need : rows_fit;
     L->shown = L->box_rows * L->per_row < dp ? L->box_rows * L->per_row : dp;
+    L->legend_rows = in.h - L->box_rows * L->box_h >= 2 ? 2 : 1;
     L->origin_x = in.x;
     L->origin_y = in.y;
+    return L->shown;
+}
+
+void viz_mesh_geometry(const viz_model *m, pl_rect in, viz_mesh_layout *L)
+{
+    memset(L, 0, sizeof *L);
+    if (m->mesh.dp < 1 || in.w < 1 || in.h < 1) return;
+    if (place(m, in, 0, L) == m->mesh.dp) return; /* a box each, when all fit */
+    viz_mesh_layout boxed = *L;
+    if (place(m, in, 1, L) <= boxed.shown) *L = boxed; /* else the compact fold, if it shows more */
+}
+
+/* The top-left corner of replica d's box (or column). */
+static void replica_at(const viz_mesh_layout *L, int d, int *bx, int *by)
+{
+    *bx = L->origin_x + L->label_w + (d % L->per_row) * (L->box_w + (L->compact ? 0 : 1));
+    *by = L->origin_y + (d / L->per_row) * L->box_h;
 }
 
 int viz_mesh_cell(const viz_model *m, const viz_mesh_layout *L, int rank, int *x, int *y)
@@ -162,8 +186,8 @@ int viz_mesh_cell(const viz_model *m, const viz_mesh_layout *L, int rank, int *x
                            m->mesh.pp, (pl_mesh_order)m->mesh.order, NULL, 0) ||
         pl_mesh_coords(&mesh, rank, &c) || c.dp >= L->shown)
         return -1;
-    int bx = L->origin_x + L->label_w + (c.dp % L->per_row) * (L->box_w + 1);
-    int by = L->origin_y + (c.dp / L->per_row) * L->box_h;
+    int bx, by;
+    replica_at(L, c.dp, &bx, &by);
     *x = bx + 2 + c.tp * L->cell_w;
     *y = by + 1 + c.pp;
     return 0;
@@ -175,8 +199,8 @@ void viz_mesh_pane(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v
 {
     char title[96];
     if (m->mesh.dp > 0)
-        snprintf(title, sizeof title, "mesh dp %d x pp %d x tp %d (%s)", m->mesh.dp, m->mesh.pp,
-                 m->mesh.tp, pl_mesh_order_name((pl_mesh_order)m->mesh.order));
+        snprintf(title, sizeof title, "mesh dp%d pp%d tp%d %s", m->mesh.dp, m->mesh.pp, m->mesh.tp,
+                 pl_mesh_order_name((pl_mesh_order)m->mesh.order));
     else
         snprintf(title, sizeof title, "mesh");
     viz_box(g, r, title, v->focus == PL_PANE_MESH);
@@ -197,11 +221,21 @@ void viz_mesh_pane(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v
     int active = viz_mesh_lit(m, v->t_end, v->modeled, lit);
     /* the boxes: one per DP replica, folded into rows */
     for (int d = 0; d < L.shown; d++) {
-        int bx = in.x + L.label_w + (d % L.per_row) * (L.box_w + 1);
-        int by = in.y + (d / L.per_row) * L.box_h;
+        int bx, by;
+        replica_at(&L, d, &bx, &by);
         char bt[16];
-        snprintf(bt, sizeof bt, "dp %d", d);
-        viz_box(g, (pl_rect){bx, by, L.box_w, L.box_h}, bt, 0);
+        if (!L.compact) {
+            snprintf(bt, sizeof bt, "dp %d", d);
+            viz_box(g, (pl_rect){bx, by, L.box_w, L.box_h}, bt, 0);
+        } else { /* "dp3" over its cells, a bar before them (and after the row's last) */
+            snprintf(bt, sizeof bt, "dp%d", d);
+            viz_text(g, bx + 1, by, L.box_w - 1, bt, COL_TITLE, ATTR_BOLD);
+            int last = d % L.per_row == L.per_row - 1 || d == L.shown - 1;
+            for (int s = 0; s < m->mesh.pp; s++) {
+                viz_put(g, bx, by + 1 + s, viz_glyph_ch(g, G_V), COL_BORDER, 0);
+                if (last) viz_put(g, bx + L.box_w, by + 1 + s, viz_glyph_ch(g, G_V), COL_BORDER, 0);
+            }
+        }
         if (d % L.per_row == 0)
             for (int s = 0; s < m->mesh.pp; s++)
                 viz_textf(g, in.x, by + 1 + s, L.label_w - 1, COL_DIM, 0, "pp%d", s);
@@ -218,17 +252,25 @@ void viz_mesh_pane(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v
     int ly = in.y + L.box_rows * L.box_h;
     if (L.shown < m->mesh.dp && ly - 1 >= in.y) /* replicas left out: said on the last row */
         viz_textf(g, in.x, ly - 1, L.label_w + 1, COL_DIM, 0, "+%d", m->mesh.dp - L.shown);
-    /* the legend: each group in its colour, the active one reversed */
-    int x = in.x;
-    for (int gr = PL_GROUP_TP; gr <= PL_GROUP_PP && ly < in.y + in.h; gr++) {
-        int on = gr == active;
-        char item[32];
-        snprintf(item, sizeof item, "%c %s%s", viz_group_letter(gr), group_title[gr],
-                 on ? " (now)" : "");
-        int len = (int)strlen(item);
-        if (x + len > in.x + in.w) break;
-        viz_text(g, x, ly, len, item, viz_group_colour(gr), on ? ATTR_REVERSE | ATTR_BOLD : 0);
-        x += len + 2;
+    /* the legend: each group in its colour, the active one reversed and
+     * "(now)" (left out, then the names shortened, where they do not fit) */
+    for (int form = 0, x = in.x; form < 3 && ly < in.y + in.h; form++) {
+        char item[3][32];
+        int total = 0;
+        for (int gr = PL_GROUP_TP; gr <= PL_GROUP_PP; gr++) {
+            snprintf(item[gr - 1], sizeof item[0], "%c %.*s%s", viz_group_letter(gr),
+                     form < 2 ? 8 : 2, group_title[gr], gr == active && form == 0 ? " (now)" : "");
+            total += (int)strlen(item[gr - 1]) + (gr > PL_GROUP_TP ? 2 : 0);
+        }
+        if (total > in.w && form < 2) continue;
+        for (int gr = PL_GROUP_TP; gr <= PL_GROUP_PP; gr++) {
+            int len = (int)strlen(item[gr - 1]);
+            if (x + len > in.x + in.w) break;
+            viz_text(g, x, ly, len, item[gr - 1], viz_group_colour(gr),
+                     gr == active ? ATTR_REVERSE | ATTR_BOLD : 0);
+            x += len + 2;
+        }
+        break;
     }
     if (L.legend_rows > 1 && ly + 1 < in.y + in.h) {
         if (act) {

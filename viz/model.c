@@ -69,7 +69,12 @@ int viz_model_add(viz_model *m, const pl_event *e)
     }
     m->nevents++;
     if (e->kind < sizeof m->nkind / sizeof *m->nkind) m->nkind[e->kind]++;
-    if (e->group < PL_NUM_GROUPS) m->ngroup[e->group]++;
+    if (e->group > PL_GROUP_NONE && e->group < PL_NUM_GROUPS &&
+        (e->kind == PL_EV_COLLECTIVE || e->kind == PL_EV_RING_STEP || e->kind == PL_EV_SEND ||
+         e->kind == PL_EV_RECV)) {
+        m->ngroup[e->group]++;
+        m->nkind_grouped[e->kind]++;
+    }
     if (e->modeled_start != 0 || e->modeled_end != 0) m->have_modeled = 1;
     for (int c = 0; c < 2; c++) {
         double s = viz_ev_start(e, c), t = viz_ev_end(e, c);

@@ -140,7 +140,11 @@ typedef struct viz_model {
         int dp, tp, pp;
         int order; /* pl_mesh_order */
     } mesh;
-    size_t ngroup[PL_NUM_GROUPS]; /* events of each pl_group: the timeline's group legend */
+    /* a hybrid run's communication (a collective, ring step, send or
+     * receive with a pl_group): how many of each group, and of each kind
+     * (the timeline draws them in their group's letter, not their kind's
+     * glyph) */
+    size_t ngroup[PL_NUM_GROUPS], nkind_grouped[16];
     /* per stage, the bytes of activations it holds (the metric notes
      * "activations s<r>": not series) now and at most; act_seen: noted */
     double act_now[PL_MAX_RANKS], act_peak[PL_MAX_RANKS];
@@ -416,12 +420,16 @@ const pl_event *viz_mesh_active(const viz_model *m, double t, int modeled);
 int viz_mesh_lit(const viz_model *m, double t, int modeled, unsigned char *lit);
 /* Where the mesh pane puts things inside its border `in`: a box per DP
  * replica (box_w x box_h: its border, a row per stage, a column of cell_w
- * per TP rank), per_row of them side by side after the stage labels
- * (label_w, "pp0"), box_rows rows of them; shown: the replicas that fit
- * (the rest are counted, "+N"); legend_rows under them (the groups, then
- * "now: ..."). per_row 0: too small for one box. */
+ * per TP rank, each cell the rank's nd digits, its mark and a blank),
+ * per_row of them side by side after the stage labels (label_w, "pp0"),
+ * box_rows rows of them; shown: the replicas that fit (the rest are
+ * counted, "+N"); legend_rows under them (the groups, then "now: ...").
+ * compact: where the boxes do not all fit, and a fold without them shows
+ * more, each replica is its name ("dp3") over its cells, between bars
+ * (box_w the bar and the cells, box_h its name and stages). per_row 0:
+ * too small for one replica. */
 typedef struct viz_mesh_layout {
-    int nd, cell_w, label_w, box_w, box_h;
+    int compact, nd, cell_w, label_w, box_w, box_h;
     int per_row, box_rows, shown, legend_rows;
     int origin_x, origin_y;
 } viz_mesh_layout;
