@@ -402,7 +402,188 @@ static void test_mesh_every_cell(void)
     viz_grid_free(&g);
 }
 
+/* Which event lights: the newest that started by the view's time, on the
+ * view's clock; one that starts later is not used (a replay shows only
+ * what happened by then), nor one without a group, nor a group's event
+ * that is not communication (a compute-lane event with a group). */
+static void test_mesh_active_event(void)
+{
+    viz_model m;
+    mesh_model(&m, 2, 2, 2, "megatron");
+    char got[256];
+    /* a world (untagged) collective, and a compute event with a group: nothing lit */
+    add(&m, comm_ev(PL_EV_COLLECTIVE, 3, PL_GROUP_NONE, 1, 9, "all_reduce"));
+    pl_event k = comm_ev(PL_EV_KERNEL, 6, PL_GROUP_PP, 1, 9, "gemm");
+    k.lane = PL_LANE_COMPUTE;
+    add(&m, k);
+    lit_list(&m, 5, got, sizeof got);
+    CU_ASSERT_STRING_EQUAL(got, "");
+    CU_ASSERT_PTR_NULL(viz_mesh_active(&m, 5, 1));
+    /* a long DP all-reduce from t = 1 on rank 7 ({5, 7}); a TP step at 2 on rank 2 ({2, 3});
+     * a PP recv at 4 on rank 4 ({0, 4}) */
+    add(&m, comm_ev(PL_EV_COLLECTIVE, 7, PL_GROUP_DP, 1, 10, "all_reduce bucket 1"));
+    add(&m, comm_ev(PL_EV_RING_STEP, 2, PL_GROUP_TP, 2, 3, "all_gather 0"));
+    add(&m, comm_ev(PL_EV_RECV, 4, PL_GROUP_PP, 4, 5, "recv"));
+    static const struct {
+        double t;
+        const char *want;
+    } c[] = {{0.9, ""},      {1, "5d 7d"}, {1.5, "5d 7d"}, {2, "2t 3t"},
+             {3.9, "2t 3t"}, {4, "0p 4p"}, {20, "0p 4p"}};
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        lit_list(&m, c[i].t, got, sizeof got);
+        CU_ASSERT_STRING_EQUAL(got, c[i].want);
+        if (strcmp(got, c[i].want)) fprintf(stderr, "  t %g: '%s'\n", c[i].t, got);
+    }
+    /* on the modeled clock, which may order them otherwise: the TP step at 0.5 there */
+    viz_model_free(&m);
+    mesh_model(&m, 2, 2, 2, "megatron");
+    pl_event a = comm_ev(PL_EV_COLLECTIVE, 7, PL_GROUP_DP, 1, 10, "all_reduce");
+    pl_event b = comm_ev(PL_EV_RING_STEP, 2, PL_GROUP_TP, 2, 3, "all_gather 0");
+    b.modeled_start = 0.5;
+    b.modeled_end = 0.7;
+    add(&m, a);
+    add(&m, b);
+    unsigned char lit[PL_MAX_RANKS];
+    CU_ASSERT_EQUAL(viz_mesh_lit(&m, 1.5, 1, lit), PL_GROUP_DP); /* modeled: DP is newer */
+    CU_ASSERT_EQUAL(viz_mesh_lit(&m, 2.5, 0, lit), PL_GROUP_TP); /* measured: TP is */
+    CU_ASSERT_EQUAL(viz_mesh_lit(&m, 0.6, 1, lit), PL_GROUP_TP);
+    CU_ASSERT(lit[2] == PL_GROUP_TP && lit[3] == PL_GROUP_TP && !lit[7]);
+    /* no mesh said: nothing lit, the pane says so */
+    viz_model_free(&m);
+    viz_model_init(&m, 8);
+    add(&m, a);
+    CU_ASSERT_EQUAL(viz_mesh_lit(&m, 5, 1, lit), 0);
+    viz_grid g = {0};
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 30, 5), 0);
+    draw(&g, &m, (pl_rect){0, 0, 30, 5}, 5);
+    static const char *none[] = {"+ mesh ----------------------+",
+                                 "|no mesh described           |"};
+    check_rows(&g, 0, 0, none, 2);
+    viz_grid_free(&g);
+    viz_model_free(&m);
+}
+
+/* Meshes the pane cannot draw: refused naming the values and what is allowed. */
+static void test_mesh_refused(void)
+{
+    static const struct {
+        pl_viz_mesh m;
+        int nranks;
+        const char *want;
+    } c[] = {
+        {{2, 0, 2, "megatron"},
+         8,
+         "mesh pane: dp 2, tp 0, pp 2: allowed are degrees of at least 1 each"},
+        {{2, 2, 3, "megatron"},
+         8,
+         "mesh pane: dp x tp x pp = 2 x 2 x 3 = 12 ranks for a world of 8: allowed are degrees "
+         "whose product is the world's ranks"},
+        {{8, 8, 2, "megatron"},
+         0,
+         "mesh pane: dp x tp x pp = 8 x 8 x 2 = 128 ranks: allowed are at most 64 ranks "
+         "(PL_MAX_RANKS)"},
+        {{2, 2, 2, "zigzag"},
+         8,
+         "mesh pane: order 'zigzag': allowed are megatron (TP fastest, PP outermost) and "
+         "picotron (TP fastest, DP outermost)"},
+        {{2, 2, 2, NULL},
+         8,
+         "mesh pane: order '(none)': allowed are megatron (TP fastest, PP outermost) and "
+         "picotron (TP fastest, DP outermost)"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        char err[256] = "";
+        CU_ASSERT_EQUAL(pl_viz_check_mesh(&c[i].m, c[i].nranks, err, sizeof err), -1);
+        CU_ASSERT_STRING_EQUAL(err, c[i].want);
+        viz_model m;
+        viz_model_init(&m, 8);
+        /* the model takes a mesh for any number of ranks: only 12 ranks for 8 is drawn */
+        int world_only = i == 1;
+        CU_ASSERT_EQUAL(viz_model_set_mesh(&m, &c[i].m, err, sizeof err), world_only ? 0 : -1);
+        CU_ASSERT_EQUAL(m.mesh.dp, world_only ? 2 : 0); /* else unchanged */
+        viz_model_free(&m);
+    }
+    char err[64];
+    pl_viz_mesh ok = {2, 2, 2, "picotron"};
+    CU_ASSERT_EQUAL(pl_viz_check_mesh(&ok, 8, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(pl_viz_check_mesh(&ok, 0, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(pl_viz_check_mesh(NULL, 8, err, sizeof err), 0);
+    /* the run refuses it before anything runs */
+    pl_viz_config vc = {.title = "t", .mesh = &c[1].m};
+    pl_options opt;
+    memset(&opt, 0, sizeof opt);
+    int quit = 0;
+    char rerr[256] = "";
+    CU_ASSERT_EQUAL(pl_viz_run_lab(&vc, &opt, 8, NULL, NULL, &quit, rerr, sizeof rerr), 1);
+    CU_ASSERT_STRING_EQUAL(rerr, c[1].want);
+}
+
+/* The timeline of a hybrid run: each communication in its group's letter
+ * and colour (t TP, d DP, p PP), other events as before (a forward's
+ * micro-batch, an untagged collective's ':'), and a legend of the groups:
+ * in the border when no row is left (before the kinds'), else in a row of
+ * its own above the kinds'. */
+static void test_timeline_groups(void)
+{
+    viz_model m;
+    viz_model_init(&m, 2);
+    pl_event f = comm_ev(PL_EV_FORWARD, 0, PL_GROUP_NONE, 0, 2, "F0");
+    f.lane = PL_LANE_COMPUTE;
+    f.micro_batch = 0;
+    f.layer = 0;
+    add(&m, f);
+    add(&m, comm_ev(PL_EV_COLLECTIVE, 0, PL_GROUP_TP, 2, 6, "all_reduce"));
+    add(&m, comm_ev(PL_EV_RING_STEP, 0, PL_GROUP_TP, 3, 4, "all_reduce step 0"));
+    add(&m, comm_ev(PL_EV_SEND, 0, PL_GROUP_PP, 6, 8, "send"));
+    add(&m, comm_ev(PL_EV_COLLECTIVE, 1, PL_GROUP_DP, 0, 5, "all_reduce bucket 0"));
+    add(&m, comm_ev(PL_EV_COLLECTIVE, 1, PL_GROUP_NONE, 5, 10, "barrier"));
+    viz_view v;
+    memset(&v, 0, sizeof v);
+    v.ndev = 2;
+    v.t_end = 10;
+    v.span = 10;
+    v.modeled = 1;
+    viz_grid g = {0};
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 48, 5), 0);
+    viz_render_pane(&g, PL_PANE_TIMELINE, (pl_rect){0, 0, 48, 5}, &m, &v);
+    dump(&g);
+    /* 38 cells of 10/38 s, a row per rank: F0 (0..2 s) 8 cells, TP 15 (its step too),
+     * PP 7, idle 8; DP 19, the untagged barrier 19 */
+    /* clang-format off */
+    static const char *small[] = {
+        "|r0      00000000tttttttttttttttppppppp........|",
+        "|r1      ddddddddddddddddddd:::::::::::::::::::|",
+        "|        0 ns                           10.00 s|",
+        "+ t TP group  d DP group  p PP group  > fwd ---+",
+    };
+    /* clang-format on */
+    check_rows(&g, 0, 1, small, 4);
+    CU_ASSERT_EQUAL(cell(&g, 20, 1)->fg, COL_GROUP_TP);
+    CU_ASSERT_EQUAL(cell(&g, 35, 1)->fg, COL_GROUP_PP);
+    CU_ASSERT_EQUAL(cell(&g, 10, 2)->fg, COL_GROUP_DP);
+    CU_ASSERT_EQUAL(cell(&g, 40, 2)->fg, COL_COMM);
+    CU_ASSERT_EQUAL(cell(&g, 2, 4)->fg, COL_GROUP_TP); /* the legend's letters */
+    CU_ASSERT_EQUAL(cell(&g, 14, 4)->fg, COL_GROUP_DP);
+    /* room: three lanes a rank, the groups' row above the kinds' */
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 60, 11), 0);
+    viz_grid_clear(&g);
+    viz_render_pane(&g, PL_PANE_TIMELINE, (pl_rect){0, 0, 60, 11}, &m, &v);
+    dump(&g);
+    char row[256];
+    row_text(&g, 7, 1, 58, row, sizeof row);
+    CU_ASSERT_STRING_EQUAL(row, "t TP group  d DP group  p PP group                        ");
+    row_text(&g, 8, 1, 58, row, sizeof row);
+    CU_ASSERT_EQUAL(strncmp(row, "> forward  : collective  . idle", 31), 0);
+    viz_grid_free(&g);
+    viz_model_free(&m);
+}
+
 static const unit_test tests[] = {
+    {"timeline: a hybrid run's traffic by its group, with the groups' legend",
+     test_timeline_groups},
+    {"mesh pane: the newest grouped communication by the view's time lights",
+     test_mesh_active_event},
+    {"mesh pane: meshes refused naming the values", test_mesh_refused},
     {"mesh pane: dp 8 folded at 80 columns, boxed at 200; 2x2x2 at 80x24", test_mesh_fold},
     {"mesh pane: every factorisation of 8 and 12, both orders: every rank in its cell",
      test_mesh_every_cell},
