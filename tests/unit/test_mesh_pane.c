@@ -578,7 +578,194 @@ static void test_timeline_groups(void)
     viz_model_free(&m);
 }
 
+/* A pipeline op of world rank `rank` on stage `stage`, [s, e] on both clocks. */
+static pl_event pp_op(int kind, int rank, int stage, int k, double s, double e)
+{
+    pl_event x = comm_ev(kind, rank, PL_GROUP_NONE, s, e, kind == PL_EV_FORWARD ? "F" : "B");
+    x.lane = PL_LANE_COMPUTE;
+    x.micro_batch = k;
+    x.layer = stage;
+    x.chunk = 0;
+    snprintf(x.label, sizeof x.label, "%c%d", kind == PL_EV_FORWARD ? 'F' : 'B', k);
+    return x;
+}
+
+/* A hybrid run's pipeline pane: 2 stages on 4 ranks (dp 2: stage 0 on
+ * ranks 0 and 1, stage 1 on 2 and 3), each rank at its own pace. With the
+ * stage ranks {1, 3} each stage is drawn from that rank's ops alone (their
+ * span and bubble); unset, from the lowest rank of the stage (0 and 2), as
+ * in Lab 09. A stage rank outside the world is refused by name. The
+ * layout gives the pane a row per stage, not per device. */
+static void test_pipeline_stage_ranks(void)
+{
+    char err[256];
+    for (int set = 0; set < 2; set++) {
+        pl_viz_pipeline pp = {2, 1, 1, "gpipe", 0.5, 1.0 / 3, set, {1, 3}};
+        viz_model m;
+        viz_model_init(&m, 4);
+        CU_ASSERT_EQUAL_FATAL(viz_model_set_pipeline(&m, &pp, err, sizeof err), 0);
+        /* ranks 0, 2: ops of 1 unit (F at 0 and 1, B at 2 and 3); ranks 1, 3: of 2 units */
+        add(&m, pp_op(PL_EV_FORWARD, 0, 0, 0, 0, 1));
+        add(&m, pp_op(PL_EV_FORWARD, 2, 1, 0, 1, 2));
+        add(&m, pp_op(PL_EV_BACKWARD, 2, 1, 0, 2, 3));
+        add(&m, pp_op(PL_EV_BACKWARD, 0, 0, 0, 3, 4));
+        add(&m, pp_op(PL_EV_FORWARD, 1, 0, 0, 0, 2));
+        add(&m, pp_op(PL_EV_FORWARD, 3, 1, 0, 2, 4));
+        add(&m, pp_op(PL_EV_BACKWARD, 3, 1, 0, 4, 6));
+        add(&m, pp_op(PL_EV_BACKWARD, 1, 0, 0, 6, 8));
+        viz_pp_round R;
+        viz_pp_round_find(&m, 1, &R);
+        CU_ASSERT_EQUAL(R.stages, 2);
+        CU_ASSERT_EQUAL(R.owner[0], set ? 1 : 0);
+        CU_ASSERT_EQUAL(R.owner[1], set ? 3 : 2);
+        CU_ASSERT_DOUBLE_EQUAL(R.hi, set ? 8 : 4, 1e-12);
+        CU_ASSERT_DOUBLE_EQUAL(R.busy, set ? 8 : 4, 1e-12);
+        CU_ASSERT_DOUBLE_EQUAL(R.slot, set ? 2 : 1, 1e-12);
+        CU_ASSERT_DOUBLE_EQUAL(viz_bubble_fraction(&m, 1), 0.5, 1e-12);
+        /* the pane: stage 1's F0 at the slot of its own rank's timing (2 cells a unit) */
+        viz_grid g = {0};
+        CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 60, 8), 0);
+        viz_view v;
+        memset(&v, 0, sizeof v);
+        v.modeled = 1;
+        viz_render_pane(&g, PL_PANE_PIPELINE, (pl_rect){0, 0, 60, 8}, &m, &v);
+        dump(&g);
+        char *text = viz_grid_text(&g);
+        CU_ASSERT_PTR_NOT_NULL(strstr(text, "iteration 1"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(text, set ? "8.00 s" : "4.00 s"));
+        free(text);
+        viz_grid_free(&g);
+        viz_model_free(&m);
+    }
+    pl_viz_pipeline bad = {2, 1, 1, "gpipe", 0.5, 1.0 / 3, 1, {0, 4}};
+    CU_ASSERT_EQUAL(pl_viz_check_pipeline(&bad, 4, err, sizeof err), -1);
+    CU_ASSERT_STRING_EQUAL(err, "pipeline pane: stage 1 drawn from rank 4: allowed are ranks 0..3");
+    CU_ASSERT_EQUAL(pl_viz_check_pipeline(&bad, 8, err, sizeof err), 0);
+    bad.stage_rank[0] = -1;
+    CU_ASSERT_EQUAL(pl_viz_check_pipeline(&bad, 0, err, sizeof err), -1);
+    CU_ASSERT_STRING_EQUAL(err,
+                           "pipeline pane: stage 0 drawn from rank -1: allowed are ranks 0..63");
+    /* the layout: a row per stage (2 + 4), not per device (8 + 4, capped at 11 on 80x24) */
+    pl_layout L;
+    pl_viz_layout_stages(80, 24, 8, 2, LAB10_PANES, 0, &L);
+    CU_ASSERT_EQUAL(L.pane[PL_PANE_PIPELINE].h, 6);
+    pl_viz_layout_stages(80, 24, 8, 0, LAB10_PANES, 0, &L);
+    CU_ASSERT_EQUAL(L.pane[PL_PANE_PIPELINE].h, 11);
+}
+
+/* Through a trace file: the events' groups (args.group), the "paralab
+ * mesh" metadata and the pipeline's stage_ranks, written and read back
+ * exactly; a group, a mesh or stage ranks that are not right refused,
+ * naming the value. */
+static void test_trace_round_trip(void)
+{
+    char path[] = "/tmp/paralab-mesh-XXXXXX", err[512];
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    pl_trace_writer *w = pl_trace_writer_open(path, 8, 1, 0, err, sizeof err);
+    CU_ASSERT_FATAL(w != NULL);
+    CU_ASSERT_EQUAL(pl_trace_writer_describe(w, "lab 10 hybrid", 2, LAB10_PANES, 0), 0);
+    int sr[2] = {0, 4};
+    CU_ASSERT_EQUAL(pl_trace_writer_describe_pipeline(w, 2, 4, 1, "1f1b", 0.25, 0.2, sr), 0);
+    CU_ASSERT_EQUAL(pl_trace_writer_describe_mesh(w, 2, 2, 2, "picotron"), 0);
+    static const int groups[] = {PL_GROUP_TP, PL_GROUP_DP, PL_GROUP_PP, PL_GROUP_NONE};
+    for (int i = 0; i < 4; i++) {
+        pl_event e =
+            comm_ev(i == 2 ? PL_EV_SEND : PL_EV_COLLECTIVE, i, groups[i], i + 1, i + 1.5, "x");
+        CU_ASSERT_EQUAL(pl_trace_writer_add(w, &e, 1), 0);
+    }
+    CU_ASSERT_EQUAL(pl_trace_writer_close(w, err, sizeof err), 0);
+    viz_trace t;
+    int rc = viz_read_trace(path, &t, err, sizeof err);
+    if (rc) fprintf(stderr, "\n  %s\n", err);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    CU_ASSERT_EQUAL(t.mesh.dp, 2);
+    CU_ASSERT_EQUAL(t.mesh.tp, 2);
+    CU_ASSERT_EQUAL(t.mesh.pp, 2);
+    CU_ASSERT_STRING_EQUAL(t.mesh.order, "picotron");
+    CU_ASSERT_EQUAL(t.pipeline.have_stage_rank, 1);
+    CU_ASSERT_EQUAL(t.pipeline.stage_rank[0], 0);
+    CU_ASSERT_EQUAL(t.pipeline.stage_rank[1], 4);
+    CU_ASSERT_EQUAL(t.panes, LAB10_PANES);
+    CU_ASSERT_EQUAL_FATAL(t.nev, 4);
+    for (size_t i = 0; i < 4; i++) {
+        CU_ASSERT_EQUAL(t.ev[i].rank, (int)i);
+        CU_ASSERT_EQUAL(t.ev[i].group, groups[i]);
+    }
+    viz_model m;
+    viz_model_init(&m, t.nranks);
+    CU_ASSERT_EQUAL(viz_model_set_mesh(&m, &t.mesh, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(m.mesh.order, 1); /* PL_MESH_PICOTRON */
+    viz_model_free(&m);
+    viz_trace_free(&t);
+    /* without stage ranks: none read back */
+    w = pl_trace_writer_open(path, 2, 1, 0, err, sizeof err);
+    CU_ASSERT_FATAL(w != NULL);
+    CU_ASSERT_EQUAL(pl_trace_writer_describe_pipeline(w, 2, 4, 1, "1f1b", 0.25, 0.2, NULL), 0);
+    CU_ASSERT_EQUAL(pl_trace_writer_close(w, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(viz_read_trace(path, &t, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(t.pipeline.have_stage_rank, 0);
+    CU_ASSERT_EQUAL(t.mesh.dp, 0);
+    viz_trace_free(&t);
+    /* refused */
+    static const struct {
+        const char *meta, *args, *want;
+    } bad[] = {
+        {"", "{\"lane\":2,\"group\":\"xx\"}",
+         ": event 1: args.group \"xx\" is not a group: use \"tp\", \"dp\" or \"pp\""},
+        {"", "{\"lane\":2,\"group\":7}",
+         ": event 1: args.group (not a string) is not a group: use \"tp\", \"dp\" or \"pp\""},
+        {"{\"name\":\"paralab mesh\",\"ph\":\"M\",\"pid\":0,\"args\":{\"dp\":2,\"tp\":2,\"pp\":"
+         "2,\"order\":\"zigzag\"}},",
+         "{\"lane\":2}",
+         ": mesh pane: order 'zigzag': allowed are megatron (TP fastest, PP outermost) and "
+         "picotron (TP fastest, DP outermost)"},
+        {"{\"name\":\"paralab mesh\",\"ph\":\"M\",\"pid\":0,\"args\":{\"dp\":2,\"tp\":2,\"pp\":"
+         "3,\"order\":\"megatron\"}},",
+         "{\"lane\":2}",
+         ": mesh pane: dp x tp x pp = 2 x 2 x 3 = 12 ranks for a world of 8: allowed are degrees "
+         "whose product is the world's ranks"},
+        {"{\"name\":\"paralab mesh\",\"ph\":\"M\",\"pid\":0,\"args\":{\"dp\":2,\"pp\":2,"
+         "\"order\":\"megatron\"}},",
+         "{\"lane\":2}",
+         ": event 1: a mesh (\"paralab mesh\") needs args.dp, tp and pp (whole numbers 1..64) and "
+         "order (\"megatron\" or \"picotron\")"},
+        {"{\"name\":\"paralab pipeline\",\"ph\":\"M\",\"pid\":0,\"args\":{\"stages\":2,"
+         "\"micro_batches\":4,\"chunks\":1,\"schedule\":\"1f1b\",\"of_ideal\":null,\"of_total\":"
+         "null,\"stage_ranks\":[0]}},",
+         "{\"lane\":2}",
+         ": event 1: a pipeline's args.stage_ranks must be an array of 2 whole numbers 0..63 (a "
+         "rank per stage)"},
+        {"{\"name\":\"paralab pipeline\",\"ph\":\"M\",\"pid\":0,\"args\":{\"stages\":2,"
+         "\"micro_batches\":4,\"chunks\":1,\"schedule\":\"1f1b\",\"of_ideal\":null,\"of_total\":"
+         "null,\"stage_ranks\":[0,9]}},",
+         "{\"lane\":2}", ": pipeline pane: stage 1 drawn from rank 9: allowed are ranks 0..7"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        FILE *f = fopen(path, "w");
+        CU_ASSERT_FATAL(f != NULL);
+        fprintf(f,
+                "{\"otherData\":{\"ranks\":8},\"traceEvents\":[{\"ph\":\"M\",\"name\":\"paralab\","
+                "\"pid\":0,\"args\":{}},\n%s"
+                "{\"ph\":\"X\",\"name\":\"all_reduce\",\"cat\":\"collective\",\"pid\":1,\"tid\":2,"
+                "\"ts\":1,\"dur\":1,\"args\":%s}]}\n",
+                bad[i].meta, bad[i].args);
+        fclose(f);
+        err[0] = '\0';
+        CU_ASSERT_EQUAL(viz_read_trace(path, &t, err, sizeof err), -1);
+        char want[600];
+        snprintf(want, sizeof want, "%s%s", path, bad[i].want);
+        CU_ASSERT_STRING_EQUAL(err, want);
+        if (strcmp(err, want)) fprintf(stderr, "\n  got  %s\n  want %s\n", err, want);
+    }
+    unlink(path);
+}
+
 static const unit_test tests[] = {
+    {"pipeline pane: a hybrid run's stages from their stage ranks", test_pipeline_stage_ranks},
+    {"trace: groups, the mesh and stage ranks written and read back; bad ones refused",
+     test_trace_round_trip},
     {"timeline: a hybrid run's traffic by its group, with the groups' legend",
      test_timeline_groups},
     {"mesh pane: the newest grouped communication by the view's time lights",
