@@ -487,12 +487,12 @@ static void timeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
     if ((!own_legend || (groups && !own_groups)) && r.w > 8) {
         /* " █ kernel  ▒ copy " on the border (a hybrid run's groups first) */
         int used = groups && !own_groups ? group_legend(g, r.x + 2, r.y + r.h - 1, r.w - 5, m) : 0;
-        if (!own_legend && r.w - 5 - used - 2 > 0) {
-            if (used) {
-                viz_put(g, r.x + 2 + used++, r.y + r.h - 1, ' ', COL_DIM, 0);
-                viz_put(g, r.x + 2 + used++, r.y + r.h - 1, ' ', COL_DIM, 0);
-            }
-            used += legend(g, r.x + 2 + used, r.y + r.h - 1, r.w - 5 - used, m);
+        int gap = used ? 2 : 0; /* two blanks between the two, when the kinds' fit */
+        if (!own_legend && r.w - 5 - used - gap > 0) {
+            int k = legend(g, r.x + 2 + used + gap, r.y + r.h - 1, r.w - 5 - used - gap, m);
+            for (int i = 0; k && i < gap; i++)
+                viz_put(g, r.x + 2 + used + i, r.y + r.h - 1, ' ', COL_DIM, 0);
+            used += k ? gap + k : 0;
         }
         viz_put(g, r.x + 1, r.y + r.h - 1, ' ', COL_DIM, 0);
         viz_put(g, r.x + 2 + used, r.y + r.h - 1, ' ', COL_DIM, 0);
