@@ -262,6 +262,10 @@ void pl_viz_layout_stages(int cols, int rows, int ndev, int stages, unsigned pan
         if (dh < 3 && has[PL_PANE_DEVICES]) dh = 3;
         if (has[PL_PANE_DEVICES]) out->pane[PL_PANE_DEVICES] = (pl_rect){0, by, lw, dh};
         int mh = !has[PL_PANE_MESH] ? 0 : has[PL_PANE_TOPOLOGY] ? (bh - dh + 1) / 2 : bh - dh;
+        if (has[PL_PANE_MESH] && has[PL_PANE_TOPOLOGY] && mh < 7) /* its 7 rows first */
+            mh = bh - dh - 3 < 7 ? bh - dh - 3 : 7;
+        if (has[PL_PANE_MESH] && has[PL_PANE_TOPOLOGY] && mh < (bh - dh + 1) / 2)
+            mh = (bh - dh + 1) / 2;
         if (mh) out->pane[PL_PANE_MESH] = (pl_rect){0, by + dh, lw, mh};
         if (has[PL_PANE_TOPOLOGY])
             out->pane[PL_PANE_TOPOLOGY] = (pl_rect){0, by + dh + mh, lw, bh - dh - mh};

@@ -651,6 +651,13 @@ static void test_pipeline_stage_ranks(void)
     CU_ASSERT_EQUAL(L.pane[PL_PANE_PIPELINE].h, 6);
     pl_viz_layout_stages(80, 24, 8, 0, LAB10_PANES, 0, &L);
     CU_ASSERT_EQUAL(L.pane[PL_PANE_PIPELINE].h, 11);
+    /* with the topology too: the mesh keeps its 7 rows, the topology the rest (3), the
+     * devices 3; the left column 36 wide */
+    pl_viz_layout_stages(80, 24, 8, 2, LAB10_PANES | PL_PANE_BIT(PL_PANE_TOPOLOGY), 0, &L);
+    CU_ASSERT(L.pane[PL_PANE_DEVICES].h == 3 && L.pane[PL_PANE_MESH].h == 7 &&
+              L.pane[PL_PANE_TOPOLOGY].h == 3 && L.pane[PL_PANE_MESH].w == 36);
+    CU_ASSERT_EQUAL(L.pane[PL_PANE_MESH].y, L.pane[PL_PANE_DEVICES].y + 3);
+    CU_ASSERT_EQUAL(L.pane[PL_PANE_TOPOLOGY].y, L.pane[PL_PANE_MESH].y + 7);
 }
 
 /* Through a trace file: the events' groups (args.group), the "paralab

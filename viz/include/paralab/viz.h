@@ -64,8 +64,9 @@ void pl_viz_layout_text(int cols, int rows, int ndev, unsigned panes, int text_r
 /* The same for a pipeline of `stages` stages (0: ndev, as above): the
  * pipeline pane wants a row per stage (a hybrid run: fewer stages than
  * devices, pl_viz_pipeline.have_stage_rank). The mesh pane goes in the
- * left column, under the devices (which leave it 7 rows where they can)
- * and above the topology (half each). */
+ * left column (36 columns at least), under the devices (which leave it 7
+ * rows where they can) and above the topology (half each, the mesh at
+ * least 7 rows where that leaves the topology 3). */
 void pl_viz_layout_stages(int cols, int rows, int ndev, int stages, unsigned panes, int text_rows,
                           pl_layout *out);
 
