@@ -250,8 +250,9 @@ void viz_mesh_pane(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v
         if (gr) viz_put(g, x + L.nd, y, (uint32_t)viz_group_letter(gr), fg, ATTR_BOLD);
     }
     int ly = in.y + L.box_rows * L.box_h;
-    if (L.shown < m->mesh.dp && ly - 1 >= in.y) /* replicas left out: said on the last row */
-        viz_textf(g, in.x, ly - 1, L.label_w + 1, COL_DIM, 0, "+%d", m->mesh.dp - L.shown);
+    if (L.shown < m->mesh.dp) /* replicas left out: counted where no stage's label is */
+        viz_textf(g, in.x, L.compact ? ly - L.box_h : ly - 1, L.label_w + 1, COL_DIM, 0, "+%d",
+                  m->mesh.dp - L.shown);
     /* the legend: each group in its colour, the active one reversed and
      * "(now)" (left out, then the names shortened, where they do not fit) */
     for (int form = 0, x = in.x; form < 3 && ly < in.y + in.h; form++) {
@@ -273,7 +274,7 @@ void viz_mesh_pane(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v
         break;
     }
     if (L.legend_rows > 1 && ly + 1 < in.y + in.h) {
-        if (act) {
+        if (act && active) {
             char members[PL_MAX_RANKS * 3 + 1] = "";
             size_t len = 0;
             for (int rk = 0; rk < n && len + 4 < sizeof members; rk++)

@@ -320,6 +320,48 @@ static void test_mesh_fold(void)
     viz_grid_free(&g);
 }
 
+/* More replicas than fit, boxed and folded: the ones left out counted
+ * ("+N") where no stage's label is. dp 16 x tp 1 x pp 2 in 36 x 9 (folded:
+ * 5 a row, 2 rows, 6 left out; two-digit ranks); dp 4 x tp 4 x pp 1 in
+ * 30 x 6 (boxed: 1 of 4, folding would show no more; the short legend). */
+static void test_mesh_left_out(void)
+{
+    viz_grid g = {0};
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 36, 9), 0);
+    viz_model m;
+    mesh_model(&m, 16, 1, 2, "megatron");
+    draw(&g, &m, (pl_rect){0, 0, 36, 9}, 1);
+    /* clang-format off */
+    static const char *folded[] = {
+        "+ mesh dp16 pp2 tp1 megatron ------+",
+        "|     dp0  dp1  dp2  dp3  dp4      |",
+        "|pp0 |  0 |  1 |  2 |  3 |  4 |    |",
+        "|pp1 | 16 | 17 | 18 | 19 | 20 |    |",
+        "|+6   dp5  dp6  dp7  dp8  dp9      |",
+        "|pp0 |  5 |  6 |  7 |  8 |  9 |    |",
+        "|pp1 | 21 | 22 | 23 | 24 | 25 |    |",
+        "|t TP group  d DP group  p PP group|",
+    };
+    /* clang-format on */
+    check_rows(&g, 0, 0, folded, 8);
+    viz_model_free(&m);
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 30, 6), 0);
+    mesh_model(&m, 4, 4, 1, "megatron");
+    draw(&g, &m, (pl_rect){0, 0, 30, 6}, 1);
+    /* clang-format off */
+    static const char *boxed[] = {
+        "+ mesh dp4 pp1 tp4 megatron -+",
+        "|    + dp 0 ----------+      |",
+        "|pp0 |  0   1   2   3 |      |",
+        "|+3  +----------------+      |",
+        "|t TP  d DP  p PP            |",
+    };
+    /* clang-format on */
+    check_rows(&g, 0, 0, boxed, 5);
+    viz_model_free(&m);
+    viz_grid_free(&g);
+}
+
 /* The rank of (d, s, t) by the formulas of paralab/mesh.h, written out. */
 static int formula(const char *order, int D, int T, int P, int d, int s, int t)
 {
@@ -770,6 +812,7 @@ static void test_trace_round_trip(void)
 }
 
 static const unit_test tests[] = {
+    {"mesh pane: replicas left out are counted", test_mesh_left_out},
     {"pipeline pane: a hybrid run's stages from their stage ranks", test_pipeline_stage_ranks},
     {"trace: groups, the mesh and stage ranks written and read back; bad ones refused",
      test_trace_round_trip},
