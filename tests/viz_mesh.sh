@@ -95,13 +95,14 @@ s=$(screen)
 check "200x50: step 2: rank 0's TP group {0, 1} lit" has "$s" "│pp0 │ 0t 1t│ │ 2  3 │"
 check "200x50: step 2: the legend names it" has "$s" "│t TP group (now)  d DP group  p PP group"
 check "200x50: step 2: the line under it" has "$s" "│now: TP group {0 1} all_reduce"
-check "200x50: step 2: no PP or DP yet (no peeking ahead)" bash -c '! grep -qE "[0-9][pd]│" <<<"$1"' _ "$s"
+check "200x50: step 2: no PP or DP cell lit yet (no peeking ahead)" bash -c '! grep -qE "│pp[0-9] │.*[0-9][dp]" <<<"$1"' _ "$s"
 T send-keys -t t Space
 check "200x50: space: step 3/4" wait_for "step 3/4 | replay paused"
 s=$(screen)
 check "200x50: step 3: PP group {0, 4} lit (stage 0, stage 1)" bash -c \
     'grep -qF "│pp0 │ 0p 1 │ │ 2  3 │" <<<"$1" && grep -qF "│pp1 │ 4p 5 │ │ 6  7 │" <<<"$1"' _ "$s"
 check "200x50: step 3: the line under the legend" has "$s" "│now: PP group {0 4} recv"
+check "200x50: step 3: no DP cell lit yet" bash -c '! grep -qE "│pp[0-9] │.*[0-9]d" <<<"$1"' _ "$s"
 check "200x50: step 3: the pipeline pane, a row per stage" bash -c \
     'grep -qF "│s0  " <<<"$1" && grep -qF "│s1  " <<<"$1" && ! grep -qF "│s2  " <<<"$1"' _ "$s"
 check "200x50: step 3: the timeline's group legend" has "$s" "t TP group  p PP group"
