@@ -318,9 +318,12 @@ static void check_against_one_device(const pl_pp_schedule *s, const char *name)
     run_free(run);
 }
 
-/* Megatron-LM's interleaved order deadlocks under rendezvous sends when
- * m > p (paralab/pipeline.h): pl_pp_run refuses it on every rank with the
- * validator's message, before any message, and the world ends. */
+/* One (kind, p, m, v) that pl_pp_accepts takes, on the block model against
+ * one device. The executor's sends are eager (they never wait for their
+ * receive), so every shipped schedule runs, Megatron-LM's interleaved order
+ * for m > p too (it deadlocks only under rendezvous sends,
+ * paralab/pipeline.h): the validator must accept it (pl_pp_validate with
+ * buffered sends), and its gradients, steps and losses equal one device's. */
 static void check_schedule(pl_pp_kind kind, int p, int m, int v)
 {
     char err[512];
