@@ -111,6 +111,13 @@ static int check_tensors(const pl_blocks_acts *a, const pl_blocks_layout *l)
         if (i) CU_ASSERT(s[i - 1].p + s[i - 1].n <= s[i].p);
     }
     CU_ASSERT_EQUAL(sum, a->bytes);
+    /* its list of allocations (what pl_blocks_acts_free frees): those tensors, each once */
+    CU_ASSERT_EQUAL(a->nallocs, n);
+    span got[8 * (PL_BLOCKS_MAX + 1) + 16];
+    int k = 0;
+    for (int i = 0; i < a->nallocs && i < n; i++) got[k++] = (span){(uintptr_t)a->allocs[i], 0};
+    qsort(got, (size_t)k, sizeof *got, by_address);
+    for (int i = 0; i < k; i++) CU_ASSERT_EQUAL(got[i].p, s[i].p);
     return n;
 }
 
