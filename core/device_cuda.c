@@ -104,6 +104,12 @@ int pl_device_flush_ops(void) { return 0; }
 
 void pl_device_set_schedule(int kind) { (void)kind; }
 
+int pl_device_set_lazy_default_stream(int on)
+{
+    (void)on;
+    return -1;
+}
+
 int pl_device_mem_stats_begin(void) { return -1; }
 
 int pl_device_mem_stats_end(pl_mem_stats *out)

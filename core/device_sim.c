@@ -142,6 +142,12 @@ void pl_device_set_schedule(int kind)
     if (kind == 0 || kind == 1) simtSetSchedule(kind, 0);
 }
 
+int pl_device_set_lazy_default_stream(int on)
+{
+    simtSetLazyLegacy(on);
+    return 0;
+}
+
 static pl_mem_counts counts(simt_mem_counts c)
 {
     return (pl_mem_counts){.requests = c.requests, .units = c.units};

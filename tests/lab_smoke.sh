@@ -220,6 +220,7 @@ if [ -x "$bin/lab09" ]; then
     refused09 "lab09: --micro-batches '0' is not a whole number from 1 to 1438" --micro-batches 0
     refused09 "lab09: --stages 'two' is not a whole number from 1 to 64" --stages two
     refused09 "lab09: --clip-grad-norm '-1' is not a number in (0, 1e+06]" --clip-grad-norm -1
+    refused09 "lab09: --lr '2x' is not a number in (0, 10]" --lr 2x
     if [[ "$bin" == *sim* ]]; then
         refused09 "lab09: --devices 9: there are 8 simulated devices (SIMT_DEVICES, up to 64, makes more); a pipeline runs one stage per device: --stages 1 to 8 here" --stages 9
     fi

@@ -256,28 +256,32 @@ static cudaError_t alloc(float **p, long n)
 }
 
 /* What acts_layout does with each tensor of an activation set. */
-enum { LAY_COUNT, LAY_ALLOC, LAY_FREE };
+enum { LAY_COUNT, LAY_ALLOC };
 
-/* One tensor of n elements of `size` bytes: counts its bytes into *off,
- * allocates it (zeroed when *zero) or frees it. Each tensor is its own cudaMalloc, so
- * the simulated GPU checks every access against that tensor's bounds (a
- * kernel writing past x[j] is reported, not silently corrupting ln[j]). */
-static void carve(int mode, void **p, long n, size_t size, size_t *off, cudaError_t *e, int zero)
+/* One tensor of n elements of `size` bytes of set a: counts its bytes into
+ * *off, or allocates it (zeroed when zero) and adds it to a's allocations.
+ * Each tensor is its own cudaMalloc, so the simulated GPU checks every access
+ * against that tensor's bounds (a kernel writing past x[j] is reported, not
+ * silently corrupting ln[j]). */
+static void carve(int mode, pl_blocks_acts *a, void **p, long n, size_t size, size_t *off,
+                  cudaError_t *e, int zero)
 {
     size_t bytes = (size_t)n * size;
     *off += bytes;
-    if (mode == LAY_FREE) {
-        cudaFree(*p);
-        *p = NULL;
-    } else if (mode == LAY_ALLOC) {
-        *p = NULL;
-        if (*e || !bytes) return;
-        *e = cudaMalloc(p, bytes);
-        if (!*e && zero) *e = cudaMemset(*p, 0, bytes);
+    if (mode != LAY_ALLOC) return;
+    *p = NULL;
+    if (*e || !bytes) return;
+    if (a->nallocs == PL_BLOCKS_ACTS_MAX) { /* cannot happen: PL_BLOCKS_ACTS_MAX counts them */
+        *e = cudaErrorInvalidValue;
+        return;
     }
+    *e = cudaMalloc(p, bytes);
+    if (*e) return;
+    a->allocs[a->nallocs++] = *p;
+    if (zero) *e = cudaMemset(*p, 0, bytes);
 }
 
-/* Counts, allocates or frees an activation set's tensors (pl_blocks_acts_bytes'
+/* Counts or allocates an activation set's tensors (pl_blocks_acts_bytes'
  * order) and returns its bytes; the first allocation error in *e. */
 static size_t acts_layout(int mode, pl_blocks_acts *a, const pl_blocks_layout *lay, int B, int R,
                           int split, int zero, cudaError_t *e)
@@ -291,7 +295,7 @@ static size_t acts_layout(int mode, pl_blocks_acts *a, const pl_blocks_layout *l
 #define CARVE(lv, n, size)                                                                         \
     do {                                                                                           \
         void *p_ = (void *)(lv);                                                                   \
-        carve(mode, &p_, (n), (size), &off, e, zero);                                              \
+        carve(mode, d, &p_, (n), (size), &off, e, zero);                                           \
         (lv) = p_;                                                                                 \
     } while (0)
     CARVE(d->input, (long)R * (lay->part.input ? lay->cfg.inputs : h), F);
@@ -340,7 +344,6 @@ static cudaError_t acts_alloc(pl_blocks_acts *a, const pl_blocks_layout *lay, in
     memset(a, 0, sizeof *a);
     if (max_rows < 1 || local_rows < 1 || local_rows > max_rows) return cudaErrorInvalidValue;
     split = split != 0;
-    a->lay = *lay;
     a->rows = max_rows;
     a->local_rows = local_rows;
     a->split = split;
@@ -367,10 +370,7 @@ cudaError_t pl_blocks_acts_alloc(pl_blocks_acts *a, const pl_blocks_layout *lay,
 
 void pl_blocks_acts_free(pl_blocks_acts *a)
 {
-    if (a->rows > 0) {
-        cudaError_t e = cudaSuccess;
-        acts_layout(LAY_FREE, a, &a->lay, a->rows, a->local_rows, a->split, 0, &e);
-    }
+    while (a->nallocs > 0) cudaFree(a->allocs[--a->nallocs]);
     memset(a, 0, sizeof *a);
 }
 

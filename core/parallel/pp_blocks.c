@@ -281,7 +281,9 @@ int pl_pp_blocks_create_tp(pl_pp_blocks *pp, const pl_blocks_config *c, pl_comm 
     }
     cudaError_t e = cudaMalloc((void **)&pp->loss_sum, sizeof(float));
     if (!e) e = cudaMalloc((void **)&pp->norm_sq, sizeof(float));
-    if (!e) e = cudaMemset(pp->loss_sum, 0, sizeof(float));
+    /* on the stage's stream: the legacy stream's memset, which a non-blocking
+     * stream does not wait for, could land in the middle of the first step */
+    if (!e) e = cudaMemsetAsync(pp->loss_sum, 0, sizeof(float), stream);
     if (e) {
         fail(err, cap, "stage %d: %s", r, cudaGetErrorName(e));
         goto fail;

@@ -67,6 +67,11 @@ cudaError_t simt_init(void)
     return init_err;
 }
 
+void simtSetLazyLegacy(int on)
+{
+    if (simt_init() == cudaSuccess) simt_set_lazy_legacy(on);
+}
+
 cudaError_t simt_ret(cudaError_t e)
 {
     if (e != cudaSuccess) last_err = e;

@@ -125,6 +125,13 @@ cudaError_t simt_config_read(void)
         }
         simt_cfg.plain = *s == '1';
     }
+    if ((s = getenv("SIMT_LAZY_LEGACY")) && *s) {
+        if (strcmp(s, "0") && strcmp(s, "1")) {
+            fprintf(stderr, "simt: SIMT_LAZY_LEGACY=%s is not 0 or 1\n", s);
+            return cudaErrorInitializationError;
+        }
+        simt_cfg.lazy_legacy = *s == '1';
+    }
     if ((s = getenv("SIMT_SCHEDULE")) && *s) {
         char *end;
         if (strcmp(s, "forward") == 0)

@@ -48,6 +48,7 @@ struct simt_op {
     int engine;                   /* enum simt_engine it was modeled on */
     int peer_device;              /* the other device of a peer copy, else -1 */
     int stream;                   /* its stream's number (simt_op_record.stream) */
+    unsigned long long seq;       /* its place in a lazy legacy stream (1, 2...), else 0 */
     double flops, declared_bytes; /* a kernel's declared work (simtLaunchCost) */
     simt_op *next;                /* in its stream's queue */
     simt_launch launch;           /* OP_KERNEL */
@@ -75,6 +76,9 @@ struct simt_stream {
     simt_op *head, *tail;
     simt_op *last; /* last enqueued op (a reference), for dependencies */
     double clock;  /* modeled end of the last enqueued op */
+    /* simtSetLazyLegacy (the legacy stream): its ops queued so far, and the
+     * last of them someone waits for; the worker runs none after it */
+    unsigned long long queued, wanted;
     struct simt_stream *next;
 };
 
@@ -104,6 +108,10 @@ typedef struct device {
 static device D[SIMT_MAX_DEVICES];
 
 static _Thread_local double host_clock; /* modeled seconds */
+/* simtSetLazyLegacy: the legacy stream runs an op only once something waits
+ * for it (or for a later one): a host synchronisation, a stream that
+ * depends on it, a query. SIMT_LAZY_LEGACY sets it at start. */
+static int lazy_legacy;
 /* simtSetOpHook: the calling thread's hook, and the ops it enqueued that
  * have not been reported yet (each holds a reference), in program order. */
 static _Thread_local simt_op_hook op_hook;
@@ -130,6 +138,20 @@ void simt_streams_init(int ndev)
         dv->legacy.legacy = 1;
         pthread_cond_init(&dv->legacy.cv, NULL);
     }
+    lazy_legacy = simt_cfg.lazy_legacy;
+}
+
+void simt_set_lazy_legacy(int on)
+{
+    pthread_mutex_lock(&simt_lock);
+    lazy_legacy = on != 0;
+    if (!lazy_legacy) /* what it held back runs now */
+        for (int d = 0; d < simt_cfg.ndev; d++) {
+            struct simt_stream *l = &D[d].legacy;
+            l->wanted = l->queued;
+            pthread_cond_signal(&l->cv);
+        }
+    pthread_mutex_unlock(&simt_lock);
 }
 
 cudaError_t simt_sticky(int dev) { return D[dev].sticky; }
@@ -174,6 +196,18 @@ static int op_depend(simt_op *op, simt_op *dep)
     return 0;
 }
 
+/* Someone waits for op: a lazy legacy stream runs it and what precedes it.
+ * the runtime lock held. */
+static void want(simt_op *op)
+{
+    if (!op || op->done || !op->seq) return;
+    struct simt_stream *l = &D[op->device].legacy;
+    if (op->seq > l->wanted) {
+        l->wanted = op->seq;
+        pthread_cond_signal(&l->cv);
+    }
+}
+
 static void execute(simt_op *op, device *dv)
 {
     if (dv->sticky) { /* the context is broken: nothing more runs */
@@ -213,9 +247,11 @@ static void *worker_main(void *arg)
     device *dv = &D[s->device];
     pthread_mutex_lock(&simt_lock);
     for (;;) {
-        while (!s->head && !s->destroyed) pthread_cond_wait(&s->cv, &simt_lock);
+        while ((!s->head || (s->head->seq && s->head->seq > s->wanted)) && !s->destroyed)
+            pthread_cond_wait(&s->cv, &simt_lock);
         if (!s->head) break; /* destroyed and drained */
         simt_op *op = s->head;
+        for (int i = 0; i < op->ndeps; i++) want(op->deps[i]);
         for (int i = 0; i < op->ndeps; i++)
             while (!op->deps[i]->done)
                 pthread_cond_wait(&D[op->deps[i]->device].done_cv, &simt_lock);
@@ -266,6 +302,13 @@ static cudaError_t enqueue(struct simt_stream *s, simt_op *op, int engine, doubl
 {
     device *dv = &D[s->device];
     op->stream = s->number;
+    if (s->legacy) {
+        s->queued++;
+        if (lazy_legacy)
+            op->seq = s->queued;
+        else
+            s->wanted = s->queued;
+    }
     double start = maxd(maxd(host_clock, s->clock), op->m_start); /* m_start: a lower bound */
     int fail = op_depend(op, s->last);
     for (int i = 0; i < op->ndeps; i++) start = maxd(start, op->deps[i]->m_end);
@@ -334,6 +377,7 @@ static void wait_op(simt_op *op)
 {
     if (!op) return;
     op->refs++;
+    want(op);
     while (!op->done) pthread_cond_wait(&D[op->device].done_cv, &simt_lock);
     op_unref(op);
 }
@@ -543,6 +587,7 @@ cudaError_t simt_stream_query(cudaStream_t st, int dev)
     pthread_mutex_lock(&simt_lock);
     int bad;
     struct simt_stream *s = resolve_stream(st, dev, &bad);
+    if (!bad) want(s->last); /* a loop that polls gets there */
     cudaError_t e = bad ? cudaErrorInvalidResourceHandle
                         : (s->last && !s->last->done ? cudaErrorNotReady : cudaSuccess);
     pthread_mutex_unlock(&simt_lock);
@@ -702,6 +747,7 @@ cudaError_t simt_event_query(cudaEvent_t ev)
 {
     pthread_mutex_lock(&simt_lock);
     struct simt_event *e = find_event(ev);
+    if (e) want(e->op); /* a loop that polls gets there */
     cudaError_t r = !e ? cudaErrorInvalidResourceHandle
                        : (e->op && !e->op->done ? cudaErrorNotReady : cudaSuccess);
     pthread_mutex_unlock(&simt_lock);

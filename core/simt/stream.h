@@ -20,6 +20,9 @@
 /* At start-up: the legacy default stream of each of the ndev devices. */
 void simt_streams_init(int ndev);
 
+/* simtSetLazyLegacy once started: on or off (off runs what it held back). */
+void simt_set_lazy_legacy(int on);
+
 /* The device's sticky error (a kernel faulted: the context is broken until
  * cudaDeviceReset), and the fault's report ("" if none). */
 cudaError_t simt_sticky(int dev);

@@ -52,19 +52,6 @@ typedef struct {
     pl_viz_pipeline pipe; /* the pipeline pane */
 } lab;
 
-static int parse_real(const char *opt, const char *arg, double lo, double hi, double *out,
-                      char *err, size_t cap)
-{
-    char *end;
-    double x = strtod(arg, &end);
-    if (end == arg || *end || !(x > lo && x <= hi)) {
-        snprintf(err, cap, "%s '%s' is not a number in (%g, %g]", opt, arg, lo, hi);
-        return 1;
-    }
-    *out = x;
-    return 0;
-}
-
 static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
 {
     lab *a = ctx;
@@ -102,9 +89,11 @@ static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
         e = pl_parse_long("--epochs", arg, 1, 1000, &a->epochs);
         break;
     case KEY_LR:
-        return parse_real("--lr", arg, 0, 10, &a->lr, err, cap);
+        e = pl_parse_double("--lr", arg, 0, 10, 1, &a->lr);
+        break;
     default: /* KEY_CLIP */
-        return parse_real("--clip-grad-norm", arg, 0, 1e6, &a->clip, err, cap);
+        e = pl_parse_double("--clip-grad-norm", arg, 0, 1e6, 1, &a->clip);
+        break;
     }
     if (e) snprintf(err, cap, "%s", e);
     return e != NULL;

@@ -11,7 +11,10 @@
  *     every kind of part a pipeline cuts (whole, first, middle, last,
  *     input-only, head-only): one micro-batch; three with accumulation in
  *     zero-bubble orders (all B before any W, and ZB-H1's interleaving);
- *     on 2 TP ranks with and without sequence parallelism too;
+ *     on 2 TP ranks with and without sequence parallelism too; run with
+ *     the legacy default stream lazy (pl_device_set_lazy_default_stream),
+ *     so that a buffer the ranks' non-blocking streams use but do not wait
+ *     for (a cudaMemset) lands late every time, not once in a busy run;
  *   - the refusals: a block outside the part, W without its B, a second B
  *     or a forward before the W, activations without the split's buffers,
  *     a head or input layer the part has not — each message exact.
@@ -26,6 +29,7 @@
 #include "blocks_ref.h"
 #include "nn_ref.h"
 #include "paralab/blocks.h"
+#include "paralab/device.h"
 #include "paralab/tp.h"
 #include "paralab/world.h"
 #include "suites.h"
@@ -107,6 +111,13 @@ static int check_tensors(const pl_blocks_acts *a, const pl_blocks_layout *l)
         if (i) CU_ASSERT(s[i - 1].p + s[i - 1].n <= s[i].p);
     }
     CU_ASSERT_EQUAL(sum, a->bytes);
+    /* its list of allocations (what pl_blocks_acts_free frees): those tensors, each once */
+    CU_ASSERT_EQUAL(a->nallocs, n);
+    span got[8 * (PL_BLOCKS_MAX + 1) + 16];
+    int k = 0;
+    for (int i = 0; i < a->nallocs && i < n; i++) got[k++] = (span){(uintptr_t)a->allocs[i], 0};
+    qsort(got, (size_t)k, sizeof *got, by_address);
+    for (int i = 0; i < k; i++) CU_ASSERT_EQUAL(got[i].p, s[i].p);
     return n;
 }
 
@@ -233,7 +244,12 @@ static int run_order(split_run *s, pl_rank *r, const pl_blocks_layout *l, int v,
         snprintf(err, 300, "pl_blocks_create failed");
         return 1;
     }
-    cudaMemset(m.grads.data, 0xff, (size_t)l->nparams * 4); /* NaN: every gradient written */
+    /* Every write to device memory the ops below read or overwrite goes on
+     * r->stream (or is a synchronous copy, done when it returns): the rank's
+     * stream is non-blocking, so it does not wait for the legacy default
+     * stream, and a cudaMemset there could land after the backward wrote dx
+     * (check_split runs this with the legacy stream lazy, so it would). */
+    cudaMemsetAsync(m.grads.data, 0xff, (size_t)l->nparams * 4, r->stream); /* NaN: all written */
     for (int k = 0; k < MB; k++) {
         if (pl_blocks_acts_alloc_split(&a[k], l, ROWS, R, split)) goto out;
         cudaMalloc((void **)&X[k], (size_t)R * width * 4);
@@ -244,7 +260,7 @@ static int run_order(split_run *s, pl_rank *r, const pl_blocks_layout *l, int v,
                    cudaMemcpyHostToDevice);
         cudaMemcpy(dout[k], s->dout[k] + (long)row0 * h, (size_t)R * h * 4, cudaMemcpyHostToDevice);
         cudaMemcpy(y[k], s->y[k], ROWS * sizeof(int), cudaMemcpyHostToDevice);
-        cudaMemset(dx[k], 0, (size_t)R * h * 4);
+        cudaMemsetAsync(dx[k], 0, (size_t)R * h * 4, r->stream);
     }
     int seen[3] = {0, 0, 0}; /* BW or B, W */
     const char *o = s->order[v];
@@ -335,7 +351,11 @@ static void check_split(int layers, pl_blocks_part p, int t, int sp, const char 
         for (int i = 0; i < ROWS; i++) s->y[k][i] = (5 * i + 2 * k + 1) % 5;
     }
     char err[1200];
+    /* the simulated GPU runs legacy-stream work only when something waits
+     * for it: work the ranks' streams race with lands late every time */
+    pl_device_set_lazy_default_stream(1);
     int rc = pl_world_run(t, NULL, 10, split_rank, s, err, sizeof err);
+    pl_device_set_lazy_default_stream(0);
     if (rc) fprintf(stderr, "  L=%d t=%d sp=%d %s: %s\n", layers, t, sp, split, err);
     CU_ASSERT_EQUAL_FATAL(rc, 0);
     pl_blocks_config c = cfg(layers);

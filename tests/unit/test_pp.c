@@ -38,6 +38,9 @@
  *     clipping scales every gradient by max_norm / norm.
  *   - Evaluation (pl_pp_blocks_evaluate, forwards only) gives the one
  *     device's loss for p, m = 1, 1; 2, 4; 4, 2; 4, 16.
+ *   - pl_pp_blocks_create leaves nothing on the legacy default stream (the
+ *     rank's stream does not wait for it): with the legacy stream lazy, a
+ *     value written on the stream after create survives a synchronize.
  *   - The trace: one event per op with its kind, micro-batch, stage,
  *     chunk and label, and the "activations s<r>" notes.
  */
@@ -318,9 +321,12 @@ static void check_against_one_device(const pl_pp_schedule *s, const char *name)
     run_free(run);
 }
 
-/* Megatron-LM's interleaved order deadlocks under rendezvous sends when
- * m > p (paralab/pipeline.h): pl_pp_run refuses it on every rank with the
- * validator's message, before any message, and the world ends. */
+/* One (kind, p, m, v) that pl_pp_accepts takes, on the block model against
+ * one device. The executor's sends are eager (they never wait for their
+ * receive), so every shipped schedule runs, Megatron-LM's interleaved order
+ * for m > p too (it deadlocks only under rendezvous sends,
+ * paralab/pipeline.h): the validator must accept it (pl_pp_validate with
+ * buffered sends), and its gradients, steps and losses equal one device's. */
 static void check_schedule(pl_pp_kind kind, int p, int m, int v)
 {
     char err[512];
@@ -855,6 +861,52 @@ static int eval_rank_fn(pl_rank *r)
     return rc;
 }
 
+/* What a stage's device buffers hold after pl_pp_blocks_create, written
+ * on the rank's stream and read back after the device synchronised: the
+ * loss sums, the pipeline's and its part's. */
+typedef struct {
+    float got[2];
+    char err[256];
+} settled_run;
+
+static int settled_rank_fn(pl_rank *r)
+{
+    settled_run *t = r->arg;
+    pl_blocks_config c = model();
+    pl_pp_blocks pp;
+    if (pl_pp_blocks_create(&pp, &c, r->comm, 1, B, 2, SEED, r->stream, t->err, sizeof t->err))
+        return 1;
+    float *bufs[2] = {pp.loss_sum, pp.part[0].loss_sum}, seven = 7.0f;
+    for (int i = 0; i < 2; i++)
+        cudaMemcpyAsync(bufs[i], &seven, sizeof seven, cudaMemcpyHostToDevice, r->stream);
+    cudaStreamSynchronize(r->stream);
+    cudaDeviceSynchronize(); /* whatever create left on the legacy stream lands now */
+    for (int i = 0; i < 2; i++)
+        cudaMemcpyAsync(&t->got[i], bufs[i], sizeof(float), cudaMemcpyDeviceToHost, r->stream);
+    cudaStreamSynchronize(r->stream);
+    pl_pp_blocks_destroy(&pp);
+    return 0;
+}
+
+/* pl_pp_blocks_create leaves no work behind on the legacy default stream,
+ * which the rank's (non-blocking) stream does not wait for: its zeroing of
+ * the loss sum landing later would wipe what the step had summed. Run with
+ * the legacy stream lazy (it then lands at the next synchronize, every
+ * time): the 7 written on the stream after create is still there. */
+static void test_create_settled(void)
+{
+    layers = 5;
+    settled_run t = {{0, 0}, ""};
+    pl_device_set_lazy_default_stream(1);
+    char err[600];
+    int rc = pl_world_run(1, NULL, 10, settled_rank_fn, &t, err, sizeof err);
+    pl_device_set_lazy_default_stream(0);
+    if (rc) fprintf(stderr, "  %s %s\n", err, t.err);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    CU_ASSERT_EQUAL(t.got[0], 7.0f); /* the pipeline's loss sum */
+    CU_ASSERT_EQUAL(t.got[1], 7.0f); /* its part's (pl_blocks_create) */
+}
+
 /* The loss of the initial weights on the first batch, forwards only through
  * p stages in m micro-batches: the one device's first loss; the rows
  * predicted right the same for every p and m. */
@@ -997,6 +1049,8 @@ int register_pp_suite(void)
          test_clip_grad_norm},
         {"evaluation, forwards only: the one device's loss for every p and m", test_evaluate},
         {"trace: one event per op, the activation notes", test_trace},
+        {"create leaves nothing on the legacy stream to land later (lazy legacy)",
+         test_create_settled},
     };
     return UNIT_SUITE("pp", t);
 }

@@ -593,6 +593,69 @@ static void test_legacy_stream(void)
     CU_ASSERT_OK(cudaSetDevice(0));
 }
 
+/* The 4 bytes of *p as the non-blocking stream s sees them now. */
+static unsigned word_on(cudaStream_t s, const unsigned *p)
+{
+    unsigned w = 0;
+    CU_ASSERT_OK(cudaMemcpyAsync(&w, p, sizeof w, cudaMemcpyDeviceToHost, s));
+    CU_ASSERT_OK(cudaStreamSynchronize(s));
+    return w;
+}
+
+/* SIM ONLY: the lazy legacy stream (pl_device_set_lazy_default_stream,
+ * simtSetLazyLegacy) holds a cudaMemset back from a non-blocking stream
+ * until something waits for it: a blocking stream's op, a host
+ * synchronisation, an event a stream waits on, a query. */
+static void test_lazy_legacy(void)
+{
+    CU_ASSERT_OK(cudaSetDevice(4));
+    unsigned *p;
+    cudaStream_t s, b;
+    cudaEvent_t ev;
+    CU_ASSERT_OK(cudaMalloc((void **)&p, sizeof *p));
+    CU_ASSERT_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CU_ASSERT_OK(cudaStreamCreate(&b));
+    CU_ASSERT_OK(cudaEventCreate(&ev));
+    CU_ASSERT_EQUAL(pl_device_set_lazy_default_stream(1), 0);
+    CU_ASSERT_OK(cudaMemsetAsync(p, 0x11, sizeof *p, s));
+    CU_ASSERT_EQUAL(word_on(s, p), 0x11111111u);
+    /* held back: s does not wait for it, and nothing else does */
+    CU_ASSERT_OK(cudaMemset(p, 0x22, sizeof *p));
+    CU_ASSERT_EQUAL(word_on(s, p), 0x11111111u);
+    CU_ASSERT_EQUAL(word_on(s, p), 0x11111111u);
+    /* a blocking stream waits for it: it runs */
+    unsigned w = 0;
+    CU_ASSERT_OK(cudaMemcpyAsync(&w, p, sizeof w, cudaMemcpyDeviceToHost, b));
+    CU_ASSERT_OK(cudaStreamSynchronize(b));
+    CU_ASSERT_EQUAL(w, 0x22222222u);
+    CU_ASSERT_EQUAL(word_on(s, p), 0x22222222u);
+    /* the host synchronises the legacy stream */
+    CU_ASSERT_OK(cudaMemset(p, 0x33, sizeof *p));
+    CU_ASSERT_EQUAL(word_on(s, p), 0x22222222u);
+    CU_ASSERT_OK(cudaStreamSynchronize(0));
+    CU_ASSERT_EQUAL(word_on(s, p), 0x33333333u);
+    /* s waits for an event recorded after it */
+    CU_ASSERT_OK(cudaMemset(p, 0x44, sizeof *p));
+    CU_ASSERT_OK(cudaEventRecord(ev, 0));
+    CU_ASSERT_EQUAL(word_on(s, p), 0x33333333u);
+    CU_ASSERT_OK(cudaStreamWaitEvent(s, ev, 0));
+    CU_ASSERT_EQUAL(word_on(s, p), 0x44444444u);
+    /* a loop that polls the legacy stream gets there */
+    CU_ASSERT_OK(cudaMemset(p, 0x55, sizeof *p));
+    cudaError_t q;
+    while ((q = cudaStreamQuery(0)) == cudaErrorNotReady) {
+    }
+    CU_ASSERT_OK(q);
+    CU_ASSERT_EQUAL(word_on(s, p), 0x55555555u);
+    CU_ASSERT_EQUAL(pl_device_set_lazy_default_stream(0), 0);
+    CU_ASSERT_OK(cudaDeviceSynchronize());
+    CU_ASSERT_OK(cudaEventDestroy(ev));
+    CU_ASSERT_OK(cudaStreamDestroy(b));
+    CU_ASSERT_OK(cudaStreamDestroy(s));
+    CU_ASSERT_OK(cudaFree(p));
+    CU_ASSERT_OK(cudaSetDevice(0));
+}
+
 /* SIM ONLY: devices form nodes of gpus_per_node; between nodes there is no
  * peer access and a peer copy takes the network's modeled time. */
 static void test_nodes_and_network(void)
@@ -899,6 +962,7 @@ int register_runtime_suite(void)
         {"modeled kernel time (sim)", test_modeled_kernel_time},
         {"modeled copy time (sim)", test_modeled_copy_time},
         {"legacy default stream (sim)", test_legacy_stream},
+        {"lazy legacy stream: held until something waits for it (sim)", test_lazy_legacy},
         {"overlap and stream wait event (sim)", test_overlap_and_wait_event},
         {"stream priorities: a high-priority kernel runs beside (sim)", test_stream_priorities},
         {"bad handles (sim)", test_bad_handles},

@@ -147,6 +147,11 @@ void pl_blocks_unslice(const pl_blocks_layout *l, const float *part, float *whol
 /* FNV-1a of n floats' bytes: the hash a lab prints. */
 unsigned pl_blocks_hash(const float *x, long n);
 
+/* The most allocations one activation set makes: 8 per block (x, ln, mean,
+ * rstd, xfull, z1, a, dy), the head's 12 (the last x, ln, mean, rstd, xfull;
+ * logits, rowmax, sumexp, target, losses, pred, dlogits), the input and dinput. */
+#define PL_BLOCKS_ACTS_MAX (8 * PL_BLOCKS_MAX + 14)
+
 /* What a forward keeps for its backward: one micro-batch in flight on one
  * part (a pipeline keeps several). For `rows` rows (local_rows =
  * rows / t under sequence parallelism). Each tensor is its own device
@@ -157,10 +162,11 @@ unsigned pl_blocks_hash(const float *x, long n);
  * one set. */
 typedef struct pl_blocks_acts {
     int rows, local_rows;
-    int split;            /* made with the B/W split's buffers (pl_blocks_acts_alloc_split) */
-    size_t bytes;         /* the bytes its allocations take: pl_blocks_acts_bytes */
-    pl_blocks_layout lay; /* the part it was made for (for pl_blocks_acts_free) */
-    float *input;         /* the part's input: X [local, inputs] or x [local, h] */
+    int split;    /* made with the B/W split's buffers (pl_blocks_acts_alloc_split) */
+    size_t bytes; /* the bytes its allocations take: pl_blocks_acts_bytes */
+    int nallocs;  /* the device allocations it made, for pl_blocks_acts_free */
+    void *allocs[PL_BLOCKS_ACTS_MAX];
+    float *input;                 /* the part's input: X [local, inputs] or x [local, h] */
     float *x[PL_BLOCKS_MAX + 1];  /* the residual stream entering block j (x[last]: the head's) */
     float *ln[PL_BLOCKS_MAX + 1]; /* LN(x) [local, h] (ln[last]: LNf) */
     float *mean[PL_BLOCKS_MAX + 1], *rstd[PL_BLOCKS_MAX + 1]; /* [local] */

@@ -142,6 +142,13 @@ int pl_device_flush_ops(void);
  * pl_device_caps()->schedules; others are ignored). Nothing on real GPUs. */
 void pl_device_set_schedule(int kind);
 
+/* The lazy default stream, for a test that must see a race between the
+ * legacy default stream (cudaMemset, cudaMemcpy's queue) and a rank's
+ * non-blocking stream fail every time: on, the simulated GPU runs legacy-
+ * stream work only once something waits for it (simtSetLazyLegacy). 0, or
+ * -1 where there is no such thing (real GPUs). */
+int pl_device_set_lazy_default_stream(int on);
+
 /* How a warp's accesses reach memory (the simulated GPU's counters; see
  * simtMemStatsBegin in core/simt/include/simt/simt.h for what is counted):
  * per kind, warp-wide requests and the 32-byte sectors (global) or shared

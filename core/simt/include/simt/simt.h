@@ -268,6 +268,15 @@ void simtMemStatsEnd(simt_mem_stats *out);
  * here (tests). kind: 0 forward, 1 reverse, 2 random with seed. */
 void simtSetSchedule(int kind, unsigned long long seed);
 
+/* The lazy legacy stream (SIMT_LAZY_LEGACY=1, or set here; default off):
+ * the legacy default stream of each device runs an operation only once
+ * something waits for it or for a later one (a synchronize, a synchronous
+ * copy, cudaFree, a query, a blocking stream or an event wait that depends
+ * on it). A legal CUDA schedule that makes a race between the legacy stream
+ * and a non-blocking stream (a cudaMemset the stream's kernels do not wait
+ * for) fail every time. Turning it off runs what it held back. */
+void simtSetLazyLegacy(int on);
+
 /* The plain-call fast path (SIMT_PLAIN, default on): a block whose thread 0
  * finishes without reaching any barrier or warp operation runs its other
  * threads as plain calls. Off, every thread is a fiber (slower; needed only
