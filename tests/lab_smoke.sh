@@ -84,6 +84,15 @@ if [ -x "$bin/lab04" ]; then
     out=$("$bin/lab04" --no-viz --size 512 --kernel 2 2>&1)
     check "lab04 --size 512 --kernel 2: 1024 blocks of 16x16, enough" bash -c '! grep -q "blocks of 16x16 for" <<<"$1"' _ "$out"
 fi
+# --step where nothing can wait for a key: said on stderr, the run goes on
+if [ -x "$bin/lab01" ]; then
+    out=$("$bin/lab01" --no-viz --step 2>&1 >/dev/null); rc=$?
+    check "lab01 --no-viz --step says the steps run through (exit $rc)" bash -c 'test "$1" = 0 && grep -qx "lab01: --step: the steps run through without waiting (--no-viz prints them as plain text)" <<<"$2"' _ "$rc" "$out"
+    out=$("$bin/lab01" --step 2>&1 >/dev/null </dev/null); rc=$?
+    check "lab01 --step into a pipe says stdout is no terminal (exit $rc)" bash -c 'test "$1" = 0 && grep -qx "lab01: --step: the steps run through without waiting (stdout is not a terminal)" <<<"$2"' _ "$rc" "$out"
+    out=$("$bin/lab01" --no-viz 2>&1 >/dev/null); rc=$?
+    check "lab01 without --step says nothing on stderr" test -z "$out"
+fi
 # Words that are right: one thing in the singular, the reference named as
 # such while the exercise is TODO, the modeled clock's missing occupancy,
 # the arithmetic of the guide (4 bytes per FLOP: 0.25 FLOP per byte).

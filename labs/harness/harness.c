@@ -192,6 +192,18 @@ static int run(const pl_lab_def *def, int nsteps)
         snprintf(role_text[r], sizeof role_text[r], "%s %d", def->role, r);
         vc.roles[r] = role_text[r];
     }
+    /* --step waits for a key at each step: say so when nothing can give one */
+    if (H.opt.mode == PL_MODE_STEP) {
+        char why[256];
+        const char *no = !H.opt.viz                          ? "--no-viz prints them as plain text"
+                         : !isatty(STDOUT_FILENO)            ? "stdout is not a terminal"
+                         : pl_viz_available(why, sizeof why) ? NULL
+                         : !isatty(STDIN_FILENO) ? "no UI here, and stdin is not a terminal"
+                                                 : NULL;
+        if (no)
+            fprintf(stderr, "%s: --step: the steps run through without waiting (%s)\n",
+                    def->program, no);
+    }
     char err[2048];
     int quit = 0, failed = pl_viz_run_lab(&vc, &H.opt, H.opt.devices, def->steps, def->ctx, &quit,
                                           err, sizeof err);
