@@ -125,7 +125,8 @@ static double max_rel_err(const float *got, const float *want, int n)
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: paralab-bench simt|gpu|trace|comm|train|viz|dp|tp|pp [--repeat R] [--scale S]\n"
+            "usage: paralab-bench simt|gpu|trace|comm|train|viz|dp|tp|pp|hybrid [--repeat R] [--scale "
+            "S]\n"
             "  simt      the SIMT emulator vs a plain C loop (simulated build)\n"
             "  gpu       the same kernels on a real GPU (CUDA build)\n"
             "  trace     the cost of recording a trace event (8 producers)\n"
@@ -143,6 +144,10 @@ static void usage(FILE *f)
             "  pp        every pipeline schedule on 4 stages, 8 micro-batches: the bubble\n"
             "            and the step on the modeled clock against the formulas, uniform\n"
             "            stages and the block model; wall time (simulated build)\n"
+            "  hybrid    every (dp, tp, pp) of 8 ranks of the block model (h 256, 8 blocks,\n"
+            "            1F1B) on one node of 8 H100s and on two nodes of 4: the modeled\n"
+            "            step, the bubble, the bytes of each group and those that crossed\n"
+            "            nodes, which wins and why (simulated build; --scale S: h 256 / 2^S)\n"
             "  --repeat  runs per measurement, the best is kept (default 3)\n"
             "  --scale   divide the problem sizes by 2^S (default 0)\n");
 }
@@ -180,7 +185,8 @@ int main(int argc, char **argv)
     if (optind >= argc) {
         fprintf(
             stderr,
-            "paralab-bench: which benchmark? simt, gpu, trace, comm, train, viz, dp, tp or pp\n");
+            "paralab-bench: which benchmark? simt, gpu, trace, comm, train, viz, dp, tp, pp or "
+            "hybrid\n");
         usage(stderr);
         return 2;
     }
@@ -201,6 +207,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[optind], "dp")) return bench_dp(repeat); /* on a modeled clock only */
     if (!strcmp(argv[optind], "tp")) return bench_tp(repeat); /* the same */
     if (!strcmp(argv[optind], "pp")) return bench_pp(repeat); /* the same */
+    if (!strcmp(argv[optind], "hybrid")) return bench_hybrid(repeat, scale); /* the same */
     if (!strcmp(argv[optind], "train")) {
         const char *why = pl_device_problem("paralab-bench");
         if (why) {
@@ -212,7 +219,7 @@ int main(int argc, char **argv)
     if (strcmp(argv[optind], "simt") && strcmp(argv[optind], "gpu")) {
         fprintf(stderr,
                 "paralab-bench: no benchmark '%s'; the benchmarks are simt, gpu, trace, comm, "
-                "train, viz, dp, tp and pp\n",
+                "train, viz, dp, tp, pp and hybrid\n",
                 argv[optind]);
         return 2;
     }
