@@ -53,14 +53,14 @@ typedef struct {
     int dp, tp, pp;
     int ok;
     char error[256];
-    double step;                 /* modeled seconds */
-    double bubble;               /* of_total, the mean over the PP groups */
-    double sent[AXES];           /* bytes per rank per step, the mean over the ranks */
-    double across[AXES];         /* of those, bytes per rank that crossed nodes */
-    double other;                /* link bytes between ranks of no common group (none) */
-    unsigned calls[AXES];        /* rank 0's: TP and DP collectives, PP sends */
-    double kernels, compute;     /* per rank: kernels run in the step, their modeled seconds */
-    double wall;                 /* host seconds for the warm-up and the step */
+    double step;             /* modeled seconds */
+    double bubble;           /* of_total, the mean over the PP groups */
+    double sent[AXES];       /* bytes per rank per step, the mean over the ranks */
+    double across[AXES];     /* of those, bytes per rank that crossed nodes */
+    double other;            /* link bytes between ranks of no common group (none) */
+    unsigned calls[AXES];    /* rank 0's: TP and DP collectives, PP sends */
+    double kernels, compute; /* per rank: kernels run in the step, their modeled seconds */
+    double wall;             /* host seconds for the warm-up and the step */
 } hyb_result;
 
 typedef struct {
@@ -256,8 +256,8 @@ static void run_one(const pl_hybrid_config *base, const int f[3], int g, const f
             return;
         }
     if (out->other) {
-        snprintf(out->error, sizeof out->error,
-                 "%.0f bytes went between ranks that share no group", out->other);
+        snprintf(out->error, sizeof out->error, "%.0f bytes went between ranks that share no group",
+                 out->other);
         free(u);
         return;
     }
@@ -266,8 +266,8 @@ static void run_one(const pl_hybrid_config *base, const int f[3], int g, const f
 }
 
 /* In a child process: the runtime with nodes of g, every factorisation. */
-static void run_machine(const pl_hybrid_config *base, int (*f)[3], int count, int g,
-                        const float *x, const int *y, hyb_machine *m)
+static void run_machine(const pl_hybrid_config *base, int (*f)[3], int count, int g, const float *x,
+                        const int *y, hyb_machine *m)
 {
     memset(m, 0, sizeof *m);
     m->g = g;
@@ -345,8 +345,7 @@ static int best_of(const hyb_machine *m)
 static const hyb_result *find(const hyb_machine *m, int dp, int tp, int pp)
 {
     for (int i = 0; i < m->count; i++)
-        if (m->r[i].ok && m->r[i].dp == dp && m->r[i].tp == tp && m->r[i].pp == pp)
-            return &m->r[i];
+        if (m->r[i].ok && m->r[i].dp == dp && m->r[i].tp == tp && m->r[i].pp == pp) return &m->r[i];
     return NULL;
 }
 
@@ -449,9 +448,8 @@ static void verdict(const hyb_machine *one, const hyb_machine *two)
         printf("  TP is the most frequent traffic: tp 8 runs %u collectives per step (%.1f KiB "
                "per rank), %.0fx dp 8's %u all-reduce (%.1f KiB, %s bytes than TP's)%s\n",
                t8->calls[AX_TP], t8->sent[AX_TP] / 1024,
-               d8->calls[AX_DP] ? (double)t8->calls[AX_TP] / d8->calls[AX_DP] : 0,
-               d8->calls[AX_DP], d8->sent[AX_DP] / 1024, more_less(d8->sent[AX_DP], t8->sent[AX_TP]),
-               p8 ? "" : "\n");
+               d8->calls[AX_DP] ? (double)t8->calls[AX_TP] / d8->calls[AX_DP] : 0, d8->calls[AX_DP],
+               d8->sent[AX_DP] / 1024, more_less(d8->sent[AX_DP], t8->sent[AX_TP]), p8 ? "" : "\n");
     if (t8 && d8 && p8)
         printf("    and pp 8's %u sends (%.1f KiB); in one node tp 8's step is %.0f %% longer "
                "than dp 8's and %.0f %% longer than pp 8's\n",
@@ -496,8 +494,8 @@ static void verdict(const hyb_machine *one, const hyb_machine *two)
         if (w[k]->dp > 1)
             printf("; DP adds %u all-reduce%s a step (%.1f KiB per rank, %.1f of them across "
                    "nodes)",
-                   w[k]->calls[AX_DP], w[k]->calls[AX_DP] == 1 ? "" : "s",
-                   w[k]->sent[AX_DP] / 1024, w[k]->across[AX_DP] / 1024);
+                   w[k]->calls[AX_DP], w[k]->calls[AX_DP] == 1 ? "" : "s", w[k]->sent[AX_DP] / 1024,
+                   w[k]->across[AX_DP] / 1024);
         else
             printf("; no DP: one replica");
         printf("\n");
@@ -508,7 +506,7 @@ static void verdict(const hyb_machine *one, const hyb_machine *two)
                "4%s\n",
                pct(d8two->step, d8->step),
                span && pct(d8two->step, d8->step) < span_slow ? ", far less than TP across them"
-                                                               : "");
+                                                              : "");
 }
 
 int bench_hybrid(int repeat, int scale)
