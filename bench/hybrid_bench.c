@@ -299,10 +299,19 @@ static int machine(const pl_hybrid_config *base, int (*f)[3], int count, int g, 
                    const int *y, hyb_machine *m)
 {
     int p[2];
-    if (pipe(p)) return -1;
+    memset(m, 0, sizeof *m);
+    if (pipe(p)) {
+        snprintf(m->error, sizeof m->error, "pipe: out of file descriptors");
+        return -1;
+    }
     fflush(NULL);
     pid_t pid = fork();
-    if (pid < 0) return -1;
+    if (pid < 0) {
+        snprintf(m->error, sizeof m->error, "fork: no child process for nodes of %d", g);
+        close(p[0]);
+        close(p[1]);
+        return -1;
+    }
     if (pid == 0) {
         close(p[0]);
         hyb_machine *mine = calloc(1, sizeof *mine);
@@ -568,10 +577,12 @@ int bench_hybrid(int repeat, int scale)
     if (!rc1 && !rc2) verdict(one, two);
     printf("\n  step: from one modeled instant on every rank to the last rank's AdamW; bubble: "
            "the PP group's idle stage time over p x its pipeline (pl_pp_measure, of the total); "
+           "kernels: those a rank ran in the step and their modeled time, the mean over the "
+           "ranks; "
            "KiB: what each rank sent through the group's communicator in the step (its "
            "ledger), the mean over the ranks; across nodes: the part that went between devices "
            "of different nodes; calls: rank 0's collectives on TP and DP, its sends on PP; "
-           "wall time %.1f s on this machine\n",
+           "wall: this machine's seconds for the run (set-up, warm-up, step); in all %.1f s\n",
            wall);
     free(x), free(y), free(one), free(two);
     return rc;
