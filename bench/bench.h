@@ -17,7 +17,7 @@ int bench_tp(int repeat);
 /* paralab-bench pp: every pipeline schedule against its formulas (build/sim). */
 int bench_pp(int repeat);
 /* paralab-bench hybrid: every (dp, tp, pp) of 8 ranks, one node of 8 and two
- * of 4 (build/sim); scale: h = 256 / 2^scale. */
+ * of 4 (build/sim); scale: h = 64 / 2^scale. */
 int bench_hybrid(int repeat, int scale);
 
 #endif
