@@ -82,6 +82,8 @@ test: deps data
 	@tests/viz_mesh.sh build/sim/bin
 	@echo "== pauses: Labs 06 and 07 wait 30 s for the student, then finish; each step shows its own work"
 	@tests/viz_pause.sh build/sim/bin
+	@echo "== paralab-bench hybrid, short (h 16): every factorisation of 8 ranks on one node of 8 and two of 4, the bytes that cross nodes against the mesh, the verdict"
+	@tests/bench_hybrid.sh build/sim/bin
 	@echo "== paralab-train: one device, the digits, >= 95 % test accuracy (the MLP, and the block model against Lab 08)"
 	@tests/train_check.sh build/sim/bin
 	@echo "== what the simulated build refuses at compile time"
@@ -123,7 +125,7 @@ racecheck:
 	+@$(TSAN)
 	@build/sim-tsan/bin/racecheck
 
-## bench: the SIMT emulator vs a C loop, trace recording, collectives vs memcpy and Open MPI, training vs plain C, rendering, data parallelism vs the alpha-beta model, tensor parallelism's step and communication share, pipeline schedules' bubble and step against their formulas (same-run ratios)
+## bench: the SIMT emulator vs a C loop, trace recording, collectives vs memcpy and Open MPI, training vs plain C, rendering, data parallelism vs the alpha-beta model, tensor parallelism's step and communication share, pipeline schedules' bubble and step against their formulas, every 3D factorisation of 8 ranks on one node and two (same-run ratios)
 bench:
 	@scripts/deps.sh --bench
 	+@$(SIM)
@@ -145,6 +147,8 @@ bench:
 	@build/sim/bin/paralab-bench tp
 	@echo
 	@build/sim/bin/paralab-bench pp
+	@echo
+	@build/sim/bin/paralab-bench hybrid
 
 # play, unless ARGS asks for --step
 DEMO_MODE = $(if $(findstring --step,$(ARGS)),,--play)

@@ -124,27 +124,31 @@ static double max_rel_err(const float *got, const float *want, int n)
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: paralab-bench simt|gpu|trace|comm|train|viz|dp|tp|pp [--repeat R] [--scale S]\n"
-            "  simt      the SIMT emulator vs a plain C loop (simulated build)\n"
-            "  gpu       the same kernels on a real GPU (CUDA build)\n"
-            "  trace     the cost of recording a trace event (8 producers)\n"
-            "  comm      collectives of the local engine, nccl-tests style (to 64 MiB),\n"
-            "            vs memcpy, and vs Open MPI when $PARALAB_MPI_ALLREDUCE names\n"
-            "            the program bench/mpi/allreduce.c builds (make bench does)\n"
-            "  train     the digits MLP's training step on one device vs plain C, and\n"
-            "            the tiled matmul vs a C triple loop (256^3)\n"
-            "  viz       rendering one frame of the visualiser (200x60, 8 ranks, 100k events)\n"
-            "  dp        Lab 07's data-parallel step, N = 1, 2, 4, 8, overlap on and off,\n"
-            "            against the alpha-beta model (simulated build; needs make data)\n"
-            "  tp        the block model's step on t = 1, 2, 4, 8 tensor-parallel ranks of\n"
-            "            simulated H100s, with and without sequence parallelism: modeled\n"
-            "            step, communication share, vs t = 1, wall time (simulated build)\n"
-            "  pp        every pipeline schedule on 4 stages, 8 micro-batches: the bubble\n"
-            "            and the step on the modeled clock against the formulas, uniform\n"
-            "            stages and the block model; wall time (simulated build)\n"
-            "  --repeat  runs per measurement, the best is kept (default 3)\n"
-            "  --scale   divide the problem sizes by 2^S (default 0)\n");
+    fprintf(f, "usage: paralab-bench simt|gpu|trace|comm|train|viz|dp|tp|pp|hybrid [--repeat R]\n"
+               "                     [--scale S]\n"
+               "  simt      the SIMT emulator vs a plain C loop (simulated build)\n"
+               "  gpu       the same kernels on a real GPU (CUDA build)\n"
+               "  trace     the cost of recording a trace event (8 producers)\n"
+               "  comm      collectives of the local engine, nccl-tests style (to 64 MiB),\n"
+               "            vs memcpy, and vs Open MPI when $PARALAB_MPI_ALLREDUCE names\n"
+               "            the program bench/mpi/allreduce.c builds (make bench does)\n"
+               "  train     the digits MLP's training step on one device vs plain C, and\n"
+               "            the tiled matmul vs a C triple loop (256^3)\n"
+               "  viz       rendering one frame of the visualiser (200x60, 8 ranks, 100k events)\n"
+               "  dp        Lab 07's data-parallel step, N = 1, 2, 4, 8, overlap on and off,\n"
+               "            against the alpha-beta model (simulated build; needs make data)\n"
+               "  tp        the block model's step on t = 1, 2, 4, 8 tensor-parallel ranks of\n"
+               "            simulated H100s, with and without sequence parallelism: modeled\n"
+               "            step, communication share, vs t = 1, wall time (simulated build)\n"
+               "  pp        every pipeline schedule on 4 stages, 8 micro-batches: the bubble\n"
+               "            and the step on the modeled clock against the formulas, uniform\n"
+               "            stages and the block model; wall time (simulated build)\n"
+               "  hybrid    every (dp, tp, pp) of 8 ranks of the block model (h 64, 8 blocks,\n"
+               "            1F1B) on one node of 8 H100s and on two nodes of 4: the modeled\n"
+               "            step, the bubble, the bytes of each group and those that crossed\n"
+               "            nodes, which wins and why (simulated build; --scale S: h 64 / 2^S)\n"
+               "  --repeat  runs per measurement, the best is kept (default 3)\n"
+               "  --scale   divide the problem sizes by 2^S (default 0)\n");
 }
 
 int main(int argc, char **argv)
@@ -178,9 +182,9 @@ int main(int argc, char **argv)
         }
     }
     if (optind >= argc) {
-        fprintf(
-            stderr,
-            "paralab-bench: which benchmark? simt, gpu, trace, comm, train, viz, dp, tp or pp\n");
+        fprintf(stderr,
+                "paralab-bench: which benchmark? simt, gpu, trace, comm, train, viz, dp, tp, pp or "
+                "hybrid\n");
         usage(stderr);
         return 2;
     }
@@ -201,6 +205,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[optind], "dp")) return bench_dp(repeat); /* on a modeled clock only */
     if (!strcmp(argv[optind], "tp")) return bench_tp(repeat); /* the same */
     if (!strcmp(argv[optind], "pp")) return bench_pp(repeat); /* the same */
+    if (!strcmp(argv[optind], "hybrid")) return bench_hybrid(repeat, scale); /* the same */
     if (!strcmp(argv[optind], "train")) {
         const char *why = pl_device_problem("paralab-bench");
         if (why) {
@@ -212,7 +217,7 @@ int main(int argc, char **argv)
     if (strcmp(argv[optind], "simt") && strcmp(argv[optind], "gpu")) {
         fprintf(stderr,
                 "paralab-bench: no benchmark '%s'; the benchmarks are simt, gpu, trace, comm, "
-                "train, viz, dp, tp and pp\n",
+                "train, viz, dp, tp, pp and hybrid\n",
                 argv[optind]);
         return 2;
     }

@@ -16,5 +16,8 @@ int bench_dp(int repeat);
 int bench_tp(int repeat);
 /* paralab-bench pp: every pipeline schedule against its formulas (build/sim). */
 int bench_pp(int repeat);
+/* paralab-bench hybrid: every (dp, tp, pp) of 8 ranks, one node of 8 and two
+ * of 4 (build/sim); scale: h = 64 / 2^scale. */
+int bench_hybrid(int repeat, int scale);
 
 #endif

@@ -140,6 +140,13 @@ int pl_device_apply_options(const pl_options *o, char *msg, size_t cap)
                  o->hw);
         return -1;
     }
+    if (o->gpus_per_node) {
+        snprintf(msg, cap,
+                 "gpus_per_node %d: real GPUs' nodes are the machine's own (gpus_per_node is for "
+                 "build/sim's simulated cluster)",
+                 o->gpus_per_node);
+        return -1;
+    }
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e || count < 1) {

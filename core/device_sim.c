@@ -90,7 +90,10 @@ int pl_device_model(pl_hw_model *out)
                          .pageable_efficiency = p->pageable_efficiency,
                          .peer_bw = p->peer_bw,
                          .peer_latency = p->peer_latency,
-                         .launch_latency = p->launch_latency};
+                         .launch_latency = p->launch_latency,
+                         .gpus_per_node = p->gpus_per_node,
+                         .inter_node_bw = p->inter_node_bw,
+                         .inter_node_latency = p->inter_node_latency};
     return 0;
 }
 
@@ -190,6 +193,16 @@ int pl_device_apply_options(const pl_options *o, char *msg, size_t cap)
             return -1;
         }
         setenv("SIMT_GPU", o->hw, 1); /* read when the runtime starts */
+    }
+    if (o->gpus_per_node) {
+        if (o->gpus_per_node < 1 || o->gpus_per_node > SIMT_MAX_DEVICES) {
+            snprintf(msg, cap, "gpus_per_node %d: a node holds 1 to %d simulated devices",
+                     o->gpus_per_node, SIMT_MAX_DEVICES);
+            return -1;
+        }
+        char v[16];
+        snprintf(v, sizeof v, "%d", o->gpus_per_node);
+        setenv("SIMT_GPUS_PER_NODE", v, 1); /* the same */
     }
     if (o->comm == PL_COMM_NCCL) {
         snprintf(msg, cap,

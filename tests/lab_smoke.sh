@@ -254,7 +254,7 @@ if [ -x "$bin/lab06" ] && [[ "$bin" == *sim* ]]; then
         while [ "$1" != -- ]; do vars+=("$1"); shift; done
         shift
         out=$(env -u SIMT_DEVICES -u SIMT_GPU -u SIMT_MEM_MB -u PARALAB_SIM_DEVICES \
-              -u PARALAB_SIM_GPU -u PARALAB_SIM_MEM_MB "${vars[@]}" "$@" 2>&1); rc=$?
+              -u PARALAB_SIM_GPU -u PARALAB_SIM_MEM_MB -u SIMT_GPUS_PER_NODE "${vars[@]}" "$@" 2>&1); rc=$?
         check "${vars[*]} $(basename "$1") ${*:2}: exit $rc" test "$rc" = "$want_rc"
         simt_out=$out
     }
@@ -280,6 +280,10 @@ if [ -x "$bin/lab06" ] && [[ "$bin" == *sim* ]]; then
     for v in SIMT_MEM_MB PARALAB_SIM_MEM_MB; do
         simt_env 2 $v=0 -- "$bin/lab01" --no-viz
         check "$v=0: the message names $v" grep -qx "simt: $v=0 is not a whole number of MiB from 1 to 16777216" <<<"$simt_out"
+    done
+    for bad in 0 65 4x; do
+        simt_env 2 SIMT_GPUS_PER_NODE=$bad -- "$bin/lab01" --no-viz
+        check "SIMT_GPUS_PER_NODE=$bad: the message names it" grep -qx "simt: SIMT_GPUS_PER_NODE=$bad is not a whole number from 1 to 64" <<<"$simt_out"
     done
 fi
 # labcheck --short (the sanitizer passes): Lab 07 without its 20-epoch runs

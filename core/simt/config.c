@@ -109,6 +109,18 @@ cudaError_t simt_config_read(void)
             return cudaErrorInitializationError;
         }
     }
+    if ((s = getenv("SIMT_GPUS_PER_NODE")) && *s) {
+        /* the preset's machine with nodes of another size: a copy of it */
+        static simt_preset custom;
+        if (parse_int(s, 1, SIMT_MAX_DEVICES, &v) != 0) {
+            fprintf(stderr, "simt: SIMT_GPUS_PER_NODE=%s is not a whole number from 1 to %d\n", s,
+                    SIMT_MAX_DEVICES);
+            return cudaErrorInitializationError;
+        }
+        custom = *simt_cfg.preset;
+        custom.gpus_per_node = (int)v;
+        simt_cfg.preset = &custom;
+    }
     simt_cfg.capacity = simt_cfg.preset->memory_bytes;
     if ((s = env("SIMT_MEM_MB", &var))) {
         if (parse_int(s, 1, 1L << 24, &v) != 0) {

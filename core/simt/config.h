@@ -14,7 +14,7 @@
 
 typedef struct simt_config {
     int ndev;                  /* SIMT_DEVICES */
-    const simt_preset *preset; /* SIMT_GPU */
+    const simt_preset *preset; /* SIMT_GPU (with SIMT_GPUS_PER_NODE: a copy, nodes resized) */
     size_t capacity;           /* SIMT_MEM_MB, else the preset's: bytes per device */
     int quiet;                 /* SIMT_QUIET: fault reports only in simtLastFaultReport */
     int plain;                 /* SIMT_PLAIN: 0 or 1; -1 when not set */

@@ -8,6 +8,7 @@
  * answers (-1, 0, "").
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels.h"
@@ -184,6 +185,31 @@ static void test_options(void)
     int nccl = pl_device_apply_options(&o, msg, sizeof msg);
     CU_ASSERT_EQUAL(nccl, pl_device_caps()->nccl ? 0 : -1);
     if (nccl) CU_ASSERT(strstr(msg, "--comm nccl needs real GPUs") == msg);
+    /* the simulated cluster's nodes: SIMT_GPUS_PER_NODE for the next runtime
+     * (this one has read its setting); real GPUs refuse */
+    o.comm = PL_COMM_AUTO;
+    o.gpus_per_node = 65;
+    CU_ASSERT_EQUAL(pl_device_apply_options(&o, msg, sizeof msg), -1);
+    if (pl_device_caps()->modeled) {
+        CU_ASSERT_STRING_EQUAL(msg, "gpus_per_node 65: a node holds 1 to 64 simulated devices");
+    } else {
+        CU_ASSERT_STRING_EQUAL(msg, "gpus_per_node 65: real GPUs' nodes are the machine's own "
+                                    "(gpus_per_node is for build/sim's simulated cluster)");
+    }
+    const char *had = getenv("SIMT_GPUS_PER_NODE");
+    char saved[32] = "";
+    if (had) snprintf(saved, sizeof saved, "%s", had);
+    o.gpus_per_node = 4;
+    CU_ASSERT_EQUAL(pl_device_apply_options(&o, msg, sizeof msg),
+                    pl_device_caps()->modeled ? 0 : -1);
+    if (pl_device_caps()->modeled) {
+        const char *v = getenv("SIMT_GPUS_PER_NODE");
+        CU_ASSERT(v && strcmp(v, "4") == 0);
+    }
+    if (had)
+        setenv("SIMT_GPUS_PER_NODE", saved, 1);
+    else
+        unsetenv("SIMT_GPUS_PER_NODE"); /* the labs this process starts later: the preset's */
 }
 
 int register_device_suite(void)

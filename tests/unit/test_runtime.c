@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "kernels.h"
 #include "paralab/device.h"
@@ -656,14 +658,23 @@ static void test_lazy_legacy(void)
     CU_ASSERT_OK(cudaSetDevice(0));
 }
 
-/* SIM ONLY: devices form nodes of gpus_per_node; between nodes there is no
- * peer access and a peer copy takes the network's modeled time. */
+/* SIM ONLY: devices form nodes of gpus_per_node (the preset's 8, or
+ * SIMT_GPUS_PER_NODE's: test_nodes_resized runs this suite again with 4);
+ * between nodes there is no peer access and a peer copy takes the
+ * network's modeled time. */
 static void test_nodes_and_network(void)
 {
     const simt_preset *h = simtCurrentPreset();
-    int ndev = 0, g = h->gpus_per_node;
+    const char *resized = getenv("SIMT_GPUS_PER_NODE");
+    int ndev = 0, g = h->gpus_per_node, want = resized ? atoi(resized) : 8;
     CU_ASSERT_OK(cudaGetDeviceCount(&ndev));
-    CU_ASSERT_FATAL(g == 8 && ndev >= 2 * g); /* the unit tests run 16 H100s */
+    CU_ASSERT_EQUAL(g, want);
+    CU_ASSERT_FATAL(g == want && ndev >= 2 * g); /* the unit tests run 16 H100s */
+    pl_hw_model hw;
+    CU_ASSERT_EQUAL_FATAL(pl_device_model(&hw), 0); /* the seam says the same */
+    CU_ASSERT_EQUAL(hw.gpus_per_node, g);
+    CU_ASSERT_DOUBLE_EQUAL(hw.inter_node_bw, h->inter_node_bw, 0);
+    CU_ASSERT_DOUBLE_EQUAL(hw.inter_node_latency, h->inter_node_latency, 0);
     int can = -1;
     CU_ASSERT_OK(cudaDeviceCanAccessPeer(&can, 0, g - 1));
     CU_ASSERT_EQUAL(can, 1);
@@ -706,6 +717,42 @@ static void test_nodes_and_network(void)
     CU_ASSERT_OK(cudaFree(b));
     CU_ASSERT_OK(cudaFree(c));
     CU_ASSERT_OK(cudaSetDevice(0));
+}
+
+/* SIM ONLY: SIMT_GPUS_PER_NODE=4 (what pl_options.gpus_per_node sets) makes
+ * nodes of 4 H100s: this suite again in a fresh process (the setting is read
+ * when the runtime starts), whose test_nodes_and_network finds the node
+ * boundary between devices 3 and 4. */
+static void test_nodes_resized(void)
+{
+    if (getenv("SIMT_GPUS_PER_NODE")) return; /* that process itself */
+    int out[2];
+    CU_ASSERT_FATAL(pipe(out) == 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(out[1], 1);
+        dup2(out[1], 2);
+        close(out[0]);
+        setenv("SIMT_GPUS_PER_NODE", "4", 1);
+        execl("/proc/self/exe", "unit", "runtime", (char *)NULL);
+        _exit(127);
+    }
+    close(out[1]);
+    CU_ASSERT_FATAL(pid > 0);
+    char text[1 << 16];
+    size_t n = 0;
+    ssize_t got;
+    while ((got = read(out[0], text + n, sizeof text - 1 - n)) > 0) n += (size_t)got;
+    text[n] = '\0';
+    close(out[0]);
+    int st = 0;
+    CU_ASSERT_EQUAL(waitpid(pid, &st, 0), pid);
+    int ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    CU_ASSERT(ok);
+    CU_ASSERT(strstr(text, "Test: nodes and the network (sim) ...passed") != NULL);
+    CU_ASSERT(strstr(text, "passed, 0 failed") != NULL);
+    if (!ok) fprintf(stderr, "  SIMT_GPUS_PER_NODE=4 unit runtime:\n%s\n", text);
 }
 
 /* SIM ONLY: copy and compute on different streams overlap in modeled time;
@@ -968,6 +1015,7 @@ int register_runtime_suite(void)
         {"bad handles (sim)", test_bad_handles},
         {"op reports for traces (sim)", test_op_hook},
         {"nodes and the network (sim)", test_nodes_and_network},
+        {"SIMT_GPUS_PER_NODE=4: nodes of 4, in a fresh process (sim)", test_nodes_resized},
         {"the variable that set a setting: SIMT_* or the old name (sim)", test_env_source},
 #endif
     };

@@ -83,6 +83,13 @@ typedef struct pl_hw_model {
     double peer_bw;             /* GPU to GPU per direction (NVLink; PCIe if none) */
     double peer_latency;        /* per peer transfer */
     double launch_latency;      /* per kernel launch */
+    /* The cluster: devices 0..g-1 are node 0, g..2g-1 node 1, ... (g =
+     * gpus_per_node, the preset's or pl_options.gpus_per_node's); between
+     * nodes a peer copy goes over the network at inter_node_bw per
+     * direction after inter_node_latency. */
+    int gpus_per_node;
+    double inter_node_bw;
+    double inter_node_latency;
 } pl_hw_model;
 /* Fills *out and returns 0; -1 on real GPUs (measured, not modeled). */
 int pl_device_model(pl_hw_model *out);
@@ -183,10 +190,13 @@ size_t pl_device_describe_running(char *buf, size_t cap);
 struct pl_options;
 /* Applies the world-specific options of a parsed command line: --hw (a
  * simulated preset; on real GPUs an error: a real GPU is measured, not
- * modeled), --comm nccl (real GPUs only), and --devices against the devices
- * there are. Returns 0, or -1 with a sentence in msg naming the option, the
- * bad value and what is allowed. Call before any other CUDA call (--hw is
- * read when the simulated runtime starts). */
+ * modeled), gpus_per_node (the simulated cluster's nodes, 1 to 64 devices
+ * each instead of the preset's: SIMT_GPUS_PER_NODE; on real GPUs an error:
+ * a real machine's nodes are what they are), --comm nccl (real GPUs only),
+ * and --devices against the devices there are. Returns 0, or -1 with a
+ * sentence in msg naming the option, the bad value and what is allowed.
+ * Call before any other CUDA call (--hw and gpus_per_node are read when the
+ * simulated runtime starts). */
 int pl_device_apply_options(const struct pl_options *o, char *msg, size_t cap);
 
 #endif

@@ -40,6 +40,10 @@ typedef struct pl_options {
     const char *trace; /* NULL: no trace file */
     unsigned long long seed;
     const char *hw; /* NULL: the default preset */
+    /* 0: the preset's; else the simulated cluster's nodes hold this many
+     * devices (pl_device_apply_options; no option sets it: paralab-bench
+     * hybrid does) */
+    int gpus_per_node;
     pl_comm_engine_choice comm;
     double comm_timeout;  /* seconds */
     double stall_timeout; /* CPU seconds without progress (paralab/watchdog.h) */
