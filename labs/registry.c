@@ -6,5 +6,6 @@ const pl_lab *const pl_labs[] = {
     &lab03_reduction,         &lab04_gemm,
     &lab05_streams,           &lab06_collectives,
     &lab07_data_parallel,     &lab08_tensor_parallel,
-    &lab09_pipeline_parallel, NULL,
+    &lab09_pipeline_parallel, &lab10_hybrid,
+    NULL,
 };
