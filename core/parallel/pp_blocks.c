@@ -50,7 +50,7 @@ static int take_acts(pl_pp_blocks *pp, pl_pp_exec *ex, int k, int c)
     else {
         long long before = mem_used();
         cudaError_t e = pl_blocks_acts_alloc_split(&pp->acts[i], &pp->part[c].lay, pp->rows,
-                                                   pp->rows, pp->split);
+                                                   pp->local_rows, pp->split);
         if (e)
             return fail(ex->error, sizeof ex->error,
                         "allocating the activations of micro-batch %d: %s", k, cudaGetErrorName(e));
@@ -95,13 +95,20 @@ static int model_failed(pl_pp_exec *ex, const pl_tp *tp, const char *what)
     return -1;
 }
 
+/* The first row of X this rank reads for micro-batch k: the micro-batch's
+ * first, and under sequence parallelism its TP rank's share of it. */
+static size_t first_row(const pl_pp_blocks *pp, const pl_tp *tp, int k)
+{
+    return (size_t)k * pp->rows + (tp->sequence_parallel ? (size_t)tp->rank * pp->local_rows : 0);
+}
+
 static int body_forward(pl_pp_exec *ex, int k, int c, const float *in, float *out)
 {
     pl_pp_blocks *pp = of(ex);
     if (take_acts(pp, ex, k, c)) return -1;
     pl_blocks *m = &pp->part[c];
     pl_tp *tp = &pp->tp[c];
-    const float *X = m->lay.part.input ? pp->X + (size_t)k * pp->rows * pp->cfg.inputs : in;
+    const float *X = m->lay.part.input ? pp->X + first_row(pp, tp, k) * pp->cfg.inputs : in;
     if (m->lay.part.input && !pp->X)
         return fail(ex->error, sizeof ex->error, "stage 0 was given no samples (X is NULL)");
     tp->error[0] = '\0';
@@ -133,7 +140,7 @@ static int body_backward(pl_pp_exec *ex, int k, int c, const float *dout, float 
     pl_tp *tp = &pp->tp[c];
     tp->error[0] = '\0';
     tp->accumulate = 1; /* into the step's gradients, zeroed before its first micro-batch */
-    if (m->lay.part.head && loss_of(pp, ex, k, c, 1.0f / (float)pp->batch)) return -1;
+    if (m->lay.part.head && loss_of(pp, ex, k, c, 1.0f / (float)pp->loss_batch)) return -1;
     if (pl_blocks_backward(m, &pp->acts[k * pp->chunks + c], tp, NULL, NULL, dout, din))
         return model_failed(ex, tp, "backward");
     give_acts(pp, k, c);
@@ -148,7 +155,7 @@ static int body_backward_input(pl_pp_exec *ex, int k, int c, const float *dout, 
     pl_tp *tp = &pp->tp[c];
     tp->error[0] = '\0';
     tp->accumulate = 1;
-    if (m->lay.part.head && loss_of(pp, ex, k, c, 1.0f / (float)pp->batch)) return -1;
+    if (m->lay.part.head && loss_of(pp, ex, k, c, 1.0f / (float)pp->loss_batch)) return -1;
     if (pl_blocks_backward_input(m, &pp->acts[k * pp->chunks + c], tp, NULL, dout, din))
         return model_failed(ex, tp, "backward (B)");
     return 0;
@@ -179,7 +186,7 @@ static void set_split(pl_pp_blocks *pp, int split)
     if (split != pp->split) free_spares(pp); /* made for the other kind */
     pp->split = split;
     for (int c = 0; c < pp->chunks; c++)
-        pp->acts_bytes[c] = pl_blocks_acts_bytes(&pp->part[c].lay, pp->rows, pp->rows, split);
+        pp->acts_bytes[c] = pl_blocks_acts_bytes(&pp->part[c].lay, pp->rows, pp->local_rows, split);
 }
 
 /* ---- making the pipeline ------------------------------------------------------------------ */
@@ -204,8 +211,18 @@ int pl_pp_blocks_create(pl_pp_blocks *pp, const pl_blocks_config *c, pl_comm *co
                         int batch, int micro_batches, unsigned long long seed, cudaStream_t stream,
                         char *err, size_t cap)
 {
+    return pl_pp_blocks_create_tp(pp, c, comm, NULL, 0, chunks, batch, micro_batches, seed, stream,
+                                  err, cap);
+}
+
+int pl_pp_blocks_create_tp(pl_pp_blocks *pp, const pl_blocks_config *c, pl_comm *comm,
+                           pl_comm *tp_comm, int sequence_parallel, int chunks, int batch,
+                           int micro_batches, unsigned long long seed, cudaStream_t stream,
+                           char *err, size_t cap)
+{
     memset(pp, 0, sizeof *pp);
     int p = comm ? pl_comm_size(comm) : 1, r = comm ? pl_comm_rank(comm) : 0, m = micro_batches;
+    int t = tp_comm ? pl_comm_size(tp_comm) : 1, ti = tp_comm ? pl_comm_rank(tp_comm) : 0;
     if (chunks < 1 || chunks > PL_PP_MAX_CHUNKS)
         return fail(err, cap, "--chunks %d: a stage holds 1..%d model chunks", chunks,
                     PL_PP_MAX_CHUNKS);
@@ -220,7 +237,15 @@ int pl_pp_blocks_create(pl_pp_blocks *pp, const pl_blocks_config *c, pl_comm *co
                     "can be %s)",
                     m, batch, m, list);
     }
-    if (pl_blocks_check(c, 1, "--devices", 64, err, cap)) return -1;
+    if (pl_blocks_check(c, t, "--tp", 64, err, cap)) return -1;
+    if (sequence_parallel && (batch / m) % t) {
+        int b = batch / m;
+        return fail(
+            err, cap,
+            "--sequence-parallel: a micro-batch of %d rows does not split over the %d ranks "
+            "of a TP group (its rows must be a multiple of %d)",
+            b, t, t);
+    }
     int first[PL_PP_MAX_STAGES * PL_PP_MAX_CHUNKS], count[PL_PP_MAX_STAGES * PL_PP_MAX_CHUNKS];
     if (pl_pp_split(c->layers, p, chunks, first, count, err, cap)) return -1;
     pp->cfg = *c;
@@ -230,19 +255,22 @@ int pl_pp_blocks_create(pl_pp_blocks *pp, const pl_blocks_config *c, pl_comm *co
     pp->batch = batch;
     pp->micro_batches = m;
     pp->rows = batch / m;
+    pp->local_rows = sequence_parallel ? pp->rows / t : pp->rows;
+    pp->loss_batch = batch;
     pp->stream = stream;
     int last = p * chunks - 1;
     for (int ch = 0; ch < chunks; ch++) {
         int q = ch * p + r;
-        pl_blocks_part part = {first[q], first[q] + count[q], q == 0, q == last, 1, 0};
+        pl_blocks_part part = {first[q], first[q] + count[q], q == 0, q == last, t, ti};
         pl_blocks_layout lay;
         if (pl_blocks_layout_make(&lay, c, part, err, cap)) goto fail;
-        cudaError_t e = pl_blocks_create(&pp->part[ch], &lay, pp->rows, pp->rows, seed);
+        cudaError_t e = pl_blocks_create(&pp->part[ch], &lay, pp->rows, pp->local_rows, seed);
         if (e) {
             fail(err, cap, "stage %d, chunk %d: pl_blocks_create: %s", r, ch, cudaGetErrorName(e));
             goto fail;
         }
-        if (pl_tp_init(&pp->tp[ch], NULL, 0, pp->rows, stream, err, cap)) goto fail;
+        if (pl_tp_init(&pp->tp[ch], tp_comm, sequence_parallel, pp->rows, stream, err, cap))
+            goto fail;
     }
     pp->acts = calloc((size_t)m * chunks, sizeof *pp->acts);
     pp->held = calloc((size_t)m * chunks, 1);
@@ -260,7 +288,7 @@ int pl_pp_blocks_create(pl_pp_blocks *pp, const pl_blocks_config *c, pl_comm *co
     }
     set_split(pp, 0);
     if (pl_pp_exec_init(&pp->exec, &blocks_body, pp, comm, stream,
-                        (size_t)pp->rows * (size_t)c->hidden, err, cap))
+                        (size_t)pp->local_rows * (size_t)c->hidden, err, cap))
         goto fail;
     return 0;
 fail:
@@ -378,7 +406,7 @@ int pl_pp_blocks_evaluate(pl_pp_blocks *pp, const float *X, const int *labels, f
     pp->error[0] = '\0';
     if (loss_sum) *loss_sum = 0;
     int p = pp->stages, v = pp->chunks, last = p * v - 1, r = pp->stage;
-    size_t n = (size_t)pp->rows * (size_t)pp->cfg.hidden;
+    size_t n = (size_t)pp->local_rows * (size_t)pp->cfg.hidden;
     pl_comm *comm = pp->exec.comm;
     float *in = NULL, *out = NULL;
     int rc = -1;
@@ -402,7 +430,7 @@ int pl_pp_blocks_evaluate(pl_pp_blocks *pp, const float *X, const int *labels, f
                 fail(pp->error, sizeof pp->error, "evaluation: %s", pl_comm_last_error(comm));
                 goto out;
             }
-            const float *x = m->lay.part.input ? X + (size_t)k * pp->rows * pp->cfg.inputs : in;
+            const float *x = m->lay.part.input ? X + first_row(pp, tp, k) * pp->cfg.inputs : in;
             if (pl_blocks_forward(m, &m->acts, tp, NULL, x, q < last ? out : NULL)) {
                 fail(pp->error, sizeof pp->error, "evaluation forward: %s", tp->error);
                 goto out;

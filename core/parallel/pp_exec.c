@@ -308,6 +308,13 @@ int pl_pp_run(pl_pp_exec *ex, const pl_pp_schedule *s)
         note_held(ex);
         send_peer = m.send_peer;
         send_buf = out;
+        if (ex->after_op) {
+            if (exchange(ex, send_peer, send_buf, -1, NULL)) return op_failed(ex, s, i, ex->error);
+            send_peer = -1;
+            send_buf = NULL;
+            ex->error[0] = '\0';
+            if (ex->after_op(ex, i, op)) return op_failed(ex, s, i, ex->error);
+        }
     }
     if (exchange(ex, send_peer, send_buf, -1, NULL)) return op_failed(ex, s, n - 1, ex->error);
     if (join_messages(ex)) return op_failed(ex, s, n - 1, ex->error);

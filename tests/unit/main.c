@@ -61,6 +61,7 @@ int main(int argc, char **argv)
         {"blocks", register_blocks_suite},
         {"pipeline", register_pipeline_suite},
         {"pp", register_pp_suite},
+        {"hybrid", register_hybrid_suite},
     };
     int n = (int)(sizeof suites / sizeof *suites);
     if (argc == 2 && strcmp(argv[1], "--list") == 0) { /* make gpu-test runs them one by one */

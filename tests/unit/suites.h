@@ -31,6 +31,7 @@ int register_blocks_suite(void);
 int register_blocks_split_suite(void); /* by register_blocks_suite: `unit blocks` runs both */
 int register_pipeline_suite(void);
 int register_pp_suite(void);
+int register_hybrid_suite(void);
 
 /* A suite's tests, in the order they run. */
 typedef struct unit_test {

@@ -7,8 +7,12 @@
  * q = c p + r and holds the blocks pl_pp_split gives it (picotron's rule
  * over the p v virtual stages), with the input layer on q = 0 (stage 0,
  * chunk 0) and the head on q = p v - 1 (stage p - 1, chunk v - 1). Each
- * chunk is one pl_blocks part, with its own pl_tp (t = 1 for now: Lab 10
- * adds tensor parallelism inside each stage).
+ * chunk is one pl_blocks part, with its own pl_tp: t = 1
+ * (pl_pp_blocks_create), or TP shard i of a TP group of t ranks
+ * (pl_pp_blocks_create_tp: Lab 10's tensor parallelism inside each stage;
+ * under sequence parallelism a micro-batch's rows are split over the TP
+ * group outside the parallel region, so the messages between stages are
+ * [b / t, h] and rank i reads rows [k b + i b/t, k b + (i+1) b/t) of X).
  *
  * One optimizer step (pl_pp_blocks_step): the global batch of B rows is
  * cut into m micro-batches of b = B / m rows (micro-batch k: rows
@@ -76,6 +80,9 @@ typedef struct pl_pp_blocks {
     pl_blocks_config cfg;
     int stage, stages, chunks;        /* r, p, v */
     int batch, micro_batches, rows;   /* B, m, b = B / m */
+    int local_rows;                   /* b / t under sequence parallelism, else b */
+    int loss_batch;                   /* the rows the loss is a mean over (B; a hybrid run's
+                                         global batch: the DP sum is then the mean) */
     pl_blocks part[PL_PP_MAX_CHUNKS]; /* chunk c: virtual stage c p + r */
     pl_tp tp[PL_PP_MAX_CHUNKS];       /* its TP view (t = 1: comm NULL) */
     pl_pp_exec exec;                  /* the executor of this stage */
@@ -119,6 +126,15 @@ typedef struct pl_pp_blocks {
 int pl_pp_blocks_create(pl_pp_blocks *pp, const pl_blocks_config *c, pl_comm *comm, int chunks,
                         int batch, int micro_batches, unsigned long long seed, cudaStream_t stream,
                         char *err, size_t cap);
+/* The same with tensor parallelism inside the stage: tp_comm the rank's TP
+ * group (NULL: t = 1), each chunk's part its shard pl_comm_rank(tp_comm) of
+ * t, with or without sequence parallelism (then the micro-batch's rows must
+ * divide by t: refused otherwise, naming both). Every rank of a TP group
+ * runs the same stage's list, so its collectives match. */
+int pl_pp_blocks_create_tp(pl_pp_blocks *pp, const pl_blocks_config *c, pl_comm *comm,
+                           pl_comm *tp_comm, int sequence_parallel, int chunks, int batch,
+                           int micro_batches, unsigned long long seed, cudaStream_t stream,
+                           char *err, size_t cap);
 void pl_pp_blocks_destroy(pl_pp_blocks *pp);
 
 /* One step's forward and backward of the global batch through schedule s

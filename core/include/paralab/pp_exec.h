@@ -129,6 +129,13 @@ struct pl_pp_exec {
     /* the caller may set these after init */
     struct pl_trace *trace; /* events and notes go here; NULL: none */
     int world_rank;         /* the rank the events belong to (the world's; default stage) */
+    /* called after each op of this stage's list (index i, the op) once the
+     * op's own send is posted (eagerly: so nothing a neighbour waits for is
+     * held back by what the hook does, e.g. a collective over other
+     * ranks); non-zero fails the run with the reason in ex->error. NULL:
+     * none (the send then goes with the next op's receive, as always) */
+    int (*after_op)(pl_pp_exec *ex, int index, pl_pp_op op);
+    void *after_op_user; /* the hook's, untouched */
     /* the result of the last pl_pp_run, and why it failed */
     pl_pp_result result;
     char error[1024];
