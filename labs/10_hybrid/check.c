@@ -134,7 +134,7 @@ typedef struct {
     pl_mesh mesh;
     int table; /* the hand-written groups of 2 x 2 x 2 */
     int todo[PL_MAX_RANKS];
-    char why[PL_MAX_RANKS][512];
+    char why[PL_MAX_RANKS][1024];
 } groups_world;
 
 static const char *const axis_title[3] = {"TP", "DP", "PP"};

@@ -53,8 +53,6 @@
 
 /* Times on the clock the build has: modeled on simulated GPUs. */
 static int modeled(void) { return pl_device_caps()->modeled; }
-static double rec_start(const pl_pp_record *x) { return modeled() ? x->start : x->measured_start; }
-static double rec_end(const pl_pp_record *x) { return modeled() ? x->end : x->measured_end; }
 
 /* "12.3 KiB", "2.0 KiB", "512 B" */
 static void bytes_text(unsigned long long b, char *buf, size_t cap)
@@ -215,7 +213,7 @@ static int traffic_matches(const lab10_run *run, const pl_mesh *mesh, const pl_h
         pl_mesh_coord c;
         pl_mesh_coords(mesh, q, &c);
         pl_hybrid_traffic t;
-        char err[512];
+        char err[400];
         if (pl_hybrid_traffic_of(hc, c, &t, err, sizeof err)) {
             snprintf(why, cap, "pl_hybrid_traffic_of: %s", err);
             return -1;
@@ -383,7 +381,7 @@ int lab10_rank(pl_rank *r)
     int created = 0, have_groups = 0;
     float *hx = NULL, *dx = NULL, *mine = NULL;
     int *hy = NULL, *dy = NULL, *order = NULL;
-    char why[2048];
+    char why[1000];
     if (pl_mesh_init_order(&mesh, n, hc->dp, hc->tp, hc->pp, hc->order, why, sizeof why))
         FAIL("%s", why);
     int rc = lab10_groups(cfg->groups, r->comm, &mesh, &g, why, sizeof why);
@@ -712,7 +710,7 @@ int lab10_rank(pl_rank *r)
                 STEP("The step: loss %.4f (the mean over the %d rows of every replica), gradient "
                      "norm %.4f over the whole model%s; then %s on every rank's part. The DP "
                      "replicas of each (pp, tp) position, their parameters hashed dp 0, 1, ...: "
-                     "%s: %s. Bytes sent in the step, every rank's own ledger by group: %s%s.",
+                     "%s: %s. Bytes sent in the step, every rank's own ledger by group: %s%s%s.",
                      step_loss / B, B, norm, clip, cfg->sgd ? "SGD" : "AdamW", hashes,
                      res->replicas_differ_at ? res->replicas_why
                                              : "the same bits in every replica",
