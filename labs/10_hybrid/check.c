@@ -347,6 +347,7 @@ static int train(const pl_digits *d, const lab10_impl *impl, pl_hybrid_config hc
                         .schedule = &s,
                         .groups = impl,
                         .dp_after = impl->dp_after,
+                        .coords_from = "the coords checked",
                         .groups_from = "the groups checked",
                         .dp_after_from = "the dp_after checked",
                         .epochs = 1,
@@ -420,6 +421,11 @@ static void check_training(const lab10_impl *impl, const pl_digits *d, pl_check 
                               "%s: the initial weights, gathered, hash to %08x; one device's to "
                               "%08x",
                               at, res.init_hash, ref.init_hash);
+                double gerr = 0, perr = 0;
+                for (long j = 0; j < n; j++) {
+                    gerr = fmax(gerr, fabs((double)res.grads[j] - ref.grads[j]) / gmax);
+                    perr = fmax(perr, fabs((double)res.params[j] - ref.params[j]));
+                }
                 for (long j = 0; j < n && pl_check_ok(c); j++)
                     pl_check_that(c, fabs((double)res.grads[j] - ref.grads[j]) <= 1e-6 + 1e-5 * gmax,
                                   "%s: after one step, gradient %ld of %ld (gathered) is %.7g; one "
@@ -436,7 +442,11 @@ static void check_training(const lab10_impl *impl, const pl_digits *d, pl_check 
                                   "%s: after %d steps, parameter %ld of the gathered model is "
                                   "%.9g; one device's is %.9g",
                                   at, T_STEPS, j, res.params[j], ref.params[j]);
-                pl_check_progress(c, "%s: %d steps equal one device's", at, T_STEPS);
+                pl_check_progress(c,
+                                  "%s: %d steps equal one device's (the first step's gradients "
+                                  "within %.1e of the largest, the weights after %d apart by %.1e at "
+                                  "most)",
+                                  at, T_STEPS, gerr, T_STEPS, perr);
                 result_free(&res);
             }
     }

@@ -59,7 +59,7 @@ typedef struct lab10_config {
     const pl_pp_schedule *schedule; /* the lists every stage runs */
     const lab10_impl *groups;       /* whose coords and make_groups make the groups */
     int (*dp_after)(const pl_pp_schedule *s, int stage); /* whose dp_after */
-    const char *groups_from, *dp_after_from;             /* the narration's words */
+    const char *coords_from, *groups_from, *dp_after_from; /* the narration's words */
     int epochs;                                          /* passes over the training set */
     int max_steps;                   /* stop after this many optimizer steps (0: no limit) */
     float lr;                        /* AdamW's, or SGD's */

@@ -53,7 +53,7 @@ typedef struct {
     pl_digits data;   /* the run */
     pl_pp_schedule sched;
     int have_sched;
-    char groups_from[160], dp_after_from[160];
+    char coords_from[160], groups_from[160], dp_after_from[160];
     lab10_impl use;
     lab10_config cfg;
     lab10_result res;
@@ -237,6 +237,8 @@ static int setup(void *ctx, char *err, size_t cap)
     snprintf(a->groups_from, sizeof a->groups_from, "%s", gr ? "your make_groups (exercise.c)" : "");
     if (!gr)
         snprintf(a->groups_from, sizeof a->groups_from, "the reference's make_groups%s", sol);
+    snprintf(a->coords_from, sizeof a->coords_from, "%s", co ? "your coords (exercise.c)" : "");
+    if (!co) snprintf(a->coords_from, sizeof a->coords_from, "the reference's coords%s", sol);
     snprintf(a->dp_after_from, sizeof a->dp_after_from, "%s",
              da ? "your dp_after (exercise.c)" : "");
     if (!da) snprintf(a->dp_after_from, sizeof a->dp_after_from, "the reference's dp_after%s", sol);
@@ -270,6 +272,7 @@ static int setup(void *ctx, char *err, size_t cap)
                             .schedule = &a->sched,
                             .groups = &a->use,
                             .dp_after = a->use.dp_after,
+                            .coords_from = a->coords_from,
                             .groups_from = a->groups_from,
                             .dp_after_from = a->dp_after_from,
                             .epochs = (int)a->epochs,

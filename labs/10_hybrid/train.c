@@ -291,7 +291,7 @@ static void mesh_text(const lab10_run *run, const pl_mesh *mesh, char *buf, size
         mesh->dp, mesh->tp, mesh->pp, n, pl_s(n), pl_mesh_order_name(mesh->order),
         mesh->order == PL_MESH_MEGATRON ? "tp + t (dp + N pp): TP fastest, PP outermost"
                                         : "tp + t (pp + p dp): TP fastest, DP outermost",
-        cfg->groups_from, cfg->groups_from);
+        cfg->coords_from, cfg->groups_from);
     int size[3] = {mesh->tp, mesh->dp, mesh->pp};
     for (int q = 0; q < n && q < 16; q++) {
         const pl_mesh_coord *c = &run->coord[q];
@@ -349,19 +349,26 @@ static void stages_text(const lab10_run *run, const pl_mesh *mesh, char *buf, si
      * group over a forward pass of the replica's rows (m micro-batches) */
     for (int st = 0; st < p && st < 8 && t > 1; st++) {
         pl_mesh_coord c = {0, 0, st};
-        int q = pl_mesh_rank(mesh, c);
+        int q = pl_mesh_rank(mesh, c), blocks = 0;
+        for (int ch = 0; ch < v; ch++) blocks += count[ch * p + st];
         const lab10_bytes *e = &run->eval_bytes[q];
         unsigned calls = e->tp_calls / (unsigned)hc->micro_batches;
         char sz[32];
         bytes_text(e->tp / (unsigned long long)hc->micro_batches, sz, sizeof sz);
-        add(buf, cap, "%sstage %d's F: %u collective%s on its TP group, rank %d sending %s", st ? "; " : "one micro-batch's ", st, calls,
-            pl_s((int)calls), q, sz);
+        add(buf, cap, "%sstage %d (%d block%s%s): %u collective%s on its TP group, rank %d sending %s",
+            st ? "; " : "one micro-batch's F, measured: ", st, blocks, pl_s(blocks),
+            st == p - 1 ? ", the head and its loss" : "", calls, pl_s((int)calls), q, sz);
     }
     if (t > 1)
         add(buf, cap,
-            " (counted by the TP group's own ledger, pl_comm_ledger_own, over a forward pass: "
-            "g's all-reduce of the partial sums after each row-parallel layer%s).",
-            hc->sequence_parallel ? ", as a reduce-scatter and an all-gather under SP" : "");
+            " (the TP group's own ledger, pl_comm_ledger_own, over a forward pass of the "
+            "replica's rows, divided by m): one per block, g's all-reduce of the row-parallel "
+            "W2's partial sums%s, and on the head's stage the cross-entropy over the classes' "
+            "shards: 4 small all-reduces of one value per row (the row's largest logit, the "
+            "target's logit, the sum of exponentials, the prediction).",
+            hc->sequence_parallel ? " (under SP a reduce-scatter, and an all-gather entering "
+                                    "each block)"
+                                  : "");
 }
 
 int lab10_rank(pl_rank *r)
@@ -582,9 +589,11 @@ int lab10_rank(pl_rank *r)
                     STEP("The pipeline of each (dp, tp): %s, p = %d stages, m = %d micro-batches "
                          "of %d rows%s. Each stage's list (the pipeline at dp 0, tp 0): %s. Its "
                          "bubble on the %s clock: %.1f %% of the ideal time and %.1f %% of the "
-                         "total (the step's %.1f us); %s. Each F and backward runs its TP "
-                         "collectives inside it, on its TP group; the activations go to the "
-                         "next stage at the same (dp, tp) on the PP group.",
+                         "total (the step's %.1f us); %s. They differ: stage 0 also runs the input "
+                         "layer and the last stage the head and the loss, each F and backward "
+                         "waits for its TP collectives (on its TP group), and each activation "
+                         "sent to the next stage at the same (dp, tp) (on the PP group) costs a "
+                         "transfer the formula counts as free.",
                          pl_pp_kind_name(cfg->kind), p, m, rows / m,
                          v > 1 ? ", interleaved over chunks" : "", lists, pl_clock_name(),
                          me == 0 ? tm.of_ideal * 100 : 0, me == 0 ? tm.of_total * 100 : 0,
