@@ -600,7 +600,7 @@ int lab10_rank(pl_rank *r)
                          me == 0 ? tm.makespan * 1e6 : 0, formula);
                 /* [4] the DP reduction */
                 char fired[4096] = "", dpb[32], dpf[32];
-                int first_st = -1;
+                int first_st = -1, never = -1;
                 double first_end = 0;
                 for (int st = 0; st < p && st < 8; st++) {
                     int q = q0[st];
@@ -614,9 +614,11 @@ int lab10_rank(pl_rank *r)
                             res->dp_end[q] * 1e6, res->dp_buckets[q], pl_s(res->dp_buckets[q]));
                         if (first_st < 0 || res->dp_end[q] < first_end)
                             first_st = st, first_end = res->dp_end[q];
-                    } else
+                    } else {
                         add(fired, sizeof fired, "%sstage %d NEVER (dp_after = %d)", st ? "; " : "",
                             st, res->dp_after[q]);
+                        if (never < 0) never = st;
+                    }
                 }
                 unsigned long long dsum = 0, dwant = 0;
                 {
@@ -646,7 +648,9 @@ int lab10_rank(pl_rank *r)
                          "replica's loss was scaled by 1/B = 1/%d, so the sum over the replicas "
                          "is the global batch's mean gradient.",
                          cfg->dp_after_from, pl_clock_name(), fired,
-                         first_st == p - 1 && p > 1
+                         never >= 0 ? "A stage that never reduces keeps its own replica's "
+                                      "gradients: its DP replicas step apart (see step 5)"
+                         : first_st == p - 1 && p > 1
                              ? "The last stage reduces first: it has no warm-up, its backwards "
                                "end before the other stages', and it must still reduce "
                                "(Megatron-LM enables the gradient sync for the last "
