@@ -156,8 +156,11 @@ static void devices_hint(void *ctx, int have, char *buf, size_t cap)
     pl_hybrid_config c = config_of(a);
     char list[1024];
     pl_hybrid_factorisations_str(&c, have, list, sizeof list);
-    snprintf(buf, cap, "--dp %ld --tp %ld --pp %ld make %ld ranks, one device each; valid (dp, tp, pp) for %d ranks here: %s", a->dp, a->tp,
-             a->pp, a->dp * a->tp * a->pp, have, list);
+    snprintf(buf, cap,
+             "--dp %ld --tp %ld --pp %ld make %ld ranks, one device each; valid (dp, tp, pp) for "
+             "%d ranks here (h = %d, L = %d blocks): %s",
+             a->dp, a->tp, a->pp, a->dp * a->tp * a->pp, have, c.model.hidden, c.model.layers,
+             list);
 }
 
 /* Which of the student's functions are written: each asked once (coords
@@ -349,21 +352,17 @@ int main(int argc, char **argv)
     static const pl_lab_option options[] = {
         {"dp", 1, "N", "data-parallel replicas (default 2)", KEY_DP},
         {"tp", 1, "t", "tensor-parallel ranks per stage (default 2)", KEY_TP},
-        {"pp", 1, "p", "pipeline stages (default 2); --devices is dp x tp x pp", KEY_PP},
-        {"order", 1, "NAME", "the rank order: megatron (PP outermost, default) or picotron (DP "
-                             "outermost)",
-         KEY_ORDER},
-        {"micro-batches", 1, "m", "micro-batches each replica's batch is cut into (default 4)",
+        {"pp", 1, "p", "pipeline stages (default 2); --devices: dp tp pp", KEY_PP},
+        {"order", 1, "NAME", "rank order: megatron (default) or picotron", KEY_ORDER},
+        {"micro-batches", 1, "m", "micro-batches of each replica's rows (default 4)",
          KEY_MICRO},
         {"schedule", 1, "NAME", "naive, gpipe, 1f1b, interleaved or zb-h1 (default 1f1b)",
          KEY_SCHEDULE},
         {"chunks", 1, "v", "model chunks per stage (1..8; interleaved's default 2)", KEY_CHUNKS},
         {"layers", 1, "L", "residual MLP blocks (1..64, default max(2, p v))", KEY_LAYERS},
-        {"hidden", 1, "h", "the width of the residual stream (1..1024, default 64; f = 4h)",
+        {"hidden", 1, "h", "residual stream width (1..1024, default 64; f = 4h)",
          KEY_HIDDEN},
-        {"batch", 1, "B", "samples per step, the global batch over every replica (1..1438, "
-                          "default 64)",
-         KEY_BATCH},
+        {"batch", 1, "B", "samples per step, all replicas (1..1438, default 64)", KEY_BATCH},
         {"epochs", 1, "E", "passes over the training set (1..1000, default 2)", KEY_EPOCHS},
         {"lr", 1, "X", "AdamW's learning rate (default 0.002)", KEY_LR},
         {"sequence-parallel", 0, "", "Lab 08's sequence parallelism inside each stage", KEY_SP},
