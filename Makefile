@@ -78,6 +78,8 @@ test: deps data
 	@tests/viz_shards.sh build/sim/bin
 	@echo "== the pipeline pane in a terminal (tmux): pipeline traces (GPipe p 8 m 32, ZB-H1) replayed to their end at 120x40 and 80x24"
 	@tests/viz_pipeline.sh build/sim/bin
+	@echo "== the mesh pane in a terminal (tmux): a hybrid trace (dp 2 x tp 2 x pp 2, TP/PP/DP traffic) replayed step by step at 200x50, to its end at 80x24 with NO_COLOR, in both rank orders"
+	@tests/viz_mesh.sh build/sim/bin
 	@echo "== pauses: Labs 06 and 07 wait 30 s for the student, then finish; each step shows its own work"
 	@tests/viz_pause.sh build/sim/bin
 	@echo "== paralab-train: one device, the digits, >= 95 % test accuracy (the MLP, and the block model against Lab 08)"

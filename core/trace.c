@@ -479,7 +479,8 @@ static void put_fraction(FILE *f, double x)
 }
 
 int pl_trace_writer_describe_pipeline(pl_trace_writer *w, int stages, int micro_batches, int chunks,
-                                      const char *schedule, double of_ideal, double of_total)
+                                      const char *schedule, double of_ideal, double of_total,
+                                      const int *stage_rank)
 {
     fprintf(w->f,
             ",\n{\"name\":\"paralab pipeline\",\"ph\":\"M\",\"pid\":0,\"args\":{\"stages\":%d,"
@@ -490,6 +491,23 @@ int pl_trace_writer_describe_pipeline(pl_trace_writer *w, int stages, int micro_
     put_fraction(w->f, of_ideal);
     fputs(",\"of_total\":", w->f);
     put_fraction(w->f, of_total);
+    if (stage_rank) {
+        fputs(",\"stage_ranks\":[", w->f);
+        for (int r = 0; r < stages; r++) fprintf(w->f, "%s%d", r ? "," : "", stage_rank[r]);
+        fputc(']', w->f);
+    }
+    fputs("}}", w->f);
+    if (ferror(w->f)) w->failed = 1;
+    return w->failed ? -1 : 0;
+}
+
+int pl_trace_writer_describe_mesh(pl_trace_writer *w, int dp, int tp, int pp, const char *order)
+{
+    fprintf(w->f,
+            ",\n{\"name\":\"paralab mesh\",\"ph\":\"M\",\"pid\":0,\"args\":{\"dp\":%d,\"tp\":%d,"
+            "\"pp\":%d,\"order\":",
+            dp, tp, pp);
+    put_string(w->f, order ? order : "");
     fputs("}}", w->f);
     if (ferror(w->f)) w->failed = 1;
     return w->failed ? -1 : 0;

@@ -198,12 +198,14 @@ static void init_colours(void)
     use_default_colors();
     int c256 = COLORS >= 256;
     static const short base[COL_COUNT] = {
-        -1,          COLOR_WHITE, COLOR_WHITE,  COLOR_BLUE,    COLOR_YELLOW,  COLOR_RED,
-        COLOR_GREEN, COLOR_GREEN, COLOR_BLUE,   COLOR_MAGENTA, COLOR_YELLOW,  COLOR_CYAN,
-        COLOR_RED,   COLOR_GREEN, COLOR_YELLOW, COLOR_BLUE,    COLOR_MAGENTA, COLOR_CYAN,
-        COLOR_WHITE, COLOR_RED,   COLOR_YELLOW};
-    static const short rich[COL_COUNT] = {-1, 244, 255, 67,  214, 196, 71, 78,  75,  170, 221,
-                                          44, 203, 113, 221, 75,  176, 80, 252, 209, 180};
+        -1, COLOR_WHITE, COLOR_WHITE, COLOR_BLUE, COLOR_YELLOW, COLOR_RED, COLOR_GREEN, COLOR_GREEN,
+        COLOR_BLUE, COLOR_MAGENTA, COLOR_YELLOW, COLOR_CYAN, COLOR_RED, COLOR_GREEN, COLOR_YELLOW,
+        COLOR_BLUE, COLOR_MAGENTA, COLOR_CYAN, COLOR_WHITE, COLOR_RED, COLOR_YELLOW,
+        /* the groups: TP, DP, PP */
+        COLOR_YELLOW, COLOR_BLUE, COLOR_MAGENTA};
+    static const short rich[COL_COUNT] = {-1,  244, 255, 67,  214, 196, 71,  78,
+                                          75,  170, 221, 44,  203, 113, 221, 75,
+                                          176, 80,  252, 209, 180, 214, 33,  207};
     for (int k = 0; k < COL_COUNT; k++) init_pair((short)(k + 1), c256 ? rich[k] : base[k], -1);
 }
 
@@ -634,8 +636,9 @@ static void loop(app *a)
         clamp_view(a);
         if (a->grid.w != COLS || a->grid.h != LINES) viz_grid_resize(&a->grid, COLS, LINES);
         pl_layout lay; /* the narration grows for a step with more to say; n: all of it */
-        pl_viz_layout_text(COLS, LINES, v->ndev, v->big_narration ? 0 : a->panes,
-                           viz_narration_rows(v, COLS - 2), &lay);
+        pl_viz_layout_stages(
+            COLS, LINES, v->ndev, a->model.pp.have_stage_rank ? a->model.pp.stages : 0,
+            v->big_narration ? 0 : a->panes, viz_narration_rows(v, COLS - 2), &lay);
         viz_render(&a->grid, &lay, &a->model, v);
         term_flush(&a->grid);
         int ch = getch(); /* waits up to a frame */
@@ -714,7 +717,9 @@ int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank
     if (pl_viz_check_matrices(vc->matrices, vc->nmatrices, vc->tp, wc->n, err, err_size) ||
         viz_model_set_matrices(&a.model, vc->matrices, vc->nmatrices, vc->tp, err, err_size) ||
         pl_viz_check_pipeline(vc->pipeline, wc->n, err, err_size) ||
-        viz_model_set_pipeline(&a.model, vc->pipeline, err, err_size)) {
+        viz_model_set_pipeline(&a.model, vc->pipeline, err, err_size) ||
+        pl_viz_check_mesh(vc->mesh, wc->n, err, err_size) ||
+        viz_model_set_mesh(&a.model, vc->mesh, err, err_size)) {
         free(a.buf);
         viz_model_free(&a.model);
         return 1;
@@ -805,6 +810,7 @@ int pl_viz_replay(const char *path, pl_mode mode, double speed, char *err, size_
         t->nmatrices = 0;
     /* and its pipeline (checked as it was read) for the pipeline pane */
     if (t->pipeline.stages > 0) viz_model_set_pipeline(&a.model, &t->pipeline, merr, sizeof merr);
+    if (t->mesh.dp > 0) viz_model_set_mesh(&a.model, &t->mesh, merr, sizeof merr); /* mesh pane */
     /* the lab's panes (the shards only with the matrices: an older file
      * has none), else all the events fill */
     a.panes = t->panes ? t->panes & ~(t->nmatrices ? 0u : PL_PANE_BIT(PL_PANE_SHARDS))
@@ -812,6 +818,10 @@ int pl_viz_replay(const char *path, pl_mode mode, double speed, char *err, size_
                              PL_PANE_BIT(PL_PANE_TOPOLOGY) | PL_PANE_BIT(PL_PANE_METRICS) |
                              (t->nmatrices ? PL_PANE_BIT(PL_PANE_SHARDS) : 0u);
     if (a.model.pp.stages > 0) a.panes |= PL_PANE_BIT(PL_PANE_PIPELINE);
+    if (a.model.mesh.dp > 0) /* the mesh pane: with the file's mesh only */
+        a.panes |= PL_PANE_BIT(PL_PANE_MESH);
+    else
+        a.panes &= ~PL_PANE_BIT(PL_PANE_MESH);
     for (size_t i = 0; i < t->nev; i++) /* a pipeline: forward/backward events of a stage */
         if ((t->ev[i].kind == PL_EV_FORWARD || t->ev[i].kind == PL_EV_BACKWARD) &&
             t->ev[i].layer >= 0 && viz_matrix_index(&a.model, t->ev[i].label) < 0) {

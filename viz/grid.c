@@ -197,12 +197,18 @@ void pl_viz_layout(int cols, int rows, int ndev, unsigned panes, pl_layout *out)
 
 void pl_viz_layout_text(int cols, int rows, int ndev, unsigned panes, int text_rows, pl_layout *out)
 {
+    pl_viz_layout_stages(cols, rows, ndev, 0, panes, text_rows, out);
+}
+
+void pl_viz_layout_stages(int cols, int rows, int ndev, int stages, unsigned panes, int text_rows,
+                          pl_layout *out)
+{
     memset(out, 0, sizeof *out);
     if (ndev < 0) ndev = 0;
     panes |= PL_PANE_BIT(PL_PANE_HEADER) | PL_PANE_BIT(PL_PANE_NARRATION);
     int has[PL_NUM_PANES];
     for (int p = 0; p < PL_NUM_PANES; p++) has[p] = (panes >> p) & 1u;
-    int left = has[PL_PANE_TOPOLOGY]; /* the devices join it there */
+    int left = has[PL_PANE_TOPOLOGY] || has[PL_PANE_MESH]; /* the devices join them there */
     int below = has[PL_PANE_PIPELINE] + has[PL_PANE_SHARDS] + has[PL_PANE_METRICS];
     int right = has[PL_PANE_TIMELINE] || below;
     int band = has[PL_PANE_DEVICES] && !left;
@@ -223,7 +229,8 @@ void pl_viz_layout_text(int cols, int rows, int ndev, unsigned panes, int text_r
     out->pane[PL_PANE_NARRATION] = (pl_rect){0, rows - nh, cols, nh};
     int by = 1, bh = rows - 1 - nh; /* the body */
     if (pipe && bh - 8 >= 5) {      /* across the top of the body (else beside the metrics) */
-        int want = (ndev > 0 ? ndev : 1) + 4, ph = want < bh - 8 ? want : bh - 8;
+        int srows = stages > 0 ? stages : ndev > 0 ? ndev : 1;
+        int want = srows + 4, ph = want < bh - 8 ? want : bh - 8;
         out->pane[PL_PANE_PIPELINE] = (pl_rect){0, by, cols, ph};
         by += ph;
         bh -= ph;
@@ -245,12 +252,19 @@ void pl_viz_layout_text(int cols, int rows, int ndev, unsigned panes, int text_r
         bh -= dh;
     }
     int lw = !left ? 0 : !right ? cols : cols * 3 / 10 < 30 ? 30 : cols * 3 / 10;
+    if (left && right && has[PL_PANE_MESH] && lw < 36) lw = 36; /* the mesh's legend, whole */
     if (left) {
         int dh = has[PL_PANE_DEVICES] ? ndev + 2 : 0; /* a row per device */
         if (dh > bh / 2) dh = bh / 2;
+        /* the mesh: a replica's box of two stages, its legend and border (7 rows) first */
+        int rest = (has[PL_PANE_MESH] ? 7 : 0) + (has[PL_PANE_TOPOLOGY] ? 3 : 0);
+        if (has[PL_PANE_MESH] && dh > bh - rest) dh = bh - rest;
         if (dh < 3 && has[PL_PANE_DEVICES]) dh = 3;
         if (has[PL_PANE_DEVICES]) out->pane[PL_PANE_DEVICES] = (pl_rect){0, by, lw, dh};
-        out->pane[PL_PANE_TOPOLOGY] = (pl_rect){0, by + dh, lw, bh - dh};
+        int mh = !has[PL_PANE_MESH] ? 0 : has[PL_PANE_TOPOLOGY] ? (bh - dh + 1) / 2 : bh - dh;
+        if (mh) out->pane[PL_PANE_MESH] = (pl_rect){0, by + dh, lw, mh};
+        if (has[PL_PANE_TOPOLOGY])
+            out->pane[PL_PANE_TOPOLOGY] = (pl_rect){0, by + dh + mh, lw, bh - dh - mh};
     }
     if (right && bh > 0) {
         int rx = lw, rw = cols - lw;

@@ -82,7 +82,8 @@ int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_ran
 {
     *quit = 0;
     if (pl_viz_check_matrices(vc->matrices, vc->nmatrices, vc->tp, n, err, err_size) ||
-        pl_viz_check_pipeline(vc->pipeline, n, err, err_size))
+        pl_viz_check_pipeline(vc->pipeline, n, err, err_size) ||
+        pl_viz_check_mesh(vc->mesh, n, err, err_size))
         return 1;
     char why[256];
     int ui = opt->viz && pl_viz_available(why, sizeof why);
@@ -123,7 +124,11 @@ int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_ran
         if (vc->pipeline) /* the pipeline pane's, for a replay */
             pl_trace_writer_describe_pipeline(
                 dr.writer, vc->pipeline->stages, vc->pipeline->micro_batches, vc->pipeline->chunks,
-                vc->pipeline->schedule, vc->pipeline->of_ideal, vc->pipeline->of_total);
+                vc->pipeline->schedule, vc->pipeline->of_ideal, vc->pipeline->of_total,
+                vc->pipeline->have_stage_rank ? vc->pipeline->stage_rank : NULL);
+        if (vc->mesh) /* the mesh pane's */
+            pl_trace_writer_describe_mesh(dr.writer, vc->mesh->dp, vc->mesh->tp, vc->mesh->pp,
+                                          vc->mesh->order);
     }
     pthread_t drain_thread;
     dr.player = player;

@@ -69,6 +69,12 @@ int viz_model_add(viz_model *m, const pl_event *e)
     }
     m->nevents++;
     if (e->kind < sizeof m->nkind / sizeof *m->nkind) m->nkind[e->kind]++;
+    if (e->group > PL_GROUP_NONE && e->group < PL_NUM_GROUPS &&
+        (e->kind == PL_EV_COLLECTIVE || e->kind == PL_EV_RING_STEP || e->kind == PL_EV_SEND ||
+         e->kind == PL_EV_RECV)) {
+        m->ngroup[e->group]++;
+        m->nkind_grouped[e->kind]++;
+    }
     if (e->modeled_start != 0 || e->modeled_end != 0) m->have_modeled = 1;
     for (int c = 0; c < 2; c++) {
         double s = viz_ev_start(e, c), t = viz_ev_end(e, c);
@@ -445,6 +451,14 @@ int pl_viz_check_pipeline(const pl_viz_pipeline *p, int nranks, char *err, size_
                  p->of_total);
         why = "of_ideal >= 0 and of_total in [0, 1), or both negative (no formula)";
     }
+    for (int r = 0; !why && p->have_stage_rank && r < p->stages; r++) {
+        int k = p->stage_rank[r], top = nranks > 0 ? nranks : PL_MAX_RANKS;
+        if (k < 0 || k >= top) {
+            snprintf(bad, sizeof bad, "stage %d drawn from rank %d", r, k);
+            snprintf(range, sizeof range, "ranks 0..%d", top - 1);
+            why = range;
+        }
+    }
     if (why) {
         snprintf(err, cap, "pipeline pane: %s: allowed are %s", bad, why);
         return -1;
@@ -464,6 +478,9 @@ int viz_model_set_pipeline(viz_model *m, const pl_viz_pipeline *p, char *err, si
     int none = p->of_ideal < 0 && p->of_total < 0;
     m->pp.of_ideal = none ? -1 : p->of_ideal;
     m->pp.of_total = none ? -1 : p->of_total;
+    m->pp.have_stage_rank = p->have_stage_rank ? 1 : 0;
+    for (int r = 0; p->have_stage_rank && r < p->stages; r++)
+        m->pp.stage_rank[r] = p->stage_rank[r];
     return 0;
 }
 
@@ -495,6 +512,9 @@ void viz_pp_round_find(const viz_model *m, int modeled, viz_pp_round *R)
         for (size_t i = 0; i < L->n; i++) {
             const pl_event *e = &L->ev[i];
             if (!viz_is_pipeline_op(m, e)) continue;
+            if (m->pp.have_stage_rank && /* a hybrid run: the stage's own rank only */
+                (e->layer >= m->pp.stages || m->pp.stage_rank[e->layer] != rk))
+                continue;
             if (R->owner[e->layer] < 0) R->owner[e->layer] = rk;
             top = e->layer > top ? e->layer : top;
             double d = viz_ev_end(e, modeled) - viz_ev_start(e, modeled);

@@ -338,8 +338,11 @@ static int legend(viz_grid *g, int x, int y, int w, const viz_model *m)
     int n = (int)(sizeof items / sizeof *items), on[9], len[2] = {0, 0};
     for (int i = 0; i < n; i++) {
         int k = items[i].kind;
-        on[i] = k < 0 || m->nkind[k] > 0 ||
-                (k == PL_EV_RING_STEP && (m->nkind[PL_EV_SEND] || m->nkind[PL_EV_RECV]));
+        /* (a hybrid run's communication is drawn by its group: group_legend) */
+#define PLAIN(kind) (m->nkind[kind] - m->nkind_grouped[kind])
+        on[i] = k < 0 || PLAIN(k) > 0 ||
+                (k == PL_EV_RING_STEP && (PLAIN(PL_EV_SEND) || PLAIN(PL_EV_RECV)));
+#undef PLAIN
         if (!on[i]) continue;
         len[0] += 4 + (int)strlen(items[i].name);
         len[1] += 4 + (int)strlen(items[i].brief);
@@ -362,6 +365,44 @@ static int legend(viz_grid *g, int x, int y, int w, const viz_model *m)
         cx += need;
     }
     return cx - x;
+}
+
+/* The groups of a hybrid run's traffic (pl_event.group), each in its colour
+ * and letter: "t TP group  d DP group  p PP group" at x, in w cells (short
+ * names when the long ones do not fit). Returns the cells used. */
+static int group_legend(viz_grid *g, int x, int y, int w, const viz_model *m)
+{
+    static const char *name[PL_NUM_GROUPS] = {"", "TP group", "DP group", "PP group"};
+    int len = 0;
+    for (int k = PL_GROUP_TP; k <= PL_GROUP_PP; k++)
+        if (m->ngroup[k]) len += (len ? 2 : 0) + 2 + (int)strlen(name[k]);
+    int brief = len > w, cx = x;
+    for (int k = PL_GROUP_TP; k <= PL_GROUP_PP; k++) {
+        if (!m->ngroup[k]) continue;
+        int need = 2 + (brief ? 2 : (int)strlen(name[k]));
+        if (cx + (cx > x ? 2 : 0) + need > x + w) break;
+        if (cx > x) {
+            viz_put(g, cx++, y, ' ', COL_DIM, 0);
+            viz_put(g, cx++, y, ' ', COL_DIM, 0);
+        }
+        viz_put(g, cx, y, (uint32_t)viz_group_letter(k), viz_group_colour(k), ATTR_BOLD);
+        viz_put(g, cx + 1, y, ' ', COL_DIM, 0);
+        viz_text(g, cx + 2, y, need - 2, name[k], viz_group_colour(k), 0);
+        cx += need;
+    }
+    return cx - x;
+}
+
+/* A hybrid run's communication: the letter of its group, in the group's
+ * colour. 0: no group. */
+static uint32_t group_mark(const pl_event *e, int *col)
+{
+    if (e->group < PL_GROUP_TP || e->group > PL_GROUP_PP ||
+        !(e->kind == PL_EV_COLLECTIVE || e->kind == PL_EV_RING_STEP || e->kind == PL_EV_SEND ||
+          e->kind == PL_EV_RECV))
+        return 0;
+    *col = viz_group_colour(e->group);
+    return (uint32_t)viz_group_letter(e->group);
 }
 
 static void timeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v)
@@ -388,7 +429,10 @@ static void timeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
     for (int rk = first; rk < n; rk++)
         need += m->stream_lanes ? (m->nstreams[rk] > 0 ? m->nstreams[rk] : 1) : per;
     int own_legend = need < rows;
-    rows -= own_legend;
+    /* a hybrid run's groups: a row of their own too, when there is one */
+    int groups = m->ngroup[PL_GROUP_TP] + m->ngroup[PL_GROUP_DP] + m->ngroup[PL_GROUP_PP] > 0;
+    int own_groups = groups && need < rows - own_legend;
+    rows -= own_legend + own_groups;
     int y = in.y;
     for (int rk = first; rk < n && y < in.y + rows; rk++) {
         int lanes = m->stream_lanes ? (m->nstreams[rk] > 0 ? m->nstreams[rk] : 1) : per;
@@ -424,6 +468,8 @@ static void timeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
                     ch = (uint32_t)('0' + e->micro_batch % 10); /* the micro-batch, in its colour */
                     attr = ATTR_REVERSE;
                 }
+                uint32_t gm = group_mark(e, &col);
+                if (gm) ch = gm;
                 viz_put(g, in.x + label_w + c, y, ch, col, attr);
             }
         }
@@ -436,10 +482,18 @@ static void timeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
     viz_text(g, in.x + label_w, ay, w, t1, COL_DIM, 0);
     int l1 = (int)strlen(t1), l2 = (int)strlen(t2);
     if (w > l1 + l2 + 2) viz_text(g, in.x + in.w - l2, ay, l2, t2, COL_DIM, 0);
-    if (own_legend)
-        legend(g, in.x, ay - 1, in.w, m);
-    else if (r.w > 8) { /* " █ kernel  ▒ copy " on the border */
-        int used = legend(g, r.x + 2, r.y + r.h - 1, r.w - 5, m);
+    if (own_legend) legend(g, in.x, ay - 1, in.w, m);
+    if (own_groups) group_legend(g, in.x, ay - 1 - own_legend, in.w, m);
+    if ((!own_legend || (groups && !own_groups)) && r.w > 8) {
+        /* " █ kernel  ▒ copy " on the border (a hybrid run's groups first) */
+        int used = groups && !own_groups ? group_legend(g, r.x + 2, r.y + r.h - 1, r.w - 5, m) : 0;
+        int gap = used ? 2 : 0; /* two blanks between the two, when the kinds' fit */
+        if (!own_legend && r.w - 5 - used - gap > 0) {
+            int k = legend(g, r.x + 2 + used + gap, r.y + r.h - 1, r.w - 5 - used - gap, m);
+            for (int i = 0; k && i < gap; i++)
+                viz_put(g, r.x + 2 + used + i, r.y + r.h - 1, ' ', COL_DIM, 0);
+            used += k ? gap + k : 0;
+        }
         viz_put(g, r.x + 1, r.y + r.h - 1, ' ', COL_DIM, 0);
         viz_put(g, r.x + 2 + used, r.y + r.h - 1, ' ', COL_DIM, 0);
     }
@@ -1361,6 +1415,9 @@ void viz_render_pane(viz_grid *g, pl_pane p, pl_rect r, const viz_model *m, cons
         break;
     case PL_PANE_METRICS:
         metrics(g, r, m, v);
+        break;
+    case PL_PANE_MESH:
+        viz_mesh_pane(g, r, m, v);
         break;
     default:
         break;

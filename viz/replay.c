@@ -11,8 +11,9 @@
  * what the lab said (title, steps, panes, stream_lanes), each "paralab
  * matrix" a matrix of the shards pane (name, rows, cols, split, padded_cols,
  * tp), the "paralab pipeline" the pipeline of the pipeline pane (stages,
- * micro_batches, chunks, schedule, of_ideal, of_total); other metadata is
- * skipped. The clock the file was written on is in otherData.clock
+ * micro_batches, chunks, schedule, of_ideal, of_total, and stage_ranks in a
+ * hybrid run's), the "paralab mesh" the mesh of the mesh pane (dp, tp, pp,
+ * order); other metadata is skipped. The clock the file was written on is in otherData.clock
  * ("modeled" or "measured"; absent: measured).
  */
 #include <math.h>
@@ -147,13 +148,60 @@ static int read_pipeline(viz_trace *t, json_t *args, const char *path, size_t i,
                  path, i, PL_MAX_RANKS, PL_PP_MAX_MICRO, PL_PP_MAX_CHUNKS);
         return -1;
     }
+    json_t *sr = json_object_get(args, "stage_ranks");
+    int stage_rank[PL_MAX_RANKS] = {0};
+    if (sr) { /* a hybrid run's: the rank each stage shows */
+        int ok = json_is_array(sr) && json_array_size(sr) == (size_t)p;
+        for (size_t r = 0; ok && r < (size_t)p; r++) {
+            json_t *x = json_array_get(sr, r);
+            ok = json_is_integer(x) && json_integer_value(x) >= 0 &&
+                 json_integer_value(x) < PL_MAX_RANKS;
+            if (ok) stage_rank[r] = (int)json_integer_value(x);
+        }
+        if (!ok) {
+            snprintf(err, cap,
+                     "%s: event %zu: a pipeline's args.stage_ranks must be an array of %lld whole "
+                     "numbers 0..%d (a rank per stage)",
+                     path, i, p, PL_MAX_RANKS - 1);
+            return -1;
+        }
+    }
     snprintf(t->pipeline_schedule, sizeof t->pipeline_schedule, "%s", json_string_value(name));
     t->pipeline = (pl_viz_pipeline){(int)p,
                                     (int)m,
                                     (int)v,
                                     t->pipeline_schedule,
                                     none ? -1 : json_number_value(fi),
-                                    none ? -1 : json_number_value(ft)};
+                                    none ? -1 : json_number_value(ft),
+                                    sr != NULL,
+                                    {0}};
+    memcpy(t->pipeline.stage_rank, stage_rank, sizeof stage_rank);
+    return 0;
+}
+
+/* The "paralab mesh" metadata event: the mesh pane's mesh. 0, or -1 with
+ * err saying what it needs. */
+static int read_mesh(viz_trace *t, json_t *args, const char *path, size_t i, char *err, size_t cap)
+{
+    json_t *order = json_object_get(args, "order");
+    long long dp = 0, tp = 0, pp = 0;
+    if (t->mesh.dp > 0) {
+        snprintf(err, cap, "%s: event %zu: a second mesh (\"paralab mesh\"): a trace has one", path,
+                 i);
+        return -1;
+    }
+    if (!json_object_get(args, "dp") || !json_object_get(args, "tp") ||
+        !json_object_get(args, "pp") || int_arg(args, "dp", 1, PL_MAX_RANKS, &dp) ||
+        int_arg(args, "tp", 1, PL_MAX_RANKS, &tp) || int_arg(args, "pp", 1, PL_MAX_RANKS, &pp) ||
+        !json_is_string(order) || strlen(json_string_value(order)) > 15) {
+        snprintf(err, cap,
+                 "%s: event %zu: a mesh (\"paralab mesh\") needs args.dp, tp and pp (whole "
+                 "numbers 1..%d) and order (\"megatron\" or \"picotron\")",
+                 path, i, PL_MAX_RANKS);
+        return -1;
+    }
+    snprintf(t->mesh_order, sizeof t->mesh_order, "%s", json_string_value(order));
+    t->mesh = (pl_viz_mesh){(int)dp, (int)tp, (int)pp, t->mesh_order};
     return 0;
 }
 
@@ -216,6 +264,9 @@ int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
                 goto bad;
             if (json_is_string(name) && !strcmp(json_string_value(name), "paralab pipeline") &&
                 read_pipeline(t, args, path, i, err, cap))
+                goto bad;
+            if (json_is_string(name) && !strcmp(json_string_value(name), "paralab mesh") &&
+                read_mesh(t, args, path, i, err, cap))
                 goto bad;
             continue;
         }
@@ -344,8 +395,15 @@ int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
             for (int gi = 1; gi < PL_NUM_GROUPS && json_is_string(jg); gi++)
                 if (!strcmp(json_string_value(jg), pl_group_name((pl_group)gi))) group = gi;
             if (!group) {
-                snprintf(err, cap, "%s: event %zu: args.group is not \"tp\", \"dp\" or \"pp\"",
-                         path, i);
+                char said[40];
+                if (json_is_string(jg))
+                    snprintf(said, sizeof said, "\"%.32s\"", json_string_value(jg));
+                else
+                    snprintf(said, sizeof said, "(not a string)");
+                snprintf(err, cap,
+                         "%s: event %zu: args.group %s is not a group: use \"tp\", \"dp\" or "
+                         "\"pp\"",
+                         path, i, said);
                 goto bad;
             }
         }
@@ -363,7 +421,8 @@ int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
     }
     char why[256];
     if (pl_viz_check_matrices(t->matrices, t->nmatrices, t->tp, 0, why, sizeof why) ||
-        (t->pipeline.stages > 0 && pl_viz_check_pipeline(&t->pipeline, world, why, sizeof why))) {
+        (t->pipeline.stages > 0 && pl_viz_check_pipeline(&t->pipeline, world, why, sizeof why)) ||
+        (t->mesh.dp > 0 && pl_viz_check_mesh(&t->mesh, world, why, sizeof why))) {
         snprintf(err, cap, "%s: %s", path, why);
         goto bad;
     }

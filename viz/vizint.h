@@ -30,6 +30,9 @@ enum {
     COL_COMM,                  /* collectives, ring steps, send/recv */
     COL_RANK0,                 /* COL_RANK0 + r % 8: a rank's colour (shards, topology) */
     COL_WGRAD = COL_RANK0 + 8, /* a pipeline's W (weight gradient) */
+    COL_GROUP_TP,              /* a hybrid run's groups (pl_event.group): the mesh pane */
+    COL_GROUP_DP,              /* and the timeline's comm lane, one colour each */
+    COL_GROUP_PP,
     COL_COUNT
 };
 enum { ATTR_BOLD = 1, ATTR_REVERSE = 2, ATTR_UNDERLINE = 4 };
@@ -129,8 +132,19 @@ typedef struct viz_model {
     struct viz_pipeline {
         int stages, micro_batches, chunks;
         char schedule[16];
-        double of_ideal, of_total; /* < 0: no formula */
+        double of_ideal, of_total;                     /* < 0: no formula */
+        int have_stage_rank, stage_rank[PL_MAX_RANKS]; /* pl_viz_pipeline's */
     } pp;
+    /* the mesh pane's mesh (viz_model_set_mesh); dp 0: none said */
+    struct viz_mesh {
+        int dp, tp, pp;
+        int order; /* pl_mesh_order */
+    } mesh;
+    /* a hybrid run's communication (a collective, ring step, send or
+     * receive with a pl_group): how many of each group, and of each kind
+     * (the timeline draws them in their group's letter, not their kind's
+     * glyph) */
+    size_t ngroup[PL_NUM_GROUPS], nkind_grouped[16];
     /* per stage, the bytes of activations it holds (the metric notes
      * "activations s<r>": not series) now and at most; act_seen: noted */
     double act_now[PL_MAX_RANKS], act_peak[PL_MAX_RANKS];
@@ -186,6 +200,10 @@ int viz_model_set_matrices(viz_model *m, const pl_viz_matrix *mx, int n, int tp,
  * checked as pl_viz_check_pipeline does (for any number of ranks); p NULL:
  * none. 0, or -1 with err (the model unchanged). */
 int viz_model_set_pipeline(viz_model *m, const pl_viz_pipeline *p, char *err, size_t cap);
+/* The mesh of the mesh pane (pl_viz_mesh, paralab/viz.h), checked as
+ * pl_viz_check_mesh does (for any number of ranks); mesh NULL: none. 0, or
+ * -1 with err (the model unchanged). */
+int viz_model_set_mesh(viz_model *m, const pl_viz_mesh *mesh, char *err, size_t cap);
 /* The index of the matrix named `label` in the model, or -1: an event of
  * kind forward or backward with that label is a matmul with it. */
 int viz_matrix_index(const viz_model *m, const char *label);
@@ -257,6 +275,9 @@ typedef struct viz_trace {
     /* the pipeline of the pipeline pane ("paralab pipeline" metadata): stages 0 when absent */
     pl_viz_pipeline pipeline;
     char pipeline_schedule[16];
+    /* the mesh of the mesh pane ("paralab mesh" metadata): dp 0 when absent */
+    pl_viz_mesh mesh;
+    char mesh_order[16];
 } viz_trace;
 
 /* Reads a trace file (paralab-viz, pl_viz_read_trace): 0, or -1 with err
@@ -380,6 +401,43 @@ void viz_pp_round_find(const viz_model *m, int modeled, viz_pp_round *r);
  * (hi - lo)) = 1 - busy / (stages x (hi - lo)), from the pipeline ops of
  * the newest iteration (viz_pp_round_find); -1 when there are none. */
 double viz_bubble_fraction(const viz_model *m, int modeled);
+
+/* ---- the mesh pane (mesh.c) ---------------------------------------------------------- */
+
+/* A group's colour (COL_GROUP_TP...; COL_COMM for PL_GROUP_NONE) and its
+ * letter ('t', 'd', 'p'; 0 for none): the same in every pane. */
+int viz_group_colour(int group);
+char viz_group_letter(int group);
+/* The communication the mesh pane lights: the newest event on any rank's
+ * comm lane (a collective, ring step, send or receive) with a group
+ * (PL_GROUP_TP, DP or PP) that started at or before t on the clock (on a
+ * tie, the lowest rank's); NULL when none. */
+const pl_event *viz_mesh_active(const viz_model *m, double t, int modeled);
+/* lit[rank] (PL_MAX_RANKS of them): the group (pl_group) rank is lit in,
+ * 0: not lit; the members of the active event's rank's group along the
+ * event's axis (pl_mesh_group, in the model's mesh and order). Returns
+ * that group, 0 when none (no mesh, no such event). */
+int viz_mesh_lit(const viz_model *m, double t, int modeled, unsigned char *lit);
+/* Where the mesh pane puts things inside its border `in`: a box per DP
+ * replica (box_w x box_h: its border, a row per stage, a column of cell_w
+ * per TP rank, each cell the rank's nd digits, its mark and a blank),
+ * per_row of them side by side after the stage labels (label_w, "pp0"),
+ * box_rows rows of them; shown: the replicas that fit (the rest are
+ * counted, "+N"); legend_rows under them (the groups, then "now: ...").
+ * compact: where the boxes do not all fit, and a fold without them shows
+ * more, each replica is its name ("dp3") over its cells, between bars
+ * (box_w the bar and the cells, box_h its name and stages). per_row 0:
+ * too small for one replica. */
+typedef struct viz_mesh_layout {
+    int compact, nd, cell_w, label_w, box_w, box_h;
+    int per_row, box_rows, shown, legend_rows;
+    int origin_x, origin_y;
+} viz_mesh_layout;
+void viz_mesh_geometry(const viz_model *m, pl_rect in, viz_mesh_layout *L);
+/* The cell of world rank `rank` (its number's first column, its row): 0,
+ * or -1 when it is not drawn (a replica left out, no room, a bad rank). */
+int viz_mesh_cell(const viz_model *m, const viz_mesh_layout *L, int rank, int *x, int *y);
+void viz_mesh_pane(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v);
 
 /* The watchdog saw no progress (labrun.c, on the watchdog's thread): the UI
  * thread gives the terminal back, prints the report and ends the process. */

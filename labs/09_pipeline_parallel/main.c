@@ -234,7 +234,7 @@ static int setup(void *ctx, char *err, size_t cap)
     a->run = (lab09_run){.cfg = &a->cfg, .data = &a->data, .result = &a->res};
     double fi = -1, ft = -1;
     if (pl_pp_bubble_formula((pl_pp_kind)a->kind, p, m, v, &fi, &ft)) fi = ft = -1;
-    a->pipe = (pl_viz_pipeline){p, m, v, pl_pp_kind_name((pl_pp_kind)a->kind), fi, ft};
+    a->pipe = (pl_viz_pipeline){p, m, v, pl_pp_kind_name((pl_pp_kind)a->kind), fi, ft, 0, {0}};
     const char *dev = pl_device_caps()->modeled ? pl_device_label() : "real GPUs";
     char chunks[32] = "";
     if (v > 1) snprintf(chunks, sizeof chunks, ", %d chunks per stage", v);

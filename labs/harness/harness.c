@@ -186,6 +186,7 @@ static int run(const pl_lab_def *def, int nsteps)
                         .nmatrices = def->nmatrices,
                         .tp = def->tp > 0 ? def->tp : H.opt.devices,
                         .pipeline = def->pipeline,
+                        .mesh = def->mesh,
                         .modeled = pl_device_caps()->modeled};
     for (int r = 0; def->role && r < H.opt.devices && r < PL_MAX_RANKS; r++) {
         snprintf(role_text[r], sizeof role_text[r], "%s %d", def->role, r);

@@ -106,6 +106,12 @@ typedef struct pl_lab_def {
      * NULL: none. One pl_viz_check_pipeline refuses stops the run before
      * its steps: "labNN: pipeline pane: ..." on stderr, exit 1. */
     const pl_viz_pipeline *pipeline;
+    /* the mesh pane (PL_PANE_BIT(PL_PANE_MESH) in panes): the device mesh
+     * the lab runs on (pl_viz_mesh, paralab/viz.h: dp, tp, pp and the rank
+     * order), read when the steps start, after setup (which fills it from
+     * the options); NULL: none. One pl_viz_check_mesh refuses stops the run
+     * before its steps: "labNN: mesh pane: ..." on stderr, exit 1. */
+    const pl_viz_mesh *mesh;
 
     /* The lesson. All optional but steps; each gets ctx.
      *   probe(r)      on a one-rank world, before setup, not with

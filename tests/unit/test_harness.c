@@ -406,8 +406,8 @@ static void test_shards_matrices(void)
 static pl_viz_pipeline toy_pp;
 static int setup_pipeline(void *ctx, char *why, size_t cap)
 {
-    toy_pp =
-        (pl_viz_pipeline){pl_lab_options()->devices + (int)toy.widgets, 4, 1, "1f1b", 0.25, 0.2};
+    toy_pp = (pl_viz_pipeline){
+        pl_lab_options()->devices + (int)toy.widgets, 4, 1, "1f1b", 0.25, 0.2, 0, {0}};
     return setup(ctx, why, cap);
 }
 
@@ -437,6 +437,48 @@ static void test_pipeline_description(void)
     unlink(path);
 }
 
+/* The mesh pane's mesh passes through to the trace file (the one setup
+ * fills in), with the pipeline's stage ranks; one the pane cannot draw
+ * (not the world's ranks) stops the run before its steps. */
+static pl_viz_mesh toy_mesh;
+static pl_viz_pipeline toy_pp2;
+static int setup_mesh(void *ctx, char *why, size_t cap)
+{
+    toy_mesh = (pl_viz_mesh){pl_lab_options()->devices / 2 + (int)toy.widgets, 1, 2, "picotron"};
+    toy_pp2 = (pl_viz_pipeline){2, 4, 1, "1f1b", 0.25, 0.2, 1, {0}};
+    toy_pp2.stage_rank[1] = toy_mesh.dp; /* dp 0 on stage 1, in picotron's order */
+    return setup(ctx, why, cap);
+}
+
+static void test_mesh_description(void)
+{
+    reset();
+    char path[] = "/tmp/paralab-harness-XXXXXX", rerr[512];
+    close(mkstemp(path));
+    pl_lab_def d = toy_def(1, 4);
+    d.panes = PL_PANE_BIT(PL_PANE_MESH) | PL_PANE_BIT(PL_PANE_PIPELINE);
+    d.mesh = &toy_mesh;
+    d.pipeline = &toy_pp2;
+    d.setup = setup_mesh;
+    CU_ASSERT_EQUAL(run(&d, "--devices", "4", "--trace", path, NULL), 0);
+    viz_trace t;
+    CU_ASSERT_EQUAL_FATAL(viz_read_trace(path, &t, rerr, sizeof rerr), 0);
+    CU_ASSERT_EQUAL(t.mesh.dp, 2);
+    CU_ASSERT_EQUAL(t.mesh.tp, 1);
+    CU_ASSERT_EQUAL(t.mesh.pp, 2);
+    CU_ASSERT_STRING_EQUAL(t.mesh.order, "picotron");
+    CU_ASSERT(t.panes & PL_PANE_BIT(PL_PANE_MESH));
+    CU_ASSERT_EQUAL(t.pipeline.have_stage_rank, 1);
+    CU_ASSERT(t.pipeline.stage_rank[0] == 0 && t.pipeline.stage_rank[1] == 2);
+    viz_trace_free(&t);
+    /* dp 3 x tp 1 x pp 2 on 4 ranks */
+    CU_ASSERT_EQUAL(run(&d, "--devices", "4", "--widgets", "1", NULL), 1);
+    CU_ASSERT_STRING_EQUAL(err, "lab99: mesh pane: dp x tp x pp = 3 x 1 x 2 = 6 ranks for a world "
+                                "of 4: allowed are degrees whose product is the world's ranks\n");
+    CU_ASSERT_PTR_NULL(strstr(out, "[1]"));
+    unlink(path);
+}
+
 static int had_quiet;
 static int init(void)
 {
@@ -459,6 +501,8 @@ int register_harness_suite(void)
         {"exit status", test_exit_status},
         {"the shards pane's matrices: to the UI and the trace, or refused", test_shards_matrices},
         {"the pipeline pane's pipeline: to the trace, or refused", test_pipeline_description},
+        {"the mesh pane's mesh and the stage ranks: to the trace, or refused",
+         test_mesh_description},
     };
     return UNIT_SUITE_SETUP("harness", init, cleanup, t);
 }

@@ -82,7 +82,7 @@ static const viz_cell *cell(const viz_grid *g, int x, int y) { return &g->cells[
 static void gpipe_2x2(viz_model *m)
 {
     char err[256];
-    pl_viz_pipeline pp = {2, 2, 1, "gpipe", 0.5, 1.0 / 3};
+    pl_viz_pipeline pp = {2, 2, 1, "gpipe", 0.5, 1.0 / 3, 0, {0}};
     viz_model_init(m, 2);
     CU_ASSERT_EQUAL_FATAL(viz_model_set_pipeline(m, &pp, err, sizeof err), 0);
     add(m, op(PL_EV_FORWARD, 0, 0, 0, 0, 1));
@@ -167,7 +167,7 @@ static void test_zb_h1_cells(void)
 {
     char err[256];
     viz_model m;
-    pl_viz_pipeline pp = {2, 2, 1, "zb-h1", 1.0 / 6, 1.0 / 7};
+    pl_viz_pipeline pp = {2, 2, 1, "zb-h1", 1.0 / 6, 1.0 / 7, 0, {0}};
     viz_model_init(&m, 2);
     CU_ASSERT_EQUAL_FATAL(viz_model_set_pipeline(&m, &pp, err, sizeof err), 0);
     static const struct {
@@ -208,7 +208,7 @@ static void test_chunks_and_narrow_boxes(void)
 {
     char err[256];
     viz_model m;
-    pl_viz_pipeline pp = {2, 12, 2, "interleaved", 1.0 / 24, 1.0 / 25};
+    pl_viz_pipeline pp = {2, 12, 2, "interleaved", 1.0 / 24, 1.0 / 25, 0, {0}};
     viz_model_init(&m, 2);
     CU_ASSERT_EQUAL_FATAL(viz_model_set_pipeline(&m, &pp, err, sizeof err), 0);
     /* m = 12: 3 cells the shortest op (1 unit); F11 of chunk 1 lasts 2 */
@@ -244,7 +244,7 @@ static void test_live_and_iterations(void)
 {
     char err[256];
     viz_model m;
-    pl_viz_pipeline pp = {2, 2, 1, "gpipe", 0.5, 1.0 / 3};
+    pl_viz_pipeline pp = {2, 2, 1, "gpipe", 0.5, 1.0 / 3, 0, {0}};
     viz_model_init(&m, 2);
     CU_ASSERT_EQUAL_FATAL(viz_model_set_pipeline(&m, &pp, err, sizeof err), 0);
     viz_grid g = {0};
@@ -292,7 +292,7 @@ static void test_live_and_iterations(void)
 static void gpipe_8x32(viz_model *m)
 {
     char err[256];
-    pl_viz_pipeline pp = {8, 32, 1, "gpipe", 7.0 / 32, 7.0 / 39};
+    pl_viz_pipeline pp = {8, 32, 1, "gpipe", 7.0 / 32, 7.0 / 39, 0, {0}};
     viz_model_init(m, 8);
     CU_ASSERT_EQUAL_FATAL(viz_model_set_pipeline(m, &pp, err, sizeof err), 0);
     double u = 1e-6;
@@ -481,19 +481,23 @@ static void test_pipeline_refused(void)
         int nranks;
         const char *want;
     } c[] = {
-        {{0, 4, 1, "gpipe", 0.5, 0.2}, 4, "pipeline pane: 0 stages: allowed are 1..64 stages"},
-        {{3, 4, 1, "gpipe", 0.5, 0.2},
+        {{0, 4, 1, "gpipe", 0.5, 0.2, 0, {0}},
+         4,
+         "pipeline pane: 0 stages: allowed are 1..64 stages"},
+        {{3, 4, 1, "gpipe", 0.5, 0.2, 0, {0}},
          4,
          "pipeline pane: 3 stages for 4 ranks: allowed are a number of stages that divides the "
          "world's ranks"},
-        {{2, 0, 1, "gpipe", 0.5, 0.2},
+        {{2, 0, 1, "gpipe", 0.5, 0.2, 0, {0}},
          2,
          "pipeline pane: 0 micro-batches: allowed are 1..4096 micro-batches"},
-        {{2, 4, 9, "gpipe", 0.5, 0.2}, 2, "pipeline pane: 9 chunks: allowed are 1..8 chunks"},
-        {{2, 4, 1, "", 0.5, 0.2},
+        {{2, 4, 9, "gpipe", 0.5, 0.2, 0, {0}},
+         2,
+         "pipeline pane: 9 chunks: allowed are 1..8 chunks"},
+        {{2, 4, 1, "", 0.5, 0.2, 0, {0}},
          2,
          "pipeline pane: schedule name of 0 bytes: allowed are a schedule name of 1 to 15 bytes"},
-        {{2, 4, 1, "gpipe", 0.25, 1.5},
+        {{2, 4, 1, "gpipe", 0.25, 1.5, 0, {0}},
          2,
          "pipeline pane: bubble 0.25 of the ideal time, 1.5 of the total: allowed are of_ideal >= "
          "0 and of_total in [0, 1), or both negative (no formula)"},
@@ -503,7 +507,7 @@ static void test_pipeline_refused(void)
         CU_ASSERT_EQUAL(pl_viz_check_pipeline(&c[i].p, c[i].nranks, err, sizeof err), -1);
         CU_ASSERT_STRING_EQUAL(err, c[i].want);
     }
-    pl_viz_pipeline none = {2, 1, 1, "zb-h1", -1, -1};
+    pl_viz_pipeline none = {2, 1, 1, "zb-h1", -1, -1, 0, {0}};
     CU_ASSERT_EQUAL(pl_viz_check_pipeline(&none, 2, err, sizeof err), 0);
     CU_ASSERT_EQUAL(pl_viz_check_pipeline(NULL, 2, err, sizeof err), 0);
     viz_model m;
@@ -536,7 +540,7 @@ static void test_pipeline_metadata(void)
     CU_ASSERT_FATAL(w != NULL);
     CU_ASSERT_EQUAL(pl_trace_writer_describe(w, "lab 09 pipeline", 3, LAB09_PANES, 0), 0);
     CU_ASSERT_EQUAL(
-        pl_trace_writer_describe_pipeline(w, 8, 32, 2, "interleaved", 7.0 / 64, 7.0 / 71), 0);
+        pl_trace_writer_describe_pipeline(w, 8, 32, 2, "interleaved", 7.0 / 64, 7.0 / 71, NULL), 0);
     pl_event e = op(PL_EV_WEIGHT_GRAD, 3, 5, 1, 1e-6, 2e-6);
     CU_ASSERT_EQUAL(pl_trace_writer_add(w, &e, 1), 0);
     CU_ASSERT_EQUAL(pl_trace_writer_close(w, err, sizeof err), 0);
@@ -564,7 +568,7 @@ static void test_pipeline_metadata(void)
     /* no formula: null, read back as none */
     w = pl_trace_writer_open(path, 2, 1, 0, err, sizeof err);
     CU_ASSERT_FATAL(w != NULL);
-    CU_ASSERT_EQUAL(pl_trace_writer_describe_pipeline(w, 2, 1, 1, "zb-h1", -1, -1), 0);
+    CU_ASSERT_EQUAL(pl_trace_writer_describe_pipeline(w, 2, 1, 1, "zb-h1", -1, -1, NULL), 0);
     CU_ASSERT_EQUAL(pl_trace_writer_close(w, err, sizeof err), 0);
     CU_ASSERT_EQUAL_FATAL(viz_read_trace(path, &t, err, sizeof err), 0);
     CU_ASSERT_EQUAL(t.pipeline.stages, 2);

@@ -1208,5 +1208,6 @@ int register_viz_suite(void)
          test_one_stream_metrics_and_memory},
     };
     /* and the shards pane's own suite (test_shards.c), with it */
-    return UNIT_SUITE("viz", t) || register_shards_suite() || register_pipeline_pane_suite();
+    return UNIT_SUITE("viz", t) || register_shards_suite() || register_pipeline_pane_suite() ||
+           register_mesh_pane_suite();
 }

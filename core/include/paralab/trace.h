@@ -181,9 +181,16 @@ int pl_trace_writer_describe_matrix(pl_trace_writer *w, const char *name, int ro
 /* Says, for a replay's pipeline pane (pl_viz_pipeline, paralab/viz.h), the
  * pipeline a lab runs: a "paralab pipeline" metadata event with args
  * stages, micro_batches, chunks, schedule and the formula's bubble
- * of_ideal and of_total (null when negative: no formula); 0 or -1 as add. */
+ * of_ideal and of_total (null when negative: no formula), and, when
+ * stage_rank is not NULL, stage_ranks: the world rank whose events each
+ * stage shows (stage_rank[0 .. stages-1]); 0 or -1 as add. */
 int pl_trace_writer_describe_pipeline(pl_trace_writer *w, int stages, int micro_batches, int chunks,
-                                      const char *schedule, double of_ideal, double of_total);
+                                      const char *schedule, double of_ideal, double of_total,
+                                      const int *stage_rank);
+/* Says, for a replay's mesh pane (pl_viz_mesh, paralab/viz.h), the device
+ * mesh a lab runs on: a "paralab mesh" metadata event with args dp, tp, pp
+ * and order ("megatron", "picotron"); 0 or -1 as add. */
+int pl_trace_writer_describe_mesh(pl_trace_writer *w, int dp, int tp, int pp, const char *order);
 /* Finishes the JSON (so an interrupted run still gives a complete file when
  * close runs from the cleanup path) and closes it: 0, or -1 with err. */
 int pl_trace_writer_close(pl_trace_writer *w, char *err, size_t cap);

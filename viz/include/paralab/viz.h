@@ -34,6 +34,7 @@ typedef enum {
     PL_PANE_SHARDS,
     PL_PANE_PIPELINE,
     PL_PANE_METRICS,
+    PL_PANE_MESH, /* a hybrid lab's device mesh (pl_viz_mesh) */
     PL_NUM_PANES
 } pl_pane;
 #define PL_PANE_BIT(p) (1u << (p))
@@ -60,6 +61,13 @@ void pl_viz_layout(int cols, int rows, int ndev, unsigned panes, pl_layout *out)
  * rows; the others shrink. text_rows 0: pl_viz_layout. */
 void pl_viz_layout_text(int cols, int rows, int ndev, unsigned panes, int text_rows,
                         pl_layout *out);
+/* The same for a pipeline of `stages` stages (0: ndev, as above): the
+ * pipeline pane wants a row per stage (a hybrid run: fewer stages than
+ * devices, pl_viz_pipeline.have_stage_rank). The mesh pane goes in the
+ * left column, under the devices (which leave it 7 rows where they can)
+ * and above the topology (half each). */
+void pl_viz_layout_stages(int cols, int rows, int ndev, int stages, unsigned panes, int text_rows,
+                          pl_layout *out);
 
 /* ---- running a lab with the UI ---------------------------------------------------- */
 
@@ -118,11 +126,40 @@ typedef struct pl_viz_pipeline {
     int chunks;                /* v: 1..PL_PP_MAX_CHUNKS */
     const char *schedule;      /* 1..15 bytes */
     double of_ideal, of_total; /* of_ideal >= 0, 0 <= of_total < 1; or both < 0: none */
+    /* A hybrid run (Lab 10) runs each stage on several ranks (every dp and
+     * tp coordinate): have_stage_rank 1 draws stage r from the events of
+     * world rank stage_rank[r] only (0..PL_MAX_RANKS-1 and, for a world of
+     * n ranks, below n; for r < stages), e.g. the ranks at dp 0, tp 0.
+     * have_stage_rank 0 (the default): per stage, the events of the lowest
+     * rank that runs it (Lab 09: rank = stage). */
+    int have_stage_rank;
+    int stage_rank[PL_MAX_RANKS];
 } pl_viz_pipeline;
 
 /* 0 when p can be drawn for a world of nranks (0: any); else -1 with err
  * naming the bad value and what is allowed. */
 int pl_viz_check_pipeline(const pl_viz_pipeline *p, int nranks, char *err, size_t cap);
+
+/* A hybrid lab's device mesh (paralab/mesh.h), as the mesh pane draws it:
+ * dp x tp x pp ranks numbered in the order named (rank = tp + t (dp + d pp)
+ * for "megatron", tp + t (pp + p dp) for "picotron"), folded to fit: a box
+ * per DP replica, side by side (wrapping to more rows of boxes when they do
+ * not fit), in it a row per pipeline stage and a column per TP rank, each
+ * cell the world rank. The group that communicates now lights up in its
+ * colour (TP, DP, PP: the timeline's): the members, along the event's
+ * axis, of the rank of the newest communication event (a collective, a
+ * ring step, a send or a receive on the comm lane, pl_event.group
+ * PL_GROUP_TP/DP/PP) that started at or before the time the view shows.
+ * Without colour the lit cells are reversed and marked with t, d or p. */
+typedef struct pl_viz_mesh {
+    int dp, tp, pp;    /* the degrees, each >= 1; dp x tp x pp = the world's ranks */
+    const char *order; /* "megatron" or "picotron" (paralab/mesh.h) */
+} pl_viz_mesh;
+
+/* 0 when m can be drawn for a world of nranks (0: any; m NULL: none);
+ * else -1 with err ("mesh pane: ...") naming the bad value and what is
+ * allowed. */
+int pl_viz_check_mesh(const pl_viz_mesh *m, int nranks, char *err, size_t cap);
 
 typedef struct pl_viz_config {
     const char *title;               /* "lab 06 · collectives" */
@@ -142,6 +179,8 @@ typedef struct pl_viz_config {
     /* the pipeline pane's pipeline (pl_viz_pipeline, above); NULL: none
      * (the pane then draws what the events say, without a formula) */
     const pl_viz_pipeline *pipeline;
+    /* the mesh pane's mesh (pl_viz_mesh, above); NULL: none */
+    const pl_viz_mesh *mesh;
 } pl_viz_config;
 
 /* 1 when a UI can run on this terminal; else 0 and, in why, the one-line
@@ -161,8 +200,8 @@ int pl_viz_available(char *why, size_t cap);
  * the terminal restored, the trace finished with what it has, a line on
  * stderr naming the kernel still running, exit 0 after q, 130 after
  * Ctrl-C. Matrices for the shards pane that pl_viz_check_matrices refuses
- * for cfg->n ranks, or a pipeline pl_viz_check_pipeline refuses: 1 with
- * its message, nothing run. */
+ * for cfg->n ranks, a pipeline pl_viz_check_pipeline refuses or a mesh
+ * pl_viz_check_mesh refuses: 1 with its message, nothing run. */
 int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank_fn fn, void *arg,
                      pl_trace_writer *writer, int *quit, char *err, size_t err_size);
 
@@ -177,9 +216,10 @@ int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank
  * stderr naming the kernel, exit status 1 (130 when it loops after Ctrl-C),
  * the terminal restored first. Matrices for the shards pane that
  * pl_viz_check_matrices refuses for n ranks (or a pipeline that
- * pl_viz_check_pipeline refuses): 1 with its message, before anything
- * runs; with a trace file, they are written to it ("paralab matrix" and
- * "paralab pipeline" metadata) for the replay. */
+ * pl_viz_check_pipeline refuses, or a mesh pl_viz_check_mesh refuses): 1
+ * with its message, before anything runs; with a trace file, they are
+ * written to it ("paralab matrix", "paralab pipeline" and "paralab mesh"
+ * metadata) for the replay. */
 int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_rank_fn fn, void *arg,
                    int *quit, char *err, size_t err_size);
 
