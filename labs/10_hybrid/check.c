@@ -83,8 +83,7 @@ static int check_coords_mesh(const lab10_impl *impl, const pl_mesh *m, const int
                       "%s mesh dp %d x tp %d x pp %d: coords puts rank %d at (%s); it is at "
                       "(%s)%s: %s",
                       pl_mesh_order_name(m->order), m->dp, m->tp, m->pp, q, g, w,
-                      table ? " (the table of REFERENCES-PARALLEL.md)" : "",
-                      formula(m->order));
+                      table ? " (the table of REFERENCES-PARALLEL.md)" : "", formula(m->order));
     }
     for (int k = 0; k < 2 && pl_check_ok(c); k++) {
         int q = k ? m->size : -1;
@@ -112,8 +111,8 @@ static void check_coords(const lab10_impl *impl, pl_check *c)
         int f[64][3], nf = factorisations(sizes[s], f);
         for (int i = 0; i < nf && pl_check_ok(c); i++)
             for (int o = 0; o < PL_MESH_NUM_ORDERS && pl_check_ok(c); o++) {
-                pl_mesh_init_order(&m, sizes[s], f[i][0], f[i][1], f[i][2], (pl_mesh_order)o,
-                                   NULL, 0);
+                pl_mesh_init_order(&m, sizes[s], f[i][0], f[i][1], f[i][2], (pl_mesh_order)o, NULL,
+                                   0);
                 if (!check_coords_mesh(impl, &m, NULL, c)) return;
             }
     }
@@ -173,10 +172,11 @@ static int groups_rank(pl_rank *r)
             int want[PL_MAX_RANKS], got[PL_MAX_RANKS];
             int nw = pl_mesh_group(m, ax[a], me, want);
             if (w->table) {
-                const int(*t)[4][2] = m->order == PL_MESH_MEGATRON ? groups_megatron
-                                                                   : groups_picotron;
+                const int(*t)[4][2] =
+                    m->order == PL_MESH_MEGATRON ? groups_megatron : groups_picotron;
                 for (int gi = 0; gi < 4; gi++)
-                    if (t[a][gi][0] == me || t[a][gi][1] == me) want[0] = t[a][gi][0], want[1] = t[a][gi][1];
+                    if (t[a][gi][0] == me || t[a][gi][1] == me)
+                        want[0] = t[a][gi][0], want[1] = t[a][gi][1];
                 nw = 2;
             }
             char ws[256], gs[256];
@@ -243,8 +243,8 @@ static void check_groups(const lab10_impl *impl, pl_check *c)
         int f[64][3], nf = factorisations(sizes[s], f);
         for (int i = 0; i < nf && pl_check_ok(c); i++)
             for (int o = 0; o < PL_MESH_NUM_ORDERS && pl_check_ok(c); o++) {
-                pl_mesh_init_order(&m, sizes[s], f[i][0], f[i][1], f[i][2], (pl_mesh_order)o,
-                                   NULL, 0);
+                pl_mesh_init_order(&m, sizes[s], f[i][0], f[i][1], f[i][2], (pl_mesh_order)o, NULL,
+                                   0);
                 if (!check_groups_mesh(impl, &m, 0, c)) return;
             }
     }
@@ -337,8 +337,8 @@ static pl_hybrid_config model_of(int dp, int tp, int pp, pl_mesh_order order)
 /* One run of lab10_rank: T_STEPS SGD steps (lr 0.05) with impl's groups
  * and dp_after on 1F1B, every step audited; the first step's gradients
  * kept. */
-static int train(const pl_digits *d, const lab10_impl *impl, pl_hybrid_config hc,
-                 lab10_result *res, char *err, size_t cap)
+static int train(const pl_digits *d, const lab10_impl *impl, pl_hybrid_config hc, lab10_result *res,
+                 char *err, size_t cap)
 {
     pl_pp_schedule s;
     if (pl_pp_build(&s, PL_PP_1F1B, hc.pp, hc.micro_batches, 1, err, cap)) return -1;
@@ -394,9 +394,10 @@ static void check_training(const lab10_impl *impl, const pl_digits *d, pl_check 
 {
     char err[1200];
     lab10_result ref, res;
-    if (!pl_check_that(c, !train(d, &lab10_solution, model_of(1, 1, 1, PL_MESH_MEGATRON), &ref,
-                                 err, sizeof err),
-                       "one device, %d steps: %s", T_STEPS, err))
+    if (!pl_check_that(
+            c,
+            !train(d, &lab10_solution, model_of(1, 1, 1, PL_MESH_MEGATRON), &ref, err, sizeof err),
+            "one device, %d steps: %s", T_STEPS, err))
         return;
     long n = ref.nparams;
     double gmax = 0;
@@ -413,8 +414,9 @@ static void check_training(const lab10_impl *impl, const pl_digits *d, pl_check 
                 char at[96];
                 snprintf(at, sizeof at, "dp %d x tp %d x pp %d (%s)", dp, tp, pp,
                          pl_mesh_order_name((pl_mesh_order)o));
-                if (!pl_check_that(c, !train(d, impl, model_of(dp, tp, pp, (pl_mesh_order)o), &res,
-                                             err, sizeof err),
+                if (!pl_check_that(c,
+                                   !train(d, impl, model_of(dp, tp, pp, (pl_mesh_order)o), &res,
+                                          err, sizeof err),
                                    "%s, %d steps: %s", at, T_STEPS, err))
                     break;
                 pl_check_that(c, res.init_hash == ref.init_hash,
@@ -427,7 +429,8 @@ static void check_training(const lab10_impl *impl, const pl_digits *d, pl_check 
                     perr = fmax(perr, fabs((double)res.params[j] - ref.params[j]));
                 }
                 for (long j = 0; j < n && pl_check_ok(c); j++)
-                    pl_check_that(c, fabs((double)res.grads[j] - ref.grads[j]) <= 1e-6 + 1e-5 * gmax,
+                    pl_check_that(c,
+                                  fabs((double)res.grads[j] - ref.grads[j]) <= 1e-6 + 1e-5 * gmax,
                                   "%s: after one step, gradient %ld of %ld (gathered) is %.7g; one "
                                   "device's is %.7g (tolerance 1e-6 + 1e-5 x %.4g, the largest)",
                                   at, j, n, res.grads[j], ref.grads[j], gmax);
@@ -436,17 +439,17 @@ static void check_training(const lab10_impl *impl, const pl_digits *d, pl_check 
                 pl_check_that(c, !res.traffic_bad_at, "%s: step %d: %s", at, res.traffic_bad_at,
                               res.traffic_why);
                 for (long j = 0; j < n && pl_check_ok(c); j++)
-                    pl_check_that(c,
-                                  fabs(res.params[j] - ref.params[j]) <=
-                                      1e-6 + 1e-5 * fabs(ref.params[j]),
-                                  "%s: after %d steps, parameter %ld of the gathered model is "
-                                  "%.9g; one device's is %.9g",
-                                  at, T_STEPS, j, res.params[j], ref.params[j]);
-                pl_check_progress(c,
-                                  "%s: %d steps equal one device's (the first step's gradients "
-                                  "within %.1e of the largest, the weights after %d apart by %.1e at "
-                                  "most)",
-                                  at, T_STEPS, gerr, T_STEPS, perr);
+                    pl_check_that(
+                        c, fabs(res.params[j] - ref.params[j]) <= 1e-6 + 1e-5 * fabs(ref.params[j]),
+                        "%s: after %d steps, parameter %ld of the gathered model is "
+                        "%.9g; one device's is %.9g",
+                        at, T_STEPS, j, res.params[j], ref.params[j]);
+                pl_check_progress(
+                    c,
+                    "%s: %d steps equal one device's (the first step's gradients "
+                    "within %.1e of the largest, the weights after %d apart by %.1e at "
+                    "most)",
+                    at, T_STEPS, gerr, T_STEPS, perr);
                 result_free(&res);
             }
     }

@@ -58,13 +58,13 @@ typedef struct lab10_config {
     pl_pp_kind kind;                /* what schedule is (for the narration) */
     const pl_pp_schedule *schedule; /* the lists every stage runs */
     const lab10_impl *groups;       /* whose coords and make_groups make the groups */
-    int (*dp_after)(const pl_pp_schedule *s, int stage); /* whose dp_after */
+    int (*dp_after)(const pl_pp_schedule *s, int stage);   /* whose dp_after */
     const char *coords_from, *groups_from, *dp_after_from; /* the narration's words */
-    int epochs;                                          /* passes over the training set */
-    int max_steps;                   /* stop after this many optimizer steps (0: no limit) */
-    float lr;                        /* AdamW's, or SGD's */
-    int sgd;                         /* SGD with momentum 0.9 instead of AdamW (the checks) */
-    float clip;                      /* --clip-grad-norm: > 0 clips the global norm to it */
+    int epochs;                                            /* passes over the training set */
+    int max_steps; /* stop after this many optimizer steps (0: no limit) */
+    float lr;      /* AdamW's, or SGD's */
+    int sgd;       /* SGD with momentum 0.9 instead of AdamW (the checks) */
+    float clip;    /* --clip-grad-norm: > 0 clips the global norm to it */
     unsigned long long seed;
     int narrate;                     /* pl_step at the teachable points, and the epoch lines */
     int keep_grads;                  /* the first step's gradients, gathered, into the result */
@@ -75,7 +75,7 @@ typedef struct lab10_config {
 
 /* What one step sent, by group, on one rank: its own ledger's deltas. */
 typedef struct lab10_bytes {
-    unsigned long long tp, dp, pp;   /* bytes this rank sent on each group */
+    unsigned long long tp, dp, pp; /* bytes this rank sent on each group */
     unsigned tp_calls, dp_calls, pp_sends;
 } lab10_bytes;
 

@@ -59,6 +59,7 @@ typedef struct {
     lab10_result res;
     lab10_run run;
     pl_viz_pipeline pipe; /* the pipeline pane */
+    pl_viz_mesh mesh;     /* the mesh pane */
 } lab;
 
 static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
@@ -237,9 +238,9 @@ static int setup(void *ctx, char *err, size_t cap)
                           gr ? lab10_exercise.make_groups : lab10_solution.make_groups,
                           da ? lab10_exercise.dp_after : lab10_solution.dp_after};
     const char *sol = pl_lab_solution() ? " (--solution)" : "";
-    snprintf(a->groups_from, sizeof a->groups_from, "%s", gr ? "your make_groups (exercise.c)" : "");
-    if (!gr)
-        snprintf(a->groups_from, sizeof a->groups_from, "the reference's make_groups%s", sol);
+    snprintf(a->groups_from, sizeof a->groups_from, "%s",
+             gr ? "your make_groups (exercise.c)" : "");
+    if (!gr) snprintf(a->groups_from, sizeof a->groups_from, "the reference's make_groups%s", sol);
     snprintf(a->coords_from, sizeof a->coords_from, "%s", co ? "your coords (exercise.c)" : "");
     if (!co) snprintf(a->coords_from, sizeof a->coords_from, "the reference's coords%s", sol);
     snprintf(a->dp_after_from, sizeof a->dp_after_from, "%s",
@@ -251,7 +252,8 @@ static int setup(void *ctx, char *err, size_t cap)
     if (co) {
         int rc = lab10_coords_mismatch(&a->use, &mesh, why, sizeof why);
         if (rc >= 0) {
-            snprintf(err, cap, "your coords (labs/10_hybrid/exercise.c) is wrong, so nothing ran: %s", why);
+            snprintf(err, cap,
+                     "your coords (labs/10_hybrid/exercise.c) is wrong, so nothing ran: %s", why);
             return -1;
         }
     }
@@ -266,7 +268,9 @@ static int setup(void *ctx, char *err, size_t cap)
     for (int q = 0; q < n; q++)
         if (t.bad[q]) {
             snprintf(err, cap, "%s built groups the mesh does not have, so nothing ran: %s",
-                     gr ? "your make_groups (labs/10_hybrid/exercise.c)" : "the reference's make_groups", t.why[q]);
+                     gr ? "your make_groups (labs/10_hybrid/exercise.c)"
+                        : "the reference's make_groups",
+                     t.why[q]);
             return -1;
         }
     if (pl_digits_load("data/digits.csv", &a->data, err, cap)) return -1;
@@ -287,13 +291,22 @@ static int setup(void *ctx, char *err, size_t cap)
     lab10_run_init(&a->run, &a->cfg, &a->data, &a->res);
     double fi = -1, ft = -1;
     if (pl_pp_bubble_formula((pl_pp_kind)a->kind, p, m, v, &fi, &ft)) fi = ft = -1;
-    a->pipe = (pl_viz_pipeline){p, m, v, pl_pp_kind_name((pl_pp_kind)a->kind), fi, ft};
+    a->pipe = (pl_viz_pipeline){.stages = p,
+                                .micro_batches = m,
+                                .chunks = v,
+                                .schedule = pl_pp_kind_name((pl_pp_kind)a->kind),
+                                .of_ideal = fi,
+                                .of_total = ft};
+    a->pipe.have_stage_rank = 1; /* stage r: the rank at dp 0, tp 0 */
+    for (int st = 0; st < p; st++)
+        a->pipe.stage_rank[st] = pl_mesh_rank(&mesh, (pl_mesh_coord){0, 0, st});
+    a->mesh = (pl_viz_mesh){c.dp, c.tp, c.pp, pl_mesh_order_name(c.order)};
     const char *dev = pl_device_caps()->modeled ? pl_device_label() : "real GPUs";
     printf("paralab lab 10 — hybrid parallelism (dp %d x tp %d x pp %d = %d rank%s on %s, %s "
            "clock; %s order; %s, %d micro-batch%s%s%s)\n",
            c.dp, c.tp, c.pp, n, pl_s(n), dev, pl_clock_name(), pl_mesh_order_name(c.order),
-           pl_pp_kind_name((pl_pp_kind)a->kind), m, m == 1 ? "" : "es",
-           v > 1 ? ", chunks " : "", v > 1 ? "v" : "");
+           pl_pp_kind_name((pl_pp_kind)a->kind), m, m == 1 ? "" : "es", v > 1 ? ", chunks " : "",
+           v > 1 ? "v" : "");
     return 5 + a->cfg.epochs;
 }
 
@@ -354,14 +367,12 @@ int main(int argc, char **argv)
         {"tp", 1, "t", "tensor-parallel ranks per stage (default 2)", KEY_TP},
         {"pp", 1, "p", "pipeline stages (default 2); --devices: dp tp pp", KEY_PP},
         {"order", 1, "NAME", "rank order: megatron (default) or picotron", KEY_ORDER},
-        {"micro-batches", 1, "m", "micro-batches of each replica's rows (default 4)",
-         KEY_MICRO},
+        {"micro-batches", 1, "m", "micro-batches of each replica's rows (default 4)", KEY_MICRO},
         {"schedule", 1, "NAME", "naive, gpipe, 1f1b, interleaved or zb-h1 (default 1f1b)",
          KEY_SCHEDULE},
         {"chunks", 1, "v", "model chunks per stage (1..8; interleaved's default 2)", KEY_CHUNKS},
         {"layers", 1, "L", "residual MLP blocks (1..64, default max(2, p v))", KEY_LAYERS},
-        {"hidden", 1, "h", "residual stream width (1..1024, default 64; f = 4h)",
-         KEY_HIDDEN},
+        {"hidden", 1, "h", "residual stream width (1..1024, default 64; f = 4h)", KEY_HIDDEN},
         {"batch", 1, "B", "samples per step, all replicas (1..1438, default 64)", KEY_BATCH},
         {"epochs", 1, "E", "passes over the training set (1..1000, default 2)", KEY_EPOCHS},
         {"lr", 1, "X", "AdamW's learning rate (default 0.002)", KEY_LR},
@@ -387,8 +398,9 @@ int main(int argc, char **argv)
         .checks_note = "  (make check also trains every factorisation of 8 and 4 ranks: one step "
                        "and 10 steps against one device, the replicas and the bytes per group "
                        "after every step)",
-        .panes = PL_PANE_BIT(PL_PANE_TOPOLOGY) | PL_PANE_BIT(PL_PANE_PIPELINE),
+        .panes = PL_PANE_BIT(PL_PANE_MESH) | PL_PANE_BIT(PL_PANE_PIPELINE),
         .pipeline = &a.pipe,
+        .mesh = &a.mesh,
         .probe = probe_rank,
         .setup = setup,
         .steps = steps,

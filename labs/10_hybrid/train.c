@@ -355,7 +355,8 @@ static void stages_text(const lab10_run *run, const pl_mesh *mesh, char *buf, si
         unsigned calls = e->tp_calls / (unsigned)hc->micro_batches;
         char sz[32];
         bytes_text(e->tp / (unsigned long long)hc->micro_batches, sz, sizeof sz);
-        add(buf, cap, "%sstage %d (%d block%s%s): %u collective%s on its TP group, rank %d sending %s",
+        add(buf, cap,
+            "%sstage %d (%d block%s%s): %u collective%s on its TP group, rank %d sending %s",
             st ? "; " : "one micro-batch's F, measured: ", st, blocks, pl_s(blocks),
             st == p - 1 ? ", the head and its loss" : "", calls, pl_s((int)calls), q, sz);
     }
@@ -378,8 +379,8 @@ int lab10_rank(pl_rank *r)
     const pl_hybrid_config *hc = &cfg->hc;
     lab10_result *res = run->result;
     const pl_dataset *train = &run->data->train, *test = &run->data->test;
-    int n = r->size, me = r->rank, status = 1, B = hc->batch, m = hc->micro_batches,
-        v = hc->chunks, audit = cfg->audit;
+    int n = r->size, me = r->rank, status = 1, B = hc->batch, m = hc->micro_batches, v = hc->chunks,
+        audit = cfg->audit;
     cudaStream_t cs = r->stream;
     pl_hybrid h;
     memset(&h, 0, sizeof h);
@@ -570,8 +571,8 @@ int lab10_rank(pl_rank *r)
                 for (int st = 0; st < p && st < 8; st++) {
                     char l[1024];
                     ops_text(run->rec[q0[st]], run->nrec[q0[st]], v, 16, l, sizeof l);
-                    add(lists, sizeof lists, "%sstage %d (rank %d): %s", st ? "; " : "", st,
-                        q0[st], l);
+                    add(lists, sizeof lists, "%sstage %d (rank %d): %s", st ? "; " : "", st, q0[st],
+                        l);
                 }
                 if (p > 8) add(lists, sizeof lists, "; ...");
                 if (has)
@@ -609,9 +610,10 @@ int lab10_rank(pl_rank *r)
                         char op[24];
                         pl_pp_op_name(run->rec[q][res->dp_after[q]].op, v, op, sizeof op);
                         add(fired, sizeof fired,
-                            "%sstage %d after op %d of %d (%s), %.1f-%.1f us, %d bucket%s", st ? "; " : "",
-                            st, res->dp_after[q], run->nrec[q], op, res->dp_start[q] * 1e6,
-                            res->dp_end[q] * 1e6, res->dp_buckets[q], pl_s(res->dp_buckets[q]));
+                            "%sstage %d after op %d of %d (%s), %.1f-%.1f us, %d bucket%s",
+                            st ? "; " : "", st, res->dp_after[q], run->nrec[q], op,
+                            res->dp_start[q] * 1e6, res->dp_end[q] * 1e6, res->dp_buckets[q],
+                            pl_s(res->dp_buckets[q]));
                         if (first_st < 0 || res->dp_end[q] < first_end)
                             first_st = st, first_end = res->dp_end[q];
                     } else {
@@ -703,7 +705,8 @@ int lab10_rank(pl_rank *r)
                     want[1] += t.dp_bytes;
                     want[2] += t.pp_bytes;
                 }
-                want[0] /= (unsigned long long)hc->tp; /* a group's figure, counted by each member */
+                want[0] /=
+                    (unsigned long long)hc->tp; /* a group's figure, counted by each member */
                 want[1] /= (unsigned long long)hc->dp;
                 static const char *const gname[3] = {"TP", "DP", "PP"};
                 for (int a = 0; a < 3; a++) {
@@ -725,8 +728,7 @@ int lab10_rank(pl_rank *r)
                      "replicas of each (pp, tp) position, their parameters hashed dp 0, 1, ...: "
                      "%s: %s. Bytes sent in the step, every rank's own ledger by group: %s%s%s.",
                      step_loss / B, B, norm, clip, cfg->sgd ? "SGD" : "AdamW", hashes,
-                     res->replicas_differ_at ? res->replicas_why
-                                             : "the same bits in every replica",
+                     res->replicas_differ_at ? res->replicas_why : "the same bits in every replica",
                      groups, res->traffic_bad_at ? "; " : "",
                      res->traffic_bad_at ? res->traffic_why : "");
             }
@@ -781,8 +783,8 @@ int lab10_rank(pl_rank *r)
             res->test_acc = te_acc;
             if (epoch - 1 < 1000) res->epoch_loss[epoch - 1] = ep_loss;
             if (cfg->progress && (epoch % 5 == 0 || epoch == cfg->epochs))
-                pl_check_progress(cfg->progress, "dp=%d tp=%d pp=%d, epoch %d/%d: loss %.4f", hc->dp,
-                                  hc->tp, hc->pp, epoch, cfg->epochs, ep_loss);
+                pl_check_progress(cfg->progress, "dp=%d tp=%d pp=%d, epoch %d/%d: loss %.4f",
+                                  hc->dp, hc->tp, hc->pp, epoch, cfg->epochs, ep_loss);
         }
         STEP("Epoch %d/%d: loss %.4f (the mean over %d samples), train %.1f %%, test %.1f %%.",
              epoch, cfg->epochs, ep_loss, seen, tr_acc, te_acc);
