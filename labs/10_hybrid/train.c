@@ -278,32 +278,47 @@ static void ops_text(const pl_pp_record *rec, int n, int v, int max, char *buf, 
     if (n > max) add(buf, cap, " ... (%d ops)", n);
 }
 
-/* Step [1]: the mesh, every rank's coordinates and groups. */
-static void mesh_text(const lab10_run *run, const pl_mesh *mesh, char *buf, size_t cap)
+/* Whether a list of p stages shows stage st (all up to 4; else the first
+ * two and the last two), and "..." before it. */
+static int shown(int st, int p, const char **sep)
+{
+    *sep = st ? "; " : "";
+    if (p <= 4 || st < 2 || st >= p - 2) {
+        if (p > 4 && st == p - 2) *sep = "; ...; ";
+        return 1;
+    }
+    return 0;
+}
+
+/* Step [1]: the mesh, every rank's coordinates and groups (as many as fit
+ * a narration: pl_step keeps 1023 characters). */
+static void mesh_text(const lab10_run *run, const pl_mesh *mesh, unsigned init_hash,
+                      unsigned long long seed, char *buf, size_t cap)
 {
     const lab10_config *cfg = run->cfg;
     int n = mesh->size;
     buf[0] = 0;
     add(buf, cap,
         "The mesh: dp %d x tp %d x pp %d = %d rank%s in %s's order (rank = %s), the "
-        "coordinates from %s and the groups from %s, checked against the mesh "
-        "(pl_hybrid_check_groups). Rank: (dp, pp, tp) TP | DP | PP group: ",
+        "coordinates from %s, the groups from %s, checked against the mesh. Rank: (dp, pp, "
+        "tp) TP | DP | PP group: ",
         mesh->dp, mesh->tp, mesh->pp, n, pl_s(n), pl_mesh_order_name(mesh->order),
         mesh->order == PL_MESH_MEGATRON ? "tp + t (dp + N pp): TP fastest, PP outermost"
                                         : "tp + t (pp + p dp): TP fastest, DP outermost",
         cfg->coords_from, cfg->groups_from);
-    int size[3] = {mesh->tp, mesh->dp, mesh->pp};
-    for (int q = 0; q < n && q < 16; q++) {
+    int size[3] = {mesh->tp, mesh->dp, mesh->pp}, q = 0;
+    for (; q < n && strlen(buf) < 780; q++) {
         const pl_mesh_coord *c = &run->coord[q];
-        char g[3][160];
+        char g[3][400];
         for (int a = 0; a < 3; a++) members_text(run->members[q][a], size[a], g[a], sizeof g[a]);
         add(buf, cap, "%s%d: (%d, %d, %d) %s | %s | %s", q ? "; " : "", q, c->dp, c->pp, c->tp,
             g[0], g[1], g[2]);
     }
-    if (n > 16) add(buf, cap, "; ... (%d ranks)", n);
+    if (q < n) add(buf, cap, "; ... (%d ranks)", n);
     add(buf, cap,
-        ". TP groups are adjacent ranks (one node's NVLink carries TP's traffic, the heaviest); "
-        "each rank's pipeline peers are the ranks before and after it in its PP group.");
+        ". TP groups are adjacent ranks (a node's NVLink for TP's heavy traffic). The weights, "
+        "drawn whole from seed %llu and sliced, hash to %08x gathered.",
+        seed, init_hash);
 }
 
 /* Step [2]: which ranks hold which blocks, and one F's TP collectives. */
@@ -313,19 +328,23 @@ static void stages_text(const lab10_run *run, const pl_mesh *mesh, char *buf, si
     const pl_hybrid_config *hc = &cfg->hc;
     int p = mesh->pp, v = hc->chunks, t = mesh->tp, L = hc->model.layers, pv = p * v;
     int first[PL_PP_MAX_STAGES * PL_PP_MAX_CHUNKS], count[PL_PP_MAX_STAGES * PL_PP_MAX_CHUNKS];
+    const char *sep;
     buf[0] = 0;
     if (pl_pp_split(L, p, v, first, count, NULL, 0)) return;
     int rows = hc->batch / mesh->dp, mb = rows / hc->micro_batches;
     add(buf, cap,
-        "Replica d takes rows [d B/dp, (d+1) B/dp) of the batch of %d: %d rows in %d "
-        "micro-batch%s of %d. ",
+        "Replica d takes rows [d B/dp, (d+1) B/dp) of the batch of %d: %d rows, %d micro-batch%s "
+        "of %d. ",
         hc->batch, rows, hc->micro_batches, hc->micro_batches == 1 ? "" : "es", mb);
-    for (int st = 0; st < p && st < 8; st++) {
+    for (int st = 0; st < p; st++) {
+        if (!shown(st, p, &sep)) continue;
         int ranks[PL_MAX_RANKS], k = 0;
         for (int q = 0; q < mesh->size; q++)
             if (run->coord[q].pp == st) ranks[k++] = q;
         char who[256], which[200] = "";
+        if (k > 8) k = 8;
         members_text(ranks, k, who, sizeof who);
+        if (k == 8 && mesh->dp * mesh->tp > 8) memcpy(who + strlen(who) - 1, ", ...}", 7);
         for (int ch = 0; ch < v; ch++) {
             int q = ch * p + st;
             char b[48];
@@ -333,21 +352,22 @@ static void stages_text(const lab10_run *run, const pl_mesh *mesh, char *buf, si
             add(which, sizeof which, "%s%s%s%s", ch ? " + " : "", q == 0 ? "input, " : "", b,
                 q == pv - 1 ? ", head" : "");
         }
-        add(buf, cap, "%sstage %d: %s on ranks %s", st ? "; " : "", st, which, who);
+        add(buf, cap, "%sstage %d: %s on ranks %s", sep, st, which, who);
     }
-    if (p > 8) add(buf, cap, "; ...");
-    int h = hc->model.hidden, f = hc->model.ffn;
-    if (t > 1)
-        add(buf, cap,
-            ". Inside a stage the t = %d ranks of a TP group each hold one shard: tp i has "
-            "columns [i f/t, (i+1) f/t) of each block's W1 (%d of f = %d, column-parallel) and "
-            "the same rows of W2 (row-parallel), and its share of the head's classes; ",
-            t, f / t, f);
-    else
-        add(buf, cap, ". t = 1: each stage's layers whole, no TP collective (h = %d); ", h);
+    int f = hc->model.ffn;
+    if (t == 1) {
+        add(buf, cap, ". t = 1: each stage's layers are whole, no TP collective.");
+        return;
+    }
+    add(buf, cap,
+        ". TP rank i of t = %d holds columns [i f/t, (i+1) f/t) of each W1 (%d of f = %d) and "
+        "those rows of W2, and its share of the head's classes. One micro-batch's F on the TP "
+        "group (its own ledger over a forward pass, / m): ",
+        t, f / t, f);
     /* one forward of a micro-batch, measured: pl_comm_ledger_own of the TP
      * group over a forward pass of the replica's rows (m micro-batches) */
-    for (int st = 0; st < p && st < 8 && t > 1; st++) {
+    for (int st = 0; st < p; st++) {
+        if (!shown(st, p, &sep)) continue;
         pl_mesh_coord c = {0, 0, st};
         int q = pl_mesh_rank(mesh, c), blocks = 0;
         for (int ch = 0; ch < v; ch++) blocks += count[ch * p + st];
@@ -355,21 +375,17 @@ static void stages_text(const lab10_run *run, const pl_mesh *mesh, char *buf, si
         unsigned calls = e->tp_calls / (unsigned)hc->micro_batches;
         char sz[32];
         bytes_text(e->tp / (unsigned long long)hc->micro_batches, sz, sizeof sz);
-        add(buf, cap,
-            "%sstage %d (%d block%s%s): %u collective%s on its TP group, rank %d sending %s",
-            st ? "; " : "one micro-batch's F, measured: ", st, blocks, pl_s(blocks),
-            st == p - 1 ? ", the head and its loss" : "", calls, pl_s((int)calls), q, sz);
+        add(buf, cap, "%sstage %d (%d block%s%s): %u collective%s, rank %d sending %s", sep, st,
+            blocks, pl_s(blocks), st == p - 1 ? ", head, loss" : "", calls, pl_s((int)calls), q,
+            sz);
     }
-    if (t > 1)
-        add(buf, cap,
-            " (the TP group's own ledger, pl_comm_ledger_own, over a forward pass of the "
-            "replica's rows, divided by m): one per block, g's all-reduce of the row-parallel "
-            "W2's partial sums%s, and on the head's stage the cross-entropy over the classes' "
-            "shards: 4 small all-reduces of one value per row (the row's largest logit, the "
-            "target's logit, the sum of exponentials, the prediction).",
-            hc->sequence_parallel ? " (under SP a reduce-scatter, and an all-gather entering "
-                                    "each block)"
-                                  : "");
+    add(buf, cap,
+        ": one per block (g: the all-reduce of W2's partial sums%s), and the loss's 4 small "
+        "all-reduces over the classes' shards (a value per row: the largest logit, the "
+        "target's, the sum of exponentials, the prediction).",
+        hc->sequence_parallel ? ", under SP a reduce-scatter, and an all-gather entering each "
+                                "block"
+                              : "");
 }
 
 int lab10_rank(pl_rank *r)
@@ -486,12 +502,10 @@ int lab10_rank(pl_rank *r)
     }
     {
         char text[8192] = "";
-        if (me == 0) mesh_text(run, &mesh, text, sizeof text);
+        if (me == 0) mesh_text(run, &mesh, res->init_hash, cfg->seed, text, sizeof text);
         STEP("%s", text);
         if (me == 0) stages_text(run, &mesh, text, sizeof text);
-        STEP("%s Drawn whole from seed %llu and sliced: gathered, the weights hash to %08x for "
-             "any mesh.",
-             text, cfg->seed, res->init_hash);
+        STEP("%s", text);
     }
 
     int steps_per_epoch = train->n / B, steps = 0;
@@ -568,13 +582,13 @@ int lab10_rank(pl_rank *r)
                 double fi = 0, ft = 0;
                 int has = !pl_pp_bubble_formula(cfg->kind, p, m, v, &fi, &ft);
                 char lists[4096] = "", formula[256];
-                for (int st = 0; st < p && st < 8; st++) {
+                const char *sep;
+                for (int st = 0; st < p; st++) {
+                    if (!shown(st, p, &sep)) continue;
                     char l[1024];
-                    ops_text(run->rec[q0[st]], run->nrec[q0[st]], v, 16, l, sizeof l);
-                    add(lists, sizeof lists, "%sstage %d (rank %d): %s", st ? "; " : "", st, q0[st],
-                        l);
+                    ops_text(run->rec[q0[st]], run->nrec[q0[st]], v, 12, l, sizeof l);
+                    add(lists, sizeof lists, "%sstage %d (rank %d): %s", sep, st, q0[st], l);
                 }
-                if (p > 8) add(lists, sizeof lists, "; ...");
                 if (has)
                     snprintf(formula, sizeof formula,
                              "%.1f %% of the ideal time and %.1f %% of the total by the formula "
@@ -591,10 +605,9 @@ int lab10_rank(pl_rank *r)
                          "of %d rows%s. Each stage's list (the pipeline at dp 0, tp 0): %s. Its "
                          "bubble on the %s clock: %.1f %% of the ideal time and %.1f %% of the "
                          "total (the step's %.1f us); %s. They differ: stage 0 also runs the input "
-                         "layer and the last stage the head and the loss, each F and backward "
-                         "waits for its TP collectives (on its TP group), and each activation "
-                         "sent to the next stage at the same (dp, tp) (on the PP group) costs a "
-                         "transfer the formula counts as free.",
+                         "layer, the last the head and the loss, each F and backward waits for "
+                         "its TP collectives, and each activation sent to the next stage (on "
+                         "the PP group) costs a transfer the formula counts as free.",
                          pl_pp_kind_name(cfg->kind), p, m, rows / m,
                          v > 1 ? ", interleaved over chunks" : "", lists, pl_clock_name(),
                          me == 0 ? tm.of_ideal * 100 : 0, me == 0 ? tm.of_total * 100 : 0,
@@ -603,22 +616,23 @@ int lab10_rank(pl_rank *r)
                 char fired[4096] = "", dpb[32], dpf[32];
                 int first_st = -1, never = -1;
                 double first_end = 0;
-                for (int st = 0; st < p && st < 8; st++) {
-                    int q = q0[st];
+                for (int st = 0; st < p; st++) {
+                    int q = q0[st], show = shown(st, p, &sep);
                     if (res->dp_fired[q] && res->dp_after[q] >= 0 &&
                         res->dp_after[q] < run->nrec[q]) {
                         char op[24];
                         pl_pp_op_name(run->rec[q][res->dp_after[q]].op, v, op, sizeof op);
-                        add(fired, sizeof fired,
-                            "%sstage %d after op %d of %d (%s), %.1f-%.1f us, %d bucket%s",
-                            st ? "; " : "", st, res->dp_after[q], run->nrec[q], op,
-                            res->dp_start[q] * 1e6, res->dp_end[q] * 1e6, res->dp_buckets[q],
-                            pl_s(res->dp_buckets[q]));
+                        if (show)
+                            add(fired, sizeof fired,
+                                "%sstage %d after op %d of %d (%s), %.1f-%.1f us, %d bucket%s", sep,
+                                st, res->dp_after[q], run->nrec[q], op, res->dp_start[q] * 1e6,
+                                res->dp_end[q] * 1e6, res->dp_buckets[q], pl_s(res->dp_buckets[q]));
                         if (first_st < 0 || res->dp_end[q] < first_end)
                             first_st = st, first_end = res->dp_end[q];
                     } else {
-                        add(fired, sizeof fired, "%sstage %d NEVER (dp_after = %d)", st ? "; " : "",
-                            st, res->dp_after[q]);
+                        if (show || never < 0)
+                            add(fired, sizeof fired, "%sstage %d NEVER (dp_after = %d)",
+                                show ? sep : "; ", st, res->dp_after[q]);
                         if (never < 0) never = st;
                     }
                 }
@@ -643,9 +657,8 @@ int lab10_rank(pl_rank *r)
                          fired, cfg->dp_after_from);
                 else
                     STEP("The DP reduction (from %s): each stage all-reduces its gradients over "
-                         "its DP group once its last backward has written them, in buckets from "
-                         "the end (the last layers' gradients first), on the %s clock: %s. %s. "
-                         "Rank 0's DP group %s sent %s in the step, its members together (the "
+                         "its DP group once its last backward has written them (%s clock): %s. "
+                         "%s. Rank 0's DP group %s sent %s in the step, its members together (the "
                          "formula, 2 (dp - 1) times the part's gradient bytes: %s). Each "
                          "replica's loss was scaled by 1/B = 1/%d, so the sum over the replicas "
                          "is the global batch's mean gradient.",
@@ -653,10 +666,10 @@ int lab10_rank(pl_rank *r)
                          never >= 0 ? "A stage that never reduces keeps its own replica's "
                                       "gradients: its DP replicas step apart (see step 5)"
                          : first_st == p - 1 && p > 1
-                             ? "The last stage reduces first: it has no warm-up, its backwards "
-                               "end before the other stages', and it must still reduce "
-                               "(Megatron-LM enables the gradient sync for the last "
-                               "micro-batch's backward, which every stage runs)"
+                             ? "The last stage reduces first: it has no warm-up and its "
+                               "backwards end first, and it must still reduce (Megatron-LM "
+                               "syncs the gradients in the last micro-batch's backward, which "
+                               "every stage runs)"
                              : "The stages reduce at different times, as their lists end",
                          dpg, dpb, dpf, B);
             }
@@ -682,6 +695,10 @@ int lab10_rank(pl_rank *r)
                 char hashes[4096] = "", groups[1024] = "", clip[200] = "";
                 for (int pp = 0; pp < hc->pp && pp < 4; pp++)
                     for (int tp = 0; tp < hc->tp && tp < 4; tp++) {
+                        if (strlen(hashes) > (res->replicas_differ_at ? 100u : 300u)) {
+                            if (!strstr(hashes, "; ...")) add(hashes, sizeof hashes, "; ...");
+                            continue;
+                        }
                         add(hashes, sizeof hashes, "%s(pp %d, tp %d):", pp || tp ? "; " : "", pp,
                             tp);
                         for (int d = 0; d < hc->dp && d < 4; d++) {
@@ -690,7 +707,8 @@ int lab10_rank(pl_rank *r)
                         }
                         if (hc->dp > 4) add(hashes, sizeof hashes, " ...");
                     }
-                if (hc->pp > 4 || hc->tp > 4) add(hashes, sizeof hashes, "; ...");
+                if ((hc->pp > 4 || hc->tp > 4) && !strstr(hashes, "; ..."))
+                    add(hashes, sizeof hashes, "; ...");
                 /* bytes per group, summed over every rank, against the formulas */
                 unsigned long long got[3] = {0, 0, 0}, want[3] = {0, 0, 0};
                 for (int q = 0; q < n; q++) {
