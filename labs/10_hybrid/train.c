@@ -547,6 +547,12 @@ int lab10_rank(pl_rank *r)
                 res->dp_buckets[me] = h.dp_buckets;
                 res->dp_start[me] = h.dp_start - tm.start;
                 res->dp_end[me] = h.dp_end - tm.start;
+                if (!modeled() && h.dp_fired && h.dp_after >= 0 &&
+                    h.dp_after < h.pp.exec.result.ops) { /* real GPUs: no modeled clock; the
+                                                            host's, from the op it follows */
+                    res->dp_start[me] = res->dp_end[me] =
+                        h.pp.exec.result.record[h.dp_after].measured_end - tm.start;
+                }
                 res->first_bytes[me] = run->bytes[me];
                 run->rec[me] = h.pp.exec.result.record;
                 run->nrec[me] = h.pp.exec.result.ops;
