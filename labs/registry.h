@@ -27,5 +27,6 @@ extern const pl_lab lab06_collectives;
 extern const pl_lab lab07_data_parallel;
 extern const pl_lab lab08_tensor_parallel;
 extern const pl_lab lab09_pipeline_parallel;
+extern const pl_lab lab10_hybrid;
 
 #endif

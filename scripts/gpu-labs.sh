@@ -40,9 +40,25 @@ RUNS=(
     "lab09 --no-viz --solution --stages 2 --epochs 1"
     "lab09 --no-viz --solution --stages 2 --epochs 1 --schedule gpipe"
     "lab09 --no-viz --solution --stages 4 --epochs 1 --schedule zb-h1"
+    # Lab 10 on 8 GPUs (dp 2 x tp 2 x pp 2) and on 4 (the two orders); "@N":
+    # skipped where fewer than N GPUs answer
+    "@8 lab10 --no-viz --solution --epochs 1"
+    "@8 lab10 --no-viz --solution --epochs 1 --order picotron --schedule zb-h1"
+    "@4 lab10 --no-viz --solution --epochs 1 --dp 1"
+    "@4 lab10 --no-viz --solution --epochs 1 --dp 2 --tp 2 --pp 1"
 )
+# the GPUs there are (for the runs marked @N)
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
 summary=() failed=0
 for run in "${RUNS[@]}"; do
+    if [[ $run == @* ]]; then
+        need=${run%% *} need=${need#@} run=${run#* }
+        if (( ${gpus:-0} < need )); then
+            echo "== $run: SKIP (needs $need GPUs, ${gpus:-0} here)"
+            summary+=("| \`$run\` | SKIP (needs $need GPUs) | - |")
+            continue
+        fi
+    fi
     read -r -a argv <<<"$run"
     prog=${argv[0]}
     echo "== $BIN/$run"

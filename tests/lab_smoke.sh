@@ -243,6 +243,56 @@ if [ -x "$bin/lab09" ]; then
         check "lab09 --help: $want" grep -qE -- "$want" <<<"$help"
     done
 fi
+# Lab 10 as the guide runs it: the default mesh (dp 2 x tp 2 x pp 2, Megatron's
+# order) as plain text, one epoch: the table of step [1] (every rank's
+# coordinates and groups), the TP collectives of one F in [2], the last stage
+# reducing first in [4], the replicas' hashes and the bytes per group equal
+# to the formulas in [5]; picotron's table; the options it refuses.
+if [ -x "$bin/lab10" ]; then
+    out=$("$bin/lab10" --no-viz --epochs 1 2>&1); rc=$?
+    check "lab10 --epochs 1: exit 0" test "$rc" = 0
+    for want in '^paralab lab 10 — hybrid parallelism \(dp 2 x tp 2 x pp 2 = 8 ranks on .*; megatron order; 1f1b, 4 micro-batches\)$' \
+                '^\[1\] The mesh: dp 2 x tp 2 x pp 2 = 8 ranks in megatron.s order \(rank = tp \+ t \(dp \+ N pp\): TP fastest, PP outermost\), .* Rank: \(dp, pp, tp\) TP \| DP \| PP group: 0: \(0, 0, 0\) \{0, 1\} \| \{0, 2\} \| \{0, 4\}; 1: \(0, 0, 1\) \{0, 1\} \| \{1, 3\} \| \{1, 5\}; 2: \(1, 0, 0\) \{2, 3\} \| \{0, 2\} \| \{2, 6\}; 3: \(1, 0, 1\) \{2, 3\} \| \{1, 3\} \| \{3, 7\}; 4: \(0, 1, 0\) \{4, 5\} \| \{4, 6\} \| \{0, 4\}; 5: \(0, 1, 1\) \{4, 5\} \| \{5, 7\} \| \{1, 5\}; 6: \(1, 1, 0\) \{6, 7\} \| \{4, 6\} \| \{2, 6\}; 7: \(1, 1, 1\) \{6, 7\} \| \{5, 7\} \| \{3, 7\}\. ' \
+                '^\[2\] Replica d takes rows \[d B/dp, \(d\+1\) B/dp\) of the batch of 64: 32 rows, 4 micro-batches of 8\. stage 0: input, block 0 on ranks \{0, 1, 2, 3\}; stage 1: block 1, head on ranks \{4, 5, 6, 7\}\. .*One micro-batch.s F on the TP group \(its own ledger over a forward pass, / m\): stage 0 \(1 block\): 1 collective, rank 0 sending 2\.0 KiB; stage 1 \(1 block, head, loss\): 5 collectives, rank 4 sending 2\.1 KiB: ' \
+                '^\[3\] The pipeline of each \(dp, tp\): 1f1b, p = 2 stages, m = 4 micro-batches of 8 rows\. Each stage.s list \(the pipeline at dp 0, tp 0\): stage 0 \(rank 0\): F0 F1 BW0 F2 BW1 F3 BW2 BW3; stage 1 \(rank 4\): F0 BW0 F1 BW1 F2 BW2 F3 BW3\. ' \
+                '^\[4\] The DP reduction \(from the reference.s dp_after\): .*: stage 0 after op 7 of 8 \(BW3\), [0-9.]+-[0-9.]+ us, 1 bucket; stage 1 after op 7 of 8 \(BW3\), [0-9.]+-[0-9.]+ us, 1 bucket\. The last stage reduces first: ' \
+                '^\[5\] The step: loss [0-9.]+ .*: the same bits in every replica\. Bytes sent in the step, every rank.s own ledger by group: TP ([0-9.]+ KiB) \(the formulas: \1\), DP ([0-9.]+ KiB) \(the formulas: \2\), PP ([0-9.]+ KiB) \(the formulas: \3\)\.$' \
+                '^\[6\] Epoch 1/1: loss [0-9.]+ \(the mean over 1408 samples\), train [0-9.]+ %, test [0-9.]+ %\.$' \
+                '^  22 steps of a batch of 64 on dp 2 x tp 2 x pp 2 \(1f1b, 4 micro-batches per replica\): loss' \
+                '^  \(reference\)  PASS  10_hybrid +coords' '^  \(reference\)  PASS  10_hybrid +make_groups' \
+                '^  \(reference\)  PASS  10_hybrid +dp_after'; do
+        check "lab10 shows: $want" grep -qE -- "$want" <<<"$out"
+    done
+    out=$("$bin/lab10" --no-viz --epochs 1 --order picotron 2>&1)
+    check "lab10 --order picotron: step [1], picotron's groups" grep -qE '^\[1\] The mesh: dp 2 x tp 2 x pp 2 = 8 ranks in picotron.s order \(rank = tp \+ t \(pp \+ p dp\): TP fastest, DP outermost\), .* 0: \(0, 0, 0\) \{0, 1\} \| \{0, 4\} \| \{0, 2\}; 1: \(0, 0, 1\) \{0, 1\} \| \{1, 5\} \| \{1, 3\}; 2: \(0, 1, 0\) \{2, 3\} \| \{2, 6\} \| \{0, 2\}; 3: \(0, 1, 1\) \{2, 3\} \| \{3, 7\} \| \{1, 3\}; 4: \(1, 0, 0\) \{4, 5\} \| \{0, 4\} \| \{4, 6\}; 5: \(1, 0, 1\) \{4, 5\} \| \{1, 5\} \| \{5, 7\}; 6: \(1, 1, 0\) \{6, 7\} \| \{2, 6\} \| \{4, 6\}; 7: \(1, 1, 1\) \{6, 7\} \| \{3, 7\} \| \{5, 7\}\. ' <<<"$out"
+    out=$("$bin/lab10" --no-viz --epochs 1 --devices 4 --dp 1 2>&1); rc=$?
+    check "lab10 --devices 4 --dp 1: exit 0, dp 1 x tp 2 x pp 2" bash -c 'test "$1" = 0 && grep -qE "^paralab lab 10 — hybrid parallelism \(dp 1 x tp 2 x pp 2 = 4 ranks" <<<"$2"' _ "$rc" "$out"
+    refused10() { # the message stderr must be, then the arguments
+        local want=$1 err rc
+        shift
+        err=$(env -u SIMT_DEVICES -u PARALAB_SIM_DEVICES "$bin/lab10" --no-viz --epochs 1 "$@" 2>&1 >/dev/null); rc=$?
+        check "lab10 $*: exit 2, '$want'" bash -c 'test "$1" = 2 && test "$2" = "$3"' _ "$rc" "$err" "$want"
+    }
+    refused10 "lab10: --order 'zigzag' is not a rank order: use megatron (TP fastest, PP outermost) or picotron (TP fastest, DP outermost)" --order zigzag
+    refused10 "lab10: --dp 'two' is not a whole number from 1 to 64" --dp two
+    refused10 "lab10: --tp 3: the hidden width does not divide by it (h = 64, f = 4h = 256); tensor parallelism can split this model over 1, 2, 4, 8, 16, 32 or 64 ranks; valid (dp, tp, pp) for 6 ranks and this model: none" --dp 1 --tp 3
+    refused10 "lab10: --pp 4: L = 3 blocks cannot fill 4 stages of 1 chunk (each virtual stage needs a block: --layers 4 at least); valid (dp, tp, pp) for 8 ranks and this model: (8, 1, 1), (4, 2, 1), (4, 1, 2), (2, 4, 1), (2, 2, 2), (1, 8, 1) or (1, 4, 2)" --dp 1 --pp 4 --layers 3
+    refused10 "lab10: --devices 4, but --dp 2 --tp 2 --pp 2 make 8 ranks: --devices is their product (leave it out, or give degrees that make 4: valid (dp, tp, pp) for 4 ranks here: (4, 1, 1), (2, 2, 1), (2, 1, 2), (1, 4, 1) or (1, 2, 2))" --devices 4
+    refused10 "lab10: --devices 8, but --dp 1 --tp 2 --pp 2 make 4 ranks: --devices is their product (leave it out, or give degrees that make 8: valid (dp, tp, pp) for 8 ranks here: (8, 1, 1), (4, 2, 1), (4, 1, 2), (2, 4, 1), (2, 2, 2), (1, 8, 1) or (1, 4, 2))" --dp 1 --devices 8
+    refused10 "lab10: --batch 30: the global batch is cut into dp = 2 replicas of m = 4 micro-batches each, so it must be a multiple of dp m = 8; valid (dp, tp, pp) for 8 ranks and this model: none" --batch 30
+    refused10 "lab10: --lr '0' is not a number in (0, 10]" --lr 0
+    if [[ "$bin" == *sim* ]]; then
+        refused10 "lab10: --devices 16: there are 8 simulated devices (SIMT_DEVICES, up to 64, makes more); --dp 2 --tp 2 --pp 4 make 16 ranks, one device each; valid (dp, tp, pp) for 8 ranks here (h = 64, L = 4 blocks): (8, 1, 1), (4, 2, 1), (4, 1, 2), (2, 4, 1), (2, 2, 2), (2, 1, 4), (1, 8, 1), (1, 4, 2) or (1, 2, 4)" --pp 4
+    fi
+    help=$("$bin/lab10" --help 2>&1)
+    for want in '^      --dp N            data-parallel replicas \(default 2\)$' \
+                '^      --order NAME      rank order: megatron \(default\) or picotron$' \
+                '^      --micro-batches m micro-batches of each replica.s rows \(default 4\)$' \
+                '^      --layers L        residual MLP blocks \(1\.\.64, default max\(2, p v\)\)$' \
+                '^      --sequence-parallel$'; do
+        check "lab10 --help: $want" grep -qE -- "$want" <<<"$help"
+    done
+fi
 # The simulator's settings (simulated build only): SIMT_DEVICES, SIMT_GPU and
 # SIMT_MEM_MB take effect; the old PARALAB_SIM_* names still do, with one note
 # on stderr naming the new name; a bad value's message names the variable

@@ -128,6 +128,24 @@ for f in lab09_backward_first lab09_warmup_reversed lab09_gpipe_missing lab09_wa
         exit 1
     fi
 done
+# Lab 10's mistakes, each one edit to the solution: the two orders swapped in
+# coords (Megatron's formula read as picotron's); the DP groups split with the
+# PP groups' color (the DP reduction would run on the wrong group); dp_after
+# returning -1 for the last stage, which has no warm-up in 1F1B (it would
+# never reduce, and its replicas drift apart)
+sed 's/lab10_solution/lab10_exercise/' "$root/labs/10_hybrid/solution.c" >"$work/gen/lab10_correct.c"
+sed 's/    if (m->order == PL_MESH_MEGATRON) { /    if (m->order != PL_MESH_MEGATRON) { /' \
+    "$work/gen/lab10_correct.c" >"$work/gen/lab10_orders_swapped.c"
+sed 's/    if ((rc = pl_comm_split(world, c.tp + m->tp \* c.pp, c.dp, &g->dp))) return rc;/    if ((rc = pl_comm_split(world, c.tp + m->tp * c.dp, c.dp, \&g->dp))) return rc;/' \
+    "$work/gen/lab10_correct.c" >"$work/gen/lab10_dp_pp_color.c"
+sed 's/    if (stage < 0 || stage >= s->stages) return -1;/    if (stage < 0 || stage >= s->stages - 1) return -1; \/* the last: no warm-up *\//' \
+    "$work/gen/lab10_correct.c" >"$work/gen/lab10_last_stage_never.c"
+for f in lab10_orders_swapped lab10_dp_pp_color lab10_last_stage_never; do
+    if cmp -s "$work/gen/lab10_correct.c" "$work/gen/$f.c"; then
+        echo "FAIL  $f.c: the edit no longer applies to labs/10_hybrid/solution.c"
+        exit 1
+    fi
+done
 # A mistake made from the solution by one edit (checked to apply): the
 # all-gather passes on the wrong segment (FAIL: the first wrong element).
 sed 's/int out = lab06_mod(r - s + 1, n), in = lab06_mod(r - s, n);/int out = lab06_mod(r - s, n), in = lab06_mod(r - s - 1, n);/' \
@@ -232,7 +250,7 @@ lab_run() {
 }
 
 scenario lab01_correct.cu 01_hello_threads 0 \
-    '^PASS  01_hello_threads +grid_size' '^PASS  01_hello_threads +vector_add' '2 passed, 0 failed, 13 todo' \
+    '^PASS  01_hello_threads +grid_size' '^PASS  01_hello_threads +vector_add' '2 passed, 0 failed, 16 todo' \
     '^TODO  06_collectives +ring_all_reduce +not attempted yet: PL_TODO\(\) at labs/06_collectives/exercise.c:[0-9]+'
 CLOSED=1 scenario lab01_no_tail_guard.cu 01_hello_threads 1 \
     '^PASS  01_hello_threads +grid_size' \
@@ -437,6 +455,37 @@ TREE=lab09 LABCHECK_ARGS="--timeout 3 --short 09" scenario lab09_endless.c 09_pi
     '^FAIL  09_pipeline_parallel warmup_1f1b +no progress for 3 s of CPU time: no kernel is running \(the host code\): an endless loop\?'
 TREE=lab09 LAB_ARGS="--stall-timeout 2" lab_run lab09_endless.c 09_pipeline_parallel lab09 1 \
     '^lab09: stopped before the run: no progress for 2 s of CPU time: no kernel is running \(the host code\): an endless loop\? \(--stall-timeout S allows longer\)$'
+
+# Lab 10 (in one tree). --short: training on 2 x 2 x 2 and 1 x 2 x 2. A
+# wrong coordinate or group is named with the rank and what the mesh has;
+# the lab binary refuses it before anything runs (exit 2). A stage that
+# never reduces is run: its DP replicas differ after the first step, which
+# the lab reports (exit 1).
+l10() { TREE=lab10 LABCHECK_ARGS="--timeout 60 --short 10" scenario "$@"; }
+l10 lab10_correct.c 10_hybrid 0 \
+    '^PASS  10_hybrid +coords +\([0-9]+ values checked\)$' \
+    '^PASS  10_hybrid +make_groups +\([0-9]+ values checked\)$' \
+    '^PASS  10_hybrid +dp_after +\([0-9]+ values checked\)$' \
+    '^labcheck \(your exercises\): 3 passed, 0 failed, 0 todo$'
+l10 lab10_orders_swapped.c 10_hybrid 1 \
+    '^FAIL  10_hybrid +coords +megatron mesh dp 2 x tp 2 x pp 2: coords puts rank 2 at \(dp 0, pp 1, tp 0\); it is at \(dp 1, pp 0, tp 0\) \(the table of REFERENCES-PARALLEL.md\): rank = tp \+ t \(dp \+ N pp\)$' \
+    '^PASS  10_hybrid +dp_after '
+TREE=lab10 lab_run lab10_orders_swapped.c 10_hybrid lab10 2 \
+    '^lab10: your coords \(labs/10_hybrid/exercise.c\) is wrong, so nothing ran: coords puts rank 2 at \(dp 0, pp 1, tp 0\); the megatron mesh \(dp 2, tp 2, pp 2\) has it at \(dp 1, pp 0, tp 0\): rank = tp \+ t \(dp \+ N pp\)$'
+l10 lab10_dp_pp_color.c 10_hybrid 1 \
+    '^PASS  10_hybrid +coords ' \
+    '^FAIL  10_hybrid +make_groups +megatron mesh dp 2 x tp 2 x pp 2: rank 0.s DP group is \{0, 4\}; it should be \{0, 2\} \(the table of REFERENCES-PARALLEL.md\)$' \
+    '^PASS  10_hybrid +dp_after '
+TREE=lab10 lab_run lab10_dp_pp_color.c 10_hybrid lab10 2 \
+    '^lab10: your make_groups \(labs/10_hybrid/exercise.c\) built groups the mesh does not have, so nothing ran: rank 0.s DP group is \{0, 4\}; the megatron mesh \(dp 2, tp 2, pp 2\) puts rank 0 in the DP group \{0, 2\}$'
+l10 lab10_last_stage_never.c 10_hybrid 1 \
+    '^PASS  10_hybrid +make_groups ' \
+    '^FAIL  10_hybrid +dp_after +1f1b, p=2, m=4: dp_after\(stage 1\) = -1: stage 1 would never reduce, and its DP replicas drift apart; the reduction fires after op 7 of 8 \(BW3\), the stage.s last op that writes weight gradients$'
+TREE=lab10 LAB_ARGS="--epochs 1" lab_run lab10_last_stage_never.c 10_hybrid lab10 1 \
+    '^\[4\] The DP reduction \(from your dp_after \(exercise.c\)\): .*: stage 0 after op 7 of 8 \(BW3\), [0-9.]+-[0-9.]+ us, 1 bucket; stage 1 NEVER \(dp_after = -1\)\. A stage that never reduces' \
+    '^\[5\] The step: .*\(pp 1, tp 0\): [0-9a-f]{8} [0-9a-f]{8}; .*: the DP replicas of \(pp 1, tp 0\) differ: rank 6 \(dp 1\) holds ' \
+    '^  ! after step 1 the DP replicas of \(pp 1, tp 0\) differ: ' \
+    '^  \(yours\)      FAIL  10_hybrid +dp_after +1f1b, p=2, m=4: dp_after\(stage 1\) = -1'
 
 scenario lab06_correct.c 06_collectives 0 \
     '^PASS  06_collectives +ring_all_reduce' '^TODO  01_hello_threads'

@@ -7,7 +7,8 @@
 # unset or unknown; LANG=C; a pipe) and replaying traces with paralab-viz:
 # a trace of every lab, played to its end with its narration and metrics;
 # Lab 08 at 80x24 without colour, stopped with q and Ctrl-C, TERM unset;
-# Lab 09 at 80x24 without colour to its end, and at 120x40 stopped with Ctrl-C.
+# Lab 09 at 80x24 without colour to its end, and at 120x40 stopped with Ctrl-C;
+# Lab 10 the same, its mesh pane at 120x40.
 set -uo pipefail
 bin=$(cd "${1:-build/sim/bin}" && pwd)
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -280,6 +281,50 @@ T send-keys -t t C-c
 check "120x40: lab09 --play, Ctrl-C: exit 130" wait_for "EXIT=130"
 sleep 0.3
 check "120x40: lab09 --play, Ctrl-C: the terminal is restored" bash -c 'grep -qE "^(icanon echo|echo icanon) *$" <<<"$1"' _ "$(history | grep -E 'icanon|echo' | tail -1)"
+
+# --- Lab 10 at 80x24 without colour, stepped to its end (one epoch): the
+# mesh's table in step 1, the DP reduction of step 4, the epoch and its
+# loss in the metrics; q exits 0 and every step and the checks are printed
+# after the UI. Then at 120x40: the mesh pane draws the replicas' boxes with
+# the ranks in Megatron's order, the pipeline pane the stages of dp 0, tp
+# 0; Ctrl-C exits 130.
+start "TERM=xterm-256color LANG=C.UTF-8 NO_COLOR=1 '$bin/lab10' --step --epochs 1" 80 24
+check "80x24: lab10 comes up at step 1/6" wait_for "lab 10 hybrid | step 1/6"
+check "80x24: lab10 step 1, the mesh" wait_for "[1] The mesh: dp 2 x tp 2 x pp 2 = 8 ranks in megatron's order"
+for pane in devices timeline pipeline "mesh dp2 pp2 tp2 megatron" metrics narration; do
+    check "80x24: lab10 pane: $pane" has "$(screen)" "┌ $pane"
+done
+for k in 2 3 4; do
+    T send-keys -t t Space
+    wait_long "step $k/6 | step (space" >/dev/null
+done
+check "80x24: lab10 step 4, the DP reduction" wait_for "[4] The DP reduction"
+for k in 5 6; do
+    T send-keys -t t Space
+    wait_long "step $k/6" >/dev/null
+done
+check "80x24: lab10 step 6, the epoch" wait_for "[6] Epoch 1/1: loss"
+loss=$(screen | grep -oE "Epoch 1/1: loss [0-9.]+" | grep -oE "[0-9.]+$")
+check "80x24: lab10's curve gives the narration's loss ($loss), epoch 1's" wait_for "loss $loss: epoch 1's"
+check "80x24: lab10, the run is over" wait_for "the run is over: q quits"
+T send-keys -t t q
+check "80x24: lab10, q exits 0" wait_for "EXIT=0"
+sleep 0.3
+s=$(joined)
+check "80x24: lab10, the terminal is restored (icanon, echo)" bash -c 'grep -qE "^(icanon echo|echo icanon) *$" <<<"$1"' _ "$(grep -E 'icanon|echo' <<<"$s" | tail -1)"
+check "80x24: lab10, after q, every step and the checks, in order" in_order "$s" "[1] The mesh" \
+    "[2] Replica d takes rows" "[3] The pipeline of each (dp, tp)" "[4] The DP reduction" "[5] The step: loss" \
+    "[6] Epoch 1/1: loss" "(reference)  PASS  10_hybrid            coords" "(reference)  PASS  10_hybrid            dp_after"
+start "TERM=xterm-256color LANG=C.UTF-8 NO_COLOR=1 '$bin/lab10' --step --epochs 1"
+check "120x40: lab10 comes up at step 1/6" wait_for "lab 10 hybrid | step 1/6"
+T send-keys -t t Space
+wait_long "step 2/6 | step (space" >/dev/null
+s=$(screen)
+check "120x40: lab10, the mesh pane's replicas" has "$s" "┌ dp 0 ┐ ┌ dp 1 ┐"
+check "120x40: lab10, the mesh pane's stage 1 row: ranks 4 5 | 6 7" bash -c 'grep -qE "pp1 │ 4[tdp ] 5[tdp ]│ │ 6[tdp ] 7[tdp ]│" <<<"$1"' _ "$s"
+check "120x40: lab10, the pipeline pane: 1f1b, p 2, m 4" has "$s" "┌ pipeline: 1f1b, p 2, m 4"
+T send-keys -t t C-c
+check "120x40: lab10, Ctrl-C: exit 130" wait_for "EXIT=130"
 
 # --- Ctrl-C in the middle of a run
 start "TERM=xterm-256color '$bin/lab06' --play --speed 0.5"
