@@ -291,9 +291,13 @@ check "120x40: lab09 --play, Ctrl-C: the terminal is restored" bash -c 'grep -qE
 start "TERM=xterm-256color LANG=C.UTF-8 NO_COLOR=1 '$bin/lab10' --step --epochs 1" 80 24
 check "80x24: lab10 comes up at step 1/6" wait_for "lab 10 hybrid | step 1/6"
 check "80x24: lab10 step 1, the mesh" wait_for "[1] The mesh: dp 2 x tp 2 x pp 2 = 8 ranks in megatron's order"
-for pane in devices timeline pipeline "mesh dp2 pp2 tp2 megatron" metrics narration; do
+for pane in timeline pipeline "mesh dp2 pp2 tp2 megatron" metrics narration; do
     check "80x24: lab10 pane: $pane" has "$(screen)" "┌ $pane"
 done
+# the mesh keeps its rows (the devices give theirs up: the mesh shows the ranks)
+s=$(screen)
+check "80x24: lab10, the mesh pane draws both replicas' stage 1" bash -c 'grep -qE "pp1 │ 4[tdp ] 5[tdp ]│ │ 6[tdp ] 7[tdp ]│" <<<"$1"' _ "$s"
+check "80x24: lab10, the mesh pane is not too small" bash -c '! grep -q "too small for the mesh" <<<"$1"' _ "$s"
 for k in 2 3 4; do
     T send-keys -t t Space
     wait_long "step $k/6 | step (space" >/dev/null

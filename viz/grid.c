@@ -188,7 +188,9 @@ char *viz_grid_text(const viz_grid *g)
  * not asked for gives its room to the others. The pipeline pane (a pipeline-parallel lab's centre)
  * goes across the whole width at the top of the body: a row per device (stage) and four more (its
  * border, the bubble line, the legend), leaving the others at least 8 rows; where that leaves it
- * less than 5, or with no other pane, it goes where the others would.
+ * less than 5, or with no other pane, it goes where the others would. The mesh pane keeps its 7
+ * rows (a replica's box of two stages, its legend, its border) before the devices take theirs;
+ * where that leaves the devices no row of their own, they give it up: the mesh shows the ranks.
  */
 void pl_viz_layout(int cols, int rows, int ndev, unsigned panes, pl_layout *out)
 {
@@ -259,6 +261,11 @@ void pl_viz_layout_stages(int cols, int rows, int ndev, int stages, unsigned pan
         /* the mesh: a replica's box of two stages, its legend and border (7 rows) first */
         int rest = (has[PL_PANE_MESH] ? 7 : 0) + (has[PL_PANE_TOPOLOGY] ? 3 : 0);
         if (has[PL_PANE_MESH] && dh > bh - rest) dh = bh - rest;
+        /* no room for a device's row: the devices give it up, the mesh shows the ranks */
+        if (has[PL_PANE_MESH] && !has[PL_PANE_TOPOLOGY] && dh < 3 && bh >= 7) {
+            dh = 0;
+            has[PL_PANE_DEVICES] = 0;
+        }
         if (dh < 3 && has[PL_PANE_DEVICES]) dh = 3;
         if (has[PL_PANE_DEVICES]) out->pane[PL_PANE_DEVICES] = (pl_rect){0, by, lw, dh};
         int mh = !has[PL_PANE_MESH] ? 0 : has[PL_PANE_TOPOLOGY] ? (bh - dh + 1) / 2 : bh - dh;
