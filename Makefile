@@ -90,7 +90,7 @@ test: deps data
 	@tests/compile_fail.sh
 	@echo "== the same under AddressSanitizer + UndefinedBehaviorSanitizer"
 	+@$(ASAN)
-	@ASAN_OPTIONS=detect_leaks=1 build/sim-asan/bin/unit
+	@ASAN_OPTIONS=detect_leaks=1 UNIT_SHORT=1 build/sim-asan/bin/unit
 	@build/sim-asan/bin/labcheck --solution --strict --short --timeout 900
 	@$(MAKE) racecheck
 ifeq ($(HAVE_NVCC),1)

@@ -6,6 +6,9 @@
  *   unit            all suites
  *   unit SUITE...   only these (unit --list names them)
  *   unit --list     the suites' names, one per line
+ *
+ * UNIT_SHORT=1: fewer configurations in the training-like tests (the
+ * sanitizer passes; suites.h, unit_short).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +27,12 @@ int unit_suite_setup(const char *name, CU_InitializeFunc init, CU_CleanupFunc cl
     for (size_t i = 0; i < n; i++)
         if (!CU_add_test(s, t[i].name, t[i].fn)) return -1;
     return 0;
+}
+
+int unit_short(void)
+{
+    const char *s = getenv("UNIT_SHORT");
+    return s && *s && strcmp(s, "0") != 0;
 }
 
 int main(int argc, char **argv)

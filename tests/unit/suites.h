@@ -49,6 +49,12 @@ int unit_suite_setup(const char *name, CU_InitializeFunc init, CU_CleanupFunc cl
 #define UNIT_SUITE_SETUP(name, init, cleanup, table)                                               \
     unit_suite_setup((name), (init), (cleanup), (table), sizeof(table) / sizeof *(table))
 
+/* 1 when UNIT_SHORT is set (and not "0"): the sanitizer passes of make test
+ * run the training-like tests (many schedules or factorisations, each
+ * trained) on fewer configurations, as their lab checks run --short; the
+ * plain pass runs them all. */
+int unit_short(void);
+
 /* Asserts a CUDA call returned `want`, naming both on failure. */
 #define CU_ASSERT_CUDA(call, want)                                                                 \
     do {                                                                                           \

@@ -345,34 +345,40 @@ static void check_schedule(pl_pp_kind kind, int p, int m, int v)
     pl_pp_schedule_free(&s);
 }
 
-/* The grid: for each p, m = 1, m < p, m = p and m = 4p (m >> p). */
-static const struct {
+/* The grid: for each p, m = 1, m < p, m = p and m = 4p (m >> p); short
+ * (UNIT_SHORT: the sanitizer passes): m = 1 and m >> p at p = 4, one more
+ * at p = 1 and 2. */
+typedef struct {
     int p, n, m[4];
-} grid[] = {{1, 2, {1, 4}}, {2, 3, {1, 2, 8}}, {4, 4, {1, 2, 4, 16}}};
+} grid_row;
+static const grid_row grid_full[] = {{1, 2, {1, 4}}, {2, 3, {1, 2, 8}}, {4, 4, {1, 2, 4, 16}}};
+static const grid_row grid_short[] = {{1, 1, {4}}, {2, 1, {8}}, {4, 2, {1, 16}}};
+#define GRID (unit_short() ? grid_short : grid_full)
+#define GRID_ROWS 3
 
 static void check_kind(pl_pp_kind kind, int v)
 {
-    for (size_t i = 0; i < sizeof grid / sizeof *grid; i++)
-        for (int j = 0; j < grid[i].n; j++) check_schedule(kind, grid[i].p, grid[i].m[j], v);
+    for (size_t i = 0; i < GRID_ROWS; i++)
+        for (int j = 0; j < GRID[i].n; j++) check_schedule(kind, GRID[i].p, GRID[i].m[j], v);
 }
 
 static void test_naive(void)
 {
     checked_configs = 0;
     check_kind(PL_PP_NAIVE, 1);
-    CU_ASSERT_EQUAL(checked_configs, 9);
+    CU_ASSERT_EQUAL(checked_configs, unit_short() ? 4 : 9);
 }
 static void test_gpipe(void)
 {
     checked_configs = 0;
     check_kind(PL_PP_GPIPE, 1);
-    CU_ASSERT_EQUAL(checked_configs, 9);
+    CU_ASSERT_EQUAL(checked_configs, unit_short() ? 4 : 9);
 }
 static void test_1f1b(void)
 {
     checked_configs = 0;
     check_kind(PL_PP_1F1B, 1);
-    CU_ASSERT_EQUAL(checked_configs, 9);
+    CU_ASSERT_EQUAL(checked_configs, unit_short() ? 4 : 9);
 }
 static void test_interleaved(void)
 {
@@ -380,13 +386,13 @@ static void test_interleaved(void)
     for (int v = 2; v <= 4; v *= 2) check_kind(PL_PP_INTERLEAVED, v);
     /* run: p = 2 (m 2, 8) and 4 (m 4, 16) for v = 2; p = 2 (m 2, 8) for v = 4 (8 virtual
      * stages of 1 block); m = 1 is not a multiple of p */
-    CU_ASSERT_EQUAL(checked_configs, 4 + 2);
+    CU_ASSERT_EQUAL(checked_configs, unit_short() ? 2 + 1 : 4 + 2);
     /* v = 1: the lists are 1F1B's (Megatron-LM runs it without interleaving), checked above */
-    for (size_t i = 0; i < sizeof grid / sizeof *grid; i++)
-        for (int j = 0; j < grid[i].n; j++) {
+    for (size_t i = 0; i < GRID_ROWS; i++)
+        for (int j = 0; j < GRID[i].n; j++) {
             pl_pp_schedule a, b;
             char err[256];
-            int p = grid[i].p, m = grid[i].m[j];
+            int p = GRID[i].p, m = GRID[i].m[j];
             if (pl_pp_accepts(PL_PP_INTERLEAVED, p, m, 1, err, sizeof err)) continue;
             CU_ASSERT_EQUAL_FATAL(pl_pp_build(&a, PL_PP_INTERLEAVED, p, m, 1, err, sizeof err), 0);
             CU_ASSERT_EQUAL_FATAL(pl_pp_build(&b, PL_PP_1F1B, p, m, 1, err, sizeof err), 0);
@@ -398,7 +404,7 @@ static void test_interleaved(void)
             pl_pp_schedule_free(&b);
             checked_configs++;
         }
-    CU_ASSERT_EQUAL(checked_configs, 6 + 4);
+    CU_ASSERT_EQUAL(checked_configs, unit_short() ? 3 + 2 : 6 + 4);
     /* p = 4, v = 4 needs 16 blocks */
     int first[16], count[16];
     char err[256];
@@ -413,7 +419,7 @@ static void test_zb_h1(void)
 {
     checked_configs = 0;
     check_kind(PL_PP_ZB_H1, 1);
-    CU_ASSERT_EQUAL(checked_configs, 9);
+    CU_ASSERT_EQUAL(checked_configs, unit_short() ? 4 : 9);
 }
 
 static void test_micro_batches_refused(void)
