@@ -88,11 +88,17 @@ static void header(viz_grid *g, pl_rect r, const viz_view *v)
         snprintf(steps, sizeof steps, "step %d/%d", v->step, v->steps);
     else
         snprintf(steps, sizeof steps, "step %d", v->step);
-    viz_textf(g, r.x, r.y, r.w, COL_TITLE, ATTR_REVERSE | ATTR_BOLD,
-              " paralab | %s | %s | %s | clock %s%s | %d device%s | ? help ",
-              v->title ? v->title : "", steps, v->mode ? v->mode : "",
-              v->modeled ? "modeled" : "measured", v->recorded ? " (recorded)" : "", v->ndev,
-              v->ndev == 1 ? "" : "s");
+    const char *title = v->title ? v->title : "", *mode = v->mode ? v->mode : "";
+    const char *clock = v->modeled ? "modeled" : "measured", *rec = v->recorded ? " (recorded)" : "";
+    char text[512];
+    snprintf(text, sizeof text, " paralab | %s | %s | %s | clock %s%s | %d device%s | ? help ", title,
+             steps, mode, clock, rec, v->ndev, v->ndev == 1 ? "" : "s");
+    if ((int)strlen(text) > r.w) /* narrow: the short form, and the help key kept on the right */
+        snprintf(text, sizeof text, " %s | %s | %s | %s%s | %d dev", title, steps, mode, clock, rec,
+                 v->ndev);
+    viz_textf(g, r.x, r.y, r.w, COL_TITLE, ATTR_REVERSE | ATTR_BOLD, "%s", text);
+    if (strstr(text, "? help") == NULL && r.w >= 8)
+        viz_textf(g, r.x + r.w - 8, r.y, 8, COL_TITLE, ATTR_REVERSE | ATTR_BOLD, " ? help ");
 }
 
 /* Words wrapped into the box; returns the rows used. A '\n' starts a new
