@@ -89,10 +89,11 @@ static void header(viz_grid *g, pl_rect r, const viz_view *v)
     else
         snprintf(steps, sizeof steps, "step %d", v->step);
     const char *title = v->title ? v->title : "", *mode = v->mode ? v->mode : "";
-    const char *clock = v->modeled ? "modeled" : "measured", *rec = v->recorded ? " (recorded)" : "";
+    const char *clock = v->modeled ? "modeled" : "measured",
+               *rec = v->recorded ? " (recorded)" : "";
     char text[512];
-    snprintf(text, sizeof text, " paralab | %s | %s | %s | clock %s%s | %d device%s | ? help ", title,
-             steps, mode, clock, rec, v->ndev, v->ndev == 1 ? "" : "s");
+    snprintf(text, sizeof text, " paralab | %s | %s | %s | clock %s%s | %d device%s | ? help ",
+             title, steps, mode, clock, rec, v->ndev, v->ndev == 1 ? "" : "s");
     if ((int)strlen(text) > r.w) /* narrow: the short form, and the help key kept on the right */
         snprintf(text, sizeof text, " %s | %s | %s | %s%s | %d dev", title, steps, mode, clock, rec,
                  v->ndev);
