@@ -254,10 +254,13 @@ static int setup(void *ctx, char *err, size_t cap)
         }
         if (!strncmp(err, "--sequence-parallel: ", 21) && c.batch % (c.dp * c.micro_batches) == 0) {
             int rows = c.batch / (c.dp * c.micro_batches);
+            char tail[1024] = "";
+            const char *valid = strstr(err, "; valid");
+            if (valid) snprintf(tail, sizeof tail, "%s", valid);
             snprintf(err, cap,
                      "--sequence-parallel: a micro-batch of %d row%s (B / (dp m) = %d / %d) does "
-                     "not split over tp = %d rank%s",
-                     rows, pl_s(rows), c.batch, c.dp * c.micro_batches, c.tp, pl_s(c.tp));
+                     "not split over tp = %d rank%s%s",
+                     rows, pl_s(rows), c.batch, c.dp * c.micro_batches, c.tp, pl_s(c.tp), tail);
         }
         return -1;
     }
