@@ -303,9 +303,12 @@ static int setup(void *ctx, char *err, size_t cap)
     }
     for (int q = 0; q < n; q++)
         if (t.bad[q]) {
-            snprintf(err, cap, "%s built groups the mesh does not have, so nothing ran: %s",
+            snprintf(err, cap, "%s %s, so nothing ran: %s",
                      gr ? "your make_groups (labs/10_hybrid/exercise.c)"
                         : "the reference's make_groups",
+                     strncmp(t.why[q], "make_groups returned ", 21)
+                         ? "built groups the mesh does not have"
+                         : "failed",
                      t.why[q]);
             return -1;
         }
