@@ -83,7 +83,8 @@ static int check_coords_mesh(const lab10_impl *impl, const pl_mesh *m, const int
                       "%s mesh dp %d x tp %d x pp %d: coords puts rank %d at (%s); it is at "
                       "(%s)%s: %s",
                       pl_mesh_order_name(m->order), m->dp, m->tp, m->pp, q, g, w,
-                      table ? " (the guide's table of the 2 x 2 x 2 groups)" : "", formula(m->order));
+                      table ? " (the guide's table of the 2 x 2 x 2 groups)" : "",
+                      formula(m->order));
     }
     for (int k = 0; k < 2 && pl_check_ok(c); k++) {
         int q = k ? m->size : -1;

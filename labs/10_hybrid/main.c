@@ -49,9 +49,9 @@ typedef struct {
     double lr, clip;
     int kind, order, sp;
     int set_micro, set_batch; /* --micro-batches, --batch given */
-    int set_devices;  /* the --devices the degrees set (0: none given) */
-    int user_devices; /* a --devices given before the degrees (0: none) */
-    pl_digits data;   /* the run */
+    int set_devices;          /* the --devices the degrees set (0: none given) */
+    int user_devices;         /* a --devices given before the degrees (0: none) */
+    pl_digits data;           /* the run */
     pl_pp_schedule sched;
     int have_sched;
     char coords_from[160], groups_from[160], dp_after_from[160];
@@ -240,10 +240,10 @@ static int setup(void *ctx, char *err, size_t cap)
             for (int d = 1; d <= rows; d++)
                 if (rows % d == 0 && len < (int)sizeof ms - 16)
                     len += snprintf(ms + len, sizeof ms - (size_t)len, "%s%d", k++ ? ", " : "", d);
-            char *or = strrchr(ms, ',');
-            if (or && k > 1) {
-                memmove(or + 3, or + 1, strlen(or + 1) + 1);
-                memcpy(or, " or", 3);
+            char *comma = strrchr(ms, ',');
+            if (comma && k > 1) {
+                memmove(comma + 3, comma + 1, strlen(comma + 1) + 1);
+                memcpy(comma, " or", 3);
             }
             char with[32] = "";
             if (a->set_batch) snprintf(with, sizeof with, "--batch %d ", c.batch);

@@ -703,8 +703,7 @@ int lab10_rank(pl_rank *r)
                          "replica's loss was scaled by 1/B = 1/%d, so the sum over the replicas "
                          "is the global batch's mean gradient.",
                          cfg->dp_after_from, p == 1 ? "the stage" : "each stage", last,
-                         pl_clock_name(), fired, first_why, dpg, dpb, dpf,
-                         B);
+                         pl_clock_name(), fired, first_why, dpg, dpb, dpf, B);
             }
             float norm = 0;
             if (cfg->clip > 0 || narrate) HY(pl_hybrid_clip_grad_norm(&h, cfg->clip, &norm));
