@@ -281,6 +281,20 @@ if [ -x "$bin/lab10" ]; then
     refused10 "lab10: --devices 8, but --dp 1 --tp 2 --pp 2 make 4 ranks: --devices is their product (leave it out, or give degrees that make 8: valid (dp, tp, pp) for 8 ranks here: (8, 1, 1), (4, 2, 1), (4, 1, 2), (2, 4, 1), (2, 2, 2), (1, 8, 1) or (1, 4, 2))" --dp 1 --devices 8
     refused10 "lab10: --batch 30: the global batch is cut into dp = 2 replicas of m = 4 micro-batches each, so it must be a multiple of dp m = 8; valid (dp, tp, pp) for 8 ranks and this model: none" --batch 30
     refused10 "lab10: --lr '0' is not a number in (0, 10]" --lr 0
+    refused10 "lab10: --micro-batches 5: each replica's rows (B / dp = 64 / 2 = 32) are cut into m micro-batches of the same size, so m must divide 32: m = 1, 2, 4, 8, 16 or 32" --micro-batches 5
+    refused10 "lab10: --batch 48 --micro-batches 5: each replica's rows (B / dp = 48 / 2 = 24) are cut into m micro-batches of the same size, so m must divide 24: m = 1, 2, 3, 4, 6, 8, 12 or 24" --batch 48 --micro-batches 5
+    refused10 "lab10: --sequence-parallel: a micro-batch of 1 row (B / (dp m) = 8 / 8) does not split over tp = 2 ranks; valid (dp, tp, pp) for 8 ranks and this model: none" --sequence-parallel --batch 8 --micro-batches 4
+    # steps [3] and [4] say what is true of the schedule run: GPipe (no
+    # warm-up remark; the stage that reduced first from the times), ZB-H1 at
+    # m = 1 (its last W; no formula, so nothing differs from one), one stage
+    # (nothing about stages reducing apart)
+    out=$("$bin/lab10" --no-viz --epochs 1 --schedule gpipe 2>&1)
+    check "lab10 --schedule gpipe: [4] stage 1 reduces first, no warm-up remark" bash -c 'grep -qE "^\[4\] .*stage 0 after op 7 of 8 \(BW0\), .*stage 1 after op 7 of 8 \(BW0\), [0-9.-]+ us, 1 bucket\. Stage 1 reduces first: its last backward ends first; every stage reduces once" <<<"$1" && ! grep -q "warm-up" <<<"$1"' _ "$out"
+    out=$("$bin/lab10" --no-viz --epochs 1 --schedule zb-h1 --micro-batches 1 2>&1)
+    check "lab10 --schedule zb-h1 --micro-batches 1: [3] m = 1 micro-batch, no formula, nothing differs" grep -qE '^\[3\] The pipeline of each \(dp, tp\): zb-h1, p = 2 stages, m = 1 micro-batch of 32 rows\. .*; no formula for this schedule here\.$' <<<"$out"
+    check "lab10 --schedule zb-h1 --micro-batches 1: [4] its last W" grep -qE '^\[4\] The DP reduction \(from the reference.s dp_after\): each stage all-reduces its gradients over its DP group once its last W has written them \(modeled clock\): stage 0 after op 2 of 3 \(W0\), .*Stage 1 reduces first: its last W ends first' <<<"$out"
+    out=$("$bin/lab10" --no-viz --epochs 1 --dp 2 --tp 1 --pp 1 --devices 2 --micro-batches 1 2>&1)
+    check "lab10 --pp 1 --micro-batches 1: [2] 1 micro-batch, [4] one stage" bash -c 'grep -qE "^\[2\] Replica d takes rows .* of the batch of 64: 32 rows, 1 micro-batch of 32\. " <<<"$1" && grep -qE "^\[4\] The DP reduction \(from the reference.s dp_after\): the stage all-reduces its gradients over its DP group once its last backward has written them \(modeled clock\): stage 0 after op 1 of 2 \(BW0\), [0-9.-]+ us, 1 bucket\. Rank 0" <<<"$1"' _ "$out"
     if [[ "$bin" == *sim* ]]; then
         refused10 "lab10: --devices 16: there are 8 simulated devices (SIMT_DEVICES, up to 64, makes more); --dp 2 --tp 2 --pp 4 make 16 ranks, one device each; valid (dp, tp, pp) for 8 ranks here (h = 64, L = 4 blocks): (8, 1, 1), (4, 2, 1), (4, 1, 2), (2, 4, 1), (2, 2, 2), (2, 1, 4), (1, 8, 1), (1, 4, 2) or (1, 2, 4)" --pp 4
     fi

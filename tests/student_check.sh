@@ -140,7 +140,14 @@ sed 's/    if ((rc = pl_comm_split(world, c.tp + m->tp \* c.pp, c.dp, &g->dp))) 
     "$work/gen/lab10_correct.c" >"$work/gen/lab10_dp_pp_color.c"
 sed 's/    if (stage < 0 || stage >= s->stages) return -1;/    if (stage < 0 || stage >= s->stages - 1) return -1; \/* the last: no warm-up *\//' \
     "$work/gen/lab10_correct.c" >"$work/gen/lab10_last_stage_never.c"
-for f in lab10_orders_swapped lab10_dp_pp_color lab10_last_stage_never; do
+# make_groups returning a code of its own (not pl_comm_split's), and
+# dp_after an index past the stage's list
+sed '/&g->pp))) return rc;/{n;s/    return 0;/    return 42;/}' \
+    "$work/gen/lab10_correct.c" >"$work/gen/lab10_groups_42.c"
+sed 's/    if (stage < 0 || stage >= s->stages) return -1;/&\n    if (stage == 0) return 1000;/' \
+    "$work/gen/lab10_correct.c" >"$work/gen/lab10_dp_after_1000.c"
+for f in lab10_orders_swapped lab10_dp_pp_color lab10_last_stage_never lab10_groups_42 \
+    lab10_dp_after_1000; do
     if cmp -s "$work/gen/lab10_correct.c" "$work/gen/$f.c"; then
         echo "FAIL  $f.c: the edit no longer applies to labs/10_hybrid/solution.c"
         exit 1
@@ -468,13 +475,13 @@ l10 lab10_correct.c 10_hybrid 0 \
     '^PASS  10_hybrid +dp_after +\([0-9]+ values checked\)$' \
     '^labcheck \(your exercises\): 3 passed, 0 failed, 0 todo$'
 l10 lab10_orders_swapped.c 10_hybrid 1 \
-    '^FAIL  10_hybrid +coords +megatron mesh dp 2 x tp 2 x pp 2: coords puts rank 2 at \(dp 0, pp 1, tp 0\); it is at \(dp 1, pp 0, tp 0\) \(the table of REFERENCES-PARALLEL.md\): rank = tp \+ t \(dp \+ N pp\)$' \
+    '^FAIL  10_hybrid +coords +megatron mesh dp 2 x tp 2 x pp 2: coords puts rank 2 at \(dp 0, pp 1, tp 0\); it is at \(dp 1, pp 0, tp 0\) \(the guide.s table of the 2 x 2 x 2 groups\): rank = tp \+ t \(dp \+ N pp\)$' \
     '^PASS  10_hybrid +dp_after '
 TREE=lab10 lab_run lab10_orders_swapped.c 10_hybrid lab10 2 \
     '^lab10: your coords \(labs/10_hybrid/exercise.c\) is wrong, so nothing ran: coords puts rank 2 at \(dp 0, pp 1, tp 0\); the megatron mesh \(dp 2, tp 2, pp 2\) has it at \(dp 1, pp 0, tp 0\): rank = tp \+ t \(dp \+ N pp\)$'
 l10 lab10_dp_pp_color.c 10_hybrid 1 \
     '^PASS  10_hybrid +coords ' \
-    '^FAIL  10_hybrid +make_groups +megatron mesh dp 2 x tp 2 x pp 2: rank 0.s DP group is \{0, 4\}; it should be \{0, 2\} \(the table of REFERENCES-PARALLEL.md\)$' \
+    '^FAIL  10_hybrid +make_groups +megatron mesh dp 2 x tp 2 x pp 2: rank 0.s DP group is \{0, 4\}; it should be \{0, 2\} \(the guide.s table of the 2 x 2 x 2 groups\)$' \
     '^PASS  10_hybrid +dp_after '
 TREE=lab10 lab_run lab10_dp_pp_color.c 10_hybrid lab10 2 \
     '^lab10: your make_groups \(labs/10_hybrid/exercise.c\) built groups the mesh does not have, so nothing ran: rank 0.s DP group is \{0, 4\}; the megatron mesh \(dp 2, tp 2, pp 2\) puts rank 0 in the DP group \{0, 2\}$'
@@ -486,6 +493,15 @@ TREE=lab10 LAB_ARGS="--epochs 1" lab_run lab10_last_stage_never.c 10_hybrid lab1
     '^\[5\] The step: .*\(pp 1, tp 0\): [0-9a-f]{8} [0-9a-f]{8}; .*: the DP replicas of \(pp 1, tp 0\) differ: rank 6 \(dp 1\) holds ' \
     '^  ! after step 1 the DP replicas of \(pp 1, tp 0\) differ: ' \
     '^  \(yours\)      FAIL  10_hybrid +dp_after +1f1b, p=2, m=4: dp_after\(stage 1\) = -1'
+l10 lab10_groups_42.c 10_hybrid 1 \
+    '^PASS  10_hybrid +coords ' \
+    '^FAIL  10_hybrid +make_groups +megatron mesh dp 2 x tp 2 x pp 2: make_groups returned 42 on rank 0; it returns 0, or the non-zero result of a pl_comm_split that failed$'
+TREE=lab10 lab_run lab10_groups_42.c 10_hybrid lab10 2 \
+    '^lab10: your make_groups \(labs/10_hybrid/exercise.c\) failed, so nothing ran: make_groups returned 42 on rank 0 \(it returns 0, or the non-zero result of a pl_comm_split that failed\)$'
+l10 lab10_dp_after_1000.c 10_hybrid 1 \
+    '^FAIL  10_hybrid +dp_after +.*: dp_after\(stage 0\) = 1000: out of range 0\.\.[0-9]+ \(an op of stage 0.s list; -1 means never\); the reduction fires after op '
+TREE=lab10 LAB_ARGS="--epochs 1" lab_run lab10_dp_after_1000.c 10_hybrid lab10 1 \
+    '^\[4\] The DP reduction \(from your dp_after \(exercise.c\)\): .*: stage 0 NEVER \(dp_after = 1000: out of range 0\.\.7; -1 means never\); stage 1 after op 7 of 8 \(BW3\), '
 
 scenario lab06_correct.c 06_collectives 0 \
     '^PASS  06_collectives +ring_all_reduce' '^TODO  01_hello_threads'

@@ -83,7 +83,8 @@ static int check_coords_mesh(const lab10_impl *impl, const pl_mesh *m, const int
                       "%s mesh dp %d x tp %d x pp %d: coords puts rank %d at (%s); it is at "
                       "(%s)%s: %s",
                       pl_mesh_order_name(m->order), m->dp, m->tp, m->pp, q, g, w,
-                      table ? " (the table of REFERENCES-PARALLEL.md)" : "", formula(m->order));
+                      table ? " (the guide's table of the 2 x 2 x 2 groups)" : "",
+                      formula(m->order));
     }
     for (int k = 0; k < 2 && pl_check_ok(c); k++) {
         int q = k ? m->size : -1;
@@ -161,7 +162,10 @@ static int groups_rank(pl_rank *r)
         return 0;
     }
     if (rc) {
-        snprintf(why, cap, "make_groups returned %d on rank %d", rc, me);
+        snprintf(why, cap,
+                 "make_groups returned %d on rank %d; it returns 0, or the non-zero result of a "
+                 "pl_comm_split that failed",
+                 rc, me);
     } else {
         pl_comm *gc[3] = {g.tp, g.dp, g.pp};
         pl_mesh_axis ax[3] = {PL_MESH_TP, PL_MESH_DP, PL_MESH_PP};
@@ -193,7 +197,7 @@ static int groups_rank(pl_rank *r)
             for (int i = 0; same && i < nw; i++) same = got[i] == want[i];
             if (!same)
                 snprintf(why, cap, "rank %d's %s group is %s; it should be %s%s", me, axis_title[a],
-                         gs, ws, w->table ? " (the table of REFERENCES-PARALLEL.md)" : "");
+                         gs, ws, w->table ? " (the guide's table of the 2 x 2 x 2 groups)" : "");
             else if (pl_comm_rank(gc[a]) != coord[a])
                 snprintf(why, cap,
                          "rank %d is rank %d of its %s group %s; its rank there must be its %s "
@@ -288,10 +292,15 @@ static void check_dp_after(const lab10_impl *impl, pl_check *c)
                                  " (%s): the gradients of the ops after it would miss the "
                                  "reduction",
                                  gn);
-                    } else
+                    } else if (got == -1)
                         snprintf(what, sizeof what,
                                  ": stage %d would never reduce, and its DP replicas drift apart",
                                  r);
+                    else
+                        snprintf(what, sizeof what,
+                                 ": out of range 0..%d (an op of stage %d's list; -1 means "
+                                 "never)",
+                                 s.n[r] - 1, r);
                     pl_check_fail(c,
                                   "%s, p=%d, m=%d%s: dp_after(stage %d) = %d%s; the reduction "
                                   "fires after op %d of %d (%s), the stage's last op that writes "

@@ -48,9 +48,10 @@ typedef struct {
     long dp, tp, pp, micro, chunks, layers, hidden, batch, epochs; /* chunks, layers 0: default */
     double lr, clip;
     int kind, order, sp;
-    int set_devices;  /* the --devices the degrees set (0: none given) */
-    int user_devices; /* a --devices given before the degrees (0: none) */
-    pl_digits data;   /* the run */
+    int set_micro, set_batch; /* --micro-batches, --batch given */
+    int set_devices;          /* the --devices the degrees set (0: none given) */
+    int user_devices;         /* a --devices given before the degrees (0: none) */
+    pl_digits data;           /* the run */
     pl_pp_schedule sched;
     int have_sched;
     char coords_from[160], groups_from[160], dp_after_from[160];
@@ -90,6 +91,7 @@ static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
         return 0;
     case KEY_MICRO:
         e = pl_parse_long("--micro-batches", arg, 1, 1438, &a->micro);
+        a->set_micro = 1;
         break;
     case KEY_SCHEDULE:
         a->kind = pl_pp_kind_parse(arg, why, sizeof why);
@@ -109,6 +111,7 @@ static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
         break;
     case KEY_BATCH:
         e = pl_parse_long("--batch", arg, 1, 1438, &a->batch);
+        a->set_batch = 1;
         break;
     case KEY_EPOCHS:
         e = pl_parse_long("--epochs", arg, 1, 1000, &a->epochs);
@@ -227,7 +230,40 @@ static int setup(void *ctx, char *err, size_t cap)
                  given, a->dp, a->tp, a->pp, prod, given, given, list);
         return -1;
     }
-    if (pl_hybrid_check(&c, n, err, cap)) return -1;
+    if (pl_hybrid_check(&c, n, err, cap)) {
+        /* the batch's rule broken by a --micro-batches of the user's: lead with
+         * it, and say which m would do (the divisors of B / dp) */
+        if (a->set_micro && !strncmp(err, "--batch ", 8) && c.batch % c.dp == 0) {
+            int rows = c.batch / c.dp;
+            char ms[512] = "";
+            int k = 0, len = 0;
+            for (int d = 1; d <= rows; d++)
+                if (rows % d == 0 && len < (int)sizeof ms - 16)
+                    len += snprintf(ms + len, sizeof ms - (size_t)len, "%s%d", k++ ? ", " : "", d);
+            char *comma = strrchr(ms, ',');
+            if (comma && k > 1) {
+                memmove(comma + 3, comma + 1, strlen(comma + 1) + 1);
+                memcpy(comma, " or", 3);
+            }
+            char with[32] = "";
+            if (a->set_batch) snprintf(with, sizeof with, "--batch %d ", c.batch);
+            snprintf(err, cap,
+                     "%s--micro-batches %d: each replica's rows (B / dp = %d / %d = %d) are cut "
+                     "into m micro-batches of the same size, so m must divide %d: m = %s",
+                     with, c.micro_batches, c.batch, c.dp, rows, rows, ms);
+        }
+        if (!strncmp(err, "--sequence-parallel: ", 21) && c.batch % (c.dp * c.micro_batches) == 0) {
+            int rows = c.batch / (c.dp * c.micro_batches);
+            char tail[1024] = "";
+            const char *valid = strstr(err, "; valid");
+            if (valid) snprintf(tail, sizeof tail, "%s", valid);
+            snprintf(err, cap,
+                     "--sequence-parallel: a micro-batch of %d row%s (B / (dp m) = %d / %d) does "
+                     "not split over tp = %d rank%s%s",
+                     rows, pl_s(rows), c.batch, c.dp * c.micro_batches, c.tp, pl_s(c.tp), tail);
+        }
+        return -1;
+    }
     int p = c.pp, m = c.micro_batches, v = c.chunks;
     if (pl_pp_build(&a->sched, (pl_pp_kind)a->kind, p, m, v, err, cap)) return -1;
     a->have_sched = 1;
@@ -267,9 +303,12 @@ static int setup(void *ctx, char *err, size_t cap)
     }
     for (int q = 0; q < n; q++)
         if (t.bad[q]) {
-            snprintf(err, cap, "%s built groups the mesh does not have, so nothing ran: %s",
+            snprintf(err, cap, "%s %s, so nothing ran: %s",
                      gr ? "your make_groups (labs/10_hybrid/exercise.c)"
                         : "the reference's make_groups",
+                     strncmp(t.why[q], "make_groups returned ", 21)
+                         ? "built groups the mesh does not have"
+                         : "failed",
                      t.why[q]);
             return -1;
         }

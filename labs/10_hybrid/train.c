@@ -98,8 +98,12 @@ int lab10_groups(const lab10_impl *impl, pl_comm *world, const pl_mesh *m, pl_me
         return rc;
     }
     if (rc) {
-        snprintf(err, cap, "make_groups returned %d on rank %d (%s)", rc, pl_comm_rank(world),
-                 pl_comm_last_error(world));
+        const char *why = pl_comm_last_error(world);
+        snprintf(err, cap,
+                 "make_groups returned %d on rank %d (it returns 0, or the non-zero result of a "
+                 "pl_comm_split that failed%s%s%s)",
+                 rc, pl_comm_rank(world), why && why[0] ? ": the last one said \"" : "",
+                 why && why[0] ? why : "", why && why[0] ? "\"" : "");
         return -1;
     }
     /* the lab tags them: the trace and the UI tell the groups' traffic apart */
@@ -333,9 +337,9 @@ static void stages_text(const lab10_run *run, const pl_mesh *mesh, char *buf, si
     if (pl_pp_split(L, p, v, first, count, NULL, 0)) return;
     int rows = hc->batch / mesh->dp, mb = rows / hc->micro_batches;
     add(buf, cap,
-        "Replica d takes rows [d B/dp, (d+1) B/dp) of the batch of %d: %d rows, %d micro-batch%s "
+        "Replica d takes rows [d B/dp, (d+1) B/dp) of the batch of %d: %d row%s, %d micro-batch%s "
         "of %d. ",
-        hc->batch, rows, hc->micro_batches, hc->micro_batches == 1 ? "" : "es", mb);
+        hc->batch, rows, pl_s(rows), hc->micro_batches, hc->micro_batches == 1 ? "" : "es", mb);
     for (int st = 0; st < p; st++) {
         if (!shown(st, p, &sep)) continue;
         int ranks[PL_MAX_RANKS], k = 0;
@@ -607,17 +611,19 @@ int lab10_rank(pl_rank *r)
                          "their %d micro-batch%s one after another (%s).",
                          m, m == 1 ? "" : "es", lists);
                 else
-                    STEP("The pipeline of each (dp, tp): %s, p = %d stages, m = %d micro-batches "
-                         "of %d rows%s. Each stage's list (the pipeline at dp 0, tp 0): %s. Its "
+                    STEP("The pipeline of each (dp, tp): %s, p = %d stages, m = %d micro-batch%s "
+                         "of %d row%s%s. Each stage's list (the pipeline at dp 0, tp 0): %s. Its "
                          "bubble on the %s clock: %.1f %% of the ideal time and %.1f %% of the "
-                         "total (the step's %.1f us); %s. They differ: stage 0 also runs the input "
-                         "layer, the last the head and the loss, each F and backward waits for "
-                         "its TP collectives, and each activation sent to the next stage (on "
-                         "the PP group) costs a transfer the formula counts as free.",
-                         pl_pp_kind_name(cfg->kind), p, m, rows / m,
-                         v > 1 ? ", interleaved over chunks" : "", lists, pl_clock_name(),
-                         me == 0 ? tm.of_ideal * 100 : 0, me == 0 ? tm.of_total * 100 : 0,
-                         me == 0 ? tm.makespan * 1e6 : 0, formula);
+                         "total (the step's %.1f us); %s.%s",
+                         pl_pp_kind_name(cfg->kind), p, m, m == 1 ? "" : "es", rows / m,
+                         pl_s(rows / m), v > 1 ? ", interleaved over chunks" : "", lists,
+                         pl_clock_name(), me == 0 ? tm.of_ideal * 100 : 0,
+                         me == 0 ? tm.of_total * 100 : 0, me == 0 ? tm.makespan * 1e6 : 0, formula,
+                         has ? " They differ: stage 0 also runs the input layer, the last the "
+                               "head and the loss, each F and backward waits for its TP "
+                               "collectives, and each activation sent to the next stage (on the "
+                               "PP group) costs a transfer the formula counts as free."
+                             : "");
                 /* [4] the DP reduction */
                 char fired[4096] = "", dpb[32], dpf[32];
                 int first_st = -1, never = -1;
@@ -636,9 +642,14 @@ int lab10_rank(pl_rank *r)
                         if (first_st < 0 || res->dp_end[q] < first_end)
                             first_st = st, first_end = res->dp_end[q];
                     } else {
+                        int da = res->dp_after[q];
+                        char range[96] = "";
+                        if (da != -1)
+                            snprintf(range, sizeof range, ": out of range 0..%d; -1 means never",
+                                     run->nrec[q] - 1);
                         if (show || never < 0)
-                            add(fired, sizeof fired, "%sstage %d NEVER (dp_after = %d)",
-                                show ? sep : "; ", st, res->dp_after[q]);
+                            add(fired, sizeof fired, "%sstage %d NEVER (dp_after = %d%s)",
+                                show ? sep : "; ", st, da, range);
                         if (never < 0) never = st;
                     }
                 }
@@ -657,27 +668,42 @@ int lab10_rank(pl_rank *r)
                     int ranks[PL_MAX_RANKS], k2 = pl_mesh_group(&mesh, PL_MESH_DP, 0, ranks);
                     members_text(ranks, k2, dpg, sizeof dpg);
                 }
+                /* "its last W" where the list splits the backward (zero-bubble) */
+                int split = 0;
+                for (int i = 0; i < run->nrec[q0[0]]; i++)
+                    split |= run->rec[q0[0]][i].op.kind == PL_PP_W;
+                const char *last = split ? "W" : "backward";
+                /* which stage reduced first, from the measured times */
+                char first_why[512] = "";
+                int warm = cfg->kind == PL_PP_1F1B || cfg->kind == PL_PP_INTERLEAVED;
+                if (never >= 0)
+                    snprintf(first_why, sizeof first_why,
+                             " A stage that never reduces keeps its own replica's gradients: "
+                             "its DP replicas step apart (see step 5).");
+                else if (p > 1 && first_st == p - 1 && warm)
+                    snprintf(first_why, sizeof first_why,
+                             " The last stage reduces first: it has no warm-up and its "
+                             "backwards end first, and it must still reduce (Megatron-LM syncs "
+                             "the gradients in the last micro-batch's backward, which every "
+                             "stage runs).");
+                else if (p > 1 && first_st >= 0)
+                    snprintf(first_why, sizeof first_why,
+                             " Stage %d reduces first: its last %s ends first; every stage "
+                             "reduces once, when its own list has written its gradients.",
+                             first_st, last);
                 if (hc->dp == 1)
                     STEP("The DP reduction: dp = 1, one replica: nothing to add up; the gradients "
-                         "are complete after each stage's last backward (%s; from %s).",
-                         fired, cfg->dp_after_from);
+                         "are complete after each stage's last %s (%s; from %s).",
+                         last, fired, cfg->dp_after_from);
                 else
-                    STEP("The DP reduction (from %s): each stage all-reduces its gradients over "
-                         "its DP group once its last backward has written them (%s clock): %s. "
-                         "%s. Rank 0's DP group %s sent %s in the step, its members together (the "
+                    STEP("The DP reduction (from %s): %s all-reduces its gradients over "
+                         "its DP group once its last %s has written them (%s clock): %s.%s "
+                         "Rank 0's DP group %s sent %s in the step, its members together (the "
                          "formula, 2 (dp - 1) times the part's gradient bytes: %s). Each "
                          "replica's loss was scaled by 1/B = 1/%d, so the sum over the replicas "
                          "is the global batch's mean gradient.",
-                         cfg->dp_after_from, pl_clock_name(), fired,
-                         never >= 0 ? "A stage that never reduces keeps its own replica's "
-                                      "gradients: its DP replicas step apart (see step 5)"
-                         : first_st == p - 1 && p > 1
-                             ? "The last stage reduces first: it has no warm-up and its "
-                               "backwards end first, and it must still reduce (Megatron-LM "
-                               "syncs the gradients in the last micro-batch's backward, which "
-                               "every stage runs)"
-                             : "The stages reduce at different times, as their lists end",
-                         dpg, dpb, dpf, B);
+                         cfg->dp_after_from, p == 1 ? "the stage" : "each stage", last,
+                         pl_clock_name(), fired, first_why, dpg, dpb, dpf, B);
             }
             float norm = 0;
             if (cfg->clip > 0 || narrate) HY(pl_hybrid_clip_grad_norm(&h, cfg->clip, &norm));
