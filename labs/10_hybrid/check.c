@@ -202,7 +202,11 @@ static int groups_rank(pl_rank *r)
                          coord[a]);
         }
     }
-    if (pl_comm_barrier(r->comm)) return 1;
+    if (pl_comm_barrier(r->comm)) { /* the comm layer says why (a mismatch, a deadlock) */
+        snprintf(r->error, sizeof r->error, "%s%s%s", why, why[0] ? ": " : "",
+                 pl_comm_last_error(r->comm));
+        return 1;
+    }
     pl_mesh_groups_free(&g);
     return 0;
 }
