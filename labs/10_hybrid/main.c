@@ -278,7 +278,8 @@ static int setup(void *ctx, char *err, size_t cap)
     t.mesh = mesh;
     if (pl_world_run(n, NULL, opt->comm_timeout, groups_rank, &t, why, sizeof why)) {
         snprintf(err, cap, "%s failed, so nothing ran: %s",
-                 gr ? "your make_groups (labs/10_hybrid/exercise.c)" : "the reference's make_groups",
+                 gr ? "your make_groups (labs/10_hybrid/exercise.c)"
+                    : "the reference's make_groups",
                  why);
         return -1;
     }
