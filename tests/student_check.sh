@@ -513,9 +513,14 @@ l10 lab10_pp_split_some.c 10_hybrid 1 \
     '^FAIL  10_hybrid +make_groups +megatron mesh dp 2 x tp 2 x pp 2, your make_groups: rank [0-7]: .*the ranks disagree about call #3: ranks 0,1,2,3 comm_split; ranks 4,5,6,7 barrier'
 TREE=lab10 lab_run lab10_pp_split_some.c 10_hybrid lab10 2 \
     '^lab10: your make_groups \(labs/10_hybrid/exercise.c\) failed, so nothing ran: rank [0-7]: .*the ranks disagree about call #3: ranks 0,1,2,3 comm_split; ranks 4,5,6,7 barrier'
+TREE=lab10 LABCHECK_ARGS="--timeout 60 --short 10" scenario lab10_barrier_some.c 10_hybrid 1 \
+    '^PASS  10_hybrid +coords ' \
+    '^FAIL  10_hybrid +make_groups +megatron mesh dp 2 x tp 2 x pp 2, your make_groups: rank [0-7]: .*deadlock: no progress for [0-9]+ s: rank 0 waits in barrier \(call #1\) for the other ranks; rank 1 waits in comm_split \(call #2\) for the other ranks; '
 TREE=lab10 LAB_ARGS="--comm-timeout 2" lab_run lab10_barrier_some.c 10_hybrid lab10 2 \
     '^lab10: your make_groups \(labs/10_hybrid/exercise.c\) failed, so nothing ran: rank [0-7]: make_groups returned [0-9]+ on rank [0-7] \(rank [0-7]: deadlock: no progress for 2 s: rank 0 waits in barrier \(call #1\) for the other ranks; rank 1 waits in comm_split \(call #2\) for the other ranks; '
 # an endless loop in coords, which the lab's probe asks first: named
+TREE=lab10 LABCHECK_ARGS="--timeout 3 --short 10" scenario lab10_endless_coords.c 10_hybrid 1 \
+    '^FAIL  10_hybrid +coords +no progress for 3 s of CPU time: no kernel is running \(the host code\): an endless loop\?'
 TREE=lab10 LAB_ARGS="--stall-timeout 2" lab_run lab10_endless_coords.c 10_hybrid lab10 1 \
     '^lab10: stopped before the run: no progress for 2 s of CPU time: no kernel is running \(the host code\), in coords \(labs/10_hybrid/exercise.c\): an endless loop\? \(--stall-timeout S allows longer\)$'
 
