@@ -207,7 +207,9 @@ static int groups_rank(pl_rank *r)
                  pl_comm_last_error(r->comm));
         return 1;
     }
-    pl_mesh_groups_free(&g);
+    /* wrong groups stay: their frees are collective, and one rank's TP
+     * group may be another's DP group, each waiting on the other */
+    if (!why[0]) pl_mesh_groups_free(&g);
     return 0;
 }
 
