@@ -162,6 +162,14 @@ static int groups_rank(pl_rank *r)
     }
     if (rc) {
         snprintf(why, cap, "make_groups returned %d on rank %d", rc, me);
+        /* what the comm layer said (on the world, or a group made before)
+         * stops the world: the other ranks may wait in a call of theirs */
+        const char *e = pl_comm_last_error(r->comm);
+        pl_comm *made[3] = {g.tp, g.dp, g.pp};
+        for (int a = 0; a < 3 && (!e || !e[0]); a++)
+            if (made[a]) e = pl_comm_last_error(made[a]);
+        snprintf(r->error, sizeof r->error, "%s (%s)", why, e ? e : "");
+        return 1;
     } else {
         pl_comm *gc[3] = {g.tp, g.dp, g.pp};
         pl_mesh_axis ax[3] = {PL_MESH_TP, PL_MESH_DP, PL_MESH_PP};

@@ -97,9 +97,13 @@ int lab10_groups(const lab10_impl *impl, pl_comm *world, const pl_mesh *m, pl_me
         memset(g, 0, sizeof *g);
         return rc;
     }
-    if (rc) {
+    if (rc) { /* what the comm layer said: on the world, or on a group made before */
+        const char *e = pl_comm_last_error(world);
+        pl_comm *made[3] = {g->tp, g->dp, g->pp};
+        for (int a = 0; a < 3 && (!e || !e[0]); a++)
+            if (made[a]) e = pl_comm_last_error(made[a]);
         snprintf(err, cap, "make_groups returned %d on rank %d (%s)", rc, pl_comm_rank(world),
-                 pl_comm_last_error(world));
+                 e ? e : "");
         return -1;
     }
     /* the lab tags them: the trace and the UI tell the groups' traffic apart */
