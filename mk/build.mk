@@ -190,6 +190,12 @@ endif
 # errors there (everything else still is).
 EXERCISE_RELAX := -Wno-unused-parameter -Wno-unused-variable -Wno-unused-but-set-variable \
                   -Wno-unused-function -Wno-shadow
+# gcc's flow analysis (-Wmaybe-uninitialized) guesses: a struct the
+# exercise's own TODO function (PL_TODO(); return 0;) should fill reads as
+# "may be used uninitialized" in the function that calls it, a false
+# positive the student did not cause. Off there (a use that is certainly
+# uninitialized, -Wuninitialized, stays an error); clang has no such warning.
+EXERCISE_RELAX += $(if $(shell $(CC) --version 2>/dev/null | grep -i clang),,-Wno-maybe-uninitialized)
 # (C only: a helper function the student adds need not be static)
 EXERCISE_RELAX_C := -Wno-missing-prototypes
 $(OBJ)/labs/%/exercise.c.o: EXTRA = $(EXERCISE_RELAX) $(EXERCISE_RELAX_C)

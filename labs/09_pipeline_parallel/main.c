@@ -114,10 +114,13 @@ static int probe_rank(pl_rank *r)
     pl_pp_schedule s;
     char err[256];
     if (pl_pp_schedule_init(&s, 2, 2, 1, err, sizeof err)) return 1;
+    pl_lab_probing(LAB09_GPIPE);
     if (lab09_exercise.gpipe(&s, 0) == PL_TODO_STATUS) pl_lab_found_todo(LAB09_GPIPE);
+    pl_lab_probing(LAB09_WARMUP);
     if (lab09_exercise.warmup_1f1b(2, 2, 0) == PL_TODO_STATUS) pl_lab_found_todo(LAB09_WARMUP);
     pl_pp_schedule_free(&s);
     if (pl_pp_schedule_init(&s, 2, 2, 1, err, sizeof err)) return 1;
+    pl_lab_probing(LAB09_1F1B);
     if (lab09_exercise.one_f_one_b(&s, 0, 1) == PL_TODO_STATUS) pl_lab_found_todo(LAB09_1F1B);
     pl_pp_schedule_free(&s);
     return 0;

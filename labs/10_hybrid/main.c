@@ -175,15 +175,18 @@ static int probe_rank(pl_rank *r)
     pl_mesh_coord c;
     char err[256];
     if (pl_mesh_init(&m, 8, 2, 2, 2, err, sizeof err)) return 1;
+    pl_lab_probing(LAB10_COORDS);
     if (lab10_exercise.coords(&m, 0, &c) == PL_TODO_STATUS) pl_lab_found_todo(LAB10_COORDS);
     pl_mesh one;
     if (pl_mesh_init(&one, 1, 1, 1, 1, err, sizeof err)) return 1;
     pl_mesh_groups g = {0};
+    pl_lab_probing(LAB10_GROUPS);
     int rc = lab10_exercise.make_groups(r->comm, &one, &g);
     pl_mesh_groups_free(&g);
     if (rc == PL_TODO_STATUS) pl_lab_found_todo(LAB10_GROUPS);
     pl_pp_schedule s;
     if (pl_pp_build(&s, PL_PP_1F1B, 2, 2, 1, err, sizeof err)) return 1;
+    pl_lab_probing(LAB10_DP_AFTER);
     if (lab10_exercise.dp_after(&s, 0) == PL_TODO_STATUS) pl_lab_found_todo(LAB10_DP_AFTER);
     pl_pp_schedule_free(&s);
     return 0;
@@ -204,8 +207,20 @@ static int groups_rank(pl_rank *r)
     pl_mesh_groups g;
     int rc = lab10_groups(t->impl, r->comm, &t->mesh, &g, t->why[r->rank], sizeof t->why[0]);
     t->bad[r->rank] = rc != 0;
-    if (rc != PL_TODO_STATUS && pl_comm_barrier(r->comm)) return 1;
-    if (rc != PL_TODO_STATUS) pl_mesh_groups_free(&g);
+    if (rc == PL_TODO_STATUS) return 0;
+    /* a split that failed (the comm layer says why) stops the world */
+    if (rc && !strncmp(t->why[r->rank], "make_groups returned ", 21)) {
+        snprintf(r->error, sizeof r->error, "%s", t->why[r->rank]);
+        return 1;
+    }
+    if (pl_comm_barrier(r->comm)) {
+        snprintf(r->error, sizeof r->error, "rank %d, after make_groups: %s", r->rank,
+                 pl_comm_last_error(r->comm));
+        return 1;
+    }
+    /* wrong groups stay (the lab stops): their frees are collective, and
+     * one rank's TP group may be another's DP group, each waiting on the other */
+    if (!rc) pl_mesh_groups_free(&g);
     return 0;
 }
 
@@ -297,8 +312,11 @@ static int setup(void *ctx, char *err, size_t cap)
     memset(&t, 0, sizeof t);
     t.impl = &a->use;
     t.mesh = mesh;
-    if (pl_world_run(n, NULL, 60, groups_rank, &t, why, sizeof why)) {
-        snprintf(err, cap, "making the groups failed: %s", why);
+    if (pl_world_run(n, NULL, opt->comm_timeout, groups_rank, &t, why, sizeof why)) {
+        snprintf(err, cap, "%s failed, so nothing ran: %s",
+                 gr ? "your make_groups (labs/10_hybrid/exercise.c)"
+                    : "the reference's make_groups",
+                 why);
         return -1;
     }
     for (int q = 0; q < n; q++)

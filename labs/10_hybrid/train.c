@@ -97,13 +97,19 @@ int lab10_groups(const lab10_impl *impl, pl_comm *world, const pl_mesh *m, pl_me
         memset(g, 0, sizeof *g);
         return rc;
     }
-    if (rc) {
-        const char *why = pl_comm_last_error(world);
-        snprintf(err, cap,
-                 "make_groups returned %d on rank %d (it returns 0, or the non-zero result of a "
-                 "pl_comm_split that failed%s%s%s)",
-                 rc, pl_comm_rank(world), why && why[0] ? ": the last one said \"" : "",
-                 why && why[0] ? why : "", why && why[0] ? "\"" : "");
+    if (rc) { /* what the comm layer said: on the world, or on a group made before */
+        const char *e = pl_comm_last_error(world);
+        pl_comm *made[3] = {g->tp, g->dp, g->pp};
+        for (int a = 0; a < 3 && (!e || !e[0]); a++)
+            if (made[a]) e = pl_comm_last_error(made[a]);
+        if (e && e[0])
+            snprintf(err, cap, "make_groups returned %d on rank %d (%s)", rc, pl_comm_rank(world),
+                     e);
+        else
+            snprintf(err, cap,
+                     "make_groups returned %d on rank %d (it returns 0, or the non-zero result of "
+                     "a pl_comm_split that failed)",
+                     rc, pl_comm_rank(world));
         return -1;
     }
     /* the lab tags them: the trace and the UI tell the groups' traffic apart */

@@ -23,6 +23,8 @@ static struct {
     int todo[MAX_EXERCISES];      /* found TODO: the reference runs there */
     int announced[MAX_EXERCISES]; /* its banner is out */
 } H;
+/* the exercise the probe asks now, + 1 (0: none): read by the watchdog's thread */
+static _Atomic int probing;
 
 const pl_options *pl_lab_options(void) { return &H.opt; }
 int pl_lab_solution(void) { return H.solution; }
@@ -35,6 +37,7 @@ void pl_lab_found_todo(int ex)
 {
     if (valid(ex)) H.todo[ex] = 1;
 }
+void pl_lab_probing(int ex) { probing = valid(ex) ? ex + 1 : 0; }
 
 static int exercises(void)
 {
@@ -256,11 +259,16 @@ static int checks(const pl_lab_def *def)
  * its watchdog) runs: an endless loop there is stopped the same way. */
 static void on_early_stall(const char *report, void *user)
 {
+    const pl_lab_def *def = user;
+    int ex = probing - 1; /* the exercise the probe asks (pl_lab_probing), if it said */
+    char in[256] = "";
+    if (valid(ex) && ex < exercises())
+        snprintf(in, sizeof in, ", in %s (%s)", def->lab->exercises[ex], def->exercise);
     fflush(stdout);
     fprintf(stderr,
-            "%s: stopped before the run: %s: an endless loop? (--stall-timeout S allows "
+            "%s: stopped before the run: %s%s: an endless loop? (--stall-timeout S allows "
             "longer)\n",
-            ((const pl_lab_def *)user)->program, report);
+            def->program, report, in);
     _exit(1);
 }
 
@@ -274,6 +282,7 @@ int pl_lab_main(const pl_lab_def *def, int argc, char **argv)
     int watching = pl_device_caps()->kernel_progress &&
                    pl_watchdog_start(H.opt.stall_timeout, on_early_stall, (void *)def) == 0;
     if (def->probe && !H.solution) pl_world_run(1, NULL, 10, def->probe, def->ctx, err, sizeof err);
+    pl_lab_probing(-1);
     int nsteps = 0;
     if (def->setup && (nsteps = def->setup(def->ctx, err, sizeof err)) < 0) {
         if (watching) pl_watchdog_stop();

@@ -157,6 +157,12 @@ int pl_lab_uses_reference(int exercise);
 void pl_lab_reference(int exercise);
 /* For probe: marks the exercise TODO; the banner comes after setup. */
 void pl_lab_found_todo(int exercise);
+/* For probe: exercise `exercise` is asked now (-1: none), so that an endless
+ * loop stopped before the run names it: "labNN: stopped before the run: no
+ * progress for S s of CPU time: ... (the host code), in coords
+ * (labs/10_hybrid/exercise.c): an endless loop? ...". Call it before asking
+ * each exercise; the harness clears it when the probe returns. */
+void pl_lab_probing(int exercise);
 
 /* In a lab's steps function (a pl_rank *r in scope, a cleanup label `out`):
  * narrate a step, begin a step whose narration reports its work (before
