@@ -507,7 +507,7 @@ l10 lab10_groups_42.c 10_hybrid 1 \
     '^PASS  10_hybrid +coords ' \
     '^FAIL  10_hybrid +make_groups +megatron mesh dp 2 x tp 2 x pp 2: make_groups returned 42 on rank 0; it returns 0, or the non-zero result of a pl_comm_split that failed$'
 TREE=lab10 lab_run lab10_groups_42.c 10_hybrid lab10 2 \
-    '^lab10: your make_groups \(labs/10_hybrid/exercise.c\) failed, so nothing ran: make_groups returned 42 on rank 0 \(it returns 0, or the non-zero result of a pl_comm_split that failed\)$'
+    '^lab10: your make_groups \(labs/10_hybrid/exercise.c\) failed, so nothing ran: rank [0-7]: make_groups returned 42 on rank [0-7] \(it returns 0, or the non-zero result of a pl_comm_split that failed\)$'
 l10 lab10_dp_after_1000.c 10_hybrid 1 \
     '^FAIL  10_hybrid +dp_after +.*: dp_after\(stage 0\) = 1000: out of range 0\.\.[0-9]+ \(an op of stage 0.s list; -1 means never\); the reduction fires after op '
 TREE=lab10 LAB_ARGS="--epochs 1" lab_run lab10_dp_after_1000.c 10_hybrid lab10 1 \
