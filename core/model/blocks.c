@@ -374,19 +374,12 @@ void pl_blocks_acts_free(pl_blocks_acts *a)
     memset(a, 0, sizeof *a);
 }
 
-cudaError_t pl_blocks_create(pl_blocks *m, const pl_blocks_layout *lay, int max_rows,
-                             int local_rows, unsigned long long seed)
+/* Everything of a part but its parameter, gradient and optimizer buffers. */
+static cudaError_t create_rest(pl_blocks *m, const pl_blocks_layout *lay, int max_rows,
+                               int local_rows)
 {
-    memset(m, 0, sizeof *m);
-    if (max_rows < 1) return cudaErrorInvalidValue;
-    m->lay = *lay;
-    m->max_rows = max_rows;
-    int n = (int)lay->nparams, h = lay->cfg.hidden, B = max_rows;
-    cudaError_t e = pl_tensor_alloc(&m->params, 1, n);
-    if (!e) e = pl_tensor_alloc(&m->grads, 1, n);
-    if (!e) e = pl_tensor_alloc(&m->opt_m, 1, n);
-    if (!e) e = pl_tensor_alloc(&m->opt_v, 1, n);
-    if (!e) e = pl_blocks_acts_alloc(&m->acts, lay, max_rows, local_rows);
+    int h = lay->cfg.hidden, B = max_rows;
+    cudaError_t e = pl_blocks_acts_alloc(&m->acts, lay, max_rows, local_rows);
     if (!e) e = alloc(&m->d_x, (long)B * h);
     if (!e) e = alloc(&m->d_ln, (long)B * h);
     if (!e) e = alloc(&m->d_full, (long)B * h);
@@ -396,6 +389,34 @@ cudaError_t pl_blocks_create(pl_blocks *m, const pl_blocks_layout *lay, int max_
     if (!e) e = cudaMemset(m->loss_sum, 0, sizeof(float));
     if (!e) e = cudaMalloc((void **)&m->correct, sizeof(int));
     if (!e) e = cudaMemset(m->correct, 0, sizeof(int));
+    return e;
+}
+
+cudaError_t pl_blocks_create_bare(pl_blocks *m, const pl_blocks_layout *lay, int max_rows,
+                                  int local_rows)
+{
+    memset(m, 0, sizeof *m);
+    if (max_rows < 1) return cudaErrorInvalidValue;
+    m->lay = *lay;
+    m->max_rows = max_rows;
+    cudaError_t e = create_rest(m, lay, max_rows, local_rows);
+    if (e) pl_blocks_destroy(m);
+    return e;
+}
+
+cudaError_t pl_blocks_create(pl_blocks *m, const pl_blocks_layout *lay, int max_rows,
+                             int local_rows, unsigned long long seed)
+{
+    memset(m, 0, sizeof *m);
+    if (max_rows < 1) return cudaErrorInvalidValue;
+    m->lay = *lay;
+    m->max_rows = max_rows;
+    int n = (int)lay->nparams;
+    cudaError_t e = pl_tensor_alloc(&m->params, 1, n);
+    if (!e) e = pl_tensor_alloc(&m->grads, 1, n);
+    if (!e) e = pl_tensor_alloc(&m->opt_m, 1, n);
+    if (!e) e = pl_tensor_alloc(&m->opt_v, 1, n);
+    if (!e) e = create_rest(m, lay, max_rows, local_rows);
     if (!e) {
         long whole_n = pl_blocks_count(&lay->cfg);
         float *whole = malloc((size_t)whole_n * sizeof *whole);

@@ -208,6 +208,13 @@ typedef struct pl_blocks {
  * parameters for seed. */
 cudaError_t pl_blocks_create(pl_blocks *m, const pl_blocks_layout *lay, int max_rows,
                              int local_rows, unsigned long long seed);
+/* The same without the parameter, gradient and optimizer buffers: params,
+ * grads, opt_m and opt_v are left empty, for a caller that keeps them
+ * elsewhere and sets them as views (pl_tensor_view) before each use: ZeRO's
+ * units (paralab/zero.h), whose parameters and gradients live in its
+ * buckets and shards. No initial parameters are loaded. */
+cudaError_t pl_blocks_create_bare(pl_blocks *m, const pl_blocks_layout *lay, int max_rows,
+                                  int local_rows);
 void pl_blocks_destroy(pl_blocks *m);
 /* Another set of activations for a part (a pipeline's micro-batches in
  * flight), zeroed; freed by pl_blocks_acts_free. A cudaMalloc per tensor,
