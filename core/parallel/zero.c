@@ -607,7 +607,6 @@ int pl_zero_step(pl_zero *z, const float *X, const int *labels, float *loss_sum)
     float *losses = calloc((size_t)k, sizeof *losses);
     if (!losses) return ZFAIL("out of host memory");
     z->step_start = pl_device_stream_now(z->stream);
-    double comm0 = pl_device_stream_now(q.cs);
     /* every bucket free: the events' first waits find them recorded */
     int rc = 0;
     for (int i = 0; i < 8 && !rc; i++)
@@ -628,7 +627,7 @@ int pl_zero_step(pl_zero *z, const float *X, const int *labels, float *loss_sum)
         cudaError_t e = cudaStreamSynchronize(z->stream);
         if (e) rc = ZFAIL("the step: %s", cudaGetErrorName(e));
     }
-    z->comm_busy = c->overlap ? pl_device_stream_now(q.cs) - comm0 : 0;
+    z->comm_end = c->overlap ? pl_device_stream_now(q.cs) : 0;
     z->step_end = pl_device_stream_now(z->stream);
     if (!rc && loss_sum) {
         double s = 0;

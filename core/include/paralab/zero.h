@@ -198,7 +198,8 @@ typedef struct pl_zero {
     cudaStream_t stream, comm_stream; /* the caller's; the engine's */
     /* the last step: modeled seconds (0 on real GPUs) */
     double step_start, step_end; /* the whole step on the compute stream */
-    double comm_busy;            /* the comm stream's busy time (modeled seconds) */
+    double comm_end;             /* when the communication stream's work of the step ends
+                                    (overlap = 1; else 0), modeled seconds */
     char error[1024];
 } pl_zero;
 
