@@ -189,18 +189,20 @@ int pl_zero_traffic_of(const pl_zero_config *c, int n, pl_zero_traffic *out, cha
 
 /* ---- allocation, measured ----------------------------------------------------------------- */
 
-/* n zeroed floats at *p, their bytes (as the device counts them) added to
- * *counted. */
+/* n zeroed floats at *p, their bytes added to *counted: as the simulated
+ * device counts them (cudaMemGetInfo before and after), or on a real GPU
+ * the bytes asked for (its allocator rounds up, and cudaMemGetInfo moves
+ * in pages of megabytes). */
 static int zalloc(pl_zero *z, float **p, long n, size_t *counted)
 {
-    int dev = 0;
-    size_t before = 0, after = 0, total = 0;
+    int dev = 0, measured = pl_device_memory_is_host();
+    size_t before = 0, after = 0, total = 0, bytes = (size_t)n * sizeof(float);
     ZCUDA(cudaGetDevice(&dev));
-    if (pl_device_memory(dev, &before, &total)) return ZFAIL("cudaMemGetInfo failed");
-    ZCUDA(cudaMalloc((void **)p, (size_t)n * sizeof(float)));
-    ZCUDA(cudaMemset(*p, 0, (size_t)n * sizeof(float)));
-    if (pl_device_memory(dev, &after, &total)) return ZFAIL("cudaMemGetInfo failed");
-    *counted += after - before;
+    if (measured && pl_device_memory(dev, &before, &total)) return ZFAIL("cudaMemGetInfo failed");
+    ZCUDA(cudaMalloc((void **)p, bytes));
+    ZCUDA(cudaMemset(*p, 0, bytes));
+    if (measured && pl_device_memory(dev, &after, &total)) return ZFAIL("cudaMemGetInfo failed");
+    *counted += measured ? after - before : bytes;
     return 0;
 }
 
