@@ -263,7 +263,7 @@ void viz_memory_geometry(const viz_model *m, const viz_view *v, pl_rect in, viz_
     L->bar_w = L->col_w - L->label_w - 1 - L->value_w;
     if (L->bar_w > MEM_BAR_MAX) L->bar_w = MEM_BAR_MAX;
     int slots = rows * L->cols;
-    L->shown = left <= slots ? left : slots - 1;
+    L->shown = left <= slots ? left : slots > 1 ? slots - 1 : 1;
     L->more = left - L->shown;
 }
 
@@ -277,7 +277,12 @@ static void memory_legend(viz_grid *g, int x, int y, int w, const viz_model *m)
     const struct viz_zero *z = &m->zero;
     const char *psi = g->utf8 ? "\xce\xa8" : "Psi";
     char item[VIZ_ZMEM_PARTS + 1][80];
-    for (int form = 0; form < 3; form++) {
+    /* the forms tried: the terms with their bytes, then without; each first with the padding */
+    static const struct {
+        int form, pad;
+    } tries[] = {{0, 1}, {0, 0}, {1, 1}, {1, 0}, {2, 0}};
+    for (int t = 0; t < 5; t++) {
+        int form = tries[t].form;
         int total = 0, nitems = VIZ_ZMEM_PARTS;
         for (int k = 0; k < VIZ_ZMEM_PARTS; k++) {
             int sh, c = part_coeff(z, k, &sh);
@@ -292,14 +297,14 @@ static void memory_legend(viz_grid *g, int x, int y, int w, const viz_model *m)
             else
                 snprintf(item[k], sizeof item[k], "%c %s", letter[k], name[k]);
         }
-        if (z->psi_pad != z->psi && form < 2) {
+        if (z->psi_pad != z->psi && tries[t].pad) {
             char a[32], b[32];
             fmt_int(a, sizeof a, z->psi);
             fmt_int(b, sizeof b, z->psi_pad - z->psi);
             snprintf(item[nitems++], sizeof item[0], "%s = %s + %s padding", psi, a, b);
         }
         for (int k = 0; k < nitems; k++) total += (k ? 2 : 0) + cells(item[k]);
-        if (total > w && form < 2) continue;
+        if (total > w && t < 4) continue;
         for (int k = 0, cx = x; k < nitems; k++) {
             int len = cells(item[k]);
             if (cx + len > x + w) break;
@@ -354,7 +359,8 @@ void viz_memory_pane(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
     static const char letter[VIZ_ZMEM_PARTS] = {'p', 'g', 'o'};
     static const int colour[VIZ_ZMEM_PARTS] = {COL_FORWARD, COL_BACKWARD, COL_OPTIMIZER};
     double full = (double)viz_zero_scale_bytes(z);
-    for (int i = 0; i < L.shown + (L.more > 0); i++) {
+    int more_slot = L.more > 0 && L.rows * L.cols > L.shown; /* (one slot: its rank only) */
+    for (int i = 0; i < L.shown + more_slot; i++) {
         int x = in.x + i / L.rows * (L.col_w + 2), y = in.y + 1 + i % L.rows;
         if (i == L.shown) { /* the last slot: the ranks left out */
             viz_textf(g, x, y, L.col_w, COL_DIM, 0, "... %d more (focus: up/down)", L.more);
