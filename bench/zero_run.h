@@ -16,9 +16,9 @@ typedef struct bz_result {
     int mem_differs;           /* some rank measured other bytes */
     /* steps > 0: the measured step, after a warm-up step, every rank's
      * clock started at one modeled instant */
-    double step;               /* the engine's step_end - step_start, the largest of the ranks */
-    double whole;              /* the common start to the last rank's end of pl_zero_update */
-    double comm_busy;          /* the engine's comm_busy, the largest of the ranks */
+    double step;               /* the common start to the last rank's end of pl_zero_step (the
+                                  engine's step_end then: forward, backward, the reductions) */
+    double whole;              /* ... and of pl_zero_update (its step_end: the whole step) */
     unsigned long long floats; /* floats rank 0 sent in the step and update (its ledger / 4) */
     int floats_differ;         /* some rank sent another count */
     unsigned calls;            /* rank 0's collectives in them (barriers left out) */
