@@ -119,10 +119,12 @@ static int bench_dp_blocks(void)
             cfg.stage = 2 * s;
             cfg.overlap = o;
             rc = bz_run(&cfg, N, 1, x, y, &r[s][o]);
-            if (rc) fprintf(stderr, "paralab-bench dp: the block model, stage %d, overlap %d: %s\n",
-                            cfg.stage, o, r[s][o].error);
+            if (rc)
+                fprintf(stderr, "paralab-bench dp: the block model, stage %d, overlap %d: %s\n",
+                        cfg.stage, o, r[s][o].error);
         }
-    if (rc && !comp.ok) fprintf(stderr, "paralab-bench dp: the block model on N = 1: %s\n", comp.error);
+    if (rc && !comp.ok)
+        fprintf(stderr, "paralab-bench dp: the block model on N = 1: %s\n", comp.error);
     free(x);
     free(y);
     if (rc) return -1;
@@ -141,10 +143,11 @@ static int bench_dp_blocks(void)
         printf("%-28s %12.1f %12.1f %12.1f %12.1f %7.0f%%\n", name[s], r[s][1].step * 1e6,
                r[s][0].step * 1e6, comp.step * 1e6, comm * 1e6, hidden[s] * 100);
     }
-    printf("\n  N=%d: overlap hides %.0f %% of the block model's all-reduce time (stage 0, Lab 07's "
-           "mechanism): %s; of stage 2's reduce-scatter time %.0f %%: %s (goal: at least half)\n",
-           N, hidden[0] * 100, hidden[0] >= 0.5 ? "met" : "MISSED", hidden[1] * 100,
-           hidden[1] >= 0.5 ? "met" : "MISSED");
+    printf(
+        "\n  N=%d: overlap hides %.0f %% of the block model's all-reduce time (stage 0, Lab 07's "
+        "mechanism): %s; of stage 2's reduce-scatter time %.0f %%: %s (goal: at least half)\n",
+        N, hidden[0] * 100, hidden[0] >= 0.5 ? "met" : "MISSED", hidden[1] * 100,
+        hidden[1] >= 0.5 ? "met" : "MISSED");
     printf("  comm us: T_no_overlap - T_compute; hidden: (T_no_overlap - T_overlap) / comm us\n");
     return 0;
 }

@@ -46,7 +46,10 @@ typedef struct {
     pl_zero_traffic t[NS][STAGES]; /* the formulas */
 } zmodel;
 
-static size_t total(const pl_zero_memory *m) { return m->params + m->grads + m->optim + m->buffers; }
+static size_t total(const pl_zero_memory *m)
+{
+    return m->params + m->grads + m->optim + m->buffers;
+}
 
 static int mem_equal(const pl_zero_memory *a, const pl_zero_memory *b)
 {
@@ -136,15 +139,14 @@ static void tables(const zmodel *m)
         for (int s = 0; s < STAGES; s++) print_traffic_row(ranks[i], s, &m->r[i][s], &m->t[i][s]);
     printf("the modeled step, us (from one instant on every rank to the engine's step_end, the "
            "last rank's: after pl_zero_step, and with the update after pl_zero_update)\n");
-    printf("%4s %6s | %10s %12s | %8s %8s | %6s\n", "N", "stage", "step", "with update",
-           "vs DP", "(whole)", "wall s");
+    printf("%4s %6s | %10s %12s | %8s %8s | %6s\n", "N", "stage", "step", "with update", "vs DP",
+           "(whole)", "wall s");
     for (int i = 0; i < NS; i++)
         for (int s = 0; s < STAGES; s++) {
             const bz_result *r = &m->r[i][s], *dp = &m->r[i][0];
             printf("%4d %6d | %10.1f %12.1f | %8.3f %8.3f | %6.1f\n", ranks[i], s, r->step * 1e6,
-                   r->whole * 1e6,
-                   dp->step > 0 ? r->step / dp->step : 0, dp->whole > 0 ? r->whole / dp->whole : 0,
-                   r->wall);
+                   r->whole * 1e6, dp->step > 0 ? r->step / dp->step : 0,
+                   dp->whole > 0 ? r->whole / dp->whole : 0, r->wall);
         }
 }
 
@@ -225,8 +227,8 @@ int bench_zero(int repeat, int scale)
         for (int s = 0; s < STAGES; s++)
             print_memory_row(8, s, acc[s].psi_pad, &acc[s], &accf[s],
                              (double)total(&acc[s].mem) / (double)total(&acc[0].mem));
-        printf("%4s %6s | %10s %10s | %5s %5s %9s | %7s | %s\n", "N", "stage", "ledger",
-               "formula", "calls", "form.", "AR/RS/AG", "x Ψ_pad", "formula");
+        printf("%4s %6s | %10s %10s | %5s %5s %9s | %7s | %s\n", "N", "stage", "ledger", "formula",
+               "calls", "form.", "AR/RS/AG", "x Ψ_pad", "formula");
         for (int s = 0; s < STAGES; s++) print_traffic_row(8, s, &acc[s], &acct[s]);
     }
     if (!rc) {
@@ -290,8 +292,9 @@ int bench_zero(int repeat, int scale)
             printf("  with the working buckets (stages 2-3 two gradient buckets of the largest "
                    "unit, %ld of the %ld floats, stage 3 two parameter buckets more), %s: %s%s\n",
                    largest, pl_blocks_count(&z->c), z->what,
-                   where[0] ? "the total does not shrink at " : "the total shrinks at every stage "
-                                                              "and N > 1",
+                   where[0] ? "the total does not shrink at "
+                            : "the total shrinks at every stage "
+                              "and N > 1",
                    where);
         }
         printf("  the price on the modeled clock, N = 8, the wide model: the step with its update "

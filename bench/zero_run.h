@@ -11,9 +11,9 @@ typedef struct bz_result {
     int ok;
     char error[512];
     int n;
-    long psi, psi_pad;         /* the engine's Ψ and Ψ_pad */
-    pl_zero_memory mem;        /* rank 0's, measured (z->mem) */
-    int mem_differs;           /* some rank measured other bytes */
+    long psi, psi_pad;  /* the engine's Ψ and Ψ_pad */
+    pl_zero_memory mem; /* rank 0's, measured (z->mem) */
+    int mem_differs;    /* some rank measured other bytes */
     /* steps > 0: the measured step, after a warm-up step, every rank's
      * clock started at one modeled instant */
     double step;               /* the common start to the last rank's end of pl_zero_step (the
