@@ -12,5 +12,6 @@ const pl_lab *const pl_labs[] = {
     &lab08_tensor_parallel,
     &lab09_pipeline_parallel,
     &lab10_hybrid,
+    &lab11_zero,
     NULL,
 };
