@@ -71,6 +71,7 @@ int main(int argc, char **argv)
         {"pipeline", register_pipeline_suite},
         {"pp", register_pp_suite},
         {"hybrid", register_hybrid_suite},
+        {"zero", register_zero_suite},
     };
     int n = (int)(sizeof suites / sizeof *suites);
     if (argc == 2 && strcmp(argv[1], "--list") == 0) { /* make gpu-test runs them one by one */

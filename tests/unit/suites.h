@@ -33,6 +33,7 @@ int register_blocks_split_suite(void); /* by register_blocks_suite: `unit blocks
 int register_pipeline_suite(void);
 int register_pp_suite(void);
 int register_hybrid_suite(void);
+int register_zero_suite(void);
 
 /* A suite's tests, in the order they run. */
 typedef struct unit_test {

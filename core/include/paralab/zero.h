@@ -111,6 +111,7 @@ extern "C" {
 #endif
 
 #define PL_ZERO_UNITS_MAX (PL_BLOCKS_MAX + 2)
+#define PL_ZERO_EVENTS 10 /* per engine: the working buckets' hand-offs, the join */
 
 struct pl_trace;
 
@@ -159,8 +160,7 @@ typedef struct pl_zero_memory {
     size_t params, grads, optim; /* persistent: the stage's formula */
     size_t buffers;              /* working buckets (stages 2, 3) */
 } pl_zero_memory;
-int pl_zero_memory_of(const pl_zero_config *c, int n, pl_zero_memory *out, char *err,
-                      size_t cap);
+int pl_zero_memory_of(const pl_zero_config *c, int n, pl_zero_memory *out, char *err, size_t cap);
 
 /* Floats one rank sends in one step (pl_zero_step + pl_zero_update), by
  * call, from the ring volumes: exact. */
@@ -168,8 +168,7 @@ typedef struct pl_zero_traffic {
     unsigned long long all_reduce, reduce_scatter, all_gather; /* floats sent */
     unsigned calls;                                            /* collectives */
 } pl_zero_traffic;
-int pl_zero_traffic_of(const pl_zero_config *c, int n, pl_zero_traffic *out, char *err,
-                       size_t cap);
+int pl_zero_traffic_of(const pl_zero_config *c, int n, pl_zero_traffic *out, char *err, size_t cap);
 
 /* One rank's share of a ZeRO run. */
 typedef struct pl_zero {
@@ -184,20 +183,22 @@ typedef struct pl_zero {
     long shard_floats;                 /* Ψ_pad / N */
     int rows;                          /* B / (N k): a micro-step's rows on this rank */
     /* the buffers (device; NULL where the stage has none): */
-    float *params;                     /* full, Ψ_pad (stages 0-2) */
-    float *grads;                      /* full, Ψ_pad (stages 0-1) */
-    float *param_shard, *grad_shard;   /* Ψ_pad / N (param_shard: stage 3; grad_shard: 2-3) */
-    float *opt_m, *opt_v;              /* the optimizer's: Ψ_pad (stage 0) or Ψ_pad / N */
-    float *pbucket[2], *gbucket[2];    /* working buckets: the largest unit's padded size */
-    float *rsbuf;                      /* accumulate > 1, stages 2-3: a slice's reduce-scatter
-                                          before it is added to the shard */
-    float *dbuf;                       /* the gradient passed between units [rows, h] */
-    int step;                          /* optimizer steps taken */
-    pl_zero_memory mem;                /* measured from the allocations (cudaMemGetInfo) */
-    cudaStream_t stream, comm_stream;  /* the caller's; the engine's */
+    float *params;                    /* full, Ψ_pad (stages 0-2) */
+    float *grads;                     /* full, Ψ_pad (stages 0-1) */
+    float *param_shard, *grad_shard;  /* Ψ_pad / N (param_shard: stage 3; grad_shard: 2-3) */
+    float *opt_m, *opt_v;             /* the optimizer's: Ψ_pad (stage 0) or Ψ_pad / N */
+    float *pbucket[2], *gbucket[2];   /* working buckets: the largest unit's padded size */
+    float *rsbuf;                     /* accumulate > 1, stages 2-3: a slice's reduce-scatter
+                                         before it is added to the shard */
+    float *dbuf;                      /* the gradient passed between units [rows, h] */
+    float *norm_sq;                   /* one float: the gradient norm's sum of squares */
+    cudaEvent_t ev[PL_ZERO_EVENTS];   /* the buckets' hand-offs between the two streams */
+    int step;                         /* optimizer steps taken */
+    pl_zero_memory mem;               /* measured from the allocations (cudaMemGetInfo) */
+    cudaStream_t stream, comm_stream; /* the caller's; the engine's */
     /* the last step: modeled seconds (0 on real GPUs) */
-    double step_start, step_end;       /* the whole step on the compute stream */
-    double comm_busy;                  /* the comm stream's busy time (modeled seconds) */
+    double step_start, step_end; /* the whole step on the compute stream */
+    double comm_busy;            /* the comm stream's busy time (modeled seconds) */
     char error[1024];
 } pl_zero;
 
