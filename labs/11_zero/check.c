@@ -15,7 +15,7 @@
  *   reduce-scatters is named); each rank's memory, measured from its
  *   allocations, equals pl_zero_memory_of;
  *   then (make check, not --short) 20 epochs at N = 8 with AdamW (lr 2e-3)
- *   reach >= 95 % test accuracy; --short trains 2 epochs to >= 80 %.
+ *   reach >= 95 % test accuracy; --short trains 2 epochs to >= 90 %.
  *
  * What lab11 prints at its end (lab11_check_quick): the same for N = 2
  * and 3 steps of a small model (h = 16, L = 1, a batch of 16).
@@ -166,7 +166,7 @@ void lab11_check(int exercise, update_fn update, pl_check *c)
         pl_check_fail(c, "%s", err);
         return;
     }
-    static const int ns[] = {1, 2, 4, 8};
+    static const int ns[] = {2, 4, 8, 1}; /* N = 2 first: its failure is the one explained */
     for (int a = 0; a < 4 && pl_check_ok(c); a++) {
         check_steps(update, &d, ns[a], 64, 2, 64, 10, c);
         if (pl_check_ok(c))
@@ -175,7 +175,7 @@ void lab11_check(int exercise, update_fn update, pl_check *c)
     }
     if (pl_check_ok(c)) {
         int epochs = pl_check_short() ? 2 : 20;
-        double want = pl_check_short() ? 80 : 95;
+        double want = pl_check_short() ? 90 : 95;
         lab11_result res;
         int rc = train(&d, 8, 1, update, 64, 2, 64, 0, epochs, 0, 2e-3f, c, &res, err, sizeof err);
         if (pl_check_that(c, !rc, "N=8, stage 1, %d epochs: %s", epochs, err))

@@ -61,11 +61,14 @@ static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
     lab *a = ctx;
     const char *e = NULL;
     switch (key) {
-    case KEY_STAGE: /* the range is pl_zero_check's: it names the stages */
-        e = pl_parse_long("--stage", arg, -1000000, 1000000, &a->stage);
+    case KEY_STAGE: /* a number outside 0..3 is pl_zero_check's to refuse: it names the
+                       stages; text that is no number is refused with the range */
+        if (pl_parse_long("--stage", arg, -1000000, 1000000, &a->stage))
+            e = pl_parse_long("--stage", arg, 0, 3, &a->stage);
         break;
     case KEY_ACCUMULATE: /* (the same: "--accumulate 0: ...") */
-        e = pl_parse_long("--accumulate", arg, -1000000, 1000000, &a->accumulate);
+        if (pl_parse_long("--accumulate", arg, -1000000, 1000000, &a->accumulate))
+            e = pl_parse_long("--accumulate", arg, 1, 1024, &a->accumulate);
         break;
     case KEY_HIDDEN:
         e = pl_parse_long("--hidden", arg, 1, 1024, &a->hidden);

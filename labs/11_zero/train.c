@@ -360,13 +360,20 @@ int lab11_rank(pl_rank *r)
                     "forward gathers)"};
                 char opt[64];
                 snprintf(opt, sizeof opt, "%s", cfg->zc.sgd ? "SGD (momentum 0.9)" : "AdamW");
-                STEP("The update (%s): %s%s. Rank 0: %.1f us; the whole step %.1f us, the "
-                     "communication stream busy %.1f us of it (%s clock)%s.",
+                char overlap[200] = "";
+                if (S != 1 && cfg->zc.overlap && z.comm_busy > 0)
+                    snprintf(overlap, sizeof overlap,
+                             "; pl_zero_step's collectives ran on the communication stream, "
+                             "%.1f us of its clock, beside the compute",
+                             z.comm_busy * 1e6);
+                else if (!cfg->zc.overlap)
+                    snprintf(overlap, sizeof overlap,
+                             "; --no-overlap: every collective on the compute stream, in order");
+                STEP("The update (%s): %s%s. Rank 0: %.1f us; the whole step %.1f us (%s "
+                     "clock)%s.",
                      S == 1 ? cfg->update_from : "pl_zero_update", what[S],
                      strcmp(opt, "AdamW") ? " (here SGD in AdamW's place)" : "", (m2 - m1) * 1e6,
-                     (m2 - m0) * 1e6, z.comm_busy * 1e6, pl_clock_name(),
-                     cfg->zc.overlap ? "" : "; --no-overlap: every collective on the compute "
-                                            "stream, in order");
+                     (m2 - m0) * 1e6, pl_clock_name(), overlap);
                 /* [5] the communication */
                 const pl_zero_traffic *t = &res->traffic;
                 unsigned long long want = t->all_reduce + t->reduce_scatter + t->all_gather;
