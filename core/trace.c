@@ -513,6 +513,17 @@ int pl_trace_writer_describe_mesh(pl_trace_writer *w, int dp, int tp, int pp, co
     return w->failed ? -1 : 0;
 }
 
+int pl_trace_writer_describe_zero(pl_trace_writer *w, int stage, int ranks, long psi, long psi_pad,
+                                  int sgd)
+{
+    fprintf(w->f,
+            ",\n{\"name\":\"paralab zero\",\"ph\":\"M\",\"pid\":0,\"args\":{\"stage\":%d,"
+            "\"ranks\":%d,\"psi\":%ld,\"psi_pad\":%ld,\"sgd\":%d}}",
+            stage, ranks, psi, psi_pad, sgd);
+    if (ferror(w->f)) w->failed = 1;
+    return w->failed ? -1 : 0;
+}
+
 int pl_trace_writer_close(pl_trace_writer *w, char *err, size_t cap)
 {
     if (!w) return 0;

@@ -719,7 +719,9 @@ int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank
         pl_viz_check_pipeline(vc->pipeline, wc->n, err, err_size) ||
         viz_model_set_pipeline(&a.model, vc->pipeline, err, err_size) ||
         pl_viz_check_mesh(vc->mesh, wc->n, err, err_size) ||
-        viz_model_set_mesh(&a.model, vc->mesh, err, err_size)) {
+        viz_model_set_mesh(&a.model, vc->mesh, err, err_size) ||
+        pl_viz_check_zero(vc->zero, wc->n, err, err_size) ||
+        viz_model_set_zero(&a.model, vc->zero, err, err_size)) {
         free(a.buf);
         viz_model_free(&a.model);
         return 1;
@@ -811,6 +813,7 @@ int pl_viz_replay(const char *path, pl_mode mode, double speed, char *err, size_
     /* and its pipeline (checked as it was read) for the pipeline pane */
     if (t->pipeline.stages > 0) viz_model_set_pipeline(&a.model, &t->pipeline, merr, sizeof merr);
     if (t->mesh.dp > 0) viz_model_set_mesh(&a.model, &t->mesh, merr, sizeof merr); /* mesh pane */
+    if (t->zero.ranks > 0) viz_model_set_zero(&a.model, &t->zero, merr, sizeof merr); /* memory */
     /* the lab's panes (the shards only with the matrices: an older file
      * has none), else all the events fill */
     a.panes = t->panes ? t->panes & ~(t->nmatrices ? 0u : PL_PANE_BIT(PL_PANE_SHARDS))
@@ -822,6 +825,10 @@ int pl_viz_replay(const char *path, pl_mode mode, double speed, char *err, size_
         a.panes |= PL_PANE_BIT(PL_PANE_MESH);
     else
         a.panes &= ~PL_PANE_BIT(PL_PANE_MESH);
+    if (a.model.zero.ranks > 0) /* the memory pane: with the file's ZeRO run only */
+        a.panes |= PL_PANE_BIT(PL_PANE_MEMORY);
+    else
+        a.panes &= ~PL_PANE_BIT(PL_PANE_MEMORY);
     for (size_t i = 0; i < t->nev; i++) /* a pipeline: forward/backward events of a stage */
         if ((t->ev[i].kind == PL_EV_FORWARD || t->ev[i].kind == PL_EV_BACKWARD) &&
             t->ev[i].layer >= 0 && viz_matrix_index(&a.model, t->ev[i].label) < 0) {

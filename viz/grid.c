@@ -211,12 +211,18 @@ void pl_viz_layout_stages(int cols, int rows, int ndev, int stages, unsigned pan
     int has[PL_NUM_PANES];
     for (int p = 0; p < PL_NUM_PANES; p++) has[p] = (panes >> p) & 1u;
     int left = has[PL_PANE_TOPOLOGY] || has[PL_PANE_MESH]; /* the devices join them there */
-    int below = has[PL_PANE_PIPELINE] + has[PL_PANE_SHARDS] + has[PL_PANE_METRICS];
+    int below =
+        has[PL_PANE_PIPELINE] + has[PL_PANE_SHARDS] + has[PL_PANE_METRICS] + has[PL_PANE_MEMORY];
     int right = has[PL_PANE_TIMELINE] || below;
     int band = has[PL_PANE_DEVICES] && !left;
     /* the pipeline pane across the top, when there are other panes to leave 8 rows */
-    int pipe = has[PL_PANE_PIPELINE] && (left || band || has[PL_PANE_TIMELINE] ||
-                                         has[PL_PANE_SHARDS] || has[PL_PANE_METRICS]);
+    int pipe =
+        has[PL_PANE_PIPELINE] && (left || band || has[PL_PANE_TIMELINE] || has[PL_PANE_SHARDS] ||
+                                  has[PL_PANE_METRICS] || has[PL_PANE_MEMORY]);
+    /* the memory pane across the top too (under the pipeline), the same way */
+    int mem =
+        has[PL_PANE_MEMORY] && (left || band || has[PL_PANE_TIMELINE] || has[PL_PANE_SHARDS] ||
+                                has[PL_PANE_METRICS] || has[PL_PANE_PIPELINE]);
     out->min_w = left && right ? 60 : 40;
     out->min_h = 1 + 4 + (left || right || band ? 8 : 0);
     if (cols < out->min_w || rows < out->min_h) return;
@@ -224,7 +230,7 @@ void pl_viz_layout_stages(int cols, int rows, int ndev, int stages, unsigned pan
     out->pane[PL_PANE_HEADER] = (pl_rect){0, 0, cols, 1};
     int nh = rows >= 30 ? 9 : 4; /* the narration, and the lab's output under it */
     if (text_rows + 2 > nh) {    /* a step with more to say: room for it */
-        int k = pipe ? 8 + 5 : 8;
+        int k = 8 + (pipe ? 5 : 0) + (mem ? 5 : 0);
         int most = (rows - 1) * 3 / 5 < rows - 1 - k ? (rows - 1) * 3 / 5 : rows - 1 - k;
         nh = text_rows + 2 < most ? text_rows + 2 : most > nh ? most : nh;
     }
@@ -239,6 +245,18 @@ void pl_viz_layout_stages(int cols, int rows, int ndev, int stages, unsigned pan
         below--;
         right = has[PL_PANE_TIMELINE] || below;
         has[PL_PANE_PIPELINE] = 0; /* placed */
+    }
+    if (mem) { /* a row per device and four more, leaving the others 11 rows (8 if need be) */
+        int keep = bh - 11 >= 5 ? 11 : 8;
+        int want = (ndev > 0 ? ndev : 1) + 4, mh = want < bh - keep ? want : bh - keep;
+        if (mh >= 5) {
+            out->pane[PL_PANE_MEMORY] = (pl_rect){0, by, cols, mh};
+            by += mh;
+            bh -= mh;
+            below--;
+            right = has[PL_PANE_TIMELINE] || below;
+            has[PL_PANE_MEMORY] = 0; /* placed */
+        }
     }
     if (!left && !right && !band) {
         out->pane[PL_PANE_NARRATION] = (pl_rect){0, 1, cols, rows - 1};
@@ -283,7 +301,10 @@ void pl_viz_layout_stages(int cols, int rows, int ndev, int stages, unsigned pan
         if (has[PL_PANE_TIMELINE]) out->pane[PL_PANE_TIMELINE] = (pl_rect){rx, by, rw, th};
         if (below) {
             int k = 0, x = rx;
-            for (int p = PL_PANE_SHARDS; p <= PL_PANE_METRICS; p++) {
+            static const int row[] = {PL_PANE_SHARDS, PL_PANE_PIPELINE, PL_PANE_MEMORY,
+                                      PL_PANE_METRICS};
+            for (int i = 0; i < 4; i++) {
+                int p = row[i];
                 if (!has[p]) continue;
                 int w = k == below - 1 ? rx + rw - x : rw / below;
                 out->pane[p] = (pl_rect){x, by + th, w, bh - th};

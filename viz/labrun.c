@@ -83,7 +83,8 @@ int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_ran
     *quit = 0;
     if (pl_viz_check_matrices(vc->matrices, vc->nmatrices, vc->tp, n, err, err_size) ||
         pl_viz_check_pipeline(vc->pipeline, n, err, err_size) ||
-        pl_viz_check_mesh(vc->mesh, n, err, err_size))
+        pl_viz_check_mesh(vc->mesh, n, err, err_size) ||
+        pl_viz_check_zero(vc->zero, n, err, err_size))
         return 1;
     char why[256];
     int ui = opt->viz && pl_viz_available(why, sizeof why);
@@ -129,6 +130,9 @@ int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_ran
         if (vc->mesh) /* the mesh pane's */
             pl_trace_writer_describe_mesh(dr.writer, vc->mesh->dp, vc->mesh->tp, vc->mesh->pp,
                                           vc->mesh->order);
+        if (vc->zero) /* the memory pane's */
+            pl_trace_writer_describe_zero(dr.writer, vc->zero->stage, vc->zero->ranks,
+                                          vc->zero->psi, vc->zero->psi_pad, vc->zero->sgd);
     }
     pthread_t drain_thread;
     dr.player = player;

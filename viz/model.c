@@ -24,6 +24,8 @@ void viz_model_free(viz_model *m)
         free(m->series[k].v);
         free(m->series[k].seq);
     }
+    for (int r = 0; r < PL_MAX_RANKS; r++)
+        for (int k = 0; k < VIZ_ZMEM_PARTS; k++) free(m->zmem[r][k]);
     memset(m, 0, sizeof *m);
 }
 
@@ -107,7 +109,26 @@ static int activation_stage(const char *name)
 
 int viz_model_push_named(viz_model *m, const char *name, double value)
 {
+    return viz_model_push_timed(m, name, value, 0, 0);
+}
+
+int viz_model_push_timed(viz_model *m, const char *name, double value, double at, double modeled_at)
+{
     if (!name) name = "";
+    int zr, part = viz_zero_metric(name, &zr);
+    if (part >= 0) { /* a ZeRO rank's bytes of one part: its bar, no curve */
+        if (value != value) return 0;
+        size_t *n = &m->nzmem[zr][part], *cap = &m->capzmem[zr][part];
+        if (*n == *cap) {
+            size_t c = *cap ? *cap * 2 : 64;
+            struct viz_zmem *p = realloc(m->zmem[zr][part], c * sizeof *p);
+            if (!p) return -1;
+            m->zmem[zr][part] = p;
+            *cap = c;
+        }
+        m->zmem[zr][part][(*n)++] = (struct viz_zmem){{at, modeled_at}, value};
+        return 0;
+    }
     int st = activation_stage(name);
     if (st >= 0) { /* a stage's activations: its gauge, no curve */
         if (value != value) return 0;
@@ -149,7 +170,7 @@ int viz_model_note(viz_model *m, const pl_note *n)
 {
     switch (n->kind) {
     case PL_NOTE_METRIC:
-        return viz_model_push_named(m, n->name, n->value);
+        return viz_model_push_timed(m, n->name, n->value, n->at, n->modeled_at);
     case PL_NOTE_MEMORY:
         if (n->rank < 0 || n->rank >= PL_MAX_RANKS) return 0;
         m->mem_used[n->rank] = n->value;

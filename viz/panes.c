@@ -1426,6 +1426,9 @@ void viz_render_pane(viz_grid *g, pl_pane p, pl_rect r, const viz_model *m, cons
     case PL_PANE_MESH:
         viz_mesh_pane(g, r, m, v);
         break;
+    case PL_PANE_MEMORY:
+        viz_memory_pane(g, r, m, v);
+        break;
     default:
         break;
     }

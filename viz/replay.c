@@ -13,7 +13,9 @@
  * tp), the "paralab pipeline" the pipeline of the pipeline pane (stages,
  * micro_batches, chunks, schedule, of_ideal, of_total, and stage_ranks in a
  * hybrid run's), the "paralab mesh" the mesh of the mesh pane (dp, tp, pp,
- * order); other metadata is skipped. The clock the file was written on is in otherData.clock
+ * order), the "paralab zero" the ZeRO run of the memory pane (stage, ranks,
+ * psi, psi_pad, sgd); other metadata is skipped. The clock the file was written on is in
+ * otherData.clock
  * ("modeled" or "measured"; absent: measured).
  */
 #include <math.h>
@@ -205,6 +207,32 @@ static int read_mesh(viz_trace *t, json_t *args, const char *path, size_t i, cha
     return 0;
 }
 
+/* The "paralab zero" metadata event: the memory pane's ZeRO run. 0, or -1
+ * with err saying what it needs (the values' relations are checked with
+ * the world: pl_viz_check_zero). */
+static int read_zero(viz_trace *t, json_t *args, const char *path, size_t i, char *err, size_t cap)
+{
+    long long stage = 0, ranks = 0, psi = 0, pad = 0, sgd = 0;
+    if (t->zero.ranks > 0) {
+        snprintf(err, cap, "%s: event %zu: a second ZeRO run (\"paralab zero\"): a trace has one",
+                 path, i);
+        return -1;
+    }
+    if (!json_object_get(args, "stage") || !json_object_get(args, "ranks") ||
+        !json_object_get(args, "psi") || !json_object_get(args, "psi_pad") ||
+        int_arg(args, "stage", 0, 3, &stage) || int_arg(args, "ranks", 1, PL_MAX_RANKS, &ranks) ||
+        int_arg(args, "psi", 1, 1LL << 40, &psi) || int_arg(args, "psi_pad", 1, 1LL << 40, &pad) ||
+        int_arg(args, "sgd", 0, 1, &sgd)) {
+        snprintf(err, cap,
+                 "%s: event %zu: a ZeRO run (\"paralab zero\") needs args.stage (0..3), ranks "
+                 "(1..%d), psi and psi_pad (whole numbers 1..2^40), and sgd 0 or 1 if any",
+                 path, i, PL_MAX_RANKS);
+        return -1;
+    }
+    t->zero = (pl_viz_zero){(int)stage, (int)ranks, (long)psi, (long)pad, (int)sgd};
+    return 0;
+}
+
 int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
 {
     memset(t, 0, sizeof *t);
@@ -267,6 +295,9 @@ int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
                 goto bad;
             if (json_is_string(name) && !strcmp(json_string_value(name), "paralab mesh") &&
                 read_mesh(t, args, path, i, err, cap))
+                goto bad;
+            if (json_is_string(name) && !strcmp(json_string_value(name), "paralab zero") &&
+                read_zero(t, args, path, i, err, cap))
                 goto bad;
             continue;
         }
@@ -422,7 +453,8 @@ int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
     char why[256];
     if (pl_viz_check_matrices(t->matrices, t->nmatrices, t->tp, 0, why, sizeof why) ||
         (t->pipeline.stages > 0 && pl_viz_check_pipeline(&t->pipeline, world, why, sizeof why)) ||
-        (t->mesh.dp > 0 && pl_viz_check_mesh(&t->mesh, world, why, sizeof why))) {
+        (t->mesh.dp > 0 && pl_viz_check_mesh(&t->mesh, world, why, sizeof why)) ||
+        (t->zero.ranks > 0 && pl_viz_check_zero(&t->zero, world, why, sizeof why))) {
         snprintf(err, cap, "%s: %s", path, why);
         goto bad;
     }
@@ -563,6 +595,7 @@ int viz_replay_apply(viz_model *m, const viz_trace *t, const viz_item *it)
     if (it->metric == 1) {
         const viz_metric_note *x = &t->metrics[it->index];
         n.value = x->value;
+        n.at = n.modeled_at = x->at; /* the file's clock, its events' */
         snprintf(n.name, sizeof n.name, "%s", x->name);
     } else {
         const viz_memory_note *x = &t->memory[it->index];

@@ -140,6 +140,19 @@ typedef struct viz_model {
         int dp, tp, pp;
         int order; /* pl_mesh_order */
     } mesh;
+    /* the memory pane's ZeRO run (viz_model_set_zero); ranks 0: none said */
+    struct viz_zero {
+        int stage, ranks, sgd;
+        long psi, psi_pad;
+    } zero;
+    /* per rank and part (VIZ_ZMEM_PARAMS, GRADS, OPTIM), the bytes its
+     * device holds (the metric notes "mem params r<k>", "mem grads r<k>",
+     * "mem optim r<k>": not series), each with the note's time on both
+     * clocks ([0] measured, [1] modeled), in the order noted */
+    struct viz_zmem {
+        double at[2], bytes;
+    } * zmem[PL_MAX_RANKS][3];
+    size_t nzmem[PL_MAX_RANKS][3], capzmem[PL_MAX_RANKS][3];
     /* a hybrid run's communication (a collective, ring step, send or
      * receive with a pl_group): how many of each group, and of each kind
      * (the timeline draws them in their group's letter, not their kind's
@@ -175,8 +188,13 @@ int viz_model_add(viz_model *m, const pl_event *e);
 int viz_model_push_named(viz_model *m, const char *name, double value);
 /* The same under m->metric_name. */
 int viz_model_push_metric(viz_model *m, double value);
+/* viz_model_push_named of a value noted at `at` on the measured clock and
+ * modeled_at on the modeled one: the memory pane's notes ("mem params
+ * r<k>"...) keep their time; any other name is viz_model_push_named's. */
+int viz_model_push_timed(viz_model *m, const char *name, double value, double at,
+                         double modeled_at);
 /* A note of the trace (paralab/trace.h) into the model: a metric value
- * (viz_model_push_named), a memory sample (the rank's mem_used, mem_total);
+ * (viz_model_push_timed, with the note's times), a memory sample (the rank's mem_used, mem_total);
  * a step's note changes nothing (the narration comes from the player live,
  * from the file's marks in a replay). 0, or -1 as push_named. */
 int viz_model_note(viz_model *m, const pl_note *n);
@@ -204,6 +222,10 @@ int viz_model_set_pipeline(viz_model *m, const pl_viz_pipeline *p, char *err, si
  * pl_viz_check_mesh does (for any number of ranks); mesh NULL: none. 0, or
  * -1 with err (the model unchanged). */
 int viz_model_set_mesh(viz_model *m, const pl_viz_mesh *mesh, char *err, size_t cap);
+/* The ZeRO run of the memory pane (pl_viz_zero, paralab/viz.h), checked as
+ * pl_viz_check_zero does (for any number of ranks); z NULL: none. 0, or
+ * -1 with err (the model unchanged). */
+int viz_model_set_zero(viz_model *m, const pl_viz_zero *z, char *err, size_t cap);
 /* The index of the matrix named `label` in the model, or -1: an event of
  * kind forward or backward with that label is a matmul with it. */
 int viz_matrix_index(const viz_model *m, const char *label);
@@ -278,6 +300,8 @@ typedef struct viz_trace {
     /* the mesh of the mesh pane ("paralab mesh" metadata): dp 0 when absent */
     pl_viz_mesh mesh;
     char mesh_order[16];
+    /* the ZeRO run of the memory pane ("paralab zero" metadata): ranks 0 when absent */
+    pl_viz_zero zero;
 } viz_trace;
 
 /* Reads a trace file (paralab-viz, pl_viz_read_trace): 0, or -1 with err
@@ -438,6 +462,48 @@ void viz_mesh_geometry(const viz_model *m, pl_rect in, viz_mesh_layout *L);
  * or -1 when it is not drawn (a replica left out, no room, a bad rank). */
 int viz_mesh_cell(const viz_model *m, const viz_mesh_layout *L, int rank, int *x, int *y);
 void viz_mesh_pane(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v);
+
+/* ---- the memory pane (memory.c) -------------------------------------------------------- */
+
+/* The parts of a ZeRO rank's memory, in the order a bar draws them. */
+enum { VIZ_ZMEM_PARAMS, VIZ_ZMEM_GRADS, VIZ_ZMEM_OPTIM, VIZ_ZMEM_PARTS };
+/* The part a metric note's name is ("mem params r<k>", "mem grads r<k>",
+ * "mem optim r<k>", k 0..PL_MAX_RANKS-1 in decimal without leading zeros)
+ * with *rank k; -1 for any other name. */
+int viz_zero_metric(const char *name, int *rank);
+/* The bytes rank `rank`'s device holds for `part` at time t on the clock:
+ * the latest note at or before t (t = INFINITY: the newest; a rank's notes
+ * come in time order, from its own thread). 1 with *bytes, 0 when none. */
+int viz_zero_bytes_at(const viz_model *m, int rank, int part, double t, int modeled, double *bytes);
+/* The formulas' bytes, per rank, for the model's ZeRO run (zero.h, fp32,
+ * Ψ = psi_pad): params 4Ψ (4Ψ/N at stage 3), grads 4Ψ (4Ψ/N from stage
+ * 2), optim 8Ψ (4Ψ with SGD; /N from stage 1); part VIZ_ZMEM_PARTS: their
+ * sum. The bars' scale: the same run's at stage 0 (plain DP: 16Ψ, SGD 12Ψ). */
+long long viz_zero_formula_bytes(const struct viz_zero *z, int part);
+long long viz_zero_scale_bytes(const struct viz_zero *z);
+/* The stage's formula as the pane prints it, in three forms (form 0 the
+ * longest): "ZeRO-2: 4Ψ + 12Ψ/N = 4·71,376 + 12·71,376/8 B = 383.4 KiB",
+ * "ZeRO-2: 4Ψ + 12Ψ/N = 383.4 KiB", "ZeRO-2: 4Ψ + 12Ψ/N" (stage 0:
+ * "ZeRO-0, plain DP: 16Ψ ..."); utf8 0: "Psi" for Ψ and "*" for ·. */
+void viz_zero_formula(const struct viz_zero *z, int utf8, int form, char *buf, size_t cap);
+/* n bytes as the pane prints them: KiB to a tenth, thousands separated ("1,115.3 KiB"). */
+void viz_fmt_kib(char *buf, size_t cap, double n);
+/* The cells of each part of a bar w cells wide for bytes[part] on the
+ * scale: round(bytes / scale x w) each, at least 1 for a part that holds
+ * any, the longest cut (the first of equals) while they pass w. */
+void viz_zero_bar(int w, const double bytes[VIZ_ZMEM_PARTS], double scale, int len[VIZ_ZMEM_PARTS]);
+/* Where the memory pane puts things inside its border `in`: the formula on
+ * row 0, then rows rows of cols columns of ranks (col_w cells each, 2
+ * apart: the rank's label_w, its bar bar_w, a blank, its bytes value_w),
+ * the legend on the last row (when in.h >= 3); first the first rank drawn
+ * (the view's rank_scroll), shown how many; when some are left out the
+ * last slot says how many more. rows 0: no room for a rank. */
+typedef struct viz_memory_layout {
+    int rows, cols, col_w, label_w, bar_w, value_w;
+    int first, shown, more;
+} viz_memory_layout;
+void viz_memory_geometry(const viz_model *m, const viz_view *v, pl_rect in, viz_memory_layout *L);
+void viz_memory_pane(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v);
 
 /* The watchdog saw no progress (labrun.c, on the watchdog's thread): the UI
  * thread gives the terminal back, prints the report and ends the process. */

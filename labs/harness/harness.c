@@ -190,6 +190,7 @@ static int run(const pl_lab_def *def, int nsteps)
                         .tp = def->tp > 0 ? def->tp : H.opt.devices,
                         .pipeline = def->pipeline,
                         .mesh = def->mesh,
+                        .zero = def->zero,
                         .modeled = pl_device_caps()->modeled};
     for (int r = 0; def->role && r < H.opt.devices && r < PL_MAX_RANKS; r++) {
         snprintf(role_text[r], sizeof role_text[r], "%s %d", def->role, r);

@@ -112,6 +112,12 @@ typedef struct pl_lab_def {
      * the options); NULL: none. One pl_viz_check_mesh refuses stops the run
      * before its steps: "labNN: mesh pane: ..." on stderr, exit 1. */
     const pl_viz_mesh *mesh;
+    /* the memory pane (PL_PANE_BIT(PL_PANE_MEMORY) in panes): the ZeRO run
+     * (pl_viz_zero, paralab/viz.h: stage, N, Ψ, Ψ_pad, sgd), read when the
+     * steps start, after setup; NULL: none. One pl_viz_check_zero refuses
+     * stops the run before its steps: "labNN: memory pane: ..." on stderr,
+     * exit 1. */
+    const pl_viz_zero *zero;
 
     /* The lesson. All optional but steps; each gets ctx.
      *   probe(r)      on a one-rank world, before setup, not with

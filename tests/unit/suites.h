@@ -24,6 +24,7 @@ int register_viz_suite(void);
 int register_shards_suite(void);        /* by register_viz_suite: `unit viz` runs both */
 int register_pipeline_pane_suite(void); /* by register_viz_suite too */
 int register_mesh_pane_suite(void);     /* and this one */
+int register_memory_pane_suite(void);   /* and this one */
 int register_watchdog_suite(void);
 int register_mesh_suite(void);
 int register_device_suite(void);

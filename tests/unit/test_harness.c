@@ -491,6 +491,45 @@ static int cleanup(void)
     return 0;
 }
 
+/* The memory pane's ZeRO run passes through to the trace file (the one
+ * setup fills in, N from --devices); one the pane cannot draw (Ψ_pad not a
+ * multiple of N) stops the run before its steps. */
+static pl_viz_zero toy_zero;
+static int setup_zero(void *ctx, char *why, size_t cap)
+{
+    int n = pl_lab_options()->devices;
+    toy_zero = (pl_viz_zero){2, n, 71370, 71376 + (int)toy.widgets, 1};
+    return setup(ctx, why, cap);
+}
+
+static void test_zero_description(void)
+{
+    reset();
+    char path[] = "/tmp/paralab-harness-XXXXXX", rerr[512];
+    close(mkstemp(path));
+    pl_lab_def d = toy_def(1, 4);
+    d.panes = PL_PANE_BIT(PL_PANE_MEMORY);
+    d.zero = &toy_zero;
+    d.setup = setup_zero;
+    CU_ASSERT_EQUAL(run(&d, "--devices", "4", "--trace", path, NULL), 0);
+    viz_trace t;
+    CU_ASSERT_EQUAL_FATAL(viz_read_trace(path, &t, rerr, sizeof rerr), 0);
+    CU_ASSERT_EQUAL(t.zero.stage, 2);
+    CU_ASSERT_EQUAL(t.zero.ranks, 4);
+    CU_ASSERT_EQUAL(t.zero.psi, 71370);
+    CU_ASSERT_EQUAL(t.zero.psi_pad, 71376);
+    CU_ASSERT_EQUAL(t.zero.sgd, 1);
+    CU_ASSERT(t.panes & PL_PANE_BIT(PL_PANE_MEMORY));
+    viz_trace_free(&t);
+    /* Ψ_pad 71,378 on 4 ranks */
+    CU_ASSERT_EQUAL(run(&d, "--devices", "4", "--widgets", "2", NULL), 1);
+    CU_ASSERT_STRING_EQUAL(err, "lab99: memory pane: psi_pad 71378 for 4 ranks: allowed are "
+                                "multiples of the ranks (each bucket is padded to a multiple of "
+                                "N)\n");
+    CU_ASSERT_PTR_NULL(strstr(out, "[1]"));
+    unlink(path);
+}
+
 int register_harness_suite(void)
 {
     static const unit_test t[] = {
@@ -503,6 +542,7 @@ int register_harness_suite(void)
         {"the pipeline pane's pipeline: to the trace, or refused", test_pipeline_description},
         {"the mesh pane's mesh and the stage ranks: to the trace, or refused",
          test_mesh_description},
+        {"the memory pane's ZeRO run: to the trace, or refused", test_zero_description},
     };
     return UNIT_SUITE_SETUP("harness", init, cleanup, t);
 }

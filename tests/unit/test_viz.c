@@ -1228,5 +1228,5 @@ int register_viz_suite(void)
     };
     /* and the shards pane's own suite (test_shards.c), with it */
     return UNIT_SUITE("viz", t) || register_shards_suite() || register_pipeline_pane_suite() ||
-           register_mesh_pane_suite();
+           register_mesh_pane_suite() || register_memory_pane_suite();
 }

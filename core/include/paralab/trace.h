@@ -191,6 +191,11 @@ int pl_trace_writer_describe_pipeline(pl_trace_writer *w, int stages, int micro_
  * mesh a lab runs on: a "paralab mesh" metadata event with args dp, tp, pp
  * and order ("megatron", "picotron"); 0 or -1 as add. */
 int pl_trace_writer_describe_mesh(pl_trace_writer *w, int dp, int tp, int pp, const char *order);
+/* Says, for a replay's memory pane (pl_viz_zero, paralab/viz.h), the ZeRO
+ * run a lab makes: a "paralab zero" metadata event with args stage, ranks,
+ * psi, psi_pad and sgd; 0 or -1 as add. */
+int pl_trace_writer_describe_zero(pl_trace_writer *w, int stage, int ranks, long psi, long psi_pad,
+                                  int sgd);
 /* Finishes the JSON (so an interrupted run still gives a complete file when
  * close runs from the cleanup path) and closes it: 0, or -1 with err. */
 int pl_trace_writer_close(pl_trace_writer *w, char *err, size_t cap);

@@ -34,7 +34,8 @@ typedef enum {
     PL_PANE_SHARDS,
     PL_PANE_PIPELINE,
     PL_PANE_METRICS,
-    PL_PANE_MESH, /* a hybrid lab's device mesh (pl_viz_mesh) */
+    PL_PANE_MESH,   /* a hybrid lab's device mesh (pl_viz_mesh) */
+    PL_PANE_MEMORY, /* a ZeRO lab's memory per device (pl_viz_zero) */
     PL_NUM_PANES
 } pl_pane;
 #define PL_PANE_BIT(p) (1u << (p))
@@ -162,6 +163,35 @@ typedef struct pl_viz_mesh {
  * allowed. */
 int pl_viz_check_mesh(const pl_viz_mesh *m, int nranks, char *err, size_t cap);
 
+/* A ZeRO lab's sharding (paralab/zero.h, Lab 11), as the memory pane
+ * draws it: a bar per device of the bytes it holds for the parameters (p),
+ * the gradients (g) and the optimizer state (o), each in its colour and
+ * letter (the letters tell them apart without colour), every bar on the
+ * scale of plain data parallelism's 16 Ψ_pad (12 Ψ_pad with SGD: the same
+ * run at stage 0), so that the bars shrink as the stage rises; the stage's
+ * formula beside them ("ZeRO-2: 4Ψ + 12Ψ/N = 4·71,376 + 12·71,376/8 B =
+ * 383.4 KiB", Ψ the padded Ψ_pad) and each part's term in the legend.
+ * What a bar measures: the metric notes "mem params r<k>", "mem grads
+ * r<k>" and "mem optim r<k>" (pl_trace_note_metric: the bytes rank k's
+ * device holds now for each, working buckets included), the latest of
+ * each noted at or before the time the view shows (its newest while the
+ * view follows the run), so that a stage-3 run's bars move as its buckets
+ * are gathered and given back; those notes are no curves of the metrics
+ * pane. */
+typedef struct pl_viz_zero {
+    int stage;    /* 0 (plain data parallelism), 1, 2 or 3 */
+    int ranks;    /* N: 1..PL_MAX_RANKS, the world's ranks */
+    long psi;     /* Ψ: the model's parameters, >= 1 */
+    long psi_pad; /* Ψ_pad: Ψ with each bucket padded to a multiple of N (pl_zero_padded);
+                     >= psi, a multiple of N, at most 2^40 */
+    int sgd;      /* 1: the optimizer keeps m only (4Ψ_pad/N of state, not 8Ψ_pad/N); 0: AdamW */
+} pl_viz_zero;
+
+/* 0 when z can be drawn for a world of nranks (0: any; z NULL: none);
+ * else -1 with err ("memory pane: ...") naming the bad value and what is
+ * allowed. */
+int pl_viz_check_zero(const pl_viz_zero *z, int nranks, char *err, size_t cap);
+
 typedef struct pl_viz_config {
     const char *title;               /* "lab 06 · collectives" */
     unsigned panes;                  /* PL_PANE_BIT(...) | ... ; header and narration always */
@@ -182,6 +212,8 @@ typedef struct pl_viz_config {
     const pl_viz_pipeline *pipeline;
     /* the mesh pane's mesh (pl_viz_mesh, above); NULL: none */
     const pl_viz_mesh *mesh;
+    /* the memory pane's ZeRO run (pl_viz_zero, above); NULL: none */
+    const pl_viz_zero *zero;
 } pl_viz_config;
 
 /* 1 when a UI can run on this terminal; else 0 and, in why, the one-line
@@ -201,8 +233,9 @@ int pl_viz_available(char *why, size_t cap);
  * the terminal restored, the trace finished with what it has, a line on
  * stderr naming the kernel still running, exit 0 after q, 130 after
  * Ctrl-C. Matrices for the shards pane that pl_viz_check_matrices refuses
- * for cfg->n ranks, a pipeline pl_viz_check_pipeline refuses or a mesh
- * pl_viz_check_mesh refuses: 1 with its message, nothing run. */
+ * for cfg->n ranks, a pipeline pl_viz_check_pipeline refuses, a mesh
+ * pl_viz_check_mesh refuses or a ZeRO run pl_viz_check_zero refuses: 1
+ * with its message, nothing run. */
 int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank_fn fn, void *arg,
                      pl_trace_writer *writer, int *quit, char *err, size_t err_size);
 
@@ -217,10 +250,11 @@ int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank
  * stderr naming the kernel, exit status 1 (130 when it loops after Ctrl-C),
  * the terminal restored first. Matrices for the shards pane that
  * pl_viz_check_matrices refuses for n ranks (or a pipeline that
- * pl_viz_check_pipeline refuses, or a mesh pl_viz_check_mesh refuses): 1
- * with its message, before anything runs; with a trace file, they are
- * written to it ("paralab matrix", "paralab pipeline" and "paralab mesh"
- * metadata) for the replay. */
+ * pl_viz_check_pipeline refuses, a mesh pl_viz_check_mesh refuses, or a
+ * ZeRO run pl_viz_check_zero refuses): 1 with its message, before anything
+ * runs; with a trace file, they are written to it ("paralab matrix",
+ * "paralab pipeline", "paralab mesh" and "paralab zero" metadata) for the
+ * replay. */
 int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_rank_fn fn, void *arg,
                    int *quit, char *err, size_t err_size);
 
