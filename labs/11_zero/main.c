@@ -52,8 +52,7 @@ typedef struct {
     lab11_config cfg;
     lab11_result res;
     lab11_run run;
-    /* MEMORY PANE (viz-zero): a pl_viz_zero {stage, ranks, psi, psi_pad,
-     * sgd} filled in setup and given as def.zero once that branch is merged */
+    pl_viz_zero viz; /* the memory pane: the run's stage, N, Ψ and Ψ_pad */
 } lab;
 
 static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
@@ -153,7 +152,11 @@ static int setup(void *ctx, char *err, size_t cap)
                             .evaluate = 1,
                             .compare = 1};
     a->run = (lab11_run){.cfg = &a->cfg, .data = &a->data, .result = &a->res};
-    /* MEMORY PANE (viz-zero): fill a->viz = (pl_viz_zero){stage, n, Ψ, Ψ_pad, sgd} here */
+    a->viz = (pl_viz_zero){.stage = zc.stage,
+                           .ranks = n,
+                           .psi = pl_blocks_count(&zc.model),
+                           .psi_pad = pl_zero_padded(&zc.model, n),
+                           .sgd = zc.sgd};
     const char *dev = pl_device_caps()->modeled ? pl_device_label() : "real GPUs";
     char micro[64] = "";
     if (zc.accumulate > 1)
@@ -260,8 +263,8 @@ int main(int argc, char **argv)
         .checks_note = "  (make check also trains with your update at stage 1 on 1, 2, 4 and 8 "
                        "ranks: the weights after each of 10 steps against plain data "
                        "parallelism, the floats sent against the formula, 20 epochs)",
-        /* MEMORY PANE (viz-zero): | PL_PANE_BIT(PL_PANE_MEMORY), and .zero = &a.viz */
-        .panes = PL_PANE_BIT(PL_PANE_TOPOLOGY),
+        .panes = PL_PANE_BIT(PL_PANE_MEMORY) | PL_PANE_BIT(PL_PANE_TOPOLOGY),
+        .zero = &a.viz,
         .role = "dp",
         .probe = probe_rank,
         .setup = setup,
