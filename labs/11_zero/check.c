@@ -79,14 +79,14 @@ static void where(const pl_blocks_config *m, int n, long i, char *buf, size_t ca
 }
 
 /* n ranks, steps steps of h, L, B at stage 1 with update against stage 0. */
-static void check_steps(update_fn update, const pl_digits *d, int n, int h, int L, int B,
-                        int steps, pl_check *c)
+static void check_steps(update_fn update, const pl_digits *d, int n, int h, int L, int B, int steps,
+                        pl_check *c)
 {
     lab11_result ref, got;
     char err[1400];
-    if (!pl_check_that(c, !train(d, n, 0, NULL, h, L, B, steps, 1, 1, 0.05f, NULL, &ref, err,
-                                 sizeof err),
-                       "N=%d, the reference engine at stage 0: %s", n, err)) {
+    if (!pl_check_that(
+            c, !train(d, n, 0, NULL, h, L, B, steps, 1, 1, 0.05f, NULL, &ref, err, sizeof err),
+            "N=%d, the reference engine at stage 0: %s", n, err)) {
         result_free(&ref);
         return;
     }
@@ -170,8 +170,7 @@ void lab11_check(int exercise, update_fn update, pl_check *c)
     for (int a = 0; a < 4 && pl_check_ok(c); a++) {
         check_steps(update, &d, ns[a], 64, 2, 64, 10, c);
         if (pl_check_ok(c))
-            pl_check_progress(c, "N=%d: 10 steps at stage 1 equal plain data parallelism's",
-                              ns[a]);
+            pl_check_progress(c, "N=%d: 10 steps at stage 1 equal plain data parallelism's", ns[a]);
     }
     if (pl_check_ok(c)) {
         int epochs = pl_check_short() ? 2 : 20;

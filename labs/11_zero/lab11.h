@@ -85,11 +85,11 @@ typedef struct lab11_run {
     const pl_digits *data;
     lab11_result *result;
     /* scratch the ranks share between barriers */
-    float *whole, *whole0;       /* Ψ floats: the slices put together (this engine, stage 0's) */
-    double loss[PL_MAX_RANKS];   /* each rank's rows' loss, unscaled */
-    int right[PL_MAX_RANKS];     /* training rows predicted right, this epoch */
+    float *whole, *whole0;     /* Ψ floats: the slices put together (this engine, stage 0's) */
+    double loss[PL_MAX_RANKS]; /* each rank's rows' loss, unscaled */
+    int right[PL_MAX_RANKS];   /* training rows predicted right, this epoch */
     int test_right[PL_MAX_RANKS];
-    int failed[PL_MAX_RANKS];    /* a rank's update failed (the others stop with it) */
+    int failed[PL_MAX_RANKS]; /* a rank's update failed (the others stop with it) */
 } lab11_run;
 
 /* The rank function: every rank trains cfg->epochs (or max_steps). */

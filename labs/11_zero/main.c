@@ -96,8 +96,7 @@ static int on_option(int key, const char *arg, void *ctx, char *err, size_t cap)
 static void devices_hint(void *ctx, int have, char *buf, size_t cap)
 {
     (void)ctx;
-    snprintf(buf, cap, "ZeRO runs one data-parallel rank per device: --devices 1 to %d here",
-             have);
+    snprintf(buf, cap, "ZeRO runs one data-parallel rank per device: --devices 1 to %d here", have);
 }
 
 /* Whether lab11_zero1_update is written: asked once, on a stage-1 engine
@@ -163,8 +162,8 @@ static int setup(void *ctx, char *err, size_t cap)
         snprintf(micro, sizeof micro, ", %d micro-steps per step", zc.accumulate);
     printf("paralab lab 11 — ZeRO stage %d (%d rank%s on %s, %s clock; h = %d, L = %d, a batch "
            "of %d%s%s)\n",
-           zc.stage, n, pl_s(n), dev, pl_clock_name(), zc.model.hidden, zc.model.layers,
-           zc.batch, micro, zc.overlap ? "" : ", no overlap");
+           zc.stage, n, pl_s(n), dev, pl_clock_name(), zc.model.hidden, zc.model.layers, zc.batch,
+           micro, zc.overlap ? "" : ", no overlap");
     if (zc.stage != 1)
         printf("  (stage %d runs the engine's update; --stage 1 runs %s)\n", zc.stage,
                yours ? "yours" : "the exercise's");
@@ -200,8 +199,8 @@ static int report(void *ctx)
                 g->buffers != f->buffers) {
                 printf("  ! rank %d holds parameters %zu, gradients %zu, optimizer state %zu, "
                        "buckets %zu bytes; the formulas say %zu, %zu, %zu, %zu\n",
-                       q, g->params, g->grads, g->optim, g->buffers, f->params, f->grads,
-                       f->optim, f->buffers);
+                       q, g->params, g->grads, g->optim, g->buffers, f->params, f->grads, f->optim,
+                       f->buffers);
                 bad = 1;
                 break;
             }
@@ -220,8 +219,7 @@ static int report(void *ctx)
 
 static void quick_check(int exercise, int use_solution, pl_check *c)
 {
-    lab11_check_quick(exercise, use_solution ? lab11_zero1_update_solution : lab11_zero1_update,
-                      c);
+    lab11_check_quick(exercise, use_solution ? lab11_zero1_update_solution : lab11_zero1_update, c);
 }
 
 int main(int argc, char **argv)

@@ -37,8 +37,7 @@ int lab11_zero1_update_solution(pl_zero *z, float lr)
     for (int b = 0; b < z->units; b++) {
         const pl_zero_bucket *k = &z->bucket[b];
         float *p = z->params + k->full_at;
-        if (pl_all_gather(z->comm, p + me * k->shard, p, (size_t)k->shard, PL_FLOAT32,
-                          z->stream)) {
+        if (pl_all_gather(z->comm, p + me * k->shard, p, (size_t)k->shard, PL_FLOAT32, z->stream)) {
             snprintf(z->error, sizeof z->error, "the all-gather of bucket %s: %s", k->name,
                      pl_comm_last_error(z->comm));
             return -1;

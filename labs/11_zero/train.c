@@ -87,9 +87,10 @@ static void memory_text(const lab11_config *cfg, const pl_zero *z, const lab11_r
     for (int q = 0; q < n; q++)
         same &= res->mem[q].params == f->params && res->mem[q].grads == f->grads &&
                 res->mem[q].optim == f->optim && res->mem[q].buffers == f->buffers;
-    static const char *const formula[4] = {
-        "params 4Ψ_pad, grads 4Ψ_pad, %s 8Ψ_pad", "params 4Ψ_pad, grads 4Ψ_pad, %s 8Ψ_pad/N",
-        "params 4Ψ_pad, grads 4Ψ_pad/N, %s 8Ψ_pad/N", "params 4Ψ_pad/N, grads 4Ψ_pad/N, %s 8Ψ_pad/N"};
+    static const char *const formula[4] = {"params 4Ψ_pad, grads 4Ψ_pad, %s 8Ψ_pad",
+                                           "params 4Ψ_pad, grads 4Ψ_pad, %s 8Ψ_pad/N",
+                                           "params 4Ψ_pad, grads 4Ψ_pad/N, %s 8Ψ_pad/N",
+                                           "params 4Ψ_pad/N, grads 4Ψ_pad/N, %s 8Ψ_pad/N"};
     char fm[160];
     snprintf(fm, sizeof fm, formula[s], cfg->zc.sgd ? "momentum" : "AdamW m and v");
     if (cfg->zc.sgd) { /* SGD keeps one buffer: half the optimizer's state */
@@ -103,9 +104,9 @@ static void memory_text(const lab11_config *cfg, const pl_zero *z, const lab11_r
         "gradients %s, optimizer state %s, working buckets %s. The formula (fp32, no master "
         "copy): %s = %zu + %zu + %zu bytes, plus %zu of buckets: %s. ",
         stage_name[s], n, pl_s(n), z->psi, z->psi_pad, p, g, o, w, fm, f->params, f->grads,
-        f->optim, f->buffers,
-        same ? "every rank the same" : "a rank DIFFERS (see the report)");
-    add(buf, cap, "Each stage on %d rank%s, per rank (parameters + gradients + state):", n, pl_s(n));
+        f->optim, f->buffers, same ? "every rank the same" : "a rank DIFFERS (see the report)");
+    add(buf, cap, "Each stage on %d rank%s, per rank (parameters + gradients + state):", n,
+        pl_s(n));
     for (int st = 0; st < 4; st++) {
         pl_zero_config c = cfg->zc;
         c.stage = st;
@@ -116,9 +117,9 @@ static void memory_text(const lab11_config *cfg, const pl_zero *z, const lab11_r
         add(buf, cap, "%s stage %d %s", st ? "," : "", st, t);
     }
     add(buf, cap, "%s.",
-        s == 0 ? ": every replica holds all of it, N times over"
-               : s == 3 ? ": only 1/N of everything, gathered when a unit runs"
-                        : ": the sharded parts shrink as 1/N");
+        s == 0   ? ": every replica holds all of it, N times over"
+        : s == 3 ? ": only 1/N of everything, gathered when a unit runs"
+                 : ": the sharded parts shrink as 1/N");
 }
 
 /* Step [2]: the buckets and their padding. */
@@ -144,8 +145,7 @@ static void buckets_text(const pl_zero *z, char *buf, size_t cap)
     add(buf, cap,
         ". Ψ = %ld, Ψ_pad = %ld: %ld float%s of padding (zero, never updated, out of norms "
         "and counts)%s; each rank's shard is Ψ_pad / N = %ld floats.",
-        z->psi, z->psi_pad, pad, pl_s(pad),
-        pad ? "" : ": N divides every unit", z->shard_floats);
+        z->psi, z->psi_pad, pad, pl_s(pad), pad ? "" : ": N divides every unit", z->shard_floats);
 }
 
 /* The first (rank, reason) where the ledger's step differs from the
@@ -466,15 +466,16 @@ int lab11_rank(pl_rank *r)
             res->test_acc = te_acc;
             if (epoch - 1 < 1000) res->epoch_loss[epoch - 1] = ep_loss;
             if (cfg->progress && (epoch % 5 == 0 || epoch == cfg->epochs))
-                pl_check_progress(cfg->progress, "N=%d stage %d, epoch %d/%d: loss %.4f, test %.1f %%",
-                                  n, S, epoch, cfg->epochs, ep_loss, te_acc);
+                pl_check_progress(cfg->progress,
+                                  "N=%d stage %d, epoch %d/%d: loss %.4f, test %.1f %%", n, S,
+                                  epoch, cfg->epochs, ep_loss, te_acc);
         }
         if (cfg->evaluate)
             STEP("Epoch %d/%d: loss %.4f (the mean over %d samples), test %.1f %%.", epoch,
                  cfg->epochs, ep_loss, seen, te_acc);
         else
-            STEP("Epoch %d/%d: loss %.4f (the mean over %d samples).", epoch, cfg->epochs,
-                 ep_loss, seen);
+            STEP("Epoch %d/%d: loss %.4f (the mean over %d samples).", epoch, cfg->epochs, ep_loss,
+                 seen);
         if (me == 0) pl_metric(r, "epoch loss", ep_loss);
         if (cfg->max_steps && steps >= cfg->max_steps) break;
     }
