@@ -8,6 +8,7 @@
 #include "paralab/device.h"
 #include "paralab/hybrid.h"
 #include "paralab/nn.h"
+#include "paralab/plural.h"
 
 static int fail(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(char *err, size_t cap, const char *fmt, ...)
@@ -78,9 +79,9 @@ static int check_one(const pl_hybrid_config *c, int world, char *err, size_t cap
     if (c->sequence_parallel && rows % c->tp) {
         *degrees = 1;
         return fail(err, cap,
-                    "--sequence-parallel: a micro-batch of %d rows (B / (dp m) = %d / %ld) does "
-                    "not split over tp = %d ranks",
-                    rows, c->batch, per, c->tp);
+                    "--sequence-parallel: a micro-batch of %d row%s (B / (dp m) = %d / %ld) does "
+                    "not split over tp = %d rank%s",
+                    rows, pl_s(rows), c->batch, per, c->tp, pl_s(c->tp));
     }
     return 0;
 }

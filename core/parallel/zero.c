@@ -189,18 +189,20 @@ int pl_zero_traffic_of(const pl_zero_config *c, int n, pl_zero_traffic *out, cha
 
 /* ---- allocation, measured ----------------------------------------------------------------- */
 
-/* n zeroed floats at *p, their bytes (as the device counts them) added to
- * *counted. */
+/* n zeroed floats at *p, their bytes added to *counted: as the simulated
+ * device counts them (cudaMemGetInfo before and after), or on a real GPU
+ * the bytes asked for (its allocator rounds up, and cudaMemGetInfo moves
+ * in pages of megabytes). */
 static int zalloc(pl_zero *z, float **p, long n, size_t *counted)
 {
-    int dev = 0;
-    size_t before = 0, after = 0, total = 0;
+    int dev = 0, measured = pl_device_memory_is_host();
+    size_t before = 0, after = 0, total = 0, bytes = (size_t)n * sizeof(float);
     ZCUDA(cudaGetDevice(&dev));
-    if (pl_device_memory(dev, &before, &total)) return ZFAIL("cudaMemGetInfo failed");
-    ZCUDA(cudaMalloc((void **)p, (size_t)n * sizeof(float)));
-    ZCUDA(cudaMemset(*p, 0, (size_t)n * sizeof(float)));
-    if (pl_device_memory(dev, &after, &total)) return ZFAIL("cudaMemGetInfo failed");
-    *counted += after - before;
+    if (measured && pl_device_memory(dev, &before, &total)) return ZFAIL("cudaMemGetInfo failed");
+    ZCUDA(cudaMalloc((void **)p, bytes));
+    ZCUDA(cudaMemset(*p, 0, bytes));
+    if (measured && pl_device_memory(dev, &after, &total)) return ZFAIL("cudaMemGetInfo failed");
+    *counted += measured ? after - before : bytes;
     return 0;
 }
 
@@ -607,7 +609,6 @@ int pl_zero_step(pl_zero *z, const float *X, const int *labels, float *loss_sum)
     float *losses = calloc((size_t)k, sizeof *losses);
     if (!losses) return ZFAIL("out of host memory");
     z->step_start = pl_device_stream_now(z->stream);
-    double comm0 = pl_device_stream_now(q.cs);
     /* every bucket free: the events' first waits find them recorded */
     int rc = 0;
     for (int i = 0; i < 8 && !rc; i++)
@@ -628,7 +629,7 @@ int pl_zero_step(pl_zero *z, const float *X, const int *labels, float *loss_sum)
         cudaError_t e = cudaStreamSynchronize(z->stream);
         if (e) rc = ZFAIL("the step: %s", cudaGetErrorName(e));
     }
-    z->comm_busy = c->overlap ? pl_device_stream_now(q.cs) - comm0 : 0;
+    z->comm_end = c->overlap ? pl_device_stream_now(q.cs) : 0;
     z->step_end = pl_device_stream_now(z->stream);
     if (!rc && loss_sum) {
         double s = 0;

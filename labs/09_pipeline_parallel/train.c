@@ -44,29 +44,6 @@ static int modeled(void) { return pl_device_caps()->modeled; }
 static double rec_start(const pl_pp_record *x) { return modeled() ? x->start : x->measured_start; }
 static double rec_end(const pl_pp_record *x) { return modeled() ? x->end : x->measured_end; }
 
-/* "12.3 KiB", "2.0 KiB", "512 B" */
-static void bytes_text(size_t b, char *buf, size_t cap)
-{
-    if (b >= 1024 * 1024)
-        snprintf(buf, cap, "%.1f MiB", (double)b / (1024.0 * 1024.0));
-    else if (b >= 1024)
-        snprintf(buf, cap, "%.1f KiB", (double)b / 1024.0);
-    else
-        snprintf(buf, cap, "%zu B", b);
-}
-
-/* appends to buf */
-static void add(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void add(char *buf, size_t cap, const char *fmt, ...)
-{
-    size_t len = strlen(buf);
-    if (len >= cap - 1) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf + len, cap - len, fmt, ap);
-    va_end(ap);
-}
-
 /* Each stage's parameters to rank 0, written into the whole model (host). */
 static int gather(pl_rank *r, lab09_run *run, const pl_pp_blocks *pp, int grads, float **mine,
                   float *whole)
@@ -116,10 +93,11 @@ static void cut_text(const lab09_config *cfg, int p, char *buf, size_t cap)
     if (pl_pp_split(L, p, v, first, count, NULL, 0)) return;
     int pv = p * v, each = L / pv, extra = L % pv;
     if (p == 1)
-        add(buf, cap, "1 stage holds the whole block model (%d block%s of h = %d)", L, pl_s(L),
-            cfg->hidden);
+        pl_appendf(buf, cap, "1 stage holds the whole block model (%d block%s of h = %d)", L,
+                   pl_s(L), cfg->hidden);
     else if (v == 1)
-        add(buf, cap,
+        pl_appendf(
+            buf, cap,
             "%d stages share the %d blocks: each gets floor(L/p) = %d%s (picotron's rule), "
             "the input layer goes with stage 0, the head (LNf, the classifier) with stage %d",
             p, L, each,
@@ -127,12 +105,13 @@ static void cut_text(const lab09_config *cfg, int p, char *buf, size_t cap)
                   : "",
             p - 1);
     else
-        add(buf, cap,
+        pl_appendf(
+            buf, cap,
             "%d stages of %d chunks each: the %d blocks are cut into p v = %d virtual stages of "
             "%d block%s%s; stage r holds virtual stages r, p + r, ... (Megatron-LM's "
             "interleaving)",
             p, v, L, pv, each, pl_s(each), extra ? " (the first L mod p v one more)" : "");
-    add(buf, cap, ". ");
+    pl_appendf(buf, cap, ". ");
     long total = 0;
     for (int r = 0; r < p; r++) {
         long n = 0;
@@ -145,13 +124,13 @@ static void cut_text(const lab09_config *cfg, int p, char *buf, size_t cap)
             n += l.nparams;
             char b[48];
             blocks_text(first[q], count[q], b, sizeof b);
-            add(which, sizeof which, "%s%s%s%s", ch ? " + " : "", q == 0 ? "input, " : "", b,
-                q == pv - 1 ? ", head" : "");
+            pl_appendf(which, sizeof which, "%s%s%s%s", ch ? " + " : "", q == 0 ? "input, " : "", b,
+                       q == pv - 1 ? ", head" : "");
         }
         total += n;
-        add(buf, cap, "%sstage %d: %s (%ld parameters)", r ? "; " : "", r, which, n);
+        pl_appendf(buf, cap, "%sstage %d: %s (%ld parameters)", r ? "; " : "", r, which, n);
     }
-    add(buf, cap, "; %ld in all.", total);
+    pl_appendf(buf, cap, "; %ld in all.", total);
 }
 
 /* One op list as text, at most max ops then "...". */
@@ -161,9 +140,9 @@ static void ops_text(const pl_pp_record *rec, int n, int v, int max, char *buf, 
     for (int i = 0; i < n && i < max; i++) {
         char name[24];
         pl_pp_op_name(rec[i].op, v, name, sizeof name);
-        add(buf, cap, "%s%s", i ? " " : "", name);
+        pl_appendf(buf, cap, "%s%s", i ? " " : "", name);
     }
-    if (n > max) add(buf, cap, " ... (%d ops)", n);
+    if (n > max) pl_appendf(buf, cap, " ... (%d ops)", n);
 }
 
 int lab09_rank(pl_rank *r)
@@ -263,7 +242,7 @@ int lab09_rank(pl_rank *r)
             if (narrate) {
                 /* [2] the first micro-batch through every (virtual) stage */
                 char text[3072] = "", sz[32];
-                bytes_text(msg_bytes, sz, sizeof sz);
+                pl_bytes_text(msg_bytes, sz, sizeof sz);
                 double t_first = 0, t_last = 0;
                 for (int q = 0; q < p * v; q++) {
                     int st = q % p, ch = q / p;
@@ -274,9 +253,10 @@ int lab09_rank(pl_rank *r)
                         if (q == 0) t_first = rec_start(x);
                         t_last = rec_end(x);
                         if (q < 8 || q == p * v - 1)
-                            add(text, sizeof text, "%s%sstage %d %.1f-%.1f us", q ? ", " : "",
-                                q == p * v - 1 && q >= 8 ? "... " : "", st,
-                                (rec_start(x) - t_first) * 1e6, (rec_end(x) - t_first) * 1e6);
+                            pl_appendf(text, sizeof text, "%s%sstage %d %.1f-%.1f us",
+                                       q ? ", " : "", q == p * v - 1 && q >= 8 ? "... " : "", st,
+                                       (rec_start(x) - t_first) * 1e6,
+                                       (rec_end(x) - t_first) * 1e6);
                     }
                 }
                 int hops = p * v - 1;
@@ -292,8 +272,8 @@ int lab09_rank(pl_rank *r)
                 int has = !pl_pp_bubble_formula(cfg->kind, p, m, v, &fi, &ft);
                 char busy[1024] = "";
                 for (int st = 0; st < p && st < 8; st++)
-                    add(busy, sizeof busy, "%s%.1f", st ? ", " : "", tm->busy[st] * 1e6);
-                if (p > 8) add(busy, sizeof busy, ", ...");
+                    pl_appendf(busy, sizeof busy, "%s%.1f", st ? ", " : "", tm->busy[st] * 1e6);
+                if (p > 8) pl_appendf(busy, sizeof busy, ", ...");
                 char formula[512];
                 if (has && cfg->kind == PL_PP_INTERLEAVED)
                     snprintf(formula, sizeof formula,
@@ -334,11 +314,11 @@ int lab09_rank(pl_rank *r)
                 /* [4] the steady state: stage 0's list and what each stage held */
                 char list[1024], held[1024] = "", one[32], peak[32];
                 ops_text(run->rec[0], run->nrec[0], v, 24, list, sizeof list);
-                bytes_text(res->acts_bytes[0], one, sizeof one);
-                bytes_text(res->measured_peak[0], peak, sizeof peak);
+                pl_bytes_text(res->acts_bytes[0], one, sizeof one);
+                pl_bytes_text(res->measured_peak[0], peak, sizeof peak);
                 for (int st = 0; st < p && st < 8; st++)
-                    add(held, sizeof held, "%s%d", st ? ", " : "", res->peak_in_flight[st]);
-                if (p > 8) add(held, sizeof held, ", ...");
+                    pl_appendf(held, sizeof held, "%s%d", st ? ", " : "", res->peak_in_flight[st]);
+                if (p > 8) pl_appendf(held, sizeof held, ", ...");
                 int want0 = pl_pp_peak_formula(cfg->kind, p, m, v, 0);
                 const char *what;
                 switch (cfg->kind) {
@@ -378,8 +358,8 @@ int lab09_rank(pl_rank *r)
                 double t_end = tm->start + tm->makespan;
                 for (int st = 0; st < p && st < 8; st++) {
                     const pl_pp_record *x = &run->rec[st][run->nrec[st] - 1];
-                    add(ends, sizeof ends, "%sstage %d %.1f us", st ? ", " : "", st,
-                        (t_end - rec_end(x)) * 1e6);
+                    pl_appendf(ends, sizeof ends, "%sstage %d %.1f us", st ? ", " : "", st,
+                               (t_end - rec_end(x)) * 1e6);
                 }
                 STEP("The flush: the last backwards drain the pipeline from stage %d back to "
                      "stage 0, and the step ends when stage 0's last op does. Each stage then "

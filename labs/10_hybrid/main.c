@@ -247,7 +247,9 @@ static int setup(void *ctx, char *err, size_t cap)
     }
     if (pl_hybrid_check(&c, n, err, cap)) {
         /* the batch's rule broken by a --micro-batches of the user's: lead with
-         * it, and say which m would do (the divisors of B / dp) */
+         * it, and say which m would do (the divisors of B / dp). Only the lab
+         * knows which of --batch and --micro-batches the user gave; every
+         * other refusal is the library's, word for word. */
         if (a->set_micro && !strncmp(err, "--batch ", 8) && c.batch % c.dp == 0) {
             int rows = c.batch / c.dp;
             char ms[512] = "";
@@ -266,16 +268,6 @@ static int setup(void *ctx, char *err, size_t cap)
                      "%s--micro-batches %d: each replica's rows (B / dp = %d / %d = %d) are cut "
                      "into m micro-batches of the same size, so m must divide %d: m = %s",
                      with, c.micro_batches, c.batch, c.dp, rows, rows, ms);
-        }
-        if (!strncmp(err, "--sequence-parallel: ", 21) && c.batch % (c.dp * c.micro_batches) == 0) {
-            int rows = c.batch / (c.dp * c.micro_batches);
-            char tail[1024] = "";
-            const char *valid = strstr(err, "; valid");
-            if (valid) snprintf(tail, sizeof tail, "%s", valid);
-            snprintf(err, cap,
-                     "--sequence-parallel: a micro-batch of %d row%s (B / (dp m) = %d / %d) does "
-                     "not split over tp = %d rank%s%s",
-                     rows, pl_s(rows), c.batch, c.dp * c.micro_batches, c.tp, pl_s(c.tp), tail);
         }
         return -1;
     }

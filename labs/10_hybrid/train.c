@@ -22,26 +22,12 @@
 #include <string.h>
 
 #include "10_hybrid/lab10.h"
+#include "harness/train.h" /* FAIL, CK, STEP, BEGIN; pl_bytes_text, pl_appendf */
 #include "paralab/cuda_check.h"
 #include "paralab/device.h"
 #include "paralab/plural.h"
-#include "paralab/step.h"
 #include "paralab/trace.h"
 
-#define FAIL(...)                                                                                  \
-    do {                                                                                           \
-        snprintf(r->error, sizeof r->error, __VA_ARGS__);                                          \
-        goto out;                                                                                  \
-    } while (0)
-#define CK(call) PL_RANK_CK(call) /* paralab/cuda_check.h */
-#define STEP(...)                                                                                  \
-    do {                                                                                           \
-        if (cfg->narrate && pl_step(r, __VA_ARGS__)) goto out;                                     \
-    } while (0)
-#define BEGIN()                                                                                    \
-    do {                                                                                           \
-        if (cfg->narrate && pl_step_begin(r)) goto out;                                            \
-    } while (0)
 #define HY(call)                                                                                   \
     do {                                                                                           \
         if (call) FAIL("%s", h.error[0] ? h.error : #call " failed");                              \
@@ -53,29 +39,6 @@
 
 /* Times on the clock the build has: modeled on simulated GPUs. */
 static int modeled(void) { return pl_device_caps()->modeled; }
-
-/* "12.3 KiB", "2.0 KiB", "512 B" */
-static void bytes_text(unsigned long long b, char *buf, size_t cap)
-{
-    if (b >= 1024 * 1024)
-        snprintf(buf, cap, "%.1f MiB", (double)b / (1024.0 * 1024.0));
-    else if (b >= 1024)
-        snprintf(buf, cap, "%.1f KiB", (double)b / 1024.0);
-    else
-        snprintf(buf, cap, "%llu B", b);
-}
-
-/* appends to buf */
-static void add(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void add(char *buf, size_t cap, const char *fmt, ...)
-{
-    size_t len = strlen(buf);
-    if (len >= cap - 1) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf + len, cap - len, fmt, ap);
-    va_end(ap);
-}
 
 void lab10_run_init(lab10_run *run, const lab10_config *cfg, const pl_digits *data,
                     lab10_result *result)
@@ -181,9 +144,9 @@ static void ledgers(const pl_mesh_groups *g, pl_ledger out[3])
 static void members_text(const int *ranks, int n, char *buf, size_t cap)
 {
     buf[0] = 0;
-    add(buf, cap, "{");
-    for (int i = 0; i < n; i++) add(buf, cap, "%s%d", i ? ", " : "", ranks[i]);
-    add(buf, cap, "}");
+    pl_appendf(buf, cap, "{");
+    for (int i = 0; i < n; i++) pl_appendf(buf, cap, "%s%d", i ? ", " : "", ranks[i]);
+    pl_appendf(buf, cap, "}");
 }
 
 /* The ranks of each DP group: whether their parameters (run->part, on
@@ -283,9 +246,9 @@ static void ops_text(const pl_pp_record *rec, int n, int v, int max, char *buf, 
     for (int i = 0; i < n && i < max; i++) {
         char name[24];
         pl_pp_op_name(rec[i].op, v, name, sizeof name);
-        add(buf, cap, "%s%s", i ? " " : "", name);
+        pl_appendf(buf, cap, "%s%s", i ? " " : "", name);
     }
-    if (n > max) add(buf, cap, " ... (%d ops)", n);
+    if (n > max) pl_appendf(buf, cap, " ... (%d ops)", n);
 }
 
 /* Whether a list of p stages shows stage st (all up to 4; else the first
@@ -308,24 +271,25 @@ static void mesh_text(const lab10_run *run, const pl_mesh *mesh, unsigned init_h
     const lab10_config *cfg = run->cfg;
     int n = mesh->size;
     buf[0] = 0;
-    add(buf, cap,
-        "The mesh: dp %d x tp %d x pp %d = %d rank%s in %s's order (rank = %s), the "
-        "coordinates from %s, the groups from %s, checked against the mesh. Rank: (dp, pp, "
-        "tp) TP | DP | PP group: ",
-        mesh->dp, mesh->tp, mesh->pp, n, pl_s(n), pl_mesh_order_name(mesh->order),
-        mesh->order == PL_MESH_MEGATRON ? "tp + t (dp + N pp): TP fastest, PP outermost"
-                                        : "tp + t (pp + p dp): TP fastest, DP outermost",
-        cfg->coords_from, cfg->groups_from);
+    pl_appendf(buf, cap,
+               "The mesh: dp %d x tp %d x pp %d = %d rank%s in %s's order (rank = %s), the "
+               "coordinates from %s, the groups from %s, checked against the mesh. Rank: (dp, pp, "
+               "tp) TP | DP | PP group: ",
+               mesh->dp, mesh->tp, mesh->pp, n, pl_s(n), pl_mesh_order_name(mesh->order),
+               mesh->order == PL_MESH_MEGATRON ? "tp + t (dp + N pp): TP fastest, PP outermost"
+                                               : "tp + t (pp + p dp): TP fastest, DP outermost",
+               cfg->coords_from, cfg->groups_from);
     int size[3] = {mesh->tp, mesh->dp, mesh->pp}, q = 0;
     for (; q < n && strlen(buf) < 780; q++) {
         const pl_mesh_coord *c = &run->coord[q];
         char g[3][400];
         for (int a = 0; a < 3; a++) members_text(run->members[q][a], size[a], g[a], sizeof g[a]);
-        add(buf, cap, "%s%d: (%d, %d, %d) %s | %s | %s", q ? "; " : "", q, c->dp, c->pp, c->tp,
-            g[0], g[1], g[2]);
+        pl_appendf(buf, cap, "%s%d: (%d, %d, %d) %s | %s | %s", q ? "; " : "", q, c->dp, c->pp,
+                   c->tp, g[0], g[1], g[2]);
     }
-    if (q < n) add(buf, cap, "; ... (%d ranks)", n);
-    add(buf, cap,
+    if (q < n) pl_appendf(buf, cap, "; ... (%d ranks)", n);
+    pl_appendf(
+        buf, cap,
         ". TP groups are adjacent ranks (a node's NVLink for TP's heavy traffic). The weights, "
         "drawn whole from seed %llu and sliced, hash to %08x gathered.",
         seed, init_hash);
@@ -342,7 +306,8 @@ static void stages_text(const lab10_run *run, const pl_mesh *mesh, char *buf, si
     buf[0] = 0;
     if (pl_pp_split(L, p, v, first, count, NULL, 0)) return;
     int rows = hc->batch / mesh->dp, mb = rows / hc->micro_batches;
-    add(buf, cap,
+    pl_appendf(
+        buf, cap,
         "Replica d takes rows [d B/dp, (d+1) B/dp) of the batch of %d: %d row%s, %d micro-batch%s "
         "of %d. ",
         hc->batch, rows, pl_s(rows), hc->micro_batches, hc->micro_batches == 1 ? "" : "es", mb);
@@ -359,17 +324,18 @@ static void stages_text(const lab10_run *run, const pl_mesh *mesh, char *buf, si
             int q = ch * p + st;
             char b[48];
             blocks_text(first[q], count[q], b, sizeof b);
-            add(which, sizeof which, "%s%s%s%s", ch ? " + " : "", q == 0 ? "input, " : "", b,
-                q == pv - 1 ? ", head" : "");
+            pl_appendf(which, sizeof which, "%s%s%s%s", ch ? " + " : "", q == 0 ? "input, " : "", b,
+                       q == pv - 1 ? ", head" : "");
         }
-        add(buf, cap, "%sstage %d: %s on ranks %s", sep, st, which, who);
+        pl_appendf(buf, cap, "%sstage %d: %s on ranks %s", sep, st, which, who);
     }
     int f = hc->model.ffn;
     if (t == 1) {
-        add(buf, cap, ". t = 1: each stage's layers are whole, no TP collective.");
+        pl_appendf(buf, cap, ". t = 1: each stage's layers are whole, no TP collective.");
         return;
     }
-    add(buf, cap,
+    pl_appendf(
+        buf, cap,
         ". TP rank i of t = %d holds columns [i f/t, (i+1) f/t) of each W1 (%d of f = %d) and "
         "those rows of W2, and its share of the head's classes. One micro-batch's F on the TP "
         "group (its own ledger over a forward pass, / m): ",
@@ -384,18 +350,19 @@ static void stages_text(const lab10_run *run, const pl_mesh *mesh, char *buf, si
         const lab10_bytes *e = &run->eval_bytes[q];
         unsigned calls = e->tp_calls / (unsigned)hc->micro_batches;
         char sz[32];
-        bytes_text(e->tp / (unsigned long long)hc->micro_batches, sz, sizeof sz);
-        add(buf, cap, "%sstage %d (%d block%s%s): %u collective%s, rank %d sending %s", sep, st,
-            blocks, pl_s(blocks), st == p - 1 ? ", head, loss" : "", calls, pl_s((int)calls), q,
-            sz);
+        pl_bytes_text(e->tp / (unsigned long long)hc->micro_batches, sz, sizeof sz);
+        pl_appendf(buf, cap, "%sstage %d (%d block%s%s): %u collective%s, rank %d sending %s", sep,
+                   st, blocks, pl_s(blocks), st == p - 1 ? ", head, loss" : "", calls,
+                   pl_s((int)calls), q, sz);
     }
-    add(buf, cap,
-        ": one per block (g: the all-reduce of W2's partial sums%s), and the loss's 4 small "
-        "all-reduces over the classes' shards (a value per row: the largest logit, the "
-        "target's, the sum of exponentials, the prediction).",
-        hc->sequence_parallel ? ", under SP a reduce-scatter, and an all-gather entering each "
-                                "block"
-                              : "");
+    pl_appendf(buf, cap,
+               ": one per block (g: the all-reduce of W2's partial sums%s), and the loss's 4 small "
+               "all-reduces over the classes' shards (a value per row: the largest logit, the "
+               "target's, the sum of exponentials, the prediction).",
+               hc->sequence_parallel
+                   ? ", under SP a reduce-scatter, and an all-gather entering each "
+                     "block"
+                   : "");
 }
 
 int lab10_rank(pl_rank *r)
@@ -603,7 +570,7 @@ int lab10_rank(pl_rank *r)
                     if (!shown(st, p, &sep)) continue;
                     char l[1024];
                     ops_text(run->rec[q0[st]], run->nrec[q0[st]], v, 12, l, sizeof l);
-                    add(lists, sizeof lists, "%sstage %d (rank %d): %s", sep, st, q0[st], l);
+                    pl_appendf(lists, sizeof lists, "%sstage %d (rank %d): %s", sep, st, q0[st], l);
                 }
                 if (has)
                     snprintf(formula, sizeof formula,
@@ -641,7 +608,8 @@ int lab10_rank(pl_rank *r)
                         char op[24];
                         pl_pp_op_name(run->rec[q][res->dp_after[q]].op, v, op, sizeof op);
                         if (show)
-                            add(fired, sizeof fired,
+                            pl_appendf(
+                                fired, sizeof fired,
                                 "%sstage %d after op %d of %d (%s), %.1f-%.1f us, %d bucket%s", sep,
                                 st, res->dp_after[q], run->nrec[q], op, res->dp_start[q] * 1e6,
                                 res->dp_end[q] * 1e6, res->dp_buckets[q], pl_s(res->dp_buckets[q]));
@@ -654,8 +622,8 @@ int lab10_rank(pl_rank *r)
                             snprintf(range, sizeof range, ": out of range 0..%d; -1 means never",
                                      run->nrec[q] - 1);
                         if (show || never < 0)
-                            add(fired, sizeof fired, "%sstage %d NEVER (dp_after = %d%s)",
-                                show ? sep : "; ", st, da, range);
+                            pl_appendf(fired, sizeof fired, "%sstage %d NEVER (dp_after = %d%s)",
+                                       show ? sep : "; ", st, da, range);
                         if (never < 0) never = st;
                     }
                 }
@@ -667,8 +635,8 @@ int lab10_rank(pl_rank *r)
                     pl_mesh_coord c0 = {0, 0, 0};
                     if (!pl_hybrid_traffic_of(hc, c0, &t, NULL, 0)) dwant = t.dp_bytes;
                 }
-                bytes_text(dsum, dpb, sizeof dpb);
-                bytes_text(dwant, dpf, sizeof dpf);
+                pl_bytes_text(dsum, dpb, sizeof dpb);
+                pl_bytes_text(dwant, dpf, sizeof dpf);
                 char dpg[256];
                 {
                     int ranks[PL_MAX_RANKS], k2 = pl_mesh_group(&mesh, PL_MESH_DP, 0, ranks);
@@ -734,19 +702,21 @@ int lab10_rank(pl_rank *r)
                 for (int pp = 0; pp < hc->pp && pp < 4; pp++)
                     for (int tp = 0; tp < hc->tp && tp < 4; tp++) {
                         if (strlen(hashes) > (res->replicas_differ_at ? 100u : 300u)) {
-                            if (!strstr(hashes, "; ...")) add(hashes, sizeof hashes, "; ...");
+                            if (!strstr(hashes, "; ..."))
+                                pl_appendf(hashes, sizeof hashes, "; ...");
                             continue;
                         }
-                        add(hashes, sizeof hashes, "%s(pp %d, tp %d):", pp || tp ? "; " : "", pp,
-                            tp);
+                        pl_appendf(hashes, sizeof hashes, "%s(pp %d, tp %d):", pp || tp ? "; " : "",
+                                   pp, tp);
                         for (int d = 0; d < hc->dp && d < 4; d++) {
                             pl_mesh_coord at = {d, tp, pp};
-                            add(hashes, sizeof hashes, " %08x", run->hash[pl_mesh_rank(&mesh, at)]);
+                            pl_appendf(hashes, sizeof hashes, " %08x",
+                                       run->hash[pl_mesh_rank(&mesh, at)]);
                         }
-                        if (hc->dp > 4) add(hashes, sizeof hashes, " ...");
+                        if (hc->dp > 4) pl_appendf(hashes, sizeof hashes, " ...");
                     }
                 if ((hc->pp > 4 || hc->tp > 4) && !strstr(hashes, "; ..."))
-                    add(hashes, sizeof hashes, "; ...");
+                    pl_appendf(hashes, sizeof hashes, "; ...");
                 /* bytes per group, summed over every rank, against the formulas */
                 unsigned long long got[3] = {0, 0, 0}, want[3] = {0, 0, 0};
                 for (int q = 0; q < n; q++) {
@@ -767,10 +737,10 @@ int lab10_rank(pl_rank *r)
                 static const char *const gname[3] = {"TP", "DP", "PP"};
                 for (int a = 0; a < 3; a++) {
                     char gb[32], wb[32];
-                    bytes_text(got[a], gb, sizeof gb);
-                    bytes_text(want[a], wb, sizeof wb);
-                    add(groups, sizeof groups, "%s%s %s (the formulas: %s)", a ? ", " : "",
-                        gname[a], gb, wb);
+                    pl_bytes_text(got[a], gb, sizeof gb);
+                    pl_bytes_text(want[a], wb, sizeof wb);
+                    pl_appendf(groups, sizeof groups, "%s%s %s (the formulas: %s)", a ? ", " : "",
+                               gname[a], gb, wb);
                 }
                 if (cfg->clip > 0 && norm > cfg->clip)
                     snprintf(clip, sizeof clip,

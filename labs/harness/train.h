@@ -16,11 +16,17 @@
  *   BEGIN()            a step whose narration reports the work that follows
  *                      it begins before that work (pl_step_begin), so the
  *                      work shows under its own narration
+ *
+ * and two helpers for the narration's text:
+ *   pl_bytes_text(b, buf, cap)   "12.3 KiB", "2.0 MiB", "512 B"
+ *   pl_appendf(buf, cap, ...)    printf onto the end of buf (cut at cap)
  */
 #ifndef PARALAB_HARNESS_TRAIN_H
 #define PARALAB_HARNESS_TRAIN_H
 
+#include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "paralab/cuda_check.h"
 #include "paralab/step.h"
@@ -39,5 +45,27 @@
     do {                                                                                           \
         if (cfg->narrate && pl_step_begin(r)) goto out;                                            \
     } while (0)
+
+static inline void pl_bytes_text(unsigned long long b, char *buf, size_t cap)
+{
+    if (b >= 1024 * 1024)
+        snprintf(buf, cap, "%.1f MiB", (double)b / (1024.0 * 1024.0));
+    else if (b >= 1024)
+        snprintf(buf, cap, "%.1f KiB", (double)b / 1024.0);
+    else
+        snprintf(buf, cap, "%llu B", b);
+}
+
+static inline void pl_appendf(char *buf, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static inline void pl_appendf(char *buf, size_t cap, const char *fmt, ...)
+{
+    size_t len = strlen(buf);
+    if (len >= cap - 1) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + len, cap - len, fmt, ap);
+    va_end(ap);
+}
 
 #endif

@@ -90,6 +90,14 @@ static void test_hybrid_check(void)
                             "and this model: (2, 1, 2), (1, 2, 2) or (1, 1, 4)",
                             170),
                     0);
+    c = config(1, 2, 2, 16); /* one row: the singular */
+    c.sequence_parallel = 1;
+    CU_ASSERT_EQUAL(pl_hybrid_check(&c, 4, err, sizeof err), -1);
+    CU_ASSERT_EQUAL(strncmp(err,
+                            "--sequence-parallel: a micro-batch of 1 row (B / (dp m) = 16 / 16) "
+                            "does not split over tp = 2 ranks; valid",
+                            100),
+                    0);
     c = config(0, 2, 2, 2);
     CU_ASSERT_EQUAL(pl_hybrid_check(&c, 8, err, sizeof err), -1);
     CU_ASSERT_EQUAL(strncmp(err, "--dp 0: each degree must be 1..64; valid", 40), 0);

@@ -24,8 +24,9 @@
  *
  * The stages (Rajbhandari et al., "ZeRO: Memory Optimizations Toward
  * Training Trillion Parameter Models", SC 2020, section 5), per rank, in
- * fp32 (no master copy): what each holds, in bytes, from its device
- * allocations (pl_zero_memory):
+ * fp32 (no master copy): what each holds, in bytes (pl_zero_memory; in
+ * pl_zero.mem measured from the simulated device's allocations with
+ * cudaMemGetInfo, on a real GPU the bytes asked for):
  *   stage 0, plain DP:  params 4Ψ_pad, grads 4Ψ_pad, AdamW m and v 8Ψ_pad     = 16Ψ_pad
  *   stage 1 (P_os):     params 4Ψ_pad, grads 4Ψ_pad, m, v 8Ψ_pad/N            =  8Ψ_pad + 8Ψ_pad/N
  *   stage 2 (P_os+g):   params 4Ψ_pad, grads 4Ψ_pad/N, m, v 8Ψ_pad/N          =  4Ψ_pad + 12Ψ_pad/N
@@ -198,7 +199,8 @@ typedef struct pl_zero {
     cudaStream_t stream, comm_stream; /* the caller's; the engine's */
     /* the last step: modeled seconds (0 on real GPUs) */
     double step_start, step_end; /* the whole step on the compute stream */
-    double comm_busy;            /* the comm stream's busy time (modeled seconds) */
+    double comm_end;             /* when the communication stream's work of the step ends
+                                    (overlap = 1; else 0), modeled seconds */
     char error[1024];
 } pl_zero;
 
