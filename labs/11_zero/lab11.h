@@ -75,7 +75,6 @@ typedef struct lab11_result {
     pl_zero_traffic traffic;          /* pl_zero_traffic_of for the run */
     double modeled_step;              /* modeled seconds per step (simulated GPUs), rank 0 */
     double measured_step;             /* wall seconds per step, rank 0 */
-    double comm_busy;                 /* the first step's comm-stream busy time, rank 0 */
     double first_step;                /* the first step's modeled time, rank 0 */
 } lab11_result;
 

@@ -23,13 +23,12 @@
  * matches.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "11_zero/lab11.h"
-#include "harness/train.h" /* FAIL, CK, STEP, BEGIN */
+#include "harness/train.h" /* FAIL, CK, STEP, BEGIN, pl_bytes_text, pl_appendf */
 #include "paralab/cuda_check.h"
 #include "paralab/device.h"
 #include "paralab/plural.h"
@@ -45,29 +44,6 @@
         if (pl_comm_barrier(r->comm)) FAIL("a barrier of the ranks failed");                       \
     } while (0)
 
-/* "12.3 KiB", "2.0 KiB", "512 B" */
-static void bytes_text(unsigned long long b, char *buf, size_t cap)
-{
-    if (b >= 1024 * 1024)
-        snprintf(buf, cap, "%.1f MiB", (double)b / (1024.0 * 1024.0));
-    else if (b >= 1024)
-        snprintf(buf, cap, "%.1f KiB", (double)b / 1024.0);
-    else
-        snprintf(buf, cap, "%llu B", b);
-}
-
-/* appends to buf */
-static void add(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void add(char *buf, size_t cap, const char *fmt, ...)
-{
-    size_t len = strlen(buf);
-    if (len >= cap - 1) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf + len, cap - len, fmt, ap);
-    va_end(ap);
-}
-
 static const char *const stage_name[4] = {"plain data parallelism", "ZeRO-1 (P_os)",
                                           "ZeRO-2 (P_os+g)", "ZeRO-3 (P_os+g+p)"};
 
@@ -79,10 +55,10 @@ static void memory_text(const lab11_config *cfg, const pl_zero *z, const lab11_r
     const pl_zero_memory *m = &res->mem[0], *f = &res->formula;
     int s = z->cfg.stage, n = z->n;
     char p[32], g[32], o[32], w[32];
-    bytes_text(m->params, p, sizeof p);
-    bytes_text(m->grads, g, sizeof g);
-    bytes_text(m->optim, o, sizeof o);
-    bytes_text(m->buffers, w, sizeof w);
+    pl_bytes_text(m->params, p, sizeof p);
+    pl_bytes_text(m->grads, g, sizeof g);
+    pl_bytes_text(m->optim, o, sizeof o);
+    pl_bytes_text(m->buffers, w, sizeof w);
     int same = 1;
     for (int q = 0; q < n; q++)
         same &= res->mem[q].params == f->params && res->mem[q].grads == f->grads &&
@@ -98,28 +74,29 @@ static void memory_text(const lab11_config *cfg, const pl_zero *z, const lab11_r
         if (e) e[0] = '4';
     }
     buf[0] = 0;
-    add(buf, cap,
-        "What a replica holds: %s on %d rank%s, Ψ = %ld parameters (Ψ_pad = %ld with the "
-        "padding). Rank 0's device, measured from its allocations (z->mem): parameters %s, "
-        "gradients %s, optimizer state %s, working buckets %s. The formula (fp32, no master "
-        "copy): %s = %zu + %zu + %zu bytes, plus %zu of buckets: %s. ",
-        stage_name[s], n, pl_s(n), z->psi, z->psi_pad, p, g, o, w, fm, f->params, f->grads,
-        f->optim, f->buffers, same ? "every rank the same" : "a rank DIFFERS (see the report)");
-    add(buf, cap, "Each stage on %d rank%s, per rank (parameters + gradients + state):", n,
-        pl_s(n));
+    pl_appendf(buf, cap,
+               "What a replica holds: %s on %d rank%s, Ψ = %ld parameters (Ψ_pad = %ld with the "
+               "padding). Rank 0's device, measured from its allocations (z->mem): parameters %s, "
+               "gradients %s, optimizer state %s, working buckets %s. The formula (fp32, no master "
+               "copy): %s = %zu + %zu + %zu bytes, plus %zu of buckets: %s. ",
+               stage_name[s], n, pl_s(n), z->psi, z->psi_pad, p, g, o, w, fm, f->params, f->grads,
+               f->optim, f->buffers,
+               same ? "every rank the same" : "a rank DIFFERS (see the report)");
+    pl_appendf(buf, cap, "Each stage on %d rank%s, per rank (parameters + gradients + state):", n,
+               pl_s(n));
     for (int st = 0; st < 4; st++) {
         pl_zero_config c = cfg->zc;
         c.stage = st;
         pl_zero_memory e;
         if (pl_zero_memory_of(&c, n, &e, NULL, 0)) continue;
         char t[32];
-        bytes_text(e.params + e.grads + e.optim, t, sizeof t);
-        add(buf, cap, "%s stage %d %s", st ? "," : "", st, t);
+        pl_bytes_text(e.params + e.grads + e.optim, t, sizeof t);
+        pl_appendf(buf, cap, "%s stage %d %s", st ? "," : "", st, t);
     }
-    add(buf, cap, "%s.",
-        s == 0   ? ": every replica holds all of it, N times over"
-        : s == 3 ? ": only 1/N of everything, gathered when a unit runs"
-                 : ": the sharded parts shrink as 1/N");
+    pl_appendf(buf, cap, "%s.",
+               s == 0   ? ": every replica holds all of it, N times over"
+               : s == 3 ? ": only 1/N of everything, gathered when a unit runs"
+                        : ": the sharded parts shrink as 1/N");
 }
 
 /* Step [2]: the buckets and their padding. */
@@ -127,7 +104,8 @@ static void buckets_text(const pl_zero *z, char *buf, size_t cap)
 {
     int n = z->n;
     buf[0] = 0;
-    add(buf, cap,
+    pl_appendf(
+        buf, cap,
         "The buckets: the model in U = L + 2 = %d units (the input layer, each block, the head), "
         "each one range of the flat buffer padded with zeros to a multiple of N = %d, cut into %d "
         "slice%s; rank r owns slice r of every bucket. Unit: floats -> padded / N = shard: ",
@@ -135,17 +113,18 @@ static void buckets_text(const pl_zero *z, char *buf, size_t cap)
     for (int b = 0; b < z->units; b++) {
         const pl_zero_bucket *k = &z->bucket[b];
         if (strlen(buf) > 700 && b < z->units - 1) {
-            if (!strstr(buf, "; ...")) add(buf, cap, "; ...");
+            if (!strstr(buf, "; ...")) pl_appendf(buf, cap, "; ...");
             continue;
         }
-        add(buf, cap, "%s%s %ld -> %ld / %d = %ld", b ? "; " : "", k->name, k->end - k->begin,
-            k->padded, n, k->shard);
+        pl_appendf(buf, cap, "%s%s %ld -> %ld / %d = %ld", b ? "; " : "", k->name,
+                   k->end - k->begin, k->padded, n, k->shard);
     }
     long pad = z->psi_pad - z->psi;
-    add(buf, cap,
-        ". Ψ = %ld, Ψ_pad = %ld: %ld float%s of padding (zero, never updated, out of norms "
-        "and counts)%s; each rank's shard is Ψ_pad / N = %ld floats.",
-        z->psi, z->psi_pad, pad, pl_s(pad), pad ? "" : ": N divides every unit", z->shard_floats);
+    pl_appendf(buf, cap,
+               ". Ψ = %ld, Ψ_pad = %ld: %ld float%s of padding (zero, never updated, out of norms "
+               "and counts)%s; each rank's shard is Ψ_pad / N = %ld floats.",
+               z->psi, z->psi_pad, pad, pl_s(pad), pad ? "" : ": N divides every unit",
+               z->shard_floats);
 }
 
 /* The first (rank, reason) where the ledger's step differs from the
@@ -293,11 +272,17 @@ int lab11_rank(pl_rank *r)
                              " in %d micro-steps of %d rows (the losses all scaled by 1/B: the "
                              "sum over micro-steps and ranks is the mean, scaled once)",
                              k, rows / k);
+                char comm[200] = "";
+                if (S != 1 && cfg->zc.overlap && z.comm_end > z.step_start)
+                    snprintf(comm, sizeof comm,
+                             "; its collectives ran on the communication stream beside the "
+                             "compute, the last ending %.1f us after the step began",
+                             (z.comm_end - z.step_start) * 1e6);
                 STEP("Forward and backward (pl_zero_step): rank r runs rows [r B/N, (r+1) B/N) "
                      "of the batch of %d, %d rows each%s, through the %d units (\"F in\" ... "
                      "\"F head\", then \"B head\" ... \"B in\" on the timeline); %s. Rank 0: "
-                     "%.1f us on the %s clock.",
-                     B, rows, micro, z.units, what[S], (m1 - m0) * 1e6, pl_clock_name());
+                     "%.1f us on the %s clock%s.",
+                     B, rows, micro, z.units, what[S], (m1 - m0) * 1e6, pl_clock_name(), comm);
             }
             if (S == 1 && cfg->update) {
                 int rc = cfg->update(&z, cfg->lr);
@@ -342,7 +327,6 @@ int lab11_rank(pl_rank *r)
                     res->traffic_bad_at = steps + 1;
                 if (steps == 0) {
                     res->first_loss = step_loss / B;
-                    res->comm_busy = z.comm_busy;
                     res->first_step = m2 - m0;
                 }
             }
@@ -361,12 +345,7 @@ int lab11_rank(pl_rank *r)
                 char opt[64];
                 snprintf(opt, sizeof opt, "%s", cfg->zc.sgd ? "SGD (momentum 0.9)" : "AdamW");
                 char overlap[200] = "";
-                if (S != 1 && cfg->zc.overlap && z.comm_busy > 0)
-                    snprintf(overlap, sizeof overlap,
-                             "; pl_zero_step's collectives ran on the communication stream, "
-                             "%.1f us of its clock, beside the compute",
-                             z.comm_busy * 1e6);
-                else if (!cfg->zc.overlap)
+                if (!cfg->zc.overlap)
                     snprintf(overlap, sizeof overlap,
                              "; --no-overlap: every collective on the compute stream, in order");
                 STEP("The update (%s): %s%s. Rank 0: %.1f us; the whole step %.1f us (%s "
