@@ -567,7 +567,7 @@ l11 lab11_mine.c 11_zero 0 \
     '^PASS  11_zero +zero1_update +\([0-9]+ values checked\)$'
 TREE=lab11 LAB_ARGS="--epochs 1 --stage 1" lab_run lab11_mine.c 11_zero lab11 0 \
     '^\[4\] The update \(your lab11_zero1_update \(exercise.c\)\): ' \
-    '^\[6\] .* 71370 of 71370 weights are the same bits: all of them' \
+    '^\[6\] The weights against plain data parallelism: .* rank 0.s replica, 71370 are the same bits: all of them' \
     '^  \(yours\)      PASS  11_zero +zero1_update'
 l11 lab11_all_reduce.c 11_zero 1 \
     '^FAIL  11_zero +zero1_update +N=2, step 1, rank 0: its ledger \(pl_comm_ledger\) says it sent [0-9]+ floats in 8 collectives \(0 reduce-scatter, 4 all-gather, 4 all-reduce\); pl_zero_traffic_of says [0-9]+ floats .*: 4 all-reduces \(pl_all_reduce\) where stage 1 reduce-scatters: an all-reduce sends 2 \(N - 1\)/N floats per float'
@@ -581,6 +581,11 @@ TREE=lab11 LAB_ARGS="--epochs 1 --stage 1" lab_run lab11_whole_buffer.c 11_zero 
     'your lab11_zero1_update \(exercise.c\) returned -1: the AdamW state is 8922 floats on each rank \(its shard\); floats \[0, 71376\) are outside it: a rank updates only its own slices'
 l11 lab11_no_all_gather.c 11_zero 1 \
     '^FAIL  11_zero +zero1_update +N=2, after step 1: rank 0.s replica of the weights holds [-0-9.e]+ at weight [0-9]+ \(unit in, in the slice rank 1 owns\); plain data parallelism \(stage 0\) has [-0-9.e]+: unchanged by the step, the update of its owner never reached this replica \(after the update every rank must hold the whole model: the all-gather\)$'
+TREE=lab11 LAB_ARGS="--epochs 1 --stage 1 --devices 2" lab_run lab11_no_all_gather.c 11_zero lab11 1 \
+    '^\[6\] The weights against plain data parallelism: .* Of the 71370 weights of rank 0.s replica, [0-9]+ are the same bits \(hashes [0-9a-f]+ and [0-9a-f]+\); the largest relative difference [0-9.e+-]+ \(the largest at weight [0-9]+: ' \
+    '^  ! step 1, rank 0: its ledger \(pl_comm_ledger\) says it sent [0-9]+ floats in 4 collectives \(4 reduce-scatter, 0 all-gather, 0 all-reduce\); .*: no all-gather: the replicas keep stale weights$' \
+    '^  \(yours\)      FAIL  11_zero +zero1_update +N=2, after step 1: rank 0.s replica of the weights'
+
 
 scenario lab06_correct.c 06_collectives 0 \
     '^PASS  06_collectives +ring_all_reduce' '^TODO  01_hello_threads'

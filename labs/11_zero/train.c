@@ -383,7 +383,10 @@ int lab11_rank(pl_rank *r)
                 ZE(pl_zero_step(&z0, dx, dy, &l0), z0);
                 ZE(pl_zero_update(&z0, cfg->lr), z0);
                 ZE(pl_zero_slices_to_host(&z0, run->whole0, 0), z0);
-                ZE(pl_zero_slices_to_host(&z, run->whole, 0), z);
+                /* rank 0's replica (stages 0-2: each rank holds the whole model after
+                 * the update); stage 3: the ranks' slices put together */
+                if (S < 3 && me == 0) ZE(pl_zero_params_to_host(&z, run->whole), z);
+                if (S == 3) ZE(pl_zero_slices_to_host(&z, run->whole, 0), z);
                 BARRIER();
                 long same = 0, worst = 0;
                 double diff = 0;
@@ -394,14 +397,18 @@ int lab11_rank(pl_rank *r)
                     if (d > diff) diff = d, worst = i;
                 }
                 unsigned h = pl_blocks_hash(run->whole, psi), h0 = pl_blocks_hash(run->whole0, psi);
+                char first[200] = "";
+                if (same < psi)
+                    snprintf(first, sizeof first,
+                             " (the largest at weight %ld: %.9g here, %.9g in plain DP)", worst,
+                             run->whole[worst], run->whole0[worst]);
                 STEP("The weights against plain data parallelism: a stage-0 engine (the same "
                      "buckets, every gradient summed in the same order) ran the same step beside "
-                     "it. %ld of %ld weights are the same bits%s (hashes %08x and %08x); the "
-                     "largest relative difference %.3g%s. What ZeRO shards is memory, not "
-                     "arithmetic.",
-                     same, psi, same == psi ? ": all of them" : "", h, h0, diff,
-                     same == psi ? "" : " (at weight index shown by the checks)");
-                (void)worst;
+                     "it. Of the %ld weights %s, %ld are the same bits%s (hashes %08x and %08x); "
+                     "the largest relative difference %.3g%s.%s",
+                     psi, S < 3 ? "of rank 0's replica" : "(the ranks' slices put together)", same,
+                     same == psi ? ": all of them" : "", h, h0, diff, first,
+                     same == psi ? " What ZeRO shards is memory, not arithmetic." : "");
                 BARRIER();
                 pl_zero_destroy(&z0);
                 created0 = 0;
