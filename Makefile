@@ -80,6 +80,8 @@ test: deps data
 	@tests/viz_pipeline.sh build/sim/bin
 	@echo "== the mesh pane in a terminal (tmux): a hybrid trace (dp 2 x tp 2 x pp 2, TP/PP/DP traffic) replayed step by step at 200x50, to its end at 80x24 with NO_COLOR, in both rank orders"
 	@tests/viz_mesh.sh build/sim/bin
+	@echo "== the memory pane in a terminal (tmux): a ZeRO-3 trace (8 ranks, buckets gathered and given back) replayed step by step at 120x40, to its end at 80x24 with NO_COLOR and in ASCII"
+	@tests/viz_zero.sh build/sim/bin
 	@echo "== pauses: Labs 06 and 07 wait 30 s for the student, then finish; each step shows its own work"
 	@tests/viz_pause.sh build/sim/bin
 	@echo "== paralab-bench hybrid, short (h 16): every factorisation of 8 ranks on one node of 8 and two of 4, the bytes that cross nodes against the mesh, the verdict"

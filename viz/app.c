@@ -829,7 +829,8 @@ int pl_viz_replay(const char *path, pl_mode mode, double speed, char *err, size_
         a.panes |= PL_PANE_BIT(PL_PANE_MEMORY);
     else
         a.panes &= ~PL_PANE_BIT(PL_PANE_MEMORY);
-    for (size_t i = 0; i < t->nev; i++) /* a pipeline: forward/backward events of a stage */
+    /* a pipeline: forward/backward events of a stage (a ZeRO run's are of its units: none) */
+    for (size_t i = 0; i < t->nev && a.model.zero.ranks < 1; i++)
         if ((t->ev[i].kind == PL_EV_FORWARD || t->ev[i].kind == PL_EV_BACKWARD) &&
             t->ev[i].layer >= 0 && viz_matrix_index(&a.model, t->ev[i].label) < 0) {
             a.panes |= PL_PANE_BIT(PL_PANE_PIPELINE);

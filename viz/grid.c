@@ -191,6 +191,9 @@ char *viz_grid_text(const viz_grid *g)
  * less than 5, or with no other pane, it goes where the others would. The mesh pane keeps its 7
  * rows (a replica's box of two stages, its legend, its border) before the devices take theirs;
  * where that leaves the devices no row of their own, they give it up: the mesh shows the ranks.
+ * The memory pane (a ZeRO lab's) goes across the width under the pipeline pane's place the same
+ * way: a row per device and four more, leaving the others 11 rows (8 on a short screen), else
+ * beside the metrics.
  */
 void pl_viz_layout(int cols, int rows, int ndev, unsigned panes, pl_layout *out)
 {

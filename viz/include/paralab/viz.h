@@ -67,7 +67,10 @@ void pl_viz_layout_text(int cols, int rows, int ndev, unsigned panes, int text_r
  * devices, pl_viz_pipeline.have_stage_rank). The mesh pane goes in the
  * left column (36 columns at least), under the devices (which leave it 7
  * rows where they can) and above the topology (half each, the mesh at
- * least 7 rows where that leaves the topology 3). */
+ * least 7 rows where that leaves the topology 3). The memory pane goes
+ * across the screen under the header (and the pipeline pane): a row per
+ * device and four more, leaving the others 11 rows (8 when the screen is
+ * short; beside the metrics when not even that leaves it 5). */
 void pl_viz_layout_stages(int cols, int rows, int ndev, int stages, unsigned panes, int text_rows,
                           pl_layout *out);
 
