@@ -86,6 +86,8 @@ test: deps data
 	@tests/viz_pause.sh build/sim/bin
 	@echo "== paralab-bench hybrid, short (h 16): every factorisation of 8 ranks on one node of 8 and two of 4, the bytes that cross nodes against the mesh, the verdict"
 	@tests/bench_hybrid.sh build/sim/bin
+	@echo "== paralab-bench zero, short (wide model h 64): every rank's memory and traffic per stage and N, exactly the formulas, the verdict"
+	@tests/bench_zero.sh build/sim/bin
 	@echo "== paralab-train: one device, the digits, >= 95 % test accuracy (the MLP, and the block model against Lab 08)"
 	@tests/train_check.sh build/sim/bin
 	@echo "== what the simulated build refuses at compile time"
@@ -127,7 +129,7 @@ racecheck:
 	+@$(TSAN)
 	@build/sim-tsan/bin/racecheck
 
-## bench: the SIMT emulator vs a C loop, trace recording, collectives vs memcpy and Open MPI, training vs plain C, rendering, data parallelism vs the alpha-beta model, tensor parallelism's step and communication share, pipeline schedules' bubble and step against their formulas, every 3D factorisation of 8 ranks on one node and two (same-run ratios)
+## bench: the SIMT emulator vs a C loop, trace recording, collectives vs memcpy and Open MPI, training vs plain C, rendering, data parallelism vs the alpha-beta model and its overlap, tensor parallelism's step and communication share, pipeline schedules' bubble and step against their formulas, every 3D factorisation of 8 ranks on one node and two, ZeRO stages 0-3's memory and traffic against their formulas (same-run ratios)
 bench:
 	@scripts/deps.sh --bench
 	+@$(SIM)
@@ -151,6 +153,8 @@ bench:
 	@build/sim/bin/paralab-bench pp
 	@echo
 	@build/sim/bin/paralab-bench hybrid
+	@echo
+	@build/sim/bin/paralab-bench zero
 
 # play, unless ARGS asks for --step
 DEMO_MODE = $(if $(findstring --step,$(ARGS)),,--play)

@@ -124,8 +124,8 @@ static double max_rel_err(const float *got, const float *want, int n)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: paralab-bench simt|gpu|trace|comm|train|viz|dp|tp|pp|hybrid [--repeat R]\n"
-               "                     [--scale S]\n"
+    fprintf(f, "usage: paralab-bench simt|gpu|trace|comm|train|viz|dp|tp|pp|hybrid|zero\n"
+               "                     [--repeat R] [--scale S]\n"
                "  simt      the SIMT emulator vs a plain C loop (simulated build)\n"
                "  gpu       the same kernels on a real GPU (CUDA build)\n"
                "  trace     the cost of recording a trace event (8 producers)\n"
@@ -136,7 +136,9 @@ static void usage(FILE *f)
                "            the tiled matmul vs a C triple loop (256^3)\n"
                "  viz       rendering one frame of the visualiser (200x60, 8 ranks, 100k events)\n"
                "  dp        Lab 07's data-parallel step, N = 1, 2, 4, 8, overlap on and off,\n"
-               "            against the alpha-beta model (simulated build; needs make data)\n"
+               "            against the alpha-beta model, and the block model's (h 256, 8\n"
+               "            blocks) on ZeRO's engine at N = 8: how much of the gradient\n"
+               "            communication overlap hides (simulated build; needs make data)\n"
                "  tp        the block model's step on t = 1, 2, 4, 8 tensor-parallel ranks of\n"
                "            simulated H100s, with and without sequence parallelism: modeled\n"
                "            step, communication share, vs t = 1, wall time (simulated build)\n"
@@ -147,6 +149,10 @@ static void usage(FILE *f)
                "            1F1B) on one node of 8 H100s and on two nodes of 4: the modeled\n"
                "            step, the bubble, the bytes of each group and those that crossed\n"
                "            nodes, which wins and why (simulated build; --scale S: h 64 / 2^S)\n"
+               "  zero      ZeRO stages 0-3 of the block model on N = 1, 2, 4, 8 ranks: per-rank\n"
+               "            memory and traffic (measured) against the formulas, the modeled\n"
+               "            step per stage and N (simulated build; --scale S: the wide model's\n"
+               "            h 256 / 2^S)\n"
                "  --repeat  runs per measurement, the best is kept (default 3)\n"
                "  --scale   divide the problem sizes by 2^S (default 0)\n");
 }
@@ -183,8 +189,8 @@ int main(int argc, char **argv)
     }
     if (optind >= argc) {
         fprintf(stderr,
-                "paralab-bench: which benchmark? simt, gpu, trace, comm, train, viz, dp, tp, pp or "
-                "hybrid\n");
+                "paralab-bench: which benchmark? simt, gpu, trace, comm, train, viz, dp, tp, pp, "
+                "hybrid or zero\n");
         usage(stderr);
         return 2;
     }
@@ -206,6 +212,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[optind], "tp")) return bench_tp(repeat); /* the same */
     if (!strcmp(argv[optind], "pp")) return bench_pp(repeat); /* the same */
     if (!strcmp(argv[optind], "hybrid")) return bench_hybrid(repeat, scale); /* the same */
+    if (!strcmp(argv[optind], "zero")) return bench_zero(repeat, scale);     /* the same */
     if (!strcmp(argv[optind], "train")) {
         const char *why = pl_device_problem("paralab-bench");
         if (why) {
@@ -217,7 +224,7 @@ int main(int argc, char **argv)
     if (strcmp(argv[optind], "simt") && strcmp(argv[optind], "gpu")) {
         fprintf(stderr,
                 "paralab-bench: no benchmark '%s'; the benchmarks are simt, gpu, trace, comm, "
-                "train, viz, dp, tp, pp and hybrid\n",
+                "train, viz, dp, tp, pp, hybrid and zero\n",
                 argv[optind]);
         return 2;
     }

@@ -19,5 +19,9 @@ int bench_pp(int repeat);
 /* paralab-bench hybrid: every (dp, tp, pp) of 8 ranks, one node of 8 and two
  * of 4 (build/sim); scale: h = 64 / 2^scale. */
 int bench_hybrid(int repeat, int scale);
+/* paralab-bench zero: ZeRO stages 0-3 on N = 1, 2, 4, 8 ranks, memory and
+ * traffic against the formulas, the modeled step (build/sim); scale: the
+ * wide model's h = 256 / 2^scale. */
+int bench_zero(int repeat, int scale);
 
 #endif

@@ -14,6 +14,25 @@
  *     the modeled T(no overlap) (goal: within 5 %);
  *   - how much of the all-reduce time overlap hides (goal: at least half);
  *   - the measured samples per second on this machine.
+ * Then the block model (paralab/blocks.h) at a width where backward takes
+ * long enough to hide something behind: h 256, f 1024, L 8 blocks, AdamW,
+ * the same global batch of 64, trained by ZeRO's engine (paralab/zero.h)
+ * on N = 8 ranks (8 rows each), the same preset: stage 0 (plain data
+ * parallelism, each unit's bucket all-reduced as soon as its backward ends,
+ * Lab 07's mechanism) and stage 2 (each bucket reduce-scattered as soon as
+ * it is ready), each with overlap = 1 (the reductions on the engine's
+ * communication stream, during backward) and overlap = 0 (on the compute
+ * stream, in order). T is the engine's modeled step: after a warm-up step,
+ * from one modeled instant on every rank to the last rank's pl_zero.step_end
+ * after pl_zero_step (forward, backward and the reductions; the update is
+ * the same work with and without overlap and is left out).
+ * T_compute is the same 8 rows a rank on N = 1 (stage 0: one rank, no
+ * communication; the same kernels on the same shapes), and
+ *   hidden = (T_no_overlap - T_overlap) / (T_no_overlap - T_compute),
+ * the share of the communication's time overlap takes off the step (goal:
+ * at least half at N = 8). The MLP's hidden fraction above is the same
+ * ratio, its T_compute the step at the same N with the gradient
+ * synchronisation left out.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +43,7 @@
 #include "07_data_parallel/lab07.h"
 #include "bench.h"
 #include "paralab/device.h"
+#include "zero_run.h"
 
 /* Gradient synchronisation left out: the compute alone. */
 static int no_sync(pl_comm *c, float *grad, size_t count, cudaStream_t stream)
@@ -74,6 +94,62 @@ static double allreduce_model(const pl_hw_model *h, const pl_mlp_config *mc, int
         }
     }
     return t;
+}
+
+/* The block model on ZeRO's engine, N = 8: stage 0's all-reduce and stage
+ * 2's reduce-scatter with and without overlap, against T_compute on N = 1. */
+static int bench_dp_blocks(void)
+{
+    enum { N = 8, BATCH = 64, HIDDEN = 256, LAYERS = 8 };
+    pl_blocks_config c = pl_blocks_config_make(HIDDEN, LAYERS);
+    float *x = NULL;
+    int *y = NULL;
+    if (bz_data(&c, BATCH, &x, &y)) {
+        fprintf(stderr, "paralab-bench dp: out of host memory\n");
+        return -1;
+    }
+    pl_zero_config base = {.model = c, .stage = 0, .batch = BATCH, .accumulate = 1, .overlap = 1};
+    bz_result comp, r[2][2]; /* [stage 0, 2][overlap 0, 1] */
+    pl_zero_config one = base;
+    one.batch = BATCH / N; /* the same rows a rank, on one rank */
+    int rc = bz_run(&one, 1, 1, x, y, &comp);
+    for (int s = 0; s < 2 && !rc; s++)
+        for (int o = 0; o < 2 && !rc; o++) {
+            pl_zero_config cfg = base;
+            cfg.stage = 2 * s;
+            cfg.overlap = o;
+            rc = bz_run(&cfg, N, 1, x, y, &r[s][o]);
+            if (rc)
+                fprintf(stderr, "paralab-bench dp: the block model, stage %d, overlap %d: %s\n",
+                        cfg.stage, o, r[s][o].error);
+        }
+    if (rc && !comp.ok)
+        fprintf(stderr, "paralab-bench dp: the block model on N = 1: %s\n", comp.error);
+    free(x);
+    free(y);
+    if (rc) return -1;
+    printf("\nthe block model (h %d, f %d, %d blocks, %ld parameters), AdamW, a global batch of %d "
+           "on N = %d (%d rows a rank), ZeRO's engine, the modeled step (forward, backward, the "
+           "gradients' reductions); T_compute: the same %d rows on N = 1, %.1f us\n",
+           c.hidden, c.ffn, c.layers, pl_blocks_count(&c), BATCH, N, BATCH / N, BATCH / N,
+           comp.step * 1e6);
+    printf("%-28s %12s %12s %12s %12s %8s\n", "", "overlap us", "no-ovl us", "compute us",
+           "comm us", "hidden");
+    static const char *const name[2] = {"stage 0 (all-reduce)", "stage 2 (reduce-scatter)"};
+    double hidden[2];
+    for (int s = 0; s < 2; s++) {
+        double comm = r[s][0].step - comp.step;
+        hidden[s] = comm > 0 ? (r[s][0].step - r[s][1].step) / comm : 0;
+        printf("%-28s %12.1f %12.1f %12.1f %12.1f %7.0f%%\n", name[s], r[s][1].step * 1e6,
+               r[s][0].step * 1e6, comp.step * 1e6, comm * 1e6, hidden[s] * 100);
+    }
+    printf(
+        "\n  N=%d: overlap hides %.0f %% of the block model's all-reduce time (stage 0, Lab 07's "
+        "mechanism): %s; of stage 2's reduce-scatter time %.0f %%: %s (goal: at least half)\n",
+        N, hidden[0] * 100, hidden[0] >= 0.5 ? "met" : "MISSED", hidden[1] * 100,
+        hidden[1] >= 0.5 ? "met" : "MISSED");
+    printf("  comm us: T_no_overlap - T_compute; hidden: (T_no_overlap - T_overlap) / comm us\n");
+    return 0;
 }
 
 int bench_dp(int repeat)
@@ -131,5 +207,5 @@ int bench_dp(int repeat)
     printf("  efficiency: T(1) / (N T(N)) with a fixed global batch; samples/s: measured on this "
            "machine's CPU, with overlap\n");
     pl_digits_free(&d);
-    return 0;
+    return bench_dp_blocks() ? 1 : 0;
 }

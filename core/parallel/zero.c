@@ -236,23 +236,61 @@ static void note_memory(pl_zero *z, const slots *sl)
     pl_trace_note_metric(z->cfg.trace, name, (double)z->mem.optim);
 }
 
+/* ---- the linear layers on one device ------------------------------------------------------- */
+
+/* The reference linear layers (paralab/tp.h) with t = 1, called so that
+ * their identity operators f and g have nothing to copy: the same kernels
+ * on the same values, so the same bits, and no device-to-device copy on the
+ * compute stream for the reduce-scatters' copies to queue behind (the
+ * simulated GPU's copy engine takes copies in the order they are
+ * enqueued). */
+static int od_column_forward(pl_tp *tp, const float *x, float *xfull, const float *W,
+                             const float *b, float *z, int k, int n)
+{
+    (void)xfull;
+    return pl_tp_reference_ops.column_forward(tp, x, (float *)x, W, b, z, k, n);
+}
+static int od_row_forward(pl_tp *tp, const float *a, const float *W, const float *b, float *partial,
+                          float *y, int k, int n)
+{
+    (void)partial;
+    return pl_tp_reference_ops.row_forward(tp, a, W, b, y, y, k, n);
+}
+static int od_row_backward(pl_tp *tp, const float *dy, const float *a, const float *W, float *dW,
+                           float *db, float *dyfull, float *da, int k, int n)
+{
+    (void)dyfull;
+    return pl_tp_reference_ops.row_backward(tp, dy, a, W, dW, db, (float *)dy, da, k, n);
+}
+static int od_column_backward(pl_tp *tp, const float *dz, const float *xfull, const float *W,
+                              float *dW, float *db, float *dxfull, float *dx, int k, int n)
+{
+    (void)dxfull;
+    return pl_tp_reference_ops.column_backward(tp, dz, xfull, W, dW, db, dx, dx, k, n);
+}
+static const pl_tp_linear_ops one_device = {od_column_forward, od_row_forward, od_row_backward,
+                                            od_column_backward};
+
 /* ---- create, destroy ---------------------------------------------------------------------- */
 
 void pl_zero_destroy(pl_zero *z)
 {
     if (!z) return;
-    for (int u = 0; u < z->units; u++) pl_blocks_destroy(&z->unit[u]);
-    float *bufs[] = {z->params, z->grads,      z->param_shard, z->grad_shard, z->opt_m,
-                     z->opt_v,  z->pbucket[0], z->pbucket[1],  z->gbucket[0], z->gbucket[1],
-                     z->rsbuf,  z->dbuf,       z->norm_sq};
+    for (int u = 0; u < z->units; u++) {
+        /* the unit's own buffers back (create shared or aliased them) */
+        if (z->own_dx[u]) z->unit[u].d_x = z->own_dx[u];
+        pl_blocks_destroy(&z->unit[u]);
+    }
+    float *bufs[] = {z->params,     z->grads,      z->param_shard, z->grad_shard,
+                     z->opt_m,      z->opt_v,      z->pbucket[0],  z->pbucket[1],
+                     z->gbucket[0], z->gbucket[1], z->rsbuf,       z->norm_sq};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
     if (z->comm_stream) cudaStreamDestroy(z->comm_stream);
     for (int i = 0; i < PL_ZERO_EVENTS; i++)
         if (z->ev[i]) cudaEventDestroy(z->ev[i]);
     z->units = 0;
     z->params = z->grads = z->param_shard = z->grad_shard = z->opt_m = z->opt_v = NULL;
-    z->pbucket[0] = z->pbucket[1] = z->gbucket[0] = z->gbucket[1] = z->rsbuf = z->dbuf =
-        z->norm_sq = NULL;
+    z->pbucket[0] = z->pbucket[1] = z->gbucket[0] = z->gbucket[1] = z->rsbuf = z->norm_sq = NULL;
     z->comm_stream = NULL;
     memset(z->ev, 0, sizeof z->ev);
 }
@@ -303,7 +341,16 @@ static int create(pl_zero *z, unsigned long long seed)
                          z->bucket[u].end - z->bucket[u].begin);
         ZCUDA(pl_blocks_create_bare(&z->unit[u], &lay, z->rows, z->rows));
     }
-    ZCUDA(cudaMalloc((void **)&z->dbuf, (size_t)z->rows * c->model.hidden * sizeof(float)));
+    /* the units as one model, with nothing to copy between them: unit u
+     * reads the residual stream where unit u - 1 wrote it, and backward
+     * passes the stream's gradient on in one buffer (unit 0's d_x) */
+    for (int u = 0; u < U; u++) {
+        pl_blocks *m = &z->unit[u];
+        if (u > 0)
+            m->acts.x[m->lay.part.first] = z->unit[u - 1].acts.x[z->unit[u - 1].lay.part.last];
+        z->own_dx[u] = m->d_x;
+        m->d_x = z->unit[0].d_x;
+    }
     /* the stage's buffers, measured */
     memset(&z->mem, 0, sizeof z->mem);
     if (st <= 2 && zalloc(z, &z->params, pad, &z->mem.params)) return -1;
@@ -352,7 +399,13 @@ static int create(pl_zero *z, unsigned long long seed)
     for (int u = 0; u < U; u++)
         set_views(z, u, z->params ? z->params + z->bucket[u].full_at : NULL,
                   z->grads ? z->grads + z->bucket[u].full_at : NULL);
-    if (c->overlap) ZCUDA(cudaStreamCreateWithFlags(&z->comm_stream, cudaStreamNonBlocking));
+    if (c->overlap) { /* the highest priority, as Lab 07's: a ring step's reduction kernel
+                          goes before the backward's next kernel (PyTorch DDP and NCCL
+                          streams do the same) */
+        int lo = 0, hi = 0;
+        ZCUDA(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+        ZCUDA(cudaStreamCreateWithPriority(&z->comm_stream, cudaStreamNonBlocking, hi));
+    }
     for (int i = 0; i < PL_ZERO_EVENTS; i++)
         ZCUDA(cudaEventCreateWithFlags(&z->ev[i], cudaEventDisableTiming));
     note_memory(z, NULL);
@@ -516,26 +569,36 @@ static const float *unit_input(pl_zero *z, int u, const float *X)
     return p->acts.x[p->lay.part.last];
 }
 
+/* Unit u's forward: unit 0 reads the micro-batch's rows in place, the
+ * others the stream unit u - 1 left (create aliased it). */
+static int unit_forward(pl_zero *z, pl_tp *tp, int u, const float *X)
+{
+    pl_blocks *m = &z->unit[u];
+    if (u == 0) m->acts.input = (float *)X; /* read where it lies: nothing to copy */
+    ZTP(tp, pl_blocks_forward(m, &m->acts, tp, &one_device, unit_input(z, u, X), NULL));
+    return 0;
+}
+
 static int forward_unit(pl_zero *z, pl_tp *tp, int u, const float *X, int micro)
 {
     double start = pl_device_stream_now(z->stream), mstart = pl_trace_now();
-    pl_blocks *m = &z->unit[u];
-    ZTP(tp, pl_blocks_forward(m, &m->acts, tp, NULL, unit_input(z, u, X), NULL));
+    if (unit_forward(z, tp, u, X)) return -1;
     emit(z, PL_EV_FORWARD, "F", u, micro, mstart, start);
     return 0;
 }
 
+/* Unit u's backward, piece by piece (pl_blocks_backward's order): the
+ * gradient of the stream is d_x, which every unit shares. */
 static int backward_unit(pl_zero *z, pl_tp *tp, int u, const float *X, int micro)
 {
     double start = pl_device_stream_now(z->stream), mstart = pl_trace_now();
     pl_blocks *m = &z->unit[u];
-    int U = z->units;
-    if (u == U - 1)
-        ZTP(tp, pl_blocks_backward(m, &m->acts, tp, NULL, NULL, NULL, z->dbuf));
-    else if (u == 0)
-        ZTP(tp, pl_blocks_backward(m, &m->acts, tp, NULL, X, z->dbuf, NULL));
-    else
-        ZTP(tp, pl_blocks_backward(m, &m->acts, tp, NULL, NULL, z->dbuf, z->dbuf));
+    pl_blocks_acts *a = &m->acts;
+    const pl_blocks_layout *l = &m->lay;
+    if (l->part.head) ZTP(tp, pl_blocks_head_backward(m, a, tp, &one_device));
+    for (int j = l->part.last - 1; j >= l->part.first; j--)
+        ZTP(tp, pl_blocks_block_backward(m, a, tp, &one_device, j));
+    if (l->part.input) ZTP(tp, pl_blocks_input_backward(m, a, tp, X));
     emit(z, PL_EV_BACKWARD, "B", u, micro, mstart, start);
     return 0;
 }
@@ -802,8 +865,7 @@ int pl_zero_evaluate(pl_zero *z, const float *X, const int *labels, int rows, fl
         for (int u = 0; u < U; u++) {
             int slot = -1;
             if (c->stage == 3 && (gather_start(&q, u, &slot) || gather_use(&q, u, slot))) return -1;
-            pl_blocks *m = &z->unit[u];
-            ZTP(&tp, pl_blocks_forward(m, &m->acts, &tp, NULL, unit_input(z, u, Xi), NULL));
+            if (unit_forward(z, &tp, u, Xi)) return -1;
             if (c->stage == 3 && gather_release(&q, slot)) return -1;
         }
         ZTP(&tp, pl_blocks_loss(head, &head->acts, &tp, labels + at, 1.0f));

@@ -191,7 +191,7 @@ typedef struct pl_zero {
     float *pbucket[2], *gbucket[2];   /* working buckets: the largest unit's padded size */
     float *rsbuf;                     /* accumulate > 1, stages 2-3: a slice's reduce-scatter
                                          before it is added to the shard */
-    float *dbuf;                      /* the gradient passed between units [rows, h] */
+    float *own_dx[PL_ZERO_UNITS_MAX]; /* each unit's own d_x (they share unit 0's) */
     float *norm_sq;                   /* one float: the gradient norm's sum of squares */
     cudaEvent_t ev[PL_ZERO_EVENTS];   /* the buckets' hand-offs between the two streams */
     int step;                         /* optimizer steps taken */
