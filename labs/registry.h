@@ -28,5 +28,6 @@ extern const pl_lab lab07_data_parallel;
 extern const pl_lab lab08_tensor_parallel;
 extern const pl_lab lab09_pipeline_parallel;
 extern const pl_lab lab10_hybrid;
+extern const pl_lab lab11_zero;
 
 #endif

@@ -46,6 +46,10 @@ RUNS=(
     "@8 lab10 --no-viz --solution --epochs 1 --order picotron --schedule zb-h1"
     "@4 lab10 --no-viz --solution --epochs 1 --dp 1"
     "@4 lab10 --no-viz --solution --epochs 1 --dp 2 --tp 2 --pp 1"
+    # Lab 11 (ZeRO) on 8 GPUs, every stage's memory and traffic, and on 4
+    "@8 lab11 --no-viz --solution --epochs 1 --stage 3"
+    "@8 lab11 --no-viz --solution --epochs 1 --stage 1"
+    "@4 lab11 --no-viz --solution --epochs 1 --devices 4 --stage 2 --accumulate 2"
 )
 # the GPUs there are (for the runs marked @N)
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)

@@ -307,6 +307,52 @@ if [ -x "$bin/lab10" ]; then
         check "lab10 --help: $want" grep -qE -- "$want" <<<"$help"
     done
 fi
+# Lab 11 as the guide runs it: every stage as plain text on the default 8
+# ranks, one epoch: the memory measured against the formula in [1] (the
+# stage's bytes exactly), the buckets and their padding in [2], the ledger
+# against pl_zero_traffic_of in [5] (2 c Ψ_pad, 3 c Ψ_pad at stage 3), the
+# weights the same bits as plain data parallelism in [6]; the options it
+# refuses, each naming the value.
+if [ -x "$bin/lab11" ]; then
+    mem11=("285504 \+ 285504 \+ 571008 bytes, plus 0 of buckets" "285504 \+ 285504 \+ 71376 bytes, plus 0 of buckets"
+           "285504 \+ 35688 \+ 71376 bytes, plus 265728 of buckets" "35688 \+ 35688 \+ 71376 bytes, plus 531456 of buckets")
+    name11=("plain data parallelism" "ZeRO-1 \(P_os\)" "ZeRO-2 \(P_os\+g\)" "ZeRO-3 \(P_os\+g\+p\)")
+    sent11=(124908 124908 124908 187362)
+    for st in 0 1 2 3; do
+        out=$("$bin/lab11" --no-viz --epochs 1 --stage "$st" 2>&1); rc=$?
+        check "lab11 --stage $st: exit 0" test "$rc" = 0
+        for want in "^paralab lab 11 — ZeRO stage $st \(8 ranks on .*; h = 64, L = 2, a batch of 64\)$" \
+                    "^\[1\] What a replica holds: ${name11[$st]} on 8 ranks, Ψ = 71370 parameters \(Ψ_pad = 71376 with the padding\)\. .* = ${mem11[$st]}: every rank the same\. " \
+                    '^\[2\] The buckets: the model in U = L \+ 2 = 4 units .*: in 4160 -> 4160 / 8 = 520; b0 33216 -> 33216 / 8 = 4152; b1 33216 -> 33216 / 8 = 4152; head 778 -> 784 / 8 = 98\. Ψ = 71370, Ψ_pad = 71376: 6 floats of padding ' \
+                    "^\[5\] The communication of the step, from rank 0.s ledger \(pl_comm_ledger\): ${sent11[$st]} floats sent .* = ${sent11[$st]} floats .*: the same on every rank\. " \
+                    '^\[6\] The weights against plain data parallelism: .*, 71370 are the same bits: all of them ' \
+                    '^\[7\] Epoch 1/1: loss [0-9.]+ \(the mean over 1408 samples\), test [0-9.]+ %\.$' \
+                    '^  \(reference\)  PASS  11_zero +zero1_update'; do
+            check "lab11 --stage $st shows: $want" grep -qE -- "$want" <<<"$out"
+        done
+        if [ "$st" = 1 ]; then
+            check "lab11 --stage 1: [4] the exercise's update ran" grep -qE '^\[4\] The update \(the reference.s lab11_zero1_update\): for each bucket the gradients reduce-scattered in place' <<<"$out"
+        fi
+    done
+    out=$("$bin/lab11" --no-viz --epochs 1 --stage 2 --accumulate 2 --devices 4 --no-overlap 2>&1); rc=$?
+    check "lab11 --stage 2 --accumulate 2 --devices 4 --no-overlap: exit 0, (k + 1) c Ψ_pad" bash -c 'test "$1" = 0 && grep -qE "^\[5\] .*: \(k \+ 1\) c Ψ_pad = 3 x 0\.750 x 71372 = 160587 floats .*: the same on every rank\. " <<<"$2" && grep -qE "^\[4\] .*--no-overlap: every collective on the compute stream, in order\.$" <<<"$2"' _ "$rc" "$out"
+    refused11() { # the message stderr must be, then the arguments
+        local want=$1 err rc
+        shift
+        err=$(env -u SIMT_DEVICES -u PARALAB_SIM_DEVICES "$bin/lab11" --no-viz --epochs 1 "$@" 2>&1 >/dev/null); rc=$?
+        check "lab11 $*: exit 2, '$want'" bash -c 'test "$1" = 2 && test "$2" = "$3"' _ "$rc" "$err" "$want"
+    }
+    refused11 "lab11: --stage 4: ZeRO has stages 0 (plain data parallelism), 1 (optimizer state sharded), 2 (and gradients) and 3 (and parameters)" --stage 4
+    refused11 "lab11: --stage 'two' is not a whole number from 0 to 3" --stage two
+    refused11 "lab11: --batch 64: 64 rows do not split into 3 ranks of 1 micro-step (B must be a multiple of N k = 3)" --devices 3
+    refused11 "lab11: --accumulate 0: the micro-steps per optimizer step must be 1..1024" --accumulate 0
+    help=$("$bin/lab11" --help 2>&1)
+    for want in '^      --stage S +ZeRO stage: 0 \(plain DP\), 1, 2 or 3 \(default 3\)$' \
+                '^      --accumulate k +micro-steps per optimizer step \(default 1\)$' \
+                '^      --no-overlap +collectives on the compute stream, in order$'; do
+        check "lab11 --help: $want" grep -qE -- "$want" <<<"$help"
+    done
+fi
 # The simulator's settings (simulated build only): SIMT_DEVICES, SIMT_GPU and
 # SIMT_MEM_MB take effect; the old PARALAB_SIM_* names still do, with one note
 # on stderr naming the new name; a bad value's message names the variable

@@ -163,6 +163,24 @@ for f in lab10_orders_swapped lab10_dp_pp_color lab10_last_stage_never lab10_gro
         exit 1
     fi
 done
+# Lab 11's mistakes, each one edit to the solution: an all-reduce where
+# stage 1 reduce-scatters (the weights are right, the traffic is not); the
+# optimizer over the whole buffer (pl_zero_optimize_range refuses a range of
+# the state that is not the rank's); the all-gather forgotten (each replica
+# keeps the other ranks' slices stale)
+sed 's/lab11_zero1_update_solution/lab11_zero1_update/' "$root/labs/11_zero/solution.c" >"$work/gen/lab11_correct.c"
+sed 's/        if (pl_reduce_scatter(z->comm, g, g + me \* k->shard, (size_t)k->shard, PL_FLOAT32, PL_SUM,/        if (pl_all_reduce(z->comm, g, g, (size_t)k->padded, PL_FLOAT32, PL_SUM,/' \
+    "$work/gen/lab11_correct.c" >"$work/gen/lab11_all_reduce.c"
+sed 's/        if (pl_zero_optimize_range(z, z->params + off, z->grads + off, k->slice_at, k->real, lr))/        if (b == 0 \&\& pl_zero_optimize_range(z, z->params, z->grads, 0, z->psi_pad, lr))/' \
+    "$work/gen/lab11_correct.c" >"$work/gen/lab11_whole_buffer.c"
+perl -0pe 's/    for \(int b = 0; b < z->units; b\+\+\) \{\n        const pl_zero_bucket \*k = &z->bucket\[b\];\n        float \*p = z->params \+ k->full_at;\n.*?\n    \}\n    return 0;/    return 0;/s' \
+    "$work/gen/lab11_correct.c" >"$work/gen/lab11_no_all_gather.c"
+for f in lab11_all_reduce lab11_whole_buffer lab11_no_all_gather; do
+    if cmp -s "$work/gen/lab11_correct.c" "$work/gen/$f.c"; then
+        echo "FAIL  $f.c: the edit no longer applies to labs/11_zero/solution.c"
+        exit 1
+    fi
+done
 # A mistake made from the solution by one edit (checked to apply): the
 # all-gather passes on the wrong segment (FAIL: the first wrong element).
 sed 's/int out = lab06_mod(r - s + 1, n), in = lab06_mod(r - s, n);/int out = lab06_mod(r - s, n), in = lab06_mod(r - s - 1, n);/' \
@@ -267,7 +285,7 @@ lab_run() {
 }
 
 scenario lab01_correct.cu 01_hello_threads 0 \
-    '^PASS  01_hello_threads +grid_size' '^PASS  01_hello_threads +vector_add' '2 passed, 0 failed, 16 todo' \
+    '^PASS  01_hello_threads +grid_size' '^PASS  01_hello_threads +vector_add' '2 passed, 0 failed, 17 todo' \
     '^TODO  06_collectives +ring_all_reduce +not attempted yet: PL_TODO\(\) at labs/06_collectives/exercise.c:[0-9]+'
 CLOSED=1 scenario lab01_no_tail_guard.cu 01_hello_threads 1 \
     '^PASS  01_hello_threads +grid_size' \
@@ -538,6 +556,36 @@ TREE=lab10 LABCHECK_ARGS="--timeout 3 --short 10" scenario lab10_endless_coords.
     '^FAIL  10_hybrid +coords +no progress for 3 s of CPU time: no kernel is running \(the host code\): an endless loop\?'
 TREE=lab10 LAB_ARGS="--stall-timeout 2" lab_run lab10_endless_coords.c 10_hybrid lab10 1 \
     '^lab10: stopped before the run: no progress for 2 s of CPU time: no kernel is running \(the host code\), in coords \(labs/10_hybrid/exercise.c\): an endless loop\? \(--stall-timeout S allows longer\)$'
+
+# Lab 11: ZeRO-1's update (labcheck --short: 10 steps at N = 2, 4, 8, 1, then
+# 2 epochs)
+l11() { TREE=lab11 LABCHECK_ARGS="--timeout 60 --short 11" scenario "$@"; }
+l11 lab11_correct.c 11_zero 0 \
+    '^PASS  11_zero +zero1_update +\([0-9]+ values checked\)$' \
+    '^labcheck \(your exercises\): 1 passed, 0 failed, 0 todo$'
+l11 lab11_mine.c 11_zero 0 \
+    '^PASS  11_zero +zero1_update +\([0-9]+ values checked\)$'
+TREE=lab11 LAB_ARGS="--epochs 1 --stage 1" lab_run lab11_mine.c 11_zero lab11 0 \
+    '^\[4\] The update \(your lab11_zero1_update \(exercise.c\)\): ' \
+    '^\[6\] The weights against plain data parallelism: .* rank 0.s replica, 71370 are the same bits: all of them' \
+    '^  \(yours\)      PASS  11_zero +zero1_update'
+l11 lab11_all_reduce.c 11_zero 1 \
+    '^FAIL  11_zero +zero1_update +N=2, step 1, rank 0: its ledger \(pl_comm_ledger\) says it sent [0-9]+ floats in 8 collectives \(0 reduce-scatter, 4 all-gather, 4 all-reduce\); pl_zero_traffic_of says [0-9]+ floats .*: 4 all-reduces \(pl_all_reduce\) where stage 1 reduce-scatters: an all-reduce sends 2 \(N - 1\)/N floats per float'
+TREE=lab11 LAB_ARGS="--epochs 1 --stage 1" lab_run lab11_all_reduce.c 11_zero lab11 1 \
+    '^\[5\] The communication of the step, from rank 0.s ledger \(pl_comm_ledger\): [0-9]+ floats sent in 0 reduce-scatters, 4 all-gathers and 4 all-reduces\. .*: step 1, rank 0: ' \
+    '^  ! step 1, rank 0: its ledger \(pl_comm_ledger\) says' \
+    '^  \(yours\)      FAIL  11_zero +zero1_update +N=2, step 1, rank 0: its ledger'
+l11 lab11_whole_buffer.c 11_zero 1 \
+    '^FAIL  11_zero +zero1_update +N=2, stage 1, rank [01]: your lab11_zero1_update \(exercise.c\) returned -1: the SGD momentum state is 35685 floats on each rank \(its shard\); floats \[0, 71370\) are outside it: a rank updates only its own slices'
+TREE=lab11 LAB_ARGS="--epochs 1 --stage 1" lab_run lab11_whole_buffer.c 11_zero lab11 1 \
+    'your lab11_zero1_update \(exercise.c\) returned -1: the AdamW state is 8922 floats on each rank \(its shard\); floats \[0, 71376\) are outside it: a rank updates only its own slices'
+l11 lab11_no_all_gather.c 11_zero 1 \
+    '^FAIL  11_zero +zero1_update +N=2, after step 1: rank 0.s replica of the weights holds [-0-9.e]+ at weight [0-9]+ \(unit in, in the slice rank 1 owns\); plain data parallelism \(stage 0\) has [-0-9.e]+: unchanged by the step, the update of its owner never reached this replica \(after the update every rank must hold the whole model: the all-gather\)$'
+TREE=lab11 LAB_ARGS="--epochs 1 --stage 1 --devices 2" lab_run lab11_no_all_gather.c 11_zero lab11 1 \
+    '^\[6\] The weights against plain data parallelism: .* Of the 71370 weights of rank 0.s replica, [0-9]+ are the same bits \(hashes [0-9a-f]+ and [0-9a-f]+\); the largest relative difference [0-9.e+-]+ \(the largest at weight [0-9]+: ' \
+    '^  ! step 1, rank 0: its ledger \(pl_comm_ledger\) says it sent [0-9]+ floats in 4 collectives \(4 reduce-scatter, 0 all-gather, 0 all-reduce\); .*: no all-gather: the replicas keep stale weights$' \
+    '^  \(yours\)      FAIL  11_zero +zero1_update +N=2, after step 1: rank 0.s replica of the weights'
+
 
 scenario lab06_correct.c 06_collectives 0 \
     '^PASS  06_collectives +ring_all_reduce' '^TODO  01_hello_threads'

@@ -8,7 +8,8 @@
 # a trace of every lab, played to its end with its narration and metrics;
 # Lab 08 at 80x24 without colour, stopped with q and Ctrl-C, TERM unset;
 # Lab 09 at 80x24 without colour to its end, and at 120x40 stopped with Ctrl-C;
-# Lab 10 the same, its mesh pane at 120x40.
+# Lab 10 the same, its mesh pane at 120x40; Lab 11 at 80x24, its memory pane
+# at stage 0 and stage 3, stepped to its end.
 set -uo pipefail
 bin=$(cd "${1:-build/sim/bin}" && pwd)
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -330,6 +331,43 @@ check "120x40: lab10, the mesh pane's stage 1 row: ranks 4 5 | 6 7" bash -c 'gre
 check "120x40: lab10, the pipeline pane: 1f1b, p 2, m 4" has "$s" "┌ pipeline: 1f1b, p 2, m 4"
 T send-keys -t t C-c
 check "120x40: lab10, Ctrl-C: exit 130" wait_for "EXIT=130"
+
+# --- Lab 11 at 80x24 without colour: stage 0's memory bars full (plain
+# DP's 16Ψ), then stage 3 stepped to its end (one epoch): its bars at
+# 16Ψ/N with the formula beside them, every step in order, the loss in the
+# metrics; q exits 0 and the terminal is restored.
+start "TERM=xterm-256color LANG=C.UTF-8 NO_COLOR=1 '$bin/lab11' --step --epochs 1 --stage 0" 80 24
+check "80x24: lab11 --stage 0 comes up at step 1/7" wait_for "lab 11 zero | step 1/7"
+s=$(screen)
+check "80x24: lab11 --stage 0, the memory pane's formula: plain DP's 16Ψ" has "$s" "ZeRO-0, plain DP: 16Ψ = 16·71,376 B = 1,115.3 KiB"
+check "80x24: lab11 --stage 0, rank 0's bar is full" has "$s" "r0 ppggooooo 1,115.3 KiB"
+T send-keys -t t C-c
+check "80x24: lab11 --stage 0, Ctrl-C: exit 130" wait_for "EXIT=130"
+start "TERM=xterm-256color LANG=C.UTF-8 NO_COLOR=1 '$bin/lab11' --step --epochs 1" 80 24
+check "80x24: lab11 comes up at step 1/7" wait_for "lab 11 zero | step 1/7"
+check "80x24: lab11 step 1, what a replica holds" wait_for "[1] What a replica holds: ZeRO-3 (P_os+g+p) on 8 ranks"
+s=$(screen)
+for pane in "memory per device" timeline topology metrics narration; do
+    check "80x24: lab11 pane: $pane" has "$s" "┌ $pane"
+done
+check "80x24: lab11, the memory pane's formula: ZeRO-3's 16Ψ/N" has "$s" "ZeRO-3: 16Ψ/N = 16·71,376/8 B = 139.4 KiB"
+check "80x24: lab11, rank 0's bar at 1/N" has "$s" "r0 pgo░░░░░░░░ 139.4 KiB"
+for k in 2 3 4 5 6 7; do
+    T send-keys -t t Space
+    wait_long "step $k/7" >/dev/null
+done
+check "80x24: lab11 step 7, the epoch" wait_for "[7] Epoch 1/1: loss"
+loss=$(screen | grep -oE "Epoch 1/1: loss [0-9.]+" | grep -oE "[0-9.]+$")
+check "80x24: lab11's curve gives the narration's loss ($loss), epoch 1's" wait_for "loss $loss: epoch 1's"
+check "80x24: lab11, the run is over" wait_for "the run is over: q quits"
+T send-keys -t t q
+check "80x24: lab11, q exits 0" wait_for "EXIT=0"
+sleep 0.3
+s=$(joined)
+check "80x24: lab11, the terminal is restored (icanon, echo)" bash -c 'grep -qE "^(icanon echo|echo icanon) *$" <<<"$1"' _ "$(grep -E 'icanon|echo' <<<"$s" | tail -1)"
+check "80x24: lab11, after q, every step and the checks, in order" in_order "$s" "[1] What a replica holds" \
+    "[2] The buckets" "[3] Forward and backward" "[4] The update" "[5] The communication of the step" \
+    "[6] The weights against plain data parallelism" "[7] Epoch 1/1: loss" "(reference)  PASS  11_zero              zero1_update"
 
 # --- Ctrl-C in the middle of a run
 start "TERM=xterm-256color '$bin/lab06' --play --speed 0.5"
