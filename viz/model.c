@@ -600,6 +600,8 @@ void viz_pp_round_find(const viz_model *m, int modeled, viz_pp_round *R)
 
 double viz_bubble_fraction(const viz_model *m, int modeled)
 {
+    /* a ZeRO run's forwards and backwards are its units', on every rank */
+    if (m->zero.ranks > 0) return -1;
     viz_pp_round R;
     viz_pp_round_find(m, modeled, &R);
     if (!R.iteration || R.hi <= R.lo || R.stages < 1) return -1;

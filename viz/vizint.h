@@ -423,7 +423,8 @@ typedef struct viz_pp_round {
 void viz_pp_round_find(const viz_model *m, int modeled, viz_pp_round *r);
 /* The iteration's bubble as a fraction of its time: idle / (stages x
  * (hi - lo)) = 1 - busy / (stages x (hi - lo)), from the pipeline ops of
- * the newest iteration (viz_pp_round_find); -1 when there are none. */
+ * the newest iteration (viz_pp_round_find); -1 when there are none, and
+ * in a ZeRO run (its forwards and backwards are units on every rank). */
 double viz_bubble_fraction(const viz_model *m, int modeled);
 
 /* ---- the mesh pane (mesh.c) ---------------------------------------------------------- */

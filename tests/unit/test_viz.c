@@ -157,6 +157,14 @@ static void test_pipeline_gpipe(void)
         viz_model_add(&m, &b0);
     }
     CU_ASSERT_DOUBLE_EQUAL(viz_bubble_fraction(&m, 0), 0.2, 1e-12);
+    /* the same events in a ZeRO run are its units (layer: the unit) on every
+     * rank, not pipeline stages: no bubble */
+    pl_viz_zero zr = {.stage = 3, .ranks = 2, .psi = 100, .psi_pad = 100};
+    char zerr[256];
+    CU_ASSERT_EQUAL_FATAL(viz_model_set_zero(&m, &zr, zerr, sizeof zerr), 0);
+    CU_ASSERT_EQUAL(viz_bubble_fraction(&m, 0), -1.0);
+    CU_ASSERT_EQUAL_FATAL(viz_model_set_zero(&m, NULL, zerr, sizeof zerr), 0);
+    CU_ASSERT_DOUBLE_EQUAL(viz_bubble_fraction(&m, 0), 0.2, 1e-12);
     /* forwards of a layer without a micro-batch (Lab 08's matmuls) make no
      * pipeline: no bubble */
     viz_model tp;
