@@ -784,14 +784,16 @@ int pl_zero_update_stage1(pl_zero *z, float lr)
     return gather_params(z);
 }
 
-int pl_zero_update(pl_zero *z, float lr)
+int pl_zero_update(pl_zero *z, float lr) { return pl_zero_update_with(z, lr, NULL); }
+
+int pl_zero_update_with(pl_zero *z, float lr, int (*stage1)(pl_zero *z, float lr))
 {
     z->error[0] = '\0';
     double start = pl_device_stream_now(z->stream), mstart = pl_trace_now();
     int rc = 0;
     switch (z->cfg.stage) {
     case 1:
-        rc = pl_zero_update_stage1(z, lr);
+        rc = stage1 ? stage1(z, lr) : pl_zero_update_stage1(z, lr);
         break;
     case 2:
         rc = pl_zero_optimize(z, lr);
@@ -801,7 +803,7 @@ int pl_zero_update(pl_zero *z, float lr)
         rc = pl_zero_optimize(z, lr);
         break;
     }
-    if (rc) return -1;
+    if (rc) return stage1 && z->cfg.stage == 1 ? rc : -1; /* a caller's code passes through */
     emit(z, PL_EV_OPTIMIZER, "update", -1, -1, mstart, start);
     ZCUDA(cudaStreamSynchronize(z->stream));
     z->step_end = pl_device_stream_now(z->stream);

@@ -285,7 +285,7 @@ int lab11_rank(pl_rank *r)
                      B, rows, micro, z.units, what[S], (m1 - m0) * 1e6, pl_clock_name(), comm);
             }
             if (S == 1 && cfg->update) {
-                int rc = cfg->update(&z, cfg->lr);
+                int rc = pl_zero_update_with(&z, cfg->lr, cfg->update);
                 if (rc == PL_TODO_STATUS) {
                     res->todo = 1;
                     FAIL("%s is TODO", cfg->update_from);

@@ -130,8 +130,9 @@ typedef struct pl_zero_config {
 
 /* Checks c for a world of n ranks without making anything. 0, or -1 with
  * a message naming the bad value and what is allowed:
- *   "--stage 4: ZeRO has stages 0 (plain data parallelism), 1, 2 and 3"
- *   "--accumulate 0: the micro-steps per optimizer step must be 1 or more"
+ *   "--stage 4: ZeRO has stages 0 (plain data parallelism), 1 (optimizer
+ *    state sharded), 2 (and gradients) and 3 (and parameters)"
+ *   "--accumulate 0: the micro-steps per optimizer step must be 1..1024"
  *   "--batch 60: 60 rows do not split into 8 ranks of 4 micro-steps (B
  *    must be a multiple of N k = 32)"
  * and the model's own limits (pl_blocks_check with t = 1). */
@@ -223,6 +224,12 @@ int pl_zero_step(pl_zero *z, const float *X, const int *labels, float *loss_sum)
 /* The optimizer step for the stage (above): AdamW (or SGD with cfg.sgd) at
  * lr. Stage 1 runs pl_zero_update_stage1. Collective for stages 1-2. */
 int pl_zero_update(pl_zero *z, float lr);
+/* The same with stage 1's update done by stage1 (a student's: Lab 11's
+ * exercise; NULL: pl_zero_update_stage1), inside the step's accounting
+ * (its "update" event, the stream waited for, the memory notes). stage1's
+ * non-zero return is returned as it is (PL_TODO_STATUS passes through),
+ * its reason in z->error. */
+int pl_zero_update_with(pl_zero *z, float lr, int (*stage1)(pl_zero *z, float lr));
 /* Stage 1's update, the reference for Lab 11's exercise: for each bucket,
  * pl_reduce_scatter of z->grads + full_at in place (recv = send + rank
  * shard); pl_zero_optimize(z, lr) on the slices; for each bucket,
@@ -238,7 +245,7 @@ int pl_zero_optimize(pl_zero *z, float lr);
  * at state_off of this rank's m and v (the exercise's building block;
  * pl_zero_optimize is a loop over it). Refused when the state range is
  * not inside the rank's (Ψ_pad / N floats, Ψ_pad at stage 0), naming it:
- * "the AdamW state is 17844 floats on each rank (its shard); floats
+ * "the AdamW state is 8922 floats on each rank (its shard); floats
  * [0, 71376) are outside it: a rank updates only its own slices". Does not
  * count a step (pl_zero_optimize does, once per step, before its loop:
  * call pl_zero_count_step first when looping yourself). */
