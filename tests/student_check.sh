@@ -175,7 +175,19 @@ sed 's/        if (pl_zero_optimize_range(z, z->params + off, z->grads + off, k-
     "$work/gen/lab11_correct.c" >"$work/gen/lab11_whole_buffer.c"
 perl -0pe 's/    for \(int b = 0; b < z->units; b\+\+\) \{\n        const pl_zero_bucket \*k = &z->bucket\[b\];\n        float \*p = z->params \+ k->full_at;\n.*?\n    \}\n    return 0;/    return 0;/s' \
     "$work/gen/lab11_correct.c" >"$work/gen/lab11_no_all_gather.c"
-for f in lab11_all_reduce lab11_whole_buffer lab11_no_all_gather; do
+# pl_zero_count_step once per bucket (AdamW's bias correction sees the wrong
+# step: SGD would not show it); the slice offset of the next rank (rank r
+# updates slice r + 1: its own slice stays stale); an offset one float too
+# far (the last rank's last slice reads past the buffers: the simulator's
+# fault report)
+perl -0pe 's/    pl_zero_count_step\(z\);\n(    for \(int b = 0; b < z->units; b\+\+\) \{\n        const pl_zero_bucket \*k = &z->bucket\[b\];\n)/$1        pl_zero_count_step(z);\n/' \
+    "$work/gen/lab11_correct.c" >"$work/gen/lab11_count_per_bucket.c"
+sed 's/        long off = k->full_at + me \* k->shard;/        long off = k->full_at + ((me + 1) % z->n) * k->shard;/' \
+    "$work/gen/lab11_correct.c" >"$work/gen/lab11_next_slice.c"
+sed 's/        long off = k->full_at + me \* k->shard;/        long off = k->full_at + me * k->shard + 1;/' \
+    "$work/gen/lab11_correct.c" >"$work/gen/lab11_off_by_one.c"
+for f in lab11_all_reduce lab11_whole_buffer lab11_no_all_gather lab11_count_per_bucket \
+    lab11_next_slice lab11_off_by_one; do
     if cmp -s "$work/gen/lab11_correct.c" "$work/gen/$f.c"; then
         echo "FAIL  $f.c: the edit no longer applies to labs/11_zero/solution.c"
         exit 1

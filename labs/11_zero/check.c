@@ -64,18 +64,20 @@ static void result_free(lab11_result *r)
     memset(r, 0, sizeof *r);
 }
 
-/* The unit and the owner of weight i for n ranks: "b0, the slice rank 1 owns" */
-static void where(const pl_blocks_config *m, int n, long i, char *buf, size_t cap)
+/* The unit and the owner of weight i for n ranks: "b0, the slice rank 1
+ * owns"; returns the owner (-1: none found). */
+static long where(const pl_blocks_config *m, int n, long i, char *buf, size_t cap)
 {
     pl_zero_bucket b[PL_ZERO_UNITS_MAX];
     int u = pl_zero_buckets(m, n, 0, b, PL_ZERO_UNITS_MAX, NULL, 0);
     snprintf(buf, cap, "?");
     for (int k = 0; k < u; k++)
         if (i >= b[k].begin && i < b[k].end) {
-            snprintf(buf, cap, "unit %s, in the slice rank %ld owns", b[k].name,
-                     (i - b[k].begin) / b[k].shard);
-            return;
+            long owner = (i - b[k].begin) / b[k].shard;
+            snprintf(buf, cap, "unit %s, in the slice rank %ld owns", b[k].name, owner);
+            return owner;
         }
+    return -1;
 }
 
 /* n ranks, steps steps of h, L, B at stage 1 with update against stage 0. */
@@ -112,17 +114,23 @@ static void check_steps(update_fn update, const pl_digits *d, int n, int h, int 
                     continue;
                 }
                 char at[96];
-                where(&m, n, i, at, sizeof at);
+                long owner = where(&m, n, i, at, sizeof at);
                 int stale = before && !memcmp(&g[i], &before[i], sizeof(float));
+                /* its own slice unchanged: the update missed it (the offset); another
+                 * rank's: that rank's update never came (the all-gather) */
+                const char *why = !stale ? ""
+                                  : owner == q
+                                      ? ": unchanged by the step: your update did not reach "
+                                        "this rank's own slice: check the slice offset (full_at "
+                                        "+ rank * shard)"
+                                      : ": unchanged by the step, the update of its owner never "
+                                        "reached this replica (after the update every rank must "
+                                        "hold the whole model: the all-gather)";
                 pl_check_fail(c,
                               "N=%d, after step %d: rank %d's replica of the weights holds "
                               "%.9g at weight %ld (%s); plain data parallelism (stage 0) has "
                               "%.9g%s",
-                              n, s + 1, q, g[i], i, at, w[i],
-                              stale ? ": unchanged by the step, the update of its owner never "
-                                      "reached this replica (after the update every rank must "
-                                      "hold the whole model: the all-gather)"
-                                    : "");
+                              n, s + 1, q, g[i], i, at, w[i], why);
                 break;
             }
         }

@@ -290,9 +290,21 @@ int lab11_rank(pl_rank *r)
                     res->todo = 1;
                     FAIL("%s is TODO", cfg->update_from);
                 }
-                if (rc)
-                    FAIL("%s returned %d: %.900s", cfg->update_from, rc,
-                         z.error[0] ? z.error : "(nothing in z->error)");
+                if (rc) {
+                    const char *fault = pl_fault_report();
+                    FAIL("%s returned %d: %.500s%s%.400s", cfg->update_from, rc,
+                         z.error[0] ? z.error : "(nothing in z->error)", fault[0] ? ": " : "",
+                         fault);
+                }
+                cudaError_t se = cudaStreamSynchronize(cs);
+                if (se)
+                    FAIL("after %s: cudaStreamSynchronize: %s %.600s", cfg->update_from,
+                         cudaGetErrorName(se), pl_fault_report());
+                if (z.step != steps + 1)
+                    FAIL("after %s: z->step is %d after %d step%s: call pl_zero_count_step once "
+                         "per step (before the loop over the buckets), not once per bucket: "
+                         "AdamW's bias correction (1 - beta^t) uses the step count t",
+                         cfg->update_from, z.step, steps + 1, pl_s(steps + 1));
             } else {
                 ZE(pl_zero_update(&z, cfg->lr), z);
             }
