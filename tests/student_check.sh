@@ -597,6 +597,15 @@ TREE=lab11 LAB_ARGS="--epochs 1 --stage 1 --devices 2" lab_run lab11_no_all_gath
     '^\[6\] The weights against plain data parallelism: .* Of the 71370 weights of rank 0.s replica, [0-9]+ are the same bits \(hashes [0-9a-f]+ and [0-9a-f]+\); the largest relative difference [0-9.e+-]+ \(the largest at weight [0-9]+: ' \
     '^  ! step 1, rank 0: its ledger \(pl_comm_ledger\) says it sent [0-9]+ floats in 4 collectives \(4 reduce-scatter, 0 all-gather, 0 all-reduce\); .*: no all-gather: the replicas keep stale weights$' \
     '^  \(yours\)      FAIL  11_zero +zero1_update +N=2, after step 1: rank 0.s replica of the weights'
+l11 lab11_count_per_bucket.c 11_zero 1 \
+    '^FAIL  11_zero +zero1_update +N=2, stage 1, rank [01]: after your lab11_zero1_update \(exercise.c\): z->step is 4 after 1 step: call pl_zero_count_step once per step \(before the loop over the buckets\), not once per bucket: AdamW.s bias correction \(1 - beta\^t\) uses the step count t$'
+l11 lab11_next_slice.c 11_zero 1 \
+    '^FAIL  11_zero +zero1_update +N=2, after step 1: rank 0.s replica of the weights holds [-0-9.e]+ at weight [0-9]+ \(unit in, in the slice rank 0 owns\); plain data parallelism \(stage 0\) has [-0-9.e]+: unchanged by the step: your update did not reach this rank.s own slice: check the slice offset \(full_at \+ rank \* shard\)$'
+l11 lab11_off_by_one.c 11_zero 1 \
+    '^FAIL  11_zero +zero1_update +N=2, stage 1, rank 1: your lab11_zero1_update \(exercise.c\) returned -1: cudaStreamSynchronize\(z->stream\): cudaErrorIllegalAddress: kernel sgd_step \(core/kernels/nn.cu:[0-9]+\), blockIdx \([0-9,]+\), threadIdx \([0-9,]+\): out-of-bounds read of 4 bytes at address 0x[0-9a-f]+: offset [0-9]+ of the nearest allocation \(base 0x[0-9a-f]+, [0-9]+ bytes, device 1\): the first byte past its end'
+TREE=lab11 LAB_ARGS="--epochs 1 --stage 1" lab_run lab11_off_by_one.c 11_zero lab11 1 \
+    '^lab11: your zero1_update \(labs/11_zero/exercise.c\), tried on a tiny model on one rank before the run, made the device fail: cudaErrorIllegalAddress \(an illegal memory access was encountered\)$' \
+    '^  kernel sgd_step \(core/kernels/nn.cu:[0-9]+\), .*: out-of-bounds read of 4 bytes at address '
 
 
 scenario lab06_correct.c 06_collectives 0 \

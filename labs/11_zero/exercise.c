@@ -21,6 +21,8 @@
  * (of its rows of the batch, each scaled by 1/B: summed over the ranks
  * they make the mean gradient of the global batch).
  */
+#include <stdio.h> /* snprintf */
+
 #include "11_zero/lab11.h"
 
 /*

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cuda_runtime.h>
 
@@ -114,7 +115,15 @@ static int probe_rank(pl_rank *r)
     if (pl_zero_create(&z, &c, r->comm, 0, r->stream, r->error, sizeof r->error)) return 1;
     pl_lab_probing(LAB11_ZERO1);
     if (lab11_zero1_update(&z, 0.01f) == PL_TODO_STATUS) pl_lab_found_todo(LAB11_ZERO1);
-    cudaStreamSynchronize(r->stream);
+    cudaError_t se = cudaStreamSynchronize(r->stream);
+    if (se) { /* a fault leaves the device unusable: say where, and stop */
+        fflush(stdout);
+        fprintf(stderr,
+                "lab11: your zero1_update (labs/11_zero/exercise.c), tried on a tiny model on "
+                "one rank before the run, made the device fail: %s (%s)\n  %s\n",
+                cudaGetErrorName(se), cudaGetErrorString(se), pl_fault_report());
+        _exit(1);
+    }
     pl_zero_destroy(&z);
     return 0;
 }
