@@ -333,9 +333,27 @@ if [ -x "$bin/lab11" ]; then
         if [ "$st" = 1 ]; then
             check "lab11 --stage 1: [4] the exercise's update ran" grep -qE '^\[4\] The update \(the reference.s lab11_zero1_update\): for each bucket the gradients reduce-scattered in place' <<<"$out"
         fi
+        # [1]: with the working buckets, stages 2 and 3 hold more than stage 1 at this size;
+        # [3]: where the screen shows the units; [6] at stage 0: stage 0 against itself
+        check "lab11 --stage $st: [1] the stages with their buckets, more than stage 1" grep -qE '^\[1\] .* stage 1 627\.3 KiB, stage 2 383\.4 KiB \(658296 B with its buckets\), stage 3 139\.4 KiB \(674208 B with its buckets\): .* At this toy size stages 2 and 3 hold MORE than stage 1 once the working buckets count: two buckets of the largest unit \(33216 floats; ' <<<"$out"
+        check "lab11 --stage $st: [3] the timeline's digits, the devices pane's labels" grep -qE '^\[3\] .*through the 4 units \(the timeline draws each unit.s forward and backward as the micro-batch.s digit on its rank.s lane; the devices pane names the unit running, "F in" \.\.\. "F head", then "B head" \.\.\. "B in"\); ' <<<"$out"
+        if [ "$st" = 0 ]; then
+            check "lab11 --stage 0: [6] says stage 0 is compared with itself" grep -qE '^\[6\] .*: all of them .*\(Stage 0 against stage 0: trivially the same bits; run --stage 1, 2 or 3 to compare a ZeRO stage\.\)$' <<<"$out"
+        else
+            check "lab11 --stage $st: [6] memory, not arithmetic" grep -qE '^\[6\] .*: all of them .* What ZeRO shards is memory, not arithmetic\.$' <<<"$out"
+        fi
     done
+    # one "update" event per step and rank in the trace at stage 1 (the exercise's update,
+    # inside pl_zero_update_with): rank 0's, as many as the steps the run took
+    tr11="$(mktemp "${TMPDIR:-/tmp}/lab11_trace.XXXXXX")"
+    out=$("$bin/lab11" --no-viz --stage 1 --epochs 1 --trace "$tr11" 2>&1); rc=$?
+    steps11=$(sed -nE 's/^  ([0-9]+) steps of a batch of 64 at stage 1 on 8 ranks: .*/\1/p' <<<"$out")
+    updates11=$(grep -c '^{"name":"update","cat":"optimizer","ph":"X","pid":0,' "$tr11")
+    check "lab11 --stage 1 --trace F: exit 0, one update event of rank 0 per step (${steps11:-?} steps, $updates11 events)" bash -c 'test "$1" = 0 && test -n "$2" && test "$2" -gt 0 && test "$2" = "$3"' _ "$rc" "$steps11" "$updates11"
+    rm -f "$tr11"
     out=$("$bin/lab11" --no-viz --epochs 1 --stage 2 --accumulate 2 --devices 4 --no-overlap 2>&1); rc=$?
     check "lab11 --stage 2 --accumulate 2 --devices 4 --no-overlap: exit 0, (k + 1) c Ψ_pad" bash -c 'test "$1" = 0 && grep -qE "^\[5\] .*: \(k \+ 1\) c Ψ_pad = 3 x 0\.750 x 71372 = 160587 floats .*: the same on every rank\. " <<<"$2" && grep -qE "^\[4\] .*--no-overlap: every collective on the compute stream, in order\.$" <<<"$2"' _ "$rc" "$out"
+    check "lab11 --stage 2 --accumulate 2 --devices 4: [6] why k > 1 differs in the last bits" grep -qE '^\[6\] .* are the same bits \(hashes .*\. With k > 1, stages 2 and 3 reduce every micro-step and add the sums, while stage 0 adds the micro-steps first and reduces once: the same sum in another order, so the last bits differ \(the unit suite checks k > 1 within 1e-6 relative\); bit for bit holds for k = 1\.$' <<<"$out"
     refused11() { # the message stderr must be, then the arguments
         local want=$1 err rc
         shift

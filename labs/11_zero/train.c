@@ -82,21 +82,38 @@ static void memory_text(const lab11_config *cfg, const pl_zero *z, const lab11_r
                stage_name[s], n, pl_s(n), z->psi, z->psi_pad, p, g, o, w, fm, f->params, f->grads,
                f->optim, f->buffers,
                same ? "every rank the same" : "a rank DIFFERS (see the report)");
-    pl_appendf(buf, cap, "Each stage on %d rank%s, per rank (parameters + gradients + state):", n,
-               pl_s(n));
+    pl_appendf(buf, cap,
+               "Each stage on %d rank%s, per rank (parameters + gradients + state; with the "
+               "working buckets):",
+               n, pl_s(n));
+    size_t with[4] = {0};
     for (int st = 0; st < 4; st++) {
         pl_zero_config c = cfg->zc;
         c.stage = st;
         pl_zero_memory e;
         if (pl_zero_memory_of(&c, n, &e, NULL, 0)) continue;
         char t[32];
-        pl_bytes_text(e.params + e.grads + e.optim, t, sizeof t);
+        size_t sum = e.params + e.grads + e.optim;
+        with[st] = sum + e.buffers;
+        pl_bytes_text(sum, t, sizeof t);
         pl_appendf(buf, cap, "%s stage %d %s", st ? "," : "", st, t);
+        if (e.buffers) pl_appendf(buf, cap, " (%zu B with its buckets)", with[st]);
     }
     pl_appendf(buf, cap, "%s.",
                s == 0   ? ": every replica holds all of it, N times over"
                : s == 3 ? ": only 1/N of everything, gathered when a unit runs"
                         : ": the sharded parts shrink as 1/N");
+    if (with[1] && (with[2] > with[1] || with[3] > with[1])) {
+        long big = 0;
+        for (int b = 0; b < z->units; b++)
+            if (z->bucket[b].padded > big) big = z->bucket[b].padded;
+        pl_appendf(buf, cap,
+                   " At this toy size stages 2 and 3 hold MORE than stage 1 once the working "
+                   "buckets count: two buckets of the largest unit (%ld floats; stage 3 two more "
+                   "for its parameters) outweigh what the shards save. A wider model (--hidden "
+                   "256 --layers 8) shows the shrink.",
+                   big);
+    }
 }
 
 /* Step [2]: the buckets and their padding. */
@@ -279,8 +296,10 @@ int lab11_rank(pl_rank *r)
                              "compute, the last ending %.1f us after the step began",
                              (z.comm_end - z.step_start) * 1e6);
                 STEP("Forward and backward (pl_zero_step): rank r runs rows [r B/N, (r+1) B/N) "
-                     "of the batch of %d, %d rows each%s, through the %d units (\"F in\" ... "
-                     "\"F head\", then \"B head\" ... \"B in\" on the timeline); %s. Rank 0: "
+                     "of the batch of %d, %d rows each%s, through the %d units (the timeline draws "
+                     "each unit's forward and backward as the micro-batch's digit on its rank's "
+                     "lane; the devices pane names the unit running, \"F in\" ... \"F head\", "
+                     "then \"B head\" ... \"B in\"); %s. Rank 0: "
                      "%.1f us on the %s clock%s.",
                      B, rows, micro, z.units, what[S], (m1 - m0) * 1e6, pl_clock_name(), comm);
             }
@@ -414,13 +433,23 @@ int lab11_rank(pl_rank *r)
                     snprintf(first, sizeof first,
                              " (the largest at weight %ld: %.9g here, %.9g in plain DP)", worst,
                              run->whole[worst], run->whole0[worst]);
+                const char *note = "";
+                if (S == 0)
+                    note = " (Stage 0 against stage 0: trivially the same bits; run --stage 1, 2 "
+                          "or 3 to compare a ZeRO stage.)";
+                else if (same == psi)
+                    note = " What ZeRO shards is memory, not arithmetic.";
+                else if (k > 1 && S >= 2)
+                    note = " With k > 1, stages 2 and 3 reduce every micro-step and add the sums, "
+                          "while stage 0 adds the micro-steps first and reduces once: the same "
+                          "sum in another order, so the last bits differ (the unit suite checks "
+                          "k > 1 within 1e-6 relative); bit for bit holds for k = 1.";
                 STEP("The weights against plain data parallelism: a stage-0 engine (the same "
                      "buckets, every gradient summed in the same order) ran the same step beside "
                      "it. Of the %ld weights %s, %ld are the same bits%s (hashes %08x and %08x); "
                      "the largest relative difference %.3g%s.%s",
                      psi, S < 3 ? "of rank 0's replica" : "(the ranks' slices put together)", same,
-                     same == psi ? ": all of them" : "", h, h0, diff, first,
-                     same == psi ? " What ZeRO shards is memory, not arithmetic." : "");
+                     same == psi ? ": all of them" : "", h, h0, diff, first, note);
                 BARRIER();
                 pl_zero_destroy(&z0);
                 created0 = 0;
