@@ -436,14 +436,14 @@ int lab11_rank(pl_rank *r)
                 const char *note = "";
                 if (S == 0)
                     note = " (Stage 0 against stage 0: trivially the same bits; run --stage 1, 2 "
-                          "or 3 to compare a ZeRO stage.)";
+                           "or 3 to compare a ZeRO stage.)";
                 else if (same == psi)
                     note = " What ZeRO shards is memory, not arithmetic.";
                 else if (k > 1 && S >= 2)
                     note = " With k > 1, stages 2 and 3 reduce every micro-step and add the sums, "
-                          "while stage 0 adds the micro-steps first and reduces once: the same "
-                          "sum in another order, so the last bits differ (the unit suite checks "
-                          "k > 1 within 1e-6 relative); bit for bit holds for k = 1.";
+                           "while stage 0 adds the micro-steps first and reduces once: the same "
+                           "sum in another order, so the last bits differ (the unit suite checks "
+                           "k > 1 within 1e-6 relative); bit for bit holds for k = 1.";
                 STEP("The weights against plain data parallelism: a stage-0 engine (the same "
                      "buckets, every gradient summed in the same order) ran the same step beside "
                      "it. Of the %ld weights %s, %ld are the same bits%s (hashes %08x and %08x); "
