@@ -336,7 +336,7 @@ if [ -x "$bin/lab11" ]; then
         # [1]: with the working buckets, stages 2 and 3 hold more than stage 1 at this size;
         # [3]: where the screen shows the units; [6] at stage 0: stage 0 against itself
         check "lab11 --stage $st: [1] the stages with their buckets, more than stage 1" grep -qE '^\[1\] .* stage 1 627\.3 KiB, stage 2 383\.4 KiB \(658296 B with its buckets\), stage 3 139\.4 KiB \(674208 B with its buckets\): .* At this toy size stages 2 and 3 hold MORE than stage 1 once the working buckets count: two buckets of the largest unit \(33216 floats; ' <<<"$out"
-        check "lab11 --stage $st: [3] the timeline's digits, the devices pane's labels" grep -qE '^\[3\] .*through the 4 units \(the timeline draws each unit.s forward and backward as the micro-batch.s digit on its rank.s lane; the devices pane names the unit running, "F in" \.\.\. "F head", then "B head" \.\.\. "B in"\); ' <<<"$out"
+        check "lab11 --stage $st: [3] the timeline's digits, the devices pane's labels" grep -qE '^\[3\] .*through the 4 units \(the timeline draws each unit.s forward and backward as the micro-batch.s digit on its rank.s lane; the devices pane writes each rank.s latest label: "F in" \.\.\. "F head", then "B head" \.\.\. "B in", then "update"\); ' <<<"$out"
         if [ "$st" = 0 ]; then
             check "lab11 --stage 0: [6] says stage 0 is compared with itself" grep -qE '^\[6\] .*: all of them .*\(Stage 0 against stage 0: trivially the same bits; run --stage 1, 2 or 3 to compare a ZeRO stage\.\)$' <<<"$out"
         else

@@ -298,8 +298,8 @@ int lab11_rank(pl_rank *r)
                 STEP("Forward and backward (pl_zero_step): rank r runs rows [r B/N, (r+1) B/N) "
                      "of the batch of %d, %d rows each%s, through the %d units (the timeline draws "
                      "each unit's forward and backward as the micro-batch's digit on its rank's "
-                     "lane; the devices pane names the unit running, \"F in\" ... \"F head\", "
-                     "then \"B head\" ... \"B in\"); %s. Rank 0: "
+                     "lane; the devices pane writes each rank's latest label: \"F in\" ... \"F "
+                     "head\", then \"B head\" ... \"B in\", then \"update\"); %s. Rank 0: "
                      "%.1f us on the %s clock%s.",
                      B, rows, micro, z.units, what[S], (m1 - m0) * 1e6, pl_clock_name(), comm);
             }
