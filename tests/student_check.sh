@@ -551,6 +551,8 @@ scenario lab06_wrong_segment.c 06_collectives 1 \
     '^FAIL  06_collectives +ring_all_reduce +N=2, count 1: rank [01]: buf\[0\] = [0-9]+ but expected [0-9]+ \(N=2, count 1\)'
 
 # make check as a student runs it after an edit (a copy of the tree and of
+# build/sim, both with their times kept: only what the edited exercise
+# file makes is built again, as in the student's tree, not the whole of
 # build/sim; Lab 01's grid_size rounds down): quiet, one line per file
 # built and no compiler command; the FAIL lines; exit status 2, make's for a
 # failed command (labcheck's own is 1). V=1 shows the commands. A compile
@@ -558,7 +560,7 @@ scenario lab06_wrong_segment.c 06_collectives 1 \
 make_check_output() {
     local mc="$work/make_check" out rc ok=1 ex="labs/01_hello_threads/exercise.cu"
     mkdir -p "$mc/build"
-    (cd "$root" && cp -r Makefile core viz tools labs tests bench mk scripts "$mc"/)
+    (cd "$root" && cp -a Makefile core viz tools labs tests bench mk scripts "$mc"/)
     if [ -d "$root/build/sim" ]; then cp -a "$root/build/sim" "$mc/build/"; fi
     cp "$root/tests/student/lab01_floor_division.cu" "$mc/$ex"
     mk() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$mc" check ARGS=01 "$@" 2>&1; }
