@@ -52,7 +52,7 @@ static void usage(FILE *f)
                "              and 08; Lab 08 trains 10 steps on 2 configurations, Lab 09\n"
                "              runs its lists on 2 (p, m) pairs and trains 10 steps on one,\n"
                "              Lab 10 trains 2 of its factorisations; Lab 03 sums 2^16 + 7\n"
-               "              floats, not 2^20 + 7)\n"
+               "              floats, not 2^20 + 7, Lab 04 multiplies no side of 257)\n"
                "  --timeout   CPU seconds a check may run without progress before it is\n"
                "              stopped as an endless loop (default 60)\n"
                "  --list      list the labs and their exercises\n"
