@@ -66,10 +66,11 @@ test: deps data
 	+@$(MAKE) -j$(TEST_JOBS) -Otarget test-steps
 	@echo "make test: all passed"
 
-# The long steps come first in the list so that they start first.
-TEST_STEPS := t-labcheck t-asan-unit t-asan-labcheck t-student t-unit t-solved t-race \
-              t-smoke t-viz-pause t-viz-tty t-train t-viz-mesh t-viz-pipeline t-viz-shards \
-              t-bench-hybrid t-format t-layers t-link t-viz-pure t-compile-fail t-cuda
+# The quick static checks first (a failure there stops the run at once),
+# then the long steps, so that they start first.
+TEST_STEPS := t-format t-layers t-labcheck t-asan-unit t-asan-labcheck t-student t-unit t-solved \
+              t-race t-smoke t-viz-pause t-viz-tty t-train t-viz-mesh t-viz-pipeline \
+              t-viz-shards t-bench-hybrid t-link t-viz-pure t-compile-fail t-cuda
 .PHONY: test-steps t-sim t-asan $(TEST_STEPS)
 test-steps: $(TEST_STEPS)
 
