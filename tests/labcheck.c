@@ -51,12 +51,9 @@ static void usage(FILE *f)
                "  --short     leave out the long training runs (the 20 epochs of Labs 07\n"
                "              and 08; Lab 08 trains 10 steps on 2 configurations, Lab 09\n"
                "              runs its lists on 2 (p, m) pairs and trains 10 steps on one,\n"
-               "              Lab 10 trains 2 of its factorisations, Lab 11 2 epochs of
-"
-               "              its 20; Lab 03 sums 2^16 + 7 floats, not 2^20 + 7, Lab 04
-"
-               "              multiplies no side of 257)
-"
+               "              Lab 10 trains 2 of its factorisations, Lab 11 2 epochs of\n"
+               "              its 20; Lab 03 sums 2^16 + 7 floats, not 2^20 + 7, Lab 04\n"
+               "              multiplies no side of 257)\n"
                "  --timeout   CPU seconds a check may run without progress before it is\n"
                "              stopped as an endless loop (default 60)\n"
                "  --list      list the labs and their exercises\n"
