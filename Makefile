@@ -52,51 +52,105 @@ data:
 	@scripts/data.sh
 
 ## test: everything: the layers, unit tests, lab checks on the solutions, the visualiser in tmux, paralab-train on the digits, again under ASan+UBSan (short runs), the race check, the CUDA build
+# The steps below run TEST_JOBS at a time (default 2): each step (one
+# command but for the builds) is a single thread for most of its time, and
+# the tmux steps mostly wait for a screen or a reader's pause, so one at a
+# time leaves a core idle. Each step's output is printed whole, under its
+# "==" heading, when it ends (-Otarget); the first failure stops the run
+# once the running steps end. TEST_JOBS=1 runs them one by one.
+TEST_JOBS ?= 2
+# The scripts see make's flags as a plain `make test` gives them (no job
+# server: their own makes run -j2 or alone, as they say)
+TESTENV = env MAKEFLAGS=--no-print-directory MFLAGS=--no-print-directory
 test: deps data
+	+@$(MAKE) -j$(TEST_JOBS) -Otarget test-steps
+	@echo "make test: all passed"
+
+# The quick static checks first (a failure there stops the run at once),
+# then the long steps, so that they start first.
+TEST_STEPS := t-format t-layers t-labcheck t-asan-unit t-asan-labcheck t-student t-unit t-solved \
+              t-race t-smoke t-viz-pause t-viz-tty t-train t-viz-mesh t-viz-pipeline \
+              t-viz-shards t-viz-zero t-bench-zero t-bench-hybrid t-link t-viz-pure t-compile-fail \
+              t-cuda
+.PHONY: test-steps t-sim t-asan $(TEST_STEPS)
+test-steps: $(TEST_STEPS)
+
+t-sim:
 	+@$(SIM)
+t-format:
 	@$(MAKE) format-check
+t-layers:
 	@echo "== the layers: every #include within the layers its file may see (mk/layers.mk), and the check's own test"
-	@tests/layers.sh
-	@tests/layers_selftest.sh
+	@$(TESTENV) tests/layers.sh
+	@$(TESTENV) tests/layers_selftest.sh
+t-link: t-sim
 	@echo "== each program links only what it uses (paralab-train: no ncurses; a lab: no other lab's code)"
-	@tests/link_check.sh build/sim
+	@$(TESTENV) tests/link_check.sh build/sim
+t-unit: t-sim
 	@echo "== unit tests (simulated GPU)"
 	@build/sim/bin/unit
+# The one full run of the long training checks (Lab 07's and Lab 08's 20
+# epochs): the student scenarios and the finished exercises run --short, and
+# the scenario of Lab 07's solution asserts its progress lines here
+LABCHECK_LOG = build/sim/labcheck-solution.log
+t-labcheck: t-sim
 	@echo "== lab checks on the reference solutions (a TODO is a failure)"
-	@build/sim/bin/labcheck --solution --strict
+	@set -o pipefail; build/sim/bin/labcheck --solution --strict 2>&1 | tee $(LABCHECK_LOG)
+	@grep -qE '^  \.\.\. 07_data_parallel sync_gradients: N=8, epoch 20/20: loss [0-9.]+, test [0-9.]+ %$$' $(LABCHECK_LOG) || \
+	 { echo "✗ labcheck --solution: no progress line 'N=8, epoch 20/20' of Lab 07's training check"; exit 1; }
+t-smoke: t-sim
 	@echo "== lab binaries as a newcomer runs them"
-	@tests/lab_smoke.sh build/sim/bin
+	@$(TESTENV) tests/lab_smoke.sh build/sim/bin
+t-student: t-sim
 	@echo "== what make check tells a student (wrong, crashing and right exercises)"
-	@tests/student_check.sh
+	@$(TESTENV) tests/student_check.sh
+t-solved: t-sim
 	@echo "== every lab binary and make check with the exercises finished (as a student writes them)"
-	@tests/solved_labs.sh
+	@$(TESTENV) tests/solved_labs.sh
+t-viz-pure: t-sim
 	@echo "== the visualiser is a pure consumer: no CUDA call, no device asked (what it shows comes as trace events)"
-	@tests/viz_pure.sh
+	@$(TESTENV) tests/viz_pure.sh
+t-viz-tty: t-sim
 	@echo "== the visualiser in a real terminal (tmux): keys, resize, fallbacks, replay"
-	@tests/viz_tty.sh build/sim/bin
+	@$(TESTENV) tests/viz_tty.sh build/sim/bin
+t-viz-shards: t-sim
 	@echo "== the shards pane in a terminal (tmux): a tensor-parallel trace replayed at 80x24 and 120x40"
-	@tests/viz_shards.sh build/sim/bin
+	@$(TESTENV) tests/viz_shards.sh build/sim/bin
+t-viz-pipeline: t-sim
 	@echo "== the pipeline pane in a terminal (tmux): pipeline traces (GPipe p 8 m 32, ZB-H1) replayed to their end at 120x40 and 80x24"
-	@tests/viz_pipeline.sh build/sim/bin
+	@$(TESTENV) tests/viz_pipeline.sh build/sim/bin
+t-viz-mesh: t-sim
 	@echo "== the mesh pane in a terminal (tmux): a hybrid trace (dp 2 x tp 2 x pp 2, TP/PP/DP traffic) replayed step by step at 200x50, to its end at 80x24 with NO_COLOR, in both rank orders"
-	@tests/viz_mesh.sh build/sim/bin
+	@$(TESTENV) tests/viz_mesh.sh build/sim/bin
+t-viz-zero: t-sim
 	@echo "== the memory pane in a terminal (tmux): a ZeRO-3 trace (8 ranks, buckets gathered and given back) replayed step by step at 120x40, to its end at 80x24 with NO_COLOR and in ASCII"
-	@tests/viz_zero.sh build/sim/bin
+	@$(TESTENV) tests/viz_zero.sh build/sim/bin
+t-viz-pause: t-sim
 	@echo "== pauses: Labs 06 and 07 wait 30 s for the student, then finish; each step shows its own work"
-	@tests/viz_pause.sh build/sim/bin
+	@$(TESTENV) tests/viz_pause.sh build/sim/bin
+t-bench-hybrid: t-sim
 	@echo "== paralab-bench hybrid, short (h 16): every factorisation of 8 ranks on one node of 8 and two of 4, the bytes that cross nodes against the mesh, the verdict"
-	@tests/bench_hybrid.sh build/sim/bin
+	@$(TESTENV) tests/bench_hybrid.sh build/sim/bin
+t-bench-zero: t-sim
 	@echo "== paralab-bench zero, short (wide model h 64): every rank's memory and traffic per stage and N, exactly the formulas, the verdict"
-	@tests/bench_zero.sh build/sim/bin
+	@$(TESTENV) tests/bench_zero.sh build/sim/bin
+t-train: t-sim
 	@echo "== paralab-train: one device, the digits, >= 95 % test accuracy (the MLP, and the block model against Lab 08)"
-	@tests/train_check.sh build/sim/bin
+	@$(TESTENV) tests/train_check.sh build/sim/bin
+t-compile-fail:
 	@echo "== what the simulated build refuses at compile time"
-	@tests/compile_fail.sh
-	@echo "== the same under AddressSanitizer + UndefinedBehaviorSanitizer"
+	@$(TESTENV) tests/compile_fail.sh
+t-asan:
 	+@$(ASAN)
+t-asan-unit: t-asan
+	@echo "== the unit tests under AddressSanitizer + UndefinedBehaviorSanitizer (UNIT_SHORT=1: fewer configurations)"
 	@ASAN_OPTIONS=detect_leaks=1 UNIT_SHORT=1 build/sim-asan/bin/unit
+t-asan-labcheck: t-asan
+	@echo "== the lab checks under AddressSanitizer + UndefinedBehaviorSanitizer (--short)"
 	@build/sim-asan/bin/labcheck --solution --strict --short --timeout 900
+t-race:
 	@$(MAKE) racecheck
+t-cuda:
 ifeq ($(HAVE_NVCC),1)
 	@echo "== CUDA variant: compile and link (build/cuda)"
 	+@$(CUDAB)
@@ -105,7 +159,6 @@ else
 	@echo "✗ nvcc not found at $(NVCC): skipping the CUDA variant"
 endif
 	@if [ -f .cuda12/env.mk ]; then $(MAKE) cuda12-build; fi
-	@echo "make test: all passed"
 
 ## cuda12-check: compile and link the CUDA variant against CUDA 12 (PyPI wheels in .cuda12/)
 cuda12-check:

@@ -352,7 +352,7 @@ if [ -x "$bin/lab11" ]; then
     check "lab11 --stage 1 --trace F: exit 0, one update event of rank 0 per step (${steps11:-?} steps, $updates11 events)" bash -c 'test "$1" = 0 && test -n "$2" && test "$2" -gt 0 && test "$2" = "$3"' _ "$rc" "$steps11" "$updates11"
     rm -f "$tr11"
     if [ -x "$bin/labcheck" ]; then # --short's Lab 11, as its guide says
-        check "labcheck --help: --short trains Lab 11 2 epochs of its 20, to 90 %" bash -c '"$1" --help | tr -s " \n" " " | grep -qF "Lab 11 trains 2 epochs of its 20, to 90 %)"' _ "$bin/labcheck"
+        check "labcheck --help: --short trains Lab 11 2 epochs of its 20, to 90 %" bash -c '"$1" --help | tr -s " \n" " " | grep -qF "Lab 11 trains 2 epochs of its 20, to 90 %;"' _ "$bin/labcheck"
     fi
     out=$("$bin/lab11" --no-viz --epochs 1 --stage 2 --accumulate 2 --devices 4 --no-overlap 2>&1); rc=$?
     check "lab11 --stage 2 --accumulate 2 --devices 4 --no-overlap: exit 0, (k + 1) c Ψ_pad" bash -c 'test "$1" = 0 && grep -qE "^\[5\] .*: \(k \+ 1\) c Ψ_pad = 3 x 0\.750 x 71372 = 160587 floats .*: the same on every rank\. " <<<"$2" && grep -qE "^\[4\] .*--no-overlap: every collective on the compute stream, in order\.$" <<<"$2"' _ "$rc" "$out"

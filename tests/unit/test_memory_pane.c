@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "../../viz/vizint.h"
+#include "grid_text.h"
 #include "paralab/trace.h"
 #include "paralab/viz.h"
 #include "suites.h"
@@ -31,28 +32,6 @@
      PL_PANE_BIT(PL_PANE_TOPOLOGY) | PL_PANE_BIT(PL_PANE_METRICS) | PL_PANE_BIT(PL_PANE_MEMORY))
 
 #define PSI 71376L /* the examples' Ψ, a multiple of 8 and 16: Ψ_pad = Ψ */
-
-/* Row y of g from x, w cells, as UTF-8. */
-static void row_text(const viz_grid *g, int y, int x, int w, char *out, size_t cap)
-{
-    size_t n = 0;
-    for (int i = x; i < x + w && n + 5 < cap; i++) {
-        uint32_t c = g->cells[y * g->w + i].ch;
-        if (c < 0x80)
-            out[n++] = (char)c;
-        else if (c < 0x800) {
-            out[n++] = (char)(0xC0 | c >> 6);
-            out[n++] = (char)(0x80 | (c & 0x3F));
-        } else {
-            out[n++] = (char)(0xE0 | c >> 12);
-            out[n++] = (char)(0x80 | (c >> 6 & 0x3F));
-            out[n++] = (char)(0x80 | (c & 0x3F));
-        }
-    }
-    out[n] = '\0';
-}
-
-static const viz_cell *cell(const viz_grid *g, int x, int y) { return &g->cells[y * g->w + x]; }
 
 /* The cells a UTF-8 string takes. */
 static int ncells(const char *s)

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../../viz/vizint.h"
+#include "grid_text.h"
 #include "paralab/trace.h"
 #include "paralab/viz.h"
 #include "suites.h"
@@ -50,28 +51,6 @@ static pl_event op(int kind, int stage, int k, int chunk, double s, double e)
 }
 
 static void add(viz_model *m, pl_event e) { CU_ASSERT_EQUAL(viz_model_add(m, &e), 0); }
-
-/* Row y of g from x, w cells, as UTF-8. */
-static void row_text(const viz_grid *g, int y, int x, int w, char *out, size_t cap)
-{
-    size_t n = 0;
-    for (int i = x; i < x + w && n + 5 < cap; i++) {
-        uint32_t c = g->cells[y * g->w + i].ch;
-        if (c < 0x80)
-            out[n++] = (char)c;
-        else if (c < 0x800) {
-            out[n++] = (char)(0xC0 | c >> 6);
-            out[n++] = (char)(0x80 | (c & 0x3F));
-        } else {
-            out[n++] = (char)(0xE0 | c >> 12);
-            out[n++] = (char)(0x80 | (c >> 6 & 0x3F));
-            out[n++] = (char)(0x80 | (c & 0x3F));
-        }
-    }
-    out[n] = '\0';
-}
-
-static const viz_cell *cell(const viz_grid *g, int x, int y) { return &g->cells[y * g->w + x]; }
 
 /* GPipe, p = 2, m = 2, every F and B one unit: stage 0 F0 F1 at 0..2, B0
  * B1 at 4..6; stage 1 F0 F1 at 1..3, B0 B1 at 3..5. Makespan 6, busy 8

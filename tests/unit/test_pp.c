@@ -19,6 +19,7 @@
  *     (the same kernels on the same data); and 10 SGD steps, a new batch
  *     each, equal 10 one-device steps within 1e-5 of max|ref| of each
  *     tensor, the losses within 1e-5. So no m changes the result.
+ *     (UNIT_SHORT, the sanitizer pass: fewer grid points and 3 steps.)
  *   - On the modeled clock, the uniform body (each F, B, W one kernel of
  *     the same cost, BW = B + W, messages of 0 floats): the measured
  *     bubble equals pl_pp_bubble_formula in both normalisations to 1e-9
@@ -62,6 +63,10 @@
 
 enum { B = 16, STEPS = 10, SEED = 5 };
 static const float LR = 0.05f;
+/* The SGD steps the schedules train against one device: STEPS, or 3 with
+ * UNIT_SHORT (the sanitizer pass: every step's paths run from the second
+ * step on; the plain pass trains all 10). */
+static int steps_run(void) { return unit_short() ? 3 : STEPS; }
 
 /* L = 5 blocks (an uneven split over 2 and 4 stages: 3 + 2, 2 + 1 + 1 + 1),
  * 8 for the interleaved schedule (4 stages of 2 chunks, 2 of 4) */
@@ -95,7 +100,7 @@ static void *to_dev(const void *h, size_t bytes)
 
 typedef struct {
     float *grads1;     /* the first step's gradients (whole layout) */
-    float *params;     /* after STEPS SGD steps */
+    float *params;     /* after steps_run() SGD steps */
     float loss[STEPS]; /* each step's loss sum */
 } one_device;
 
@@ -121,7 +126,7 @@ static one_device *reference(void)
     int *dy = NULL;
     cudaMalloc((void **)&dX, sizeof X_all[0]);
     cudaMalloc((void **)&dy, sizeof y_all[0]);
-    for (int s = 0; s < STEPS; s++) {
+    for (int s = 0; s < steps_run(); s++) {
         cudaMemcpy(dX, X_all[s], sizeof X_all[s], cudaMemcpyHostToDevice);
         cudaMemcpy(dy, y_all[s], sizeof y_all[s], cudaMemcpyHostToDevice);
         int rc = pl_blocks_forward(&m, &m.acts, &tp, NULL, dX, NULL);
@@ -298,12 +303,13 @@ static void run_free(pp_run *run)
 
 static int checked_configs;
 
-/* s's run against the one device: gradients, 10 SGD steps, the losses. */
+/* s's run against the one device: gradients, 10 SGD steps (UNIT_SHORT: 3),
+ * the losses. */
 static void check_against_one_device(const pl_pp_schedule *s, const char *name)
 {
     one_device *ref = reference();
-    int p = s->stages, m = s->micro_batches, v = s->chunks;
-    pp_run *run = pipeline(s, STEPS, 0);
+    int p = s->stages, m = s->micro_batches, v = s->chunks, steps = steps_run();
+    pp_run *run = pipeline(s, steps, 0);
     if (run) {
         char what[128];
         snprintf(what, sizeof what, "%s p=%d m=%d v=%d gradients", name, p, m, v);
@@ -312,9 +318,9 @@ static void check_against_one_device(const pl_pp_schedule *s, const char *name)
         if (m == 1) /* the same kernels on the same rows: the same bits */
             CU_ASSERT_EQUAL(memcmp(run->grads1, ref->grads1, (size_t)n * 4), 0);
         CU_ASSERT(close_model(what, run->grads1, ref->grads1, 1e-6, 1e-5));
-        snprintf(what, sizeof what, "%s p=%d m=%d v=%d: 10 SGD steps", name, p, m, v);
+        snprintf(what, sizeof what, "%s p=%d m=%d v=%d: %d SGD steps", name, p, m, v, steps);
         CU_ASSERT(close_model(what, run->params, ref->params, 0, 1e-5));
-        for (int st = 0; st < STEPS; st++)
+        for (int st = 0; st < steps; st++)
             CU_ASSERT(fabs(run->loss[st] - ref->loss[st]) <= 1e-5 * fabs(ref->loss[st]));
         checked_configs++;
     }
