@@ -62,9 +62,15 @@ TEST_JOBS ?= 2
 # The scripts see make's flags as a plain `make test` gives them (no job
 # server: their own makes run -j2 or alone, as they say)
 TESTENV = env MAKEFLAGS=--no-print-directory MFLAGS=--no-print-directory
+# build/sim comes first, on every core, so that the steps start in the
+# order listed (make starts the steps that wait for a prerequisite in
+# reverse order once it is made: the long ones would start last)
 test: deps data
-	+@$(MAKE) -j$(TEST_JOBS) -Otarget test-steps
+	+@$(SIM)
+	+@$(MAKE) -j$(TEST_JOBS) -Otarget test-steps SIM_BUILT=1
 	@echo "make test: all passed"
+# the steps' prerequisite: build/sim, unless `test` has built it
+SIMDEP = $(if $(SIM_BUILT),,t-sim)
 
 # The quick static checks first (a failure there stops the run at once),
 # then the long steps, so that they start first.
@@ -83,58 +89,58 @@ t-layers:
 	@echo "== the layers: every #include within the layers its file may see (mk/layers.mk), and the check's own test"
 	@$(TESTENV) tests/layers.sh
 	@$(TESTENV) tests/layers_selftest.sh
-t-link: t-sim
+t-link: $(SIMDEP)
 	@echo "== each program links only what it uses (paralab-train: no ncurses; a lab: no other lab's code)"
 	@$(TESTENV) tests/link_check.sh build/sim
-t-unit: t-sim
+t-unit: $(SIMDEP)
 	@echo "== unit tests (simulated GPU)"
 	@build/sim/bin/unit
 # The one full run of the long training checks (Lab 07's and Lab 08's 20
 # epochs): the student scenarios and the finished exercises run --short, and
 # the scenario of Lab 07's solution asserts its progress lines here
 LABCHECK_LOG = build/sim/labcheck-solution.log
-t-labcheck: t-sim
+t-labcheck: $(SIMDEP)
 	@echo "== lab checks on the reference solutions (a TODO is a failure)"
 	@set -o pipefail; build/sim/bin/labcheck --solution --strict 2>&1 | tee $(LABCHECK_LOG)
 	@grep -qE '^  \.\.\. 07_data_parallel sync_gradients: N=8, epoch 20/20: loss [0-9.]+, test [0-9.]+ %$$' $(LABCHECK_LOG) || \
 	 { echo "✗ labcheck --solution: no progress line 'N=8, epoch 20/20' of Lab 07's training check"; exit 1; }
-t-smoke: t-sim
+t-smoke: $(SIMDEP)
 	@echo "== lab binaries as a newcomer runs them"
 	@$(TESTENV) tests/lab_smoke.sh build/sim/bin
-t-student: t-sim
+t-student: $(SIMDEP)
 	@echo "== what make check tells a student (wrong, crashing and right exercises)"
 	@$(TESTENV) tests/student_check.sh
-t-solved: t-sim
+t-solved: $(SIMDEP)
 	@echo "== every lab binary and make check with the exercises finished (as a student writes them)"
 	@$(TESTENV) tests/solved_labs.sh
-t-viz-pure: t-sim
+t-viz-pure: $(SIMDEP)
 	@echo "== the visualiser is a pure consumer: no CUDA call, no device asked (what it shows comes as trace events)"
 	@$(TESTENV) tests/viz_pure.sh
-t-viz-tty: t-sim
+t-viz-tty: $(SIMDEP)
 	@echo "== the visualiser in a real terminal (tmux): keys, resize, fallbacks, replay"
 	@$(TESTENV) tests/viz_tty.sh build/sim/bin
-t-viz-shards: t-sim
+t-viz-shards: $(SIMDEP)
 	@echo "== the shards pane in a terminal (tmux): a tensor-parallel trace replayed at 80x24 and 120x40"
 	@$(TESTENV) tests/viz_shards.sh build/sim/bin
-t-viz-pipeline: t-sim
+t-viz-pipeline: $(SIMDEP)
 	@echo "== the pipeline pane in a terminal (tmux): pipeline traces (GPipe p 8 m 32, ZB-H1) replayed to their end at 120x40 and 80x24"
 	@$(TESTENV) tests/viz_pipeline.sh build/sim/bin
-t-viz-mesh: t-sim
+t-viz-mesh: $(SIMDEP)
 	@echo "== the mesh pane in a terminal (tmux): a hybrid trace (dp 2 x tp 2 x pp 2, TP/PP/DP traffic) replayed step by step at 200x50, to its end at 80x24 with NO_COLOR, in both rank orders"
 	@$(TESTENV) tests/viz_mesh.sh build/sim/bin
-t-viz-zero: t-sim
+t-viz-zero: $(SIMDEP)
 	@echo "== the memory pane in a terminal (tmux): a ZeRO-3 trace (8 ranks, buckets gathered and given back) replayed step by step at 120x40, to its end at 80x24 with NO_COLOR and in ASCII"
 	@$(TESTENV) tests/viz_zero.sh build/sim/bin
-t-viz-pause: t-sim
+t-viz-pause: $(SIMDEP)
 	@echo "== pauses: Labs 06 and 07 wait 30 s for the student, then finish; each step shows its own work"
 	@$(TESTENV) tests/viz_pause.sh build/sim/bin
-t-bench-hybrid: t-sim
+t-bench-hybrid: $(SIMDEP)
 	@echo "== paralab-bench hybrid, short (h 16): every factorisation of 8 ranks on one node of 8 and two of 4, the bytes that cross nodes against the mesh, the verdict"
 	@$(TESTENV) tests/bench_hybrid.sh build/sim/bin
-t-bench-zero: t-sim
+t-bench-zero: $(SIMDEP)
 	@echo "== paralab-bench zero, short (wide model h 64): every rank's memory and traffic per stage and N, exactly the formulas, the verdict"
 	@$(TESTENV) tests/bench_zero.sh build/sim/bin
-t-train: t-sim
+t-train: $(SIMDEP)
 	@echo "== paralab-train: one device, the digits, >= 95 % test accuracy (the MLP, and the block model against Lab 08)"
 	@$(TESTENV) tests/train_check.sh build/sim/bin
 t-compile-fail:

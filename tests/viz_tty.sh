@@ -257,8 +257,9 @@ for k in 2 3; do
 done
 check "80x24: lab09 step 3, the bubble against the formula" wait_for "[3] The bubble, the stages' idle time"
 for k in 4 5 6 7; do
+    wait_long "step $((k - 1))/7 | step (space" >/dev/null # the lab waits for the key
     T send-keys -t t Space
-    wait_long "step $k/7 | step (space" >/dev/null
+    wait_long "step $k/7" >/dev/null
 done
 check "80x24: lab09 step 7, the epoch" wait_for "[7] Epoch 1/1: loss"
 loss=$(screen | grep -oE "Epoch 1/1: loss [0-9.]+" | grep -oE "[0-9.]+$")
@@ -353,10 +354,10 @@ done
 check "80x24: lab11, the memory pane's formula: ZeRO-3's 16Ψ/N" has "$s" "ZeRO-3: 16Ψ/N = 16·71,376/8 B = 139.4 KiB"
 check "80x24: lab11, rank 0's bar at 1/N" has "$s" "r0 pgo░░░░░░░░ 139.4 KiB"
 # each space once the lab waits for it (a key pressed while a step works is not one)
-wait_long "step 1/7 | step (space" >/dev/null
 for k in 2 3 4 5 6 7; do
+    wait_long "step $((k - 1))/7 | step (space" >/dev/null
     T send-keys -t t Space
-    wait_long "step $k/7 | step (space" >/dev/null
+    wait_long "step $k/7" >/dev/null
 done
 check "80x24: lab11 step 7, the epoch" wait_for "[7] Epoch 1/1: loss"
 loss=$(screen | grep -oE "Epoch 1/1: loss [0-9.]+" | grep -oE "[0-9.]+$")
