@@ -118,6 +118,27 @@ int pl_device_mem_stats_end(pl_mem_stats *out)
     return -1;
 }
 
+int pl_device_record_begin(const pl_record_config *c)
+{
+    (void)c;
+    return -1;
+}
+
+int pl_device_record_end(pl_kernel_record *out)
+{
+    *out = (pl_kernel_record){0};
+    return -1;
+}
+
+void pl_kernel_record_free(pl_kernel_record *r)
+{
+    if (!r) return;
+    free(r->blocks);
+    free(r->access);
+    free(r->warp_ops);
+    *r = (pl_kernel_record){0};
+}
+
 unsigned long long pl_device_progress(void) { return 0; }
 
 size_t pl_device_describe_stalled(double cpu_seconds, char *buf, size_t cap)

@@ -506,6 +506,57 @@ typedef struct viz_memory_layout {
 void viz_memory_geometry(const viz_model *m, const viz_view *v, pl_rect in, viz_memory_layout *L);
 void viz_memory_pane(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v);
 
+/* ---- the picture pane (picture.c; a renderer per kind in picture_*.c) ------------------- */
+
+struct pl_picture;
+/* Draws picture p into r (no border: the pane draws its own and the
+ * picture's title) on g. reveal, 0..1: how much of an animated picture
+ * shows (the blocks' waves, the tree's levels, the tiles' steps along K:
+ * the first ceil(reveal x count)); the pane raises it over the seconds
+ * after the picture appears (VIZ_PIC_REVEAL_S per part), so that the idea
+ * unfolds as the student watches. Every mark differs by its glyph too, so
+ * that the picture reads without colour (NO_COLOR, a monochrome
+ * terminal); on an ASCII grid (LANG=C) only ASCII. Returns the rows used
+ * (<= r.h). */
+int viz_pic_draw(viz_grid *g, pl_rect r, const struct pl_picture *p, double reveal);
+/* The rows p wants at width w (to lay out several pictures). */
+int viz_pic_rows(const struct pl_picture *p, int w);
+/* The parts an animated picture reveals one by one (waves, levels, steps);
+ * 1 for a still one. */
+int viz_pic_parts(const struct pl_picture *p);
+#define VIZ_PIC_REVEAL_S 0.8
+/* The per-kind renderers viz_pic_draw dispatches to, same contract:
+ * picture_lab01.c (blocks, elements), picture_lab02.c (request, banks),
+ * picture_lab03.c (tree), picture_lab04.c (tiles, roofline),
+ * picture_plots.c (bars). */
+int viz_pic_blocks(viz_grid *g, pl_rect r, const struct pl_picture *p, double reveal);
+int viz_pic_elements(viz_grid *g, pl_rect r, const struct pl_picture *p, double reveal);
+int viz_pic_request(viz_grid *g, pl_rect r, const struct pl_picture *p, double reveal);
+int viz_pic_banks(viz_grid *g, pl_rect r, const struct pl_picture *p, double reveal);
+int viz_pic_tree(viz_grid *g, pl_rect r, const struct pl_picture *p, double reveal);
+int viz_pic_tiles(viz_grid *g, pl_rect r, const struct pl_picture *p, double reveal);
+int viz_pic_roofline(viz_grid *g, pl_rect r, const struct pl_picture *p, double reveal);
+int viz_pic_bars(viz_grid *g, pl_rect r, const struct pl_picture *p, double reveal);
+/* Each kind's rows at width w (viz_pic_rows dispatches): same files. */
+int viz_pic_blocks_rows(const struct pl_picture *p, int w);
+int viz_pic_elements_rows(const struct pl_picture *p, int w);
+int viz_pic_request_rows(const struct pl_picture *p, int w);
+int viz_pic_banks_rows(const struct pl_picture *p, int w);
+int viz_pic_tree_rows(const struct pl_picture *p, int w);
+int viz_pic_tiles_rows(const struct pl_picture *p, int w);
+int viz_pic_roofline_rows(const struct pl_picture *p, int w);
+int viz_pic_bars_rows(const struct pl_picture *p, int w);
+/* A picture as plain text, w columns wide (a run without the UI prints it
+ * under its step's narration), utf8 0: ASCII only. malloc'd, lines ending
+ * in '\n', trailing blanks cut; NULL out of memory. */
+char *viz_pic_text(const struct pl_picture *p, int w, int utf8);
+/* The model's pictures to show at time t on the clock: those of the
+ * newest narrated step that noted any at or before t (t = INFINITY: the
+ * newest), oldest first, at most max; returns how many, with *since the
+ * time (measured) the newest of them was noted, for the reveal. */
+int viz_model_pictures(const viz_model *m, double t, int modeled, const struct pl_picture **out,
+                       int max, double *since);
+
 /* The watchdog saw no progress (labrun.c, on the watchdog's thread): the UI
  * thread gives the terminal back, prints the report and ends the process. */
 void viz_stalled(const char *report);

@@ -170,6 +170,14 @@ void pl_lab_found_todo(int exercise);
  * each exercise; the harness clears it when the probe returns. */
 void pl_lab_probing(int exercise);
 
+/* A picture of the lab's idea (paralab/picture.h) for the current step:
+ * with the UI, noted into the world's trace for the picture pane (and the
+ * trace file); without it, printed as text (80 columns; ASCII unless the
+ * locale is UTF-8) under the step's narration. Call it on one rank (rank
+ * 0), after the step's pl_step_begin and before its pl_step, so that the
+ * picture belongs to the step that narrates it. The caller keeps p. */
+void pl_lab_picture(const pl_rank *r, const struct pl_picture *p);
+
 /* In a lab's steps function (a pl_rank *r in scope, a cleanup label `out`):
  * narrate a step, begin a step whose narration reports its work (before
  * that work, so that it shows under its own narration: pl_step_begin), or

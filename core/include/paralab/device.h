@@ -20,6 +20,7 @@
 #define PARALAB_DEVICE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cuda_runtime.h>
 
@@ -39,6 +40,7 @@ typedef struct pl_world_caps {
     int lazy_loading;    /* 1: a kernel's first launch loads it (CUDA's lazy
                             loading): run it once untimed before timing it */
     int nccl;            /* 1: NCCL can run the collectives (PL_COMM_NCCL) */
+    int records;         /* 1: pl_device_record_* record a kernel (paralab/picture.h's panes) */
 } pl_world_caps;
 const pl_world_caps *pl_device_caps(void);
 
@@ -172,6 +174,93 @@ typedef struct pl_mem_stats {
 int pl_device_mem_stats_begin(void);
 /* Stops counting and fills *out. Returns 0, or -1 as above. */
 int pl_device_mem_stats_end(pl_mem_stats *out);
+
+/* ---- a kernel's record (the panes of Labs 01-04, paralab/picture.h) ----
+ * What one kernel did, recorded by the simulated GPU while it ran, for a
+ * picture drawn from the run itself (never from a second computation on
+ * the host): which block ran on which simulated SM, in which wave and
+ * when; the accesses chosen threads made to chosen memory (which thread
+ * wrote which element, a warp's 32 addresses, a tree's level); the warp
+ * shuffles. Nothing is recorded, and nothing costs, unless a lab asks
+ * (pl_device_record_begin): the emulator's check of each access tests one
+ * flag it already tests for the memory counters.
+ *
+ * Accesses are seen only in kernel files compiled in call mode
+ * (KASAN_CALLS_FILES in mk/build.mk: the lab kernels of Labs 01-04 and
+ * every kernel of build/sim-asan); the block schedule and warp ops in
+ * every kernel.
+ *
+ * The SMs: paralab's model of the block scheduler (NVIDIA does not
+ * document its own) hands blocks out in linear block order (blockIdx.x
+ * fastest), round-robin over the preset's SMs, per_sm at a time on each:
+ * per_sm = min(32, max_threads_per_sm / threads per block, shared_per_sm /
+ * shared bytes per block) (at least 1; the limits of compute capability
+ * 9.0, CUDA C++ Programming Guide, "Compute Capabilities"; registers are
+ * not modeled). Block b runs on SM b mod sms in wave b / (sms x per_sm). */
+#define PL_RECORD_MAX_RANGES 4
+typedef struct pl_record_config {
+    int blocks;          /* 1: record each block's SM, wave and time */
+    size_t max_accesses; /* the access log's capacity (at most 1<<24); 0: no log */
+    int shared;          /* 1: log shared-memory accesses (static and dynamic) */
+    int warp_ops;        /* 1: log the shuffles (max_accesses entries at most) */
+    int nranges;         /* device-memory ranges whose accesses are logged, 0..4 */
+    struct {
+        const void *lo; /* a device pointer (the start of a cudaMalloc'd array) */
+        size_t len;     /* bytes */
+    } range[PL_RECORD_MAX_RANGES];
+    /* only the accesses and warp ops of linear blocks [block_first,
+     * block_first + block_count) (linear = x + gx (y + gy z)); count 0: all */
+    unsigned block_first, block_count;
+} pl_record_config;
+
+typedef struct pl_record_block {
+    uint32_t block;    /* linear block index */
+    uint32_t sm, wave; /* the model's SM and wave (above) */
+    double start, end; /* measured seconds from the kernel's start, as the emulator ran it */
+} pl_record_block;
+
+enum { PL_RECORD_SHARED = 0 }; /* pl_record_access.space; 1 + i: range i */
+typedef struct pl_record_access {
+    uint32_t block;  /* linear block index */
+    uint32_t thread; /* linear thread index in the block (x + bx (y + by z)) */
+    uint32_t round;  /* barrier rounds the block had passed (each __syncthreads, __syncwarp
+                        or warp op releases one; 0 before the first) */
+    uint32_t site;   /* the access's call site, numbered 0, 1... in the order first seen */
+    uint64_t offset; /* bytes from range[space-1].lo; shared: from the lowest shared byte
+                        any logged access of the block touched */
+    uint8_t size;    /* bytes: 1, 2, 4, 8 or 16 */
+    uint8_t store;   /* 1: a store (an atomic counts as both: one entry, store 1) */
+    uint8_t space;   /* PL_RECORD_SHARED, or 1 + the range's index */
+} pl_record_access;
+
+typedef struct pl_record_warp_op {
+    uint32_t block, thread, round; /* as pl_record_access */
+    int32_t src_lane;              /* the lane it read from (-1: none, out of the width) */
+    uint8_t kind;                  /* 0 __shfl_sync, 1 _up, 2 _down, 3 _xor */
+} pl_record_warp_op;
+
+typedef struct pl_kernel_record {
+    char kernel[48];           /* its name */
+    unsigned grid[3], block[3]; /* gridDim, blockDim */
+    size_t shmem;              /* dynamic shared bytes */
+    int sms, per_sm, waves;    /* the model's SMs, blocks per SM, waves */
+    pl_record_block *blocks;   /* in the order they ran; malloc'd */
+    size_t nblocks;
+    pl_record_access *access; /* in the order made; malloc'd */
+    size_t naccess;
+    pl_record_warp_op *warp_ops;
+    size_t nwarp_ops;
+    int truncated; /* 1: the log filled up (or blocks past 1<<20): the rest was not kept */
+} pl_kernel_record;
+
+/* Records the first kernel launched from now on (any device, any stream).
+ * 0, or -1 on real GPUs (pl_device_caps()->records is 0) and for a config
+ * out of range. One record at a time in the process. */
+int pl_device_record_begin(const pl_record_config *c);
+/* Stops recording and fills *out (zeroed when no kernel ran; call after
+ * the kernel has finished: a synchronize). 0, or -1 as above. */
+int pl_device_record_end(pl_kernel_record *out);
+void pl_kernel_record_free(pl_kernel_record *r);
 
 /* ---- the watchdog's eyes ----------------------------------------------- */
 /* Blocks finished plus ops done on every device since the process began

@@ -132,7 +132,15 @@ void pl_trace_note_metric(pl_trace *t, const char *name, double value);
  * sample equal to the rank's last one is not noted again. */
 void pl_trace_note_memory(pl_trace *t, int rank, double used, double total);
 
-typedef enum { PL_NOTE_STEP, PL_NOTE_METRIC, PL_NOTE_MEMORY } pl_note_kind;
+/* A lab's picture of its idea (paralab/picture.h), noted now: copied (the
+ * caller keeps and frees its own). Nothing when out of memory or when
+ * pl_picture_check refuses it. The writer writes it as an instant ("i",
+ * cat "picture", name the kind's, args title, p, iv, dv, sv) that the
+ * replay reads back. */
+struct pl_picture;
+void pl_trace_note_picture(pl_trace *t, const struct pl_picture *pic);
+
+typedef enum { PL_NOTE_STEP, PL_NOTE_METRIC, PL_NOTE_MEMORY, PL_NOTE_PICTURE } pl_note_kind;
 typedef struct pl_note {
     int kind;     /* pl_note_kind */
     int step;     /* a step: its number (1, 2...) */
@@ -142,6 +150,7 @@ typedef struct pl_note {
     double at, modeled_at;
     char name[32]; /* a metric's name */
     char *text;    /* a step's narration (malloc'd: pl_trace_free_notes) */
+    struct pl_picture *pic; /* a picture (malloc'd with its arrays: pl_trace_free_notes) */
 } pl_note;
 /* Consumer side (one thread): takes every waiting note, in the order they
  * were noted, into *out (malloc'd; NULL when none); returns how many. */

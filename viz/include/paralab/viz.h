@@ -36,6 +36,8 @@ typedef enum {
     PL_PANE_METRICS,
     PL_PANE_MESH,   /* a hybrid lab's device mesh (pl_viz_mesh) */
     PL_PANE_MEMORY, /* a ZeRO lab's memory per device (pl_viz_zero) */
+    PL_PANE_PICTURE, /* a lab's picture of its idea (paralab/picture.h: blocks on SMs,
+                        a warp's sectors, the tree, the tiles, the roofline, bars) */
     PL_NUM_PANES
 } pl_pane;
 #define PL_PANE_BIT(p) (1u << (p))

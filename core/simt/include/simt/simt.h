@@ -264,6 +264,58 @@ void simtMemStatsBegin(void);
  * faults is not counted). */
 void simtMemStatsEnd(simt_mem_stats *out);
 
+/* ---- a kernel's record (the labs' pictures) -----------------------------
+ * paralab/device.h's pl_device_record_* over these: see there for what is
+ * recorded, the model of SMs and waves, and which kernels' accesses are
+ * seen (call mode). Recording rides on the flag the memory counters test,
+ * so a kernel pays nothing for it while nobody records. */
+#define SIMT_RECORD_MAX_RANGES 4
+typedef struct simt_record_config {
+    int blocks;
+    size_t max_accesses; /* <= 1<<24 */
+    int shared, warp_ops;
+    int nranges;
+    struct {
+        const void *lo;
+        size_t len;
+    } range[SIMT_RECORD_MAX_RANGES];
+    unsigned block_first, block_count;
+} simt_record_config;
+typedef struct simt_record_block {
+    uint32_t block, sm, wave;
+    double start, end;
+} simt_record_block;
+typedef struct simt_record_access {
+    uint32_t block, thread, round, site;
+    uint64_t offset;
+    uint8_t size, store, space;
+} simt_record_access;
+typedef struct simt_record_warp_op {
+    uint32_t block, thread, round;
+    int32_t src_lane;
+    uint8_t kind;
+} simt_record_warp_op;
+typedef struct simt_record {
+    char kernel[48];
+    dim3 grid, block;
+    size_t shmem;
+    int sms, per_sm, waves;
+    simt_record_block *blocks;
+    size_t nblocks;
+    simt_record_access *access;
+    size_t naccess;
+    simt_record_warp_op *warp_ops;
+    size_t nwarp_ops;
+    int truncated;
+} simt_record;
+/* Records the first kernel launched from now on. 0, -1 for a bad config
+ * or a record already under way. */
+int simtRecordBegin(const simt_record_config *c);
+/* Stops recording; *out: what was recorded (arrays malloc'd; zeroed when
+ * no kernel ran). */
+int simtRecordEnd(simt_record *out);
+void simtRecordFree(simt_record *r);
+
 /* The schedule threads run in between barriers: from SIMT_SCHEDULE, or set
  * here (tests). kind: 0 forward, 1 reverse, 2 random with seed. */
 void simtSetSchedule(int kind, unsigned long long seed);

@@ -1,0 +1,36 @@
+/*
+ * picture_lab02.c — Lab 02's pictures: one warp's request over memory (its sectors), and the shared-memory banks of one request (paralab/picture.h's layouts; the contract in vizint.h).
+ * PLACEHOLDER: draws the title only, until the renderer lands.
+ */
+#include "paralab/picture.h"
+#include "vizint.h"
+
+int viz_pic_request(viz_grid *g, pl_rect r, const struct pl_picture *p, double reveal)
+{
+    (void)reveal;
+    if (r.h < 1) return 0;
+    viz_text(g, r.x, r.y, r.w, p->title, COL_TITLE, 0);
+    return 1;
+}
+
+int viz_pic_request_rows(const struct pl_picture *p, int w)
+{
+    (void)p;
+    (void)w;
+    return 1;
+}
+
+int viz_pic_banks(viz_grid *g, pl_rect r, const struct pl_picture *p, double reveal)
+{
+    (void)reveal;
+    if (r.h < 1) return 0;
+    viz_text(g, r.x, r.y, r.w, p->title, COL_TITLE, 0);
+    return 1;
+}
+
+int viz_pic_banks_rows(const struct pl_picture *p, int w)
+{
+    (void)p;
+    (void)w;
+    return 1;
+}
