@@ -6,6 +6,7 @@
  * so. The build compiles this file or device_sim.c, never both.
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <cuda_runtime.h>
 

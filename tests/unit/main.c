@@ -72,6 +72,13 @@ int main(int argc, char **argv)
         {"pp", register_pp_suite},
         {"hybrid", register_hybrid_suite},
         {"zero", register_zero_suite},
+        {"record", register_record_suite},
+        {"picture", register_picture_suite},
+        {"picture_lab01", register_picture_lab01_suite},
+        {"picture_lab02", register_picture_lab02_suite},
+        {"picture_lab03", register_picture_lab03_suite},
+        {"picture_lab04", register_picture_lab04_suite},
+        {"plots", register_plots_suite},
     };
     int n = (int)(sizeof suites / sizeof *suites);
     if (argc == 2 && strcmp(argv[1], "--list") == 0) { /* make gpu-test runs them one by one */

@@ -35,6 +35,13 @@ int register_pipeline_suite(void);
 int register_pp_suite(void);
 int register_hybrid_suite(void);
 int register_zero_suite(void);
+int register_record_suite(void);
+int register_picture_suite(void);
+int register_picture_lab01_suite(void);
+int register_picture_lab02_suite(void);
+int register_picture_lab03_suite(void);
+int register_picture_lab04_suite(void);
+int register_plots_suite(void);
 
 /* A suite's tests, in the order they run. */
 typedef struct unit_test {
