@@ -21,6 +21,7 @@
 #include "paralab/cli.h"
 #include "paralab/device.h"
 #include "paralab/options.h"
+#include "paralab/picture.h"
 #include "paralab/step.h"
 #include "paralab/viz.h"
 
@@ -147,6 +148,82 @@ static const char *counts(const cost *c, char *buf, size_t cap)
     return buf;
 }
 
+/* ---- the pictures (paralab/picture.h): drawn from the kernel's record ---- */
+
+/* Records the next kernel launched: block 0's accesses to the arrays
+ * [a, a + an) (range 0) and [b, b + bn) (range 1), and its shared memory.
+ * 1 when recording, 0 where the device records nothing (a real GPU:
+ * pl_device_caps()->records is 0; the lab then draws no picture). */
+static int record_begin(const void *a, size_t an, const void *b, size_t bn)
+{
+    if (!pl_device_caps()->records) return 0;
+    pl_record_config c = {
+        .max_accesses = 1 << 14, .shared = 1, .nranges = 2, .block_first = 0, .block_count = 1};
+    c.range[0].lo = a;
+    c.range[0].len = an;
+    c.range[1].lo = b;
+    c.range[1].len = bn;
+    return pl_device_record_begin(&c) == 0;
+}
+
+/* The record's picture of one warp's request (to range 0: loads, or
+ * stores when `store`) or, with pitch > 0, of its shared-memory loads
+ * from a tile of that row pitch, into the current step. Nothing where the
+ * record has none. */
+static void record_picture(pl_rank *r, int recording, int store, int pitch, const char *name)
+{
+    pl_kernel_record rec;
+    if (!recording || pl_device_record_end(&rec)) return;
+    pl_picture p;
+    int e = pitch ? pl_picture_banks(&rec, 0, 0, pitch, name, &p)
+                  : pl_picture_request(&rec, store, 0, name, &p);
+    if (!e) {
+        pl_lab_picture(r, &p);
+        pl_picture_free(&p);
+    }
+    pl_kernel_record_free(&rec);
+}
+
+/* The record of a kernel with two pictures: its stores' request and its
+ * shared-memory loads (the tiled transposes). */
+static void record_pictures2(pl_rank *r, int recording, const char *req, int pitch,
+                             const char *banks)
+{
+    pl_kernel_record rec;
+    if (!recording || pl_device_record_end(&rec)) return;
+    pl_picture p;
+    if (req && pl_picture_request(&rec, 1, 0, req, &p) == 0) {
+        pl_lab_picture(r, &p);
+        pl_picture_free(&p);
+    }
+    if (pl_picture_banks(&rec, 0, 0, pitch, banks, &p) == 0) {
+        pl_lab_picture(r, &p);
+        pl_picture_free(&p);
+    }
+    pl_kernel_record_free(&rec);
+}
+
+/* A bar chart of what the step measured (one bar per run, `unit`), the
+ * reference line `ref` (NaN: none) named ref_name, bar hi lit (-1: none). */
+static void bars_picture(pl_rank *r, const char *title, int n, const double *v,
+                         const char (*label)[32], const char *unit, double ref,
+                         const char *ref_name, int hi)
+{
+    pl_picture p;
+    if (pl_picture_init(&p, PL_PIC_BARS, title, 0, (size_t)n + 1, (size_t)n + 2)) return;
+    p.p[0] = n;
+    p.p[1] = hi;
+    for (int i = 0; i < n; i++) {
+        p.dv[i] = v[i];
+        snprintf(p.sv[1 + i], sizeof p.sv[0], "%s", label[i]);
+    }
+    p.dv[n] = ref;
+    snprintf(p.sv[0], sizeof p.sv[0], "%s", unit);
+    snprintf(p.sv[1 + n], sizeof p.sv[0], "%s", ref_name);
+    pl_lab_picture(r, &p);
+    pl_picture_free(&p);
+}
+
 static int run_steps(pl_rank *r)
 {
     lab *l = r->arg;
@@ -159,6 +236,10 @@ static int run_steps(pl_rank *r)
     float *h = malloc(bytes), *back = malloc(bytes), *pageable = malloc(COPY_BYTES), *pinned = NULL;
     float *din = NULL, *dout = NULL, *dwide = NULL, *dnarrow = NULL;
     char buf[256];
+    /* every kernel's bandwidth, for the bars of the last step */
+    double kbw[8];
+    char klabel[8][32];
+    int nk = 0;
     if (!h || !back || !pageable) {
         snprintf(r->error, sizeof r->error, "out of host memory for --size %d", n);
         goto out;
@@ -177,7 +258,8 @@ static int run_steps(pl_rank *r)
     double peak_flops = 0, peak_bw = 0;
     PL_LAB_CK(pl_device_peaks(0, &peak_flops, &peak_bw));
     pl_hw_model hw;
-    if (pl_device_model(&hw) == 0) /* the preset the modeled clock charges */
+    int have_hw = pl_device_model(&hw) == 0;
+    if (have_hw) /* the preset the modeled clock charges */
         PL_LAB_STEP("The %s: %.2f TB/s of device memory; the host link moves %.0f GB/s each "
                     "way at most, %.0f %% of it from pinned host memory, %.0f %% from pageable.",
                     prop.name, hw.memory_bw / 1e12, hw.host_link_bw / 1e9,
@@ -209,6 +291,12 @@ static int run_steps(pl_rank *r)
             "copy often (cudaMallocHost).",
             mb, pl_clock_name(), mb / c[0].ms, mb / c[1].ms, mb / c[2].ms, mb / c[3].ms);
         pl_metric(r, "GB/s", mb / c[1].ms);
+        static const char copy_label[4][32] = {"to device, pageable", "to device, pinned",
+                                               "to host, pageable", "to host, pinned"};
+        double v[4];
+        for (int i = 0; i < 4; i++) v[i] = mb / c[i].ms;
+        bars_picture(r, "host<->device copies", 4, v, copy_label, "GB/s",
+                     have_hw ? hw.host_link_bw / 1e9 : NAN, "the host link", 1);
     }
     /* 2. strides */
     if (!l->kernel) {
@@ -218,13 +306,20 @@ static int run_steps(pl_rank *r)
         for (int s = 0; s < 5; s++) {
             job j = {.out = dnarrow, .in = dwide, .n = COPY_N, .stride = strides[s], .kind = 1};
             cost c;
+            /* one warp's loads drawn for stride 1 and 8, from the record of the run */
+            int rec = (strides[s] == 1 || strides[s] == 8) &&
+                      record_begin(dwide, (size_t)COPY_N * MAX_STRIDE * sizeof(float), dnarrow,
+                                   (size_t)COPY_N * sizeof(float));
             PL_LAB_CK(measure(&j, &c));
+            record_picture(r, rec, 0, 0, strides[s] == 1 ? "coalesced (stride 1)" : "strided x8");
             double useful = 8.0 * COPY_N; /* 4 bytes read, 4 written per element */
             double gbs = useful / (c.ms * 1e-3) / 1e9;
             snprintf(line[s], sizeof line[s],
                      "stride %2d: %6.1f GB/s useful (%3.0f %% of the peak)%s", strides[s], gbs,
                      100 * gbs * 1e9 / peak_bw, counts(&c, buf, sizeof buf));
             pl_metric(r, "GB/s", useful / (c.ms * 1e-3) / 1e9);
+            kbw[nk] = gbs;
+            snprintf(klabel[nk++], sizeof klabel[0], "copy, stride %d", strides[s]);
         }
         PL_LAB_STEP(
             "A copy kernel, out[i] = in[i * stride], %d floats (%s):\n    %s\n    %s\n    %s\n  "
@@ -247,7 +342,14 @@ static int run_steps(pl_rank *r)
         job j = {.transpose = fns[v], .out = dout, .in = din, .n = n, .kind = 0};
         cost c;
         PL_LAB_CK(cudaMemset(dout, 0, bytes));
+        /* the naive one's stores (a column of out); the tiled ones' tile */
+        int rec = record_begin(dout, bytes, din, bytes);
         PL_LAB_CK(measure(&j, &c));
+        if (v == 0)
+            record_picture(r, rec, 1, 0, "transposed (naive)");
+        else
+            record_pictures2(r, rec, v == 1 ? "tiled: a row of out" : NULL, v == 1 ? 32 : 33,
+                             v == 1 ? "32x32 tile, a column read" : "32x33 tile, a column read");
         PL_LAB_CK(cudaMemcpy(back, dout, bytes, cudaMemcpyDeviceToHost));
         long wrong = 0;
         for (int a = 0; a < n; a++)
@@ -260,8 +362,18 @@ static int run_steps(pl_rank *r)
                     what, c.ms * 1e3, pl_clock_name(), gbs, 100 * gbs * 1e9 / peak_bw,
                     counts(&c, buf, sizeof buf), wrong ? "; SOME ELEMENTS ARE WRONG" : "");
         pl_metric(r, "GB/s", 2.0 * bytes / (c.ms * 1e-3) / 1e9);
+        static const char *const short_names[] = {"transpose, naive", "transpose, tiled",
+                                                  "transpose, padded"};
+        kbw[nk] = gbs;
+        snprintf(klabel[nk++], sizeof klabel[0], "%s%s", short_names[v],
+                 v == 1 ? (pl_lab_is_todo(0) ? " (ref)" : " (yours)") : "");
     }
-    if (!l->kernel)
+    if (!l->kernel) {
+        PL_LAB_BEGIN();
+        char peak[32];
+        snprintf(peak, sizeof peak, "peak (%s)", have_hw ? "the preset" : "the GPU");
+        bars_picture(r, "every kernel's bandwidth", nk, kbw, (const char(*)[32])klabel, "GB/s",
+                     peak_bw / 1e9, peak, nk - 2);
         PL_LAB_STEP(
             "Coalescing is the first rule: a warp's 32 accesses should fall in as few 32-byte "
             "sectors as possible. The tile turns the column writes into row writes; the padding "
@@ -270,6 +382,7 @@ static int run_steps(pl_rank *r)
                 ? " The modeled clock charges the sectors, not the bank conflicts: on a real GPU "
                   "the padded tile is the faster one."
                 : "");
+    }
     status = 0;
 out:
     cudaFree(din);
@@ -314,6 +427,7 @@ int main(int argc, char **argv)
         .on_option = on_option,
         .ctx = &l,
         .max_devices = 1,
+        .panes = PL_PANE_BIT(PL_PANE_PICTURE), /* the warp's sectors, the banks, the bars */
         .lab = &lab02_memory,
         .setup = setup,
         .steps = run_steps,
