@@ -40,17 +40,24 @@ typedef enum {
      * the global thread index (blockIdx.x * blockDim.x + threadIdx.x)
      * that last wrote element i, -1: none. */
     PL_PIC_ELEMENTS,
-    /* Lab 02: one warp's request to global memory. p[0] lanes (<= 32),
-     * p[1] sector bytes (32), p[2] distinct sectors touched, p[3] 1: a
-     * store, p[4] the fewest sectors its bytes could need, p[5] bytes per
-     * lane. iv[l]: lane l's byte offset from the start of the first sector
+    /* Lab 02: one warp's request to global memory (a request as
+     * core/simt/memstats.c counts it: the accesses of a warp's lanes at one
+     * call site, each lane's k-th time there). p[0] lanes (<= 32), p[1]
+     * sector bytes (32), p[2] distinct sectors touched (memstats.c's cost:
+     * every 32-byte sector any accessed byte lies in), p[3] 1: a store,
+     * p[4] the fewest sectors its bytes could need (ceil(distinct bytes /
+     * 32)), p[5] bytes per lane (the largest access). iv[l], l < p[0] (ni
+     * = p[0]): lane l's byte offset from the start of the first sector
      * touched (-1: the lane made no access). sv[0]: the access's name
      * ("coalesced", "strided x8", "transposed"). */
     PL_PIC_REQUEST,
     /* Lab 02: one warp's request to shared memory. p[0] lanes, p[1] banks
-     * (32), p[2] wavefronts (the most distinct words one bank serves), p[3]
-     * the tile's row pitch in 4-byte words (32, 33). iv[l]: lane l's word
-     * index from the array's start (-1: none). sv[0]: its name. */
+     * (32), p[2] wavefronts (memstats.c's cost: the most distinct 4-byte
+     * words one bank, word % 32, serves; lanes reading one word share it),
+     * p[3] the tile's row pitch in 4-byte words (32, 33: as the caller
+     * declared it). iv[l], l < p[0]: lane l's (first) word index from the
+     * lowest shared byte the block's logged accesses touched (the tile's
+     * start; -1: none). sv[0]: its name. */
     PL_PIC_BANKS,
     /* Lab 03: a block's reduction tree, level by level. p[0] n values, p[1]
      * levels L, p[2] warp size, p[3] 1: warp shuffles (lanes, not shared
