@@ -17,6 +17,8 @@
 
 #include "../../viz/vizint.h"
 #include "grid_text.h"
+#include "kernels.h"
+#include "paralab/device.h"
 #include "paralab/picture.h"
 #include "suites.h"
 
@@ -856,6 +858,106 @@ static void test_draw_banks(void)
     pl_picture_free(&p);
 }
 
+/* ---- from the simulated GPU's record of real kernels ---------------------------------
+ * kernels_mem.cu's (compiled in call mode, as Lab 02's are): a strided copy
+ * and a tile read by columns, recorded with the lab's configuration (the
+ * input and output arrays, block 0, shared memory), counted at the same
+ * time by simtMemStats: the picture's sectors and wavefronts are the
+ * counters' per request. Where the device records nothing (a real GPU),
+ * pl_device_record_begin must refuse. */
+
+static int record_on(const void *a, size_t an, const void *b, size_t bn)
+{
+    pl_record_config c = {
+        .max_accesses = 1 << 14, .shared = 1, .nranges = 2, .block_first = 0, .block_count = 1};
+    c.range[0].lo = a;
+    c.range[0].len = an;
+    c.range[1].lo = b;
+    c.range[1].len = bn;
+    int e = pl_device_record_begin(&c);
+    CU_ASSERT_EQUAL(e, pl_device_caps()->records ? 0 : -1);
+    return e == 0;
+}
+
+static void test_recorded_strided(void)
+{
+    float *in = NULL, *out = NULL;
+    CU_ASSERT_EQUAL_FATAL(cudaMalloc((void **)&in, 32 * 8 * sizeof(float)), cudaSuccess);
+    CU_ASSERT_EQUAL_FATAL(cudaMalloc((void **)&out, 32 * sizeof(float)), cudaSuccess);
+    CU_ASSERT_EQUAL(cudaMemset(in, 0, 32 * 8 * sizeof(float)), cudaSuccess);
+    for (int stride = 1; stride <= 8; stride *= 8) {
+        CU_ASSERT_EQUAL(cudaDeviceSynchronize(), cudaSuccess);
+        int rec = record_on(in, 32 * 8 * sizeof(float), out, 32 * sizeof(float));
+        int counting = pl_device_mem_stats_begin() == 0;
+        CU_ASSERT_EQUAL(tk_strided_copy(out, in, stride, 32), cudaSuccess);
+        CU_ASSERT_EQUAL(cudaDeviceSynchronize(), cudaSuccess);
+        pl_mem_stats st = {0};
+        if (counting) CU_ASSERT_EQUAL(pl_device_mem_stats_end(&st), 0);
+        if (!rec) continue;
+        pl_kernel_record r;
+        CU_ASSERT_EQUAL_FATAL(pl_device_record_end(&r), 0);
+        pl_picture p;
+        CU_ASSERT_EQUAL_FATAL(pl_picture_request(&r, 0, 0, "strided", &p), 0);
+        CU_ASSERT_EQUAL(p.p[0], 32);
+        CU_ASSERT_EQUAL(p.p[2], stride == 1 ? 4 : 32);
+        CU_ASSERT_EQUAL(p.p[4], 4);
+        CU_ASSERT_EQUAL(p.p[3], 0);
+        for (int l = 0; l < 32; l++) CU_ASSERT_EQUAL(p.iv[l], 4 * stride * l);
+        if (counting) { /* one request each way: the counters' sectors */
+            CU_ASSERT_EQUAL(st.global_load.requests, 1);
+            CU_ASSERT_EQUAL((long long)st.global_load.units, p.p[2]);
+        }
+        pl_picture_free(&p);
+        /* the stores, to range 1: not range 0's; none in range 0 */
+        CU_ASSERT_EQUAL(pl_picture_request(&r, 1, 0, "stores", &p), -1);
+        pl_kernel_record_free(&r);
+    }
+    cudaFree(in);
+    cudaFree(out);
+}
+
+static void test_recorded_tile(void)
+{
+    float *in = NULL, *out = NULL;
+    CU_ASSERT_EQUAL_FATAL(cudaMalloc((void **)&in, 1024 * sizeof(float)), cudaSuccess);
+    CU_ASSERT_EQUAL_FATAL(cudaMalloc((void **)&out, 1024 * sizeof(float)), cudaSuccess);
+    CU_ASSERT_EQUAL(cudaMemset(in, 0, 1024 * sizeof(float)), cudaSuccess);
+    /* mode 0: a 32x32 tile, 1: 32x33, 2: a broadcast of tile[0][0] */
+    static const int waves[3] = {32, 1, 1}, pitch[3] = {32, 33, 32};
+    for (int mode = 0; mode < 3; mode++) {
+        CU_ASSERT_EQUAL(cudaDeviceSynchronize(), cudaSuccess);
+        int rec = record_on(out, 1024 * sizeof(float), in, 1024 * sizeof(float));
+        int counting = pl_device_mem_stats_begin() == 0;
+        CU_ASSERT_EQUAL(tk_tile_columns(out, in, mode), cudaSuccess);
+        CU_ASSERT_EQUAL(cudaDeviceSynchronize(), cudaSuccess);
+        pl_mem_stats st = {0};
+        if (counting) CU_ASSERT_EQUAL(pl_device_mem_stats_end(&st), 0);
+        if (!rec) continue;
+        pl_kernel_record r;
+        CU_ASSERT_EQUAL_FATAL(pl_device_record_end(&r), 0);
+        pl_picture p;
+        CU_ASSERT_EQUAL_FATAL(pl_picture_banks(&r, 0, 0, pitch[mode], "tile", &p), 0);
+        CU_ASSERT_EQUAL(p.p[2], waves[mode]);
+        for (int l = 0; l < 32; l++) CU_ASSERT_EQUAL(p.iv[l], mode == 2 ? 0 : pitch[mode] * l);
+        /* the counters: 32 requests of loads (one per warp); warp 0's is
+         * the picture's, and every warp's alike */
+        if (counting && st.shared_load.requests)
+            CU_ASSERT_EQUAL((long long)(st.shared_load.units / st.shared_load.requests), p.p[2]);
+        pl_picture_free(&p);
+        /* its row stores: 1 wavefront */
+        CU_ASSERT_EQUAL_FATAL(pl_picture_banks(&r, 1, 0, pitch[mode], "rows", &p), 0);
+        CU_ASSERT_EQUAL(p.p[2], 1);
+        pl_picture_free(&p);
+        /* the stores to out (range 0) by rows: 4 sectors */
+        CU_ASSERT_EQUAL_FATAL(pl_picture_request(&r, 1, 0, "out", &p), 0);
+        CU_ASSERT_EQUAL(p.p[2], 4);
+        pl_picture_free(&p);
+        pl_kernel_record_free(&r);
+    }
+    cudaFree(in);
+    cudaFree(out);
+}
+
 int register_picture_lab02_suite(void)
 {
     static const unit_test tests[] = {
@@ -867,6 +969,8 @@ int register_picture_lab02_suite(void)
         {"the request drawn: coalesced, strided, transposed; UTF-8, ASCII, 80x24",
          test_draw_request},
         {"the banks drawn: 32x32, 32x33, a broadcast; UTF-8, ASCII, 80x24", test_draw_banks},
+        {"recorded: a strided copy's loads, as simtMemStats counts them", test_recorded_strided},
+        {"recorded: a tile's column reads, 32x32, 32x33, a broadcast", test_recorded_tile},
     };
     return UNIT_SUITE("picture lab02", tests);
 }

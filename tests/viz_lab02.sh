@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# tests/viz_lab02.sh BUILD_DIR — Lab 02's picture pane in a real terminal
+# (tmux), live, as a student runs it (lab02 --step, the modeled clock):
+# each step's pictures, drawn from the record of the step's own kernel:
+#   2. the copies' bandwidths as labelled bars (GB/s, the host link's line);
+#   3. one warp's loads: stride 1 in 4 sectors (the fewest), stride 8 in 32
+#      (8x the fewest);
+#   4. the naive transpose's stores: a column of out, 32 sectors;
+#   5. the tiled transpose: its stores by rows (4 sectors) and its 32x32
+#      tile's column read, 32 wavefronts (a 32-way conflict) in bank 0;
+#   6. the padded tile (32x33): the column read in 32 banks, 1 wavefront;
+#   7. every kernel's bandwidth, the preset's peak as the reference line.
+# At 120x40 in colour, space pressed only once the lab waits for it ("|
+# step (space"); at 80x24 with NO_COLOR (the reduced forms); in ASCII
+# (LANG=C) at 80x24. Then `lab02 --no-viz` prints the pictures as text.
+# Watchdogs count CPU time (tmux_lib.sh's wait_screen), never wall time.
+set -uo pipefail
+bin=$(cd "${1:-build/sim/bin}" && pwd)
+root=$(cd "$(dirname "$0")/.." && pwd)
+fails=0
+sock="paralab-lab02-test-$$"
+# shellcheck source=tests/tmux_lib.sh
+. "$root/tests/tmux_lib.sh"
+screen() { T capture-pane -p -t t; }
+wait_for() { wait_screen t "$1"; }
+start() { # command line, in a fresh window $2 x $3
+    T kill-session -t t 2>/dev/null
+    T new-session -d -s t -x "$2" -y "$3" "cd '$root' && $1; echo EXIT=\$?; sleep 60"
+}
+# step K of 7 shown, waiting for the key
+at_step() { wait_for "step $1/7 | step (space"; }
+next() { # from step $1 (waiting) to step $1 + 1 (waiting)
+    T send-keys -t t Space
+    at_step $(($1 + 1))
+}
+hasall() { # screen, then strings that must all be on it
+    local s=$1 x
+    shift
+    for x in "$@"; do has "$s" "$x" || { echo "  missing: $x" >&2; return 1; }; done
+}
+
+# --- 120x40, colour, step by step
+start "TERM=xterm-256color LANG=C.UTF-8 '$bin/lab02' --step" 120 40
+check "120x40: lab02 waits at step 1/7" at_step 1
+check "120x40: step 2: the copies" next 1
+s=$(screen)
+check "120x40: step 2: the copies' bars, labelled, with the host link's line" hasall "$s" \
+    "to device, pageable" "to device, pinned" "to host, pageable" "to host, pinned" \
+    "GB/s" "┊ the host link: 64.0 GB/s"
+check "120x40: step 2: the bars' axis" has "$s" "└─"
+check "120x40: step 3: the strides" next 2
+s=$(screen)
+check "120x40: step 3: stride 1, coalesced: 4 sectors, the fewest" hasall "$s" \
+    "one warp's loads: coalesced (stride 1)" "4 sectors (the fewest: 4): 128 B moved for 128 B used"
+check "120x40: step 3: stride 8: 32 sectors, 8x the fewest" hasall "$s" \
+    "one warp's loads: strided x8" "32 sectors (8x the fewest): 1024 B moved for 128 B used"
+check "120x40: step 3: the lanes and their lines down" hasall "$s" \
+    "●  ●  ●  ●  ●  ●  ●  ●" "↓  ↓  ↓  ↓"
+check "120x40: step 4: the naive transpose" next 3
+s=$(screen)
+check "120x40: step 4: its stores, a column of out: 32 sectors" hasall "$s" \
+    "one warp's stores: transposed (naive)" "32 sectors (8x the fewest): 1024 B moved for 128 B used"
+check "120x40: step 5: the tiled transpose" next 4
+s=$(screen)
+check "120x40: step 5: its stores by rows: 4 sectors" hasall "$s" \
+    "one warp's stores: tiled: a row of out" "4 sectors (the fewest: 4)"
+check "120x40: step 5: the 32x32 tile's column read: 32 wavefronts" hasall "$s" \
+    "shared-memory banks: 32x32 tile, a column read" "wavefronts: 32 (32-way conflict)"
+check "120x40: step 5: bank 0 serves all 32 words" has "$s" "words 32  0  0  0"
+check "120x40: step 6: the padded transpose" next 5
+s=$(screen)
+check "120x40: step 6: the 32x33 tile's column read: 1 wavefront" hasall "$s" \
+    "shared-memory banks: 32x33 tile, a column read" "wavefronts: 1 (no conflict); row pitch 33 words" \
+    "words  1  1  1  1  1  1  1  1"
+check "120x40: step 7: the lesson" next 6
+s=$(screen)
+check "120x40: step 7: every kernel's bar, the student's lit, the preset's peak" hasall "$s" \
+    "copy, stride 1" "copy, stride 32" "transpose, naive" "▶ transpose, tiled (ref)" \
+    "transpose, padded" "┊ peak (the preset): 3350.0 GB/s"
+T send-keys -t t q
+check "120x40: q exits 0" wait_for "EXIT=0"
+
+# --- 80x24, no colour: the reduced forms
+start "TERM=xterm-256color LANG=C.UTF-8 NO_COLOR=1 '$bin/lab02' --step" 80 24
+check "80x24: lab02 waits at step 1/7" at_step 1
+next 1 >/dev/null
+check "80x24: step 3" next 2
+s=$(screen)
+check "80x24: step 3: the counts of both requests" hasall "$s" \
+    "4 sectors (the fewest: 4)" "32 sectors (8x the fewest)"
+for k in 3 4; do next $k >/dev/null; done
+check "80x24: step 6" next 5
+s=$(screen)
+check "80x24: step 6: the padded tile, 1 wavefront" has "$s" "wavefronts: 1 (no conflict)"
+check "80x24: step 7" next 6
+s=$(screen)
+check "80x24: step 7: the bars (reduced: some left out, saying so, or all)" bash -c \
+    'grep -qF "copy, stride 1" <<<"$1" && { grep -qF "more)" <<<"$1" || grep -qF "transpose, padded" <<<"$1"; }' _ "$s"
+T send-keys -t t q
+check "80x24: q exits 0" wait_for "EXIT=0"
+
+# --- ASCII, no colour, 80x24
+start "TERM=xterm LANG=C NO_COLOR=1 '$bin/lab02' --step" 80 24
+check "ASCII: lab02 waits at step 1/7" at_step 1
+next 1 >/dev/null
+check "ASCII: step 3" next 2
+s=$(screen)
+check "ASCII: step 3: the lanes in *, the arrows in v, the sectors in #" hasall "$s" \
+    "* * * * * * * *" "v v v v v v v v" "##==##==" "32 sectors (8x the fewest)"
+for k in 3 4; do next $k >/dev/null; done
+check "ASCII: step 6" next 5
+s=$(screen)
+check "ASCII: step 6: no UTF-8 on the screen" bash -c '! LC_ALL=C grep -q "[^ -~]" <<<"$1"' _ "$s"
+T send-keys -t t q
+check "ASCII: q exits 0" wait_for "EXIT=0"
+
+# --- without the UI: the pictures as text under their steps
+out=$(LANG=C "$bin/lab02" --no-viz 2>&1)
+rc=$?
+check "--no-viz: exit 0" test $rc = 0
+check "--no-viz: the requests and banks printed" hasall "$out" \
+    "4 sectors (the fewest: 4)" "32 sectors (8x the fewest)" "wavefronts: 32 (32-way conflict)" \
+    "wavefronts: 1 (no conflict)" "peak (the preset): 3350.0 GB/s"
+echo "viz lab02: $fails failed"
+[ $fails = 0 ]
