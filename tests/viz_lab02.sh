@@ -66,12 +66,12 @@ check "120x40: step 5: its stores by rows: 4 sectors" hasall "$s" \
     "one warp's stores: tiled: a row of out" "4 sectors (the fewest: 4)"
 check "120x40: step 5: the 32x32 tile's column read: 32 wavefronts" hasall "$s" \
     "shared-memory banks: 32x32 tile, a column read" "wavefronts: 32 (32-way conflict)"
-check "120x40: step 5: bank 0 serves all 32 words" has "$s" "words 32  0  0  0"
+check "120x40: step 5: bank 0 serves all 32 words" has "$s" "waves 32  0  0  0"
 check "120x40: step 6: the padded transpose" next 5
 s=$(screen)
 check "120x40: step 6: the 32x33 tile's column read: 1 wavefront" hasall "$s" \
     "shared-memory banks: 32x33 tile, a column read" "wavefronts: 1 (no conflict); row pitch 33 words" \
-    "words  1  1  1  1  1  1  1  1"
+    "waves  1  1  1  1  1  1  1  1"
 check "120x40: step 7: the lesson" next 6
 s=$(screen)
 check "120x40: step 7: every kernel's bar, the student's lit, the preset's peak" hasall "$s" \

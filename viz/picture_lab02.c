@@ -32,11 +32,14 @@
  *   32), marked by what its bank must do: ● one word, ✕ a bank that
  *   serves several distinct words (the conflict: one wavefront each), ◆ a
  *   word several lanes read (a broadcast, free); under the columns each
- *   bank's distinct words; then "wavefronts: 32 (32-way conflict)" or
+ *   bank's distinct words (its wavefronts: "waves"); the rows are labelled
+ *   by their first word (w0, w32, ...); then "wavefronts: 32 (32-way conflict)" or
  *   "wavefronts: 1 (no conflict)". Rows touched are drawn in order, a gap
- *   of untouched rows as one "~" row; where they do not fit, each line
- *   holds several rows and a cell the count of distinct words in it (2-9,
- *   + for more). ASCII: o X B ~.
+ *   of untouched rows as one "~" row, while they take at most 8 lines and
+ *   fit; else each line holds 2, 4, 8... rows, a cell the count of
+ *   distinct words in it (2-9, + for more), and a note says so instead of
+ *   the legend (a tile's 32 rows: 8 lines of 4). Rows: the lines + 4.
+ *   ASCII: o X B ~.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,9 +162,9 @@ static void req_boxes(viz_grid *g, pl_rect r, const req_layout *q, int x0, int y
         int bx = x0 + b * bw;
         int alt = b & 1;
         if (bw < 3) { /* no room for walls: sectors told apart by their fill */
-            for (int c = 0; c < bw; c++)
-                put(g, r, bx + c, y + rows / 2, viz_glyph_ch(g, alt ? G_SHADE : G_FULL), COL_COPY,
-                    0);
+            for (int k = 0; k < rows; k++)
+                for (int c = 0; c < bw; c++)
+                    put(g, r, bx + c, y + k, viz_glyph_ch(g, alt ? G_SHADE : G_FULL), COL_COPY, 0);
             continue;
         }
         int iw = bw - 2, mid = y + (rows == 3);
@@ -338,7 +341,9 @@ int viz_pic_request(viz_grid *g, pl_rect r, const struct pl_picture *p, double r
 
 /* ---- banks -------------------------------------------------------------------------- */
 
-enum { BANK_LW = 6, NBANKS = 32 };
+/* at most 8 lines of rows (folded 2, 4... rows a line where more are
+ * touched), so that a tile's 32 rows leave room for another picture */
+enum { BANK_LW = 6, NBANKS = 32, BANK_LINES = 8 };
 
 /* The distinct rows (word / 32) the lanes touch, ascending; how many. */
 static int bank_rows(const pl_picture *p, int32_t rows[32])
@@ -371,13 +376,24 @@ static int bank_lines(const int32_t *rows, int nr, int line[64])
     return nl;
 }
 
+/* Rows of the bank per line so that nr rows take at most `lines` lines: 1, 2, 4... */
+static int bank_fold(int nr, int lines)
+{
+    int per = 1;
+    if (lines < 1) lines = 1;
+    while ((nr + per - 1) / per > lines) per *= 2;
+    return per;
+}
+
 int viz_pic_banks_rows(const struct pl_picture *p, int w)
 {
     (void)w;
     int32_t rows[32];
-    int line[64];
-    /* the banks' numbers, the lines, each bank's words, the count, the legend */
-    return bank_lines(rows, bank_rows(p, rows), line) + 4;
+    int line[64], nr = bank_rows(p, rows), nl = bank_lines(rows, nr, line);
+    /* the banks' numbers, the lines (folded to BANK_LINES), each bank's
+     * words, the count, the legend (or the fold's note) */
+    if (nl > BANK_LINES) nl = (nr + bank_fold(nr, BANK_LINES) - 1) / bank_fold(nr, BANK_LINES);
+    return nl + 4;
 }
 
 int viz_pic_banks(viz_grid *g, pl_rect r, const struct pl_picture *p, double reveal)
@@ -426,15 +442,17 @@ int viz_pic_banks(viz_grid *g, pl_rect r, const struct pl_picture *p, double rev
     int cw = pitch_for(r.w, BANK_LW), x0 = r.x + BANK_LW, y = r.y;
     /* rows left for the lines; the legend only when everything else fits */
     int avail = r.h - 4, legend = 0;
-    if (nl + 4 <= r.h) {
+    if (nl + 4 <= r.h && nl <= BANK_LINES) {
         avail = nl;
         legend = 1;
     }
     if (avail < 1) avail = 1;
+    if (avail > BANK_LINES) avail = BANK_LINES;
     int per = 1; /* rows per line where they do not fit: merged, no gap lines */
     if (nl > avail) {
         nl = 0;
-        per = (nr + avail - 1) / avail;
+        legend = 0;
+        per = bank_fold(nr, avail);
         for (int i = 0; i < nr; i += per) line[nl++] = i;
     }
     /* the banks' numbers */
@@ -456,7 +474,9 @@ int viz_pic_banks(viz_grid *g, pl_rect r, const struct pl_picture *p, double rev
         }
         int i0 = line[i], i1 = per > 1 ? (i0 + per < nr ? i0 + per : nr) : i0 + 1;
         char lab[16];
-        snprintf(lab, sizeof lab, "%5lld", (long long)rows[i0] * NBANKS);
+        char w[16];
+        snprintf(w, sizeof w, "w%lld", (long long)rows[i0] * NBANKS);
+        snprintf(lab, sizeof lab, "%5s", w);
         text(g, r, r.x, y, lab, COL_DIM);
         for (int b = 0; b < NBANKS; b++) {
             int cnt = 0, lanes_on = 0;
@@ -480,7 +500,7 @@ int viz_pic_banks(viz_grid *g, pl_rect r, const struct pl_picture *p, double rev
         }
     }
     /* each bank's distinct words: its wavefronts */
-    text(g, r, r.x, y, "words", COL_DIM);
+    text(g, r, r.x, y, "waves", COL_DIM);
     for (int b = 0; b < NBANKS; b++) {
         char n[8];
         snprintf(n, sizeof n, "%d", served[b]);
@@ -502,7 +522,7 @@ int viz_pic_banks(viz_grid *g, pl_rect r, const struct pl_picture *p, double rev
         y++;
     } else if (per > 1 && y < r.y + r.h) {
         char n[64];
-        snprintf(n, sizeof n, "(%d rows per line: 2-9 words in a cell)", per);
+        snprintf(n, sizeof n, "(%d rows a line: a digit counts a cell's words)", per);
         text(g, r, r.x, y, n, COL_DIM);
         y++;
     }

@@ -184,19 +184,20 @@ static void record_picture(pl_rank *r, int recording, int store, int pitch, cons
     pl_kernel_record_free(&rec);
 }
 
-/* The record of a kernel with two pictures: its stores' request and its
- * shared-memory loads (the tiled transposes). */
+/* The record of a kernel with two pictures: its shared-memory loads (the
+ * step's idea, first: a small pane shows the first) and, with req, its
+ * stores' request (the tiled transposes). */
 static void record_pictures2(pl_rank *r, int recording, const char *req, int pitch,
                              const char *banks)
 {
     pl_kernel_record rec;
     if (!recording || pl_device_record_end(&rec)) return;
     pl_picture p;
-    if (req && pl_picture_request(&rec, 1, 0, req, &p) == 0) {
+    if (pl_picture_banks(&rec, 0, 0, pitch, banks, &p) == 0) {
         pl_lab_picture(r, &p);
         pl_picture_free(&p);
     }
-    if (pl_picture_banks(&rec, 0, 0, pitch, banks, &p) == 0) {
+    if (req && pl_picture_request(&rec, 1, 0, req, &p) == 0) {
         pl_lab_picture(r, &p);
         pl_picture_free(&p);
     }
