@@ -60,15 +60,20 @@ typedef enum {
     PL_PIC_TREE,
     /* Lab 04: the tiles one block loads into shared memory for its output
      * tile, step by step along K. p[0] M, p[1] N, p[2] K, p[3] tile T,
-     * p[4] steps S, p[5] the block's tile row, p[6] its tile column.
-     * iv[8s .. 8s+7], s < S: the A tile loaded at step s (row0, col0,
-     * rows, cols: the elements of A its stores read) and the B tile. */
+     * p[4] steps S, p[5] the block's tile row, p[6] its tile column, p[7]
+     * 1: the record was truncated (the later steps may be missing or cut).
+     * A step is a barrier round (pl_record_access.round) in which the
+     * block loaded A or B, in round order. iv[8s .. 8s+7], s < S: the A
+     * tile loaded at step s (row0, col0, rows, cols: the bounding box of
+     * the elements of A the block's loads in that round read; 0 rows and
+     * 0 cols: none) and the B tile (the same, in B). */
     PL_PIC_TILES,
-    /* Lab 04: the roofline. p[0] points P, p[1] the highlighted point
-     * (the student's; -1: none). dv[0] peak FLOP/s, dv[1] peak memory
-     * bytes/s; dv[2+2i], dv[3+2i]: point i's arithmetic intensity
-     * (FLOP/byte) and its FLOP/s. sv[0]: whose roof ("simulated H100-SXM
-     * preset"); sv[1+i]: point i's name. */
+    /* Lab 04: the roofline. p[0] points P (<= 255), p[1] the highlighted
+     * point (the student's; -1: none). dv[0] peak FLOP/s, dv[1] peak
+     * memory bytes/s (both > 0; the ridge is at dv[0] / dv[1] FLOP/byte);
+     * dv[2+2i], dv[3+2i]: point i's arithmetic intensity (FLOP/byte) and
+     * its FLOP/s (both > 0). sv[0]: whose roof ("simulated H100-SXM
+     * preset", "NVIDIA H200"); sv[1+i]: point i's name. */
     PL_PIC_ROOFLINE,
     /* A bar chart with labels and an axis: p[0] bars B, p[1] the
      * highlighted bar (-1: none). dv[i]: bar i's value; dv[B]: a reference
@@ -137,5 +142,14 @@ int pl_picture_tree(const pl_kernel_record *rec, int shuffle, pl_picture *out);
  * per round. 0 or -1. */
 int pl_picture_tiles(const pl_kernel_record *rec, int M, int N, int K, int tile, int tile_row,
                      int tile_col, pl_picture *out);
+/* Lab 04's roofline (no record: the device's peaks, pl_device_peaks, and
+ * the points the lab measured): whose roof, peak FLOP/s and bytes/s,
+ * npoints points (intensity[i] FLOP/byte, flops[i] FLOP/s, names[i] cut
+ * to 31 bytes), highlight the student's (-1: none). 0, or -1 for a value
+ * out of range (a peak, intensity or FLOP/s not finite and > 0) or out of
+ * memory. */
+int pl_picture_roofline(const char *whose, double peak_flops, double peak_bw, int npoints,
+                        const double *intensity, const double *flops, const char *const *names,
+                        int highlight, pl_picture *out);
 
 #endif
