@@ -25,8 +25,7 @@ static int ncells(const char *s)
 
 /* Rows y0.. of g from x equal want[0 .. n-1] (and nothing after them on
  * the row, up to w cells); a mismatch printed. */
-__attribute__((unused)) static void check_rows(const viz_grid *g, int x, int y0, int w,
-                                               const char *const *want, int n)
+static void check_rows(const viz_grid *g, int x, int y0, int w, const char *const *want, int n)
 {
     char row[2048], pad[2048];
     for (int y = 0; y < n; y++) {
@@ -212,68 +211,358 @@ static void tiles_picture(int M, int N, int K, int T, int tr, int tc, pl_picture
     free(b.rec.access);
 }
 
-static void draw(viz_grid *g, int utf8, int w, int h)
+/* Draws p (tiles or roofline) at reveal into a w x h rect at (1, 1) of a
+ * grid 2 larger each way, and checks nothing lands outside the rect;
+ * returns the rows the renderer says it used. */
+static int render(viz_grid *g, const pl_picture *p, int utf8, int w, int h, double reveal)
 {
-    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(g, w, h), 0);
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(g, w + 2, h + 2), 0);
     g->utf8 = utf8;
     viz_grid_clear(g);
+    pl_rect r = {1, 1, w, h};
+    int rows = p->kind == PL_PIC_TILES ? viz_pic_tiles(g, r, p, reveal)
+                                       : viz_pic_roofline(g, r, p, reveal);
+    int outside = 0;
+    for (int y = 0; y < h + 2; y++)
+        for (int x = 0; x < w + 2; x++)
+            if ((x == 0 || y == 0 || x == w + 1 || y == h + 1) && cell(g, x, y)->ch != ' ')
+                outside++;
+    CU_ASSERT_EQUAL(outside, 0);
+    CU_ASSERT(rows >= 0 && rows <= h);
+    dump(g);
+    return rows;
 }
 
+/* 64^3, tiles of 16, the block at (1, 2), at 80 columns: the step line,
+ * the tiles of each step lit as the reveal passes it, in UTF-8 and ASCII. */
 static void test_tiles_render(void)
 {
     pl_picture p;
     tiles_picture(64, 64, 64, 16, 1, 2, &p);
     viz_grid g = {0};
+    CU_ASSERT_EQUAL(viz_pic_tiles_rows(&p, 80), 8);
+    static const char *head =
+        "block (1, 2) computes C[16:32, 32:48] in 4 steps along K (tiles of 16)";
+    static const char *labels = "A 64x64      B 64x64      C 64x64";
+    static const char *u8[3][4] = {
+        /* reveal 0: no step yet */
+        {"· · · ·      · · ░░·      · · · ·", "░░░░░░░░  ×  · · ░░·   =  · · ◆◆·",
+         "· · · ·      · · ░░·      · · · ·", "· · · ·      · · ░░·      · · · ·"},
+        /* reveal 0.5: step 2 */
+        {"· · · ·      · · ▒▒·      · · · ·", "▒▒██░░░░  ×  · · ██·   =  · · ◆◆·",
+         "· · · ·      · · ░░·      · · · ·", "· · · ·      · · ░░·      · · · ·"},
+        /* reveal 1: step 4 */
+        {"· · · ·      · · ▒▒·      · · · ·", "▒▒▒▒▒▒██  ×  · · ▒▒·   =  · · ◆◆·",
+         "· · · ·      · · ▒▒·      · · · ·", "· · · ·      · · ██·      · · · ·"},
+    };
+    static const char *ascii[3][4] = {
+        {". . . .      . . ::.      . . . .", "::::::::  x  . . ::.   =  . . @@.",
+         ". . . .      . . ::.      . . . .", ". . . .      . . ::.      . . . ."},
+        {". . . .      . . ++.      . . . .", "++##::::  x  . . ##.   =  . . @@.",
+         ". . . .      . . ::.      . . . .", ". . . .      . . ::.      . . . ."},
+        {". . . .      . . ++.      . . . .", "++++++##  x  . . ++.   =  . . @@.",
+         ". . . .      . . ++.      . . . .", ". . . .      . . ##.      . . . ."},
+    };
+    static const char *steps[3] = {
+        "4 steps along K to come",
+        "step 2 of 4 along K: A[16:32, 16:32] and B[16:32, 32:48] in shared memory",
+        "step 4 of 4 along K: A[16:32, 48:64] and B[48:64, 32:48] in shared memory"};
+    static const double reveal[3] = {0, 0.5, 1};
     for (int utf8 = 1; utf8 >= 0; utf8--)
-        for (int k = 0; k <= 4; k++) {
-            draw(&g, utf8, 80, 12);
-            int rows = viz_pic_tiles(&g, (pl_rect){0, 0, 80, 12}, &p, k / 4.0);
-            (void)rows;
-            dump(&g);
+        for (int k = 0; k < 3; k++) {
+            CU_ASSERT_EQUAL(render(&g, &p, utf8, 80, 10, reveal[k]), 8);
+            const char *want[8] = {head, steps[k], labels};
+            for (int i = 0; i < 4; i++) want[3 + i] = utf8 ? u8[k][i] : ascii[k][i];
+            want[7] = utf8 ? "█ this step  ▒ loaded before  ░ still to load  ◆ the block's C tile"
+                             "  · others"
+                           : "# this step  + loaded before  : still to load  @ the block's C tile"
+                             "  . others";
+            check_rows(&g, 1, 1, 80, want, 8);
+            check_rows(&g, 1, 9, 80, (const char *const[]){"", ""}, 2);
         }
+    /* the cells' colours and attributes: this step's bold, the C tile's bold */
+    render(&g, &p, 1, 80, 10, 0.5);
+    CU_ASSERT_EQUAL(cell(&g, 1 + 2, 1 + 4)->fg, COL_KERNEL);
+    CU_ASSERT_EQUAL(cell(&g, 1 + 2, 1 + 4)->attr, ATTR_BOLD);
+    CU_ASSERT_EQUAL(cell(&g, 1 + 0, 1 + 4)->fg, COL_COPY);
+    CU_ASSERT_EQUAL(cell(&g, 1 + 4, 1 + 4)->fg, COL_DIM);
+    CU_ASSERT_EQUAL(cell(&g, 1 + 30, 1 + 4)->fg, COL_FOCUS);
+    CU_ASSERT_EQUAL(cell(&g, 1 + 30, 1 + 4)->attr, ATTR_BOLD);
+    /* a reveal past a step's share shows the next: 0.26 is step 2, 0.25 step 1 */
+    render(&g, &p, 0, 80, 10, 0.26);
+    check_rows(&g, 1, 2, 80, &steps[1], 1);
+    render(&g, &p, 0, 80, 10, 0.25);
+    check_rows(&g, 1, 2, 80,
+               (const char *const[]){"step 1 of 4 along K: A[16:32, 0:16] and B[0:16, 32:48] in "
+                                     "shared memory"},
+               1);
+    /* too few rows: the step line alone */
+    CU_ASSERT_EQUAL(render(&g, &p, 1, 80, 4, 0.5), 1);
+    check_rows(&g, 1, 1, 80, &steps[1], 1);
     pl_picture_free(&p);
+    viz_grid_free(&g);
+}
+
+/* 512^3 (32 tiles each way), the block at (16, 16): at 120 columns a cell
+ * is 2x2 tiles; in 78 x 14 (an 80x24 screen's pane) 4x4 tiles, the
+ * shorter step line and legend, saying so. */
+static void test_tiles_folded(void)
+{
+    pl_picture p;
     tiles_picture(512, 512, 512, 16, 16, 16, &p);
+    CU_ASSERT_EQUAL(p.p[4], 32);
+    viz_grid g = {0};
+    CU_ASSERT_EQUAL(viz_pic_tiles_rows(&p, 120), 20);
+    CU_ASSERT_EQUAL(viz_pic_tiles_rows(&p, 78), 20); /* 2x2 tiles a cell, one column each */
     for (int utf8 = 1; utf8 >= 0; utf8--) {
-        draw(&g, utf8, 120, 24);
-        viz_pic_tiles(&g, (pl_rect){0, 0, 120, 24}, &p, 0.5);
-        dump(&g);
-        draw(&g, utf8, 78, 14);
-        viz_pic_tiles(&g, (pl_rect){0, 0, 78, 14}, &p, 0.5);
-        dump(&g);
+        CU_ASSERT_EQUAL(render(&g, &p, utf8, 78, 14, 0.5), 12);
+        const char *o = utf8 ? "· · · · · · · ·" : ". . . . . . . .";
+        const char *b_before = utf8 ? "· · · · ▒▒· · ·" : ". . . . ++. . .";
+        const char *b_now = utf8 ? "· · · · ██· · ·" : ". . . . ##. . .";
+        const char *b_later = utf8 ? "· · · · ░░· · ·" : ". . . . ::. . .";
+        const char *c_mine = utf8 ? "· · · · ◆◆· · ·" : ". . . . @@. . .";
+        const char *a_strip = utf8 ? "▒▒▒▒▒▒██░░░░░░░░" : "++++++##::::::::";
+        /* A's strip on row 4 (tile row 16 / 4), B's column 4 (the 16th step is cell 3), C's
+         * tile at (4, 4); "x" and "=" on the middle row (3) of the 8 */
+        char rows[8][160];
+        for (int i = 0; i < 8; i++)
+            snprintf(rows[i], sizeof rows[i], "%s%s%s%s%s", i == 4 ? a_strip : o,
+                     i == 3   ? (utf8 ? "   ×  " : "   x  ")
+                     : i == 4 ? "     "
+                              : "      ",
+                     i < 3    ? b_before
+                     : i == 3 ? b_now
+                              : b_later,
+                     i == 3 ? "   =  " : "      ", i == 4 ? c_mine : o);
+        const char *want[12] = {
+            "block (16, 16) computes C[256:272, 256:272] in 32 steps along K (tiles of 16)",
+            "step 16 of 32 along K: A[256:272, 240:256] and B[240:256, 256:272]",
+            "A 512x512            B 512x512            C 512x512"};
+        for (int i = 0; i < 8; i++) want[3 + i] = rows[i];
+        want[11] = utf8 ? "█ now  ▒ before  ░ to load  ◆ its C tile  · others  (a cell: 4x4 tiles)"
+                        : "# now  + before  : to load  @ its C tile  . others  (a cell: 4x4 tiles)";
+        check_rows(&g, 1, 1, 78, want, 12);
+    }
+    /* 120 x 24: 2x2 tiles a cell, the long forms */
+    CU_ASSERT_EQUAL(render(&g, &p, 0, 120, 24, 1), 20);
+    check_rows(&g, 1, 2, 120,
+               (const char *const[]){"step 32 of 32 along K: A[256:272, 496:512] and B[496:512, "
+                                     "256:272] in shared memory",
+                                     "A 512x512                            B 512x512          "
+                                     "                  C 512x512",
+                                     ". . . . . . . . . . . . . . . .      . . . . . . . . ++. . "
+                                     ". . . . .      . . . . . . . . . . . . . . . ."},
+               3);
+    check_rows(&g, 1, 12, 120,
+               (const char *const[]){"++++++++++++++++++++++++++++++##     . . . . . . . . ++. . "
+                                     ". . . . .      . . . . . . . . @@. . . . . . ."},
+               1);
+    check_rows(&g, 1, 20, 120,
+               (const char *const[]){"# this step  + loaded before  : still to load  @ the "
+                                     "block's C tile  . others  (a cell: 2x2 tiles)"},
+               1);
+    pl_picture_free(&p);
+    viz_grid_free(&g);
+}
+
+/* pl_picture_roofline's layout and refusals. */
+static void test_roofline_builder(void)
+{
+    const double ai[3] = {0.25, 3.9, 28.4}, fl[3] = {829e9, 11.5e12, 38.3e12};
+    const char *names[3] = {"naive", "a name longer than thirty-one bytes", "register tiles"};
+    pl_picture p;
+    CU_ASSERT_EQUAL_FATAL(
+        pl_picture_roofline("simulated H100-SXM preset", 67e12, 3.35e12, 3, ai, fl, names, 1, &p),
+        0);
+    CU_ASSERT_EQUAL(p.kind, PL_PIC_ROOFLINE);
+    CU_ASSERT_STRING_EQUAL(p.title, "the roofline");
+    CU_ASSERT_EQUAL(p.p[0], 3);
+    CU_ASSERT_EQUAL(p.p[1], 1);
+    CU_ASSERT_EQUAL_FATAL(p.nd, 8);
+    CU_ASSERT_EQUAL_FATAL(p.ns, 4);
+    const double dv[8] = {67e12, 3.35e12, 0.25, 829e9, 3.9, 11.5e12, 28.4, 38.3e12};
+    for (int i = 0; i < 8; i++) CU_ASSERT_EQUAL(p.dv[i], dv[i]);
+    CU_ASSERT_STRING_EQUAL(p.sv[0], "simulated H100-SXM preset");
+    CU_ASSERT_STRING_EQUAL(p.sv[1], "naive");
+    CU_ASSERT_STRING_EQUAL(p.sv[2], "a name longer than thirty-one b");
+    CU_ASSERT_STRING_EQUAL(p.sv[3], "register tiles");
+    pl_picture_free(&p);
+    const double bad[1] = {0}, nan1[1] = {NAN};
+    CU_ASSERT_EQUAL(pl_picture_roofline("x", 0, 1, 0, NULL, NULL, NULL, -1, &p), -1);
+    CU_ASSERT_EQUAL(pl_picture_roofline("x", 1, INFINITY, 0, NULL, NULL, NULL, -1, &p), -1);
+    CU_ASSERT_EQUAL(pl_picture_roofline("x", 1, 1, 1, bad, fl, names, -1, &p), -1);
+    CU_ASSERT_EQUAL(pl_picture_roofline("x", 1, 1, 1, ai, nan1, names, -1, &p), -1);
+    CU_ASSERT_EQUAL(pl_picture_roofline("x", 1, 1, 3, ai, fl, names, 3, &p), -1);
+    CU_ASSERT_EQUAL(pl_picture_roofline("x", 1, 1, 256, ai, fl, names, -1, &p), -1);
+    CU_ASSERT_EQUAL(pl_picture_roofline(NULL, 1, 1, 0, NULL, NULL, NULL, -1, &p), -1);
+    /* no points: the roof alone */
+    CU_ASSERT_EQUAL(pl_picture_roofline("x", 1e13, 1e12, 0, NULL, NULL, NULL, -1, &p), 0);
+    CU_ASSERT_EQUAL(p.p[0], 0);
+    pl_picture_free(&p);
+}
+
+/* A roofline point's position: peak 10 TFLOP/s, 1 TB/s (the ridge at 10
+ * FLOP/B); x from 1 to 100 FLOP/B, y from 100 G to 10 T FLOP/s, 12
+ * columns and 3 rows a decade at 60 columns. The plot's column 0 is grid
+ * column 5 (after "100G" and the axis), its top row (10 T) row 1, its
+ * bottom (100 G) row 7: a point at 1 FLOP/B and 500 GFLOP/s at column
+ * round(0 x 12) = 0, round(log10(5) x 3) = 2 rows up; 10 FLOP/B and 10
+ * TFLOP/s at 12 and 6; 20 FLOP/B and 2 TFLOP/s at round(1.301 x 12) = 16
+ * and round(1.301 x 3) = 4. */
+static void test_roofline_point(void)
+{
+    const double ai[3] = {1, 10, 20}, fl[3] = {5e11, 1e13, 2e12};
+    const char *names[3] = {"one", "two", "mine"};
+    pl_picture p;
+    CU_ASSERT_EQUAL_FATAL(pl_picture_roofline("test", 1e13, 1e12, 3, ai, fl, names, 2, &p), 0);
+    viz_grid g = {0};
+    CU_ASSERT_EQUAL(viz_pic_roofline_rows(&p, 60), 14);
+    for (int utf8 = 1; utf8 >= 0; utf8--) {
+        CU_ASSERT_EQUAL(render(&g, &p, utf8, 60, 14, 1), 14);
+        /* the points (grid offset 1, 1) */
+        CU_ASSERT_EQUAL(cell(&g, 1 + 5 + 0, 1 + 7 - 2)->ch, '1');
+        CU_ASSERT_EQUAL(cell(&g, 1 + 5 + 12, 1 + 7 - 6)->ch, '2');
+        CU_ASSERT_EQUAL(cell(&g, 1 + 5 + 16, 1 + 7 - 4)->ch, utf8 ? 0x25C6u : '@');
+        CU_ASSERT_EQUAL(cell(&g, 1 + 5 + 16, 1 + 7 - 4)->attr, ATTR_BOLD | ATTR_REVERSE);
+        CU_ASSERT_EQUAL(cell(&g, 1 + 5 + 16, 1 + 7 - 4)->fg, COL_FOCUS);
+        CU_ASSERT_EQUAL(cell(&g, 1 + 5 + 0, 1 + 7 - 2)->fg, COL_KERNEL);
+        /* the ridge's column: dotted under the roof */
+        for (int row = 0; row < 6; row++)
+            CU_ASSERT_EQUAL(cell(&g, 1 + 5 + 12, 1 + 7 - row)->ch, utf8 ? 0x250Au : ':');
+        static const char *u8[14] = {"test's roof: 10.0 TFLOP/s, 1.00 TB/s, ridge 10.0 FLOP/B",
+                                     " 10T┤          ╱╱2────────────",
+                                     "    │      ╱╱╱╱  ┊",
+                                     "    │   ╱╱╱      ┊   ◆ mine",
+                                     "  1T┤╱╱╱         ┊",
+                                     "    │1 one       ┊",
+                                     "    │            ┊",
+                                     "100G┤            ┊",
+                                     "    └┴───────────┴───────────┴",
+                                     "     1           10         100  FLOP/B",
+                                     "╱ memory roof  ─ FP32 peak  ┊ ridge  (FLOP/s against FLOP/B,",
+                                     "1 one     1.0 FLOP/B     500 GFLOP/s   50% of its roof",
+                                     "2 two    10.0 FLOP/B    10.0 TFLOP/s  100% of its roof",
+                                     "◆ mine   20.0 FLOP/B    2.00 TFLOP/s   20% of its roof"};
+        static const char *ascii[14] = {
+            "test's roof: 10.0 TFLOP/s, 1.00 TB/s, ridge 10.0 FLOP/B",
+            " 10T+          //2------------",
+            "    |      ////  :",
+            "    |   ///      :   @ mine",
+            "  1T+///         :",
+            "    |1 one       :",
+            "    |            :",
+            "100G+            :",
+            "    ++-----------+-----------+",
+            "     1           10         100  FLOP/B",
+            "/ memory roof  - FP32 peak  : ridge  (FLOP/s against FLOP/B,",
+            "1 one     1.0 FLOP/B     500 GFLOP/s   50% of its roof",
+            "2 two    10.0 FLOP/B    10.0 TFLOP/s  100% of its roof",
+            "@ mine   20.0 FLOP/B    2.00 TFLOP/s   20% of its roof"};
+        check_rows(&g, 1, 1, 60, utf8 ? u8 : ascii, 14);
     }
     pl_picture_free(&p);
     viz_grid_free(&g);
 }
 
-static void test_roofline_render(void)
+/* Lab 04's roofline on the simulated H100: at 80 columns 3 rows a decade;
+ * in 78 x 12 (an 80x24 screen's pane) one row a decade, the legend kept
+ * (11 rows). */
+static void test_roofline_lab(void)
 {
+    const double ai[3] = {0.25, 3.9, 28.4}, fl[3] = {829e9, 11.5e12, 38.3e12};
+    const char *names[3] = {"naive", "tiles 16x16 (yours)", "register tiles"};
     pl_picture p;
-    const double ai[3] = {1, 10, 20}, fl[3] = {5e11, 1e13, 2e12};
-    const char *names[3] = {"one", "two", "mine"};
-    CU_ASSERT_EQUAL_FATAL(pl_picture_roofline("test roof", 1e13, 1e12, 3, ai, fl, names, 2, &p), 0);
+    CU_ASSERT_EQUAL_FATAL(
+        pl_picture_roofline("simulated H100-SXM preset", 67e12, 3.35e12, 3, ai, fl, names, 1, &p),
+        0);
     viz_grid g = {0};
+    CU_ASSERT_EQUAL(viz_pic_roofline_rows(&p, 80), 17);
+    static const char *legend[2][4] = {
+        {"╱ memory roof  ─ FP32 peak  ┊ ridge  (FLOP/s against FLOP/B, log-log)",
+         "1 naive                 0.25 FLOP/B     829 GFLOP/s   99% of its roof",
+         "◆ tiles 16x16 (yours)    3.9 FLOP/B    11.5 TFLOP/s   88% of its roof",
+         "3 register tiles        28.4 FLOP/B    38.3 TFLOP/s   57% of its roof"},
+        {"/ memory roof  - FP32 peak  : ridge  (FLOP/s against FLOP/B, log-log)",
+         "1 naive                 0.25 FLOP/B     829 GFLOP/s   99% of its roof",
+         "@ tiles 16x16 (yours)    3.9 FLOP/B    11.5 TFLOP/s   88% of its roof",
+         "3 register tiles        28.4 FLOP/B    38.3 TFLOP/s   57% of its roof"}};
     for (int utf8 = 1; utf8 >= 0; utf8--) {
-        int h = viz_pic_roofline_rows(&p, 60);
-        draw(&g, utf8, 60, h);
-        viz_pic_roofline(&g, (pl_rect){0, 0, 60, h}, &p, 1);
-        dump(&g);
+        CU_ASSERT_EQUAL(render(&g, &p, utf8, 80, 17, 1), 17);
+        static const char *u8[13] = {
+            "simulated H100-SXM preset's roof: 67.0 TFLOP/s, 3.35 TB/s, ridge 20.0 FLOP/B",
+            "100T┤",
+            "    │                        ╱╱╱╱─3───────────────────",
+            "    │                    ╱╱╱╱    ┊ register tiles",
+            " 10T┤                ╱╱╱◆ tiles 16x16 (yours)",
+            "    │            ╱╱╱╱            ┊",
+            "    │        ╱╱╱╱                ┊",
+            "  1T┤    ╱1╱╱                    ┊",
+            "    │╱╱╱╱  naive                 ┊",
+            "    │                            ┊",
+            "100G┤                            ┊",
+            "    └┴───────────┴───────────┴───────────┴───────────┴",
+            "    0.1          1           10         100         1000  FLOP/B"};
+        static const char *ascii[13] = {
+            "simulated H100-SXM preset's roof: 67.0 TFLOP/s, 3.35 TB/s, ridge 20.0 FLOP/B",
+            "100T+",
+            "    |                        ////-3-------------------",
+            "    |                    ////    : register tiles",
+            " 10T+                ///@ tiles 16x16 (yours)",
+            "    |            ////            :",
+            "    |        ////                :",
+            "  1T+    /1//                    :",
+            "    |////  naive                 :",
+            "    |                            :",
+            "100G+                            :",
+            "    ++-----------+-----------+-----------+-----------+",
+            "    0.1          1           10         100         1000  FLOP/B"};
+        check_rows(&g, 1, 1, 80, utf8 ? u8 : ascii, 13);
+        check_rows(&g, 1, 14, 80, legend[!utf8], 4);
+
+        CU_ASSERT_EQUAL(render(&g, &p, utf8, 78, 12, 1), 11);
+        static const char *u8s[6] = {
+            "simulated H100-SXM preset's roof: 67.0 TFLOP/s, 3.35 TB/s, ridge 20.0 FLOP/B",
+            "100T┤                        ╱╱╱╱─3───────────────────",
+            " 10T┤            ╱╱╱╱╱╱╱◆╱╱╱╱    ┊ register tiles",
+            "  1T┤╱╱╱╱╱1╱╱╱╱╱╱        tiles 16x16 (yours)",
+            "100G┤      naive                 ┊",
+            "    └┴───────────┴───────────┴───────────┴───────────┴"};
+        static const char *asciis[6] = {
+            "simulated H100-SXM preset's roof: 67.0 TFLOP/s, 3.35 TB/s, ridge 20.0 FLOP/B",
+            "100T+                        ////-3-------------------",
+            " 10T+            ///////@////    : register tiles",
+            "  1T+/////1//////        tiles 16x16 (yours)",
+            "100G+      naive                 :",
+            "    ++-----------+-----------+-----------+-----------+"};
+        check_rows(&g, 1, 1, 78, utf8 ? u8s : asciis, 6);
+        check_rows(&g, 1, 7, 78,
+                   (const char *const[]){
+                       "    0.1          1           10         100         1000  FLOP/B"},
+                   1);
+        check_rows(&g, 1, 8, 78, legend[!utf8], 4);
     }
     pl_picture_free(&p);
-    const double ai2[3] = {0.25, 3.9, 28.4}, fl2[3] = {829e9, 11.5e12, 38.3e12};
-    const char *names2[3] = {"naive", "tiled 16x16 (yours)", "register tiles"};
-    CU_ASSERT_EQUAL_FATAL(pl_picture_roofline("simulated H100-SXM preset", 67e12, 3.35e12, 3, ai2,
-                                              fl2, names2, 1, &p),
-                          0);
-    for (int utf8 = 1; utf8 >= 0; utf8--) {
-        int h = viz_pic_roofline_rows(&p, 80);
-        draw(&g, utf8, 80, h);
-        viz_pic_roofline(&g, (pl_rect){0, 0, 80, h}, &p, 1);
-        dump(&g);
-        draw(&g, utf8, 78, 12);
-        viz_pic_roofline(&g, (pl_rect){0, 0, 78, 12}, &p, 1);
-        dump(&g);
-    }
-    pl_picture_free(&p);
+    viz_grid_free(&g);
+}
+
+/* Every size from 1 x 1 to 80 x 24: both pictures stay inside their rect
+ * (render checks) and say how many rows they used. */
+static void test_every_size(void)
+{
+    pl_picture t, rl;
+    tiles_picture(100, 40, 70, 16, 3, 1, &t);
+    const double ai[2] = {0.25, 3.9}, fl[2] = {829e9, 11.5e12};
+    const char *names[2] = {"naive", "tiles"};
+    CU_ASSERT_EQUAL_FATAL(pl_picture_roofline("r", 67e12, 3.35e12, 2, ai, fl, names, 1, &rl), 0);
+    viz_grid g = {0};
+    for (int w = 1; w <= 80; w += 3)
+        for (int h = 1; h <= 24; h++)
+            for (int utf8 = 0; utf8 < 2; utf8++) {
+                render(&g, &t, utf8, w, h, 0.7);
+                render(&g, &rl, utf8, w, h, 1);
+            }
+    pl_picture_free(&t);
+    pl_picture_free(&rl);
     viz_grid_free(&g);
 }
 
@@ -282,8 +571,12 @@ int register_picture_lab04_suite(void)
     static const unit_test tests[] = {
         {"the tiles along K of a 64^3 GEMM's block", test_tiles_builder},
         {"tiles cut by the edges; one matrix a round; refusals", test_tiles_edges},
-        {"the tiles drawn", test_tiles_render},
-        {"the roofline drawn", test_roofline_render},
+        {"the tiles drawn step by step, UTF-8 and ASCII", test_tiles_render},
+        {"512^3 folded: 2x2 tiles a cell at 120 columns, 4x4 at 80x24", test_tiles_folded},
+        {"the roofline's picture", test_roofline_builder},
+        {"a roofline point's position, the ridge, the ticks", test_roofline_point},
+        {"Lab 04's roofline at 80 columns and in 80x24", test_roofline_lab},
+        {"both pictures at every size up to 80x24", test_every_size},
     };
     return UNIT_SUITE("picture lab04", tests);
 }
