@@ -587,8 +587,9 @@ int viz_pic_roofline(viz_grid *g, pl_rect r, const struct pl_picture *p, double 
         double a = p->dv[2 + 2 * i], f = p->dv[3 + 2 * i], roof = bw * a < peak ? bw * a : peak;
         rl_flops(f, fl, sizeof fl);
         rl_fmt(a, ai, sizeof ai);
-        snprintf(line, sizeof line, "%-*s %6s FLOP/B  %14s  %3.0f%% of its roof", namew,
-                 p->sv[1 + i], ai, fl, 100 * f / roof);
+        double share = 100 * f / roof;
+        snprintf(line, sizeof line, "%-*s %6s FLOP/B  %14s  %*.*f%% of its roof", namew,
+                 p->sv[1 + i], ai, fl, 3, share < 9.95 ? 1 : 0, share);
         int hl = i == p->p[1];
         put(g, r, r.x, y, rl_point_glyph(g, p, i), hl ? COL_FOCUS : COL_KERNEL,
             hl ? ATTR_BOLD | ATTR_REVERSE : ATTR_BOLD);

@@ -325,7 +325,7 @@ static int run_steps(pl_rank *r)
             snprintf(seen, sizeof seen,
                      " The picture: the roofline of the %s, each kernel at the FLOP per byte of "
                      "the FLOPs and bytes it declares (what its algorithm moves: counted, not "
-                     "measured) and the FLOP/s of its %s time; %s is the highlighted one.",
+                     "measured) and the FLOP/s of its %s time, %s highlighted.",
                      pl_device_model(&(pl_hw_model){0}) == 0 ? "simulated preset (its datasheet)"
                                                              : "GPU (from its attributes)",
                      pl_clock_name(), pl_lab_is_todo(0) ? "the reference's tiles" : "yours");
@@ -333,11 +333,11 @@ static int run_steps(pl_rank *r)
         PL_LAB_STEP(
             "Each tile loaded into shared memory (or registers) is used 16 (or 128) times: the "
             "bytes moved per FLOP drop by that factor, and the kernel climbs the roofline's "
-            "slope towards the compute roof. Here: register tiles ran %.1fx as fast as naive, "
-            "%s %.1fx.%s",
-            gf[0] > 0 ? gf[2] / gf[0] : 0,
+            "slope towards the compute roof.%s Here: register tiles ran %.1fx as fast as naive, "
+            "%s %.1fx.",
+            seen, gf[0] > 0 ? gf[2] / gf[0] : 0,
             pl_lab_is_todo(0) ? "the reference's tiles (yours are still TODO)" : "your tiles",
-            gf[0] > 0 ? gf[1] / gf[0] : 0, seen);
+            gf[0] > 0 ? gf[1] / gf[0] : 0);
     }
     status = 0;
 out:
