@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../labs/04_gemm/lab04.h"
 #include "../../viz/vizint.h"
 #include "grid_text.h"
+#include "paralab/device.h"
 #include "paralab/picture.h"
 #include "suites.h"
 
@@ -198,6 +200,104 @@ static void test_tiles_edges(void)
     expect_tile(&p, 1, 1, 5, 0, 1, 4);
     pl_picture_free(&p);
     free(b.rec.access);
+}
+
+/* The real thing: Lab 04's reference tiled kernel (kernels_lab04.cu, in
+ * call mode) recorded by the simulated GPU for the block at tile (tr, tc)
+ * of C = A.B (M x K times K x N), and its tiles picture; C checked too. */
+static void record_real(int M, int N, int K, int tr, int tc, pl_kernel_record *rec, pl_picture *p)
+{
+    size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N;
+    float *A = malloc(na * sizeof *A), *B = malloc(nb * sizeof *B), *C = malloc(nc * sizeof *C);
+    float *dA = NULL, *dB = NULL, *dC = NULL;
+    CU_ASSERT_FATAL(A && B && C);
+    for (size_t i = 0; i < na; i++) A[i] = (float)(i % 7) - 3;
+    for (size_t i = 0; i < nb; i++) B[i] = (float)(i % 5) - 2;
+    CU_ASSERT_EQUAL_FATAL(cudaMalloc((void **)&dA, na * sizeof *A), cudaSuccess);
+    CU_ASSERT_EQUAL_FATAL(cudaMalloc((void **)&dB, nb * sizeof *B), cudaSuccess);
+    CU_ASSERT_EQUAL_FATAL(cudaMalloc((void **)&dC, nc * sizeof *C), cudaSuccess);
+    CU_ASSERT_EQUAL(cudaMemcpy(dA, A, na * sizeof *A, cudaMemcpyHostToDevice), cudaSuccess);
+    CU_ASSERT_EQUAL(cudaMemcpy(dB, B, nb * sizeof *B, cudaMemcpyHostToDevice), cudaSuccess);
+    unsigned gx = (unsigned)((N + 15) / 16);
+    pl_record_config c = {.max_accesses = 1 << 16,
+                          .nranges = 2,
+                          .block_first = (unsigned)tr * gx + (unsigned)tc,
+                          .block_count = 1};
+    c.range[0].lo = dA;
+    c.range[0].len = na * sizeof *A;
+    c.range[1].lo = dB;
+    c.range[1].len = nb * sizeof *B;
+    CU_ASSERT_EQUAL(pl_device_caps()->records, 1);
+    CU_ASSERT_EQUAL_FATAL(pl_device_record_begin(&c), 0);
+    CU_ASSERT_EQUAL(lab04_solution.matmul_tiled(dC, dA, dB, M, N, K), cudaSuccess);
+    CU_ASSERT_EQUAL(cudaDeviceSynchronize(), cudaSuccess);
+    CU_ASSERT_EQUAL_FATAL(pl_device_record_end(rec), 0);
+    CU_ASSERT_EQUAL(cudaMemcpy(C, dC, nc * sizeof *C, cudaMemcpyDeviceToHost), cudaSuccess);
+    long wrong = 0;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double want = 0;
+            for (int k = 0; k < K; k++) want += (double)A[(size_t)i * K + k] * B[(size_t)k * N + j];
+            wrong += C[(size_t)i * N + j] != (float)want; /* small integers: exact */
+        }
+    CU_ASSERT_EQUAL(wrong, 0);
+    CU_ASSERT_EQUAL(pl_picture_tiles(rec, M, N, K, 16, tr, tc, p), 0);
+    cudaFree(dA);
+    cudaFree(dB);
+    cudaFree(dC);
+    free(A);
+    free(B);
+    free(C);
+}
+
+static void test_tiles_recorded(void)
+{
+    pl_kernel_record rec;
+    pl_picture p = {0};
+    /* 64^3: the block at (1, 2), as the hand-made record above */
+    record_real(64, 64, 64, 1, 2, &rec, &p);
+    CU_ASSERT_STRING_EQUAL(rec.kernel, "matmul_tiled");
+    CU_ASSERT_EQUAL(rec.grid[0], 4);
+    CU_ASSERT_EQUAL(rec.grid[1], 4);
+    CU_ASSERT_EQUAL(rec.block[0], 16);
+    CU_ASSERT_EQUAL(rec.block[1], 16);
+    CU_ASSERT_EQUAL(rec.truncated, 0);
+    /* one load of A and one of B per thread per step, all of block 6, in rounds 0, 2, 4, 6 */
+    CU_ASSERT_EQUAL(rec.naccess, 2 * 256 * 4);
+    size_t per_round[8] = {0}, other = 0;
+    for (size_t i = 0; i < rec.naccess; i++) {
+        const pl_record_access *a = &rec.access[i];
+        if (a->block != 6 || a->store || a->size != 4 || a->round >= 8 ||
+            (a->space != 1 && a->space != 2))
+            other++;
+        else
+            per_round[a->round]++;
+    }
+    CU_ASSERT_EQUAL(other, 0);
+    for (int r = 0; r < 8; r++) CU_ASSERT_EQUAL(per_round[r], r % 2 ? 0 : 512);
+    CU_ASSERT_EQUAL(p.p[4], 4);
+    CU_ASSERT_EQUAL(p.p[7], 0);
+    if (p.p[4] == 4)
+        for (int s = 0; s < 4; s++) {
+            expect_tile(&p, s, 0, 16, 16 * s, 16, 16);
+            expect_tile(&p, s, 1, 16 * s, 32, 16, 16);
+        }
+    pl_picture_free(&p);
+    pl_kernel_record_free(&rec);
+
+    /* M = 40, N = 24, K = 40: the block at (2, 1), cut by every edge */
+    record_real(40, 24, 40, 2, 1, &rec, &p);
+    CU_ASSERT_EQUAL(p.p[4], 3);
+    if (p.p[4] == 3) {
+        expect_tile(&p, 0, 0, 32, 0, 8, 16);
+        expect_tile(&p, 0, 1, 0, 16, 16, 8);
+        expect_tile(&p, 1, 0, 32, 16, 8, 16);
+        expect_tile(&p, 1, 1, 16, 16, 16, 8);
+        expect_tile(&p, 2, 0, 32, 32, 8, 8);
+        expect_tile(&p, 2, 1, 32, 16, 8, 8);
+    }
+    pl_picture_free(&p);
+    pl_kernel_record_free(&rec);
 }
 
 /* A tiles picture of M x N x K, tiles of T, for the block at (tr, tc),
@@ -571,6 +671,7 @@ int register_picture_lab04_suite(void)
     static const unit_test tests[] = {
         {"the tiles along K of a 64^3 GEMM's block", test_tiles_builder},
         {"tiles cut by the edges; one matrix a round; refusals", test_tiles_edges},
+        {"the tiles of Lab 04's tiled kernel, recorded", test_tiles_recorded},
         {"the tiles drawn step by step, UTF-8 and ASCII", test_tiles_render},
         {"512^3 folded: 2x2 tiles a cell at 120 columns, 4x4 at 80x24", test_tiles_folded},
         {"the roofline's picture", test_roofline_builder},
