@@ -78,7 +78,7 @@ typedef struct {
 } tiles_geo;
 
 #define TILES_GAP 5       /* "  x  " between A and B, "  =  " between B and C */
-#define TILES_FIXED 4     /* headline, step line, labels, legend */
+#define TILES_FIXED 4     /* headline, step line, labels, legend (and the fold's note) */
 #define TILES_MAX_GRID 16 /* the grid rows a picture asks for */
 
 static int cdiv(long a, long b) { return (int)((a + b - 1) / b); }
@@ -156,12 +156,50 @@ static int tile_cells(const pl_picture *p, const tiles_geo *G, int s, int m, int
     return 1;
 }
 
+static const char *const TILE_WORDS[2][5] = {
+    {"this step", "loaded before", "still to load", "the block's C tile", "others"},
+    {"now", "before", "to load", "its C tile", "others"}};
+
+/* The legend's form (0 long, 1 short) at width w, and its rows: 2 when
+ * the fold's note ("(a cell: 2x2 tiles)") needs a row of its own. */
+static int tiles_legend(const tiles_geo *G, int w, int *form, char *fold, size_t cap)
+{
+    fold[0] = '\0';
+    if (G->f > 1) snprintf(fold, cap, "(a cell: %dx%d tiles)", G->f, G->f);
+    for (*form = 0; *form < 2; (*form)++) {
+        /* a glyph, a blank, the words, two blanks between; the note two blanks after */
+        int len = fold[0] ? 2 + (int)strlen(fold) : 0;
+        for (int i = 0; i < 5; i++) len += (i ? 2 : 0) + 2 + (int)strlen(TILE_WORDS[*form][i]);
+        if (len <= w) return 1;
+    }
+    *form = 1;
+    return fold[0] ? 2 : 1;
+}
+
+/* The geometry in w x h (h: the rows for all of it), the fold's note on a row of its own
+ * where it must; *rows: all it takes. 0: the tiles do not fit. */
+static int tiles_layout(const pl_picture *p, int w, int h, tiles_geo *G, int *form, char *fold,
+                        size_t cap, int *rows)
+{
+    for (int extra = 0; extra < 2; extra++) {
+        if (!tiles_geometry(p, w, h - TILES_FIXED - extra, G)) continue;
+        int lr = tiles_legend(G, w, form, fold, cap);
+        if (lr - 1 > extra) continue;
+        *rows = TILES_FIXED - 1 + lr + G->gh;
+        return 1;
+    }
+    return 0;
+}
+
 int viz_pic_tiles_rows(const struct pl_picture *p, int w)
 {
     tiles_geo G;
+    char fold[40];
+    int form, rows;
     if (!tiles_ok(p)) return 1;
-    if (!tiles_geometry(p, w, TILES_MAX_GRID, &G)) return 2;
-    return TILES_FIXED + G.gh;
+    if (!tiles_layout(p, w, TILES_MAX_GRID + TILES_FIXED + 1, &G, &form, fold, sizeof fold, &rows))
+        return 2;
+    return rows;
 }
 
 int viz_pic_tiles(viz_grid *g, pl_rect r, const struct pl_picture *p, double reveal)
@@ -186,6 +224,8 @@ int viz_pic_tiles(viz_grid *g, pl_rect r, const struct pl_picture *p, double rev
                  a, b);
         if ((int)strlen(line) > r.w)
             snprintf(line, sizeof line, "step %d of %d along K: %s and %s", cur + 1, S, a, b);
+        if ((int)strlen(line) > r.w)
+            snprintf(line, sizeof line, "step %d of %d: %s, %s", cur + 1, S, a, b);
     } else
         snprintf(line, sizeof line, "%d step%s along K to come", S, S == 1 ? "" : "s");
     if (r.h < TILES_FIXED + 1) {
@@ -193,7 +233,9 @@ int viz_pic_tiles(viz_grid *g, pl_rect r, const struct pl_picture *p, double rev
         return 1;
     }
     tiles_geo G;
-    if (!tiles_geometry(p, r.w, r.h - TILES_FIXED, &G)) {
+    char fold[40];
+    int form, used;
+    if (!tiles_layout(p, r.w, r.h, &G, &form, fold, sizeof fold, &used)) {
         text(g, r, r.x, r.y, line, COL_DEFAULT, 0);
         text(g, r, r.x, r.y + 1, "(no room for the tiles)", COL_DIM, 0);
         return 2;
@@ -264,34 +306,23 @@ int viz_pic_tiles(viz_grid *g, pl_rect r, const struct pl_picture *p, double rev
     put(g, r, x[1] - 3, mid, g->utf8 ? 0x00D7 : 'x', COL_DEFAULT, 0);
     put(g, r, x[2] - 3, mid, '=', COL_DEFAULT, 0);
 
-    /* the legend: a glyph and its words each */
-    static const char *words[] = {"this step", "loaded before", "still to load",
-                                  "the block's C tile", "others"};
-    static const char *brief[] = {"now", "before", "to load", "its C tile", "others"};
+    /* the legend: a glyph and its words each, and how many tiles a cell is */
     uint32_t glyph[5];
     int order[5] = {T_NOW, T_BEFORE, T_LATER, -1, T_OTHER};
     for (int i = 0; i < 5; i++)
         glyph[i] = order[i] < 0 ? (g->utf8 ? C_TILE_U8 : C_TILE_ASCII)
                                 : (g->utf8 ? TILE_U8[order[i]] : (uint32_t)TILE_ASCII[order[i]]);
-    char fold[40] = "";
-    if (G.f > 1) snprintf(fold, sizeof fold, "(a cell: %dx%d tiles)", G.f, G.f);
-    int yl = y0 + G.gh;
-    for (int form = 0; form < 2; form++) {
-        const char **wd = form ? brief : words;
-        int len = 0;
-        for (int i = 0; i < 5; i++) len += 2 + (int)strlen(wd[i]) + 2;
-        len += (int)strlen(fold);
-        if (len > r.w && form == 0) continue;
-        int xx = r.x;
-        for (int i = 0; i < 5; i++) {
-            put(g, r, xx, yl, glyph[i], order[i] < 0 ? COL_FOCUS : TILE_COL[order[i]], 0);
-            xx += 2;
-            xx += text(g, r, xx, yl, wd[i], COL_DEFAULT, 0) + 2;
-        }
-        text(g, r, xx, yl, fold, COL_DIM, 0);
-        break;
+    int yl = y0 + G.gh, xx = r.x;
+    for (int i = 0; i < 5; i++) {
+        put(g, r, xx, yl, glyph[i], order[i] < 0 ? COL_FOCUS : TILE_COL[order[i]], 0);
+        xx += 2;
+        xx += text(g, r, xx, yl, TILE_WORDS[form][i], COL_DEFAULT, 0) + 2;
     }
-    return TILES_FIXED + G.gh;
+    if (used == TILES_FIXED + G.gh + 1) /* the note on its own row */
+        text(g, r, r.x, yl + 1, fold, COL_DIM, 0);
+    else
+        text(g, r, xx, yl, fold, COL_DIM, 0);
+    return used;
 }
 
 /* ---- roofline -------------------------------------------------------------------------- */
@@ -310,7 +341,7 @@ static int roofline_ok(const pl_picture *p)
 }
 
 #define RL_YLAB 5  /* "100T" and the axis */
-#define RL_RIGHT 2 /* room for the last x tick's label */
+#define RL_RIGHT 12 /* room for the last x tick's label ("1000") and the unit ("  FLOP/B") */
 #define RL_MAX_DECADES 8
 #define RL_MAX_CPD 12
 #define RL_MAX_RPD 3
@@ -344,23 +375,24 @@ static void rl_axes(const pl_picture *p, rl_geo *G)
     if (G->yhi - G->ylo > RL_MAX_DECADES) G->ylo = G->yhi - RL_MAX_DECADES;
 }
 
-/* Rows besides the plot's: the header, the x axis, its labels, the roof's legend. */
-#define RL_FIXED 4
+/* Rows besides the plot's and the header's: the x axis, its labels, the roof's legend. */
+#define RL_FIXED 3
 
-/* The geometry at w x h (h <= 0: as tall as it likes); 0 when no plot fits. */
-static int rl_geometry(const pl_picture *p, int w, int h, rl_geo *G)
+/* The geometry at w x h (h <= 0: as tall as it likes) under hr rows of
+ * header; 0 when no plot fits. With too few rows for the points' legend
+ * rows too, the plot takes what it needs first. */
+static int rl_geometry(const pl_picture *p, int w, int h, int hr, rl_geo *G)
 {
     rl_axes(p, G);
     int nx = G->xhi - G->xlo, ny = G->yhi - G->ylo, P = (int)p->p[0];
-    G->cpd = (w - RL_YLAB - RL_RIGHT - 1) / nx;
+    G->cpd = (w - RL_YLAB - RL_RIGHT) / nx;
     if (G->cpd > RL_MAX_CPD) G->cpd = RL_MAX_CPD;
     G->rpd = RL_MAX_RPD;
     if (h > 0) {
-        int room = h - RL_FIXED - P - 1;
+        int room = h - hr - RL_FIXED - P - 1;
         if (room / ny < G->rpd) G->rpd = room / ny;
         if (G->rpd < 1) {
-            /* without the points' legend rows (their names stay beside them) */
-            G->rpd = (h - RL_FIXED - 1) / ny;
+            G->rpd = (h - hr - RL_FIXED + 1 - 1) / ny; /* the axis and its labels, no legend */
             if (G->rpd > RL_MAX_RPD) G->rpd = RL_MAX_RPD;
         }
     }
@@ -419,6 +451,25 @@ static void rl_fmt(double v, char *buf, size_t cap)
     snprintf(buf, cap, "%.*f", v < 1 ? 2 : v < 100 ? 1 : 0, v);
 }
 
+/* The header, in the longest form that fits w: one line, or two (*line1
+ * "" when one). Returns its rows. */
+static int rl_header(const pl_picture *p, int w, char *line0, char *line1, size_t cap)
+{
+    char pk[32], rg[32];
+    double bw = p->dv[1];
+    rl_flops(p->dv[0], pk, sizeof pk);
+    rl_fmt(p->dv[0] / bw, rg, sizeof rg);
+    line1[0] = '\0';
+    snprintf(line0, cap, "the roof of the %s: %s FP32, %.2f TB/s; ridge at %s FLOP/B", p->sv[0], pk,
+             bw / 1e12, rg);
+    if ((int)strlen(line0) <= w) return 1;
+    snprintf(line0, cap, "%s's roof: %s, %.2f TB/s, ridge %s FLOP/B", p->sv[0], pk, bw / 1e12, rg);
+    if ((int)strlen(line0) <= w) return 1;
+    snprintf(line0, cap, "the roof of the %s:", p->sv[0]);
+    snprintf(line1, cap, "%s FP32, %.2f TB/s; ridge at %s FLOP/B", pk, bw / 1e12, rg);
+    return 2;
+}
+
 #define RL_POINT_HL_U8 0x25C6 /* ◆ */
 #define RL_POINT_HL_ASCII '@'
 
@@ -431,9 +482,11 @@ static uint32_t rl_point_glyph(const viz_grid *g, const pl_picture *p, int i)
 int viz_pic_roofline_rows(const struct pl_picture *p, int w)
 {
     rl_geo G;
+    char l0[256], l1[256];
     if (!roofline_ok(p)) return 1;
-    if (!rl_geometry(p, w, 0, &G)) return 1 + (int)p->p[0];
-    return RL_FIXED + G.ph + 1 + (int)p->p[0];
+    int hr = rl_header(p, w, l0, l1, sizeof l0);
+    if (!rl_geometry(p, w, 0, hr, &G)) return hr + (int)p->p[0];
+    return hr + G.ph + 1 + RL_FIXED + (int)p->p[0];
 }
 
 int viz_pic_roofline(viz_grid *g, pl_rect r, const struct pl_picture *p, double reveal)
@@ -446,21 +499,14 @@ int viz_pic_roofline(viz_grid *g, pl_rect r, const struct pl_picture *p, double 
     }
     double peak = p->dv[0], bw = p->dv[1], ridge = peak / bw;
     int P = (int)p->p[0];
-    char head[256], pk[32], rg[32];
-    rl_flops(peak, pk, sizeof pk);
-    rl_fmt(ridge, rg, sizeof rg);
-    snprintf(head, sizeof head, "the roof of the %s: %s FP32, %.2f TB/s; ridge at %s FLOP/B",
-             p->sv[0], pk, bw / 1e12, rg);
-    if ((int)strlen(head) > r.w)
-        snprintf(head, sizeof head, "%s's roof: %s, %.2f TB/s, ridge %s FLOP/B", p->sv[0], pk,
-                 bw / 1e12, rg);
-    if ((int)strlen(head) > r.w)
-        snprintf(head, sizeof head, "%s: %s, %.2f TB/s, ridge %s", p->sv[0], pk, bw / 1e12, rg);
-    text(g, r, r.x, r.y, head, COL_TITLE, 0);
+    char l0[256], l1[256];
+    int hr = rl_header(p, r.w, l0, l1, sizeof l0);
+    text(g, r, r.x, r.y, l0, COL_TITLE, 0);
+    if (hr > 1) text(g, r, r.x, r.y + 1, l1, COL_TITLE, 0);
 
     rl_geo G;
-    int y = r.y + 1;
-    if (!rl_geometry(p, r.w, r.h, &G)) {
+    int y = r.y + hr;
+    if (!rl_geometry(p, r.w, r.h, hr, &G)) {
         /* no room for a plot: the points as text */
         for (int i = 0; i < P && y < r.y + r.h; i++, y++) {
             char fl[32], ai[32];
@@ -471,10 +517,10 @@ int viz_pic_roofline(viz_grid *g, pl_rect r, const struct pl_picture *p, double 
             snprintf(line, sizeof line, "%s: %s FLOP/B, %s", p->sv[1 + i], ai, fl);
             text(g, r, r.x + 2, y, line, COL_DEFAULT, 0);
         }
-        return y - r.y;
+        return y - r.y < r.h ? y - r.y : r.h;
     }
-    int x0 = r.x + RL_YLAB, top = r.y + 1; /* plot column 0, plot row ph */
-    int bottom = top + G.ph;               /* plot row 0 */
+    int x0 = r.x + RL_YLAB, top = r.y + hr; /* plot column 0, plot row ph */
+    int bottom = top + G.ph;                /* plot row 0 */
 #define AT_ROW(row) (bottom - (row))
     /* the y axis with a tick and label per decade */
     for (int row = 0; row <= G.ph; row++) {
@@ -561,9 +607,34 @@ int viz_pic_roofline(viz_grid *g, pl_rect r, const struct pl_picture *p, double 
         }
     }
 #undef AT_ROW
-    /* the legend: the roof's marks, then a row per point */
+    /* the legend: the roof's marks, then a row per point (full, else compact, else the
+     * points' short entries flowed over the rows there are) */
     y = ax + 2;
-    if (y < r.y + r.h) {
+    int avail = r.y + r.h - y, namew = 0;
+    for (int i = 0; i < P; i++)
+        if ((int)strlen(p->sv[1 + i]) > namew) namew = (int)strlen(p->sv[1 + i]);
+    char(*line)[160] = calloc((size_t)P + 1, sizeof *line);
+    if (!line) return y - r.y < r.h ? y - r.y : r.h;
+    int form = 0; /* 0 full, 1 compact, 2 flowed */
+    for (form = 0; form < 2; form++) {
+        int fits = 1;
+        for (int i = 0; i < P; i++) {
+            char fl[32], ai[32];
+            double a = p->dv[2 + 2 * i], f = p->dv[3 + 2 * i], roof = bw * a < peak ? bw * a : peak;
+            double share = 100 * f / roof;
+            rl_flops(f, fl, sizeof fl);
+            rl_fmt(a, ai, sizeof ai);
+            if (form == 0)
+                snprintf(line[i], sizeof line[i], "%-*s %6s FLOP/B  %14s  %*.*f%% of its roof",
+                         namew, p->sv[1 + i], ai, fl, 3, share < 9.95 ? 1 : 0, share);
+            else
+                snprintf(line[i], sizeof line[i], "%-*s %s FLOP/B %s %.*f%%", namew, p->sv[1 + i],
+                         ai, fl, share < 9.95 ? 1 : 0, share);
+            fits = fits && 2 + (int)strlen(line[i]) <= r.w;
+        }
+        if (fits && avail >= P) break;
+    }
+    if (form < 2 && avail >= P + 1) {
         int xx = r.x;
         struct {
             uint32_t u8;
@@ -576,24 +647,40 @@ int viz_pic_roofline(viz_grid *g, pl_rect r, const struct pl_picture *p, double 
                 0);
             xx += 2 + text(g, r, xx + 2, y, roof[i].w, COL_DEFAULT, 0) + 2;
         }
-        text(g, r, xx, y, "(FLOP/s against FLOP/B, log-log)", COL_DIM, 0);
+        const char *note = "(FLOP/s against FLOP/B, log-log)";
+        if (xx + (int)strlen(note) > r.x + r.w) note = "(y: FLOP/s, log-log)";
+        if (xx + (int)strlen(note) > r.x + r.w) note = "(log-log)";
+        if (xx + (int)strlen(note) <= r.x + r.w) text(g, r, xx, y, note, COL_DIM, 0);
         y++;
     }
-    int namew = 0;
-    for (int i = 0; i < P; i++)
-        if ((int)strlen(p->sv[1 + i]) > namew) namew = (int)strlen(p->sv[1 + i]);
-    for (int i = 0; i < P && y < r.y + r.h; i++, y++) {
-        char fl[32], ai[32], line[160];
-        double a = p->dv[2 + 2 * i], f = p->dv[3 + 2 * i], roof = bw * a < peak ? bw * a : peak;
-        rl_flops(f, fl, sizeof fl);
-        rl_fmt(a, ai, sizeof ai);
-        double share = 100 * f / roof;
-        snprintf(line, sizeof line, "%-*s %6s FLOP/B  %14s  %*.*f%% of its roof", namew,
-                 p->sv[1 + i], ai, fl, 3, share < 9.95 ? 1 : 0, share);
-        int hl = i == p->p[1];
-        put(g, r, r.x, y, rl_point_glyph(g, p, i), hl ? COL_FOCUS : COL_KERNEL,
-            hl ? ATTR_BOLD | ATTR_REVERSE : ATTR_BOLD);
-        text(g, r, r.x + 2, y, line, hl ? COL_FOCUS : COL_DEFAULT, hl ? ATTR_BOLD : 0);
+    if (form < 2)
+        for (int i = 0; i < P && y < r.y + r.h; i++, y++) {
+            int hl = i == p->p[1];
+            put(g, r, r.x, y, rl_point_glyph(g, p, i), hl ? COL_FOCUS : COL_KERNEL,
+                hl ? ATTR_BOLD | ATTR_REVERSE : ATTR_BOLD);
+            text(g, r, r.x + 2, y, line[i], hl ? COL_FOCUS : COL_DEFAULT, hl ? ATTR_BOLD : 0);
+        }
+    else {
+        /* each point's glyph, name and FLOP/s, as many a row as fit */
+        int xx = r.x, used = avail > 0;
+        for (int i = 0; i < P && avail > 0; i++) {
+            char fl[32];
+            rl_flops(p->dv[3 + 2 * i], fl, sizeof fl);
+            snprintf(line[i], sizeof line[i], "%s %s", p->sv[1 + i], fl);
+            int n = 2 + (int)strlen(line[i]);
+            if (xx > r.x && xx + n > r.x + r.w) {
+                if (y + 1 >= r.y + r.h) break;
+                y++;
+                xx = r.x;
+            }
+            int hl = i == p->p[1];
+            put(g, r, xx, y, rl_point_glyph(g, p, i), hl ? COL_FOCUS : COL_KERNEL,
+                hl ? ATTR_BOLD | ATTR_REVERSE : ATTR_BOLD);
+            text(g, r, xx + 2, y, line[i], hl ? COL_FOCUS : COL_DEFAULT, 0);
+            xx += n + 2;
+        }
+        y += used;
     }
-    return y - r.y;
+    free(line);
+    return y - r.y < r.h ? y - r.y : r.h;
 }

@@ -539,25 +539,24 @@ static void test_roofline_point(void)
                                      "100G┤            ┊",
                                      "    └┴───────────┴───────────┴",
                                      "     1           10         100  FLOP/B",
-                                     "╱ memory roof  ─ FP32 peak  ┊ ridge  (FLOP/s against FLOP/B,",
+                                     "╱ memory roof  ─ FP32 peak  ┊ ridge  (y: FLOP/s, log-log)",
                                      "1 one     1.0 FLOP/B     500 GFLOP/s   50% of its roof",
                                      "2 two    10.0 FLOP/B    10.0 TFLOP/s  100% of its roof",
                                      "◆ mine   20.0 FLOP/B    2.00 TFLOP/s   20% of its roof"};
-        static const char *ascii[14] = {
-            "test's roof: 10.0 TFLOP/s, 1.00 TB/s, ridge 10.0 FLOP/B",
-            " 10T+          //2------------",
-            "    |      ////  :",
-            "    |   ///      :   @ mine",
-            "  1T+///         :",
-            "    |1 one       :",
-            "    |            :",
-            "100G+            :",
-            "    ++-----------+-----------+",
-            "     1           10         100  FLOP/B",
-            "/ memory roof  - FP32 peak  : ridge  (FLOP/s against FLOP/B,",
-            "1 one     1.0 FLOP/B     500 GFLOP/s   50% of its roof",
-            "2 two    10.0 FLOP/B    10.0 TFLOP/s  100% of its roof",
-            "@ mine   20.0 FLOP/B    2.00 TFLOP/s   20% of its roof"};
+        static const char *ascii[14] = {"test's roof: 10.0 TFLOP/s, 1.00 TB/s, ridge 10.0 FLOP/B",
+                                        " 10T+          //2------------",
+                                        "    |      ////  :",
+                                        "    |   ///      :   @ mine",
+                                        "  1T+///         :",
+                                        "    |1 one       :",
+                                        "    |            :",
+                                        "100G+            :",
+                                        "    ++-----------+-----------+",
+                                        "     1           10         100  FLOP/B",
+                                        "/ memory roof  - FP32 peak  : ridge  (y: FLOP/s, log-log)",
+                                        "1 one     1.0 FLOP/B     500 GFLOP/s   50% of its roof",
+                                        "2 two    10.0 FLOP/B    10.0 TFLOP/s  100% of its roof",
+                                        "@ mine   20.0 FLOP/B    2.00 TFLOP/s   20% of its roof"};
         check_rows(&g, 1, 1, 60, utf8 ? u8 : ascii, 14);
     }
     pl_picture_free(&p);
@@ -666,6 +665,130 @@ static void test_every_size(void)
     viz_grid_free(&g);
 }
 
+/* At the sizes the picture pane gives them: 58 x 25 inside its border at
+ * 120x40 (the right half of the body), 78 x 9 at 80x24 (across, 3/5 of
+ * the body's rows): the shorter headlines and step lines, the fold's note
+ * on a row of its own, the roofline's header on two rows, its compact
+ * legend; at 80x24 a roofline of one row a decade, its points' names and
+ * FLOP/s flowed over the last two rows. Lab 04 at 512 (32 tiles each way,
+ * the block at (16, 16)) and at 64 (the block at (2, 2)). */
+static void test_pane_sizes(void)
+{
+    static const char *t512_58[21] = {
+        "block (16, 16): C[256:272, 256:272], 32 steps along K",
+        "step 16 of 32: A[256:272, 240:256], B[240:256, 256:272]",
+        "A 512x512            B 512x512            C 512x512",
+        "················     ········▒·······     ················",
+        "················     ········▒·······     ················",
+        "················     ········▒·······     ················",
+        "················     ········▒·······     ················",
+        "················     ········▒·······     ················",
+        "················     ········▒·······     ················",
+        "················     ········▒·······     ················",
+        "················  ×  ········█·······  =  ················",
+        "▒▒▒▒▒▒▒█░░░░░░░░     ········░·······     ········◆·······",
+        "················     ········░·······     ················",
+        "················     ········░·······     ················",
+        "················     ········░·······     ················",
+        "················     ········░·······     ················",
+        "················     ········░·······     ················",
+        "················     ········░·······     ················",
+        "················     ········░·······     ················",
+        "█ now  ▒ before  ░ to load  ◆ its C tile  · others",
+        "(a cell: 2x2 tiles)",
+    };
+    static const char *t64_58[8] = {
+        "block (2, 2): C[32:48, 32:48], 4 steps along K",
+        "step 2 of 4 along K: A[32:48, 16:32] and B[16:32, 32:48]",
+        "A 64x64      B 64x64      C 64x64",
+        "· · · ·      · · ▒▒·      · · · ·",
+        "· · · ·   ×  · · ██·   =  · · · ·",
+        "▒▒██░░░░     · · ░░·      · · ◆◆·",
+        "· · · ·      · · ░░·      · · · ·",
+        "█ now  ▒ before  ░ to load  ◆ its C tile  · others",
+    };
+    static const char *rl_58[18] = {
+        "the roof of the simulated H100-SXM preset:",
+        "67.0 TFLOP/s FP32, 3.35 TB/s; ridge at 20.0 FLOP/B",
+        "100T┤",
+        "    │                    ╱╱╱╱─3───────────────",
+        "    │                 ╱╱╱   ┊  register tiles",
+        " 10T┤              ╱╱◆ tiles 16x16 (reference)",
+        "    │          ╱╱╱╱         ┊",
+        "    │       ╱╱╱             ┊",
+        "  1T┤    1╱╱                ┊",
+        "    │╱╱╱╱ naive             ┊",
+        "    │                       ┊",
+        "100G┤                       ┊",
+        "    └┴─────────┴─────────┴─────────┴─────────┴",
+        "    0.1        1         10       100       1000  FLOP/B",
+        "╱ memory roof  ─ FP32 peak  ┊ ridge  (y: FLOP/s, log-log)",
+        "1 naive                   0.25 FLOP/B 829 GFLOP/s 99%",
+        "◆ tiles 16x16 (reference) 3.9 FLOP/B 11.5 TFLOP/s 88%",
+        "3 register tiles          28.4 FLOP/B 38.3 TFLOP/s 57%",
+    };
+    static const char *t512_78x9[9] = {
+        "block (16, 16) computes C[256:272, 256:272] in 32 steps along K (tiles of 16)",
+        "step 16 of 32 along K: A[256:272, 240:256] and B[240:256, 256:272]",
+        "A 512x512      B 512x512      C 512x512",
+        "· · · · ·      · · ▒▒· ·      · · · · ·",
+        "· · · · ·      · · ▒▒· ·      · · · · ·",
+        "▒▒▒▒██░░░░  ×  · · ██· ·   =  · · ◆◆· ·",
+        "· · · · ·      · · ░░· ·      · · · · ·",
+        "· · · · ·      · · ░░· ·      · · · · ·",
+        "█ now  ▒ before  ░ to load  ◆ its C tile  · others  (a cell: 7x7 tiles)",
+    };
+    static const char *t64_78x9[8] = {
+        "block (2, 2) computes C[32:48, 32:48] in 4 steps along K (tiles of 16)",
+        "step 2 of 4 along K: A[32:48, 16:32] and B[16:32, 32:48] in shared memory",
+        "A 64x64      B 64x64      C 64x64",
+        "· · · ·      · · ▒▒·      · · · ·",
+        "· · · ·   ×  · · ██·   =  · · · ·",
+        "▒▒██░░░░     · · ░░·      · · ◆◆·",
+        "· · · ·      · · ░░·      · · · ·",
+        "█ this step  ▒ loaded before  ░ still to load  ◆ the block's C tile  · others",
+    };
+    static const char *rl_78x9[9] = {
+        "simulated H100-SXM preset's roof: 67.0 TFLOP/s, 3.35 TB/s, ridge 20.0 FLOP/B",
+        "100T┤                        ╱╱╱╱─3───────────────────",
+        " 10T┤            ╱╱╱╱╱╱╱◆╱╱╱╱    ┊ register tiles",
+        "  1T┤╱╱╱╱╱1╱╱╱╱╱╱        tiles 16x16 (reference)",
+        "100G┤      naive                 ┊",
+        "    └┴───────────┴───────────┴───────────┴───────────┴",
+        "    0.1          1           10         100         1000  FLOP/B",
+        "1 naive 829 GFLOP/s  ◆ tiles 16x16 (reference) 11.5 TFLOP/s",
+        "3 register tiles 38.3 TFLOP/s",
+    };
+    const double ai[3] = {0.25, 3.9, 28.4}, fl[3] = {829e9, 11.5e12, 38.3e12};
+    const char *names[3] = {"naive", "tiles 16x16 (reference)", "register tiles"};
+    pl_picture t512, t64, rl;
+    tiles_picture(512, 512, 512, 16, 16, 16, &t512);
+    tiles_picture(64, 64, 64, 16, 2, 2, &t64);
+    CU_ASSERT_EQUAL_FATAL(
+        pl_picture_roofline("simulated H100-SXM preset", 67e12, 3.35e12, 3, ai, fl, names, 1, &rl),
+        0);
+    viz_grid g = {0};
+    CU_ASSERT_EQUAL(viz_pic_tiles_rows(&t512, 58), 21);
+    CU_ASSERT_EQUAL(viz_pic_tiles_rows(&t64, 58), 8);
+    CU_ASSERT_EQUAL(viz_pic_roofline_rows(&rl, 58), 18);
+    CU_ASSERT_EQUAL(render(&g, &t512, 1, 58, 25, 0.5), 21);
+    check_rows(&g, 1, 1, 58, t512_58, 21);
+    CU_ASSERT_EQUAL(render(&g, &t64, 1, 58, 25, 0.5), 8);
+    check_rows(&g, 1, 1, 58, t64_58, 8);
+    CU_ASSERT_EQUAL(render(&g, &rl, 1, 58, 25, 1), 18);
+    check_rows(&g, 1, 1, 58, rl_58, 18);
+    CU_ASSERT_EQUAL(render(&g, &t512, 1, 78, 9, 0.5), 9);
+    check_rows(&g, 1, 1, 78, t512_78x9, 9);
+    CU_ASSERT_EQUAL(render(&g, &t64, 1, 78, 9, 0.5), 8);
+    check_rows(&g, 1, 1, 78, t64_78x9, 8);
+    CU_ASSERT_EQUAL(render(&g, &rl, 1, 78, 9, 1), 9);
+    check_rows(&g, 1, 1, 78, rl_78x9, 9);
+    pl_picture_free(&t512);
+    pl_picture_free(&t64);
+    pl_picture_free(&rl);
+    viz_grid_free(&g);
+}
+
 int register_picture_lab04_suite(void)
 {
     static const unit_test tests[] = {
@@ -677,6 +800,7 @@ int register_picture_lab04_suite(void)
         {"the roofline's picture", test_roofline_builder},
         {"a roofline point's position, the ridge, the ticks", test_roofline_point},
         {"Lab 04's roofline at 80 columns and in 80x24", test_roofline_lab},
+        {"at the picture pane's sizes at 120x40 and 80x24", test_pane_sizes},
         {"both pictures at every size up to 80x24", test_every_size},
     };
     return UNIT_SUITE("picture lab04", tests);
