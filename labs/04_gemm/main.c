@@ -167,6 +167,7 @@ static int roofline(const struct cudaDeviceProp *prop, double peak, double bw, i
         nm[k++] = names[i];
     }
     if (peak <= 0 || bw <= 0 || k == 0) return -1;
+    pl_picture_free(pic); /* a step before may have drawn one */
     return pl_picture_roofline(whose, peak, bw, k, a, fl, nm, hl, pic);
 }
 
