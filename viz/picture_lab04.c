@@ -178,17 +178,42 @@ static int tiles_legend(const tiles_geo *G, int w, int *form, char *fold, size_t
 
 /* The geometry in w x h (h: the rows for all of it), the fold's note on a row of its own
  * where it must; *rows: all it takes. 0: the tiles do not fit. */
-static int tiles_layout(const pl_picture *p, int w, int h, tiles_geo *G, int *form, char *fold,
-                        size_t cap, int *rows)
+static int tiles_layout_at(const pl_picture *p, int w, int h, int fixed, tiles_geo *G, int *form,
+                           char *fold, size_t cap, int *rows)
 {
     for (int extra = 0; extra < 2; extra++) {
-        if (!tiles_geometry(p, w, h - TILES_FIXED - extra, G)) continue;
+        if (!tiles_geometry(p, w, h - fixed - extra, G)) continue;
         int lr = tiles_legend(G, w, form, fold, cap);
         if (lr - 1 > extra) continue;
-        *rows = TILES_FIXED - 1 + lr + G->gh;
+        *rows = fixed - 1 + lr + G->gh;
         return 1;
     }
     return 0;
+}
+
+/* The same, and where rows are few the least folded of: everything
+ * (*level 0), no headline (1: the pane's title names the block), no
+ * labels either (2: the step line names A and B); a level up only where
+ * its cells are at most half as many tiles across. */
+static int tiles_layout(const pl_picture *p, int w, int h, tiles_geo *G, int *form, char *fold,
+                        size_t cap, int *rows, int *level)
+{
+    int found = 0;
+    for (int lv = 0; lv < 3; lv++) {
+        tiles_geo g2;
+        int f2, r2;
+        char fold2[40];
+        if (!tiles_layout_at(p, w, h, TILES_FIXED - lv, &g2, &f2, fold2, sizeof fold2, &r2))
+            continue;
+        if (found && 2 * g2.f > G->f) continue; /* worth a row only where it halves the fold */
+        *G = g2;
+        *form = f2;
+        *rows = r2;
+        *level = lv;
+        snprintf(fold, cap, "%s", fold2);
+        found = 1;
+    }
+    return found;
 }
 
 int viz_pic_tiles_rows(const struct pl_picture *p, int w)
@@ -197,7 +222,8 @@ int viz_pic_tiles_rows(const struct pl_picture *p, int w)
     char fold[40];
     int form, rows;
     if (!tiles_ok(p)) return 1;
-    if (!tiles_layout(p, w, TILES_MAX_GRID + TILES_FIXED + 1, &G, &form, fold, sizeof fold, &rows))
+    if (!tiles_layout_at(p, w, TILES_MAX_GRID + TILES_FIXED + 1, TILES_FIXED, &G, &form, fold,
+                         sizeof fold, &rows))
         return 2;
     return rows;
 }
@@ -228,14 +254,14 @@ int viz_pic_tiles(viz_grid *g, pl_rect r, const struct pl_picture *p, double rev
             snprintf(line, sizeof line, "step %d of %d: %s, %s", cur + 1, S, a, b);
     } else
         snprintf(line, sizeof line, "%d step%s along K to come", S, S == 1 ? "" : "s");
-    if (r.h < TILES_FIXED + 1) {
+    if (r.h < TILES_FIXED - 2 + 1) {
         text(g, r, r.x, r.y, line, COL_DEFAULT, 0);
         return 1;
     }
     tiles_geo G;
     char fold[40];
-    int form, used;
-    if (!tiles_layout(p, r.w, r.h, &G, &form, fold, sizeof fold, &used)) {
+    int form = 1, used = 0, level = 0;
+    if (!tiles_layout(p, r.w, r.h, &G, &form, fold, sizeof fold, &used, &level)) {
         text(g, r, r.x, r.y, line, COL_DEFAULT, 0);
         text(g, r, r.x, r.y + 1, "(no room for the tiles)", COL_DIM, 0);
         return 2;
@@ -252,8 +278,9 @@ int viz_pic_tiles(viz_grid *g, pl_rect r, const struct pl_picture *p, double rev
     if ((int)strlen(head) > r.w)
         snprintf(head, sizeof head, "block (%d, %d): C[%ld:%ld, %ld:%ld], %d steps along K%s", tr,
                  tc, ro, re, co, ce, S, p->p[7] ? ", record cut short" : "");
-    text(g, r, r.x, r.y, head, COL_TITLE, 0);
-    text(g, r, r.x, r.y + 1, line, COL_DEFAULT, ATTR_BOLD);
+    int yh = r.y + (level == 0); /* the step line's row */
+    if (level == 0) text(g, r, r.x, r.y, head, COL_TITLE, 0);
+    text(g, r, r.x, yh, line, COL_DEFAULT, ATTR_BOLD);
 
     /* each cell's state, A's and B's, from every step's tiles */
     int na = G.am * G.ak, nb = G.bk * G.bn;
@@ -276,8 +303,9 @@ int viz_pic_tiles(viz_grid *g, pl_rect r, const struct pl_picture *p, double rev
     x[0] = r.x;
     x[1] = x[0] + G.colw[0] + TILES_GAP;
     x[2] = x[1] + G.colw[1] + TILES_GAP;
-    int y0 = r.y + 3;
-    for (int i = 0; i < 3; i++) text(g, r, x[i], r.y + 2, G.label[i], COL_TITLE, 0);
+    int y0 = yh + 1 + (level < 2);
+    if (level < 2)
+        for (int i = 0; i < 3; i++) text(g, r, x[i], yh + 1, G.label[i], COL_TITLE, 0);
     for (int m = 0; m < 2; m++) {
         int rows = m ? G.bk : G.am, cols = m ? G.bn : G.ak;
         const unsigned char *base = st + (m ? na : 0);
@@ -318,7 +346,7 @@ int viz_pic_tiles(viz_grid *g, pl_rect r, const struct pl_picture *p, double rev
         xx += 2;
         xx += text(g, r, xx, yl, TILE_WORDS[form][i], COL_DEFAULT, 0) + 2;
     }
-    if (used == TILES_FIXED + G.gh + 1) /* the note on its own row */
+    if (used == TILES_FIXED - level + 1 + G.gh) /* the note on its own row */
         text(g, r, r.x, yl + 1, fold, COL_DIM, 0);
     else
         text(g, r, xx, yl, fold, COL_DIM, 0);
@@ -340,7 +368,7 @@ static int roofline_ok(const pl_picture *p)
     return 1;
 }
 
-#define RL_YLAB 5  /* "100T" and the axis */
+#define RL_YLAB 5   /* "100T" and the axis */
 #define RL_RIGHT 12 /* room for the last x tick's label ("1000") and the unit ("  FLOP/B") */
 #define RL_MAX_DECADES 8
 #define RL_MAX_CPD 12
@@ -350,6 +378,7 @@ typedef struct {
     int xlo, xhi, ylo, yhi; /* decades (log10) of the axes */
     int cpd, rpd;           /* columns and rows per decade */
     int pw, ph;             /* the plot spans columns 0..pw and rows 0..ph (from the bottom) */
+    int header, axis;       /* 1: the header's rows and the x axis's line are drawn (bare: 0) */
 } rl_geo;
 
 static void rl_axes(const pl_picture *p, rl_geo *G)
@@ -388,12 +417,19 @@ static int rl_geometry(const pl_picture *p, int w, int h, int hr, rl_geo *G)
     G->cpd = (w - RL_YLAB - RL_RIGHT) / nx;
     if (G->cpd > RL_MAX_CPD) G->cpd = RL_MAX_CPD;
     G->rpd = RL_MAX_RPD;
+    G->header = G->axis = 1;
     if (h > 0) {
         int room = h - hr - RL_FIXED - P - 1;
         if (room / ny < G->rpd) G->rpd = room / ny;
         if (G->rpd < 1) {
-            G->rpd = (h - hr - RL_FIXED + 1 - 1) / ny; /* the axis and its labels, no legend */
+            G->rpd = (h - hr - RL_FIXED) / ny; /* the axis and its labels, a flowed legend */
             if (G->rpd > RL_MAX_RPD) G->rpd = RL_MAX_RPD;
+        }
+        if (G->rpd < 1) {
+            /* bare: the plot and its x labels, no header, no axis line (an 80x24 screen) */
+            G->rpd = (h - 2) / ny;
+            if (G->rpd > RL_MAX_RPD) G->rpd = RL_MAX_RPD;
+            G->header = G->axis = 0;
         }
     }
     if (G->cpd < 2 || G->rpd < 1) return 0;
@@ -501,12 +537,14 @@ int viz_pic_roofline(viz_grid *g, pl_rect r, const struct pl_picture *p, double 
     int P = (int)p->p[0];
     char l0[256], l1[256];
     int hr = rl_header(p, r.w, l0, l1, sizeof l0);
-    text(g, r, r.x, r.y, l0, COL_TITLE, 0);
-    if (hr > 1) text(g, r, r.x, r.y + 1, l1, COL_TITLE, 0);
-
     rl_geo G;
+    int plotted = rl_geometry(p, r.w, r.h, hr, &G);
+    if (!plotted || G.header) {
+        text(g, r, r.x, r.y, l0, COL_TITLE, 0);
+        if (hr > 1) text(g, r, r.x, r.y + 1, l1, COL_TITLE, 0);
+    }
     int y = r.y + hr;
-    if (!rl_geometry(p, r.w, r.h, hr, &G)) {
+    if (!plotted) {
         /* no room for a plot: the points as text */
         for (int i = 0; i < P && y < r.y + r.h; i++, y++) {
             char fl[32], ai[32];
@@ -519,8 +557,8 @@ int viz_pic_roofline(viz_grid *g, pl_rect r, const struct pl_picture *p, double 
         }
         return y - r.y < r.h ? y - r.y : r.h;
     }
-    int x0 = r.x + RL_YLAB, top = r.y + hr; /* plot column 0, plot row ph */
-    int bottom = top + G.ph;                /* plot row 0 */
+    int x0 = r.x + RL_YLAB, top = r.y + (G.header ? hr : 0); /* plot column 0, plot row ph */
+    int bottom = top + G.ph;                                 /* plot row 0 */
 #define AT_ROW(row) (bottom - (row))
     /* the y axis with a tick and label per decade */
     for (int row = 0; row <= G.ph; row++) {
@@ -535,13 +573,16 @@ int viz_pic_roofline(viz_grid *g, pl_rect r, const struct pl_picture *p, double 
         }
     }
     /* the x axis under the plot, its ticks and labels */
-    int ax = bottom + 1;
-    put(g, r, x0 - 1, ax, g->utf8 ? 0x2514 : '+', COL_BORDER, 0);
-    for (int c = 0; c <= G.pw; c++) {
-        int tick = c % G.cpd == 0;
-        put(g, r, x0 + c, ax, g->utf8 ? (tick ? 0x2534 : 0x2500) : (tick ? '+' : '-'), COL_BORDER,
-            0);
-    }
+    int ax = bottom + 1; /* the x axis's line, its labels under it (bare: no line) */
+    if (G.axis) {
+        put(g, r, x0 - 1, ax, g->utf8 ? 0x2514 : '+', COL_BORDER, 0);
+        for (int c = 0; c <= G.pw; c++) {
+            int tick = c % G.cpd == 0;
+            put(g, r, x0 + c, ax, g->utf8 ? (tick ? 0x2534 : 0x2500) : (tick ? '+' : '-'),
+                COL_BORDER, 0);
+        }
+    } else
+        ax--;
     int lastx = -1000;
     for (int d = 0; d <= G.xhi - G.xlo; d++) {
         char t[16];

@@ -397,7 +397,7 @@ static void test_tiles_render(void)
                                      "shared memory"},
                1);
     /* too few rows: the step line alone */
-    CU_ASSERT_EQUAL(render(&g, &p, 1, 80, 4, 0.5), 1);
+    CU_ASSERT_EQUAL(render(&g, &p, 1, 80, 2, 0.5), 1);
     check_rows(&g, 1, 1, 80, &steps[1], 1);
     pl_picture_free(&p);
     viz_grid_free(&g);
@@ -669,9 +669,10 @@ static void test_every_size(void)
  * 120x40 (the right half of the body), 78 x 9 at 80x24 (across, 3/5 of
  * the body's rows): the shorter headlines and step lines, the fold's note
  * on a row of its own, the roofline's header on two rows, its compact
- * legend; at 80x24 a roofline of one row a decade, its points' names and
- * FLOP/s flowed over the last two rows. Lab 04 at 512 (32 tiles each way,
- * the block at (16, 16)) and at 64 (the block at (2, 2)). */
+ * legend; in 78 x 9 a roofline of one row a decade, its points' names
+ * and FLOP/s flowed over the last two rows; in 78 x 5 (what an 80x24
+ * screen leaves) the tiles without their headline and the bare roofline. Lab 04 at 512 (32 tiles
+ * each way, the block at (16, 16)) and at 64 (the block at (2, 2)). */
 static void test_pane_sizes(void)
 {
     static const char *t512_58[21] = {
@@ -783,6 +784,28 @@ static void test_pane_sizes(void)
     check_rows(&g, 1, 1, 78, t64_78x9, 8);
     CU_ASSERT_EQUAL(render(&g, &rl, 1, 78, 9, 1), 9);
     check_rows(&g, 1, 1, 78, rl_78x9, 9);
+    /* 78 x 5: the rows Lab 04's pane has at 80x24 under its "cut to" line: the tiles without
+     * their headline, 2x2 tiles a cell; the roofline bare (no header, no axis line) */
+    static const char *t64_78x5[5] = {
+        "step 2 of 4 along K: A[32:48, 16:32] and B[16:32, 32:48] in shared memory",
+        "A 64x64     B 64x64     C 64x64", "· ·      ×  · ██     =  · ·",
+        "██░░        · ░░        · ◆◆",
+        "█ now  ▒ before  ░ to load  ◆ its C tile  · others  (a cell: 2x2 tiles)"};
+    static const char *rl_78x5[2][5] = {
+        {"100T┤                        ╱╱╱╱─3───────────────────",
+         " 10T┤            ╱╱╱╱╱╱╱◆╱╱╱╱    ┊ register tiles",
+         "  1T┤╱╱╱╱╱1╱╱╱╱╱╱        tiles 16x16 (reference)", "100G┤      naive                 ┊",
+         "    0.1          1           10         100         1000  FLOP/B"},
+        {"100T+                        ////-3-------------------",
+         " 10T+            ///////@////    : register tiles",
+         "  1T+/////1//////        tiles 16x16 (reference)", "100G+      naive                 :",
+         "    0.1          1           10         100         1000  FLOP/B"}};
+    CU_ASSERT_EQUAL(render(&g, &t64, 1, 78, 5, 0.5), 5);
+    check_rows(&g, 1, 1, 78, t64_78x5, 5);
+    for (int utf8 = 1; utf8 >= 0; utf8--) {
+        CU_ASSERT_EQUAL(render(&g, &rl, utf8, 78, 5, 1), 5);
+        check_rows(&g, 1, 1, 78, rl_78x5[!utf8], 5);
+    }
     pl_picture_free(&t512);
     pl_picture_free(&t64);
     pl_picture_free(&rl);
