@@ -548,6 +548,45 @@ static void test_seam(void)
     CU_ASSERT_OK(cudaFree(c));
 }
 
+/* A kernel that faults: the record keeps what it logged up to the fault,
+ * the out-of-bounds store among it (the range reaches past the array),
+ * and the faulted block; the check still faults. On the last device (as
+ * test_faults), which it resets. The launch itself may already see the
+ * sticky error, or not yet. */
+static void test_fault(void)
+{
+    int n = 0, *p;
+    CU_ASSERT_OK(cudaGetDeviceCount(&n));
+    CU_ASSERT_OK(cudaSetDevice(n - 1));
+    CU_ASSERT_OK(cudaMalloc((void **)&p, 100 * sizeof(int)));
+    simt_record r;
+    simt_record_config cfg = ranges1(p, 101 * sizeof(int), 4096);
+    CU_ASSERT_OK(cudaDeviceSynchronize());
+    CU_ASSERT_EQUAL(simtRecordBegin(&cfg), 0);
+    cudaError_t e = tk_write_past_end(p, 100, 1); /* 101 threads, blocks of 64 */
+    CU_ASSERT(e == cudaSuccess || e == cudaErrorIllegalAddress);
+    CU_ASSERT_CUDA(cudaDeviceSynchronize(), cudaErrorIllegalAddress);
+    CU_ASSERT_EQUAL(simtRecordEnd(&r), 0);
+    CU_ASSERT_STRING_EQUAL(r.kernel, "write_past_end");
+    CU_ASSERT_EQUAL_FATAL(r.nblocks, 2);
+    CU_ASSERT_EQUAL(r.blocks[1].block, 1);
+    CU_ASSERT_EQUAL_FATAL(r.naccess, 101);
+    const simt_record_access *last = &r.access[100];
+    CU_ASSERT_EQUAL(last->offset, 400);
+    CU_ASSERT_EQUAL(last->block, 1);
+    CU_ASSERT_EQUAL(last->thread, 36);
+    CU_ASSERT_EQUAL(last->store, 1);
+    simtRecordFree(&r);
+    CU_ASSERT_OK(cudaDeviceReset());
+    /* the shadow is as it was: the same write past the end faults unrecorded */
+    CU_ASSERT_OK(cudaMalloc((void **)&p, 100 * sizeof(int)));
+    e = tk_write_past_end(p, 100, 1);
+    CU_ASSERT(e == cudaSuccess || e == cudaErrorIllegalAddress);
+    CU_ASSERT_CUDA(cudaDeviceSynchronize(), cudaErrorIllegalAddress);
+    CU_ASSERT_OK(cudaDeviceReset());
+    CU_ASSERT_OK(cudaSetDevice(0));
+}
+
 static int init_record(void)
 {
     simtSetSchedule(0, 0); /* entries in program order (the tests do not rely on it) */
@@ -559,7 +598,7 @@ int register_record_suite(void)
     static const unit_test tests[] = {
         {"the model's SM and wave of every block", test_sm_waves},
         {"the element map of a vector add, filtered, full", test_element_map},
-        {"a kernel file with inline checks is logged too", test_inline_file},
+        {"a kernel file with inline checks (build/sim) is logged too", test_inline_file},
         {"a stride-8 read: 32 offsets", test_stride},
         {"the shared-memory tree: rounds, threads, offsets", test_tree},
         {"dynamic shared memory", test_dynamic_shared},
@@ -567,6 +606,7 @@ int register_record_suite(void)
         {"atomics are logged as stores", test_atomics},
         {"one record at a time, the first launch only", test_lifecycle},
         {"the seam: pl_device_record_*", test_seam},
+        {"a kernel that faults keeps its record", test_fault},
     };
     return UNIT_SUITE_SETUP("record", init_record, NULL, tests);
 }
