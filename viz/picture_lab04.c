@@ -373,6 +373,7 @@ static int roofline_ok(const pl_picture *p)
 #define RL_MAX_DECADES 8
 #define RL_MAX_CPD 12
 #define RL_MAX_RPD 3
+#define RL_MAX_PH 12 /* the plot's rows at most (but one a decade) */
 
 typedef struct {
     int xlo, xhi, ylo, yhi; /* decades (log10) of the axes */
@@ -416,19 +417,22 @@ static int rl_geometry(const pl_picture *p, int w, int h, int hr, rl_geo *G)
     int nx = G->xhi - G->xlo, ny = G->yhi - G->ylo, P = (int)p->p[0];
     G->cpd = (w - RL_YLAB - RL_RIGHT) / nx;
     if (G->cpd > RL_MAX_CPD) G->cpd = RL_MAX_CPD;
-    G->rpd = RL_MAX_RPD;
+    G->rpd = ny * RL_MAX_RPD <= RL_MAX_PH ? RL_MAX_RPD
+                                          : RL_MAX_PH / ny; /* many decades: fewer rows each */
+    if (G->rpd < 1) G->rpd = 1;
     G->header = G->axis = 1;
     if (h > 0) {
         int room = h - hr - RL_FIXED - P - 1;
+        int most = G->rpd;
         if (room / ny < G->rpd) G->rpd = room / ny;
         if (G->rpd < 1) {
             G->rpd = (h - hr - RL_FIXED) / ny; /* the axis and its labels, a flowed legend */
-            if (G->rpd > RL_MAX_RPD) G->rpd = RL_MAX_RPD;
+            if (G->rpd > most) G->rpd = most;
         }
         if (G->rpd < 1) {
             /* bare: the plot and its x labels, no header, no axis line (an 80x24 screen) */
             G->rpd = (h - 2) / ny;
-            if (G->rpd > RL_MAX_RPD) G->rpd = RL_MAX_RPD;
+            if (G->rpd > most) G->rpd = most;
             G->header = G->axis = 0;
         }
     }

@@ -152,7 +152,7 @@ static int roofline(const struct cudaDeviceProp *prop, double peak, double bw, i
     char whose[32];
     pl_hw_model m;
     if (pl_device_model(&m) == 0)
-        snprintf(whose, sizeof whose, "simulated %.12s preset", m.name);
+        snprintf(whose, sizeof whose, "simulated %.14s preset", m.name);
     else
         snprintf(whose, sizeof whose, "%.31s", prop->name);
     double fl[8];
