@@ -628,10 +628,17 @@ int viz_pic_roofline(viz_grid *g, pl_rect r, const struct pl_picture *p, double 
         put(g, r, x0 + col[i], AT_ROW(row[i]), rl_point_glyph(g, p, i), hl ? COL_FOCUS : COL_KERNEL,
             hl ? ATTR_BOLD | ATTR_REVERSE : ATTR_BOLD);
     }
+    /* a point another is drawn over (the same cell, drawn after it: the highlighted last) has
+     * no name beside it, and its legend row says so */
+    unsigned char hid[PL_PIC_MAX_LABELS] = {0};
+    for (int i = 0; i < P; i++)
+        for (int j = 0; j < P && !hid[i]; j++)
+            hid[i] = j != i && col[j] == col[i] && row[j] == row[i] &&
+                     (j == p->p[1] || (i != p->p[1] && j > i));
     uint32_t ridge_ch = g->utf8 ? 0x250A : ':';
     for (int k = -1; k < P; k++) { /* the highlighted one's name first: it gets the best place */
         int i = k < 0 ? (int)p->p[1] : k;
-        if (i < 0 || (k >= 0 && i == p->p[1])) continue;
+        if (i < 0 || (k >= 0 && i == p->p[1]) || hid[i]) continue;
         /* right of it, left of it, then right under it or over it: the first place that is blank
          * (with a blank either side) */
         const char *name = p->sv[1 + i];
@@ -675,6 +682,10 @@ int viz_pic_roofline(viz_grid *g, pl_rect r, const struct pl_picture *p, double 
             else
                 snprintf(line[i], sizeof line[i], "%-*s %s FLOP/B %s %.*f%%", namew, p->sv[1 + i],
                          ai, fl, share < 9.95 ? 1 : 0, share);
+            if (hid[i]) {
+                size_t k = strlen(line[i]);
+                snprintf(line[i] + k, sizeof line[i] - k, " (hidden: same cell)");
+            }
             fits = fits && 2 + (int)strlen(line[i]) <= r.w;
         }
         if (fits && avail >= P) break;

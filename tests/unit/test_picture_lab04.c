@@ -563,6 +563,32 @@ static void test_roofline_point(void)
     viz_grid_free(&g);
 }
 
+/* Two points in one cell: the later drawn shows (the highlighted one
+ * last), the other has no name beside it and its legend row says so. */
+static void test_roofline_hidden(void)
+{
+    const double ai[2] = {1, 1.01}, fl[2] = {5e11, 5.05e11};
+    const char *names[2] = {"under", "over"};
+    pl_picture p;
+    viz_grid g = {0};
+    for (int hl = -1; hl <= 0; hl++) {
+        CU_ASSERT_EQUAL_FATAL(pl_picture_roofline("test", 1e13, 1e12, 2, ai, fl, names, hl, &p), 0);
+        CU_ASSERT_EQUAL(render(&g, &p, 0, 60, 14, 1), 13);
+        /* the cell of 1 FLOP/B, 500 GFLOP/s (test_roofline_point): column 5, row 5 */
+        CU_ASSERT_EQUAL(cell(&g, 1 + 5, 1 + 5)->ch, hl == 0 ? '@' : '2');
+        /* the full legend rows do not fit 60 columns: the compact ones */
+        static const char *want[2][3] = {
+            {"    |2 over      :", "1 under 1.0 FLOP/B 500 GFLOP/s 50% (hidden: same cell)",
+             "2 over  1.0 FLOP/B 505 GFLOP/s 50%"},
+            {"    |@ under     :", "@ under 1.0 FLOP/B 500 GFLOP/s 50%",
+             "2 over  1.0 FLOP/B 505 GFLOP/s 50% (hidden: same cell)"}};
+        check_rows(&g, 1, 6, 60, &want[hl + 1][0], 1);
+        check_rows(&g, 1, 12, 60, &want[hl + 1][1], 2);
+        pl_picture_free(&p);
+    }
+    viz_grid_free(&g);
+}
+
 /* Lab 04's roofline on the simulated H100: at 80 columns 3 rows a decade;
  * in 78 x 12 (an 80x24 screen's pane) one row a decade, the legend kept
  * (11 rows). */
@@ -822,6 +848,7 @@ int register_picture_lab04_suite(void)
         {"512^3 folded: 2x2 tiles a cell at 120 columns, 4x4 at 80x24", test_tiles_folded},
         {"the roofline's picture", test_roofline_builder},
         {"a roofline point's position, the ridge, the ticks", test_roofline_point},
+        {"two points in one cell", test_roofline_hidden},
         {"Lab 04's roofline at 80 columns and in 80x24", test_roofline_lab},
         {"at the picture pane's sizes at 120x40 and 80x24", test_pane_sizes},
         {"both pictures at every size up to 80x24", test_every_size},
