@@ -1008,8 +1008,14 @@ static void bubble_words(const viz_model *m, double x_total, double x_ideal, int
     }
 }
 
-/* The legend at (x, y), w cells: what the boxes, the dots and the gauge mean. */
-static void pipeline_legend(viz_grid *g, int x, int y, int w, const viz_model *m, int gauge)
+/* The legend at (x, y), w cells: what the boxes, the dots and the gauge mean, in the longest
+ * form that fits whole. With the numbers drawn (numbers): "Fk forward of micro-batch k", a
+ * backward "Bk backward (BWk)" as the narration and the schedules' lists call it (zero-bubble:
+ * "Bk input grad", "Wk weight grad"); shorter: without "of micro-batch k", then the gauge's
+ * "act. peak", then without "(BWk)"; past that the items that fit. Without the numbers (boxes
+ * compressed to their letters): "F forward", "B backward (BW)". */
+static void pipeline_legend(viz_grid *g, int x, int y, int w, const viz_model *m, int gauge,
+                            int numbers)
 {
     int zb = m->nkind[PL_EV_WEIGHT_GRAD] > 0 || !strncmp(m->pp.schedule, "zb", 2);
     typedef struct {
@@ -1017,29 +1023,44 @@ static void pipeline_legend(viz_grid *g, int x, int y, int w, const viz_model *m
         int col, attr;
         const char *name;
     } item;
-    item items[6];
-    int n = 0;
-    items[n++] = (item){'F', '0', COL_FORWARD, 0, "forward"};
-    items[n++] = (item){'B', '0', COL_BACKWARD, 0, zb ? "input grad" : "backward"};
-    if (zb) items[n++] = (item){'W', '0', COL_WGRAD, 0, "weight grad"};
-    items[n++] = (item){viz_glyph_ch(g, G_DOT), 0, COL_DIM, 0, "bubble"};
-    if (m->pp.chunks > 1)
-        items[n++] = (item){'f', '0', COL_FORWARD, ATTR_UNDERLINE,
-                            m->pp.chunks == 2 ? "chunk 1" : "odd chunks"};
-    if (gauge) items[n++] = (item){viz_glyph_ch(g, G_V), 0, COL_WARN, 0, "activations' peak"};
-    int cx = x;
-    for (int i = 0; i < n; i++) {
-        int glyphs = items[i].b ? 2 : 1, need = glyphs + 1 + (int)strlen(items[i].name);
-        if (cx + (cx > x ? 2 : 0) + need > x + w) break;
-        if (cx > x) {
-            viz_put(g, cx++, y, ' ', COL_DIM, 0);
-            viz_put(g, cx++, y, ' ', COL_DIM, 0);
+    uint32_t k = numbers ? 'k' : 0;
+    for (int form = 0; form < 4; form++) {
+        item items[6];
+        int n = 0;
+        items[n++] = (item){'F', k, COL_FORWARD, 0,
+                            form == 0 && numbers ? "forward of micro-batch k" : "forward"};
+        items[n++] = (item){'B', k, COL_BACKWARD, 0,
+                            zb          ? "input grad"
+                            : form == 3 ? "backward"
+                            : numbers   ? "backward (BWk)"
+                                        : "backward (BW)"};
+        if (zb) items[n++] = (item){'W', k, COL_WGRAD, 0, "weight grad"};
+        items[n++] = (item){viz_glyph_ch(g, G_DOT), 0, COL_DIM, 0, "bubble"};
+        if (m->pp.chunks > 1)
+            items[n++] = (item){'f', k, COL_FORWARD, ATTR_UNDERLINE,
+                                m->pp.chunks == 2 ? "chunk 1" : "odd chunks"};
+        if (gauge)
+            items[n++] = (item){viz_glyph_ch(g, G_V), 0, COL_WARN, 0,
+                                form == 2 ? "act. peak" : "activations' peak"};
+        int need_all = 0;
+        for (int i = 0; i < n; i++)
+            need_all += (i ? 2 : 0) + (items[i].b ? 2 : 1) + 1 + (int)strlen(items[i].name);
+        if (need_all > w && form < 3) continue;
+        int cx = x;
+        for (int i = 0; i < n; i++) {
+            int glyphs = items[i].b ? 2 : 1, need = glyphs + 1 + (int)strlen(items[i].name);
+            if (cx + (cx > x ? 2 : 0) + need > x + w) break;
+            if (cx > x) {
+                viz_put(g, cx++, y, ' ', COL_DIM, 0);
+                viz_put(g, cx++, y, ' ', COL_DIM, 0);
+            }
+            viz_put(g, cx, y, items[i].a, items[i].col, ATTR_BOLD | items[i].attr);
+            if (items[i].b) viz_put(g, cx + 1, y, items[i].b, items[i].col, items[i].attr);
+            viz_put(g, cx + glyphs, y, ' ', COL_DIM, 0);
+            viz_text(g, cx + glyphs + 1, y, need - glyphs - 1, items[i].name, COL_DIM, 0);
+            cx += need;
         }
-        viz_put(g, cx, y, items[i].a, items[i].col, ATTR_BOLD | items[i].attr);
-        if (items[i].b) viz_put(g, cx + 1, y, items[i].b, items[i].col, items[i].attr);
-        viz_put(g, cx + glyphs, y, ' ', COL_DIM, 0);
-        viz_text(g, cx + glyphs + 1, y, need - glyphs - 1, items[i].name, COL_DIM, 0);
-        cx += need;
+        return;
     }
 }
 
@@ -1203,9 +1224,9 @@ static void pipeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
     }
     free(cell);
     if (own_legend)
-        pipeline_legend(g, in.x, in.y + in.h - 1, in.w, m, bw > 0);
+        pipeline_legend(g, in.x, in.y + in.h - 1, in.w, m, bw > 0, numbers);
     else if (r.w > 8) {
-        pipeline_legend(g, r.x + 2, r.y + r.h - 1, r.w - 4, m, bw > 0);
+        pipeline_legend(g, r.x + 2, r.y + r.h - 1, r.w - 4, m, bw > 0, numbers);
     }
 }
 
