@@ -193,6 +193,32 @@ int viz_mesh_cell(const viz_model *m, const viz_mesh_layout *L, int rank, int *x
     return 0;
 }
 
+/* text from (x, y) in rows of w cells, at most rows of them, broken at blanks (a word longer
+ * than a row is cut); the last row that fits ends in "..." when words are left over. So that
+ * "now: TP group {4 5} all_reduce step 3" is not cut at a narrow pane's edge. */
+static void wrap_words(viz_grid *g, int x, int y, int w, int rows, const char *text, int fg)
+{
+    const char *s = text;
+    for (int row = 0; row < rows && *s && w > 0; row++) {
+        int n = (int)strlen(s);
+        if (n > w) { /* the last blank that leaves the row's words whole */
+            int cut = w;
+            while (cut > 0 && s[cut] != ' ') cut--;
+            n = cut > 0 ? cut : w;
+        }
+        if (row == rows - 1 && n < (int)strlen(s) && w > 3) { /* words left: say so */
+            char buf[256];
+            int keep = n < w - 3 ? n : w - 3;
+            snprintf(buf, sizeof buf, "%.*s...", keep < 250 ? keep : 250, s);
+            viz_text(g, x, y + row, w, buf, fg, 0);
+            return;
+        }
+        viz_textf(g, x, y + row, w, fg, 0, "%.*s", n, s);
+        s += n;
+        while (*s == ' ') s++;
+    }
+}
+
 static const char *group_title[PL_NUM_GROUPS] = {"", "TP group", "DP group", "PP group"};
 
 void viz_mesh_pane(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v)
@@ -281,8 +307,11 @@ void viz_mesh_pane(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v
                 if (lit[rk])
                     len += (size_t)snprintf(members + len, sizeof members - len, "%s%d",
                                             len ? " " : "", rk);
-            viz_textf(g, in.x, ly + 1, in.w, viz_group_colour(active), 0, "now: %s {%s} %s",
-                      group_title[active], members, act->label);
+            char line[PL_MAX_RANKS * 3 + 160];
+            snprintf(line, sizeof line, "now: %s {%s} %s", group_title[active], members,
+                     act->label);
+            wrap_words(g, in.x, ly + 1, in.w, in.y + in.h - (ly + 1), line,
+                       viz_group_colour(active));
         } else
             viz_text(g, in.x, ly + 1, in.w, "now: no group communicating", COL_DIM, 0);
     }

@@ -493,6 +493,11 @@ void viz_fmt_kib(char *buf, size_t cap, double n);
  * scale: round(bytes / scale x w) each, at least 1 for a part that holds
  * any, the longest cut (the first of equals) while they pass w. */
 void viz_zero_bar(int w, const double bytes[VIZ_ZMEM_PARTS], double scale, int len[VIZ_ZMEM_PARTS]);
+/* Rank rk's most bytes at once, the parts summed at each note's time, among its notes up to t
+ * (on the modeled clock when modeled): *peak; 1 when any was noted. The bar draws the cells from
+ * its bytes now to the peak as 'b' (its working buckets then), the legend "b working buckets at
+ * their peak", the row "(+X in working buckets at the peak)" past the formula. */
+int viz_zero_peak_at(const viz_model *m, int rk, double t, int modeled, double *peak);
 /* Where the memory pane puts things inside its border `in`: the formula on
  * row 0, then rows rows of cols columns of ranks (col_w cells each, 2
  * apart: the rank's label_w, its bar bar_w, a blank, its bytes value_w),

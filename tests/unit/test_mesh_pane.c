@@ -184,11 +184,20 @@ static void test_mesh_drawn_lit(void)
         "|    +------+ +------+                 |",
         "|t TP group  d DP group  p PP group    |",
         "|now: DP group {1 5} all_reduce bucket |",
-        "|                                      |",
+        "|0                                     |", /* wrapped, not cut at the edge */
         "+--------------------------------------+",
     };
     /* clang-format on */
     check_rows(&g, 0, 0, want, 9);
+    /* one row fewer: no row to wrap onto, so the line says it goes on */
+    {
+        viz_grid g2 = {0};
+        CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g2, 40, 8), 0);
+        draw(&g2, &m, (pl_rect){0, 0, 40, 8}, 1.5);
+        static const char *want2[] = {"|now: DP group {1 5} all_reduce buck...|"};
+        check_rows(&g2, 0, 6, want2, 1);
+        viz_grid_free(&g2);
+    }
     /* rank 1 at (10, 2), rank 5 at (19, 2): lit; 0 at (7, 2), 4 at (16, 2), 3 at (10, 3): not */
     static const struct {
         int x, y, lit, rank;
