@@ -398,7 +398,15 @@ void viz_memory_pane(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
     for (int i = 0; i < L.shown + more_slot; i++) {
         int x = in.x + i / L.rows * (L.col_w + 2), y = in.y + 1 + i % L.rows;
         if (i == L.shown) { /* the last slot: the ranks left out */
-            viz_textf(g, x, y, L.col_w, COL_DIM, 0, "... %d more (focus: up/down)", L.more);
+            /* in the longest form that fits whole: never cut at the column's edge */
+            char more[4][64];
+            snprintf(more[0], sizeof more[0], "... %d more (focus: up/down)", L.more);
+            snprintf(more[1], sizeof more[1], "+%d more (focus: up/down)", L.more);
+            snprintf(more[2], sizeof more[2], "+%d more (up/down)", L.more);
+            snprintf(more[3], sizeof more[3], "+%d more", L.more);
+            int mf = 0;
+            while (mf < 3 && (int)strlen(more[mf]) > L.col_w) mf++;
+            viz_text(g, x, y, L.col_w, more[mf], COL_DIM, 0);
             break;
         }
         int rk = L.first + i;

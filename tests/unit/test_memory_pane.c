@@ -522,7 +522,7 @@ static void test_memory_narrow(void)
         "┌ memory · full bar 12Ψ = 836.4 KiB ───────┐",
         "│ZeRO-1: 8Ψ + 4Ψ/N = 575.1 KiB             │",
         "│r0  ░░░░░░░░░░░░░░ -  r2  ░░░░░░░░░░░░░░ -│",
-        "│r1  ░░░░░░░░░░░░░░ -  ... 13 more (focus: │",
+        "│r1  ░░░░░░░░░░░░░░ -  +13 more (up/down)  │", /* a form that fits, not cut */
         "│p params 4Ψ  g grads 4Ψ  o optim 4Ψ/N     │",
         "└──────────────────────────────────────────┘",
     };
