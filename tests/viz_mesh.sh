@@ -95,6 +95,7 @@ s=$(screen)
 check "200x50: step 2: rank 0's TP group {0, 1} lit" has "$s" "│pp0 │ 0t 1t│ │ 2  3 │"
 check "200x50: step 2: the legend names it" has "$s" "│t TP group (now)  d DP group  p PP group"
 check "200x50: step 2: the line under it" has "$s" "│now: TP group {0 1} all_reduce"
+check "200x50: step 2: the narration numbered, as the live run's ([2])" has "$s" "│[2] Stage 0 forward, its TP all-reduce."
 check "200x50: step 2: no PP or DP cell lit yet (no peeking ahead)" bash -c '! grep -qE "│pp[0-9] │.*[0-9][dp]" <<<"$1"' _ "$s"
 T send-keys -t t Space
 check "200x50: space: step 3/4" wait_for "step 3/4 | replay paused"
