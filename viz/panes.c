@@ -656,7 +656,38 @@ typedef struct {
     unsigned char hl[PL_VIZ_MAX_MATRICES][PL_MAX_RANKS];
     unsigned char active[PL_VIZ_MAX_MATRICES]; /* 1 forward, 2 backward */
     char say[4][160];
+    /* what the first rank's communicator did since the matmul began, up to the view's time
+     * (its collectives, from the trace): "after it: 1 all_reduce, 16.0 KiB" or "after it: no
+     * collective (yet)", in three lengths; "" with no matmul or the ranks apart */
+    char after[3][96];
 } matmul_now;
+
+/* The collectives on rank rk's communication lane that began in [t0, t]: how many, the
+ * bytes of them all, the newest's label (its first word: "all_reduce"). */
+static int collectives_between(const viz_model *m, int rk, double t0, double t, int modeled,
+                               double *bytes, char *name, size_t cap)
+{
+    const viz_lane *L = &m->lanes[rk][PL_LANE_COMM];
+    size_t lo = 0, hi = L->n; /* the lane by start: the first at or after t0 */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (viz_ev_start(&L->ev[mid], modeled) < t0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int n = 0;
+    *bytes = 0;
+    for (size_t i = lo; i < L->n && viz_ev_start(&L->ev[i], modeled) <= t; i++) {
+        const pl_event *e = &L->ev[i];
+        if (e->kind != PL_EV_COLLECTIVE) continue;
+        n++;
+        *bytes += (double)e->bytes;
+        size_t w = strcspn(e->label, " ");
+        snprintf(name, cap, "%.*s", (int)(w < 40 ? w : 40), e->label);
+    }
+    return n;
+}
 
 static const char *block_name(int layer, char *buf, size_t cap, int brief)
 {
@@ -708,6 +739,30 @@ static void find_matmuls(const viz_model *m, const viz_view *v, matmul_now *N)
         snprintf(N->say[0], sizeof N->say[0], "ranks differ: %s", list);
         for (int k = 1; k < 4; k++) snprintf(N->say[k], sizeof N->say[k], "%s", list);
         return;
+    }
+    { /* after it, on the first rank's communicator: a column-parallel layer's forward sends
+       * nothing, a row-parallel one's partial sums are all-reduced (g) */
+        int rk0 = first->rank < PL_MAX_RANKS ? first->rank : 0;
+        double bytes = 0;
+        char name[48] = "", kb[32];
+        int nc = collectives_between(m, rk0, viz_ev_start(first, v->modeled), t, v->modeled, &bytes,
+                                     name, sizeof name);
+        viz_fmt_bytes(kb, sizeof kb, bytes);
+        if (nc) {
+            const char *pl = nc > 1 ? "s" : "";
+            snprintf(N->after[0], sizeof N->after[0], "after it, r%d's communicator: %d %s%s, %s",
+                     rk0, nc, name, pl, kb);
+            snprintf(N->after[1], sizeof N->after[1], "after it: %d %s%s, %s", nc, name, pl, kb);
+            snprintf(N->after[2], sizeof N->after[2], "then %d %s%s", nc, name, pl);
+        } else {
+            snprintf(N->after[0], sizeof N->after[0],
+                     "after it, r%d's communicator: no "
+                     "collective%s",
+                     rk0, running ? " yet" : "");
+            snprintf(N->after[1], sizeof N->after[1], "after it: no collective%s",
+                     running ? " yet" : "");
+            snprintf(N->after[2], sizeof N->after[2], "no collective after it");
+        }
     }
     char b[24];
     const char *blk = block_name(first->layer, b, sizeof b, 0);
@@ -848,6 +903,14 @@ static int fit_side_by_side(const viz_model *m, int W, int H, int *mw, int *mh, 
     return 0;
 }
 
+/* The communication after the matmul (N->after) at row y of in, where one is left. */
+static void shards_after(viz_grid *g, pl_rect in, int y, const matmul_now *N)
+{
+    if (y >= in.y + in.h || !N->after[0][0]) return;
+    const char *s[] = {N->after[0], N->after[1], N->after[2]};
+    viz_text(g, in.x, y, in.w, fitting_or_none(s, 3, in.w), COL_COMM, 0);
+}
+
 static void shards(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v)
 {
     matmul_now N;
@@ -905,12 +968,14 @@ static void shards(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v
             x += slot[i] + 2;
         }
         /* the words, in the rows left */
-        for (int i = 0, wy = y + 1 + tallest; i < n && wy < in.y + in.h; i++, wy++) {
+        int wy = y + 1 + tallest;
+        for (int i = 0; i < n && wy < in.y + in.h; i++, wy++) {
             char f[3][128];
             for (int k = 0; k < 3; k++) matrix_words(&m->matrices[i], m->tp, k, f[k], sizeof f[k]);
             const char *s[] = {f[0], f[1], f[2]};
             viz_text(g, in.x, wy, in.w, fitting(s, 3, in.w), COL_DIM, 0);
         }
+        shards_after(g, in, wy, &N);
         return;
     }
     int avail = in.w - (1 + maxname + 1), sw = (avail - 6) / m->tp;
@@ -943,6 +1008,7 @@ static void shards(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v
             viz_text(g, tx, y, tw, fitting_or_none(s, 4, tw), COL_DIM, 0);
         }
     }
+    shards_after(g, in, y, &N);
 }
 
 /* ---- pipeline, metrics ------------------------------------------------------------------ */

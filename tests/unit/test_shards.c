@@ -258,7 +258,7 @@ static void test_shards_compact_ascii(void)
         "| W1 01234567 cols      |", //
         "|>W2 01234567 rows      |", //
         "| Wc 01234... cols      |", //
-        "|                       |", //
+        "|no collective after it |", /* the trace's: none on rank 0 since W2 began */
         "|                       |", //
         "+-----------------------+",
     };
@@ -316,12 +316,47 @@ static void test_shards_120x40(void)
         "│W1 64x256: 4 column shards of 64x64     │", //
         "│W2 256x64: 4 row shards of 64x64        │", //
         "│Wc: 4 col 64x3 +2 pad                   │", //
-        "│                                        │", //
+        "│after it: no collective yet             │", //
         "└────────────────────────────────────────┘",
     };
     CU_ASSERT(pane_is(&g, r, t4));
     for (int y = 3; y <= 6; y++) CU_ASSERT(reversed(&g, r, 15, 20, y, 1));
     CU_ASSERT(inside_only(&g, r));
+    /* the row-parallel W2's partial sums all-reduced (g) on every rank at t = 2.5, and a
+     * ring step (not a collective of its own): the row under the words says so, from the
+     * trace; W1 (column-parallel, t = 1) had none after it */
+    for (int rk = 0; rk < 4; rk++) {
+        pl_event c;
+        memset(&c, 0, sizeof c);
+        c.rank = rk;
+        c.lane = PL_LANE_COMM;
+        c.kind = PL_EV_COLLECTIVE;
+        c.start = 2.5;
+        c.end = 2.9;
+        c.bytes = 16384;
+        c.micro_batch = c.layer = c.peer = -1;
+        snprintf(c.label, sizeof c.label, "all_reduce");
+        viz_model_add(&m, &c);
+        c.kind = PL_EV_RING_STEP;
+        c.start = 2.6;
+        c.end = 2.7;
+        snprintf(c.label, sizeof c.label, "all_reduce step 1");
+        viz_model_add(&m, &c);
+    }
+    char arow[256];
+    viz_grid_clear(&g);
+    viz_render_pane(&g, PL_PANE_SHARDS, r, &m, &v);
+    row_text(&g, r.y + 10, r.x, r.w, arow, sizeof arow);
+    CU_ASSERT_STRING_EQUAL(arow, "│after it: 1 all_reduce, 16.0 KiB        │");
+    CU_ASSERT_EQUAL(cell(&g, r, 1, 10)->fg, COL_COMM);
+    v.t_end = 1;
+    viz_grid_clear(&g);
+    viz_render_pane(&g, PL_PANE_SHARDS, r, &m, &v);
+    row_text(&g, r.y + 10, r.x, r.w, arow, sizeof arow);
+    CU_ASSERT_STRING_EQUAL(arow, "│after it: no collective yet             │");
+    row_text(&g, r.y + 2, r.x, r.w, arow, sizeof arow);
+    CU_ASSERT_STRING_EQUAL(arow, "│▶W1 64x256     W2      Wc               │");
+    v.t_end = 3;
     viz_model_free(&m);
     lab08_model(&m, 8);
     viz_grid_clear(&g);
