@@ -443,6 +443,10 @@ const pl_event *viz_mesh_active(const viz_model *m, double t, int modeled);
  * event's axis (pl_mesh_group, in the model's mesh and order). Returns
  * that group, 0 when none (no mesh, no such event). */
 int viz_mesh_lit(const viz_model *m, double t, int modeled, unsigned char *lit);
+/* Rank 0's collectives and sends of narrated step `step` that began by t, per group (ops[
+ * PL_GROUP_TP] ...; ring steps and receives not counted): the mesh pane's "step 4, r0 sent: t 0
+ * d 1 p 3". 1 when any. */
+int viz_mesh_step_ops(const viz_model *m, int step, double t, int modeled, int ops[PL_NUM_GROUPS]);
 /* Where the mesh pane puts things inside its border `in`: a box per DP
  * replica (box_w x box_h: its border, a row per stage, a column of cell_w
  * per TP rank, each cell the rank's nd digits, its mark and a blank),
