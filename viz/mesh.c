@@ -336,13 +336,14 @@ void viz_mesh_pane(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v
             viz_text(g, in.x, ly + 1, in.w, "now: no group communicating", COL_DIM, 0);
             ly++;
         }
-        /* what rank 0 sent on each of its groups in this step: the "now" line names only
-         * the newest (a DP all-reduce followed by a PP one shows the PP group lit) */
+        /* what rank 0 sent on each of its groups in this narrated step ("[3] r0 sent: t 8 d 1
+         * p 5"): the "now" line names only the newest (a DP all-reduce followed by a PP one
+         * shows the PP group lit) */
         int ops[PL_NUM_GROUPS];
         if (v->step > 0 && ly + 1 < in.y + in.h &&
             viz_mesh_step_ops(m, v->step, v->t_end, v->modeled, ops)) {
             char head[48];
-            int hl = snprintf(head, sizeof head, "step %d, r0 sent:", v->step);
+            int hl = snprintf(head, sizeof head, "[%d] r0 sent:", v->step);
             int x = in.x;
             if (hl + 3 * 5 <= in.w) {
                 viz_text(g, x, ly + 1, hl, head, COL_DIM, 0);

@@ -444,7 +444,7 @@ const pl_event *viz_mesh_active(const viz_model *m, double t, int modeled);
  * that group, 0 when none (no mesh, no such event). */
 int viz_mesh_lit(const viz_model *m, double t, int modeled, unsigned char *lit);
 /* Rank 0's collectives and sends of narrated step `step` that began by t, per group (ops[
- * PL_GROUP_TP] ...; ring steps and receives not counted): the mesh pane's "step 4, r0 sent: t 0
+ * PL_GROUP_TP] ...; ring steps and receives not counted): the mesh pane's "[4] r0 sent: t 0
  * d 1 p 3". 1 when any. */
 int viz_mesh_step_ops(const viz_model *m, int step, double t, int modeled, int ops[PL_NUM_GROUPS]);
 /* Where the mesh pane puts things inside its border `in`: a box per DP

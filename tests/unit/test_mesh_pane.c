@@ -141,18 +141,18 @@ static void test_mesh_step_ops(void)
     row_text(&g, 6, 0, 40, row, sizeof row);
     CU_ASSERT_STRING_EQUAL(row, "|now: PP group {0 4} all_reduce        |");
     row_text(&g, 7, 0, 40, row, sizeof row);
-    CU_ASSERT_STRING_EQUAL(row, "|step 4, r0 sent: t 0 d 1 p 2          |");
+    CU_ASSERT_STRING_EQUAL(row, "|[4] r0 sent: t 0 d 1 p 2              |");
     /* the counts in their groups' colours, bold; a zero dim */
-    CU_ASSERT(cell(&g, 22, 7)->ch == 'd' && cell(&g, 22, 7)->fg == COL_GROUP_DP &&
-              cell(&g, 22, 7)->attr == ATTR_BOLD);
-    CU_ASSERT(cell(&g, 18, 7)->ch == 't' && cell(&g, 18, 7)->fg == COL_DIM);
+    CU_ASSERT(cell(&g, 18, 7)->ch == 'd' && cell(&g, 18, 7)->fg == COL_GROUP_DP &&
+              cell(&g, 18, 7)->attr == ATTR_BOLD);
+    CU_ASSERT(cell(&g, 14, 7)->ch == 't' && cell(&g, 14, 7)->fg == COL_DIM);
     /* wide: the words say what is counted */
     CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 60, 10), 0);
     viz_grid_clear(&g);
     viz_render_pane(&g, PL_PANE_MESH, (pl_rect){0, 0, 60, 10}, &m, &v);
     row_text(&g, 7, 0, 60, row, sizeof row);
     dump(&g);
-    CU_ASSERT_STRING_EQUAL(row, "|step 4, r0 sent: t 0 d 1 p 2 (collectives, sends)         |");
+    CU_ASSERT_STRING_EQUAL(row, "|[4] r0 sent: t 0 d 1 p 2 (collectives, sends)             |");
     /* step 0 (none yet): no such line */
     v.step = 0;
     viz_grid_clear(&g);
