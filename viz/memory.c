@@ -442,8 +442,10 @@ void viz_memory_pane(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
             char kib[48], extra[96];
             int at_peak = over < 0.05 * 1024;
             viz_fmt_kib(kib, sizeof kib, at_peak ? over_peak : over);
-            snprintf(extra, sizeof extra, " (+%s in working buckets%s)", kib,
-                     at_peak ? " at the peak" : "");
+            if (at_peak) /* at rest now: what the buckets took at the peak (the b cells) */
+                snprintf(extra, sizeof extra, " (peak: +%s working buckets)", kib);
+            else
+                snprintf(extra, sizeof extra, " (+%s in working buckets)", kib);
             if (cells(extra) > room)
                 snprintf(extra, sizeof extra, " +%s%s", kib, at_peak ? " peak" : "");
             if (cells(extra) > room) snprintf(extra, sizeof extra, " +%s", kib);

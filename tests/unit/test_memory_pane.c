@@ -441,6 +441,7 @@ static void test_memory_stage3_moves(void)
     }
     note(&m, "params", 0, PSI / 2 + 80000, 2);
     note(&m, "params", 0, PSI / 2 + 40000, 3);
+    note(&m, "params", 0, PSI / 2, 4); /* both given back: at rest, the peak in b */
     /* b: the cells from what it holds now to its peak so far (222,752 B at t = 2: 12.48
      * cells, 12), once it has given a bucket back */
     static const struct {
@@ -459,9 +460,14 @@ static void test_memory_stage3_moves(void)
         {3.5, 0, 4, 2,
          "│r0 ppppggoooobb░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░ 178.5 KiB (+39.1 "
          "KiB in working buckets)"},
-        {0.5, 1, 4, 2,
-         "│r0 ppppggoooobb░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░ 178.5 KiB (+39.1 "
-         "KiB in working buckets)"},
+        /* at rest after t = 4: the formula's 2 cells of parameters, b to the peak, and what
+         * the buckets took then */
+        {4.5, 0, 2, 4,
+         "│r0 ppggoooobbbb░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░ 139.4 KiB (peak: "
+         "+78.1 KiB working buckets)"},
+        {0.5, 1, 2, 4,
+         "│r0 ppggoooobbbb░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░ 139.4 KiB (peak: "
+         "+78.1 KiB working buckets)"},
     };
     viz_grid g = {0};
     for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
