@@ -330,6 +330,12 @@ void viz_mesh_pane(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v
             char line[PL_MAX_RANKS * 3 + 160];
             snprintf(line, sizeof line, "now: %s {%s} %s", group_title[active], members,
                      act->label);
+            if ((int)strlen(line) > in.w) /* "PP" for "PP group" before a second row */
+                snprintf(line, sizeof line, "now: %.2s {%s} %s", group_title[active], members,
+                         act->label);
+            if ((int)strlen(line) > in.w) /* too long anyway: the words wrapped */
+                snprintf(line, sizeof line, "now: %s {%s} %s", group_title[active], members,
+                         act->label);
             ly += wrap_words(g, in.x, ly + 1, in.w, in.y + in.h - (ly + 1), line,
                              viz_group_colour(active));
         } else {

@@ -255,20 +255,30 @@ static void test_mesh_drawn_lit(void)
         "|pp1 | 2  3 | | 6  7 |                 |",
         "|    +------+ +------+                 |",
         "|t TP group  d DP group  p PP group    |",
-        "|now: DP group {1 5} all_reduce bucket |",
-        "|0                                     |", /* wrapped, not cut at the edge */
+        "|now: DP {1 5} all_reduce bucket 0     |", /* "DP" for "DP group": one row */
+        "|                                      |",
         "+--------------------------------------+",
     };
     /* clang-format on */
     check_rows(&g, 0, 0, want, 9);
-    /* one row fewer: no row to wrap onto, so the line says it goes on */
+    /* a label too long for a row even so: wrapped, not cut at the edge; one row fewer, no
+     * row to wrap onto: the line says it goes on */
     {
+        viz_model m2;
+        mesh_model(&m2, 2, 2, 2, "picotron");
+        add(&m2, comm_ev(PL_EV_COLLECTIVE, 1, PL_GROUP_DP, 1, 2, "reduce_scatter bucket 3 of 4"));
         viz_grid g2 = {0};
+        CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g2, 40, 9), 0);
+        draw(&g2, &m2, (pl_rect){0, 0, 40, 9}, 1.5);
+        static const char *want2[] = {"|now: DP group {1 5} reduce_scatter    |",
+                                      "|bucket 3 of 4                         |"};
+        check_rows(&g2, 0, 6, want2, 2);
         CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g2, 40, 8), 0);
-        draw(&g2, &m, (pl_rect){0, 0, 40, 8}, 1.5);
-        static const char *want2[] = {"|now: DP group {1 5} all_reduce buck...|"};
-        check_rows(&g2, 0, 6, want2, 1);
+        draw(&g2, &m2, (pl_rect){0, 0, 40, 8}, 1.5);
+        static const char *want3[] = {"|now: DP group {1 5} reduce_scatter... |"};
+        check_rows(&g2, 0, 6, want3, 1);
         viz_grid_free(&g2);
+        viz_model_free(&m2);
     }
     /* rank 1 at (10, 2), rank 5 at (19, 2): lit; 0 at (7, 2), 4 at (16, 2), 3 at (10, 3): not */
     static const struct {
