@@ -326,7 +326,18 @@ static const char *lane_tag[] = {"cmp", "cpy", "com"};
 /* The glyph of each kind the model holds, its name, and idle: "█ kernel
  * ▒ copy · idle" at x, in w cells (short names when the long ones do not
  * fit; what still does not fit is left out). Returns the cells used. */
-static int legend(viz_grid *g, int x, int y, int w, const viz_model *m)
+static int legend_digits(viz_grid *g, int x, int y, int w, const viz_model *m, int digits);
+
+/* (inline: without a caller it is no unused function; other timelines call it) */
+static inline int legend(viz_grid *g, int x, int y, int w, const viz_model *m)
+{
+    return legend_digits(g, x, y, w, m, 0);
+}
+
+/* The same, with "0-9 micro-batch" (brief "0-9 mb") after the kinds when digits: the timeline
+ * drew a forward, backward or weight-gradient cell as its micro-batch's digit (reversed, as
+ * the cells are: Lab 11's units, Lab 09's ops). */
+static int legend_digits(viz_grid *g, int x, int y, int w, const viz_model *m, int digits)
 {
     static const struct {
         int kind;
@@ -354,6 +365,7 @@ static int legend(viz_grid *g, int x, int y, int w, const viz_model *m)
         len[0] += 4 + (int)strlen(items[i].name);
         len[1] += 4 + (int)strlen(items[i].brief);
     }
+    if (digits) len[0] += 4 + (int)strlen("0-9 micro-batch") - 2;
     int brief = len[0] - 2 > w, cx = x;
     for (int i = 0; i < n; i++) {
         if (!on[i]) continue;
@@ -370,6 +382,20 @@ static int legend(viz_grid *g, int x, int y, int w, const viz_model *m)
         viz_put(g, cx + 1, y, ' ', COL_DIM, 0);
         viz_text(g, cx + 2, y, need - 2, name, COL_DIM, 0);
         cx += need;
+    }
+    if (digits) { /* after the kinds */
+        const char *name = brief ? "mb" : "micro-batch";
+        int need = 4 + (int)strlen(name);
+        if (cx + 2 + need <= x + w) {
+            viz_put(g, cx++, y, ' ', COL_DIM, 0);
+            viz_put(g, cx++, y, ' ', COL_DIM, 0);
+            viz_put(g, cx, y, '0', COL_FORWARD, ATTR_REVERSE);
+            viz_put(g, cx + 1, y, '-', COL_DIM, 0);
+            viz_put(g, cx + 2, y, '9', COL_BACKWARD, ATTR_REVERSE);
+            viz_put(g, cx + 3, y, ' ', COL_DIM, 0);
+            viz_text(g, cx + 4, y, need - 4, name, COL_DIM, 0);
+            cx += need;
+        }
     }
     return cx - x;
 }
@@ -440,7 +466,7 @@ static void timeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
     int groups = m->ngroup[PL_GROUP_TP] + m->ngroup[PL_GROUP_DP] + m->ngroup[PL_GROUP_PP] > 0;
     int own_groups = groups && need < rows - own_legend;
     rows -= own_legend + own_groups;
-    int y = in.y;
+    int y = in.y, drew_digits = 0; /* a cell drawn as its op's micro-batch digit */
     for (int rk = first; rk < n && y < in.y + rows; rk++) {
         int lanes = m->stream_lanes ? (m->nstreams[rk] > 0 ? m->nstreams[rk] : 1) : per;
         for (int l = 0; l < lanes && y < in.y + rows; l++, y++) {
@@ -474,6 +500,7 @@ static void timeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
                     e->micro_batch >= 0) {
                     ch = (uint32_t)('0' + e->micro_batch % 10); /* the micro-batch, in its colour */
                     attr = ATTR_REVERSE;
+                    drew_digits = 1;
                 }
                 uint32_t gm = group_mark(e, &col);
                 if (gm) ch = gm;
@@ -489,14 +516,15 @@ static void timeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
     viz_text(g, in.x + label_w, ay, w, t1, COL_DIM, 0);
     int l1 = (int)strlen(t1), l2 = (int)strlen(t2);
     if (w > l1 + l2 + 2) viz_text(g, in.x + in.w - l2, ay, l2, t2, COL_DIM, 0);
-    if (own_legend) legend(g, in.x, ay - 1, in.w, m);
+    if (own_legend) legend_digits(g, in.x, ay - 1, in.w, m, drew_digits);
     if (own_groups) group_legend(g, in.x, ay - 1 - own_legend, in.w, m);
     if ((!own_legend || (groups && !own_groups)) && r.w > 8) {
         /* " █ kernel  ▒ copy " on the border (a hybrid run's groups first) */
         int used = groups && !own_groups ? group_legend(g, r.x + 2, r.y + r.h - 1, r.w - 5, m) : 0;
         int gap = used ? 2 : 0; /* two blanks between the two, when the kinds' fit */
         if (!own_legend && r.w - 5 - used - gap > 0) {
-            int k = legend(g, r.x + 2 + used + gap, r.y + r.h - 1, r.w - 5 - used - gap, m);
+            int k = legend_digits(g, r.x + 2 + used + gap, r.y + r.h - 1, r.w - 5 - used - gap, m,
+                                  drew_digits);
             for (int i = 0; k && i < gap; i++)
                 viz_put(g, r.x + 2 + used + i, r.y + r.h - 1, ' ', COL_DIM, 0);
             used += k ? gap + k : 0;

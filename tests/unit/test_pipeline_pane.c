@@ -140,6 +140,57 @@ static void test_gpipe_cells(void)
     viz_model_free(&m);
 }
 
+/* The timeline of the same run: its F and B cells are their micro-batch's digit, reversed,
+ * and its legend says what the digits are ("0-9 micro-batch" after the kinds, "0-9 mb" when
+ * brief); a timeline without such cells has no such item. ASCII, 8 cells a unit. */
+static void test_timeline_digits_legend(void)
+{
+    viz_model m;
+    gpipe_2x2(&m);
+    viz_grid g = {0};
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 60, 10), 0);
+    viz_view v;
+    memset(&v, 0, sizeof v);
+    v.modeled = 1;
+    v.t_end = 6;
+    v.span = 6;
+    v.ndev = 2;
+    viz_render_pane(&g, PL_PANE_TIMELINE, (pl_rect){0, 0, 60, 10}, &m, &v);
+    if (getenv("PP_DUMP")) {
+        char *t = viz_grid_text(&g);
+        fprintf(stderr, "\n%s", t);
+        free(t);
+    }
+    char row[256];
+    row_text(&g, 1, 1, 58, row, sizeof row); /* rank 0's compute lane: F0 F1, idle, B0 B1 */
+    CU_ASSERT_STRING_EQUAL(row, "r0  cmp 00000000111111111................00000000011111111");
+    CU_ASSERT(cell(&g, 9, 1)->attr == ATTR_REVERSE && cell(&g, 9, 1)->fg == COL_FORWARD);
+    row_text(&g, 7, 1, 58, row, sizeof row);
+    CU_ASSERT_STRING_EQUAL(row, "> forward  < backward  . idle  0-9 micro-batch            ");
+    CU_ASSERT(cell(&g, 32, 7)->ch == '0' && cell(&g, 32, 7)->attr == ATTR_REVERSE);
+    /* brief where the names do not fit */
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 40, 10), 0);
+    viz_render_pane(&g, PL_PANE_TIMELINE, (pl_rect){0, 0, 40, 10}, &m, &v);
+    row_text(&g, 7, 1, 38, row, sizeof row);
+    CU_ASSERT_STRING_EQUAL(row, "> fwd  < bwd  . idle  0-9 mb          ");
+    viz_model_free(&m);
+    /* no micro-batches: no digits, no item */
+    viz_model_init(&m, 1);
+    pl_event e = op(PL_EV_FORWARD, 0, 0, 0, 0, 1);
+    e.micro_batch = -1;
+    add(&m, e);
+    v.ndev = 1;
+    v.t_end = v.span = 1;
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 60, 10), 0);
+    viz_render_pane(&g, PL_PANE_TIMELINE, (pl_rect){0, 0, 60, 10}, &m, &v);
+    char *t = viz_grid_text(&g);
+    CU_ASSERT_PTR_NULL(strstr(t, "micro-batch"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(t, "> forward"));
+    free(t);
+    viz_grid_free(&g);
+    viz_model_free(&m);
+}
+
 /* ZB-H1, p = 2, m = 2, F, B and W one unit each: stage 0 F0 F1, idle,
  * B0 W0 B1 W1; stage 1 idle, F0 B0 F1 B1 W0 W1. Makespan 7, busy 12 of
  * 14: 1/7 of the time, 2/12 of the ideal, as (p-1)/(3m+p-1) and
@@ -626,6 +677,7 @@ int register_pipeline_pane_suite(void)
     static const unit_test t[] = {
         {"GPipe p 2 m 2: boxes, bubbles, the bubble line, the gauges' peaks", test_gpipe_cells},
         {"ZB-H1 p 2 m 2: F, B and W boxes, its bubble against the formula", test_zb_h1_cells},
+        {"the timeline's micro-batch digits, in its legend", test_timeline_digits_legend},
         {"a chunk's box; boxes wider than, and too narrow for, their numbers",
          test_chunks_and_narrow_boxes},
         {"live: ops as they arrive; the newest iteration", test_live_and_iterations},
