@@ -1452,9 +1452,17 @@ static void metrics(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *
     int most = in.h - crows;
     char b[32];
     viz_fmt_bytes(b, sizeof b, bytes);
-    if (row < most)
-        viz_textf(g, in.x, in.y + row++, in.w, COL_DEFAULT, 0, "%zu event%s, %zu collective%s (%s)",
-                  m->nevents, pl_s((long long)m->nevents), calls, pl_s((long long)calls), b);
+    /* each line in the longest form that fits the pane (at 80x24 it is 23 cells wide beside
+     * Lab 08's shards): shorter words, never a number cut at the edge */
+    char f[4][160];
+    if (row < most) {
+        snprintf(f[0], sizeof f[0], "%zu event%s, %zu collective%s (%s)", m->nevents,
+                 pl_s((long long)m->nevents), calls, pl_s((long long)calls), b);
+        snprintf(f[1], sizeof f[1], "%zu events, %zu coll. (%s)", m->nevents, calls, b);
+        snprintf(f[2], sizeof f[2], "%zu ev, %zu coll, %s", m->nevents, calls, b);
+        const char *fs[] = {f[0], f[1], f[2]};
+        viz_text(g, in.x, in.y + row++, in.w, fitting(fs, 3, in.w), COL_DEFAULT, 0);
+    }
     /* the latest collective's own algbw, as the narration and nccl-tests
      * give it: a sum over every call would let the small, latency-bound
      * ones drown the large */
@@ -1466,15 +1474,25 @@ static void metrics(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *
         viz_fmt_time(ld, sizeof ld, lt - ls);
         double bw = (double)last->bytes / (lt - ls); /* bytes a second */
         int k = bw >= 1e9 ? 3 : bw >= 1e6 ? 2 : 1;
-        viz_textf(g, in.x, in.y + row++, in.w, COL_COMM, 0, "last: %s %s in %s, %.2f %s algbw",
-                  last->label[0] ? last->label : "collective", lb, ld, bw / pow(1e3, k),
-                  k == 3   ? "GB/s"
-                  : k == 2 ? "MB/s"
-                           : "kB/s");
+        const char *name = last->label[0] ? last->label : "collective", *unit = k == 3   ? "GB/s"
+                                                                                : k == 2 ? "MB/s"
+                                                                                         : "kB/s";
+        snprintf(f[0], sizeof f[0], "last: %s %s in %s, %.2f %s algbw", name, lb, ld,
+                 bw / pow(1e3, k), unit);
+        snprintf(f[1], sizeof f[1], "last: %s %s, %.0f %s", name, lb, bw / pow(1e3, k), unit);
+        snprintf(f[2], sizeof f[2], "last: %s %s", name, lb);
+        snprintf(f[3], sizeof f[3], "%s %s", name, lb);
+        const char *fs[] = {f[0], f[1], f[2], f[3]};
+        viz_text(g, in.x, in.y + row++, in.w, fitting(fs, 4, in.w), COL_COMM, 0);
     }
-    if (span > 0 && m->nranks > 0 && row < most)
-        viz_textf(g, in.x, in.y + row++, in.w, COL_DIM, 0, "busy: compute %.0f %%, copy %.0f %%",
-                  100 * busy[0] / (span * m->nranks), 100 * busy[1] / (span * m->nranks));
+    if (span > 0 && m->nranks > 0 && row < most) {
+        double c = 100 * busy[0] / (span * m->nranks), p = 100 * busy[1] / (span * m->nranks);
+        snprintf(f[0], sizeof f[0], "busy: compute %.0f %%, copy %.0f %%", c, p);
+        snprintf(f[1], sizeof f[1], "busy: cmp %.0f %%, cpy %.0f %%", c, p);
+        snprintf(f[2], sizeof f[2], "cmp %.0f%% cpy %.0f%%", c, p);
+        const char *fs[] = {f[0], f[1], f[2]};
+        viz_text(g, in.x, in.y + row++, in.w, fitting(fs, 3, in.w), COL_DIM, 0);
+    }
     if (bubble >= 0 && row < most)
         viz_textf(g, in.x, in.y + row++, in.w, COL_DEFAULT, 0, "bubble %.1f %%", bubble * 100);
     if (crows) curve(g, (pl_rect){in.x, in.y + row, in.w, in.h - row}, m);
