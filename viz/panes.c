@@ -412,8 +412,183 @@ static uint32_t group_mark(const pl_event *e, int *col)
     return (uint32_t)viz_group_letter(e->group);
 }
 
+static const char *fitting(const char *const *s, int n, int w);
+
+/* ---- timeline: a lab about streams, each step's run from its own start ------------------- */
+
+/* The streams' work of one narrated step (pl_event.step) on rank 0: a lab
+ * about streams runs the same work several ways, one step each (Lab 05:
+ * one stream, then chunks over streams). */
+typedef struct {
+    int step;      /* pl_event.step */
+    double lo, hi; /* its first start and last end on the clock */
+    unsigned used; /* the stream lanes it used (bit k: lane k) */
+    int kernels;
+} stream_run;
+#define VIZ_MAX_RUNS 4
+
+/* The runs on rank rk's stream lanes, by step, the newest VIZ_MAX_RUNS;
+ * returns how many. Events before the first narrated step (step 0) are no
+ * run. */
+static int stream_runs(const viz_model *m, int rk, int modeled, stream_run *run)
+{
+    stream_run all[64];
+    int n = 0;
+    for (int l = 0; l < m->nstreams[rk] && l < VIZ_STREAM_LANES; l++)
+        for (size_t i = 0; i < m->streams[rk][l].n; i++) {
+            const pl_event *e = &m->streams[rk][l].ev[i];
+            if (e->step <= 0) continue;
+            int k = 0;
+            while (k < n && all[k].step != e->step) k++;
+            if (k == n) {
+                if (n == 64) continue;
+                all[n++] = (stream_run){e->step, viz_ev_start(e, modeled), viz_ev_end(e, modeled),
+                                        0, 0};
+            }
+            double s = viz_ev_start(e, modeled), t = viz_ev_end(e, modeled);
+            all[k].lo = s < all[k].lo ? s : all[k].lo;
+            all[k].hi = t > all[k].hi ? t : all[k].hi;
+            all[k].used |= 1u << l;
+            all[k].kernels += e->kind == PL_EV_KERNEL;
+        }
+    /* by step (a handful: insertion) */
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && all[j - 1].step > all[j].step; j--) {
+            stream_run x = all[j];
+            all[j] = all[j - 1];
+            all[j - 1] = x;
+        }
+    int from = n > VIZ_MAX_RUNS ? n - VIZ_MAX_RUNS : 0;
+    for (int i = from; i < n; i++) run[i - from] = all[i];
+    return n - from;
+}
+
+static int popcount(unsigned x)
+{
+    int k = 0;
+    for (; x; x &= x - 1) k++;
+    return k;
+}
+
+/* Each run one above the other, every one from its own first event, on
+ * the time scale of the longest: a row naming it (its step, streams,
+ * kernels and time; from the second on, how many times as fast as the
+ * first), then a lane per stream it used; blank after its end, so that the
+ * shorter run ends visibly sooner. Then the axis (0 to the longest run's
+ * time) and the legend: the glyphs, and what the lanes are. Rows that do
+ * not fit are left out, from the last run's last lane, and the bottom
+ * border says how many. */
+static void stream_compare(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v,
+                           const stream_run *run, int nrun)
+{
+    char sp[32], title[96];
+    double longest = 0;
+    for (int i = 0; i < nrun; i++)
+        longest = run[i].hi - run[i].lo > longest ? run[i].hi - run[i].lo : longest;
+    viz_fmt_time(sp, sizeof sp, longest);
+    snprintf(title, sizeof title, "timeline (%s clock): each step from its start, %s wide",
+             v->modeled ? "modeled" : "measured", sp);
+    viz_box(g, r, title, v->focus == PL_PANE_TIMELINE);
+    pl_rect in = inside(r);
+    int label_w = 8, w = in.w - label_w;
+    if (w < 4 || in.h < 2) return;
+    double dt = longest > 0 ? longest / w : 1;
+    int need = 0;
+    for (int i = 0; i < nrun; i++) need += 1 + popcount(run[i].used);
+    /* the axis, then the legend's two rows, each while the runs still fit */
+    int axis = need + 1 <= in.h, legend_rows = 0;
+    while (legend_rows < 2 && need + axis + legend_rows + 1 <= in.h) legend_rows++;
+    int rows = in.h - axis - legend_rows, y = in.y, left = 0;
+    for (int i = 0; i < nrun; i++) {
+        int nl = popcount(run[i].used);
+        if (y >= in.y + rows) {
+            left += 1 + nl;
+            continue;
+        }
+        char t[32], head[160];
+        viz_fmt_time(t, sizeof t, run[i].hi - run[i].lo);
+        int len = snprintf(head, sizeof head, "step %d: %d stream%s, %d kernel%s, %s", run[i].step,
+                           nl, nl == 1 ? "" : "s", run[i].kernels, run[i].kernels == 1 ? "" : "s",
+                           t);
+        if (i > 0 && run[i].hi > run[i].lo)
+            snprintf(head + len, sizeof head - (size_t)len, ", %.2fx as fast as step %d",
+                     (run[0].hi - run[0].lo) / (run[i].hi - run[i].lo), run[0].step);
+        viz_text(g, in.x, y++, in.w, head, COL_TITLE, ATTR_BOLD);
+        for (int l = 0; l < VIZ_STREAM_LANES; l++) {
+            if (!(run[i].used & 1u << l)) continue;
+            if (y >= in.y + rows) {
+                left++;
+                continue;
+            }
+            viz_textf(g, in.x, y, label_w, COL_DIM, 0, "    s%d%s", l,
+                      l == VIZ_STREAM_LANES - 1 ? "+" : "");
+            for (int c = 0; c < w; c++) {
+                double at = run[i].lo + (c + 0.5) * dt;
+                if (at > run[i].hi) break; /* after its end: blank */
+                const pl_event *e = viz_model_at_stream(m, 0, l, at, v->modeled);
+                if (!e || e->step != run[i].step)
+                    viz_put(g, in.x + label_w + c, y, viz_glyph_ch(g, G_DOT), COL_DIM, 0);
+                else
+                    viz_put(g, in.x + label_w + c, y, viz_glyph_ch(g, kind_glyph(e->kind)),
+                            kind_colour(e->kind), 0);
+            }
+            /* a kernel shorter than a cell still gets one: the cell of its middle */
+            const viz_lane *L = &m->streams[0][l];
+            for (size_t k = 0; k < L->n; k++) {
+                const pl_event *e = &L->ev[k];
+                if (e->step != run[i].step || e->kind != PL_EV_KERNEL) continue;
+                int c = (int)floor(((viz_ev_start(e, v->modeled) + viz_ev_end(e, v->modeled)) / 2 -
+                                    run[i].lo) /
+                                   dt);
+                if (c >= 0 && c < w)
+                    viz_put(g, in.x + label_w + c, y, viz_glyph_ch(g, G_FULL), COL_KERNEL, 0);
+            }
+            y++;
+        }
+    }
+    int ay = in.y + in.h - 1;
+    if (axis) {
+        char z[32];
+        viz_fmt_time(z, sizeof z, 0);
+        viz_text(g, in.x + label_w, ay, w, z, COL_DIM, 0);
+        int l2 = (int)strlen(sp);
+        if (w > l2 + 6) viz_text(g, in.x + in.w - l2, ay, l2, sp, COL_DIM, 0);
+    }
+    /* the glyphs, then the lanes */
+    int ly = ay - axis - legend_rows + 1;
+    if (legend_rows >= 1)
+        legend(g, in.x, ly, in.w, m);
+    else if (r.w > 8) {
+        int k = legend(g, r.x + 2, r.y + r.h - 1, r.w - 5, m);
+        viz_put(g, r.x + 1, r.y + r.h - 1, ' ', COL_DIM, 0);
+        viz_put(g, r.x + 2 + k, r.y + r.h - 1, ' ', COL_DIM, 0);
+    }
+    if (legend_rows >= 2) {
+        static const char *const lanes[] = {
+            "s0 the default stream, s1.. the streams made; a copy engine each way and the SMs run "
+            "side by side",
+            "s0 default stream, s1.. made ones; copy in, kernel, copy out overlap",
+            "s0 default, s1.. made streams"};
+        viz_text(g, in.x, ly + 1, in.w, fitting(lanes, 3, in.w), COL_DIM, 0);
+    }
+    if (left > 0 && r.w > 30) {
+        char s[48];
+        int len = snprintf(s, sizeof s, " %d row%s left out ", left, left == 1 ? "" : "s");
+        viz_text(g, r.x + r.w - 2 - len, r.y + r.h - 1, len, s, COL_TITLE, ATTR_BOLD);
+    }
+}
+
 static void timeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v)
 {
+    int nr = m->nranks > v->ndev ? m->nranks : v->ndev;
+    if (m->stream_lanes && nr == 1 && !v->zoomed) { /* one stream against chunks */
+        stream_run run[VIZ_MAX_RUNS];
+        int nrun = stream_runs(m, 0, v->modeled, run);
+        if (nrun >= 2) {
+            stream_compare(g, r, m, v, run, nrun);
+            return;
+        }
+    }
     char t1[32], t2[32], sp[32];
     viz_fmt_time(sp, sizeof sp, v->span);
     char title[96];
