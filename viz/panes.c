@@ -744,13 +744,147 @@ static link_list link_geometry(const viz_model *m, const viz_view *v, pl_rect in
     return L;
 }
 
+/* The ring steps of the newest collective run on the engine's ring (its
+ * ring-step events carry the segment they moved: pl_event.chunk), as a
+ * table: a row per step, a column per link a>a+1, in each cell the
+ * segment that crossed it (c0..c(N-1)), from the events of the receiving
+ * rank (peer: the sender). The collective: rank 0's newest on its comm
+ * lane that started at or before t and has such steps; rank b's is its
+ * collective of the same number (every rank makes the same calls in the
+ * same order). A pipelined ring (its steps named "... chunk K step S"):
+ * chunk 1's steps. */
+#define VIZ_RING_STEPS 32
+typedef struct {
+    int steps, n;
+    char kind[48]; /* "all_reduce" */
+    signed char seg[VIZ_RING_STEPS][PL_MAX_RANKS]; /* [step][receiver]: -1 none */
+    int pipelined;                                 /* chunks > 1 */
+} ring_table;
+
+static int ring_step_of(const char *label, int *chunk)
+{
+    const char *s = strstr(label, " step ");
+    const char *c = strstr(label, " chunk ");
+    *chunk = c ? atoi(c + 7) : 1;
+    return s ? atoi(s + 6) : 0;
+}
+
+/* Fills T from the ord-th collective of every rank; 1 when its first step
+ * moved a segment over every link (a collective too small for that, as
+ * one float, is passed over). */
+static int ring_steps_fill(const viz_model *m, int n, size_t ord, int modeled, ring_table *T)
+{
+    memset(T, 0, sizeof *T);
+    memset(T->seg, -1, sizeof T->seg);
+    T->n = n;
+    for (int b = 0; b < n; b++) {
+        const viz_lane *L = &m->lanes[b][PL_LANE_COMM];
+        size_t k = 0, i = 0;
+        const pl_event *Cb = NULL;
+        for (; i < L->n; i++)
+            if (L->ev[i].kind == PL_EV_COLLECTIVE && k++ == ord) {
+                Cb = &L->ev[i];
+                break;
+            }
+        if (!Cb) return 0;
+        if (b == 0) snprintf(T->kind, sizeof T->kind, "%s", Cb->label);
+        /* its steps: from the first event that starts with it (a step ends
+         * first, so it may come before it) to its end */
+        while (i > 0 && viz_ev_start(&L->ev[i - 1], modeled) >= viz_ev_start(Cb, modeled)) i--;
+        for (size_t j = i; j < L->n; j++) {
+            const pl_event *s = &L->ev[j];
+            if (viz_ev_start(s, modeled) > viz_ev_end(Cb, modeled)) break;
+            if (s->kind != PL_EV_RING_STEP || s->chunk <= 0 || s->peer != (b + n - 1) % n) continue;
+            int chunk, st = ring_step_of(s->label, &chunk);
+            T->pipelined |= chunk > 1;
+            if (chunk != 1 || st < 1 || st > VIZ_RING_STEPS) continue;
+            T->seg[st - 1][b] = (signed char)(s->chunk - 1);
+            T->steps = st > T->steps ? st : T->steps;
+        }
+    }
+    int full = T->steps > 0;
+    for (int b = 0; b < n; b++) full &= T->seg[0][b] >= 0;
+    return full;
+}
+
+static int ring_steps_find(const viz_model *m, int n, double t, int modeled, ring_table *T)
+{
+    const viz_lane *L0 = &m->lanes[0][PL_LANE_COMM];
+    size_t ord = 0;
+    for (size_t i = 0; i < L0->n; i++) ord += L0->ev[i].kind == PL_EV_COLLECTIVE;
+    for (size_t i = L0->n; i-- > 0;) { /* rank 0's collectives, newest first */
+        const pl_event *e = &L0->ev[i];
+        if (e->kind != PL_EV_COLLECTIVE) continue;
+        ord--;
+        if (viz_ev_start(e, modeled) <= t && ring_steps_fill(m, n, ord, modeled, T)) return 1;
+    }
+    memset(T, 0, sizeof *T);
+    return 0;
+}
+
+/* The table's rows (a headline, the links, a row per step) and columns. */
+static int ring_table_rows(const ring_table *T) { return 2 + T->steps; }
+static int ring_table_cols(const ring_table *T) { return 5 + 4 * T->n; }
+
+/* Whether step s (0-based) of the collective adds what came in (reduce)
+ * or copies it: the engine's ring all-reduce is a reduce-scatter (N-1
+ * steps), then an all-gather. */
+static int ring_step_adds(const ring_table *T, int s)
+{
+    if (strstr(T->kind, "gather")) return 0;
+    if (strstr(T->kind, "scatter")) return 1;
+    return s < T->n - 1;
+}
+
+static void ring_table_draw(viz_grid *g, pl_rect a, const ring_table *T)
+{
+    char head[4][160];
+    snprintf(head[0], sizeof head[0], "%s%s: cK = segment K moved a>b; + added, = copied",
+             T->kind, T->pipelined ? " (chunk 1)" : "");
+    snprintf(head[1], sizeof head[1], "%s%s: cK moved a>b; + add, = copy", T->kind,
+             T->pipelined ? " chunk 1" : "");
+    snprintf(head[2], sizeof head[2], "%s: cK a>b +add =copy", T->kind);
+    snprintf(head[3], sizeof head[3], "%s: cK moved a>b", T->kind);
+    const char *hs[4] = {head[0], head[1], head[2], head[3]};
+    viz_text(g, a.x, a.y, a.w, fitting(hs, 4, a.w), COL_DEFAULT, ATTR_BOLD);
+    viz_text(g, a.x, a.y + 1, 5, "step", COL_DIM, 0);
+    for (int j = 0; j < T->n; j++) /* link j>j+1: its receiver's steps */
+        viz_textf(g, a.x + 5 + 4 * j, a.y + 1, 3, COL_DIM, 0, "%d>%d", j, (j + 1) % T->n);
+    for (int s = 0; s < T->steps && 2 + s < a.h; s++) {
+        int y = a.y + 2 + s, add = ring_step_adds(T, s);
+        viz_textf(g, a.x, y, 5, COL_DIM, 0, "%2d %c", s + 1, add ? '+' : '=');
+        for (int j = 0; j < T->n; j++) {
+            int k = T->seg[s][(j + 1) % T->n];
+            if (k < 0)
+                viz_put(g, a.x + 5 + 4 * j, y, viz_glyph_ch(g, G_DOT), COL_DIM, 0);
+            else
+                viz_textf(g, a.x + 5 + 4 * j, y, 3, COL_RANK0 + k % 8, add ? ATTR_BOLD : 0, "c%d",
+                          k);
+        }
+    }
+}
+
+/* Where the ring (and its links) goes in the topology pane's inside, and
+ * the table of ring steps under it: the table when it fits (its width, and
+ * 2 rows left above it), the ring in the rest. */
+static pl_rect topology_ring_area(const viz_model *m, const viz_view *v, pl_rect in, int n,
+                                  ring_table *T, int *table)
+{
+    *table = n >= 2 && n <= 16 && ring_steps_find(m, n, v->t_end, v->modeled, T) &&
+             ring_table_cols(T) <= in.w && ring_table_rows(T) + 2 <= in.h;
+    if (*table) in.h -= ring_table_rows(T) + 1;
+    return in;
+}
+
 int viz_topology_links(const viz_model *m, const viz_view *v, pl_rect r, int *cols, int *page)
 {
     uint8_t la[PL_MAX_RANKS * PL_MAX_RANKS], lb[PL_MAX_RANKS * PL_MAX_RANKS];
     int n = m->nranks > v->ndev ? m->nranks : v->ndev;
     n = n > PL_MAX_RANKS ? PL_MAX_RANKS : n;
-    int total = list_links(m, n, la, lb);
-    link_list L = link_geometry(m, v, inside(r), n, la, lb, total);
+    int total = list_links(m, n, la, lb), table;
+    ring_table T;
+    pl_rect in = topology_ring_area(m, v, inside(r), n, &T, &table);
+    link_list L = link_geometry(m, v, in, n, la, lb, total);
     *cols = L.cols;
     *page = L.page;
     return total;
@@ -764,7 +898,13 @@ static void topology(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
     n = n > PL_MAX_RANKS ? PL_MAX_RANKS : n;
     if (in.w < 10 || in.h < 3 || n < 1) return;
     uint8_t la[PL_MAX_RANKS * PL_MAX_RANKS], lb[PL_MAX_RANKS * PL_MAX_RANKS];
-    int total = list_links(m, n, la, lb);
+    int total = list_links(m, n, la, lb), table;
+    /* the newest ring collective's steps under the ring, when they fit */
+    ring_table T;
+    pl_rect all = in;
+    in = topology_ring_area(m, v, all, n, &T, &table);
+    if (table)
+        ring_table_draw(g, (pl_rect){all.x, in.y + in.h + 1, all.w, ring_table_rows(&T)}, &T);
     if (ring_drawn(in, n)) {
         /* links between neighbours (the ring), dotted, with chunks in flight */
         for (int k = 0; k < n && n > 1; k++) {
