@@ -442,8 +442,8 @@ static int stream_runs(const viz_model *m, int rk, int modeled, stream_run *run)
             while (k < n && all[k].step != e->step) k++;
             if (k == n) {
                 if (n == 64) continue;
-                all[n++] = (stream_run){e->step, viz_ev_start(e, modeled), viz_ev_end(e, modeled),
-                                        0, 0};
+                all[n++] =
+                    (stream_run){e->step, viz_ev_start(e, modeled), viz_ev_end(e, modeled), 0, 0};
             }
             double s = viz_ev_start(e, modeled), t = viz_ev_end(e, modeled);
             all[k].lo = s < all[k].lo ? s : all[k].lo;
@@ -507,9 +507,9 @@ static void stream_compare(viz_grid *g, pl_rect r, const viz_model *m, const viz
         }
         char t[32], head[160];
         viz_fmt_time(t, sizeof t, run[i].hi - run[i].lo);
-        int len = snprintf(head, sizeof head, "step %d: %d stream%s, %d kernel%s, %s", run[i].step,
-                           nl, nl == 1 ? "" : "s", run[i].kernels, run[i].kernels == 1 ? "" : "s",
-                           t);
+        int len =
+            snprintf(head, sizeof head, "step %d: %d stream%s, %d kernel%s, %s", run[i].step, nl,
+                     nl == 1 ? "" : "s", run[i].kernels, run[i].kernels == 1 ? "" : "s", t);
         if (i > 0 && run[i].hi > run[i].lo)
             snprintf(head + len, sizeof head - (size_t)len, ", %.2fx as fast as step %d",
                      (run[0].hi - run[0].lo) / (run[i].hi - run[i].lo), run[0].step);
@@ -537,9 +537,9 @@ static void stream_compare(viz_grid *g, pl_rect r, const viz_model *m, const viz
             for (size_t k = 0; k < L->n; k++) {
                 const pl_event *e = &L->ev[k];
                 if (e->step != run[i].step || e->kind != PL_EV_KERNEL) continue;
-                int c = (int)floor(((viz_ev_start(e, v->modeled) + viz_ev_end(e, v->modeled)) / 2 -
-                                    run[i].lo) /
-                                   dt);
+                int c = (int)floor(
+                    ((viz_ev_start(e, v->modeled) + viz_ev_end(e, v->modeled)) / 2 - run[i].lo) /
+                    dt);
                 if (c >= 0 && c < w)
                     viz_put(g, in.x + label_w + c, y, viz_glyph_ch(g, G_FULL), COL_KERNEL, 0);
             }
@@ -756,7 +756,7 @@ static link_list link_geometry(const viz_model *m, const viz_view *v, pl_rect in
 #define VIZ_RING_STEPS 32
 typedef struct {
     int steps, n;
-    char kind[48]; /* "all_reduce" */
+    char kind[48];                                 /* "all_reduce" */
     signed char seg[VIZ_RING_STEPS][PL_MAX_RANKS]; /* [step][receiver]: -1 none */
     int pipelined;                                 /* chunks > 1 */
 } ring_table;
@@ -839,8 +839,8 @@ static int ring_step_adds(const ring_table *T, int s)
 static void ring_table_draw(viz_grid *g, pl_rect a, const ring_table *T)
 {
     char head[4][160];
-    snprintf(head[0], sizeof head[0], "%s%s: cK = segment K moved a>b; + added, = copied",
-             T->kind, T->pipelined ? " (chunk 1)" : "");
+    snprintf(head[0], sizeof head[0], "%s%s: cK = segment K moved a>b; + added, = copied", T->kind,
+             T->pipelined ? " (chunk 1)" : "");
     snprintf(head[1], sizeof head[1], "%s%s: cK moved a>b; + add, = copy", T->kind,
              T->pipelined ? " chunk 1" : "");
     snprintf(head[2], sizeof head[2], "%s: cK a>b +add =copy", T->kind);
@@ -864,15 +864,169 @@ static void ring_table_draw(viz_grid *g, pl_rect a, const ring_table *T)
     }
 }
 
-/* Where the ring (and its links) goes in the topology pane's inside, and
- * the table of ring steps under it: the table when it fits (its width, and
- * 2 rows left above it), the ring in the rest. */
-static pl_rect topology_ring_area(const viz_model *m, const viz_view *v, pl_rect in, int n,
-                                  ring_table *T, int *table)
+/* A data-parallel run's gradient buckets (Lab 07): rank 0's newest
+ * backward (a PL_EV_BACKWARD of no micro-batch on its compute lane) that
+ * started at or before t, and the collectives its comm lane started from
+ * then until its next optimizer step (or t): one per bucket, in the order
+ * backward filled them. Only in a run without shards, pipeline, mesh or
+ * ZeRO (their panes say what their backward does). */
+#define VIZ_MAX_BUCKETS 16
+typedef struct {
+    int n, more;           /* buckets drawn, and left out */
+    double b0, b1, lo, hi; /* the backward; the window drawn */
+    double s[VIZ_MAX_BUCKETS], e[VIZ_MAX_BUCKETS];
+    double ready[VIZ_MAX_BUCKETS]; /* when it was full: its layer's backward's end */
+    uint64_t bytes[VIZ_MAX_BUCKETS];
+} bucket_view;
+
+static int buckets_find(const viz_model *m, double t, int modeled, bucket_view *B)
 {
-    *table = n >= 2 && n <= 16 && ring_steps_find(m, n, v->t_end, v->modeled, T) &&
-             ring_table_cols(T) <= in.w && ring_table_rows(T) + 2 <= in.h;
-    if (*table) in.h -= ring_table_rows(T) + 1;
+    memset(B, 0, sizeof *B);
+    if (m->nmatrices || m->pp.stages || m->zero.ranks || m->mesh.dp) return 0;
+    const viz_lane *C = &m->lanes[0][PL_LANE_COMPUTE], *K = &m->lanes[0][PL_LANE_COMM];
+    const pl_event *bw = NULL;
+    size_t at = 0;
+    for (size_t i = C->n; i-- > 0 && !bw;)
+        if (C->ev[i].kind == PL_EV_BACKWARD && C->ev[i].micro_batch < 0 && C->ev[i].layer < 0 &&
+            viz_ev_start(&C->ev[i], modeled) <= t) {
+            bw = &C->ev[i];
+            at = i;
+        }
+    if (!bw) return 0;
+    B->b0 = viz_ev_start(bw, modeled);
+    B->b1 = viz_ev_end(bw, modeled);
+    double until = t;
+    for (size_t i = at + 1; i < C->n; i++)
+        if (C->ev[i].kind == PL_EV_OPTIMIZER && viz_ev_start(&C->ev[i], modeled) >= B->b0) {
+            until = viz_ev_start(&C->ev[i], modeled);
+            break;
+        }
+    B->lo = B->b0;
+    B->hi = B->b1;
+    for (size_t i = 0; i < K->n; i++) {
+        const pl_event *e = &K->ev[i];
+        double s = viz_ev_start(e, modeled);
+        if (e->kind != PL_EV_COLLECTIVE || s < B->b0 || s >= until) continue;
+        if (B->n == VIZ_MAX_BUCKETS) {
+            B->more++;
+            continue;
+        }
+        B->s[B->n] = s;
+        B->e[B->n] = viz_ev_end(e, modeled);
+        B->bytes[B->n++] = e->bytes;
+        B->hi = B->e[B->n - 1] > B->hi ? B->e[B->n - 1] : B->hi;
+    }
+    /* when each was full: the buckets never span two layers and come in
+     * the order backward produces the layers (the last first), so bucket
+     * after bucket adds up to one layer's gradient bytes (the layer events
+     * inside the backward: layer >= 0, bytes); without them, when its
+     * all-reduce started */
+    size_t li = at + 1;
+    uint64_t acc = 0;
+    for (int k = 0; k < B->n; k++) {
+        while (li < C->n &&
+               !(C->ev[li].kind == PL_EV_BACKWARD && C->ev[li].layer >= 0 && C->ev[li].bytes > 0))
+            li = viz_ev_start(&C->ev[li], modeled) > B->b1 ? C->n : li + 1;
+        if (li >= C->n) {
+            B->ready[k] = B->s[k];
+            continue;
+        }
+        B->ready[k] = viz_ev_end(&C->ev[li], modeled);
+        acc += B->bytes[k];
+        if (acc >= C->ev[li].bytes) {
+            acc = 0;
+            li++;
+        }
+    }
+    return B->n > 0;
+}
+
+static int bucket_rows(const bucket_view *B) { return 2 + B->n + (B->more > 0); }
+
+/* A row per bucket over the backward's time: its fill while backward
+ * produces it (the backward's glyph, from the backward's start to its
+ * all-reduce's start: it starts once the bucket is full), then its
+ * all-reduce (the comm glyph); the backward itself on the row above. */
+static void buckets_draw(viz_grid *g, pl_rect a, const bucket_view *B, int h)
+{
+    uint32_t fill = viz_glyph_ch(g, G_EV_BACKWARD), comm = viz_glyph_ch(g, G_EV_COMM);
+    int lw = 9, w = a.w - lw;
+    if (w < 4 || h < 2) return;
+    /* the legend in words, then the glyphs drawn at their places */
+    static const char *const words[] = {
+        "gradient buckets in backward: X filling, Z full and queued, Y all-reduce",
+        "buckets: X filling, Z queued, Y all-reduce", "buckets X fill Z wait Y reduce",
+        "X fill Z wait Y reduce"};
+    const char *wd = fitting(words, 4, a.w);
+    viz_text(g, a.x, a.y, a.w, wd, COL_DEFAULT, ATTR_BOLD);
+    const char *X = strchr(wd, 'X'), *Y = strchr(wd, 'Y'), *Z = strchr(wd, 'Z');
+    if (X && X - wd < a.w) viz_put(g, a.x + (int)(X - wd), a.y, fill, COL_BACKWARD, ATTR_BOLD);
+    if (Y && Y - wd < a.w) viz_put(g, a.x + (int)(Y - wd), a.y, comm, COL_COMM, ATTR_BOLD);
+    if (Z && Z - wd < a.w)
+        viz_put(g, a.x + (int)(Z - wd), a.y, viz_glyph_ch(g, G_EV_COLL), COL_DIM, ATTR_BOLD);
+    double dt = B->hi > B->lo ? (B->hi - B->lo) / w : 1;
+    viz_textf(g, a.x, a.y + 1, lw, COL_DIM, 0, "backward");
+    for (int c = 0; c < w; c++) {
+        double at = B->lo + (c + 0.5) * dt;
+        int in = at >= B->b0 && at < B->b1;
+        viz_put(g, a.x + lw + c, a.y + 1, in ? fill : viz_glyph_ch(g, G_DOT),
+                in ? COL_BACKWARD : COL_DIM, 0);
+    }
+    for (int k = 0; k < B->n && 2 + k < h; k++) {
+        int y = a.y + 2 + k;
+        if (2 + k == h - 1 && k < B->n - 1) {
+            viz_textf(g, a.x, y, a.w, COL_DIM, 0, "... %d more", B->n - k + B->more);
+            return;
+        }
+        viz_textf(g, a.x, y, lw, COL_DIM, 0, "b%-2d%4.0fK", k + 1, (double)B->bytes[k] / 1024);
+        for (int c = 0; c < w; c++) {
+            double at = B->lo + (c + 0.5) * dt;
+            if (at < B->b0)
+                continue;
+            else if (at < B->ready[k])
+                viz_put(g, a.x + lw + c, y, fill, COL_BACKWARD, 0);
+            else if (at < B->s[k]) /* full, its all-reduce queued behind the others */
+                viz_put(g, a.x + lw + c, y, viz_glyph_ch(g, G_EV_COLL), COL_DIM, 0);
+            else if (at < B->e[k] || c == (int)((B->s[k] - B->lo) / dt))
+                viz_put(g, a.x + lw + c, y, comm, COL_COMM, ATTR_BOLD);
+            else
+                viz_put(g, a.x + lw + c, y, viz_glyph_ch(g, G_DOT), COL_DIM, 0);
+        }
+    }
+    if (B->more && 2 + B->n < h)
+        viz_textf(g, a.x, a.y + 2 + B->n, a.w, COL_DIM, 0, "... %d more", B->more);
+}
+
+/* What the topology pane draws besides the ring: the ring steps' table
+ * (under it) or a data-parallel run's buckets (over it), rows tall. */
+typedef struct {
+    int table, buckets, rows;
+    ring_table T;
+    bucket_view B;
+} topo_extra;
+
+/* Where the ring (and its links) goes in the topology pane's inside `in`:
+ * the ring steps' table under it when the table fits (its width, and 2
+ * rows left above it); but first a data-parallel run's buckets over it
+ * (as many rows as fit; the ring in what is left, none under 3 rows). */
+static pl_rect topology_ring_area(const viz_model *m, const viz_view *v, pl_rect in, int n,
+                                  topo_extra *X)
+{
+    X->table = X->buckets = X->rows = 0;
+    X->buckets = in.w >= 20 && in.h >= 3 && buckets_find(m, v->t_end, v->modeled, &X->B);
+    if (X->buckets) {
+        X->rows = bucket_rows(&X->B) < in.h ? bucket_rows(&X->B) : in.h;
+        int left = in.h - X->rows - 1;
+        in.y += X->rows + 1;
+        in.h = left >= 3 ? left : 0;
+        return in;
+    }
+    X->table = n >= 2 && n <= 16 && ring_steps_find(m, n, v->t_end, v->modeled, &X->T) &&
+               ring_table_cols(&X->T) <= in.w && ring_table_rows(&X->T) + 2 <= in.h;
+    if (X->table) {
+        X->rows = ring_table_rows(&X->T);
+        in.h -= X->rows + 1;
+    }
     return in;
 }
 
@@ -881,9 +1035,9 @@ int viz_topology_links(const viz_model *m, const viz_view *v, pl_rect r, int *co
     uint8_t la[PL_MAX_RANKS * PL_MAX_RANKS], lb[PL_MAX_RANKS * PL_MAX_RANKS];
     int n = m->nranks > v->ndev ? m->nranks : v->ndev;
     n = n > PL_MAX_RANKS ? PL_MAX_RANKS : n;
-    int total = list_links(m, n, la, lb), table;
-    ring_table T;
-    pl_rect in = topology_ring_area(m, v, inside(r), n, &T, &table);
+    int total = list_links(m, n, la, lb);
+    topo_extra X;
+    pl_rect in = topology_ring_area(m, v, inside(r), n, &X);
     link_list L = link_geometry(m, v, in, n, la, lb, total);
     *cols = L.cols;
     *page = L.page;
@@ -898,13 +1052,15 @@ static void topology(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
     n = n > PL_MAX_RANKS ? PL_MAX_RANKS : n;
     if (in.w < 10 || in.h < 3 || n < 1) return;
     uint8_t la[PL_MAX_RANKS * PL_MAX_RANKS], lb[PL_MAX_RANKS * PL_MAX_RANKS];
-    int total = list_links(m, n, la, lb), table;
-    /* the newest ring collective's steps under the ring, when they fit */
-    ring_table T;
+    int total = list_links(m, n, la, lb);
+    /* the newest ring collective's steps under the ring, or a data-parallel
+     * run's buckets over it, when they fit */
+    topo_extra X;
     pl_rect all = in;
-    in = topology_ring_area(m, v, all, n, &T, &table);
-    if (table)
-        ring_table_draw(g, (pl_rect){all.x, in.y + in.h + 1, all.w, ring_table_rows(&T)}, &T);
+    in = topology_ring_area(m, v, all, n, &X);
+    if (X.table) ring_table_draw(g, (pl_rect){all.x, in.y + in.h + 1, all.w, X.rows}, &X.T);
+    if (X.buckets) buckets_draw(g, (pl_rect){all.x, all.y, all.w, X.rows}, &X.B, X.rows);
+    if (in.h <= 0) return;
     if (ring_drawn(in, n)) {
         /* links between neighbours (the ring), dotted, with chunks in flight */
         for (int k = 0; k < n && n > 1; k++) {

@@ -151,8 +151,8 @@ typedef struct pl_note {
     double value; /* a metric's value; memory: the bytes in use */
     double total; /* memory: the bytes in all */
     double at, modeled_at;
-    char name[32]; /* a metric's name */
-    char *text;    /* a step's narration (malloc'd: pl_trace_free_notes) */
+    char name[32];          /* a metric's name */
+    char *text;             /* a step's narration (malloc'd: pl_trace_free_notes) */
     struct pl_picture *pic; /* a picture (malloc'd with its arrays: pl_trace_free_notes) */
 } pl_note;
 /* Consumer side (one thread): takes every waiting note, in the order they
