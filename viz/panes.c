@@ -978,7 +978,11 @@ static void buckets_draw(viz_grid *g, pl_rect a, const bucket_view *B, int h)
             viz_textf(g, a.x, y, a.w, COL_DIM, 0, "... %d more", B->n - k + B->more);
             return;
         }
-        viz_textf(g, a.x, y, lw, COL_DIM, 0, "b%-2d%4.0fK", k + 1, (double)B->bytes[k] / 1024);
+        if (B->bytes[k] < 1024) /* its bytes, to the KiB from one on */
+            viz_textf(g, a.x, y, lw, COL_DIM, 0, "b%-2d%4lluB", k + 1,
+                      (unsigned long long)B->bytes[k]);
+        else
+            viz_textf(g, a.x, y, lw, COL_DIM, 0, "b%-2d%4.0fK", k + 1, (double)B->bytes[k] / 1024);
         for (int c = 0; c < w; c++) {
             double at = B->lo + (c + 0.5) * dt;
             if (at < B->b0)
