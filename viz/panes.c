@@ -836,8 +836,12 @@ static int ring_step_adds(const ring_table *T, int s)
     return s < T->n - 1;
 }
 
-static void ring_table_draw(viz_grid *g, pl_rect a, const ring_table *T)
+static void ring_table_draw(viz_grid *g, pl_rect a, const ring_table *T, int compact)
 {
+    if (compact) { /* no headline: the links' row first */
+        a.y--;
+        a.h++;
+    }
     char head[4][160];
     snprintf(head[0], sizeof head[0], "%s%s: cK = segment K moved a>b; + added, = copied", T->kind,
              T->pipelined ? " (chunk 1)" : "");
@@ -846,7 +850,7 @@ static void ring_table_draw(viz_grid *g, pl_rect a, const ring_table *T)
     snprintf(head[2], sizeof head[2], "%s: cK a>b +add =copy", T->kind);
     snprintf(head[3], sizeof head[3], "%s: cK moved a>b", T->kind);
     const char *hs[4] = {head[0], head[1], head[2], head[3]};
-    viz_text(g, a.x, a.y, a.w, fitting(hs, 4, a.w), COL_DEFAULT, ATTR_BOLD);
+    if (!compact) viz_text(g, a.x, a.y, a.w, fitting(hs, 4, a.w), COL_DEFAULT, ATTR_BOLD);
     viz_text(g, a.x, a.y + 1, 5, "step", COL_DIM, 0);
     for (int j = 0; j < T->n; j++) /* link j>j+1: its receiver's steps */
         viz_textf(g, a.x + 5 + 4 * j, a.y + 1, 3, COL_DIM, 0, "%d>%d", j, (j + 1) % T->n);
@@ -1005,18 +1009,19 @@ static void buckets_draw(viz_grid *g, pl_rect a, const bucket_view *B, int h)
  * (under it) or a data-parallel run's buckets (over it), rows tall. */
 typedef struct {
     int table, buckets, rows;
+    int compact; /* the table without its headline */
     ring_table T;
     bucket_view B;
 } topo_extra;
 
 /* Where the ring (and its links) goes in the topology pane's inside `in`:
  * the ring steps' table under it when the table fits (its width, and 2
- * rows left above it); but first a data-parallel run's buckets over it
- * (as many rows as fit; the ring in what is left, none under 3 rows). */
+ * rows left above it; 1 row short, without its headline); but first a data-parallel run's buckets
+ * over it (as many rows as fit; the ring in what is left, none under 3 rows). */
 static pl_rect topology_ring_area(const viz_model *m, const viz_view *v, pl_rect in, int n,
                                   topo_extra *X)
 {
-    X->table = X->buckets = X->rows = 0;
+    X->table = X->buckets = X->rows = X->compact = 0;
     X->buckets = in.w >= 20 && in.h >= 3 && buckets_find(m, v->t_end, v->modeled, &X->B);
     if (X->buckets) {
         X->rows = bucket_rows(&X->B) < in.h ? bucket_rows(&X->B) : in.h;
@@ -1026,9 +1031,10 @@ static pl_rect topology_ring_area(const viz_model *m, const viz_view *v, pl_rect
         return in;
     }
     X->table = n >= 2 && n <= 16 && ring_steps_find(m, n, v->t_end, v->modeled, &X->T) &&
-               ring_table_cols(&X->T) <= in.w && ring_table_rows(&X->T) + 2 <= in.h;
-    if (X->table) {
-        X->rows = ring_table_rows(&X->T);
+               ring_table_cols(&X->T) <= in.w && ring_table_rows(&X->T) + 1 <= in.h;
+    if (X->table) { /* short of a row: without its headline */
+        X->compact = ring_table_rows(&X->T) + 2 > in.h;
+        X->rows = ring_table_rows(&X->T) - X->compact;
         in.h -= X->rows + 1;
     }
     return in;
@@ -1062,7 +1068,8 @@ static void topology(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
     topo_extra X;
     pl_rect all = in;
     in = topology_ring_area(m, v, all, n, &X);
-    if (X.table) ring_table_draw(g, (pl_rect){all.x, in.y + in.h + 1, all.w, X.rows}, &X.T);
+    if (X.table)
+        ring_table_draw(g, (pl_rect){all.x, in.y + in.h + 1, all.w, X.rows}, &X.T, X.compact);
     if (X.buckets) buckets_draw(g, (pl_rect){all.x, all.y, all.w, X.rows}, &X.B, X.rows);
     if (in.h <= 0) return;
     if (ring_drawn(in, n)) {
