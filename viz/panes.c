@@ -475,9 +475,10 @@ static int popcount(unsigned x)
  * kernels and time; from the second on, how many times as fast as the
  * first), then a lane per stream it used; blank after its end, so that the
  * shorter run ends visibly sooner. Then the axis (0 to the longest run's
- * time) and the legend: the glyphs, and what the lanes are. Rows that do
- * not fit are left out, from the last run's last lane, and the bottom
- * border says how many. */
+ * time) and the legend: the glyphs, and what the lanes are. Short of
+ * rows, one row names every run and each lane its run's step; rows that
+ * still do not fit are left out, from the last run's last lane, and the
+ * bottom border says how many. */
 static void stream_compare(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v,
                            const stream_run *run, int nrun)
 {
@@ -495,14 +496,38 @@ static void stream_compare(viz_grid *g, pl_rect r, const viz_model *m, const viz
     double dt = longest > 0 ? longest / w : 1;
     int need = 0;
     for (int i = 0; i < nrun; i++) need += 1 + popcount(run[i].used);
+    /* short of rows: one row names every run ("2: 1 stream 674.4 us  3: ..."),
+     * and each lane says its run's step ("2: s1") */
+    int compact = need > in.h, y = in.y;
+    if (compact) {
+        need -= nrun - 1;
+        char line[2][256];
+        for (int f = 0; f < 2; f++) { /* f 0: the words; 1: the numbers */
+            int len = 0;
+            for (int i = 0; i < nrun && len < (int)sizeof line[f] - 80; i++) {
+                char t[32];
+                int nl = popcount(run[i].used);
+                viz_fmt_time(t, sizeof t, run[i].hi - run[i].lo);
+                len += snprintf(line[f] + len, sizeof line[f] - (size_t)len,
+                                f ? "%s%d: %d stream%s %s" : "%sstep %d: %d stream%s, %s",
+                                i ? (f ? "  " : "; ") : "", run[i].step, nl, nl == 1 ? "" : "s", t);
+                if (i > 0 && run[i].hi > run[i].lo)
+                    len += snprintf(line[f] + len, sizeof line[f] - (size_t)len,
+                                    f ? " %.2fx" : ", %.2fx as fast",
+                                    (run[0].hi - run[0].lo) / (run[i].hi - run[i].lo));
+            }
+        }
+        const char *ls[2] = {line[0], line[1]};
+        viz_text(g, in.x, y++, in.w, fitting(ls, 2, in.w), COL_TITLE, ATTR_BOLD);
+    }
     /* the axis, then the legend's two rows, each while the runs still fit */
     int axis = need + 1 <= in.h, legend_rows = 0;
     while (legend_rows < 2 && need + axis + legend_rows + 1 <= in.h) legend_rows++;
-    int rows = in.h - axis - legend_rows, y = in.y, left = 0;
+    int rows = in.h - axis - legend_rows, left = 0;
     for (int i = 0; i < nrun; i++) {
         int nl = popcount(run[i].used);
         if (y >= in.y + rows) {
-            left += 1 + nl;
+            left += !compact + nl;
             continue;
         }
         char t[32], head[160];
@@ -513,15 +538,19 @@ static void stream_compare(viz_grid *g, pl_rect r, const viz_model *m, const viz
         if (i > 0 && run[i].hi > run[i].lo)
             snprintf(head + len, sizeof head - (size_t)len, ", %.2fx as fast as step %d",
                      (run[0].hi - run[0].lo) / (run[i].hi - run[i].lo), run[0].step);
-        viz_text(g, in.x, y++, in.w, head, COL_TITLE, ATTR_BOLD);
+        if (!compact) viz_text(g, in.x, y++, in.w, head, COL_TITLE, ATTR_BOLD);
         for (int l = 0; l < VIZ_STREAM_LANES; l++) {
             if (!(run[i].used & 1u << l)) continue;
             if (y >= in.y + rows) {
                 left++;
                 continue;
             }
-            viz_textf(g, in.x, y, label_w, COL_DIM, 0, "    s%d%s", l,
-                      l == VIZ_STREAM_LANES - 1 ? "+" : "");
+            if (compact)
+                viz_textf(g, in.x, y, label_w, COL_DIM, 0, "%d: s%d%s", run[i].step, l,
+                          l == VIZ_STREAM_LANES - 1 ? "+" : "");
+            else
+                viz_textf(g, in.x, y, label_w, COL_DIM, 0, "    s%d%s", l,
+                          l == VIZ_STREAM_LANES - 1 ? "+" : "");
             for (int c = 0; c < w; c++) {
                 double at = run[i].lo + (c + 0.5) * dt;
                 if (at > run[i].hi) break; /* after its end: blank */

@@ -1267,6 +1267,20 @@ static void test_stream_compare(void)
         if (strcmp(L[y], want[y])) printf("\n  row %d: '%s'\n   want: '%s'", y, L[y], want[y]);
         CU_ASSERT_STRING_EQUAL(L[y], want[y]);
     }
+    /* short of rows (4 inside): one row names both, each lane its step */
+    viz_grid_clear(&g);
+    pl_rect small = {0, 0, 30, 6};
+    viz_render_pane(&g, PL_PANE_TIMELINE, small, &m, &v);
+    pane_lines(&g, small, L);
+    static const char *want_small[6] = {
+        "+ timeline (measured clock): +", "|2: 1 stream 10.00 s  3: 2 st|",
+        "|2: s1   ========####========|", "|3: s1   ====#===......      |",
+        "|3: s2   ....====##====      |", "+ # kernel  = copy  . idle --+",
+    };
+    for (int y = 0; y < 6; y++) {
+        if (strcmp(L[y], want_small[y])) printf("\n  row %d: '%s'", y, L[y]);
+        CU_ASSERT_STRING_EQUAL(L[y], want_small[y]);
+    }
     /* zoomed: the usual lanes again */
     v.zoomed = 1;
     viz_grid_clear(&g);
