@@ -785,7 +785,8 @@ static link_list link_geometry(const viz_model *m, const viz_view *v, pl_rect in
 #define VIZ_RING_STEPS 32
 typedef struct {
     int steps, n;
-    char kind[48];                                 /* "all_reduce" */
+    char kind[48]; /* "all_reduce" */
+    int step;      /* the narrated step it ran in (pl_event.step; 0: none) */
     signed char seg[VIZ_RING_STEPS][PL_MAX_RANKS]; /* [step][receiver]: -1 none */
     int pipelined;                                 /* chunks > 1 */
 } ring_table;
@@ -816,7 +817,10 @@ static int ring_steps_fill(const viz_model *m, int n, size_t ord, int modeled, r
                 break;
             }
         if (!Cb) return 0;
-        if (b == 0) snprintf(T->kind, sizeof T->kind, "%s", Cb->label);
+        if (b == 0) {
+            snprintf(T->kind, sizeof T->kind, "%s", Cb->label);
+            T->step = Cb->step;
+        }
         /* its steps: from the first event that starts with it (a step ends
          * first, so it may come before it) to its end */
         while (i > 0 && viz_ev_start(&L->ev[i - 1], modeled) >= viz_ev_start(Cb, modeled)) i--;
@@ -865,19 +869,23 @@ static int ring_step_adds(const ring_table *T, int s)
     return s < T->n - 1;
 }
 
-static void ring_table_draw(viz_grid *g, pl_rect a, const ring_table *T, int compact)
+static void ring_table_draw(viz_grid *g, pl_rect a, const ring_table *T, int compact, int now)
 {
     if (compact) { /* no headline: the links' row first */
         a.y--;
         a.h++;
     }
-    char head[4][160];
-    snprintf(head[0], sizeof head[0], "%s%s: cK = segment K moved a>b; + added, = copied", T->kind,
+    char head[4][160], kind[80];
+    if (T->step > 0 && T->step != now) /* an earlier step's: say which */
+        snprintf(kind, sizeof kind, "step %d's %s", T->step, T->kind);
+    else
+        snprintf(kind, sizeof kind, "%s", T->kind);
+    snprintf(head[0], sizeof head[0], "%s%s: cK = segment K moved a>b; + added, = copied", kind,
              T->pipelined ? " (chunk 1)" : "");
-    snprintf(head[1], sizeof head[1], "%s%s: cK moved a>b; + add, = copy", T->kind,
+    snprintf(head[1], sizeof head[1], "%s%s: cK moved a>b; + add, = copy", kind,
              T->pipelined ? " chunk 1" : "");
-    snprintf(head[2], sizeof head[2], "%s: cK a>b +add =copy", T->kind);
-    snprintf(head[3], sizeof head[3], "%s: cK moved a>b", T->kind);
+    snprintf(head[2], sizeof head[2], "%s: cK a>b +add =copy", kind);
+    snprintf(head[3], sizeof head[3], "%s: cK moved a>b", kind);
     const char *hs[4] = {head[0], head[1], head[2], head[3]};
     if (!compact) viz_text(g, a.x, a.y, a.w, fitting(hs, 4, a.w), COL_DEFAULT, ATTR_BOLD);
     viz_text(g, a.x, a.y + 1, 5, "step", COL_DIM, 0);
@@ -1098,7 +1106,8 @@ static void topology(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
     pl_rect all = in;
     in = topology_ring_area(m, v, all, n, &X);
     if (X.table)
-        ring_table_draw(g, (pl_rect){all.x, in.y + in.h + 1, all.w, X.rows}, &X.T, X.compact);
+        ring_table_draw(g, (pl_rect){all.x, in.y + in.h + 1, all.w, X.rows}, &X.T, X.compact,
+                        v->step);
     if (X.buckets) buckets_draw(g, (pl_rect){all.x, all.y, all.w, X.rows}, &X.B, X.rows);
     if (in.h <= 0) return;
     if (ring_drawn(in, n)) {

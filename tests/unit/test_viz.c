@@ -1350,6 +1350,28 @@ static void test_ring_steps_table(void)
     }
     CU_ASSERT_PTR_NOT_NULL(strstr(L[2], "r0")); /* the ring above it */
     CU_ASSERT_PTR_NOT_NULL(strstr(L[9], "r2"));
+    /* seen from a later step (8), it says whose it is; a row short of its
+     * height (11: 9 inside), without the headline, the ring left out */
+    for (int b = 0; b < 4; b++)
+        for (size_t i = 0; i < m.lanes[b][PL_LANE_COMM].n; i++)
+            m.lanes[b][PL_LANE_COMM].ev[i].step = 7;
+    v.step = 8;
+    viz_grid_resize(&g, 36, 14);
+    for (int h = 14; h >= 11; h -= 3) {
+        viz_grid_clear(&g);
+        pl_rect q = {0, 0, 36, h};
+        viz_render_pane(&g, PL_PANE_TOPOLOGY, q, &m, &v);
+        pane_lines(&g, q, L);
+        if (h == 14) {
+            CU_ASSERT_STRING_EQUAL(L[5], "|step 7's all_reduce: cK moved a>b |");
+            CU_ASSERT_STRING_EQUAL(L[6], "|step 0>1 1>2 2>3 3>0              |");
+        } else {
+            CU_ASSERT_STRING_EQUAL(L[2], "|                                  |");
+            CU_ASSERT_STRING_EQUAL(L[3], "|step 0>1 1>2 2>3 3>0              |");
+            CU_ASSERT_STRING_EQUAL(L[4], "| 1 + c3  c0  c1  c2               |");
+            CU_ASSERT_STRING_EQUAL(L[9], "| 6 = c2  c3  c0  c1               |");
+        }
+    }
     viz_grid_free(&g);
     viz_model_free(&m);
 }
