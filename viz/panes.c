@@ -948,10 +948,32 @@ typedef struct {
     uint64_t bytes[VIZ_MAX_BUCKETS];
 } bucket_view;
 
+/* A run whose other panes say what its communication does (shards,
+ * pipeline, mesh, ZeRO): the topology draws its ring and links only. */
+static int has_own_pane(const viz_model *m)
+{
+    return m->nmatrices || m->pp.stages || m->zero.ranks || m->mesh.dp;
+}
+
+/* The first event of L that starts at or after t (L->n: none); a lane's
+ * events are in start order on both clocks (lane_at, model.c). */
+static size_t lane_from(const viz_lane *L, double t, int modeled)
+{
+    size_t lo = 0, hi = L->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (viz_ev_start(&L->ev[mid], modeled) < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static int buckets_find(const viz_model *m, double t, int modeled, bucket_view *B)
 {
     memset(B, 0, sizeof *B);
-    if (m->nmatrices || m->pp.stages || m->zero.ranks || m->mesh.dp) return 0;
+    if (has_own_pane(m)) return 0;
     const viz_lane *C = &m->lanes[0][PL_LANE_COMPUTE], *K = &m->lanes[0][PL_LANE_COMM];
     const pl_event *bw = NULL;
     size_t at = 0;
@@ -972,10 +994,11 @@ static int buckets_find(const viz_model *m, double t, int modeled, bucket_view *
         }
     B->lo = B->b0;
     B->hi = B->b1;
-    for (size_t i = 0; i < K->n; i++) {
+    for (size_t i = lane_from(K, B->b0, modeled); i < K->n; i++) {
         const pl_event *e = &K->ev[i];
         double s = viz_ev_start(e, modeled);
-        if (e->kind != PL_EV_COLLECTIVE || s < B->b0 || s >= until) continue;
+        if (s >= until) break;
+        if (e->kind != PL_EV_COLLECTIVE) continue;
         if (B->n == VIZ_MAX_BUCKETS) {
             B->more++;
             continue;
@@ -1081,7 +1104,8 @@ typedef struct {
 
 /* Where the ring (and its links) goes in the topology pane's inside `in`:
  * the ring steps' table under it when the table fits (its width, and 2
- * rows left above it; 1 row short, without its headline); but first a data-parallel run's buckets
+ * rows left above it; 1 row short, without its headline) in a run without
+ * a pane of its own for its communication (has_own_pane); but first a data-parallel run's buckets
  * over it (as many rows as fit; the ring in what is left, none under 3 rows). */
 static pl_rect topology_ring_area(const viz_model *m, const viz_view *v, pl_rect in, int n,
                                   topo_extra *X)
@@ -1095,7 +1119,8 @@ static pl_rect topology_ring_area(const viz_model *m, const viz_view *v, pl_rect
         in.h = left >= 3 ? left : 0;
         return in;
     }
-    X->table = n >= 2 && n <= 16 && ring_steps_find(m, n, v->t_end, v->modeled, &X->T) &&
+    X->table = n >= 2 && n <= 16 && !has_own_pane(m) &&
+               ring_steps_find(m, n, v->t_end, v->modeled, &X->T) &&
                ring_table_cols(&X->T) <= in.w && ring_table_rows(&X->T) + 1 <= in.h;
     if (X->table) { /* short of a row: without its headline */
         X->compact = ring_table_rows(&X->T) + 2 > in.h;

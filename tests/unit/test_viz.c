@@ -1450,6 +1450,14 @@ static void test_buckets(void)
         if (strcmp(L[y], want[y])) printf("\n  row %d: '%s'", y, L[y]);
         CU_ASSERT_STRING_EQUAL(L[y], want[y]);
     }
+    /* a run with a pane of its own for its communication (here: shards)
+     * keeps the ring and links (a pane this small: the list alone) */
+    m.nmatrices = 1;
+    viz_grid_clear(&g);
+    viz_render_pane(&g, PL_PANE_TOPOLOGY, r, &m, &v);
+    pane_lines(&g, r, L);
+    CU_ASSERT_STRING_EQUAL(L[1], "|no bytes moved yet       |");
+    m.nmatrices = 0;
     viz_grid_free(&g);
     viz_model_free(&m);
 }
