@@ -34,8 +34,8 @@ typedef enum {
     PL_PANE_SHARDS,
     PL_PANE_PIPELINE,
     PL_PANE_METRICS,
-    PL_PANE_MESH,   /* a hybrid lab's device mesh (pl_viz_mesh) */
-    PL_PANE_MEMORY, /* a ZeRO lab's memory per device (pl_viz_zero) */
+    PL_PANE_MESH,    /* a hybrid lab's device mesh (pl_viz_mesh) */
+    PL_PANE_MEMORY,  /* a ZeRO lab's memory per device (pl_viz_zero) */
     PL_PANE_PICTURE, /* a lab's picture of its idea (paralab/picture.h: blocks on SMs,
                         a warp's sectors, the tree, the tiles, the roofline, bars) */
     PL_NUM_PANES
@@ -284,5 +284,19 @@ int pl_viz_read_trace(const char *path, pl_event **out, size_t *n, int *nranks, 
  * number of pairs that overlap without nesting and the first; 2 when the
  * file cannot be read as a trace (msg as pl_viz_read_trace's err). */
 int pl_viz_check_trace(const char *path, char *msg, size_t cap);
+
+/* ---- a picture as text (a run without the UI) ----------------------------------------------- */
+
+/* A lab's picture (paralab/picture.h) as plain text, w columns wide (at
+ * least 1): its title on the first line, then what the picture pane draws
+ * of it, in full (the renderer's text form, viz_pic_text); utf8 0: ASCII
+ * only, 1: UTF-8 glyphs, < 0: as the locale says (pl_viz_locale_utf8).
+ * Lines end in '\n', trailing blanks cut. malloc'd; NULL out of memory. */
+struct pl_picture;
+char *pl_viz_picture_text(const struct pl_picture *p, int w, int utf8);
+/* 1 when the environment's locale (LC_ALL, LC_CTYPE, LANG, as
+ * setlocale(LC_CTYPE, "") would take it) has the codeset UTF-8, as the UI
+ * decides its glyphs; 0 otherwise (LANG=C). Changes no locale. */
+int pl_viz_locale_utf8(void);
 
 #endif
