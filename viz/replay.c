@@ -833,10 +833,10 @@ int pl_viz_check_trace(const char *path, char *msg, size_t cap)
     } else
         snprintf(msg, cap,
                  "%s: %zu slice%s on %zu track%s of %d rank%s, every track's slices nested or "
-                 "apart; %d narrated step%s, %zu metric value%s",
+                 "apart; %d narrated step%s, %zu metric value%s, %zu picture%s",
                  path, n, n == 1 ? "" : "s", tracks, tracks == 1 ? "" : "s", t.nranks,
                  t.nranks == 1 ? "" : "s", t.nmarks, t.nmarks == 1 ? "" : "s", t.nmetrics,
-                 t.nmetrics == 1 ? "" : "s");
+                 t.nmetrics == 1 ? "" : "s", t.npictures, t.npictures == 1 ? "" : "s");
     free(open);
     free(s);
     json_decref(root);

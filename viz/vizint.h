@@ -358,7 +358,8 @@ typedef struct {
 int viz_replay_step_of(double t, const double *mark_at, int nmarks);
 /* The items of t in the order a replay shows them (malloc'd, *n of them,
  * by step, then time, an event before a metric value before a memory
- * sample at the same time) and
+ * sample before a picture at the same time; a picture in the step its
+ * args.step names) and
  * first[k], the first item of step k + 1 (first[0] = 0, first[nsteps] =
  * *n; malloc'd, nsteps + 1 of them). Returns nsteps (>= 1), -1 when out of
  * memory. */

@@ -401,6 +401,9 @@ static void test_round_trip(void)
         CU_ASSERT_EQUAL(t.pictures[k].after, 1);
     }
     CU_ASSERT(isnan(t.pictures[K - 1].pic->dv[3]));
+    char msg[1024];
+    CU_ASSERT_EQUAL(pl_viz_check_trace(path, msg, sizeof msg), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg, "; 2 narrated steps, 0 metric values, 8 pictures"));
     /* the plan: the blocks in step 1, the others in step 2 (after its narration at 1.5 s) */
     viz_item *items;
     size_t nitems, *first;

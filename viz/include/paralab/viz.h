@@ -280,7 +280,7 @@ int pl_viz_read_trace(const char *path, pl_event **out, size_t *n, int *nranks, 
 
 /* Checks a trace file as Perfetto draws it: on every track (pid, tid) two
  * slices ("X" events) are apart or one holds the other. 0 with a summary
- * in msg (slices, tracks, ranks, narrated steps, metric values); 1 with the
+ * in msg (slices, tracks, ranks, narrated steps, metric values, pictures); 1 with the
  * number of pairs that overlap without nesting and the first; 2 when the
  * file cannot be read as a trace (msg as pl_viz_read_trace's err). */
 int pl_viz_check_trace(const char *path, char *msg, size_t cap);
