@@ -72,7 +72,12 @@ void pl_viz_layout_text(int cols, int rows, int ndev, unsigned panes, int text_r
  * least 7 rows where that leaves the topology 3). The memory pane goes
  * across the screen under the header (and the pipeline pane): a row per
  * device and four more, leaving the others 11 rows (8 when the screen is
- * short; beside the metrics when not even that leaves it 5). */
+ * short; beside the metrics when not even that leaves it 5). The picture
+ * pane takes the right half of the body under those (its whole height)
+ * where that leaves it at least 56 columns and the others theirs (60 with
+ * a left column, else 40); else the full width above the narration, 3/5
+ * of the body's rows leaving the others 9 (beside the metrics when that
+ * is under 5); the whole body with no other pane. */
 void pl_viz_layout_stages(int cols, int rows, int ndev, int stages, unsigned panes, int text_rows,
                           pl_layout *out);
 
