@@ -12,8 +12,9 @@
 #     log-log with its ticks, a point per kernel, the tiled one
 #     highlighted (◆), a legend row each.
 # Then at 80x24 with NO_COLOR (the pane reduced: the roofline one row a
-# decade), in ASCII (LANG=C: '#', '@', '/'), and --no-viz (the pictures
-# as text under their steps). Space is pressed only once the lab waits for
+# decade), in ASCII (LANG=C: '#', '@', '/'), replayed from the trace file
+# (paralab-viz --step), and --no-viz (the pictures as text, each before its
+# step's narration). Space is pressed only once the lab waits for
 # it ("| step (space"). About 20 s.
 set -uo pipefail
 bin=$(cd "${1:-build/sim/bin}" && pwd)
@@ -114,6 +115,24 @@ check "ASCII: the roofline in ASCII" wait_for "|/ memory roof  - FP32 peak  : ri
 s=$(screen)
 check "ASCII: the highlighted point" bash -c 'grep -qE "@ tiles 16x16 \(reference\)" <<<"$1"' _ "$s"
 check "ASCII: nothing but ASCII on the screen" bash -c '! LC_ALL=C grep -q "[^ -~]" <<<"$1"' _ "$s"
+T send-keys -t t q
+
+# --- the trace file: the pictures replayed (paralab-viz --step)
+trace="$(mktemp -d)/lab04.json"
+"$bin/lab04" --no-viz --size 64 --trace "$trace" >/dev/null 2>&1
+check "the trace keeps both pictures (paralab-viz --check)" bash -c \
+    '"$1/paralab-viz" --check "$2" | grep -qF "5 narrated steps, 0 metric values, 2 pictures"' _ "$bin" "$trace"
+start "TERM=xterm-256color LANG=C.UTF-8 '$bin/paralab-viz' --step '$trace'" 120 40
+check "replay: step 1/5, no picture yet" wait_for "no picture yet"
+for k in 1 2; do
+    wait_for "step $k/5 | replay paused" >/dev/null && T send-keys -t t Space
+done
+check "replay: step 3, the tiles to their last step" wait_for "$step4"
+check "replay: step 3, the strip of A" has "$(screen)" "│▒▒▒▒▒▒██     · · ▒▒·      · · ◆◆·"
+for k in 3 4; do
+    wait_for "step $k/5 | replay paused" >/dev/null && T send-keys -t t Space
+done
+check "replay: step 5, the roofline" wait_for "│◆ tiles 16x16 (reference) 3.6 FLOP/B"
 T send-keys -t t q
 
 # --- --no-viz: the pictures as text, each before the narration of its step
