@@ -93,10 +93,10 @@ typedef enum {
 #define PL_PIC_MAX_LABELS 256
 
 typedef struct pl_picture {
-    int kind;       /* pl_picture_kind */
-    char title[48]; /* the pane's heading: "blocks on SMs" */
+    int kind;         /* pl_picture_kind */
+    char title[48];   /* the pane's heading: "blocks on SMs" */
     int64_t p[PL_PIC_PARAMS];
-    int32_t *iv; /* malloc'd (pl_picture_free) */
+    int32_t *iv;      /* malloc'd (pl_picture_free) */
     size_t ni;
     double *dv;
     size_t nd;
