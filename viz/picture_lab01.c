@@ -4,7 +4,7 @@
  *
  * blocks on SMs (PL_PIC_BLOCKS): a cell per block in linear order, lit with
  * its wave's digit (and colour) as the waves are revealed one by one, as
- * the simulated SMs take them ('.' a block still waiting); few blocks get
+ * the simulated SMs take them ('·', ASCII '.': a block still waiting); few blocks get
  * a column each with the block's index and the SM that ran it; many are
  * folded (k blocks a cell, saying so). A line per wave says which blocks
  * it held on how many SMs.
@@ -75,10 +75,12 @@ static void blocks_fold(const pl_picture *p, int w, int max_rows, int *lw, int64
     *rows = (drawn + *k * *per_row - 1) / (*k * *per_row);
 }
 
+/* The lines under the cells for the waves, at the most (a reveal draws a
+ * line per wave shown and one for those still waiting). */
 static int wave_lines(const pl_picture *p)
 {
     int64_t W = p->p[3];
-    return (int)(W <= BLOCKS_MAX_WAVES ? W : BLOCKS_MAX_WAVES + 1);
+    return (int)(W <= BLOCKS_MAX_WAVES + 1 ? W : BLOCKS_MAX_WAVES + 2);
 }
 
 /* The rows below the cells: a fold note (when folded), the wave lines. */
@@ -118,7 +120,8 @@ static void wave_line(viz_grid *g, int x, int y, int w, const pl_picture *p, int
         snprintf(line, sizeof line, "%c wave %lld: no block recorded", block_chars[v % 10],
                  (long long)v);
     else
-        snprintf(line, sizeof line, "%c wave %lld: blocks %lld-%lld (%lld) on %lld SM%s x %lld",
+        snprintf(line, sizeof line,
+                 "%c wave %lld: blocks %lld-%lld (%lld) on %lld SM%s, up to %lld per SM",
                  block_chars[v % 10], (long long)v, (long long)first, (long long)last,
                  (long long)count, (long long)used, plural(used), (long long)most);
     viz_text(g, x, y, w, line, COL_RANK0 + (int)(v % 8), 0);
@@ -134,7 +137,7 @@ int viz_pic_blocks(viz_grid *g, pl_rect r, const struct pl_picture *p, double re
               "%lld block%s x %lld threads; %lld SM%s x %lld per SM = %lld at once: %lld wave%s",
               (long long)G, plural(G), (long long)p->p[4], (long long)S, plural(S), (long long)per,
               (long long)(S * per), (long long)W, plural(W));
-    uint32_t waiting = '.';
+    uint32_t waiting = viz_glyph_ch(g, G_DOT); /* · . a block still waiting */
     int cw;
     if (blocks_small(p, r.w, &cw)) {
         const char *label[3] = {"block", "SM", "wave"};
@@ -180,9 +183,12 @@ int viz_pic_blocks(viz_grid *g, pl_rect r, const struct pl_picture *p, double re
                       (long long)(drawn - 1), (long long)G, (long long)k, plural(k));
     }
     for (int64_t v = 0; v < shown && y < end; v++, y++) {
-        if (v == BLOCKS_MAX_WAVES) {
-            viz_textf(g, r.x, y++, r.w, COL_DIM, 0, "... waves %lld-%lld likewise", (long long)v,
-                      (long long)(shown - 1));
+        if (v == BLOCKS_MAX_WAVES && W > BLOCKS_MAX_WAVES + 1) {
+            if (shown - 1 > v)
+                viz_textf(g, r.x, y++, r.w, COL_DIM, 0, "... waves %lld-%lld likewise",
+                          (long long)v, (long long)(shown - 1));
+            else
+                viz_textf(g, r.x, y++, r.w, COL_DIM, 0, "... wave %lld likewise", (long long)v);
             break;
         }
         wave_line(g, r.x, y, r.w, p, v);
@@ -193,7 +199,8 @@ int viz_pic_blocks(viz_grid *g, pl_rect r, const struct pl_picture *p, double re
             snprintf(rest, sizeof rest, "waves %lld-%lld", (long long)shown, (long long)(W - 1));
         else
             snprintf(rest, sizeof rest, "wave %lld", (long long)shown);
-        viz_textf(g, r.x, y++, r.w, COL_DIM, 0, ". waiting for an SM: %s", rest);
+        viz_put(g, r.x, y, waiting, COL_DIM, 0);
+        viz_textf(g, r.x + 2, y++, r.w - 2, COL_DIM, 0, "waiting for an SM: %s", rest);
     }
     return y - r.y;
 }
