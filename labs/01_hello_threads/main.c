@@ -128,18 +128,23 @@ static int fits_in_memory(int n, char *err, size_t cap)
  * limit on the elements a picture holds); past it, only the blocks. */
 #define PICTURE_MAX_N (1 << 20)
 
-/* Builds the two pictures of a record and notes them for step 2. */
-static void note_pictures(pl_rank *r, const pl_kernel_record *rec, int n)
+/* Builds the two pictures of a record and notes them for step 2; returns
+ * 2 when the element map was among them, 1 the blocks alone, 0 none. */
+static int note_pictures(pl_rank *r, const pl_kernel_record *rec, int n)
 {
     pl_picture p;
+    int noted = 0;
     if (pl_picture_blocks(rec, &p) == 0) {
         pl_lab_picture(r, &p);
         pl_picture_free(&p);
+        noted = 1;
     }
     if (rec->access && !rec->truncated && pl_picture_elements(rec, n, sizeof(float), &p) == 0) {
         pl_lab_picture(r, &p);
         pl_picture_free(&p);
+        noted = 2;
     }
+    return noted;
 }
 
 /* Step 2's pictures (on the simulated GPU: pl_device_caps()->records; a
@@ -154,11 +159,12 @@ static void note_pictures(pl_rank *r, const pl_kernel_record *rec, int n)
  * nothing is copied in. Returns the recorded run's error (cudaSuccess, or
  * the fault of a kernel that reached past even that room); without room
  * for the arrays, no picture and cudaSuccess. */
-static cudaError_t picture_run(pl_rank *r, int n, int block, int grid)
+static cudaError_t picture_run(pl_rank *r, int n, int block, int grid, int *noted, size_t *room)
 {
     long blocks = (n + (long)block - 1) / block;
     if (grid > blocks) blocks = grid;
     size_t slots = (size_t)blocks * (size_t)block, bytes = slots * sizeof(float);
+    *room = slots;
     float *pa = NULL, *pb = NULL, *pc = NULL;
     cudaError_t e = cudaMalloc((void **)&pa, bytes);
     if (e == cudaSuccess) e = cudaMalloc((void **)&pb, bytes);
@@ -178,13 +184,25 @@ static cudaError_t picture_run(pl_rank *r, int n, int block, int grid)
         e = vector_add(pa, pb, pc, n, block);
         if (e == cudaSuccess) e = cudaDeviceSynchronize();
         pl_kernel_record rec = {0};
-        if (pl_device_record_end(&rec) == 0 && e == cudaSuccess) note_pictures(r, &rec, n);
+        if (pl_device_record_end(&rec) == 0 && e == cudaSuccess) *noted = note_pictures(r, &rec, n);
         pl_kernel_record_free(&rec);
     }
     cudaFree(pa);
     cudaFree(pb);
     cudaFree(pc);
     return e;
+}
+
+/* Under step 2's narration: where its pictures came from. */
+static void say_pictures(int noted, size_t room, int n)
+{
+    if (noted == 2)
+        printf("    pictures: the kernel ran once more, recorded, on arrays of %zu elements\n"
+               "    (room for every thread): a store past element %d shows as ! there\n",
+               room, n - 1);
+    else if (noted == 1)
+        printf("    picture: this run's blocks on the SMs (the element map: --size up to %d)\n",
+               PICTURE_MAX_N);
 }
 
 #define STEP(...)                                                                                  \
@@ -245,7 +263,10 @@ static int run_steps(pl_rank *r)
     /* the pictures: a recorded run on roomier arrays (picture_run) up to
      * PICTURE_MAX_N elements; past it, this run's blocks alone */
     int records = pl_device_caps()->records, record_here = records && n > PICTURE_MAX_N;
-    cudaError_t e = records && !record_here ? picture_run(r, n, block, grid) : cudaSuccess;
+    int noted = 0;
+    size_t room = 0;
+    cudaError_t e =
+        records && !record_here ? picture_run(r, n, block, grid, &noted, &room) : cudaSuccess;
     pl_record_config blocks_only = {.blocks = 1};
     if (record_here && pl_device_record_begin(&blocks_only)) record_here = 0;
     if (e == cudaSuccess) e = cudaEventRecord(t0, 0);
@@ -254,7 +275,7 @@ static int run_steps(pl_rank *r)
     if (e == cudaSuccess) e = cudaDeviceSynchronize();
     if (record_here) {
         pl_kernel_record rec = {0};
-        if (pl_device_record_end(&rec) == 0 && e == cudaSuccess) note_pictures(r, &rec, n);
+        if (pl_device_record_end(&rec) == 0 && e == cudaSuccess) noted = note_pictures(r, &rec, n);
         pl_kernel_record_free(&rec);
     }
     L->ran = e == cudaSuccess;
@@ -266,6 +287,7 @@ static int run_steps(pl_rank *r)
         STEP("vector add c[i] = a[i] + b[i] failed: %s (%s)", cudaGetErrorName(e),
              cudaGetErrorString(e));
         if (*pl_fault_report()) printf("    %s\n", pl_fault_report());
+        say_pictures(noted, room, n);
     } else {
         float ms = 0;
         CK(cudaEventElapsedTime(&ms, t0, t1));
@@ -285,6 +307,7 @@ static int run_steps(pl_rank *r)
         else if (wrong)
             printf("    first wrong: c[%d] = %g, expected %g\n", first_wrong, c[first_wrong],
                    a[first_wrong] + b[first_wrong]);
+        say_pictures(noted, room, n);
 
         /* Step 3: which block runs which elements, with the grid size from
          * step 1 (the lab's own kernel records blockIdx.x per element). */
