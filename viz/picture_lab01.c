@@ -89,11 +89,11 @@ static int blocks_tail_rows(const pl_picture *p, int folded) { return folded + w
 int viz_pic_blocks_rows(const struct pl_picture *p, int w)
 {
     int cw;
-    if (blocks_small(p, w, &cw)) return 1 + 3 + wave_lines(p);
+    if (blocks_small(p, w, &cw)) return 2 + 3 + wave_lines(p);
     int lw;
     int64_t per_row, k, rows;
     blocks_fold(p, w, BLOCKS_MAX_ROWS, &lw, &per_row, &k, &rows);
-    return (int)(1 + rows + blocks_tail_rows(p, k > 1 || p->p[5] < p->p[0]));
+    return (int)(2 + rows + blocks_tail_rows(p, k > 1 || p->p[5] < p->p[0]));
 }
 
 /* Wave v's line: its blocks, the SMs they ran on and the most on one SM
@@ -121,9 +121,9 @@ static void wave_line(viz_grid *g, int x, int y, int w, const pl_picture *p, int
                  (long long)v);
     else
         snprintf(line, sizeof line,
-                 "%c wave %lld: blocks %lld-%lld (%lld) on %lld SM%s, up to %lld per SM",
+                 "%c wave %lld: blocks %lld-%lld on %lld SM%s, up to %lld per SM",
                  block_chars[v % 10], (long long)v, (long long)first, (long long)last,
-                 (long long)count, (long long)used, plural(used), (long long)most);
+                 (long long)used, plural(used), (long long)most);
     viz_text(g, x, y, w, line, COL_RANK0 + (int)(v % 8), 0);
 }
 
@@ -133,10 +133,11 @@ int viz_pic_blocks(viz_grid *g, pl_rect r, const struct pl_picture *p, double re
     int64_t G = p->p[0], S = p->p[1], per = p->p[2], W = p->p[3], drawn = p->p[5];
     int64_t shown = waves_shown(p, reveal);
     int y = r.y, end = r.y + r.h;
-    viz_textf(g, r.x, y++, r.w, COL_DEFAULT, 0,
-              "%lld block%s x %lld threads; %lld SM%s x %lld per SM = %lld at once: %lld wave%s",
-              (long long)G, plural(G), (long long)p->p[4], (long long)S, plural(S), (long long)per,
-              (long long)(S * per), (long long)W, plural(W));
+    viz_textf(g, r.x, y++, r.w, COL_DEFAULT, 0, "%lld block%s x %lld threads: %lld wave%s",
+              (long long)G, plural(G), (long long)p->p[4], (long long)W, plural(W));
+    if (y < end)
+        viz_textf(g, r.x, y++, r.w, COL_DIM, 0, "%lld SM%s x %lld per SM = %lld blocks at once",
+                  (long long)S, plural(S), (long long)per, (long long)(S * per));
     uint32_t waiting = viz_glyph_ch(g, G_DOT); /* · . a block still waiting */
     int cw;
     if (blocks_small(p, r.w, &cw)) {
@@ -177,10 +178,12 @@ int viz_pic_blocks(viz_grid *g, pl_rect r, const struct pl_picture *p, double re
                     viz_put(g, r.x + lw + (int)c, y, waiting, COL_DIM, 0);
             }
         }
-        if ((k > 1 || drawn < G) && y < end)
-            viz_textf(g, r.x, y++, r.w, COL_DIM, 0,
-                      "blocks 0..%lld shown of %lld; 1 cell = %lld block%s (its first's wave)",
-                      (long long)(drawn - 1), (long long)G, (long long)k, plural(k));
+        if (drawn < G && y < end)
+            viz_textf(g, r.x, y++, r.w, COL_DIM, 0, "blocks 0..%lld shown of %lld; 1 cell = %lld",
+                      (long long)(drawn - 1), (long long)G, (long long)k);
+        else if (k > 1 && y < end)
+            viz_textf(g, r.x, y++, r.w, COL_DIM, 0, "1 cell = %lld blocks (the first one's wave)",
+                      (long long)k);
     }
     for (int64_t v = 0; v < shown && y < end; v++, y++) {
         if (v == BLOCKS_MAX_WAVES && W > BLOCKS_MAX_WAVES + 1) {
@@ -269,10 +272,8 @@ int viz_pic_elements(viz_grid *g, pl_rect r, const struct pl_picture *p, double 
                   &per_row, &k, &rows);
     char fold[64] = "";
     if (drawn < n) snprintf(fold, sizeof fold, " (0..%lld shown)", (long long)(drawn - 1));
-    viz_textf(g, r.x, y++, r.w, COL_DEFAULT, 0,
-              "%lld element%s%s, %lld block%s x %lld threads; 1 cell = %lld element%s",
-              (long long)n, plural(n), fold, (long long)G, plural(G), (long long)tpb, (long long)k,
-              plural(k));
+    viz_textf(g, r.x, y++, r.w, COL_DEFAULT, 0, "%lld element%s%s; 1 cell = %lld element%s",
+              (long long)n, plural(n), fold, (long long)k, plural(k));
     for (int64_t row = 0; row < rows && y < end; row++, y++) {
         int64_t i0 = row * per_row * k;
         viz_textf(g, r.x, y, lw, COL_DIM, 0, "%*lld", lw - 1,
@@ -296,21 +297,18 @@ int viz_pic_elements(viz_grid *g, pl_rect r, const struct pl_picture *p, double 
     for (int64_t i = 0; i < drawn; i++) never += p->iv[i] < 0;
     if (y < end)
         viz_textf(g, r.x, y++, r.w, COL_DEFAULT, 0,
-                  "0-9a-z: the block that wrote it (mod 36); thread = block x %lld + threadIdx.x",
-                  (long long)tpb);
+                  "0-9a-z: its block b; its thread b x %lld + threadIdx.x", (long long)tpb);
     if (y < end)
-        viz_textf(g, r.x, y++, r.w, COL_DIM, 0,
-                  "- the tail: %lld of %lld thread%s stored nothing (past element %lld)",
-                  (long long)p->p[4], (long long)(tpb * G), plural(tpb * G), (long long)(n - 1));
+        viz_textf(g, r.x, y++, r.w, COL_DIM, 0, "- tail: %lld of %lld thread%s stored nothing",
+                  (long long)p->p[4], (long long)(tpb * G), plural(tpb * G));
     if (y < end) {
         if (p->p[5] > 0)
             viz_textf(g, r.x, y++, r.w, COL_WARN, 0,
-                      "! out of bounds: %lld store%s past element %lld, the first by thread %lld",
-                      (long long)p->p[5], plural(p->p[5]), (long long)(n - 1), (long long)p->p[6]);
+                      "! past the end: %lld store%s, the first by thread %lld", (long long)p->p[5],
+                      plural(p->p[5]), (long long)p->p[6]);
         else
             viz_textf(g, r.x, y++, r.w, COL_DIM, 0,
-                      "! out of bounds: none (no thread stored past element %lld)",
-                      (long long)(n - 1));
+                      "! past the end: none (no store at element %lld or later)", (long long)n);
     }
     if (y < end)
         viz_textf(g, r.x, y++, r.w, never ? COL_WARN : COL_DIM, 0,

@@ -95,50 +95,53 @@ static void t_blocks_two_waves(void)
 
     viz_grid g;
     int used;
-    CU_ASSERT_EQUAL(viz_pic_blocks_rows(&p, 120), 6);
+    CU_ASSERT_EQUAL(viz_pic_blocks_rows(&p, 120), 7);
     draw(&g, &p, 120, 8, 1, 1.0, &used);
-    CU_ASSERT_EQUAL(used, 6);
+    CU_ASSERT_EQUAL(used, 7);
     static const char *const all[] = {
-        "4 blocks x 32 threads; 1 SM x 2 per SM = 2 at once: 2 waves",
+        "4 blocks x 32 threads: 2 waves",
+        "1 SM x 2 per SM = 2 blocks at once",
         "block  0 1 2 3",
         "SM     0 0 0 0",
         "wave   0 0 1 1",
-        "0 wave 0: blocks 0-1 (2) on 1 SM, up to 2 per SM",
-        "1 wave 1: blocks 2-3 (2) on 1 SM, up to 2 per SM",
+        "0 wave 0: blocks 0-1 on 1 SM, up to 2 per SM",
+        "1 wave 1: blocks 2-3 on 1 SM, up to 2 per SM",
     };
-    check_rows(&g, all, 6);
+    check_rows(&g, all, 7);
     /* each wave in its own colour, the labels dim */
-    CU_ASSERT_EQUAL(cell(&g, 7, 3)->fg, COL_RANK0 + 0);
-    CU_ASSERT_EQUAL(cell(&g, 11, 3)->fg, COL_RANK0 + 1);
-    CU_ASSERT_EQUAL(cell(&g, 0, 1)->fg, COL_DIM);
+    CU_ASSERT_EQUAL(cell(&g, 7, 4)->fg, COL_RANK0 + 0);
+    CU_ASSERT_EQUAL(cell(&g, 13, 4)->fg, COL_RANK0 + 1);
+    CU_ASSERT_EQUAL(cell(&g, 0, 2)->fg, COL_DIM);
     viz_grid_free(&g);
 
     /* reveal 0.5: the first wave only; the second waits (· in UTF-8) */
     draw(&g, &p, 120, 8, 1, 0.5, &used);
-    CU_ASSERT_EQUAL(used, 6);
+    CU_ASSERT_EQUAL(used, 7);
     static const char *const half[] = {
-        "4 blocks x 32 threads; 1 SM x 2 per SM = 2 at once: 2 waves",
+        "4 blocks x 32 threads: 2 waves",
+        "1 SM x 2 per SM = 2 blocks at once",
         "block  0 1 2 3",
         "SM     0 0 · ·",
         "wave   0 0 · ·",
-        "0 wave 0: blocks 0-1 (2) on 1 SM, up to 2 per SM",
+        "0 wave 0: blocks 0-1 on 1 SM, up to 2 per SM",
         "· waiting for an SM: wave 1",
     };
-    check_rows(&g, half, 6);
-    CU_ASSERT_EQUAL(cell(&g, 11, 3)->fg, COL_DIM);
+    check_rows(&g, half, 7);
+    CU_ASSERT_EQUAL(cell(&g, 13, 4)->fg, COL_DIM);
     viz_grid_free(&g);
 
     /* reveal 0, ASCII at 80 columns: nothing taken yet */
     draw(&g, &p, 80, 24, 0, 0.0, &used);
-    CU_ASSERT_EQUAL(used, 5);
+    CU_ASSERT_EQUAL(used, 6);
     static const char *const none[] = {
-        "4 blocks x 32 threads; 1 SM x 2 per SM = 2 at once: 2 waves",
+        "4 blocks x 32 threads: 2 waves",
+        "1 SM x 2 per SM = 2 blocks at once",
         "block  0 1 2 3",
         "SM     . . . .",
         "wave   . . . .",
         ". waiting for an SM: waves 0-1",
     };
-    check_rows(&g, none, 5);
+    check_rows(&g, none, 6);
     viz_grid_free(&g);
     /* a rect too short: cut, never past it */
     draw(&g, &p, 80, 3, 0, 1.0, &used);
@@ -179,24 +182,25 @@ static void t_blocks_fold(void)
     CU_ASSERT_EQUAL(p.iv[2 * 2343 + 1], 2);
     viz_grid g;
     int used;
-    draw(&g, &p, 80, 8, 0, 2.0 / 3, &used);
-    CU_ASSERT_EQUAL(used, 8);
+    draw(&g, &p, 80, 9, 0, 2.0 / 3, &used);
+    CU_ASSERT_EQUAL(used, 9);
     static const char *const folded[] = {
-        "2344 blocks x 256 threads; 132 SMs x 8 per SM = 1056 at once: 3 waves",
+        "2344 blocks x 256 threads: 3 waves",
+        "132 SMs x 8 per SM = 1056 blocks at once",
         "   0 0000000000000000000000000000000000000000000000000000000000000000000000",
         " 840 0000000000000000001111111111111111111111111111111111111111111111111111",
         "1680 111111111111111111111111111111111111....................",
-        "blocks 0..2343 shown of 2344; 1 cell = 12 blocks (its first's wave)",
-        "0 wave 0: blocks 0-1055 (1055) on 132 SMs, up to 8 per SM",
-        "1 wave 1: blocks 1056-2111 (1056) on 132 SMs, up to 8 per SM",
+        "1 cell = 12 blocks (the first one's wave)",
+        "0 wave 0: blocks 0-1055 on 132 SMs, up to 8 per SM",
+        "1 wave 1: blocks 1056-2111 on 132 SMs, up to 8 per SM",
         ". waiting for an SM: wave 2",
     };
-    check_rows(&g, folded, 8);
+    check_rows(&g, folded, 9);
     viz_grid_free(&g);
     /* 120 columns: 110 blocks a row, 3 a cell in 8 rows */
-    CU_ASSERT_EQUAL(viz_pic_blocks_rows(&p, 120), 1 + 8 + 1 + 3);
-    draw(&g, &p, 120, 13, 1, 1.0, &used);
-    CU_ASSERT_EQUAL(used, 13);
+    CU_ASSERT_EQUAL(viz_pic_blocks_rows(&p, 120), 2 + 8 + 1 + 3);
+    draw(&g, &p, 120, 14, 1, 1.0, &used);
+    CU_ASSERT_EQUAL(used, 14);
     char row[512];
     /* the row from block 990: blocks 990, 993 .. 1053 in wave 0 (22 cells),
      * 1056 .. 1317 in wave 1 (88) */
@@ -204,18 +208,18 @@ static void t_blocks_fold(void)
     int n = snprintf(want, sizeof want, " 990 ");
     for (int c = 0; c < 110; c++) want[n++] = c < 22 ? '0' : '1';
     snprintf(want + n, sizeof want - n, "%5s", "");
-    row_text(&g, 4, 0, 120, row, sizeof row);
+    row_text(&g, 5, 0, 120, row, sizeof row);
     CU_ASSERT_STRING_EQUAL(row, want);
     /* from block 1980: 44 cells of wave 1 (to 2109), then wave 2 from 2112 */
     n = snprintf(want, sizeof want, "1980 ");
     for (int c = 0; c < 110; c++) want[n++] = c < 44 ? '1' : '2';
     want[n] = '\0';
-    row_text(&g, 7, 0, 115, row, sizeof row);
+    row_text(&g, 8, 0, 115, row, sizeof row);
     CU_ASSERT_STRING_EQUAL(row, want);
-    row_text(&g, 8, 0, 18, row, sizeof row);
+    row_text(&g, 9, 0, 18, row, sizeof row);
     CU_ASSERT_STRING_EQUAL(row, "2310 222222222222 "); /* 2310 .. 2343: 12 cells */
-    static const char *const last = "2 wave 2: blocks 2112-2343 (232) on 132 SMs, up to 2 per SM";
-    row_text(&g, 12, 0, ncells(last), row, sizeof row);
+    static const char *const last = "2 wave 2: blocks 2112-2343 on 132 SMs, up to 2 per SM";
+    row_text(&g, 13, 0, ncells(last), row, sizeof row);
     CU_ASSERT_STRING_EQUAL(row, last);
     viz_grid_free(&g);
     pl_picture_free(&p);
@@ -238,24 +242,25 @@ static void t_blocks_many_waves(void)
     pl_picture p;
     CU_ASSERT_EQUAL_FATAL(pl_picture_blocks(&r, &p), 0);
     CU_ASSERT_EQUAL(p.p[3], 10);
-    CU_ASSERT_EQUAL(viz_pic_blocks_rows(&p, 80), 10);
+    CU_ASSERT_EQUAL(viz_pic_blocks_rows(&p, 80), 11);
     viz_grid g;
     int used;
     draw(&g, &p, 80, 24, 0, 0.65, &used); /* ceil(6.5): waves 0-6 */
-    CU_ASSERT_EQUAL(used, 10);
+    CU_ASSERT_EQUAL(used, 11);
     static const char *const want[] = {
-        "20 blocks x 64 threads; 1 SM x 2 per SM = 2 at once: 10 waves",
+        "20 blocks x 64 threads: 10 waves",
+        "1 SM x 2 per SM = 2 blocks at once",
         "block   0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15 16 17 18 19",
         "SM      0  0  0  0  0  0  0  0  0  0  0  0  0  0  .  .  .  .  .  .",
         "wave    0  0  1  1  2  2  3  3  4  4  5  5  6  6  .  .  .  .  .  .",
-        "0 wave 0: blocks 0-1 (2) on 1 SM, up to 2 per SM",
-        "1 wave 1: blocks 2-3 (2) on 1 SM, up to 2 per SM",
-        "2 wave 2: blocks 4-5 (2) on 1 SM, up to 2 per SM",
-        "3 wave 3: blocks 6-7 (2) on 1 SM, up to 2 per SM",
+        "0 wave 0: blocks 0-1 on 1 SM, up to 2 per SM",
+        "1 wave 1: blocks 2-3 on 1 SM, up to 2 per SM",
+        "2 wave 2: blocks 4-5 on 1 SM, up to 2 per SM",
+        "3 wave 3: blocks 6-7 on 1 SM, up to 2 per SM",
         "... waves 4-6 likewise",
         ". waiting for an SM: waves 7-9",
     };
-    check_rows(&g, want, 10);
+    check_rows(&g, want, 11);
     viz_grid_free(&g);
     pl_picture_free(&p);
 }
@@ -316,11 +321,11 @@ static void t_elements_tail(void)
     draw(&g, &p, 120, 6, 1, 1.0, &used);
     CU_ASSERT_EQUAL(used, 6);
     static const char *const want[] = {
-        "10 elements, 3 blocks x 4 threads; 1 cell = 1 element",
+        "10 elements; 1 cell = 1 element",
         " 0 0000111122--",
-        "0-9a-z: the block that wrote it (mod 36); thread = block x 4 + threadIdx.x",
-        "- the tail: 2 of 12 threads stored nothing (past element 9)",
-        "! out of bounds: none (no thread stored past element 9)",
+        "0-9a-z: its block b; its thread b x 4 + threadIdx.x",
+        "- tail: 2 of 12 threads stored nothing",
+        "! past the end: none (no store at element 10 or later)",
         "? never written: 0 elements",
     };
     check_rows(&g, want, 6);
@@ -349,11 +354,11 @@ static void t_elements_out_of_bounds(void)
     draw(&g, &p, 80, 24, 0, 1.0, &used);
     CU_ASSERT_EQUAL(used, 6);
     static const char *const want[] = {
-        "10 elements, 3 blocks x 4 threads; 1 cell = 1 element",
+        "10 elements; 1 cell = 1 element",
         " 0 0000111122!!",
-        "0-9a-z: the block that wrote it (mod 36); thread = block x 4 + threadIdx.x",
-        "- the tail: 0 of 12 threads stored nothing (past element 9)",
-        "! out of bounds: 2 stores past element 9, the first by thread 10",
+        "0-9a-z: its block b; its thread b x 4 + threadIdx.x",
+        "- tail: 0 of 12 threads stored nothing",
+        "! past the end: 2 stores, the first by thread 10",
         "? never written: 0 elements",
     };
     check_rows(&g, want, 6);
@@ -383,11 +388,11 @@ static void t_elements_twice(void)
     draw(&g, &p, 80, 7, 0, 1.0, &used);
     CU_ASSERT_EQUAL(used, 7);
     static const char *const want[] = {
-        "10 elements, 3 blocks x 4 threads; 1 cell = 1 element",
+        "10 elements; 1 cell = 1 element",
         " 0 0?00111122--",
-        "0-9a-z: the block that wrote it (mod 36); thread = block x 4 + threadIdx.x",
-        "- the tail: 2 of 12 threads stored nothing (past element 9)",
-        "! out of bounds: none (no thread stored past element 9)",
+        "0-9a-z: its block b; its thread b x 4 + threadIdx.x",
+        "- tail: 2 of 12 threads stored nothing",
+        "! past the end: none (no store at element 10 or later)",
         "? never written: 1 element",
         "written twice or more: 1 element",
     };
@@ -413,13 +418,13 @@ static void t_elements_fold(void)
     draw(&g, &p, 80, 8, 0, 1.0, &used);
     CU_ASSERT_EQUAL(used, 8);
     static const char *const want[] = {
-        "1000 elements, 4 blocks x 256 threads; 1 cell = 5 elements",
+        "1000 elements; 1 cell = 5 elements",
         "   0 0000000000000000000000000000000000000000000000000000111111111111111111",
         " 350 1111111111111111111111111111111112222222222222222222222222222222222222",
         " 700 222222222222223333333333333333333333333333333333333333333333!!!!!",
-        "0-9a-z: the block that wrote it (mod 36); thread = block x 256 + threadIdx.x",
-        "- the tail: 0 of 1024 threads stored nothing (past element 999)",
-        "! out of bounds: 24 stores past element 999, the first by thread 1000",
+        "0-9a-z: its block b; its thread b x 256 + threadIdx.x",
+        "- tail: 0 of 1024 threads stored nothing",
+        "! past the end: 24 stores, the first by thread 1000",
         "? never written: 0 elements",
     };
     check_rows(&g, want, 8);
