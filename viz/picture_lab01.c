@@ -34,6 +34,11 @@ static int ndigits(int64_t v)
 
 static const char *plural(int64_t n) { return n == 1 ? "" : "s"; }
 
+/* Narrower than this (a pane's half at 80 columns), the pictures take
+ * their compact form: shorter lines, fewer rows (the element map's cells
+ * in at most 2 rows, its legend in 3). */
+#define PIC_NARROW 50
+
 /* ---- blocks on SMs -------------------------------------------------------------------------- */
 
 #define BLOCKS_MAX_ROWS 8   /* cell rows at most before folding */
@@ -124,6 +129,10 @@ static void wave_line(viz_grid *g, int x, int y, int w, const pl_picture *p, int
                  "%c wave %lld: blocks %lld-%lld on %lld SM%s, up to %lld per SM",
                  block_chars[v % 10], (long long)v, (long long)first, (long long)last,
                  (long long)used, plural(used), (long long)most);
+    if (w < PIC_NARROW && count) /* the SMs' share said by the header */
+        snprintf(line, sizeof line, "%c wave %lld: blocks %lld-%lld on %lld SM%s",
+                 block_chars[v % 10], (long long)v, (long long)first, (long long)last,
+                 (long long)used, plural(used));
     viz_text(g, x, y, w, line, COL_RANK0 + (int)(v % 8), 0);
 }
 
@@ -136,8 +145,9 @@ int viz_pic_blocks(viz_grid *g, pl_rect r, const struct pl_picture *p, double re
     viz_textf(g, r.x, y++, r.w, COL_DEFAULT, 0, "%lld block%s x %lld threads: %lld wave%s",
               (long long)G, plural(G), (long long)p->p[4], (long long)W, plural(W));
     if (y < end)
-        viz_textf(g, r.x, y++, r.w, COL_DIM, 0, "%lld SM%s x %lld per SM = %lld blocks at once",
-                  (long long)S, plural(S), (long long)per, (long long)(S * per));
+        viz_textf(g, r.x, y++, r.w, COL_DIM, 0, "%lld SM%s x %lld per SM = %lld %sat once",
+                  (long long)S, plural(S), (long long)per, (long long)(S * per),
+                  r.w < PIC_NARROW ? "" : "blocks ");
     uint32_t waiting = viz_glyph_ch(g, G_DOT); /* · . a block still waiting */
     int cw;
     if (blocks_small(p, r.w, &cw)) {
@@ -210,8 +220,14 @@ int viz_pic_blocks(viz_grid *g, pl_rect r, const struct pl_picture *p, double re
 
 /* ---- which thread wrote which element ------------------------------------------------------- */
 
-#define ELEMENTS_MAX_ROWS 8 /* cell rows at most before folding */
-#define ELEMENTS_LEGEND 4   /* the legend's lines */
+#define ELEMENTS_MAX_ROWS 8 /* cell rows at most before folding (compact: 2) */
+
+/* The legend's lines: 4, and one for elements written twice; compact 3. */
+static int elements_legend(const pl_picture *p, int w)
+{
+    return w < PIC_NARROW ? 3 : 4 + (p->p[7] > 0);
+}
+static int elements_max_rows(int w) { return w < PIC_NARROW ? 2 : ELEMENTS_MAX_ROWS; }
 
 /* The slots drawn: the elements, then those past the end. */
 static int64_t element_slots(const pl_picture *p) { return (int64_t)p->ni; }
@@ -234,8 +250,8 @@ int viz_pic_elements_rows(const struct pl_picture *p, int w)
 {
     int lw;
     int64_t per_row, k, rows;
-    elements_fold(p, w, ELEMENTS_MAX_ROWS, &lw, &per_row, &k, &rows);
-    return (int)(1 + rows + ELEMENTS_LEGEND + (p->p[7] > 0));
+    elements_fold(p, w, elements_max_rows(w), &lw, &per_row, &k, &rows);
+    return (int)(1 + rows + elements_legend(p, w));
 }
 
 /* Slot i's mark: '!' out of bounds, '?' an element never written, '-' an
@@ -267,9 +283,9 @@ int viz_pic_elements(viz_grid *g, pl_rect r, const struct pl_picture *p, double 
     int y = r.y, end = r.y + r.h;
     int lw;
     int64_t per_row, k, rows;
-    int max_rows = end - y - 1 - ELEMENTS_LEGEND - (p->p[7] > 0);
-    elements_fold(p, r.w, max_rows < ELEMENTS_MAX_ROWS ? max_rows : ELEMENTS_MAX_ROWS, &lw,
-                  &per_row, &k, &rows);
+    int max_rows = end - y - 1 - elements_legend(p, r.w);
+    if (max_rows > elements_max_rows(r.w)) max_rows = elements_max_rows(r.w);
+    elements_fold(p, r.w, max_rows, &lw, &per_row, &k, &rows);
     char fold[64] = "";
     if (drawn < n) snprintf(fold, sizeof fold, " (0..%lld shown)", (long long)(drawn - 1));
     viz_textf(g, r.x, y++, r.w, COL_DEFAULT, 0, "%lld element%s%s; 1 cell = %lld element%s",
@@ -295,6 +311,25 @@ int viz_pic_elements(viz_grid *g, pl_rect r, const struct pl_picture *p, double 
     }
     int64_t never = 0;
     for (int64_t i = 0; i < drawn; i++) never += p->iv[i] < 0;
+    if (r.w < PIC_NARROW) { /* compact: three lines */
+        if (y < end)
+            viz_textf(g, r.x, y++, r.w, COL_DEFAULT, 0, "0-9a-z: the block; - tail: %lld idle",
+                      (long long)p->p[4]);
+        if (y < end) {
+            if (p->p[5] > 0)
+                viz_textf(g, r.x, y++, r.w, COL_WARN, 0, "! past the end: %lld, thread %lld first",
+                          (long long)p->p[5], (long long)p->p[6]);
+            else
+                viz_textf(g, r.x, y++, r.w, COL_DIM, 0, "! past the end: none");
+        }
+        if (y < end) {
+            char twice[48] = "";
+            if (p->p[7] > 0) snprintf(twice, sizeof twice, "; twice: %lld", (long long)p->p[7]);
+            viz_textf(g, r.x, y++, r.w, never || p->p[7] ? COL_WARN : COL_DIM, 0,
+                      "? never written: %lld%s", (long long)never, twice);
+        }
+        return y - r.y;
+    }
     if (y < end)
         viz_textf(g, r.x, y++, r.w, COL_DEFAULT, 0,
                   "0-9a-z: its block b; its thread b x %lld + threadIdx.x", (long long)tpb);

@@ -433,6 +433,62 @@ static void t_elements_fold(void)
     free(a);
 }
 
+/* Half of an 80-column pane (38 columns): the compact forms, side by
+ * side in 6 rows: the blocks' lines shorter, the element map in 2 rows of
+ * cells (18 elements a cell) and a legend of 3 lines. */
+static void t_compact(void)
+{
+    enum { G = 4 };
+    pl_record_block bl[G];
+    for (uint32_t b = 0; b < G; b++) bl[b] = (pl_record_block){b, b, 0, 0, 0};
+    pl_kernel_record rb = {.kernel = "vector_add",
+                           .grid = {G, 1, 1},
+                           .block = {256, 1, 1},
+                           .sms = 132,
+                           .per_sm = 8,
+                           .waves = 1,
+                           .blocks = bl,
+                           .nblocks = G};
+    pl_picture p;
+    CU_ASSERT_EQUAL_FATAL(pl_picture_blocks(&rb, &p), 0);
+    CU_ASSERT_EQUAL(viz_pic_blocks_rows(&p, 38), 6);
+    viz_grid g;
+    int used;
+    draw(&g, &p, 38, 6, 0, 1.0, &used);
+    CU_ASSERT_EQUAL(used, 6);
+    static const char *const blocks[] = {
+        "4 blocks x 256 threads: 1 wave", "132 SMs x 8 per SM = 1056 at once",
+        "block    0   1   2   3",         "SM       0   1   2   3",
+        "wave     0   0   0   0",         "0 wave 0: blocks 0-3 on 4 SMs",
+    };
+    check_rows(&g, blocks, 6);
+    viz_grid_free(&g);
+    pl_picture_free(&p);
+
+    pl_record_access *a = calloc(1100, sizeof *a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    pl_kernel_record r = elements_record(a, stores(a, 0, 1024, 256), 4, 256);
+    a[7].offset = 6 * 4; /* thread 7 writes element 6 again: 7 is never written */
+    CU_ASSERT_EQUAL_FATAL(pl_picture_elements(&r, 1000, 4, &p), 0);
+    CU_ASSERT_EQUAL(p.p[7], 1);
+    CU_ASSERT_EQUAL(viz_pic_elements_rows(&p, 38), 6);
+    draw(&g, &p, 38, 6, 0, 1.0, &used);
+    CU_ASSERT_EQUAL(used, 6);
+    /* 30 cells a row, 18 elements a cell: from 0 and from 540; the first
+     * cell holds the element never written (?), cell 12 of the second row
+     * (756..773) starts in block 2, cells 25 and 26 hold stores past the
+     * end (!) */
+    static const char *const elements[] = {
+        "1000 elements; 1 cell = 18 elements",   "   0 ?00000000000000111111111111112",
+        " 540 2222222222222333333333333!!",      "0-9a-z: the block; - tail: 0 idle",
+        "! past the end: 24, thread 1000 first", "? never written: 1; twice: 1",
+    };
+    check_rows(&g, elements, 6);
+    viz_grid_free(&g);
+    pl_picture_free(&p);
+    free(a);
+}
+
 static void t_elements_refused(void)
 {
     pl_picture p;
@@ -460,6 +516,7 @@ int register_picture_lab01_suite(void)
         {"elements: written twice, never written", t_elements_twice},
         {"elements: 1000 elements fold at 80 columns, the tail's stores out of bounds",
          t_elements_fold},
+        {"the compact forms at 38 columns (80x24, side by side)", t_compact},
         {"elements: what is refused; no stores at all", t_elements_refused},
     };
     return UNIT_SUITE("picture lab01", tests);
