@@ -588,7 +588,9 @@ static void replay_frame(app *a, double dt)
     int k = a->cur.step, done = viz_replay_done(a->cur, a->nsteps);
     if (a->tr.nmarks) {
         v->step = a->tr.marks[k - 1].step;
-        snprintf(v->narration, sizeof v->narration, "%s", a->tr.marks[k - 1].text);
+        /* "[k] text", as the live run's narration and its printed lines have it */
+        snprintf(v->narration, sizeof v->narration, "[%d] %s", a->tr.marks[k - 1].step,
+                 a->tr.marks[k - 1].text);
     } else
         v->step = k;
     if (done)

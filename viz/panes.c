@@ -326,7 +326,18 @@ static const char *lane_tag[] = {"cmp", "cpy", "com"};
 /* The glyph of each kind the model holds, its name, and idle: "█ kernel
  * ▒ copy · idle" at x, in w cells (short names when the long ones do not
  * fit; what still does not fit is left out). Returns the cells used. */
-static int legend(viz_grid *g, int x, int y, int w, const viz_model *m)
+static int legend_digits(viz_grid *g, int x, int y, int w, const viz_model *m, int digits);
+
+/* (inline: without a caller it is no unused function; other timelines call it) */
+static inline int legend(viz_grid *g, int x, int y, int w, const viz_model *m)
+{
+    return legend_digits(g, x, y, w, m, 0);
+}
+
+/* The same, with "0-9 micro-batch" (brief "0-9 mb") after the kinds when digits: the timeline
+ * drew a forward, backward or weight-gradient cell as its micro-batch's digit (reversed, as
+ * the cells are: Lab 11's units, Lab 09's ops). */
+static int legend_digits(viz_grid *g, int x, int y, int w, const viz_model *m, int digits)
 {
     static const struct {
         int kind;
@@ -354,6 +365,7 @@ static int legend(viz_grid *g, int x, int y, int w, const viz_model *m)
         len[0] += 4 + (int)strlen(items[i].name);
         len[1] += 4 + (int)strlen(items[i].brief);
     }
+    if (digits) len[0] += 4 + (int)strlen("0-9 micro-batch") - 2;
     int brief = len[0] - 2 > w, cx = x;
     for (int i = 0; i < n; i++) {
         if (!on[i]) continue;
@@ -370,6 +382,20 @@ static int legend(viz_grid *g, int x, int y, int w, const viz_model *m)
         viz_put(g, cx + 1, y, ' ', COL_DIM, 0);
         viz_text(g, cx + 2, y, need - 2, name, COL_DIM, 0);
         cx += need;
+    }
+    if (digits) { /* after the kinds */
+        const char *name = brief ? "mb" : "micro-batch";
+        int need = 4 + (int)strlen(name);
+        if (cx + 2 + need <= x + w) {
+            viz_put(g, cx++, y, ' ', COL_DIM, 0);
+            viz_put(g, cx++, y, ' ', COL_DIM, 0);
+            viz_put(g, cx, y, '0', COL_FORWARD, ATTR_REVERSE);
+            viz_put(g, cx + 1, y, '-', COL_DIM, 0);
+            viz_put(g, cx + 2, y, '9', COL_BACKWARD, ATTR_REVERSE);
+            viz_put(g, cx + 3, y, ' ', COL_DIM, 0);
+            viz_text(g, cx + 4, y, need - 4, name, COL_DIM, 0);
+            cx += need;
+        }
     }
     return cx - x;
 }
@@ -440,7 +466,7 @@ static void timeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
     int groups = m->ngroup[PL_GROUP_TP] + m->ngroup[PL_GROUP_DP] + m->ngroup[PL_GROUP_PP] > 0;
     int own_groups = groups && need < rows - own_legend;
     rows -= own_legend + own_groups;
-    int y = in.y;
+    int y = in.y, drew_digits = 0; /* a cell drawn as its op's micro-batch digit */
     for (int rk = first; rk < n && y < in.y + rows; rk++) {
         int lanes = m->stream_lanes ? (m->nstreams[rk] > 0 ? m->nstreams[rk] : 1) : per;
         for (int l = 0; l < lanes && y < in.y + rows; l++, y++) {
@@ -474,6 +500,7 @@ static void timeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
                     e->micro_batch >= 0) {
                     ch = (uint32_t)('0' + e->micro_batch % 10); /* the micro-batch, in its colour */
                     attr = ATTR_REVERSE;
+                    drew_digits = 1;
                 }
                 uint32_t gm = group_mark(e, &col);
                 if (gm) ch = gm;
@@ -489,14 +516,15 @@ static void timeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
     viz_text(g, in.x + label_w, ay, w, t1, COL_DIM, 0);
     int l1 = (int)strlen(t1), l2 = (int)strlen(t2);
     if (w > l1 + l2 + 2) viz_text(g, in.x + in.w - l2, ay, l2, t2, COL_DIM, 0);
-    if (own_legend) legend(g, in.x, ay - 1, in.w, m);
+    if (own_legend) legend_digits(g, in.x, ay - 1, in.w, m, drew_digits);
     if (own_groups) group_legend(g, in.x, ay - 1 - own_legend, in.w, m);
     if ((!own_legend || (groups && !own_groups)) && r.w > 8) {
         /* " █ kernel  ▒ copy " on the border (a hybrid run's groups first) */
         int used = groups && !own_groups ? group_legend(g, r.x + 2, r.y + r.h - 1, r.w - 5, m) : 0;
         int gap = used ? 2 : 0; /* two blanks between the two, when the kinds' fit */
         if (!own_legend && r.w - 5 - used - gap > 0) {
-            int k = legend(g, r.x + 2 + used + gap, r.y + r.h - 1, r.w - 5 - used - gap, m);
+            int k = legend_digits(g, r.x + 2 + used + gap, r.y + r.h - 1, r.w - 5 - used - gap, m,
+                                  drew_digits);
             for (int i = 0; k && i < gap; i++)
                 viz_put(g, r.x + 2 + used + i, r.y + r.h - 1, ' ', COL_DIM, 0);
             used += k ? gap + k : 0;
@@ -656,7 +684,38 @@ typedef struct {
     unsigned char hl[PL_VIZ_MAX_MATRICES][PL_MAX_RANKS];
     unsigned char active[PL_VIZ_MAX_MATRICES]; /* 1 forward, 2 backward */
     char say[4][160];
+    /* what the first rank's communicator did since the matmul began, up to the view's time
+     * (its collectives, from the trace): "after it: 1 all_reduce, 16.0 KiB" or "after it: no
+     * collective (yet)", in three lengths; "" with no matmul or the ranks apart */
+    char after[3][96];
 } matmul_now;
+
+/* The collectives on rank rk's communication lane that began in [t0, t]: how many, the
+ * bytes of them all, the newest's label (its first word: "all_reduce"). */
+static int collectives_between(const viz_model *m, int rk, double t0, double t, int modeled,
+                               double *bytes, char *name, size_t cap)
+{
+    const viz_lane *L = &m->lanes[rk][PL_LANE_COMM];
+    size_t lo = 0, hi = L->n; /* the lane by start: the first at or after t0 */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (viz_ev_start(&L->ev[mid], modeled) < t0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int n = 0;
+    *bytes = 0;
+    for (size_t i = lo; i < L->n && viz_ev_start(&L->ev[i], modeled) <= t; i++) {
+        const pl_event *e = &L->ev[i];
+        if (e->kind != PL_EV_COLLECTIVE) continue;
+        n++;
+        *bytes += (double)e->bytes;
+        size_t w = strcspn(e->label, " ");
+        snprintf(name, cap, "%.*s", (int)(w < 40 ? w : 40), e->label);
+    }
+    return n;
+}
 
 static const char *block_name(int layer, char *buf, size_t cap, int brief)
 {
@@ -708,6 +767,30 @@ static void find_matmuls(const viz_model *m, const viz_view *v, matmul_now *N)
         snprintf(N->say[0], sizeof N->say[0], "ranks differ: %s", list);
         for (int k = 1; k < 4; k++) snprintf(N->say[k], sizeof N->say[k], "%s", list);
         return;
+    }
+    { /* after it, on the first rank's communicator: a column-parallel layer's forward sends
+       * nothing, a row-parallel one's partial sums are all-reduced (g) */
+        int rk0 = first->rank < PL_MAX_RANKS ? first->rank : 0;
+        double bytes = 0;
+        char name[48] = "", kb[32];
+        int nc = collectives_between(m, rk0, viz_ev_start(first, v->modeled), t, v->modeled, &bytes,
+                                     name, sizeof name);
+        viz_fmt_bytes(kb, sizeof kb, bytes);
+        if (nc) {
+            const char *pl = nc > 1 ? "s" : "";
+            snprintf(N->after[0], sizeof N->after[0], "after it, r%d's communicator: %d %s%s, %s",
+                     rk0, nc, name, pl, kb);
+            snprintf(N->after[1], sizeof N->after[1], "after it: %d %s%s, %s", nc, name, pl, kb);
+            snprintf(N->after[2], sizeof N->after[2], "then %d %s%s", nc, name, pl);
+        } else {
+            snprintf(N->after[0], sizeof N->after[0],
+                     "after it, r%d's communicator: no "
+                     "collective%s",
+                     rk0, running ? " yet" : "");
+            snprintf(N->after[1], sizeof N->after[1], "after it: no collective%s",
+                     running ? " yet" : "");
+            snprintf(N->after[2], sizeof N->after[2], "no collective after it");
+        }
     }
     char b[24];
     const char *blk = block_name(first->layer, b, sizeof b, 0);
@@ -848,6 +931,14 @@ static int fit_side_by_side(const viz_model *m, int W, int H, int *mw, int *mh, 
     return 0;
 }
 
+/* The communication after the matmul (N->after) at row y of in, where one is left. */
+static void shards_after(viz_grid *g, pl_rect in, int y, const matmul_now *N)
+{
+    if (y >= in.y + in.h || !N->after[0][0]) return;
+    const char *s[] = {N->after[0], N->after[1], N->after[2]};
+    viz_text(g, in.x, y, in.w, fitting_or_none(s, 3, in.w), COL_COMM, 0);
+}
+
 static void shards(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v)
 {
     matmul_now N;
@@ -905,12 +996,14 @@ static void shards(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v
             x += slot[i] + 2;
         }
         /* the words, in the rows left */
-        for (int i = 0, wy = y + 1 + tallest; i < n && wy < in.y + in.h; i++, wy++) {
+        int wy = y + 1 + tallest;
+        for (int i = 0; i < n && wy < in.y + in.h; i++, wy++) {
             char f[3][128];
             for (int k = 0; k < 3; k++) matrix_words(&m->matrices[i], m->tp, k, f[k], sizeof f[k]);
             const char *s[] = {f[0], f[1], f[2]};
             viz_text(g, in.x, wy, in.w, fitting(s, 3, in.w), COL_DIM, 0);
         }
+        shards_after(g, in, wy, &N);
         return;
     }
     int avail = in.w - (1 + maxname + 1), sw = (avail - 6) / m->tp;
@@ -943,6 +1036,7 @@ static void shards(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v
             viz_text(g, tx, y, tw, fitting_or_none(s, 4, tw), COL_DIM, 0);
         }
     }
+    shards_after(g, in, y, &N);
 }
 
 /* ---- pipeline, metrics ------------------------------------------------------------------ */
@@ -1008,8 +1102,14 @@ static void bubble_words(const viz_model *m, double x_total, double x_ideal, int
     }
 }
 
-/* The legend at (x, y), w cells: what the boxes, the dots and the gauge mean. */
-static void pipeline_legend(viz_grid *g, int x, int y, int w, const viz_model *m, int gauge)
+/* The legend at (x, y), w cells: what the boxes, the dots and the gauge mean, in the longest
+ * form that fits whole. With the numbers drawn (numbers): "Fk forward of micro-batch k", a
+ * backward "Bk backward (BWk)" as the narration and the schedules' lists call it (zero-bubble:
+ * "Bk input grad", "Wk weight grad"); shorter: without "of micro-batch k", then the gauge's
+ * "act. peak", then without "(BWk)"; past that the items that fit. Without the numbers (boxes
+ * compressed to their letters): "F forward", "B backward (BW)". */
+static void pipeline_legend(viz_grid *g, int x, int y, int w, const viz_model *m, int gauge,
+                            int numbers)
 {
     int zb = m->nkind[PL_EV_WEIGHT_GRAD] > 0 || !strncmp(m->pp.schedule, "zb", 2);
     typedef struct {
@@ -1017,29 +1117,44 @@ static void pipeline_legend(viz_grid *g, int x, int y, int w, const viz_model *m
         int col, attr;
         const char *name;
     } item;
-    item items[6];
-    int n = 0;
-    items[n++] = (item){'F', '0', COL_FORWARD, 0, "forward"};
-    items[n++] = (item){'B', '0', COL_BACKWARD, 0, zb ? "input grad" : "backward"};
-    if (zb) items[n++] = (item){'W', '0', COL_WGRAD, 0, "weight grad"};
-    items[n++] = (item){viz_glyph_ch(g, G_DOT), 0, COL_DIM, 0, "bubble"};
-    if (m->pp.chunks > 1)
-        items[n++] = (item){'f', '0', COL_FORWARD, ATTR_UNDERLINE,
-                            m->pp.chunks == 2 ? "chunk 1" : "odd chunks"};
-    if (gauge) items[n++] = (item){viz_glyph_ch(g, G_V), 0, COL_WARN, 0, "activations' peak"};
-    int cx = x;
-    for (int i = 0; i < n; i++) {
-        int glyphs = items[i].b ? 2 : 1, need = glyphs + 1 + (int)strlen(items[i].name);
-        if (cx + (cx > x ? 2 : 0) + need > x + w) break;
-        if (cx > x) {
-            viz_put(g, cx++, y, ' ', COL_DIM, 0);
-            viz_put(g, cx++, y, ' ', COL_DIM, 0);
+    uint32_t k = numbers ? 'k' : 0;
+    for (int form = 0; form < 4; form++) {
+        item items[6];
+        int n = 0;
+        items[n++] = (item){'F', k, COL_FORWARD, 0,
+                            form == 0 && numbers ? "forward of micro-batch k" : "forward"};
+        items[n++] = (item){'B', k, COL_BACKWARD, 0,
+                            zb          ? "input grad"
+                            : form == 3 ? "backward"
+                            : numbers   ? "backward (BWk)"
+                                        : "backward (BW)"};
+        if (zb) items[n++] = (item){'W', k, COL_WGRAD, 0, "weight grad"};
+        items[n++] = (item){viz_glyph_ch(g, G_DOT), 0, COL_DIM, 0, "bubble"};
+        if (m->pp.chunks > 1)
+            items[n++] = (item){'f', k, COL_FORWARD, ATTR_UNDERLINE,
+                                m->pp.chunks == 2 ? "chunk 1" : "odd chunks"};
+        if (gauge)
+            items[n++] = (item){viz_glyph_ch(g, G_V), 0, COL_WARN, 0,
+                                form == 2 ? "act. peak" : "activations' peak"};
+        int need_all = 0;
+        for (int i = 0; i < n; i++)
+            need_all += (i ? 2 : 0) + (items[i].b ? 2 : 1) + 1 + (int)strlen(items[i].name);
+        if (need_all > w && form < 3) continue;
+        int cx = x;
+        for (int i = 0; i < n; i++) {
+            int glyphs = items[i].b ? 2 : 1, need = glyphs + 1 + (int)strlen(items[i].name);
+            if (cx + (cx > x ? 2 : 0) + need > x + w) break;
+            if (cx > x) {
+                viz_put(g, cx++, y, ' ', COL_DIM, 0);
+                viz_put(g, cx++, y, ' ', COL_DIM, 0);
+            }
+            viz_put(g, cx, y, items[i].a, items[i].col, ATTR_BOLD | items[i].attr);
+            if (items[i].b) viz_put(g, cx + 1, y, items[i].b, items[i].col, items[i].attr);
+            viz_put(g, cx + glyphs, y, ' ', COL_DIM, 0);
+            viz_text(g, cx + glyphs + 1, y, need - glyphs - 1, items[i].name, COL_DIM, 0);
+            cx += need;
         }
-        viz_put(g, cx, y, items[i].a, items[i].col, ATTR_BOLD | items[i].attr);
-        if (items[i].b) viz_put(g, cx + 1, y, items[i].b, items[i].col, items[i].attr);
-        viz_put(g, cx + glyphs, y, ' ', COL_DIM, 0);
-        viz_text(g, cx + glyphs + 1, y, need - glyphs - 1, items[i].name, COL_DIM, 0);
-        cx += need;
+        return;
     }
 }
 
@@ -1203,9 +1318,9 @@ static void pipeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
     }
     free(cell);
     if (own_legend)
-        pipeline_legend(g, in.x, in.y + in.h - 1, in.w, m, bw > 0);
+        pipeline_legend(g, in.x, in.y + in.h - 1, in.w, m, bw > 0, numbers);
     else if (r.w > 8) {
-        pipeline_legend(g, r.x + 2, r.y + r.h - 1, r.w - 4, m, bw > 0);
+        pipeline_legend(g, r.x + 2, r.y + r.h - 1, r.w - 4, m, bw > 0, numbers);
     }
 }
 
@@ -1337,9 +1452,17 @@ static void metrics(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *
     int most = in.h - crows;
     char b[32];
     viz_fmt_bytes(b, sizeof b, bytes);
-    if (row < most)
-        viz_textf(g, in.x, in.y + row++, in.w, COL_DEFAULT, 0, "%zu event%s, %zu collective%s (%s)",
-                  m->nevents, pl_s((long long)m->nevents), calls, pl_s((long long)calls), b);
+    /* each line in the longest form that fits the pane (at 80x24 it is 23 cells wide beside
+     * Lab 08's shards): shorter words, never a number cut at the edge */
+    char f[4][160];
+    if (row < most) {
+        snprintf(f[0], sizeof f[0], "%zu event%s, %zu collective%s (%s)", m->nevents,
+                 pl_s((long long)m->nevents), calls, pl_s((long long)calls), b);
+        snprintf(f[1], sizeof f[1], "%zu events, %zu coll. (%s)", m->nevents, calls, b);
+        snprintf(f[2], sizeof f[2], "%zu ev, %zu coll, %s", m->nevents, calls, b);
+        const char *fs[] = {f[0], f[1], f[2]};
+        viz_text(g, in.x, in.y + row++, in.w, fitting(fs, 3, in.w), COL_DEFAULT, 0);
+    }
     /* the latest collective's own algbw, as the narration and nccl-tests
      * give it: a sum over every call would let the small, latency-bound
      * ones drown the large */
@@ -1351,15 +1474,25 @@ static void metrics(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *
         viz_fmt_time(ld, sizeof ld, lt - ls);
         double bw = (double)last->bytes / (lt - ls); /* bytes a second */
         int k = bw >= 1e9 ? 3 : bw >= 1e6 ? 2 : 1;
-        viz_textf(g, in.x, in.y + row++, in.w, COL_COMM, 0, "last: %s %s in %s, %.2f %s algbw",
-                  last->label[0] ? last->label : "collective", lb, ld, bw / pow(1e3, k),
-                  k == 3   ? "GB/s"
-                  : k == 2 ? "MB/s"
-                           : "kB/s");
+        const char *name = last->label[0] ? last->label : "collective", *unit = k == 3   ? "GB/s"
+                                                                                : k == 2 ? "MB/s"
+                                                                                         : "kB/s";
+        snprintf(f[0], sizeof f[0], "last: %s %s in %s, %.2f %s algbw", name, lb, ld,
+                 bw / pow(1e3, k), unit);
+        snprintf(f[1], sizeof f[1], "last: %s %s, %.0f %s", name, lb, bw / pow(1e3, k), unit);
+        snprintf(f[2], sizeof f[2], "last: %s %s", name, lb);
+        snprintf(f[3], sizeof f[3], "%s %s", name, lb);
+        const char *fs[] = {f[0], f[1], f[2], f[3]};
+        viz_text(g, in.x, in.y + row++, in.w, fitting(fs, 4, in.w), COL_COMM, 0);
     }
-    if (span > 0 && m->nranks > 0 && row < most)
-        viz_textf(g, in.x, in.y + row++, in.w, COL_DIM, 0, "busy: compute %.0f %%, copy %.0f %%",
-                  100 * busy[0] / (span * m->nranks), 100 * busy[1] / (span * m->nranks));
+    if (span > 0 && m->nranks > 0 && row < most) {
+        double c = 100 * busy[0] / (span * m->nranks), p = 100 * busy[1] / (span * m->nranks);
+        snprintf(f[0], sizeof f[0], "busy: compute %.0f %%, copy %.0f %%", c, p);
+        snprintf(f[1], sizeof f[1], "busy: cmp %.0f %%, cpy %.0f %%", c, p);
+        snprintf(f[2], sizeof f[2], "cmp %.0f%% cpy %.0f%%", c, p);
+        const char *fs[] = {f[0], f[1], f[2]};
+        viz_text(g, in.x, in.y + row++, in.w, fitting(fs, 3, in.w), COL_DIM, 0);
+    }
     if (bubble >= 0 && row < most)
         viz_textf(g, in.x, in.y + row++, in.w, COL_DEFAULT, 0, "bubble %.1f %%", bubble * 100);
     if (crows) curve(g, (pl_rect){in.x, in.y + row, in.w, in.h - row}, m);

@@ -443,6 +443,10 @@ const pl_event *viz_mesh_active(const viz_model *m, double t, int modeled);
  * event's axis (pl_mesh_group, in the model's mesh and order). Returns
  * that group, 0 when none (no mesh, no such event). */
 int viz_mesh_lit(const viz_model *m, double t, int modeled, unsigned char *lit);
+/* Rank 0's collectives and sends of narrated step `step` that began by t, per group (ops[
+ * PL_GROUP_TP] ...; ring steps and receives not counted): the mesh pane's "[4] r0 sent: t 0
+ * d 1 p 3". 1 when any. */
+int viz_mesh_step_ops(const viz_model *m, int step, double t, int modeled, int ops[PL_NUM_GROUPS]);
 /* Where the mesh pane puts things inside its border `in`: a box per DP
  * replica (box_w x box_h: its border, a row per stage, a column of cell_w
  * per TP rank, each cell the rank's nd digits, its mark and a blank),
@@ -493,6 +497,11 @@ void viz_fmt_kib(char *buf, size_t cap, double n);
  * scale: round(bytes / scale x w) each, at least 1 for a part that holds
  * any, the longest cut (the first of equals) while they pass w. */
 void viz_zero_bar(int w, const double bytes[VIZ_ZMEM_PARTS], double scale, int len[VIZ_ZMEM_PARTS]);
+/* Rank rk's most bytes at once, the parts summed at each note's time, among its notes up to t
+ * (on the modeled clock when modeled): *peak; 1 when any was noted. The bar draws the cells from
+ * its bytes now to the peak as 'b' (its working buckets then), the legend "b working buckets at
+ * their peak", the row "(+X in working buckets at the peak)" past the formula. */
+int viz_zero_peak_at(const viz_model *m, int rk, double t, int modeled, double *peak);
 /* Where the memory pane puts things inside its border `in`: the formula on
  * row 0, then rows rows of cols columns of ranks (col_w cells each, 2
  * apart: the rank's label_w, its bar bar_w, a blank, its bytes value_w),
