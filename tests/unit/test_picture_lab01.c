@@ -13,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../labs/01_hello_threads/lab01.h"
 #include "../../viz/vizint.h"
 #include "grid_text.h"
+#include "paralab/device.h"
 #include "paralab/picture.h"
 #include "suites.h"
 
@@ -489,6 +491,97 @@ static void t_compact(void)
     free(a);
 }
 
+/* ---- the lab's own kernel, recorded ----------------------------------------------------- */
+
+/* Records impl's vector add of n elements in blocks of 256 on arrays of
+ * `room` floats (range 0: c), as Lab 01's step 2 does; the record in *rec. */
+static void record_vector_add(const lab01_impl *impl, int n, int room, pl_kernel_record *rec)
+{
+    float *a, *b, *c;
+    size_t bytes = (size_t)room * sizeof(float);
+    CU_ASSERT_EQUAL_FATAL(cudaMalloc((void **)&a, bytes), cudaSuccess);
+    CU_ASSERT_EQUAL_FATAL(cudaMalloc((void **)&b, bytes), cudaSuccess);
+    CU_ASSERT_EQUAL_FATAL(cudaMalloc((void **)&c, bytes), cudaSuccess);
+    pl_record_config cfg = {.blocks = 1, .max_accesses = 4 * (size_t)room, .nranges = 1};
+    cfg.range[0].lo = c;
+    cfg.range[0].len = bytes;
+    CU_ASSERT_EQUAL_FATAL(pl_device_record_begin(&cfg), 0);
+    CU_ASSERT_EQUAL(impl->vector_add(a, b, c, n, 256), cudaSuccess);
+    CU_ASSERT_EQUAL(cudaDeviceSynchronize(), cudaSuccess);
+    CU_ASSERT_EQUAL_FATAL(pl_device_record_end(rec), 0);
+    CU_ASSERT_EQUAL(rec->truncated, 0);
+    cudaFree(a);
+    cudaFree(b);
+    cudaFree(c);
+}
+
+/* The reference's vector add of 1000 elements (4 blocks of 256) on the
+ * simulated H100 (132 SMs, 8 blocks of 256 threads per SM): one wave on
+ * SMs 0-3; every element written by its own thread, the 24 tail threads
+ * idle, nothing past the end of the 1024 recorded. */
+static void t_lab_kernel(void)
+{
+    if (!pl_device_caps()->records) return; /* a real GPU records nothing */
+    pl_kernel_record rec = {0};
+    record_vector_add(&lab01_solution, 1000, 1024, &rec);
+    pl_picture p;
+    CU_ASSERT_EQUAL_FATAL(pl_picture_blocks(&rec, &p), 0);
+    const int64_t want_b[6] = {4, 132, 8, 1, 256, 4};
+    for (int i = 0; i < 6; i++) CU_ASSERT_EQUAL(p.p[i], want_b[i]);
+    CU_ASSERT_EQUAL_FATAL(p.ni, 8);
+    for (int b = 0; b < 4; b++) {
+        CU_ASSERT_EQUAL(p.iv[2 * b], b);
+        CU_ASSERT_EQUAL(p.iv[2 * b + 1], 0);
+    }
+    pl_picture_free(&p);
+    CU_ASSERT_EQUAL_FATAL(pl_picture_elements(&rec, 1000, 4, &p), 0);
+    const int64_t want_e[8] = {1000, 256, 4, 1000, 24, 0, -1, 0};
+    for (int i = 0; i < 8; i++) CU_ASSERT_EQUAL(p.p[i], want_e[i]);
+    CU_ASSERT_EQUAL_FATAL(p.ni, 1024);
+    int bad = 0;
+    for (int i = 0; i < 1024; i++) bad += p.iv[i] != (i < 1000 ? i : -1);
+    CU_ASSERT_EQUAL(bad, 0);
+    viz_grid g;
+    int used;
+    draw(&g, &p, 38, 6, 0, 1.0, &used);
+    char row[64];
+    row_text(&g, 2, 0, 38, row, sizeof row);
+    /* cell 25 (990..1007) shows block 3's writes over the tail's idle
+     * threads; cell 26 (1008..1023) is tail only */
+    CU_ASSERT_STRING_EQUAL(row, " 540 22222222222223333333333333-      ");
+    viz_grid_free(&g);
+    pl_picture_free(&p);
+    pl_kernel_record_free(&rec);
+}
+
+/* The student's kernel without `if (i < n)` on the same room: threads
+ * 1000-1023 store into elements 1000-1023, past the end. */
+static void t_lab_kernel_no_bound_check(void)
+{
+    if (!pl_device_caps()->records) return;
+    pl_kernel_record rec = {0};
+    record_vector_add(&lab01_exercise, 1000, 1024, &rec);
+    pl_picture p;
+    CU_ASSERT_EQUAL_FATAL(pl_picture_elements(&rec, 1000, 4, &p), 0);
+    const int64_t want_e[8] = {1000, 256, 4, 1000, 0, 24, 1000, 0};
+    for (int i = 0; i < 8; i++) CU_ASSERT_EQUAL(p.p[i], want_e[i]);
+    CU_ASSERT_EQUAL_FATAL(p.ni, 1024);
+    int bad = 0;
+    for (int i = 0; i < 1024; i++) bad += p.iv[i] != i;
+    CU_ASSERT_EQUAL(bad, 0);
+    viz_grid g;
+    int used;
+    draw(&g, &p, 38, 6, 0, 1.0, &used);
+    char row[64];
+    row_text(&g, 2, 0, 38, row, sizeof row);
+    CU_ASSERT_STRING_EQUAL(row, " 540 2222222222222333333333333!!      ");
+    row_text(&g, 4, 0, 38, row, sizeof row);
+    CU_ASSERT_STRING_EQUAL(row, "! past the end: 24, thread 1000 first ");
+    viz_grid_free(&g);
+    pl_picture_free(&p);
+    pl_kernel_record_free(&rec);
+}
+
 static void t_elements_refused(void)
 {
     pl_picture p;
@@ -517,6 +610,9 @@ int register_picture_lab01_suite(void)
         {"elements: 1000 elements fold at 80 columns, the tail's stores out of bounds",
          t_elements_fold},
         {"the compact forms at 38 columns (80x24, side by side)", t_compact},
+        {"the lab's vector add (solution.cu), recorded: 1 wave, the tail idle", t_lab_kernel},
+        {"a student's without its bound check, recorded: the stores past the end",
+         t_lab_kernel_no_bound_check},
         {"elements: what is refused; no stores at all", t_elements_refused},
     };
     return UNIT_SUITE("picture lab01", tests);
