@@ -41,6 +41,16 @@ int pl_picture_blocks(const pl_kernel_record *rec, pl_picture *out)
         out->iv[2 * k->block + 1] = (int32_t)k->wave;
     }
     if (out->p[3] < waves) out->p[3] = waves; /* the record's own blocks, if it says fewer */
+    /* drawn: the first blocks the record holds in a row (a kernel stopped
+     * by a fault, a full record: not the blocks it did not keep) */
+    size_t held = 0;
+    while (held < drawn && out->iv[2 * held] >= 0) held++;
+    if (held == 0) {
+        pl_picture_free(out);
+        return -1;
+    }
+    out->p[5] = (int64_t)held;
+    out->ni = 2 * held;
     return 0;
 }
 

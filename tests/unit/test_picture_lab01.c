@@ -155,15 +155,14 @@ static void t_blocks_two_waves(void)
 
 /* 2344 blocks of 256 threads (600000 elements) on an H100's 132 SMs, 8 per
  * SM: waves of 1056, 1056 and 232 blocks; at 80 columns of ASCII folded
- * to 12 blocks a cell, saying so. One block missing from the record. */
+ * to 12 blocks a cell, saying so. */
 static void t_blocks_fold(void)
 {
     enum { G = 2344 };
     pl_record_block *bl = calloc(G, sizeof *bl);
     CU_ASSERT_PTR_NOT_NULL_FATAL(bl);
     size_t k = 0;
-    for (uint32_t b = 0; b < G; b++)
-        if (b != 5) bl[k++] = (pl_record_block){b, b % 132, b / 1056, 0, 0};
+    for (uint32_t b = 0; b < G; b++) bl[k++] = (pl_record_block){b, b % 132, b / 1056, 0, 0};
     pl_kernel_record r = {.kernel = "vector_add",
                           .grid = {G, 1, 1},
                           .block = {256, 1, 1},
@@ -176,8 +175,9 @@ static void t_blocks_fold(void)
     CU_ASSERT_EQUAL_FATAL(pl_picture_blocks(&r, &p), 0);
     const int64_t want_p[6] = {G, 132, 8, 3, 256, G};
     for (int i = 0; i < 6; i++) CU_ASSERT_EQUAL(p.p[i], want_p[i]);
-    CU_ASSERT_EQUAL(p.iv[2 * 5], -1);
-    CU_ASSERT_EQUAL(p.iv[2 * 5 + 1], -1);
+    CU_ASSERT_EQUAL(p.ni, 2 * G);
+    CU_ASSERT_EQUAL(p.iv[2 * 5], 5);
+    CU_ASSERT_EQUAL(p.iv[2 * 5 + 1], 0);
     CU_ASSERT_EQUAL(p.iv[2 * 1056], 0);
     CU_ASSERT_EQUAL(p.iv[2 * 1056 + 1], 1);
     CU_ASSERT_EQUAL(p.iv[2 * 2343], 2343 % 132);
@@ -265,6 +265,40 @@ static void t_blocks_many_waves(void)
     check_rows(&g, want, 11);
     viz_grid_free(&g);
     pl_picture_free(&p);
+}
+
+/* A record without block 2 (a kernel stopped by a fault): blocks 0 and 1
+ * drawn, saying so; without block 0: refused. */
+static void t_blocks_missing(void)
+{
+    pl_record_block bl[4];
+    pl_kernel_record r = two_waves(bl);
+    r.nblocks = 3;
+    bl[0] = (pl_record_block){1, 0, 0, 0, 0};
+    bl[1] = (pl_record_block){0, 0, 0, 0, 0};
+    bl[2] = (pl_record_block){3, 0, 1, 0, 0}; /* 0, 1 and 3: block 2 missing */
+    pl_picture p;
+    CU_ASSERT_EQUAL_FATAL(pl_picture_blocks(&r, &p), 0);
+    CU_ASSERT_EQUAL(p.p[0], 4);
+    CU_ASSERT_EQUAL(p.p[5], 2);
+    CU_ASSERT_EQUAL(p.ni, 4);
+    viz_grid g;
+    int used;
+    draw(&g, &p, 80, 8, 0, 1.0, &used);
+    static const char *const want[] = {
+        "4 blocks x 32 threads: 2 waves",
+        "1 SM x 2 per SM = 2 blocks at once",
+        "0 00",
+        "blocks 0..1 shown of 4; 1 cell = 1",
+        "0 wave 0: blocks 0-1 on 1 SM, up to 2 per SM",
+        "1 wave 1: no block recorded",
+    };
+    CU_ASSERT_EQUAL(used, 6);
+    check_rows(&g, want, 6);
+    viz_grid_free(&g);
+    pl_picture_free(&p);
+    bl[1] = (pl_record_block){2, 0, 1, 0, 0}; /* 1, 2 and 3: block 0 missing */
+    CU_ASSERT_EQUAL(pl_picture_blocks(&r, &p), -1);
 }
 
 static void t_blocks_refused(void)
@@ -603,6 +637,7 @@ int register_picture_lab01_suite(void)
         {"blocks: a 2x2 grid on 1 SM x 2 draws two waves, revealed one by one", t_blocks_two_waves},
         {"blocks: 2344 on 132 SMs x 8 fold at 80 and 120 columns, three waves", t_blocks_fold},
         {"blocks: ten waves, four told", t_blocks_many_waves},
+        {"blocks: a record missing a block draws those before it", t_blocks_missing},
         {"blocks: a record without its blocks is refused", t_blocks_refused},
         {"elements: the bound check leaves the tail idle", t_elements_tail},
         {"elements: without it, the stores past the end marked", t_elements_out_of_bounds},

@@ -29,9 +29,10 @@ typedef enum {
     /* Lab 01: the grid of blocks on the simulated SMs (waves when blocks
      * exceed what the SMs hold at once). p[0] G blocks (linear order),
      * p[1] SMs, p[2] blocks per SM, p[3] waves, p[4] threads per block,
-     * p[5] blocks drawn (<= G, <= 65536). iv[2b], iv[2b+1]: block b's SM
-     * and wave, for b < p[5], as the record says (-1, -1: not in the
-     * record). The renderer reveals the waves one by one (its parts: p[3]). */
+     * p[5] blocks drawn (<= G, <= 65536: blocks 0..p[5]-1, those the
+     * record holds in a row). iv[2b], iv[2b+1]: block b's SM and wave,
+     * for b < p[5]. The renderer reveals the waves one by one (its parts:
+     * p[3]). */
     PL_PIC_BLOCKS,
     /* Lab 01: which thread wrote which element, from the stores into the
      * record's range 0. p[0] n elements, p[1] threads per block, p[2]
