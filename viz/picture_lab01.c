@@ -120,19 +120,21 @@ static void wave_line(viz_grid *g, int x, int y, int w, const pl_picture *p, int
         }
     }
     free(on);
-    char line[160];
+    char line[160], which[48];
+    if (first == last)
+        snprintf(which, sizeof which, "block %lld", (long long)first);
+    else
+        snprintf(which, sizeof which, "blocks %lld-%lld", (long long)first, (long long)last);
     if (count == 0)
         snprintf(line, sizeof line, "%c wave %lld: no block recorded", block_chars[v % 10],
                  (long long)v);
+    else if (w < PIC_NARROW) /* the SMs' share said by the header */
+        snprintf(line, sizeof line, "%c wave %lld: %s on %lld SM%s", block_chars[v % 10],
+                 (long long)v, which, (long long)used, plural(used));
     else
-        snprintf(line, sizeof line,
-                 "%c wave %lld: blocks %lld-%lld on %lld SM%s, up to %lld per SM",
-                 block_chars[v % 10], (long long)v, (long long)first, (long long)last,
-                 (long long)used, plural(used), (long long)most);
-    if (w < PIC_NARROW && count) /* the SMs' share said by the header */
-        snprintf(line, sizeof line, "%c wave %lld: blocks %lld-%lld on %lld SM%s",
-                 block_chars[v % 10], (long long)v, (long long)first, (long long)last,
-                 (long long)used, plural(used));
+        snprintf(line, sizeof line, "%c wave %lld: %s on %lld SM%s, up to %lld per SM",
+                 block_chars[v % 10], (long long)v, which, (long long)used, plural(used),
+                 (long long)most);
     viz_text(g, x, y, w, line, COL_RANK0 + (int)(v % 8), 0);
 }
 
@@ -142,8 +144,9 @@ int viz_pic_blocks(viz_grid *g, pl_rect r, const struct pl_picture *p, double re
     int64_t G = p->p[0], S = p->p[1], per = p->p[2], W = p->p[3], drawn = p->p[5];
     int64_t shown = waves_shown(p, reveal);
     int y = r.y, end = r.y + r.h;
-    viz_textf(g, r.x, y++, r.w, COL_DEFAULT, 0, "%lld block%s x %lld threads: %lld wave%s",
-              (long long)G, plural(G), (long long)p->p[4], (long long)W, plural(W));
+    viz_textf(g, r.x, y++, r.w, COL_DEFAULT, 0, "%lld block%s x %lld thread%s: %lld wave%s",
+              (long long)G, plural(G), (long long)p->p[4], plural(p->p[4]), (long long)W,
+              plural(W));
     if (y < end)
         viz_textf(g, r.x, y++, r.w, COL_DIM, 0, "%lld SM%s x %lld per SM = %lld %sat once",
                   (long long)S, plural(S), (long long)per, (long long)(S * per),

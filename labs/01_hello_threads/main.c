@@ -197,9 +197,9 @@ static cudaError_t picture_run(pl_rank *r, int n, int block, int grid, int *note
 static void say_pictures(int noted, size_t room, int n)
 {
     if (noted == 2)
-        printf("    pictures: the kernel ran once more, recorded, on arrays of %zu elements\n"
+        printf("    pictures: the kernel ran once more, recorded, on arrays of %zu element%s\n"
                "    (room for every thread): a store past element %d shows as ! there\n",
-               room, n - 1);
+               room, room == 1 ? "" : "s", n - 1);
     else if (noted == 1)
         printf("    picture: this run's blocks on the SMs (the element map: --size up to %d)\n",
                PICTURE_MAX_N);

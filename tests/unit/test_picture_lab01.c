@@ -301,6 +301,37 @@ static void t_blocks_missing(void)
     CU_ASSERT_EQUAL(pl_picture_blocks(&r, &p), -1);
 }
 
+/* One block of one thread: the singular everywhere. */
+static void t_blocks_one(void)
+{
+    pl_record_block bl[1] = {{0, 0, 0, 0, 0}};
+    pl_kernel_record r = {.kernel = "k",
+                          .grid = {1, 1, 1},
+                          .block = {1, 1, 1},
+                          .sms = 132,
+                          .per_sm = 32,
+                          .waves = 1,
+                          .blocks = bl,
+                          .nblocks = 1};
+    pl_picture p;
+    CU_ASSERT_EQUAL_FATAL(pl_picture_blocks(&r, &p), 0);
+    viz_grid g;
+    int used;
+    draw(&g, &p, 80, 8, 0, 1.0, &used);
+    static const char *const want[] = {
+        "1 block x 1 thread: 1 wave",
+        "132 SMs x 32 per SM = 4224 blocks at once",
+        "block    0",
+        "SM       0",
+        "wave     0",
+        "0 wave 0: block 0 on 1 SM, up to 1 per SM",
+    };
+    CU_ASSERT_EQUAL(used, 6);
+    check_rows(&g, want, 6);
+    viz_grid_free(&g);
+    pl_picture_free(&p);
+}
+
 static void t_blocks_refused(void)
 {
     pl_picture p;
@@ -638,6 +669,7 @@ int register_picture_lab01_suite(void)
         {"blocks: 2344 on 132 SMs x 8 fold at 80 and 120 columns, three waves", t_blocks_fold},
         {"blocks: ten waves, four told", t_blocks_many_waves},
         {"blocks: a record missing a block draws those before it", t_blocks_missing},
+        {"blocks: one block of one thread", t_blocks_one},
         {"blocks: a record without its blocks is refused", t_blocks_refused},
         {"elements: the bound check leaves the tail idle", t_elements_tail},
         {"elements: without it, the stores past the end marked", t_elements_out_of_bounds},
