@@ -831,6 +831,8 @@ int pl_viz_replay(const char *path, pl_mode mode, double speed, char *err, size_
         a.panes |= PL_PANE_BIT(PL_PANE_MEMORY);
     else
         a.panes &= ~PL_PANE_BIT(PL_PANE_MEMORY);
+    if (t->npictures) /* the picture pane: with the file's pictures (else as the lab said) */
+        a.panes |= PL_PANE_BIT(PL_PANE_PICTURE);
     /* a pipeline: forward/backward events of a stage (a ZeRO run's are of its units: none) */
     for (size_t i = 0; i < t->nev && a.model.zero.ranks < 1; i++)
         if ((t->ev[i].kind == PL_EV_FORWARD || t->ev[i].kind == PL_EV_BACKWARD) &&

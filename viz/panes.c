@@ -1506,7 +1506,7 @@ static void help(viz_grid *g)
         "space, ->   next step",
         "p           play / pause",
         "+ / -       speed",
-        "tab, 1-8    focus a pane",
+        "tab, 1-9    focus a pane",
         "left/right  scroll the timeline",
         "up/down     scroll the focused pane",
         "            narration, links, ranks",
@@ -1561,6 +1561,9 @@ void viz_render_pane(viz_grid *g, pl_pane p, pl_rect r, const viz_model *m, cons
         break;
     case PL_PANE_MEMORY:
         viz_memory_pane(g, r, m, v);
+        break;
+    case PL_PANE_PICTURE:
+        viz_picture_pane(g, r, m, v);
         break;
     default:
         break;

@@ -94,10 +94,10 @@ typedef enum {
 #define PL_PIC_MAX_LABELS 256
 
 typedef struct pl_picture {
-    int kind;         /* pl_picture_kind */
-    char title[48];   /* the pane's heading: "blocks on SMs" */
+    int kind;       /* pl_picture_kind */
+    char title[48]; /* the pane's heading: "blocks on SMs" */
     int64_t p[PL_PIC_PARAMS];
-    int32_t *iv;      /* malloc'd (pl_picture_free) */
+    int32_t *iv; /* malloc'd (pl_picture_free) */
     size_t ni;
     double *dv;
     size_t nd;
@@ -111,15 +111,28 @@ const char *pl_picture_kind_name(int kind);
 /* The kind named, or PL_PIC_NONE. */
 int pl_picture_kind_parse(const char *name);
 
-/* A picture of `kind` titled `title` with room for ni integers, nd reals
- * and ns labels (zeroed). 0, or -1 (out of memory, counts over the limits). */
+/* A picture of `kind` titled `title` (cut to 47 bytes) with room for ni
+ * integers, nd reals and ns labels (zeroed; a count of 0: NULL). 0, or -1
+ * (out of memory, counts over the limits, a kind out of range) with p
+ * empty (pl_picture_free is harmless on it). p's old arrays are not freed. */
 int pl_picture_init(pl_picture *p, int kind, const char *title, size_t ni, size_t nd, size_t ns);
 void pl_picture_free(pl_picture *p);
-/* A deep copy: 0, or -1 out of memory. */
+/* A deep copy into dst (its old arrays are not freed): 0, or -1 out of
+ * memory (dst empty). */
 int pl_picture_copy(pl_picture *dst, const pl_picture *src);
 /* 0 when p is well formed for its kind (counts, parameters in range, as
- * above); else -1 with err naming the kind, the bad value and what is
- * allowed. The trace reader refuses pictures that fail it. */
+ * above); else -1 with err (NULL or cap 0: none) naming the kind, the
+ * title, the bad value and what is allowed: 'picture "blocks" (blocks on
+ * SMs): iv[4] (a block's SM) = 2: allowed are 0..1'. Checked: the title
+ * and every label end within their arrays; each parameter the kind's
+ * layout defines in its range (the message says it: threads per block
+ * 1..1024, lanes 1..32, a highlight -1..count-1, an index within what it
+ * indexes, a thread or an SM that exists); every integer of iv likewise; ni
+ * exactly as the layout says; nd and ns exactly for the kinds that use
+ * them (request and banks: ns 1; roofline: nd 2 + 2P, ns 1 + P; bars: nd
+ * B + 1, ns B + 2), not read for the others; reals: the roofline's finite
+ * and > 0, the bars' finite and >= 0 or NaN (none). The trace reader
+ * refuses pictures that fail it, pl_trace_note_picture does not note them. */
 int pl_picture_check(const pl_picture *p, char *err, size_t cap);
 
 /* ---- builders: from a kernel's record (paralab/device.h) ------------------------- */
