@@ -416,6 +416,16 @@ static void t_elements_out_of_bounds(void)
     CU_ASSERT_EQUAL_FATAL(p.ni, 12);
     CU_ASSERT_EQUAL(p.iv[10], 10);
     CU_ASSERT_EQUAL(p.iv[11], 11);
+    /* well formed (pl_picture_check: the slots past the end allowed when
+     * every element is drawn), and not when fewer are */
+    char err[256];
+    CU_ASSERT_EQUAL(pl_picture_check(&p, err, sizeof err), 0);
+    p.p[3] = 9;
+    CU_ASSERT_EQUAL(pl_picture_check(&p, err, sizeof err), -1);
+    CU_ASSERT_STRING_EQUAL(err, "picture \"elements\" (which thread wrote which element): ni = 12: "
+                                "it must be 9 (a thread per element drawn, p[3]; with p[3] = n, up "
+                                "to 65536 more)");
+    p.p[3] = 10;
     viz_grid g;
     int used;
     draw(&g, &p, 80, 24, 0, 1.0, &used);
@@ -591,6 +601,7 @@ static void t_lab_kernel(void)
     record_vector_add(&lab01_solution, 1000, 1024, &rec);
     pl_picture p;
     CU_ASSERT_EQUAL_FATAL(pl_picture_blocks(&rec, &p), 0);
+    CU_ASSERT_EQUAL(pl_picture_check(&p, NULL, 0), 0);
     const int64_t want_b[6] = {4, 132, 8, 1, 256, 4};
     for (int i = 0; i < 6; i++) CU_ASSERT_EQUAL(p.p[i], want_b[i]);
     CU_ASSERT_EQUAL_FATAL(p.ni, 8);
@@ -600,6 +611,7 @@ static void t_lab_kernel(void)
     }
     pl_picture_free(&p);
     CU_ASSERT_EQUAL_FATAL(pl_picture_elements(&rec, 1000, 4, &p), 0);
+    CU_ASSERT_EQUAL(pl_picture_check(&p, NULL, 0), 0);
     const int64_t want_e[8] = {1000, 256, 4, 1000, 24, 0, -1, 0};
     for (int i = 0; i < 8; i++) CU_ASSERT_EQUAL(p.p[i], want_e[i]);
     CU_ASSERT_EQUAL_FATAL(p.ni, 1024);
@@ -628,6 +640,7 @@ static void t_lab_kernel_no_bound_check(void)
     record_vector_add(&lab01_exercise, 1000, 1024, &rec);
     pl_picture p;
     CU_ASSERT_EQUAL_FATAL(pl_picture_elements(&rec, 1000, 4, &p), 0);
+    CU_ASSERT_EQUAL(pl_picture_check(&p, NULL, 0), 0);
     const int64_t want_e[8] = {1000, 256, 4, 1000, 0, 24, 1000, 0};
     for (int i = 0; i < 8; i++) CU_ASSERT_EQUAL(p.p[i], want_e[i]);
     CU_ASSERT_EQUAL_FATAL(p.ni, 1024);
