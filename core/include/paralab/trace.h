@@ -76,7 +76,10 @@ typedef struct pl_event {
                        unknown (real GPUs) */
     uint8_t group;  /* a communicator's event: its pl_group (0: the world, or untagged) */
     int32_t micro_batch, layer, peer; /* -1: none */
-    int32_t chunk; /* a pipeline op's model chunk 0..v-1 (interleaving); 0 otherwise */
+    int32_t chunk; /* a pipeline op's model chunk 0..v-1 (interleaving); a ring step of
+                      the engine's ring (reduce-scatter, all-gather, all-reduce): 1 + the
+                      segment of N it moved (k: segment k - 1, from peer to rank); 0
+                      otherwise */
     int32_t step;  /* the narrated step it was recorded in (pl_trace_set_step); 0: before the
                       first, or none */
     uint64_t bytes;
