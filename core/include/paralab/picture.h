@@ -29,16 +29,26 @@ typedef enum {
     /* Lab 01: the grid of blocks on the simulated SMs (waves when blocks
      * exceed what the SMs hold at once). p[0] G blocks (linear order),
      * p[1] SMs, p[2] blocks per SM, p[3] waves, p[4] threads per block,
-     * p[5] blocks drawn (<= G, <= 65536). iv[2b], iv[2b+1]: block b's SM
-     * and wave, for b < p[5]. */
+     * p[5] blocks drawn (<= G, <= 65536: blocks 0..p[5]-1, those the
+     * record holds in a row). iv[2b], iv[2b+1]: block b's SM and wave,
+     * for b < p[5]. The renderer reveals the waves one by one (its parts:
+     * p[3]). */
     PL_PIC_BLOCKS,
-    /* Lab 01: which thread wrote which element. p[0] n elements, p[1]
-     * threads per block, p[2] blocks, p[3] elements drawn (<= n, <=
-     * 1<<20), p[4] tail threads (that wrote nothing), p[5] stores out of
-     * bounds (at index >= n), p[6] the first such thread's global index
-     * (-1: none), p[7] elements written twice or more. iv[i], i < p[3]:
-     * the global thread index (blockIdx.x * blockDim.x + threadIdx.x)
-     * that last wrote element i, -1: none. */
+    /* Lab 01: which thread wrote which element, from the stores into the
+     * record's range 0. p[0] n elements, p[1] threads per block, p[2]
+     * blocks, p[3] elements drawn (<= n, <= 1<<20), p[4] tail threads
+     * (launched threads that stored nothing into range 0), p[5] stores out
+     * of bounds (at element index offset / elem_size >= n), p[6] the
+     * first such store's thread (global index; -1: none), p[7] elements
+     * written twice or more. A thread's global index is linear block x
+     * threads per block + linear thread (blockIdx.x * blockDim.x +
+     * threadIdx.x in a 1-D launch). iv[i], i < p[3]: the global index of
+     * the thread that last wrote element i, -1: none. When p[3] = n, iv
+     * may go on past the end: iv[n + j], j < ni - n (at most 65536 slots:
+     * the grid's threads past n, or to the furthest store past the end if
+     * further), the thread that stored to element n + j (out of bounds;
+     * seen only where range 0 was recorded longer than n elements: the
+     * emulator faults on a store past the allocation), -1: none. */
     PL_PIC_ELEMENTS,
     /* Lab 02: one warp's request to global memory. p[0] lanes (<= 32),
      * p[1] sector bytes (32), p[2] distinct sectors touched, p[3] 1: a
