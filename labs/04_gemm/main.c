@@ -111,7 +111,9 @@ static int sgemm_cublas(float *C, const float *A, const float *B, int M, int N, 
  * runs (the one launch `f` makes, timed as usual), and the picture shows
  * them step by step along K. Recording needs the simulated GPU
  * (pl_device_caps()->records); without it there is no picture (*made 0)
- * and the run goes on. *tile_row, *tile_col: the block's tile. */
+ * and the run goes on; *made -1: the block's loads in a round spanned
+ * more than a 16x16 tile of A or B (not a tiled kernel's: no picture).
+ * *tile_row, *tile_col: the block's tile. */
 static cudaError_t timed_recorded(gemm_fn f, float *dC, const float *dA, const float *dB, int n,
                                   float *ms, pl_picture *pic, int *made, int *tile_row,
                                   int *tile_col)
@@ -137,6 +139,11 @@ static cudaError_t timed_recorded(gemm_fn f, float *dC, const float *dA, const f
     pl_kernel_record rec;
     if (pl_device_record_end(&rec) == 0) {
         if (!e && pl_picture_tiles(&rec, n, n, n, 16, *tile_row, *tile_col, pic) == 0) *made = 1;
+        /* a round whose loads span more than a tile is no tiles picture (picture.h) */
+        if (*made && pl_picture_check(pic, NULL, 0)) {
+            pl_picture_free(pic);
+            *made = -1;
+        }
         pl_kernel_record_free(&rec);
     }
     return e;
@@ -248,7 +255,12 @@ static int run_steps(pl_rank *r)
         if (v == 1 && pl_lab_is_todo(0)) short_names[1] = "tiles 16x16 (reference)";
         if (!show) continue;
         char seen[200] = "";
-        if (pic) {
+        if (pic < 0)
+            snprintf(seen, sizeof seen,
+                     ". No tiles picture: block (%d, %d) loaded more than a 16x16 tile of A or B "
+                     "between two barriers",
+                     tr, tc);
+        if (pic > 0) {
             pl_lab_picture(r, &tiles_pic);
             snprintf(seen, sizeof seen,
                      ". The picture: the tiles of A and B block (%d, %d) loaded into shared "

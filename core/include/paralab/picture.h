@@ -76,7 +76,9 @@ typedef enum {
      * block loaded A or B, in round order. iv[8s .. 8s+7], s < S: the A
      * tile loaded at step s (row0, col0, rows, cols: the bounding box of
      * the elements of A the block's loads in that round read; 0 rows and
-     * 0 cols: none) and the B tile (the same, in B). */
+     * 0 cols: none; at most T each, as pl_picture_check wants, so a round
+     * whose loads span more is no picture) and the B tile (the same, in
+     * B). */
     PL_PIC_TILES,
     /* Lab 04: the roofline. p[0] points P (<= 255), p[1] the highlighted
      * point (the student's; -1: none). dv[0] peak FLOP/s, dv[1] peak
