@@ -104,7 +104,10 @@ int viz_pic_parts(const struct pl_picture *p)
 double viz_pic_reveal(const struct pl_picture *p, double elapsed)
 {
     int parts = viz_pic_parts(p);
-    double k = 1 + floor((elapsed > 0 ? elapsed : 0) / VIZ_PIC_REVEAL_S);
+    double each = VIZ_PIC_REVEAL_S; /* a part at a time, the whole within VIZ_PIC_REVEAL_MAX_S */
+    if (parts > 1 && each * (parts - 1) > VIZ_PIC_REVEAL_MAX_S)
+        each = VIZ_PIC_REVEAL_MAX_S / (parts - 1);
+    double k = 1 + floor((elapsed > 0 ? elapsed : 0) / each);
     return k >= parts ? 1 : k / parts;
 }
 

@@ -556,6 +556,9 @@ int viz_pic_rows(const struct pl_picture *p, int w);
  * 1 for a still one. */
 int viz_pic_parts(const struct pl_picture *p);
 #define VIZ_PIC_REVEAL_S 0.8
+/* ... and the whole within this many seconds (Lab 04's 32 steps along K:
+ * a quarter of a second each) */
+#define VIZ_PIC_REVEAL_MAX_S 8.0
 /* The per-kind renderers viz_pic_draw dispatches to, same contract:
  * picture_lab01.c (blocks, elements), picture_lab02.c (request, banks),
  * picture_lab03.c (tree), picture_lab04.c (tiles, roofline),

@@ -584,6 +584,12 @@ static void test_reveal(void)
     static const double at[] = {-1, 0, 0.79, 0.81, 1.7, 2.5, 100};
     static const double want[] = {0.25, 0.25, 0.25, 0.5, 0.75, 1, 1};
     for (int i = 0; i < 7; i++) CU_ASSERT_DOUBLE_EQUAL(viz_pic_reveal(&p, at[i]), want[i], 1e-12);
+    /* 33 parts: 32 after the first within VIZ_PIC_REVEAL_MAX_S, 0.25 s each */
+    p.p[3] = 33;
+    static const double at33[] = {0, 0.24, 0.26, 4.01, 7.99, 8.01, 100};
+    static const double want33[] = {1, 1, 2, 17, 32, 33, 33};
+    for (int i = 0; i < 7; i++)
+        CU_ASSERT_DOUBLE_EQUAL(viz_pic_reveal(&p, at33[i]), want33[i] / 33, 1e-12);
     pl_picture_free(&p);
     good(&p, PL_PIC_TREE);
     CU_ASSERT_EQUAL(viz_pic_parts(&p), 3);
