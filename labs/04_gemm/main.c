@@ -22,6 +22,7 @@
 #include "paralab/cli.h"
 #include "paralab/device.h"
 #include "paralab/options.h"
+#include "paralab/picture.h"
 #include "paralab/plural.h"
 #include "paralab/step.h"
 #include "paralab/viz.h"
@@ -105,6 +106,78 @@ static int sgemm_cublas(float *C, const float *A, const float *B, int M, int N, 
 }
 #endif
 
+/* The tiles picture (paralab/picture.h): the simulated GPU records the
+ * loads of A and B by the block in the middle of C while the tiled kernel
+ * runs (the one launch `f` makes, timed as usual), and the picture shows
+ * them step by step along K. Recording needs the simulated GPU
+ * (pl_device_caps()->records); without it there is no picture (*made 0)
+ * and the run goes on; *made -1: the block's loads in a round spanned
+ * more than a 16x16 tile of A or B (not a tiled kernel's: no picture).
+ * *tile_row, *tile_col: the block's tile. */
+static cudaError_t timed_recorded(gemm_fn f, float *dC, const float *dA, const float *dB, int n,
+                                  float *ms, pl_picture *pic, int *made, int *tile_row,
+                                  int *tile_col)
+{
+    int tiles = (n + 15) / 16, steps = tiles;
+    *made = 0;
+    *tile_row = *tile_col = tiles / 2;
+    pl_record_config c = {
+        /* A and B each: a load per thread per step, 256 threads; room for
+         * twice that (a kernel that loads more is cut: the picture says so) */
+        .max_accesses = (size_t)4 * 256 * steps + 4096,
+        .nranges = 2,
+        .block_first = (unsigned)(*tile_row * tiles + *tile_col),
+        .block_count = 1,
+    };
+    c.range[0].lo = dA;
+    c.range[0].len = (size_t)n * n * sizeof(float);
+    c.range[1].lo = dB;
+    c.range[1].len = (size_t)n * n * sizeof(float);
+    int recording = pl_device_caps()->records && pl_device_record_begin(&c) == 0;
+    cudaError_t e = timed(f, dC, dA, dB, n, ms);
+    if (!recording) return e;
+    pl_kernel_record rec;
+    if (pl_device_record_end(&rec) == 0) {
+        if (!e && pl_picture_tiles(&rec, n, n, n, 16, *tile_row, *tile_col, pic) == 0) *made = 1;
+        /* a round whose loads span more than a tile is no tiles picture (picture.h) */
+        if (*made && pl_picture_check(pic, NULL, 0)) {
+            pl_picture_free(pic);
+            *made = -1;
+        }
+        pl_kernel_record_free(&rec);
+    }
+    return e;
+}
+
+/* The roofline picture: the device's roof (pl_device_peaks) and a point
+ * per kernel run, at the FLOP per byte its declared FLOPs and bytes give
+ * and the FLOP/s its time gave. 0, or -1 (no picture). */
+static int roofline(const struct cudaDeviceProp *prop, double peak, double bw, int np,
+                    const double *ai, const double *gflops, const char *const *names, int mine,
+                    pl_picture *pic)
+{
+    char whose[32];
+    pl_hw_model m;
+    if (pl_device_model(&m) == 0)
+        snprintf(whose, sizeof whose, "simulated %.14s preset", m.name);
+    else
+        snprintf(whose, sizeof whose, "%.31s", prop->name);
+    double fl[8];
+    int k = 0, hl = -1;
+    double a[8];
+    const char *nm[8];
+    for (int i = 0; i < np && k < 8; i++) {
+        if (!(gflops[i] > 0)) continue; /* not run, or no time */
+        if (i == mine) hl = k;
+        a[k] = ai[i];
+        fl[k] = gflops[i] * 1e9;
+        nm[k++] = names[i];
+    }
+    if (peak <= 0 || bw <= 0 || k == 0) return -1;
+    pl_picture_free(pic); /* a step before may have drawn one */
+    return pl_picture_roofline(whose, peak, bw, k, a, fl, nm, hl, pic);
+}
+
 static int run_steps(pl_rank *r)
 {
     lab *l = r->arg;
@@ -112,6 +185,7 @@ static int run_steps(pl_rank *r)
     size_t bytes = (size_t)n * n * sizeof(float);
     float *A = malloc(bytes), *B = malloc(bytes), *ref = malloc(bytes), *got = malloc(bytes);
     float *dA = NULL, *dB = NULL, *dC = NULL;
+    pl_picture tiles_pic = {0}, roof_pic = {0};
     if (!A || !B || !ref || !got) {
         snprintf(r->error, sizeof r->error, "out of host memory for --size %d", n);
         goto out;
@@ -148,14 +222,22 @@ static int run_steps(pl_rank *r)
     gemm_fn fns[3] = {lab04_matmul_naive, matmul_tiled, lab04_matmul_registers};
     double moved[3] = {lab04_bytes_naive(n, n, n), lab04_bytes_tiled(n, n, n, 16),
                        lab04_bytes_tiled(n, n, n, 128)};
-    double gf[3] = {0, 0, 0};
+    double gf[4] = {0, 0, 0, 0}, ais[4] = {0, 0, 0, 0};
+    /* the roofline's names (cuBLAS in the CUDA build: its bytes are not known, so its point sits
+     * at the fewest bytes C = A.B can move, each matrix once: an upper bound on its intensity) */
+    const char *short_names[4] = {"naive", "tiles 16x16 (yours)", "register tiles",
+                                  "cuBLAS (fewest bytes)"};
     for (int v = 0; v < 3; v++) {
         /* the naive kernel always runs: its C is the reference */
         int show = !l->kernel || l->kernel == v + 1;
         if (!show && v) continue;
         if (show) PL_LAB_BEGIN();
         float ms = 0;
-        PL_LAB_CK(timed(fns[v], dC, dA, dB, n, &ms));
+        int pic = 0, tr = 0, tc = 0;
+        if (v == 1)
+            PL_LAB_CK(timed_recorded(fns[v], dC, dA, dB, n, &ms, &tiles_pic, &pic, &tr, &tc));
+        else
+            PL_LAB_CK(timed(fns[v], dC, dA, dB, n, &ms));
         PL_LAB_CK(cudaMemcpy(v ? got : ref, dC, bytes, cudaMemcpyDeviceToHost));
         long wrong = 0;
         if (v)
@@ -166,10 +248,28 @@ static int run_steps(pl_rank *r)
         if (v == 1) l->wrong = wrong;
         double gflops = ms > 0 ? flop / (ms * 1e-3) / 1e9 : 0, ai = flop / moved[v];
         gf[v] = gflops;
+        ais[v] = ai;
         double roof = peak > 0 ? fmin(peak, bw * ai) / 1e9 : 0;
         if (v == 1 && pl_lab_is_todo(0))
             names[1] = "shared-memory tiles of 16x16 (the reference: yours is still TODO)";
+        if (v == 1 && pl_lab_is_todo(0)) short_names[1] = "tiles 16x16 (reference)";
         if (!show) continue;
+        char seen[200] = "";
+        if (pic < 0)
+            snprintf(seen, sizeof seen,
+                     ". No tiles picture: block (%d, %d) loaded more than a 16x16 tile of A or B "
+                     "between two barriers",
+                     tr, tc);
+        if (pic > 0) {
+            pl_lab_picture(r, &tiles_pic);
+            snprintf(seen, sizeof seen,
+                     ". The picture: the tiles of A and B block (%d, %d) loaded into shared "
+                     "memory, step by step along K (the simulated GPU's record of its loads)",
+                     tr, tc);
+        }
+        if (l->kernel && roofline(&prop, peak, bw, 1, &ais[v], &gf[v], &short_names[v],
+                                  v == 1 ? 0 : -1, &roof_pic) == 0)
+            pl_lab_picture(r, &roof_pic);
         /* big tiles, few blocks: a small matrix leaves most SMs idle */
         char few[320] = "";
         long tile = v == 2 ? 128 : 16, blocks = ((n + tile - 1) / tile) * ((n + tile - 1) / tile);
@@ -186,16 +286,17 @@ static int run_steps(pl_rank *r)
         if (peak > 0)
             PL_LAB_STEP(
                 "%s: %.1f us (%s), %.0f GFLOP/s. It moves %.1f MB: %.*f FLOP per byte, so its "
-                "roof is %.0f GFLOP/s (%s)%s%s%s.",
+                "roof is %.0f GFLOP/s (%s)%s%s%s%s.",
                 names[v], ms * 1e3, pl_clock_name(), gflops, moved[v] / 1e6, ai < 1 ? 2 : 1, ai,
                 roof, bw * ai < peak ? "memory-bound" : "compute-bound",
                 gflops > 1.05 * roof ? "; above that roof: the L1 and L2 caches served operands "
                                        "the count charges to device memory"
                                      : "",
-                few, wrong ? "; SOME ELEMENTS DIFFER from the naive result" : "");
+                few, wrong ? "; SOME ELEMENTS DIFFER from the naive result" : "", seen);
         else
-            PL_LAB_STEP("%s: %.1f us (%s), %.0f GFLOP/s%s%s.", names[v], ms * 1e3, pl_clock_name(),
-                        gflops, few, wrong ? "; SOME ELEMENTS DIFFER from the naive result" : "");
+            PL_LAB_STEP("%s: %.1f us (%s), %.0f GFLOP/s%s%s%s.", names[v], ms * 1e3,
+                        pl_clock_name(), gflops, few,
+                        wrong ? "; SOME ELEMENTS DIFFER from the naive result" : "", seen);
     }
 #ifdef PARALAB_CUBLAS
     if (!l->kernel || l->kernel == 4) {
@@ -213,6 +314,11 @@ static int run_steps(pl_rank *r)
         for (size_t i = 0; i < (size_t)n * n; i++)
             wrong += !(fabs((double)got[i] - ref[i]) <= 1e-6 + 1e-5 * n * 0.25);
         double bar = ms > 0 ? flop / (ms * 1e-3) / 1e9 : 0;
+        gf[3] = bar;
+        ais[3] = flop / (4.0 * 3 * n * n);
+        if (l->kernel &&
+            roofline(&prop, peak, bw, 1, &ais[3], &gf[3], &short_names[3], -1, &roof_pic) == 0)
+            pl_lab_picture(r, &roof_pic);
         char share[160] = "";
         if (bar > 0 && !l->kernel)
             snprintf(share, sizeof share,
@@ -224,17 +330,32 @@ static int run_steps(pl_rank *r)
                     wrong ? "; SOME ELEMENTS DIFFER from the naive result" : "", share);
     }
 #endif
-    if (!l->kernel)
+    if (!l->kernel) {
+        PL_LAB_BEGIN();
+        char seen[400] = "";
+        if (roofline(&prop, peak, bw, LAB04_KERNELS, ais, gf, short_names, 1, &roof_pic) == 0) {
+            pl_lab_picture(r, &roof_pic);
+            snprintf(seen, sizeof seen,
+                     " The picture: the roofline of the %s, each kernel at the FLOP per byte of "
+                     "the FLOPs and bytes it declares (what its algorithm moves: counted, not "
+                     "measured) and the FLOP/s of its %s time, %s highlighted.",
+                     pl_device_model(&(pl_hw_model){0}) == 0 ? "simulated preset (its datasheet)"
+                                                             : "GPU (from its attributes)",
+                     pl_clock_name(), pl_lab_is_todo(0) ? "the reference's tiles" : "yours");
+        }
         PL_LAB_STEP(
             "Each tile loaded into shared memory (or registers) is used 16 (or 128) times: the "
             "bytes moved per FLOP drop by that factor, and the kernel climbs the roofline's "
-            "slope towards the compute roof. Here: register tiles ran %.1fx as fast as naive, "
+            "slope towards the compute roof.%s Here: register tiles ran %.1fx as fast as naive, "
             "%s %.1fx.",
-            gf[0] > 0 ? gf[2] / gf[0] : 0,
+            seen, gf[0] > 0 ? gf[2] / gf[0] : 0,
             pl_lab_is_todo(0) ? "the reference's tiles (yours are still TODO)" : "your tiles",
             gf[0] > 0 ? gf[1] / gf[0] : 0);
+    }
     status = 0;
 out:
+    pl_picture_free(&tiles_pic);
+    pl_picture_free(&roof_pic);
     cudaFree(dA);
     cudaFree(dB);
     cudaFree(dC);
@@ -275,6 +396,7 @@ int main(int argc, char **argv)
         .ctx = &l,
         .max_devices = 1,
         .lab = &lab04_gemm,
+        .panes = PL_PANE_BIT(PL_PANE_PICTURE),
         .setup = setup,
         .steps = run_steps,
         .report = report,
