@@ -27,8 +27,8 @@ start() { # command line, in a fresh window $2 x $3
     T kill-session -t t 2>/dev/null
     T new-session -d -s t -x "$2" -y "$3" "cd '$root' && $1; echo EXIT=\$?; sleep 60"
 }
-# step K of 7 shown, waiting for the key
-at_step() { wait_for "step $1/7 | step (space"; }
+# step K of 7 shown, waiting for the key (the last: shown, the run over)
+at_step() { if [ "$1" = 7 ]; then wait_for "step 7/7 |"; else wait_for "step $1/7 | step (space"; fi; }
 next() { # from step $1 (waiting) to step $1 + 1 (waiting)
     T send-keys -t t Space
     at_step $(($1 + 1))
@@ -54,24 +54,29 @@ check "120x40: step 3: stride 1, coalesced: 4 sectors, the fewest" hasall "$s" \
     "one warp's loads: coalesced (stride 1)" "4 sectors (the fewest: 4): 128 B moved for 128 B used"
 check "120x40: step 3: stride 8: 32 sectors, 8x the fewest" hasall "$s" \
     "one warp's loads: strided x8" "32 sectors (8x the fewest): 1024 B moved for 128 B used"
-check "120x40: step 3: the lanes and their lines down" hasall "$s" \
-    "●  ●  ●  ●  ●  ●  ●  ●" "↓  ↓  ↓  ↓"
+# the pane's inside is 58 columns at 120x40: a column per lane
+check "120x40: step 3: the lanes, their lines down, the sectors" hasall "$s" \
+    "loads   ●●●●●●●●●●●●●●●●●●●●●●●●●●●●●●●●" "        ↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓" \
+    "sectors │██████││██████││██████││██████│" "sectors █▓█▓█▓█▓█▓█▓█▓█▓█▓█▓█▓█▓█▓█▓█▓█▓" \
+    "memory  ████ 128 B" "memory  ████████████████████████████████ 1024 B"
 check "120x40: step 4: the naive transpose" next 3
 s=$(screen)
 check "120x40: step 4: its stores, a column of out: 32 sectors" hasall "$s" \
     "one warp's stores: transposed (naive)" "32 sectors (8x the fewest): 1024 B moved for 128 B used"
 check "120x40: step 5: the tiled transpose" next 4
 s=$(screen)
-check "120x40: step 5: its stores by rows: 4 sectors" hasall "$s" \
-    "one warp's stores: tiled: a row of out" "4 sectors (the fewest: 4)"
 check "120x40: step 5: the 32x32 tile's column read: 32 wavefronts" hasall "$s" \
     "shared-memory banks: 32x32 tile, a column read" "wavefronts: 32 (32-way conflict)"
-check "120x40: step 5: bank 0 serves all 32 words" has "$s" "waves 32  0  0  0"
+check "120x40: step 5: bank 0 serves all 32 words (4 rows a line)" hasall "$s" \
+    "   w0 4·······························" " w896 4·······························" \
+    "waves +0000000000000000000000000000000 +: up to 32"
+check "120x40: step 5: its stores by rows: 4 sectors" hasall "$s" \
+    "one warp's stores: tiled: a row of out" "4 sectors (the fewest: 4)"
 check "120x40: step 6: the padded transpose" next 5
 s=$(screen)
 check "120x40: step 6: the 32x33 tile's column read: 1 wavefront" hasall "$s" \
     "shared-memory banks: 32x33 tile, a column read" "wavefronts: 1 (no conflict); row pitch 33 words" \
-    "waves  1  1  1  1  1  1  1  1"
+    "   w0 ●●●●····" " w896 ····························●●●●" "waves 11111111111111111111111111111111"
 check "120x40: step 7: the lesson" next 6
 s=$(screen)
 check "120x40: step 7: every kernel's bar, the student's lit, the preset's peak" hasall "$s" \
@@ -86,8 +91,10 @@ check "80x24: lab02 waits at step 1/7" at_step 1
 next 1 >/dev/null
 check "80x24: step 3" next 2
 s=$(screen)
-check "80x24: step 3: the counts of both requests" hasall "$s" \
-    "4 sectors (the fewest: 4)" "32 sectors (8x the fewest)"
+# a 6-row pane: the first picture reduced, the second named
+check "80x24: step 3: the coalesced request reduced, the strided one named" hasall "$s" \
+    "sectors [██████████████][██████████████][██████████████][██████████████]" \
+    "4 sectors (the fewest: 4)" "+1 picture (one warp's loads: strided x8)"
 for k in 3 4; do next $k >/dev/null; done
 check "80x24: step 6" next 5
 s=$(screen)
@@ -105,12 +112,14 @@ check "ASCII: lab02 waits at step 1/7" at_step 1
 next 1 >/dev/null
 check "ASCII: step 3" next 2
 s=$(screen)
-check "ASCII: step 3: the lanes in *, the arrows in v, the sectors in #" hasall "$s" \
-    "* * * * * * * *" "v v v v v v v v" "##==##==" "32 sectors (8x the fewest)"
+check "ASCII: step 3: the sectors in [#]" hasall "$s" \
+    "sectors [##############][##############][##############][##############]" \
+    "4 sectors (the fewest: 4)"
 for k in 3 4; do next $k >/dev/null; done
 check "ASCII: step 6" next 5
 s=$(screen)
-check "ASCII: step 6: no UTF-8 on the screen" bash -c '! LC_ALL=C grep -q "[^ -~]" <<<"$1"' _ "$s"
+check "ASCII: step 6: the padded tile in o, no UTF-8 on the screen" bash -c \
+    'grep -qF "wavefronts: 1 (no conflict)" <<<"$1" && ! LC_ALL=C grep -q "[^ -~]" <<<"$1"' _ "$s"
 T send-keys -t t q
 check "ASCII: q exits 0" wait_for "EXIT=0"
 

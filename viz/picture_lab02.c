@@ -501,13 +501,22 @@ int viz_pic_banks(viz_grid *g, pl_rect r, const struct pl_picture *p, double rev
     }
     /* each bank's distinct words: its wavefronts */
     text(g, r, r.x, y, "waves", COL_DIM);
+    int wide = 0; /* a count too wide for its column: + (the largest said after) */
     for (int b = 0; b < NBANKS; b++) {
         char n[8];
         snprintf(n, sizeof n, "%d", served[b]);
         int len = (int)strlen(n);
-        if (len > cw) snprintf(n, sizeof n, "+");
+        if (len > cw) {
+            snprintf(n, sizeof n, "+");
+            if (served[b] > wide) wide = served[b];
+        }
         len = (int)strlen(n);
         text(g, r, x0 + cw * b + cw / 2 - (len - 1), y, n, served[b] > 1 ? COL_WARN : COL_DIM);
+    }
+    if (wide) {
+        char n[24];
+        snprintf(n, sizeof n, " +: up to %d", wide);
+        text(g, r, x0 + cw * NBANKS, y, n, COL_WARN);
     }
     y++;
     text(g, r, r.x, y, sum, waves > 1 ? COL_WARN : COL_DEFAULT);

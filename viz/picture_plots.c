@@ -99,13 +99,13 @@ int viz_pic_bars(viz_grid *g, pl_rect r, const struct pl_picture *p, double reve
     if (r.h < 1 || r.w < 1 || !p) return 0;
     bars_info b;
     bars_analyse(p, &b);
-    /* the label column (the marker, the longest label, at most a third) */
+    /* the label column (the marker, the longest label, at most 2/5 of the width) */
     int lw = 0;
     for (int i = 0; i < b.n; i++) {
         const char *l = (size_t)(1 + i) < p->ns ? p->sv[1 + i] : "";
         if (cells(l) > lw) lw = cells(l);
     }
-    if (lw > r.w / 3) lw = r.w / 3;
+    if (lw > 2 * r.w / 5) lw = 2 * r.w / 5;
     lw += 3; /* "▶ " before, a blank after */
     /* the value column: "1234.5 GB/s" */
     int vw = 0;

@@ -499,6 +499,33 @@ static const char *const want_broadcast_ascii[] = {
         "wavefronts: 1 (no conflict; a broadcast to 16 lanes); row pitch 32 words",
         "o a lane's word  X conflict: its bank serves several  B broadcast (free)",
 };
+static const char *const want_bank32_pane58[] = {
+        "bank  0       8      16      24",
+        "   w0 4·······························",
+        " w128 4·······························",
+        " w256 4·······························",
+        " w384 4·······························",
+        " w512 4·······························",
+        " w640 4·······························",
+        " w768 4·······························",
+        " w896 4·······························",
+        "waves +0000000000000000000000000000000 +: up to 32",
+        "wavefronts: 32 (32-way conflict); row pitch 32 words",
+        "(4 rows a line: a digit counts a cell's words)",
+};
+static const char *const want_stride8_pane58[] = {
+        "lane    0       8       16      24    31",
+        "loads   ●●●●●●●●●●●●●●●●●●●●●●●●●●●●●●●●",
+        "        ││││││││││││││││││││││││││││││││",
+        "        ↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓↓",
+        "        █▓█▓█▓█▓█▓█▓█▓█▓█▓█▓█▓█▓█▓█▓█▓█▓",
+        "sectors █▓█▓█▓█▓█▓█▓█▓█▓█▓█▓█▓█▓█▓█▓█▓█▓",
+        "        █▓█▓█▓█▓█▓█▓█▓█▓█▓█▓█▓█▓█▓█▓█▓█▓",
+        "        +0                          +992 bytes",
+        "memory  ████████████████████████████████ 1024 B",
+        "32 sectors (8x the fewest): 1024 B moved for 128 B used",
+        "● lane  ↓ its sector  █ word used  ░ moved, unused",
+};
 static const char *const want_bank33_tiny[] = {
         "wavefronts: 1 (no conflict); row pitch 33 words",
 };
@@ -607,6 +634,8 @@ static void setup_broadcast_ascii(fake *f, pl_picture *p)
     (void)f, (void)p;
     broadcast(f, p);
 }
+static void setup_bank32_pane58(fake *f, pl_picture *p) { tile_read(f, 32, p); }
+static void setup_stride8_pane58(fake *f, pl_picture *p) { request_of(f, 0, 32, p, 0); }
 static void setup_bank33_tiny(fake *f, pl_picture *p)
 {
     (void)f, (void)p;
@@ -621,6 +650,7 @@ static void test_draw_request(void)
     } t[] = {
         {CASE(coalesced_utf8, 0, 118, 11, 1), setup_coalesced_utf8},
         {CASE(stride8_utf8, 0, 118, 11, 1), setup_stride8_utf8},
+        {CASE(stride8_pane58, 0, 58, 11, 1), setup_stride8_pane58},
         {CASE(stride8_ascii, 0, 78, 11, 0), setup_stride8_ascii},
         {CASE(stride8_compact, 0, 78, 7, 0), setup_stride8_compact},
         {CASE(stride8_minimal, 0, 78, 3, 0), setup_stride8_minimal},
@@ -652,6 +682,7 @@ static void test_draw_banks(void)
         {CASE(bank33_ascii, 1, 78, 10, 0), setup_bank33_ascii},
         {CASE(broadcast_ascii, 1, 78, 8, 0), setup_broadcast_ascii},
         {CASE(bank33_tiny, 1, 78, 3, 0), setup_bank33_tiny},
+        {CASE(bank32_pane58, 1, 58, 12, 1), setup_bank32_pane58},
     };
     for (size_t i = 0; i < sizeof t / sizeof *t; i++) run_case(&t[i].c, t[i].setup);
     pl_picture p;
