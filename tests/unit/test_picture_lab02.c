@@ -58,8 +58,17 @@ static void warp_loads(fake *f, unsigned site, uint64_t base, uint64_t step)
     for (unsigned l = 0; l < 32; l++) add(f, 0, l, site, base + l * step, 4, 0, 1);
 }
 
+/* pl_picture_check passes p (the trace reader refuses what it refuses). */
+static void well_formed(const pl_picture *p)
+{
+    char err[256] = "";
+    CU_ASSERT_EQUAL(pl_picture_check(p, err, sizeof err), 0);
+    if (err[0]) fprintf(stderr, "  pl_picture_check: %s\n", err);
+}
+
 static void check_request(const pl_picture *p, int sectors, int fewest, int store, uint64_t step)
 {
+    well_formed(p);
     CU_ASSERT_EQUAL(p->kind, PL_PIC_REQUEST);
     CU_ASSERT_EQUAL(p->p[0], 32);
     CU_ASSERT_EQUAL(p->p[1], 32);
@@ -179,6 +188,7 @@ static void test_banks(void)
     pl_picture p;
     column_read(&f, 32);
     CU_ASSERT_EQUAL_FATAL(pl_picture_banks(&f.rec, 0, 0, 32, "32x32", &p), 0);
+    well_formed(&p);
     CU_ASSERT_EQUAL(p.kind, PL_PIC_BANKS);
     CU_ASSERT_EQUAL(p.p[0], 32);
     CU_ASSERT_EQUAL(p.p[1], 32);
@@ -195,6 +205,7 @@ static void test_banks(void)
     CU_ASSERT_EQUAL(pl_picture_banks(&f.rec, 0, 1, 32, "none", &p), -1);
     column_read(&f, 33);
     CU_ASSERT_EQUAL_FATAL(pl_picture_banks(&f.rec, 0, 0, 33, "32x33", &p), 0);
+    well_formed(&p);
     CU_ASSERT_EQUAL(p.p[2], 1);
     CU_ASSERT_EQUAL(p.p[3], 33);
     for (int l = 0; l < 32; l++) CU_ASSERT_EQUAL(p.iv[l], 33 * l);
@@ -735,6 +746,7 @@ static void test_recorded_strided(void)
         CU_ASSERT_EQUAL_FATAL(pl_device_record_end(&r), 0);
         pl_picture p;
         CU_ASSERT_EQUAL_FATAL(pl_picture_request(&r, 0, 0, "strided", &p), 0);
+        well_formed(&p);
         CU_ASSERT_EQUAL(p.p[0], 32);
         CU_ASSERT_EQUAL(p.p[2], stride == 1 ? 4 : 32);
         CU_ASSERT_EQUAL(p.p[4], 4);
@@ -774,6 +786,7 @@ static void test_recorded_tile(void)
         CU_ASSERT_EQUAL_FATAL(pl_device_record_end(&r), 0);
         pl_picture p;
         CU_ASSERT_EQUAL_FATAL(pl_picture_banks(&r, 0, 0, pitch[mode], "tile", &p), 0);
+        well_formed(&p);
         CU_ASSERT_EQUAL(p.p[2], waves[mode]);
         for (int l = 0; l < 32; l++) CU_ASSERT_EQUAL(p.iv[l], mode == 2 ? 0 : pitch[mode] * l);
         /* the counters: 32 requests of loads (one per warp); warp 0's is

@@ -193,6 +193,8 @@ static void run_cases(const bars_case *c, size_t n)
         viz_grid g = {0};
         pl_picture p;
         c[i].setup(&p);
+        char err[256] = "";
+        CU_ASSERT_EQUAL(pl_picture_check(&p, err, sizeof err), 0);
         if (getenv("PIC_DUMP")) fprintf(stderr, "== %s\n", c[i].name);
         int rows = draw(&g, &p, c[i].w, c[i].h, c[i].utf8);
         if (getenv("PIC_DUMP")) fprintf(stderr, "=> %d\n", rows);
