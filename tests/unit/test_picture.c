@@ -845,6 +845,7 @@ static void test_pane_several(void)
                      "the terminal",
                      viz_pic_rows(&a, 68));
             line(want, sizeof want, msg, " ", 68);
+            if (strlen(want) > 68) want[68] = '\0'; /* the pane cuts it at its width (ASCII) */
         } else
             line(want, sizeof want, "+2 pictures (roofline, ...): enlarge the terminal", " ", 68);
         check_row(&g, 1, 2, want);
