@@ -154,6 +154,8 @@ static const char *counts(const cost *c, char *buf, size_t cap)
  * [a, a + an) (range 0) and [b, b + bn) (range 1), and its shared memory.
  * 1 when recording, 0 where the device records nothing (a real GPU:
  * pl_device_caps()->records is 0; the lab then draws no picture). */
+static int recording; /* a record begun and not yet ended (a failed run ends it at out) */
+
 static int record_begin(const void *a, size_t an, const void *b, size_t bn)
 {
     if (!pl_device_caps()->records) return 0;
@@ -163,17 +165,26 @@ static int record_begin(const void *a, size_t an, const void *b, size_t bn)
     c.range[0].len = an;
     c.range[1].lo = b;
     c.range[1].len = bn;
-    return pl_device_record_begin(&c) == 0;
+    recording = pl_device_record_begin(&c) == 0;
+    return recording;
+}
+
+/* The record begun, ended: 0 and *rec filled, or -1 (none). */
+static int record_end(pl_kernel_record *rec)
+{
+    if (!recording) return -1;
+    recording = 0;
+    return pl_device_record_end(rec);
 }
 
 /* The record's picture of one warp's request (to range 0: loads, or
  * stores when `store`) or, with pitch > 0, of its shared-memory loads
  * from a tile of that row pitch, into the current step. Nothing where the
  * record has none. */
-static void record_picture(pl_rank *r, int recording, int store, int pitch, const char *name)
+static void record_picture(pl_rank *r, int rec_on, int store, int pitch, const char *name)
 {
     pl_kernel_record rec;
-    if (!recording || pl_device_record_end(&rec)) return;
+    if (!rec_on || record_end(&rec)) return;
     pl_picture p;
     int e = pitch ? pl_picture_banks(&rec, 0, 0, pitch, name, &p)
                   : pl_picture_request(&rec, store, 0, name, &p);
@@ -187,11 +198,10 @@ static void record_picture(pl_rank *r, int recording, int store, int pitch, cons
 /* The record of a kernel with two pictures: its shared-memory loads (the
  * step's idea, first: a small pane shows the first) and, with req, its
  * stores' request (the tiled transposes). */
-static void record_pictures2(pl_rank *r, int recording, const char *req, int pitch,
-                             const char *banks)
+static void record_pictures2(pl_rank *r, int rec_on, const char *req, int pitch, const char *banks)
 {
     pl_kernel_record rec;
-    if (!recording || pl_device_record_end(&rec)) return;
+    if (!rec_on || record_end(&rec)) return;
     pl_picture p;
     if (pl_picture_banks(&rec, 0, 0, pitch, banks, &p) == 0) {
         pl_lab_picture(r, &p);
@@ -386,6 +396,10 @@ static int run_steps(pl_rank *r)
     }
     status = 0;
 out:
+    if (recording) { /* a kernel that failed while recorded */
+        pl_kernel_record rec;
+        if (record_end(&rec) == 0) pl_kernel_record_free(&rec);
+    }
     cudaFree(din);
     cudaFree(dout);
     cudaFree(dwide);
