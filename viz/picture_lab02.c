@@ -238,12 +238,12 @@ int viz_pic_request(viz_grid *g, pl_rect r, const struct pl_picture *p, double r
     int full = r.h >= REQ_FULL_ROWS, y = r.y;
     /* the ruler */
     for (int l = 0; l < q.lanes; l += 8) {
-        char n[8];
+        char n[16];
         snprintf(n, sizeof n, "%d", l);
         text(g, r, x0 + pitch * l + (pitch - 1) / 2, y, n, COL_DIM);
     }
     if (q.lanes > 1 && (q.lanes - 1) % 8 >= 3) {
-        char n[8];
+        char n[16];
         snprintf(n, sizeof n, "%d", q.lanes - 1);
         text(g, r, x0 + pitch * (q.lanes - 1) + (pitch - 1) / 2 - ((int)strlen(n) - 1), y, n,
              COL_DIM);
@@ -276,7 +276,7 @@ int viz_pic_request(viz_grid *g, pl_rect r, const struct pl_picture *p, double r
     if (full) { /* bytes from the first sector, where they fit */
         int last_end = -1;
         for (int b = 0; b < q.nsec; b++) {
-            char n[24];
+            char n[32];
             snprintf(n, sizeof n, "+%lld", (long long)((q.sec[b] - q.sec[0]) * q.sbytes));
             int bx = x0 + b * bw, len = (int)strlen(n);
             int final = b == q.nsec - 1;
@@ -459,7 +459,7 @@ int viz_pic_banks(viz_grid *g, pl_rect r, const struct pl_picture *p, double rev
     text(g, r, r.x, y, "bank", COL_DIM);
     int step = cw == 3 ? 1 : cw == 2 ? 4 : 8;
     for (int b = 0; b < NBANKS; b += step) {
-        char n[8];
+        char n[16];
         snprintf(n, sizeof n, "%d", b);
         int len = (int)strlen(n);
         text(g, r, x0 + cw * b + cw / 2 - (len - 1), y, n, COL_DIM);
@@ -473,8 +473,8 @@ int viz_pic_banks(viz_grid *g, pl_rect r, const struct pl_picture *p, double rev
             continue;
         }
         int i0 = line[i], i1 = per > 1 ? (i0 + per < nr ? i0 + per : nr) : i0 + 1;
-        char lab[16];
-        char w[16];
+        char lab[32];
+        char w[24];
         snprintf(w, sizeof w, "w%lld", (long long)rows[i0] * NBANKS);
         snprintf(lab, sizeof lab, "%5s", w);
         text(g, r, r.x, y, lab, COL_DIM);
@@ -503,7 +503,7 @@ int viz_pic_banks(viz_grid *g, pl_rect r, const struct pl_picture *p, double rev
     text(g, r, r.x, y, "waves", COL_DIM);
     int wide = 0; /* a count too wide for its column: + (the largest said after) */
     for (int b = 0; b < NBANKS; b++) {
-        char n[8];
+        char n[16];
         snprintf(n, sizeof n, "%d", served[b]);
         int len = (int)strlen(n);
         if (len > cw) {
@@ -514,7 +514,7 @@ int viz_pic_banks(viz_grid *g, pl_rect r, const struct pl_picture *p, double rev
         text(g, r, x0 + cw * b + cw / 2 - (len - 1), y, n, served[b] > 1 ? COL_WARN : COL_DIM);
     }
     if (wide) {
-        char n[24];
+        char n[32];
         snprintf(n, sizeof n, " +: up to %d", wide);
         text(g, r, x0 + cw * NBANKS, y, n, COL_WARN);
     }
