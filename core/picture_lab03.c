@@ -1,13 +1,186 @@
 /*
- * picture_lab03.c — the builders of Lab 03's picture from a kernel's record (paralab/picture.h).
- * PLACEHOLDER: refuses (-1) until the builder lands.
+ * picture_lab03.c — Lab 03's picture from a kernel's record (paralab/picture.h,
+ * PL_PIC_TREE): a block's reduction tree, level by level, read off the
+ * block's shared-memory accesses (or its warp shuffles) as the kernel made
+ * them.
+ *
+ * Shared memory: a thread's store into the shared array is an add of the
+ * tree when, in the same barrier round and since its previous store, the
+ * thread loaded an element other than the one it stores: dst = the stored
+ * element (offset / the store's size), src = the first such element loaded
+ * (s[t] += s[t + stride] loads s[t] and s[t + stride], stores s[t]: src
+ * t + stride). A store with no such load (the load of the block's values,
+ * s[t] = in[i]; a constant) adds nothing from another element: it makes
+ * no level, and the values' row of the picture stands for it; a load with
+ * no store after it (thread 0's read of s[0], v = s[t] + s[t + 32] into a
+ * register) makes none either. A round's adds form one level; a thread
+ * that adds twice in one round (a warp-synchronous tail, no barrier between)
+ * puts its second add in the next level, and so on. Rounds without an add
+ * are skipped; levels are numbered from 0.
+ *
+ * Shuffles: each warp op whose lane read another (src_lane >= 0) is an add
+ * of its round: dst = the thread, src = the thread its warp's lane src_lane
+ * is (lanes, when only warp 0 shuffles).
+ *
+ * Within a level the triples are in thread order, whatever order the
+ * emulator ran the threads in.
  */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "paralab/picture.h"
+
+#define WARP 32
+
+typedef struct {
+    uint32_t round, sub, thread;
+    int32_t dst, src;
+} add;
+
+static int by_level(const void *a, const void *b)
+{
+    const add *x = a, *y = b;
+    if (x->round != y->round) return x->round < y->round ? -1 : 1;
+    if (x->sub != y->sub) return x->sub < y->sub ? -1 : 1;
+    if (x->thread != y->thread) return x->thread < y->thread ? -1 : 1;
+    return 0;
+}
+
+/* Per thread: the round of its last add and the adds it made in it, and
+ * the element it loaded since its last store (other than... decided at the
+ * store: the first two distinct elements loaded). */
+typedef struct {
+    uint32_t round, nsub;
+    int have_round;
+    uint32_t load_round;
+    int nload;
+    int64_t load[2];
+} tstate;
+
+static uint32_t next_sub(tstate *s, uint32_t round)
+{
+    if (!s->have_round || s->round != round) {
+        s->have_round = 1;
+        s->round = round;
+        s->nsub = 0;
+    }
+    return s->nsub++;
+}
 
 int pl_picture_tree(const pl_kernel_record *rec, int shuffle, pl_picture *out)
 {
-    (void)rec;
-    (void)shuffle;
-    (void)out;
-    return -1;
+    if (!rec || !out) return -1;
+    memset(out, 0, sizeof *out);
+    long threads = (long)rec->block[0] * rec->block[1] * rec->block[2];
+    if (threads <= 0 || threads > 1024) return -1;
+    size_t nlog = shuffle ? rec->nwarp_ops : rec->naccess;
+    /* the block: the lowest the log holds (block 0 when it was recorded) */
+    int have_block = 0;
+    uint32_t blk = 0;
+    for (size_t i = 0; i < nlog; i++) {
+        uint32_t b;
+        if (shuffle)
+            b = rec->warp_ops[i].block;
+        else if (rec->access[i].space == PL_RECORD_SHARED)
+            b = rec->access[i].block;
+        else
+            continue;
+        if (!have_block || b < blk) blk = b, have_block = 1;
+    }
+    if (!have_block) return -1;
+
+    add *adds = malloc((nlog ? nlog : 1) * sizeof *adds);
+    tstate *ts = calloc((size_t)threads, sizeof *ts);
+    if (!adds || !ts) {
+        free(adds);
+        free(ts);
+        return -1;
+    }
+    size_t na = 0;
+    int64_t n = 0;
+    int elem = 0;
+    for (size_t i = 0; i < nlog; i++) {
+        if (shuffle) {
+            const pl_record_warp_op *o = &rec->warp_ops[i];
+            if (o->block != blk || o->thread >= (uint32_t)threads) continue;
+            int64_t base = o->thread / WARP * WARP;
+            if (base + WARP > n) n = base + WARP < threads ? base + WARP : threads;
+            if (o->src_lane < 0) continue;
+            int64_t src = base + o->src_lane;
+            if (src >= threads) continue;
+            adds[na++] = (add){o->round, next_sub(&ts[o->thread], o->round), o->thread,
+                               (int32_t)o->thread, (int32_t)src};
+            continue;
+        }
+        const pl_record_access *a = &rec->access[i];
+        if (a->space != PL_RECORD_SHARED || a->block != blk || a->thread >= (uint32_t)threads ||
+            !a->size)
+            continue;
+        if (!elem && a->store) elem = a->size;
+        int es = elem ? elem : a->size;
+        int64_t e = (int64_t)(a->offset / (uint64_t)es);
+        if (e + 1 > n) n = e + 1;
+        tstate *s = &ts[a->thread];
+        if (s->nload && s->load_round != a->round) s->nload = 0; /* a load of an earlier round */
+        if (!a->store) {
+            if (s->nload < 2 && (!s->nload || s->load[0] != e)) s->load[s->nload++] = e;
+            s->load_round = a->round;
+            continue;
+        }
+        int64_t src = -1;
+        for (int k = 0; k < s->nload && src < 0; k++)
+            if (s->load[k] != e) src = s->load[k];
+        s->nload = 0;
+        if (src < 0) continue; /* the load of the values, or a constant: no add */
+        adds[na++] = (add){a->round, next_sub(s, a->round), a->thread, (int32_t)e, (int32_t)src};
+    }
+    free(ts);
+    if (!na || n > PL_PIC_MAX_INTS) {
+        free(adds);
+        return -1;
+    }
+    qsort(adds, na, sizeof *adds, by_level);
+    size_t levels = 0;
+    for (size_t i = 0; i < na; i++)
+        if (!i || adds[i].round != adds[i - 1].round || adds[i].sub != adds[i - 1].sub) levels++;
+    /* what fits the picture's limit: whole levels */
+    size_t ni = 0, keep = 0, kept_levels = 0;
+    for (size_t i = 0; i < na;) {
+        size_t j = i;
+        while (j < na && adds[j].round == adds[i].round && adds[j].sub == adds[i].sub) j++;
+        if (ni + 1 + 3 * (j - i) > PL_PIC_MAX_INTS) break;
+        ni += 1 + 3 * (j - i);
+        keep = j;
+        kept_levels++;
+        i = j;
+    }
+    char title[48];
+    snprintf(title, sizeof title, "%s of block %u: %.24s", shuffle ? "shuffles" : "tree",
+             (unsigned)blk, rec->kernel[0] ? rec->kernel : "a kernel");
+    if (!kept_levels || pl_picture_init(out, PL_PIC_TREE, title, ni, 0, 0)) {
+        free(adds);
+        return -1;
+    }
+    out->p[0] = n;
+    out->p[1] = (int64_t)kept_levels;
+    out->p[2] = WARP;
+    out->p[3] = shuffle ? 1 : 0;
+    out->p[4] = threads;
+    out->p[5] = rec->truncated || kept_levels < levels;
+    out->p[6] = blk;
+    size_t w = 0;
+    for (size_t i = 0; i < keep;) {
+        size_t j = i;
+        while (j < keep && adds[j].round == adds[i].round && adds[j].sub == adds[i].sub) j++;
+        out->iv[w++] = (int32_t)(j - i);
+        for (size_t k = i; k < j; k++) {
+            out->iv[w++] = (int32_t)adds[k].thread;
+            out->iv[w++] = adds[k].dst;
+            out->iv[w++] = adds[k].src;
+        }
+        i = j;
+    }
+    free(adds);
+    return 0;
 }

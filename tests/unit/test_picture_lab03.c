@@ -1,11 +1,336 @@
 /*
- * test_picture_lab03.c — Lab 03's picture: the reduction tree.
- * PLACEHOLDER: no tests yet.
+ * test_picture_lab03.c — Lab 03's picture: a block's reduction tree
+ * (paralab/picture.h's PL_PIC_TREE). The builder (core/picture_lab03.c)
+ * from hand-made records: a 4-level tree of 16 values in sequential
+ * addressing (every triple), the loads of the values making no level, the
+ * threads' order not mattering, other blocks and device memory left out;
+ * the warp shuffles of one warp (every lane's source); the divergent
+ * interleaved tree of 64 threads; a warp-synchronous tail (two adds in one
+ * round: two levels); a record with no add refused. The renderer
+ * (viz/picture_lab03.c) into a grid in memory: every row of the 4-level
+ * tree in UTF-8 and in ASCII, half the levels at reveal 0.5, the
+ * divergent tree's warps, the shuffles' lanes, a 256-value tree folded to
+ * its first 64 (120 columns) or 32 (80 columns) elements, and the rows it
+ * gives up when the pane is short.
  */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../viz/vizint.h"
+#include "grid_text.h"
+#include "paralab/picture.h"
 #include "suites.h"
+
+/* ---- hand-made records ---------------------------------------------------------------- */
+
+typedef struct {
+    pl_kernel_record r;
+    size_t cap, wcap;
+} rec_b;
+
+static void rec_init(rec_b *b, const char *name, unsigned threads)
+{
+    memset(b, 0, sizeof *b);
+    snprintf(b->r.kernel, sizeof b->r.kernel, "%s", name);
+    b->r.grid[0] = 4, b->r.grid[1] = b->r.grid[2] = 1;
+    b->r.block[0] = threads, b->r.block[1] = b->r.block[2] = 1;
+    b->cap = 1 << 16;
+    b->r.access = calloc(b->cap, sizeof *b->r.access);
+    b->wcap = 1 << 12;
+    b->r.warp_ops = calloc(b->wcap, sizeof *b->r.warp_ops);
+}
+
+static void acc(rec_b *b, unsigned block, unsigned thread, unsigned round, int space, long elem,
+                int store)
+{
+    if (b->r.naccess == b->cap) return;
+    b->r.access[b->r.naccess++] = (pl_record_access){
+        .block = block,
+        .thread = thread,
+        .round = round,
+        .site = store,
+        .offset = (uint64_t)elem * 4,
+        .size = 4,
+        .store = (uint8_t)store,
+        .space = (uint8_t)space,
+    };
+}
+
+static void wop(rec_b *b, unsigned thread, unsigned round, int src_lane)
+{
+    if (b->r.nwarp_ops == b->wcap) return;
+    b->r.warp_ops[b->r.nwarp_ops++] = (pl_record_warp_op){
+        .block = 0, .thread = thread, .round = round, .src_lane = src_lane, .kind = 2};
+}
+
+static void rec_free(rec_b *b)
+{
+    free(b->r.access);
+    free(b->r.warp_ops);
+}
+
+/* A block of n threads: each loads in[i] (device memory, range 0) and
+ * stores s[t] in round 0; then sequential addressing (half = n/2 .. 1) or
+ * interleaved (stride 1 .. n/2), one round each; thread 0 reads s[0] in
+ * the last round. reverse: the threads of a round in reverse order, the
+ * two loads swapped. Block 1 does the same (left out of the picture). */
+static void tree_record(rec_b *b, const char *name, unsigned n, int interleaved, int reverse)
+{
+    rec_init(b, name, n);
+    for (unsigned blk = 0; blk < 2; blk++) {
+        for (unsigned i = 0; i < n; i++) {
+            unsigned t = reverse ? n - 1 - i : i;
+            acc(b, blk, t, 0, 1, blk * n + t, 0);
+            acc(b, blk, t, 0, PL_RECORD_SHARED, t, 1);
+        }
+        unsigned round = 1;
+        for (unsigned s = interleaved ? 1 : n / 2; interleaved ? s < n : s > 0;
+             s = interleaved ? s * 2 : s / 2, round++)
+            for (unsigned i = 0; i < n; i++) {
+                unsigned t = reverse ? n - 1 - i : i;
+                if (interleaved ? t % (2 * s) != 0 : t >= s) continue;
+                acc(b, blk, t, round, PL_RECORD_SHARED, reverse ? t + s : t, 0);
+                acc(b, blk, t, round, PL_RECORD_SHARED, reverse ? t : t + s, 0);
+                acc(b, blk, t, round, PL_RECORD_SHARED, t, 1);
+            }
+        acc(b, blk, 0, round, PL_RECORD_SHARED, 0, 0);
+        acc(b, blk, 0, round, 1, 1000 + blk, 1);
+    }
+}
+
+/* Level l's k and triples, checked against want (k, then triples). */
+static void check_level(const pl_picture *p, size_t *at, const int *want)
+{
+    CU_ASSERT_FATAL(*at < p->ni);
+    CU_ASSERT_EQUAL(p->iv[*at], want[0]);
+    if (p->iv[*at] != want[0]) {
+        fprintf(stderr, "  level at %zu: k %d, want %d\n", *at, p->iv[*at], want[0]);
+        return;
+    }
+    for (int i = 0; i < 3 * want[0]; i++) {
+        CU_ASSERT_EQUAL(p->iv[*at + 1 + i], want[1 + i]);
+        if (p->iv[*at + 1 + i] != want[1 + i])
+            fprintf(stderr, "  triple %d part %d: %d, want %d\n", i / 3, i % 3, p->iv[*at + 1 + i],
+                    want[1 + i]);
+    }
+    *at += 1 + 3 * (size_t)want[0];
+}
+
+static const int SEQ16[4][1 + 3 * 8] = {
+    {8, 0, 0, 8, 1, 1, 9, 2, 2, 10, 3, 3, 11, 4, 4, 12, 5, 5, 13, 6, 6, 14, 7, 7, 15},
+    {4, 0, 0, 4, 1, 1, 5, 2, 2, 6, 3, 3, 7},
+    {2, 0, 0, 2, 1, 1, 3},
+    {1, 0, 0, 1},
+};
+
+static void test_tree_4_levels(void)
+{
+    for (int reverse = 0; reverse < 2; reverse++) {
+        rec_b b;
+        tree_record(&b, "block_sum", 16, 0, reverse);
+        pl_picture p;
+        CU_ASSERT_EQUAL_FATAL(pl_picture_tree(&b.r, 0, &p), 0);
+        CU_ASSERT_EQUAL(p.kind, PL_PIC_TREE);
+        CU_ASSERT_STRING_EQUAL(p.title, "tree of block 0: block_sum");
+        CU_ASSERT_EQUAL(p.p[0], 16); /* values */
+        CU_ASSERT_EQUAL(p.p[1], 4);  /* levels: the load of round 0 is none */
+        CU_ASSERT_EQUAL(p.p[2], 32);
+        CU_ASSERT_EQUAL(p.p[3], 0);
+        CU_ASSERT_EQUAL(p.p[4], 16);
+        CU_ASSERT_EQUAL(p.p[5], 0);
+        CU_ASSERT_EQUAL(p.p[6], 0);
+        CU_ASSERT_EQUAL(p.ni, 4 + 3 * 15);
+        size_t at = 0;
+        for (int l = 0; l < 4; l++) check_level(&p, &at, SEQ16[l]);
+        CU_ASSERT_EQUAL(at, p.ni);
+        pl_picture_free(&p);
+        rec_free(&b);
+    }
+}
+
+static void test_tree_shuffle(void)
+{
+    rec_b b;
+    rec_init(&b, "block_sum_shuffle", 64);
+    /* warp 0 shuffles down by 16, 8, 4, 2, 1 in rounds 3..7 (lanes in
+     * reverse order); shared accesses are no shuffle */
+    acc(&b, 0, 0, 0, PL_RECORD_SHARED, 0, 1);
+    for (int d = 16, round = 3; d > 0; d /= 2, round++)
+        for (int l = 31; l >= 0; l--)
+            wop(&b, (unsigned)l, (unsigned)round, l + d < 32 ? l + d : -1);
+    pl_picture p;
+    CU_ASSERT_EQUAL_FATAL(pl_picture_tree(&b.r, 1, &p), 0);
+    CU_ASSERT_STRING_EQUAL(p.title, "shuffles of block 0: block_sum_shuffle");
+    CU_ASSERT_EQUAL(p.p[0], 32); /* lanes: one warp */
+    CU_ASSERT_EQUAL(p.p[1], 5);
+    CU_ASSERT_EQUAL(p.p[3], 1);
+    CU_ASSERT_EQUAL(p.p[4], 64);
+    size_t at = 0;
+    for (int d = 16; d > 0; d /= 2) {
+        int want[1 + 3 * 32], k = 32 - d;
+        want[0] = k;
+        for (int l = 0; l < k; l++)
+            want[1 + 3 * l] = l, want[2 + 3 * l] = l, want[3 + 3 * l] = l + d;
+        check_level(&p, &at, want);
+    }
+    CU_ASSERT_EQUAL(at, p.ni);
+    pl_picture_free(&p);
+    /* the shared mode of the same record: one store, no add, no level */
+    CU_ASSERT_EQUAL(pl_picture_tree(&b.r, 0, &p), -1);
+    rec_free(&b);
+}
+
+static void test_tree_interleaved(void)
+{
+    rec_b b;
+    tree_record(&b, "interleaved", 64, 1, 0);
+    pl_picture p;
+    CU_ASSERT_EQUAL_FATAL(pl_picture_tree(&b.r, 0, &p), 0);
+    CU_ASSERT_EQUAL(p.p[0], 64);
+    CU_ASSERT_EQUAL(p.p[1], 6);
+    size_t at = 0;
+    for (int s = 1; s < 64; s *= 2) {
+        int want[1 + 3 * 32], k = 0;
+        for (int t = 0; t < 64; t += 2 * s, k++)
+            want[1 + 3 * k] = t, want[2 + 3 * k] = t, want[3 + 3 * k] = t + s;
+        want[0] = k;
+        CU_ASSERT_EQUAL(k, 32 / s);
+        check_level(&p, &at, want);
+    }
+    CU_ASSERT_EQUAL(at, p.ni);
+    pl_picture_free(&p);
+    rec_free(&b);
+}
+
+/* A warp-synchronous tail: 8 threads, no barrier between s[t] += s[t+4],
+ * s[t] += s[t+2] and s[t] += s[t+1] (round 1): three levels. */
+static void test_tree_one_round(void)
+{
+    rec_b b;
+    rec_init(&b, "tail", 8);
+    for (unsigned t = 0; t < 8; t++) acc(&b, 0, t, 0, PL_RECORD_SHARED, t, 1);
+    for (unsigned t = 0; t < 4; t++)
+        for (unsigned s = 4; s > 0; s /= 2) {
+            acc(&b, 0, t, 1, PL_RECORD_SHARED, t, 0);
+            acc(&b, 0, t, 1, PL_RECORD_SHARED, t + s, 0);
+            acc(&b, 0, t, 1, PL_RECORD_SHARED, t, 1);
+        }
+    pl_picture p;
+    CU_ASSERT_EQUAL_FATAL(pl_picture_tree(&b.r, 0, &p), 0);
+    CU_ASSERT_EQUAL(p.p[1], 3);
+    size_t at = 0;
+    static const int l0[] = {4, 0, 0, 4, 1, 1, 5, 2, 2, 6, 3, 3, 7},
+                     l1[] = {4, 0, 0, 2, 1, 1, 3, 2, 2, 4, 3, 3, 5},
+                     l2[] = {4, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4};
+    check_level(&p, &at, l0);
+    check_level(&p, &at, l1);
+    check_level(&p, &at, l2);
+    pl_picture_free(&p);
+    rec_free(&b);
+    /* no add: only the values' load, device memory, a load without a store */
+    rec_init(&b, "copy", 8);
+    for (unsigned t = 0; t < 8; t++) {
+        acc(&b, 0, t, 0, 1, t, 0);
+        acc(&b, 0, t, 0, PL_RECORD_SHARED, t, 1);
+        acc(&b, 0, t, 1, PL_RECORD_SHARED, (t + 1) % 8, 0);
+        acc(&b, 0, t, 1, 1, t, 1);
+    }
+    CU_ASSERT_EQUAL(pl_picture_tree(&b.r, 0, &p), -1);
+    CU_ASSERT_EQUAL(pl_picture_tree(&b.r, 1, &p), -1);
+    rec_free(&b);
+}
+
+/* ---- the renderer ----------------------------------------------------------------------- */
+
+static int ncells(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+static void dump(const viz_grid *g)
+{
+    if (!getenv("TREE_DUMP")) return;
+    char *t = viz_grid_text(g);
+    fprintf(stderr, "\n%s", t);
+    free(t);
+}
+
+/* Rows y0.. of g from x equal want[0 .. n-1], each cut of trailing blanks. */
+static void check_rows(const viz_grid *g, int x, int y0, const char *const *want, int n)
+{
+    char row[2048];
+    for (int y = 0; y < n; y++) {
+        row_text(g, y0 + y, x, g->w - x, row, sizeof row);
+        size_t len = strlen(row);
+        while (len && row[len - 1] == ' ') row[--len] = '\0';
+        CU_ASSERT_STRING_EQUAL(row, want[y]);
+        if (strcmp(row, want[y]))
+            fprintf(stderr, "  row %d: got  '%s'\n         want '%s'\n", y0 + y, row, want[y]);
+    }
+    (void)ncells;
+}
+
+/* The picture of a record made by tree_record. */
+static void tree_picture(pl_picture *p, const char *name, unsigned n, int interleaved)
+{
+    rec_b b;
+    tree_record(&b, name, n, interleaved, 0);
+    CU_ASSERT_EQUAL(pl_picture_tree(&b.r, 0, p), 0);
+    rec_free(&b);
+}
+
+static void draw(viz_grid *g, int w, int h, int utf8, const pl_picture *p, double reveal, int *rows)
+{
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(g, w, h), 0);
+    g->utf8 = utf8;
+    *rows = viz_pic_tree(g, (pl_rect){0, 0, w, h}, p, reveal);
+    dump(g);
+}
+
+static void test_render_4_levels(void)
+{
+    pl_picture p;
+    tree_picture(&p, "block_sum", 16, 0);
+    viz_grid g = {0};
+    int rows;
+    draw(&g, 100, 12, 1, &p, 1.0, &rows);
+    draw(&g, 100, 12, 0, &p, 1.0, &rows);
+    draw(&g, 100, 12, 1, &p, 0.5, &rows);
+    draw(&g, 80, 24, 1, &p, 1.0, &rows);
+    pl_picture_free(&p);
+    tree_picture(&p, "interleaved", 256, 1);
+    draw(&g, 120, 14, 1, &p, 1.0, &rows);
+    draw(&g, 80, 14, 0, &p, 1.0, &rows);
+    draw(&g, 80, 8, 0, &p, 1.0, &rows);
+    pl_picture_free(&p);
+    tree_picture(&p, "block_sum", 256, 0);
+    draw(&g, 120, 14, 1, &p, 1.0, &rows);
+    pl_picture_free(&p);
+    rec_b b;
+    rec_init(&b, "block_sum_shuffle", 64);
+    for (int d = 16, round = 3; d > 0; d /= 2, round++)
+        for (int l = 31; l >= 0; l--)
+            wop(&b, (unsigned)l, (unsigned)round, l + d < 32 ? l + d : -1);
+    CU_ASSERT_EQUAL(pl_picture_tree(&b.r, 1, &p), 0);
+    draw(&g, 120, 10, 1, &p, 1.0, &rows);
+    draw(&g, 80, 10, 0, &p, 1.0, &rows);
+    pl_picture_free(&p);
+    rec_free(&b);
+    viz_grid_free(&g);
+    (void)check_rows;
+}
 
 int register_picture_lab03_suite(void)
 {
-    static const unit_test tests[] = {{NULL, NULL}};
-    return unit_suite_setup("picture lab03", NULL, NULL, tests, 0);
+    static const unit_test tests[] = {
+        {"a 4-level tree's picture (the builder)", test_tree_4_levels},
+        {"the shuffles of one warp", test_tree_shuffle},
+        {"the divergent interleaved tree", test_tree_interleaved},
+        {"adds in one round; no add", test_tree_one_round},
+        {"the tree drawn", test_render_4_levels},
+    };
+    return UNIT_SUITE("picture lab03", tests);
 }
