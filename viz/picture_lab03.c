@@ -146,11 +146,12 @@ static void level_text(const layout *L, const int32_t *lv, int unused, char *pat
             snprintf(what, sizeof what, "s[d] += s[src]");
     }
     snprintf(bare, dcap, "%s", what);
-    int len = snprintf(pat, cap, "%s: %lld %s", what, (long long)k,
-                       L->shuffle ? (k == 1 ? "lane" : "lanes") : (k == 1 ? "thread" : "threads"));
-    if (unused && len >= 0 && (size_t)len < cap)
-        snprintf(pat + len, cap - len, ", %lld feed%s the sum", (long long)(k - unused),
-                 k - unused == 1 ? "s" : "");
+    if (unused)
+        snprintf(pat, cap, "%s; %lld of %lld feed%s the sum", what, (long long)(k - unused),
+                 (long long)k, k - unused == 1 ? "s" : "");
+    else
+        snprintf(pat, cap, "%s: %lld %s", what, (long long)k,
+                 L->shuffle ? (k == 1 ? "lane" : "lanes") : (k == 1 ? "thread" : "threads"));
     div[0] = sdiv[0] = '\0';
     if (L->shuffle) return;
     /* the warps that diverge: some but not all of their threads active */

@@ -290,37 +290,211 @@ static void draw(viz_grid *g, int w, int h, int utf8, const pl_picture *p, doubl
     dump(g);
 }
 
+static const char *const SEQ16_UTF8[] = {
+    "16 values in shared memory, 16 threads, 4 levels",
+    "       0   4   8   12",
+    "values ○○○○○○○○○○○○○○○○",
+    "L0     ●●●●●●●●◀◀◀◀◀◀◀◀ s[t] += s[t+8]: 8 threads",
+    "  thr  ████████········ warp 0 diverges: 8 of 16 active",
+    "L1     ●●●●◀◀◀◀         s[t] += s[t+4]: 4 threads",
+    "  thr  ████············ warp 0 diverges: 4 of 16 active",
+    "L2     ●●◀◀             s[t] += s[t+2]: 2 threads",
+    "  thr  ██·············· warp 0 diverges: 2 of 16 active",
+    "L3     ●◀               s[t] += s[t+1]: 1 thread",
+    "  thr  █··············· warp 0 diverges: 1 of 16 active",
+    "● adds into  ◀▶ read from  ─ add  · not yet added  × feeds nothing  █ adds",
+};
+static const char *const SEQ16_ASCII[] = {
+    "16 values in shared memory, 16 threads, 4 levels",
+    "       0   4   8   12",
+    "values oooooooooooooooo",
+    "L0     ++++++++<<<<<<<< s[t] += s[t+8]: 8 threads",
+    "  thr  ########........ warp 0 diverges: 8 of 16 active",
+    "L1     ++++<<<<         s[t] += s[t+4]: 4 threads",
+    "  thr  ####............ warp 0 diverges: 4 of 16 active",
+    "L2     ++<<             s[t] += s[t+2]: 2 threads",
+    "  thr  ##.............. warp 0 diverges: 2 of 16 active",
+    "L3     +<               s[t] += s[t+1]: 1 thread",
+    "  thr  #............... warp 0 diverges: 1 of 16 active",
+    "+ adds into  <> read from  - add  . not yet added  x feeds nothing  # adds",
+};
+
+/* The 4-level tree at 80x24: every row, UTF-8 and ASCII; the rest blank. */
 static void test_render_4_levels(void)
+{
+    pl_picture p;
+    tree_picture(&p, "block_sum", 16, 0);
+    CU_ASSERT_EQUAL(viz_pic_tree_rows(&p, 80), 12);
+    viz_grid g = {0};
+    int rows;
+    draw(&g, 80, 24, 1, &p, 1.0, &rows);
+    CU_ASSERT_EQUAL(rows, 12);
+    check_rows(&g, 0, 0, SEQ16_UTF8, 12);
+    static const char *const blank[] = {""};
+    for (int y = 12; y < 24; y++) check_rows(&g, 0, y, blank, 1);
+    /* colour is not the only difference: dst, src and idle differ by glyph */
+    CU_ASSERT_EQUAL(cell(&g, 7, 3)->ch, 0x25CF);
+    CU_ASSERT_EQUAL(cell(&g, 15, 3)->ch, 0x25C0);
+    CU_ASSERT_NOT_EQUAL(cell(&g, 7, 3)->fg, cell(&g, 15, 3)->fg);
+    draw(&g, 80, 24, 0, &p, 1.0, &rows);
+    CU_ASSERT_EQUAL(rows, 12);
+    check_rows(&g, 0, 0, SEQ16_ASCII, 12);
+    for (int y = 0; y < 24; y++)
+        for (int x = 0; x < 80; x++) CU_ASSERT(cell(&g, x, y)->ch < 0x7f);
+    pl_picture_free(&p);
+    viz_grid_free(&g);
+}
+
+/* reveal 0.5: the first 2 of 4 levels; the others' rows keep their labels. */
+static void test_render_reveal(void)
 {
     pl_picture p;
     tree_picture(&p, "block_sum", 16, 0);
     viz_grid g = {0};
     int rows;
-    draw(&g, 100, 12, 1, &p, 1.0, &rows);
-    draw(&g, 100, 12, 0, &p, 1.0, &rows);
-    draw(&g, 100, 12, 1, &p, 0.5, &rows);
-    draw(&g, 80, 24, 1, &p, 1.0, &rows);
+    draw(&g, 80, 24, 0, &p, 0.5, &rows);
+    CU_ASSERT_EQUAL(rows, 12);
+    const char *want[12];
+    memcpy(want, SEQ16_ASCII, sizeof want);
+    want[7] = "L2", want[8] = "  thr", want[9] = "L3", want[10] = "  thr";
+    check_rows(&g, 0, 0, want, 12);
+    /* reveal 0: the values only; 0.3: one level (ceil(0.3 x 4) = 2) */
+    draw(&g, 80, 24, 0, &p, 0.0, &rows);
+    want[3] = "L0", want[4] = "  thr", want[5] = "L1", want[6] = "  thr";
+    check_rows(&g, 0, 0, want, 12);
+    draw(&g, 80, 24, 0, &p, 0.3, &rows);
+    memcpy(want, SEQ16_ASCII, sizeof want);
+    want[7] = "L2", want[8] = "  thr", want[9] = "L3", want[10] = "  thr";
+    check_rows(&g, 0, 0, want, 12);
+    draw(&g, 80, 24, 0, &p, 0.25, &rows);
+    want[5] = "L1", want[6] = "  thr";
+    check_rows(&g, 0, 0, want, 12);
     pl_picture_free(&p);
+    viz_grid_free(&g);
+}
+
+/* The interleaved tree of 256 threads: at 120 columns its first 64
+ * elements, a threads' row per level with the diverging warps; at 80
+ * columns and 14 rows its first 32, no threads' rows (the warps said
+ * shorter on the levels' rows); at 8 rows the levels that fit and a count. */
+static void test_render_divergent(void)
+{
+    pl_picture p;
     tree_picture(&p, "interleaved", 256, 1);
-    draw(&g, 120, 14, 1, &p, 1.0, &rows);
+    CU_ASSERT_EQUAL(viz_pic_tree_rows(&p, 120), 20);
+    viz_grid g = {0};
+    int rows;
+    draw(&g, 120, 20, 1, &p, 1.0, &rows);
+    CU_ASSERT_EQUAL(rows, 20);
+    static const char *const wide[] = {
+        "256 values in shared memory, 256 threads, 8 levels; the first 64 of 256 drawn",
+        "       0   4   8   12  16  20  24  28  32  36  40  44  48  52  56  60",
+        "values ○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○",
+        "L0     ●◀●◀●◀●◀●◀●◀●◀●◀●◀●◀●◀●◀●◀●◀●◀●◀●◀●◀●◀●◀●◀●◀●◀●◀●◀●◀●◀●◀●◀●◀●◀●◀ s[t] += "
+        "s[t+1]: 128 threads",
+        "  thr  █·█·█·█·█·█·█·█·█·█·█·█·█·█·█·█·█·█·█·█·█·█·█·█·█·█·█·█·█·█·█·█· warps 0-7 "
+        "diverge: 16 of 32 active",
+        "L1     ●─◀ ●─◀ ●─◀ ●─◀ ●─◀ ●─◀ ●─◀ ●─◀ ●─◀ ●─◀ ●─◀ ●─◀ ●─◀ ●─◀ ●─◀ ●─◀  s[t] += "
+        "s[t+2]: 64 threads",
+        "  thr  █···█···█···█···█···█···█···█···█···█···█···█···█···█···█···█··· warps 0-7 "
+        "diverge: 8 of 32 active",
+        "L2     ●───◀   ●───◀   ●───◀   ●───◀   ●───◀   ●───◀   ●───◀   ●───◀    s[t] += "
+        "s[t+4]: 32 threads",
+    };
+    check_rows(&g, 0, 0, wide, 8);
+    static const char *const wide_end[] = {
+        "L5     ●───────────────────────────────◀                                s[t] += "
+        "s[t+32]: 4 threads",
+        "  thr  █······························································· 4 warps "
+        "diverge: 1 of 32 active",
+        "L6     ●─────────────────────────────────────────────────────────────── s[t] += "
+        "s[t+64]: 2 threads",
+        "  thr  █······························································· 2 warps "
+        "diverge: 1 of 32 active",
+        "L7     ●─────────────────────────────────────────────────────────────── s[t] += "
+        "s[t+128]: 1 thread",
+        "  thr  █······························································· warp 0 "
+        "diverges: 1 of 32 active",
+        "● adds into  ◀▶ read from  ─ add  · not yet added  × feeds nothing  █ adds",
+    };
+    check_rows(&g, 0, 13, wide_end, 7);
+    /* 80x14, ASCII: the first 32, no threads' rows */
     draw(&g, 80, 14, 0, &p, 1.0, &rows);
+    CU_ASSERT_EQUAL(rows, 12);
+    static const char *const narrow[] = {
+        "256 values in shared memory, 256 threads, 8 levels; the first 32 of 256 drawn",
+        "       0   4   8   12  16  20  24  28",
+        "values oooooooooooooooooooooooooooooooo",
+        "L0     +<+<+<+<+<+<+<+<+<+<+<+<+<+<+<+< s[t] += s[t+1]; warps 0-7: 16/32 active",
+        "L1     +-< +-< +-< +-< +-< +-< +-< +-<  s[t] += s[t+2]; warps 0-7: 8/32 active",
+        "L2     +---<   +---<   +---<   +---<    s[t] += s[t+4]; warps 0-7: 4/32 active",
+        "L3     +-------<       +-------<        s[t] += s[t+8]; warps 0-7: 2/32 active",
+        "L4     +---------------<                s[t] += s[t+16]; warps 0-7: 1/32 active",
+        "L5     +------------------------------- s[t] += s[t+32]; 4 warps: 1/32 active",
+        "L6     +------------------------------- s[t] += s[t+64]; 2 warps: 1/32 active",
+        "L7     +------------------------------- s[t] += s[t+128]; warp 0: 1/32 active",
+        "+ adds into  <> read from  - add  . not yet added  x feeds nothing",
+        "",
+        "",
+    };
+    check_rows(&g, 0, 0, narrow, 14);
+    /* 80x8: the values, the levels that fit, how many do not */
     draw(&g, 80, 8, 0, &p, 1.0, &rows);
+    CU_ASSERT_EQUAL(rows, 8);
+    const char *shortp[8];
+    shortp[0] = narrow[2];
+    for (int i = 1; i < 7; i++) shortp[i] = narrow[2 + i];
+    shortp[7] = "+2 more levels (a taller pane shows them)";
+    check_rows(&g, 0, 0, shortp, 8);
     pl_picture_free(&p);
-    tree_picture(&p, "block_sum", 256, 0);
-    draw(&g, 120, 14, 1, &p, 1.0, &rows);
-    pl_picture_free(&p);
+    viz_grid_free(&g);
+}
+
+static void test_render_shuffle(void)
+{
     rec_b b;
     rec_init(&b, "block_sum_shuffle", 64);
     for (int d = 16, round = 3; d > 0; d /= 2, round++)
         for (int l = 31; l >= 0; l--)
             wop(&b, (unsigned)l, (unsigned)round, l + d < 32 ? l + d : -1);
-    CU_ASSERT_EQUAL(pl_picture_tree(&b.r, 1, &p), 0);
-    draw(&g, 120, 10, 1, &p, 1.0, &rows);
-    draw(&g, 80, 10, 0, &p, 1.0, &rows);
-    pl_picture_free(&p);
+    pl_picture p;
+    CU_ASSERT_EQUAL_FATAL(pl_picture_tree(&b.r, 1, &p), 0);
     rec_free(&b);
+    CU_ASSERT_EQUAL(viz_pic_tree_rows(&p, 80), 9);
+    viz_grid g = {0};
+    int rows;
+    draw(&g, 80, 10, 0, &p, 1.0, &rows);
+    CU_ASSERT_EQUAL(rows, 9);
+    static const char *const lanes[] = {
+        "32 lanes, 5 shuffle levels",
+        "       0   4   8   12  16  20  24  28",
+        "lanes  oooooooooooooooooooooooooooooooo",
+        "L0     ++++++++++++++++<<<<<<<<<<<<<<<< lane l reads l+16: 16 lanes",
+        "L1     ++++++++<<<<<<<<xxxxxxxx         lane l reads l+8; 8 of 24 feed the sum",
+        "L2     ++++<<<<xxxxxxxxxxxxxxxxxxxx     lane l reads l+4; 4 of 28 feed the sum",
+        "L3     ++<<xxxxxxxxxxxxxxxxxxxxxxxxxx   lane l reads l+2; 2 of 30 feed the sum",
+        "L4     +<xxxxxxxxxxxxxxxxxxxxxxxxxxxxx  lane l reads l+1; 1 of 31 feeds the sum",
+        "+ adds into  <> read from  - add  . not yet added  x feeds nothing",
+        "",
+    };
+    check_rows(&g, 0, 0, lanes, 10);
+    /* UTF-8 at 120: a lane every other cell, no connectors (every lane between is live) */
+    draw(&g, 120, 10, 1, &p, 1.0, &rows);
+    static const char *const wide[] = {
+        "L0     ● ● ● ● ● ● ● ● ● ● ● ● ● ● ● ● ◀ ◀ ◀ ◀ ◀ ◀ ◀ ◀ ◀ ◀ ◀ ◀ ◀ ◀ ◀ ◀  lane l reads "
+        "l+16: 16 lanes",
+        "L1     ● ● ● ● ● ● ● ● ◀ ◀ ◀ ◀ ◀ ◀ ◀ ◀ × × × × × × × ×                  lane l reads "
+        "l+8; 8 of 24 feed the sum",
+        "L2     ● ● ● ● ◀ ◀ ◀ ◀ × × × × × × × × × × × × × × × × × × × ×          lane l reads "
+        "l+4; 4 of 28 feed the sum",
+        "L3     ● ● ◀ ◀ × × × × × × × × × × × × × × × × × × × × × × × × × ×      lane l reads "
+        "l+2; 2 of 30 feed the sum",
+        "L4     ●─◀ × × × × × × × × × × × × × × × × × × × × × × × × × × × × ×    lane l reads "
+        "l+1; 1 of 31 feeds the sum",
+    };
+    check_rows(&g, 0, 3, wide, 5);
+    pl_picture_free(&p);
     viz_grid_free(&g);
-    (void)check_rows;
 }
 
 int register_picture_lab03_suite(void)
@@ -330,7 +504,10 @@ int register_picture_lab03_suite(void)
         {"the shuffles of one warp", test_tree_shuffle},
         {"the divergent interleaved tree", test_tree_interleaved},
         {"adds in one round; no add", test_tree_one_round},
-        {"the tree drawn", test_render_4_levels},
+        {"a 4-level tree drawn (80x24, UTF-8 and ASCII)", test_render_4_levels},
+        {"reveal 0.5 shows half the levels", test_render_reveal},
+        {"the divergent tree drawn: warps, folding, a short pane", test_render_divergent},
+        {"the shuffles' lanes drawn", test_render_shuffle},
     };
     return UNIT_SUITE("picture lab03", tests);
 }
