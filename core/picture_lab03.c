@@ -18,9 +18,10 @@
  * puts its second add in the next level, and so on. Rounds without an add
  * are skipped; levels are numbered from 0.
  *
- * Shuffles: each warp op whose lane read another (src_lane >= 0) is an add
- * of its round: dst = the thread, src = the thread its warp's lane src_lane
- * is (lanes, when only warp 0 shuffles).
+ * Shuffles: the lowest warp of the block that made a warp op; each of its
+ * ops whose lane read another (src_lane >= 0) is an add of its round: dst
+ * = the lane, src = src_lane (a lane reading past the width keeps its own
+ * value: no add). The other warps' shuffles are left out.
  *
  * Within a level the triples are in thread order, whatever order the
  * emulator ran the threads in.
@@ -32,6 +33,7 @@
 #include "paralab/picture.h"
 
 #define WARP 32
+#define MAX_LEVELS 64 /* pl_picture_check's limit */
 
 typedef struct {
     uint32_t round, sub, thread;
@@ -47,9 +49,9 @@ static int by_level(const void *a, const void *b)
     return 0;
 }
 
-/* Per thread: the round of its last add and the adds it made in it, and
- * the element it loaded since its last store (other than... decided at the
- * store: the first two distinct elements loaded). */
+/* Per thread: the round of its last add and the adds it made in it; the
+ * first two distinct elements it loaded since its last store, and their
+ * round (the store decides which is the source). */
 typedef struct {
     uint32_t round, nsub;
     int have_round;
@@ -75,18 +77,20 @@ int pl_picture_tree(const pl_kernel_record *rec, int shuffle, pl_picture *out)
     long threads = (long)rec->block[0] * rec->block[1] * rec->block[2];
     if (threads <= 0 || threads > 1024) return -1;
     size_t nlog = shuffle ? rec->nwarp_ops : rec->naccess;
-    /* the block: the lowest the log holds (block 0 when it was recorded) */
+    /* the block: the lowest the log holds (block 0 when it was recorded);
+     * with shuffles, its lowest warp that made one */
     int have_block = 0;
-    uint32_t blk = 0;
+    uint32_t blk = 0, first_thread = 0;
     for (size_t i = 0; i < nlog; i++) {
-        uint32_t b;
+        uint32_t b, t;
         if (shuffle)
-            b = rec->warp_ops[i].block;
+            b = rec->warp_ops[i].block, t = rec->warp_ops[i].thread;
         else if (rec->access[i].space == PL_RECORD_SHARED)
-            b = rec->access[i].block;
+            b = rec->access[i].block, t = 0;
         else
             continue;
-        if (!have_block || b < blk) blk = b, have_block = 1;
+        if (!have_block || b < blk || (b == blk && t < first_thread))
+            blk = b, first_thread = t, have_block = 1;
     }
     if (!have_block) return -1;
 
@@ -99,18 +103,18 @@ int pl_picture_tree(const pl_kernel_record *rec, int shuffle, pl_picture *out)
     }
     size_t na = 0;
     int64_t n = 0;
-    int elem = 0;
+    int elem = 0, warp = -1;
     for (size_t i = 0; i < nlog; i++) {
         if (shuffle) {
             const pl_record_warp_op *o = &rec->warp_ops[i];
             if (o->block != blk || o->thread >= (uint32_t)threads) continue;
-            int64_t base = o->thread / WARP * WARP;
-            if (base + WARP > n) n = base + WARP < threads ? base + WARP : threads;
-            if (o->src_lane < 0) continue;
-            int64_t src = base + o->src_lane;
-            if (src >= threads) continue;
+            if (warp < 0) warp = (int)(first_thread / WARP);
+            if (o->thread / WARP != (uint32_t)warp) continue; /* another warp's */
+            int64_t lane = o->thread % WARP;
+            n = WARP;
+            if (o->src_lane < 0 || o->src_lane >= WARP) continue;
             adds[na++] = (add){o->round, next_sub(&ts[o->thread], o->round), o->thread,
-                               (int32_t)o->thread, (int32_t)src};
+                               (int32_t)lane, o->src_lane};
             continue;
         }
         const pl_record_access *a = &rec->access[i];
@@ -149,7 +153,7 @@ int pl_picture_tree(const pl_kernel_record *rec, int shuffle, pl_picture *out)
     for (size_t i = 0; i < na;) {
         size_t j = i;
         while (j < na && adds[j].round == adds[i].round && adds[j].sub == adds[i].sub) j++;
-        if (ni + 1 + 3 * (j - i) > PL_PIC_MAX_INTS) break;
+        if (ni + 1 + 3 * (j - i) > PL_PIC_MAX_INTS || kept_levels == MAX_LEVELS) break;
         ni += 1 + 3 * (j - i);
         keep = j;
         kept_levels++;
@@ -169,6 +173,7 @@ int pl_picture_tree(const pl_kernel_record *rec, int shuffle, pl_picture *out)
     out->p[4] = threads;
     out->p[5] = rec->truncated || kept_levels < levels;
     out->p[6] = blk;
+    out->p[7] = shuffle ? warp : 0;
     size_t w = 0;
     for (size_t i = 0; i < keep;) {
         size_t j = i;

@@ -280,8 +280,9 @@ int viz_pic_tree(viz_grid *g, pl_rect r, const struct pl_picture *p, double reve
         if (L.view < L.n)
             snprintf(fold, sizeof fold, "; the first %d of %lld drawn", L.view, (long long)L.n);
         if (L.shuffle)
-            viz_textf(g, r.x, y, r.w, COL_TITLE, 0, "%lld lanes, %lld shuffle level%s%s%s",
-                      (long long)L.n, (long long)L.levels, L.levels == 1 ? "" : "s", fold,
+            viz_textf(g, r.x, y, r.w, COL_TITLE, 0,
+                      "%lld lanes of warp %lld, %lld shuffle level%s%s%s", (long long)L.n,
+                      (long long)p->p[7], (long long)L.levels, L.levels == 1 ? "" : "s", fold,
                       p->p[5] ? " (incomplete)" : "");
         else
             viz_textf(g, r.x, y, r.w, COL_TITLE, 0,

@@ -175,6 +175,27 @@ static void test_tree_shuffle(void)
         check_level(&p, &at, want);
     }
     CU_ASSERT_EQUAL(at, p.ni);
+    CU_ASSERT_EQUAL(p.p[7], 0);
+    pl_picture_free(&p);
+    /* warp 1 shuffles too (its lanes read lane 0): left out; alone, it is drawn */
+    size_t w0 = b.r.nwarp_ops;
+    for (unsigned l = 32; l < 64; l++) wop(&b, l, 9, 0);
+    CU_ASSERT_EQUAL_FATAL(pl_picture_tree(&b.r, 1, &p), 0);
+    CU_ASSERT_EQUAL(p.p[1], 5);
+    CU_ASSERT_EQUAL(p.p[7], 0);
+    pl_picture_free(&p);
+    memmove(b.r.warp_ops, b.r.warp_ops + w0, 32 * sizeof *b.r.warp_ops);
+    b.r.nwarp_ops = 32;
+    CU_ASSERT_EQUAL_FATAL(pl_picture_tree(&b.r, 1, &p), 0);
+    CU_ASSERT_EQUAL(p.p[0], 32);
+    CU_ASSERT_EQUAL(p.p[1], 1);
+    CU_ASSERT_EQUAL(p.p[7], 1);
+    CU_ASSERT_EQUAL(p.ni, 1 + 3 * 32);
+    for (int l = 0; l < 32 && p.ni == 1 + 3 * 32; l++) {
+        CU_ASSERT_EQUAL(p.iv[1 + 3 * l], 32 + l); /* the thread */
+        CU_ASSERT_EQUAL(p.iv[2 + 3 * l], l);      /* its lane */
+        CU_ASSERT_EQUAL(p.iv[3 + 3 * l], 0);
+    }
     pl_picture_free(&p);
     /* the shared mode of the same record: one store, no add, no level */
     CU_ASSERT_EQUAL(pl_picture_tree(&b.r, 0, &p), -1);
@@ -466,7 +487,7 @@ static void test_render_shuffle(void)
     draw(&g, 80, 10, 0, &p, 1.0, &rows);
     CU_ASSERT_EQUAL(rows, 9);
     static const char *const lanes[] = {
-        "32 lanes, 5 shuffle levels",
+        "32 lanes of warp 0, 5 shuffle levels",
         "       0   4   8   12  16  20  24  28",
         "lanes  oooooooooooooooooooooooooooooooo",
         "L0     ++++++++++++++++<<<<<<<<<<<<<<<< lane l reads l+16: 16 lanes",
