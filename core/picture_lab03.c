@@ -4,19 +4,30 @@
  * block's shared-memory accesses (or its warp shuffles) as the kernel made
  * them.
  *
- * Shared memory: a thread's store into the shared array is an add of the
- * tree when, in the same barrier round and since its previous store, the
- * thread loaded an element other than the one it stores: dst = the stored
- * element (offset / the store's size), src = the first such element loaded
- * (s[t] += s[t + stride] loads s[t] and s[t + stride], stores s[t]: src
- * t + stride). A store with no such load (the load of the block's values,
- * s[t] = in[i]; a constant) adds nothing from another element: it makes
- * no level, and the values' row of the picture stands for it; a load with
- * no store after it (thread 0's read of s[0], v = s[t] + s[t + 32] into a
- * register) makes none either. A round's adds form one level; a thread
- * that adds twice in one round (a warp-synchronous tail, no barrier between)
- * puts its second add in the next level, and so on. Rounds without an add
- * are skipped; levels are numbered from 0.
+ * Shared memory: a thread's adds are read off its accesses to the shared
+ * array in one barrier round, element = offset / the size of the block's
+ * first store (the floats' 4 bytes):
+ *   - a store after loads: an add into the stored element (dst) of the
+ *     first element loaded since the thread's previous store other than
+ *     dst (src): s[t] += s[t + stride] loads s[t] and s[t + stride] and
+ *     stores s[t]: src t + stride.
+ *   - loads of two or more elements and no store after them (the usual
+ *     case: GCC's instrumentation checks an address once per basic block,
+ *     so the store of s[t] += ..., whose address the load of s[t] checked
+ *     already, is not in the log; core/simt's record says so): an add into
+ *     one of them of each other, in the order loaded. Its dst is the one
+ *     accessed again in a later round (a sum lives on, an element added in
+ *     is never read again), else the first loaded (s[t] += ... loads s[t]
+ *     first). v = s[t] + s[t + 32] into a register counts too: it is the
+ *     add of that level, kept in a register.
+ *   - a store with no such load (the load of the block's values, s[t] =
+ *     in[i]; a constant), or a load of one element (thread 0's read of
+ *     s[0]): no add. The initial load is therefore no level: the values'
+ *     row of the picture stands for it.
+ * A round's adds form one level; a thread that adds twice in one round (a
+ * warp-synchronous tail, no barrier between) puts its second add in the
+ * next level, and so on. Rounds without an add are skipped; levels are
+ * numbered from 0.
  *
  * Shuffles: the lowest warp of the block that made a warp op; each of its
  * ops whose lane read another (src_lane >= 0) is an add of its round: dst
@@ -49,15 +60,17 @@ static int by_level(const void *a, const void *b)
     return 0;
 }
 
+#define MAX_PENDING 8 /* distinct elements a thread's loads may hold before a store */
+
 /* Per thread: the round of its last add and the adds it made in it; the
- * first two distinct elements it loaded since its last store, and their
- * round (the store decides which is the source). */
+ * distinct elements it loaded since its last store, in order, and their
+ * round. */
 typedef struct {
     uint32_t round, nsub;
     int have_round;
     uint32_t load_round;
     int nload;
-    int64_t load[2];
+    int64_t load[MAX_PENDING];
 } tstate;
 
 static uint32_t next_sub(tstate *s, uint32_t round)
@@ -68,6 +81,25 @@ static uint32_t next_sub(tstate *s, uint32_t round)
         s->nsub = 0;
     }
     return s->nsub++;
+}
+
+/* Thread t's loads with no store after them: an add into one of them of
+ * each other (above). last[e]: the last round element e was accessed in. */
+static void flush(tstate *s, uint32_t t, const uint32_t *last, add *adds, size_t *na)
+{
+    if (s->nload >= 2) {
+        int d = 0;
+        for (int k = 0; k < s->nload; k++)
+            if (last[s->load[k]] > s->load_round) {
+                d = k; /* lives on: the sum */
+                break;
+            }
+        for (int k = 0; k < s->nload; k++)
+            if (k != d)
+                adds[(*na)++] = (add){s->load_round, next_sub(s, s->load_round), t,
+                                      (int32_t)s->load[d], (int32_t)s->load[k]};
+    }
+    s->nload = 0;
 }
 
 int pl_picture_tree(const pl_kernel_record *rec, int shuffle, pl_picture *out)
@@ -94,16 +126,41 @@ int pl_picture_tree(const pl_kernel_record *rec, int shuffle, pl_picture *out)
     }
     if (!have_block) return -1;
 
+    /* the elements: their size, count and the last round each was accessed in */
+    int elem = 0;
+    int64_t n = 0;
+    if (!shuffle)
+        for (size_t i = 0; i < nlog; i++) {
+            const pl_record_access *a = &rec->access[i];
+            if (a->space != PL_RECORD_SHARED || a->block != blk || !a->size) continue;
+            if (!elem && a->store) elem = a->size;
+        }
+    if (!shuffle && !elem) return -1; /* no store at all: no values, no tree */
+    if (!shuffle)
+        for (size_t i = 0; i < nlog; i++) {
+            const pl_record_access *a = &rec->access[i];
+            if (a->space != PL_RECORD_SHARED || a->block != blk || !a->size) continue;
+            int64_t e = (int64_t)(a->offset / (uint64_t)elem);
+            if (e + 1 > n) n = e + 1;
+        }
+    if (n > PL_PIC_MAX_INTS) return -1;
     add *adds = malloc((nlog ? nlog : 1) * sizeof *adds);
     tstate *ts = calloc((size_t)threads, sizeof *ts);
-    if (!adds || !ts) {
+    uint32_t *last = calloc((size_t)(n ? n : 1), sizeof *last);
+    if (!adds || !ts || !last) {
         free(adds);
         free(ts);
+        free(last);
         return -1;
     }
+    for (size_t i = 0; !shuffle && i < nlog; i++) {
+        const pl_record_access *a = &rec->access[i];
+        if (a->space != PL_RECORD_SHARED || a->block != blk || !a->size) continue;
+        int64_t e = (int64_t)(a->offset / (uint64_t)elem);
+        if (a->round > last[e]) last[e] = a->round;
+    }
     size_t na = 0;
-    int64_t n = 0;
-    int elem = 0, warp = -1;
+    int warp = -1;
     for (size_t i = 0; i < nlog; i++) {
         if (shuffle) {
             const pl_record_warp_op *o = &rec->warp_ops[i];
@@ -121,14 +178,13 @@ int pl_picture_tree(const pl_kernel_record *rec, int shuffle, pl_picture *out)
         if (a->space != PL_RECORD_SHARED || a->block != blk || a->thread >= (uint32_t)threads ||
             !a->size)
             continue;
-        if (!elem && a->store) elem = a->size;
-        int es = elem ? elem : a->size;
-        int64_t e = (int64_t)(a->offset / (uint64_t)es);
-        if (e + 1 > n) n = e + 1;
+        int64_t e = (int64_t)(a->offset / (uint64_t)elem);
         tstate *s = &ts[a->thread];
-        if (s->nload && s->load_round != a->round) s->nload = 0; /* a load of an earlier round */
+        if (s->nload && s->load_round != a->round) flush(s, a->thread, last, adds, &na);
         if (!a->store) {
-            if (s->nload < 2 && (!s->nload || s->load[0] != e)) s->load[s->nload++] = e;
+            int seen = 0;
+            for (int k = 0; k < s->nload; k++) seen |= s->load[k] == e;
+            if (!seen && s->nload < MAX_PENDING) s->load[s->nload++] = e;
             s->load_round = a->round;
             continue;
         }
@@ -139,8 +195,11 @@ int pl_picture_tree(const pl_kernel_record *rec, int shuffle, pl_picture *out)
         if (src < 0) continue; /* the load of the values, or a constant: no add */
         adds[na++] = (add){a->round, next_sub(s, a->round), a->thread, (int32_t)e, (int32_t)src};
     }
+    for (long t = 0; t < threads; t++)
+        if (ts[t].nload) flush(&ts[t], (uint32_t)t, last, adds, &na);
+    free(last);
     free(ts);
-    if (!na || n > PL_PIC_MAX_INTS) {
+    if (!na) {
         free(adds);
         return -1;
     }
