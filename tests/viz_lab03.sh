@@ -6,7 +6,8 @@
 #   * --no-viz: the interleaved tree (--kernel 1) printed under its step,
 #     its first level s[t] += s[t+1] with 16 of 32 threads of every warp
 #     active; the sequential one (--kernel 2) whole warps until 32 threads;
-#     the shuffle version (--kernel 4) its two shared levels and its lanes.
+#     the shuffle version (--kernel 4) its three levels in shared memory
+#     (the third into a register: v = s[t] + s[t+32]) and its lanes.
 #   * 120x40, colour: the interleaved version's step (space pressed once
 #     the lab waits for it): the pane, the header, the levels as they
 #     unfold, the diverging warps, the legend.
@@ -53,7 +54,7 @@ done
 check "--no-viz --kernel 2: no warp diverges at the first three levels" bash -c \
     'test "$(grep -c "no warp diverges" <<<"$1")" = 3' _ "$out"
 out=$("$bin/lab03" --no-viz --kernel 4 --size 4096 2>&1)
-for want in '256 values in shared memory, 256 threads, 2 levels' \
+for want in '256 values in shared memory, 256 threads, 3 levels' \
     '32 lanes of warp 0, 5 shuffle levels' 'lane l reads l\+16: 16 lanes' \
     'lane l reads l\+1; 1 of 31 feeds the sum'; do
     check "--no-viz --kernel 4 (shuffles) prints: $want" grep -qE -- "$want" <<<"$out"
