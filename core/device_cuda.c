@@ -28,7 +28,8 @@ const pl_world_caps *pl_device_caps(void)
                                        .op_reports = 0,
                                        .kernel_progress = 0,
                                        .lazy_loading = 1,
-                                       .nccl = 1};
+                                       .nccl = 1,
+                                       .records = 0};
     return &caps;
 }
 

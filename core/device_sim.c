@@ -29,7 +29,8 @@ const pl_world_caps *pl_device_caps(void)
                                        .op_reports = 1,
                                        .kernel_progress = 1,
                                        .lazy_loading = 0,
-                                       .nccl = 0};
+                                       .nccl = 0,
+                                       .records = 1};
     return &caps;
 }
 
@@ -172,6 +173,91 @@ int pl_device_mem_stats_end(pl_mem_stats *out)
                           .shared_store = counts(st.shared_store),
                           .incomplete = st.incomplete};
     return 0;
+}
+
+int pl_device_record_begin(const pl_record_config *c)
+{
+    if (!c || c->nranges < 0 || c->nranges > PL_RECORD_MAX_RANGES) return -1;
+    simt_record_config sc = {.blocks = c->blocks,
+                             .max_accesses = c->max_accesses,
+                             .shared = c->shared,
+                             .warp_ops = c->warp_ops,
+                             .nranges = c->nranges,
+                             .block_first = c->block_first,
+                             .block_count = c->block_count};
+    for (int i = 0; i < c->nranges; i++) {
+        sc.range[i].lo = c->range[i].lo;
+        sc.range[i].len = c->range[i].len;
+    }
+    return simtRecordBegin(&sc);
+}
+
+/* A copy of n elements of `size` bytes (NULL for none); *fail on no memory. */
+static void *alloc_array(size_t n, size_t size, int *fail)
+{
+    if (!n) return NULL;
+    void *p = malloc(n * size);
+    if (!p) *fail = 1;
+    return p;
+}
+
+int pl_device_record_end(pl_kernel_record *out)
+{
+    simt_record r;
+    *out = (pl_kernel_record){0};
+    if (simtRecordEnd(&r) != 0) return -1;
+    snprintf(out->kernel, sizeof out->kernel, "%s", r.kernel);
+    out->grid[0] = r.grid.x, out->grid[1] = r.grid.y, out->grid[2] = r.grid.z;
+    out->block[0] = r.block.x, out->block[1] = r.block.y, out->block[2] = r.block.z;
+    out->shmem = r.shmem;
+    out->sms = r.sms, out->per_sm = r.per_sm, out->waves = r.waves;
+    out->truncated = r.truncated;
+    int fail = 0;
+    out->blocks = alloc_array(r.nblocks, sizeof *out->blocks, &fail);
+    out->access = alloc_array(r.naccess, sizeof *out->access, &fail);
+    out->warp_ops = alloc_array(r.nwarp_ops, sizeof *out->warp_ops, &fail);
+    if (fail) {
+        pl_kernel_record_free(out);
+        simtRecordFree(&r);
+        return -1;
+    }
+    for (size_t i = 0; i < r.nblocks; i++) {
+        const simt_record_block *b = &r.blocks[i];
+        out->blocks[i] = (pl_record_block){b->block, b->sm, b->wave, b->start, b->end};
+    }
+    out->nblocks = r.nblocks;
+    for (size_t i = 0; i < r.naccess; i++) {
+        const simt_record_access *a = &r.access[i];
+        out->access[i] = (pl_record_access){.block = a->block,
+                                            .thread = a->thread,
+                                            .round = a->round,
+                                            .site = a->site,
+                                            .offset = a->offset,
+                                            .size = a->size,
+                                            .store = a->store,
+                                            .space = a->space};
+    }
+    out->naccess = r.naccess;
+    for (size_t i = 0; i < r.nwarp_ops; i++) {
+        const simt_record_warp_op *w = &r.warp_ops[i];
+        out->warp_ops[i] = (pl_record_warp_op){.block = w->block,
+                                               .thread = w->thread,
+                                               .round = w->round,
+                                               .src_lane = w->src_lane,
+                                               .kind = w->kind};
+    }
+    out->nwarp_ops = r.nwarp_ops;
+    simtRecordFree(&r);
+    return 0;
+}
+
+void pl_kernel_record_free(pl_kernel_record *r)
+{
+    if (!r) return;
+    free(r->blocks);
+    free(r->access);
+    free(r->warp_ops);
+    *r = (pl_kernel_record){0};
 }
 
 unsigned long long pl_device_progress(void) { return simtProgress(); }

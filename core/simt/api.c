@@ -26,6 +26,7 @@
 #include "config.h"
 #include "cost.h"
 #include "emu.h"
+#include "record.h"
 #include "stream.h"
 
 #define DEFAULT_SHMEM_LIMIT (48u * 1024u) /* [CPG] static + dynamic without opt-in */
@@ -551,13 +552,17 @@ cudaError_t simtLaunchKernel(const simt_kernel *k, dim3 grid, dim3 block, size_t
         r = cudaErrorInvalidResourceHandle;
     else if (shmem > dynamic_shared_limit(k->function))
         r = cudaErrorInvalidValue;
-    else
-        /* a high-priority stream's kernels (NCCL's, a comm stream's) run
-         * beside the others on the modeled clock */
-        r = simt_queue_kernel(s, (simt_launch){k, grid, block, shmem, NULL, simt_cur_dev}, args,
-                              args_size, flops, bytes,
+    else {
+        /* the first launch after simtRecordBegin carries the record's
+         * ticket; a high-priority stream's kernels (NCCL's, a comm
+         * stream's) run beside the others on the modeled clock */
+        unsigned ticket = simt_record_take();
+        r = simt_queue_kernel(s, (simt_launch){k, grid, block, shmem, NULL, simt_cur_dev, ticket},
+                              args, args_size, flops, bytes,
                               simt_stream_priority(s) < 0 ? ENG_COMPUTE_HI : ENG_COMPUTE,
                               simt_cost_kernel(simt_cfg.preset, has_cost, flops, bytes));
+        if (r != cudaSuccess && ticket) simt_record_unclaim(ticket);
+    }
     pthread_mutex_unlock(&simt_lock);
     return simt_ret(r);
 }

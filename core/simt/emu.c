@@ -59,6 +59,7 @@
 
 #include "executor.h"
 #include "memstats.h"
+#include "record.h"
 
 _Thread_local uint3 simt_threadIdx, simt_blockIdx;
 _Thread_local dim3 simt_blockDim, simt_gridDim;
@@ -421,6 +422,7 @@ cudaError_t simt_emu_run(const simt_launch *l, char *report, size_t report_size)
         if (prime(x, &x->fibers[x->nprimed]) != 0) return cudaErrorLaunchFailure;
         x->nprimed++;
     }
+    if (__builtin_expect(l->record != 0, 0)) simt_record_start(x, l); /* sets x->rec */
     return run_grid(g);
 }
 
@@ -433,7 +435,9 @@ static void run_blocks(executor *x, dim3 g)
                 x->bv.block_idx.y = by;
                 x->bv.block_idx.z = bz;
                 simt_blockIdx = x->bv.block_idx;
+                if (__builtin_expect(x->rec, 0)) simt_record_block_begin(x);
                 run_block(x);
+                if (__builtin_expect(x->rec, 0)) simt_record_block_end(x);
                 if (x->mc) simt_memcount_flush(x->mc);
                 atomic_fetch_add_explicit(&x->blocks_done, 1, memory_order_relaxed);
                 atomic_fetch_add_explicit(&simt_progress_count, 1, memory_order_relaxed);
@@ -448,12 +452,17 @@ static cudaError_t run_grid(dim3 g)
         if (y->cur && !y->plain) ASAN_FINISH(NULL, NULL, NULL);
         y->nprimed = 0;                        /* fibers stopped mid-kernel: make them afresh */
         if (y->mc) simt_memcount_clear(y->mc); /* a faulted block's requests are not counted */
+        if (y->rec) {                          /* the record keeps the faulted block */
+            simt_record_block_end(y);
+            simt_record_finish(y);
+        }
         y->cur = NULL;
         y->plain = 0;
         y->launch = NULL;
         return y->err;
     }
     run_blocks(simt_X, g);
+    if (simt_X->rec) simt_record_finish(simt_X);
     simt_X->launch = NULL;
     return cudaSuccess;
 }

@@ -19,6 +19,7 @@ typedef struct simt_launch {
     size_t shmem;
     void *args; /* owned copy of the argument struct */
     int device;
+    unsigned record; /* simtRecord*: the ticket of the record it claimed, or 0 */
 } simt_launch;
 
 /* Runs every block of the launch on the calling OS thread. Returns

@@ -156,6 +156,12 @@ typedef struct executor {
     } cache[CACHE_WAYS];
     unsigned cache_next, cache_gen;
     struct memcount *mc; /* simtMemStats: this block's requests, or NULL */
+    /* simtRecord* (record.c): 1 while this executor runs the recorded
+     * kernel; 1 while the current block's accesses and warp ops are logged;
+     * that block's linear index and its start (seconds from the kernel's) */
+    int rec, rec_log, rec_in_block;
+    uint32_t rec_block;
+    double rec_block_start;
     /* for watchdogs (simtDescribeStalled): this OS thread's CPU clock, the
      * blocks it has finished, and what the watchdog saw last (its own) */
     clockid_t cpu_clock;

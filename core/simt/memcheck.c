@@ -31,11 +31,14 @@ void simt_check_slow(executor *x, uintptr_t a, size_t size, int store)
                store ? "write" : "read", size, (void *)a, near);
 }
 
-/* An inline check found a poisoned shadow byte: name the access precisely. */
-static void report_access(uintptr_t a, size_t size, int store)
+/* An inline check found a poisoned shadow byte: memory the kernel's record
+ * logs (record.c poisons it while the recorded kernel runs), else name the
+ * access precisely. */
+static void report_access(uintptr_t a, size_t size, int store, uintptr_t site)
 {
     executor *x = simt_X;
     if (!x || !x->launch) return; /* host code in a kernel file: not ours to judge */
+    if (__builtin_expect(x->rec, 0) && simt_record_poisoned(x, a, size, store, site)) return;
     uintptr_t base;
     size_t len;
     if (simt_alloc_find(a, size, &base, &len)) return;
@@ -47,7 +50,10 @@ static void report_access(uintptr_t a, size_t size, int store)
 
 #define REPORT(kind, n, store)                                                                     \
     void __asan_report_##kind##n##_noabort(uintptr_t a);                                           \
-    void __asan_report_##kind##n##_noabort(uintptr_t a) { report_access(a, n, store); }
+    void __asan_report_##kind##n##_noabort(uintptr_t a)                                            \
+    {                                                                                              \
+        report_access(a, n, store, (uintptr_t)__builtin_return_address(0));                        \
+    }
 REPORT(load, 1, 0)
 REPORT(load, 2, 0)
 REPORT(load, 4, 0)
@@ -59,9 +65,15 @@ REPORT(store, 4, 1)
 REPORT(store, 8, 1)
 REPORT(store, 16, 1)
 void __asan_report_load_n_noabort(uintptr_t a, size_t n);
-void __asan_report_load_n_noabort(uintptr_t a, size_t n) { report_access(a, n, 0); }
+void __asan_report_load_n_noabort(uintptr_t a, size_t n)
+{
+    report_access(a, n, 0, (uintptr_t)__builtin_return_address(0));
+}
 void __asan_report_store_n_noabort(uintptr_t a, size_t n);
-void __asan_report_store_n_noabort(uintptr_t a, size_t n) { report_access(a, n, 1); }
+void __asan_report_store_n_noabort(uintptr_t a, size_t n)
+{
+    report_access(a, n, 1, (uintptr_t)__builtin_return_address(0));
+}
 
 /* ---- call-mode checks (the ASan build, and files that count accesses) ---- */
 

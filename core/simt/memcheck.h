@@ -14,6 +14,7 @@
 #include "alloc.h"
 #include "executor.h"
 #include "memstats.h"
+#include "record.h"
 
 /* simtSetAccessObserver's observer, or NULL. */
 extern simt_access_observer simt_observer;
@@ -23,15 +24,29 @@ extern simt_access_observer simt_observer;
 void simt_check_slow(executor *x, uintptr_t a, size_t size, int store);
 
 /* Checks one access of `size` bytes at a (a store if `store`) from call site
- * `site`: counted while simtMemStats counts, shown to the observer, and a
+ * `site`: counted while simtMemStats counts, logged while the kernel's
+ * record logs accesses (before the check: an out-of-bounds access inside a
+ * recorded range is logged, then faults), shown to the observer, and a
  * fault unless it lies inside one live device allocation. */
-static inline void check_access(uintptr_t a, size_t size, int store, uintptr_t site)
+/* Out of line, so that the check itself stays small enough to inline into
+ * every hook (a hook that calls an outlined check pays a second call and
+ * its register saves on every access). */
+static __attribute__((noinline, cold, unused)) void
+count_access(int counting, uintptr_t a, size_t size, int store, uintptr_t site, int global)
+{
+    executor *x = simt_X;
+    if (!x || !x->launch) return;
+    if (counting & SIMT_COUNT_STATS) simt_count_access(x, a, size, store, site, global);
+    if ((counting & SIMT_COUNT_RECORD) && x->rec_log)
+        simt_record_log_access(x, a, size, store, site);
+}
+
+static inline __attribute__((always_inline)) void check_access(uintptr_t a, size_t size, int store,
+                                                               uintptr_t site)
 {
     int global = a - simt_arena_lo < simt_arena_span;
-    if (__builtin_expect(atomic_load_explicit(&simt_counting, memory_order_relaxed), 0)) {
-        executor *x = simt_X;
-        if (x && x->launch) simt_count_access(x, a, size, store, site, global);
-    }
+    int counting = atomic_load_explicit(&simt_counting, memory_order_relaxed);
+    if (__builtin_expect(counting, 0)) count_access(counting, a, size, store, site, global);
     if (!global) return; /* not device memory */
     executor *x = simt_X;
     if (!x || !x->launch) return; /* host code in a kernel file */

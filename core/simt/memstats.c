@@ -95,17 +95,16 @@ static int first_tls(struct dl_phdr_info *info, size_t size, void *out)
     return 1; /* the first object is the program */
 }
 
-static void tls_range(memcount *m)
+void simt_static_tls(uintptr_t *lo, uintptr_t *hi)
 {
+    *lo = *hi = 0;
 #if defined(__x86_64__)
     size_t size = 0;
     dl_iterate_phdr(first_tls, &size);
     uintptr_t tp;
     __asm__("mov %%fs:0, %0" : "=r"(tp));
-    m->tls_lo = tp - size;
-    m->tls_hi = tp;
-#else
-    (void)m;
+    *lo = tp - size;
+    *hi = tp;
 #endif
 }
 
@@ -113,7 +112,7 @@ static memcount *memcount_of(executor *x)
 {
     if (!x->mc) {
         x->mc = calloc(1, sizeof *x->mc);
-        if (x->mc) tls_range(x->mc);
+        if (x->mc) simt_static_tls(&x->mc->tls_lo, &x->mc->tls_hi);
     }
     return x->mc;
 }
@@ -251,12 +250,12 @@ void simtMemStatsBegin(void)
     pthread_mutex_lock(&stats_lock);
     memset(&stats, 0, sizeof stats);
     pthread_mutex_unlock(&stats_lock);
-    atomic_store(&simt_counting, 1);
+    atomic_fetch_or(&simt_counting, SIMT_COUNT_STATS);
 }
 
 void simtMemStatsEnd(simt_mem_stats *out)
 {
-    atomic_store(&simt_counting, 0);
+    atomic_fetch_and(&simt_counting, ~SIMT_COUNT_STATS);
     pthread_mutex_lock(&stats_lock);
     if (out) *out = stats;
     pthread_mutex_unlock(&stats_lock);

@@ -12,8 +12,15 @@
 
 #include "executor.h"
 
-/* Between simtMemStatsBegin and simtMemStatsEnd: 1. */
+/* What check_access hands over, a bit mask: SIMT_COUNT_STATS between
+ * simtMemStatsBegin and simtMemStatsEnd, SIMT_COUNT_RECORD while a recorded
+ * kernel with an access log runs (record.c). 0: nothing, one relaxed load. */
+enum { SIMT_COUNT_STATS = 1, SIMT_COUNT_RECORD = 2 };
 extern atomic_int simt_counting;
+
+/* The calling OS thread's static TLS block, where the __shared__ arrays
+ * live: [*lo, *hi) ([0, 0) where unknown: off x86-64). */
+void simt_static_tls(uintptr_t *lo, uintptr_t *hi);
 
 /* Files one access of the kernel running on executor x under its request
  * (site: the call site; global: device memory, else shared or local). */

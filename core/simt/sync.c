@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "executor.h"
+#include "record.h"
 
 static const char *wop_name(int wop)
 {
@@ -23,7 +24,7 @@ static const char *wop_name(int wop)
 
 /* Completes the warp operation of the lanes in `mask` of warp w: every lane
  * it names has arrived at the same operation. */
-static void complete_warp_op(fiber *w0, unsigned count, unsigned mask, int wop)
+static void complete_warp_op(executor *x, fiber *w0, unsigned count, unsigned mask, int wop)
 {
     unsigned votes = 0;
     for (unsigned l = 0; l < count; l++)
@@ -32,19 +33,23 @@ static void complete_warp_op(fiber *w0, unsigned count, unsigned mask, int wop)
         if (!(mask >> l & 1u)) continue;
         fiber *f = &w0[l];
         unsigned w = (unsigned)f->wwidth, seg = l & ~(w - 1), src = l;
+        int outside = 0; /* the source lies outside the width: the lane keeps its own value */
         switch (wop) {
         case SIMT_WOP_SHFL:
             src = seg + ((unsigned)f->warg & (w - 1));
             break;
         case SIMT_WOP_SHFL_UP:
-            src = (unsigned)f->warg > l - seg ? l : l - (unsigned)f->warg;
+            outside = (unsigned)f->warg > l - seg;
+            src = outside ? l : l - (unsigned)f->warg;
             break;
         case SIMT_WOP_SHFL_DOWN:
-            src = l + (unsigned)f->warg >= seg + w ? l : l + (unsigned)f->warg;
+            outside = l + (unsigned)f->warg >= seg + w;
+            src = outside ? l : l + (unsigned)f->warg;
             break;
         case SIMT_WOP_SHFL_XOR:
             src = l ^ (unsigned)f->warg;
-            if (src >= seg + w) src = l;
+            outside = src >= seg + w;
+            if (outside) src = l;
             break;
         default:
             break;
@@ -69,6 +74,8 @@ static void complete_warp_op(fiber *w0, unsigned count, unsigned mask, int wop)
                            "(the value would be undefined on a GPU)",
                            wop_name(wop), f->file, f->line, l, src, mask);
             f->wres = w0[src].wval;
+            if (__builtin_expect(x->rec_log, 0)) /* a shuffle of a recorded block */
+                simt_record_log_shfl(x, f->linear, wop - SIMT_WOP_SHFL, outside ? -1 : (int)src);
         }
     }
     for (unsigned l = 0; l < count; l++)
@@ -127,7 +134,7 @@ unsigned simt_resolve(executor *x)
                                g->wmask, g->file, g->line);
             }
             if (!ready) continue;
-            complete_warp_op(w0, count, mask, f->wop);
+            complete_warp_op(x, w0, count, mask, f->wop);
             released += (unsigned)__builtin_popcount(mask);
         }
     }

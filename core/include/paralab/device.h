@@ -185,24 +185,32 @@ int pl_device_mem_stats_end(pl_mem_stats *out);
  * (pl_device_record_begin): the emulator's check of each access tests one
  * flag it already tests for the memory counters.
  *
- * Accesses are seen only in kernel files compiled in call mode
- * (KASAN_CALLS_FILES in mk/build.mk: the lab kernels of Labs 01-04 and
- * every kernel of build/sim-asan); the block schedule and warp ops in
- * every kernel.
+ * Accesses are seen in every kernel file compiled with the memory checks:
+ * in call mode (KASAN_CALLS_FILES in mk/build.mk, every kernel of
+ * build/sim-asan) through the emulator's check; with inline checks (the
+ * other kernel files of build/sim, the labs' among them) because the
+ * record poisons the shadow of the logged memory while its kernel runs.
+ * Not seen: files compiled without checks (KASAN_OFF_FILES), and what the
+ * instrumentation leaves out: a constant index into a __shared__ array
+ * (s[0]), and a second access to one address with no call in between (the
+ * store of s[t] += s[t + stride] is seen only as its load). The block
+ * schedule and warp ops are seen in every kernel.
  *
  * The SMs: paralab's model of the block scheduler (NVIDIA does not
  * document its own) hands blocks out in linear block order (blockIdx.x
  * fastest), round-robin over the preset's SMs, per_sm at a time on each:
  * per_sm = min(32, max_threads_per_sm / threads per block, shared_per_sm /
- * shared bytes per block) (at least 1; the limits of compute capability
- * 9.0, CUDA C++ Programming Guide, "Compute Capabilities"; registers are
- * not modeled). Block b runs on SM b mod sms in wave b / (sms x per_sm). */
+ * shared bytes per block) (at least 1; the preset's limits, CUDA C++
+ * Programming Guide, "Compute Capabilities"; registers are not modeled;
+ * shared bytes: the launch's dynamic shared memory only, as the emulator
+ * cannot tell which static __shared__ arrays a kernel uses). Block b runs
+ * on SM b mod sms in wave b / (sms x per_sm). */
 #define PL_RECORD_MAX_RANGES 4
 typedef struct pl_record_config {
     int blocks;          /* 1: record each block's SM, wave and time */
     size_t max_accesses; /* the access log's capacity (at most 1<<24); 0: no log */
     int shared;          /* 1: log shared-memory accesses (static and dynamic) */
-    int warp_ops;        /* 1: log the shuffles (max_accesses entries at most) */
+    int warp_ops;        /* 1: log the shuffles (max_accesses entries at most: needs it > 0) */
     int nranges;         /* device-memory ranges whose accesses are logged, 0..4 */
     struct {
         const void *lo; /* a device pointer (the start of a cudaMalloc'd array) */
@@ -240,11 +248,11 @@ typedef struct pl_record_warp_op {
 } pl_record_warp_op;
 
 typedef struct pl_kernel_record {
-    char kernel[48];           /* its name */
+    char kernel[48];            /* its name */
     unsigned grid[3], block[3]; /* gridDim, blockDim */
-    size_t shmem;              /* dynamic shared bytes */
-    int sms, per_sm, waves;    /* the model's SMs, blocks per SM, waves */
-    pl_record_block *blocks;   /* in the order they ran; malloc'd */
+    size_t shmem;               /* dynamic shared bytes */
+    int sms, per_sm, waves;     /* the model's SMs, blocks per SM, waves */
+    pl_record_block *blocks;    /* in the order they ran; malloc'd */
     size_t nblocks;
     pl_record_access *access; /* in the order made; malloc'd */
     size_t naccess;
@@ -253,12 +261,17 @@ typedef struct pl_kernel_record {
     int truncated; /* 1: the log filled up (or blocks past 1<<20): the rest was not kept */
 } pl_kernel_record;
 
-/* Records the first kernel launched from now on (any device, any stream).
- * 0, or -1 on real GPUs (pl_device_caps()->records is 0) and for a config
- * out of range. One record at a time in the process. */
+/* Records the first kernel launched from now on (any device, any stream,
+ * any host thread: the launch claims it). 0, or -1 on real GPUs
+ * (pl_device_caps()->records is 0), for a config out of range (warp_ops
+ * without max_accesses, a range with no pointer or length) and while a
+ * record is under way (Begin again before End). One record at a time in
+ * the process. A kernel that faults keeps what it recorded up to the fault. */
 int pl_device_record_begin(const pl_record_config *c);
 /* Stops recording and fills *out (zeroed when no kernel ran; call after
- * the kernel has finished: a synchronize). 0, or -1 as above. */
+ * the kernel has finished: a synchronize). 0, or -1 on real GPUs, out of
+ * memory, and while the recorded kernel still runs (*out zeroed; the
+ * record goes on: synchronize and call again). */
 int pl_device_record_end(pl_kernel_record *out);
 void pl_kernel_record_free(pl_kernel_record *r);
 

@@ -267,8 +267,9 @@ void simtMemStatsEnd(simt_mem_stats *out);
 /* ---- a kernel's record (the labs' pictures) -----------------------------
  * paralab/device.h's pl_device_record_* over these: see there for what is
  * recorded, the model of SMs and waves, and which kernels' accesses are
- * seen (call mode). Recording rides on the flag the memory counters test,
- * so a kernel pays nothing for it while nobody records. */
+ * seen. Recording rides on the flag the memory counters test (call mode)
+ * and on the shadow of the inline checks (poisoned only while the recorded
+ * kernel runs), so a kernel pays nothing for it while nobody records. */
 #define SIMT_RECORD_MAX_RANGES 4
 typedef struct simt_record_config {
     int blocks;
@@ -308,11 +309,12 @@ typedef struct simt_record {
     size_t nwarp_ops;
     int truncated;
 } simt_record;
-/* Records the first kernel launched from now on. 0, -1 for a bad config
- * or a record already under way. */
+/* Records the first kernel launched from now on (simtLaunchKernel claims
+ * it). 0, -1 for a bad config or a record already under way. */
 int simtRecordBegin(const simt_record_config *c);
 /* Stops recording; *out: what was recorded (arrays malloc'd; zeroed when
- * no kernel ran). */
+ * no kernel ran). 0, or -1 (*out zeroed) while the recorded kernel still
+ * runs: synchronize first. */
 int simtRecordEnd(simt_record *out);
 void simtRecordFree(simt_record *r);
 
