@@ -19,6 +19,8 @@
 
 #include "../../viz/vizint.h"
 #include "grid_text.h"
+#include "kernels_record.h"
+#include "paralab/device.h"
 #include "paralab/picture.h"
 #include "suites.h"
 
@@ -586,6 +588,78 @@ static void test_render_shuffle(void)
     viz_grid_free(&g);
 }
 
+/* ---- a real kernel, recorded ------------------------------------------------------------ */
+
+/* kernels_record.cu's tree of 16 threads (two blocks of 32 floats, block 0
+ * recorded) and its warp of shuffles, run by the simulated GPU: the same
+ * triples as the hand-made 4-level tree; the shuffles' lanes. On a real
+ * GPU nothing is recorded: pl_device_record_begin refuses. */
+static void test_tree_recorded(void)
+{
+    pl_record_config cfg = {.max_accesses = 4096, .shared = 1, .warp_ops = 1, .block_count = 1};
+    if (!pl_device_caps()->records) {
+        CU_ASSERT_EQUAL(pl_device_record_begin(&cfg), -1);
+        return;
+    }
+    float *in, *out, h[32];
+    for (int i = 0; i < 32; i++) h[i] = (float)(i % 7) - 3.0f;
+    CU_ASSERT_EQUAL_FATAL(cudaMalloc((void **)&in, sizeof h), cudaSuccess);
+    CU_ASSERT_EQUAL_FATAL(cudaMalloc((void **)&out, 2 * sizeof(float)), cudaSuccess);
+    CU_ASSERT_EQUAL(cudaMemcpy(in, h, sizeof h, cudaMemcpyHostToDevice), cudaSuccess);
+    pl_kernel_record rec;
+    CU_ASSERT_EQUAL_FATAL(pl_device_record_begin(&cfg), 0);
+    CU_ASSERT_EQUAL(rk_tree_sum(in, out, 32, 16), cudaSuccess);
+    CU_ASSERT_EQUAL(cudaDeviceSynchronize(), cudaSuccess);
+    CU_ASSERT_EQUAL_FATAL(pl_device_record_end(&rec), 0);
+    float sums[2];
+    CU_ASSERT_EQUAL(cudaMemcpy(sums, out, sizeof sums, cudaMemcpyDeviceToHost), cudaSuccess);
+    CU_ASSERT_EQUAL(sums[0], -5.0f); /* the kernel ran: (i % 7) - 3 over i < 16 */
+    pl_picture p;
+    CU_ASSERT_EQUAL_FATAL(pl_picture_tree(&rec, 0, &p), 0);
+    CU_ASSERT_STRING_EQUAL(p.title, "tree of block 0: tree_sum");
+    CU_ASSERT_EQUAL(p.p[0], 16);
+    CU_ASSERT_EQUAL(p.p[1], 4);
+    CU_ASSERT_EQUAL(p.p[4], 16);
+    CU_ASSERT_EQUAL(p.p[5], 0);
+    size_t at = 0;
+    for (int l = 0; l < 4; l++) check_level(&p, &at, SEQ16[l]);
+    CU_ASSERT_EQUAL(at, p.ni);
+    pl_picture_free(&p);
+    CU_ASSERT_EQUAL(pl_picture_tree(&rec, 1, &p), -1); /* no shuffle */
+    pl_kernel_record_free(&rec);
+
+    int *iin, *iout, hi[32];
+    for (int i = 0; i < 32; i++) hi[i] = i;
+    CU_ASSERT_EQUAL_FATAL(cudaMalloc((void **)&iin, sizeof hi), cudaSuccess);
+    CU_ASSERT_EQUAL_FATAL(cudaMalloc((void **)&iout, sizeof(int)), cudaSuccess);
+    CU_ASSERT_EQUAL(cudaMemcpy(iin, hi, sizeof hi, cudaMemcpyHostToDevice), cudaSuccess);
+    CU_ASSERT_EQUAL_FATAL(pl_device_record_begin(&cfg), 0);
+    CU_ASSERT_EQUAL(rk_shfl_sum(iin, iout), cudaSuccess);
+    CU_ASSERT_EQUAL(cudaDeviceSynchronize(), cudaSuccess);
+    CU_ASSERT_EQUAL_FATAL(pl_device_record_end(&rec), 0);
+    CU_ASSERT_EQUAL_FATAL(pl_picture_tree(&rec, 1, &p), 0);
+    CU_ASSERT_STRING_EQUAL(p.title, "shuffles of block 0: shfl_sum");
+    CU_ASSERT_EQUAL(p.p[0], 32);
+    CU_ASSERT_EQUAL(p.p[1], 5);
+    CU_ASSERT_EQUAL(p.p[3], 1);
+    CU_ASSERT_EQUAL(p.p[7], 0);
+    at = 0;
+    for (int d = 16; d > 0; d /= 2) {
+        int want[1 + 3 * 32], k = 32 - d;
+        want[0] = k;
+        for (int l = 0; l < k; l++)
+            want[1 + 3 * l] = l, want[2 + 3 * l] = l, want[3 + 3 * l] = l + d;
+        check_level(&p, &at, want);
+    }
+    CU_ASSERT_EQUAL(at, p.ni);
+    pl_picture_free(&p);
+    pl_kernel_record_free(&rec);
+    CU_ASSERT_EQUAL(cudaFree(in), cudaSuccess);
+    CU_ASSERT_EQUAL(cudaFree(out), cudaSuccess);
+    CU_ASSERT_EQUAL(cudaFree(iin), cudaSuccess);
+    CU_ASSERT_EQUAL(cudaFree(iout), cudaSuccess);
+}
+
 int register_picture_lab03_suite(void)
 {
     static const unit_test tests[] = {
@@ -597,6 +671,7 @@ int register_picture_lab03_suite(void)
         {"reveal 0.5 shows half the levels", test_render_reveal},
         {"the divergent tree drawn: warps, folding, a short pane", test_render_divergent},
         {"the shuffles' lanes drawn", test_render_shuffle},
+        {"a real kernel's tree and shuffles, recorded", test_tree_recorded},
     };
     return UNIT_SUITE("picture lab03", tests);
 }
