@@ -46,6 +46,7 @@ enum { M_NONE, M_IDLE, M_DST, M_SRC_L, M_SRC_R, M_UNUSED };
 typedef struct {
     int64_t n, levels, warp, shuffle, threads;
     int view, cw;          /* elements drawn, cells per element */
+    int below;             /* 1: each level's text on a row under it (a narrow pane) */
     const int32_t **level; /* level l's k, then its triples */
     int thread_rows;       /* rows for the threads: a level each in shared memory */
 } layout;
@@ -75,13 +76,17 @@ static int level_index(const pl_picture *p, layout *L)
 
 static void layout_free(layout *L) { free(L->level); }
 
-/* Elements drawn and cells each, at width w. */
+/* Elements drawn and cells each at width w, and where the levels' text
+ * goes: beside the rows (64 elements, or 32, and TEXT_W beside them), else
+ * on a row of its own under each level (a narrow pane: 32 elements). */
 static void fit(layout *L, int w)
 {
     int v = (int)(L->n < MAX_VIEW ? L->n : MAX_VIEW);
-    while (v > 16 && LABEL_W + v + 1 + TEXT_W > w) v /= 2;
-    if (v > w - LABEL_W) v = w - LABEL_W > 1 ? w - LABEL_W : 1;
-    int cw = (w - LABEL_W - 1 - 44) / v;
+    while (v > 32 && LABEL_W + v + 1 + TEXT_W > w) v /= 2;
+    L->below = LABEL_W + v + 1 + TEXT_W > w;
+    while (v > 1 && v > w - LABEL_W) v /= 2;
+    if (v < 1) v = 1;
+    int cw = L->below ? (w - LABEL_W) / v : (w - LABEL_W - 1 - 44) / v;
     L->cw = cw < 1 ? 1 : cw > 3 ? 3 : cw;
     L->view = v;
 }
@@ -226,15 +231,19 @@ static int mark_col(int m)
     }
 }
 
-/* The rows wanted: header, ruler, values, levels, threads' rows, legend. */
-static int full_rows(const layout *L) { return 4 + (int)L->levels + L->thread_rows; }
+/* The rows wanted: header, ruler, values, levels (and their text rows
+ * under them in a narrow pane), threads' rows, legend. */
+static int full_rows(const layout *L)
+{
+    return 4 + (int)L->levels * (1 + L->below) + L->thread_rows;
+}
 
 int viz_pic_tree_rows(const struct pl_picture *p, int w)
 {
     layout L;
     int rows = 1;
     if (!level_index(p, &L)) {
-        (void)w;
+        fit(&L, w);
         rows = full_rows(&L);
     }
     layout_free(&L);
@@ -264,31 +273,42 @@ int viz_pic_tree(viz_grid *g, pl_rect r, const struct pl_picture *p, double reve
     int shown = (int)ceil(reveal * (double)L.levels - 1e-9);
     if (shown > L.levels) shown = (int)L.levels;
 
-    /* what fits: drop the threads' rows, the legend, the ruler, the header */
-    int thread_rows = L.thread_rows, legend = 1, ruler = 1, header = 1;
+    /* what fits: drop the threads' rows, the legend, the ruler, the
+     * header, the text rows under the levels (a narrow pane) */
+    int thread_rows = L.thread_rows > 0, legend = 1, ruler = 1, header = 1, below = L.below;
     int levels_fit = (int)L.levels;
-    if (r.h < full_rows(&L)) thread_rows = 0;
-    if (r.h < 3 + L.levels) legend = 0;
-    if (r.h < 2 + L.levels) ruler = 0;
-    if (r.h < 1 + L.levels) header = 0;
+    int *drop[] = {&thread_rows, &legend, &ruler, &header, &below};
+    for (int d = 0; d < 5; d++) {
+        int need = header + ruler + 1 + (int)L.levels * (1 + below + thread_rows) + legend;
+        if (r.h >= need) break;
+        *drop[d] = 0;
+    }
     if (r.h < 1 + L.levels) levels_fit = r.h >= 3 ? r.h - 2 : 0; /* values, levels, "+N" */
 
     int y = r.y, gx = r.x + LABEL_W, tx = gx + L.view * L.cw + 1, tw = r.x + r.w - tx;
+    if (L.below) tw = 0; /* no text beside the rows: under them, or none */
     const char *what = L.shuffle ? "lanes" : "values";
     if (header) {
         char fold[48] = "";
         if (L.view < L.n)
             snprintf(fold, sizeof fold, "; the first %d of %lld drawn", L.view, (long long)L.n);
+        char head[200];
         if (L.shuffle)
-            viz_textf(g, r.x, y, r.w, COL_TITLE, 0,
-                      "%lld lanes of warp %lld, %lld shuffle level%s%s%s", (long long)L.n,
-                      (long long)p->p[7], (long long)L.levels, L.levels == 1 ? "" : "s", fold,
-                      p->p[5] ? " (incomplete)" : "");
+            snprintf(head, sizeof head, "%lld lanes of warp %lld, %lld shuffle level%s%s%s",
+                     (long long)L.n, (long long)p->p[7], (long long)L.levels,
+                     L.levels == 1 ? "" : "s", fold, p->p[5] ? " (incomplete)" : "");
         else
-            viz_textf(g, r.x, y, r.w, COL_TITLE, 0,
-                      "%lld values in shared memory, %lld threads, %lld level%s%s%s",
-                      (long long)L.n, (long long)L.threads, (long long)L.levels,
-                      L.levels == 1 ? "" : "s", fold, p->p[5] ? " (incomplete)" : "");
+            snprintf(head, sizeof head,
+                     "%lld values in shared memory, %lld threads, %lld level%s%s%s", (long long)L.n,
+                     (long long)L.threads, (long long)L.levels, L.levels == 1 ? "" : "s", fold,
+                     p->p[5] ? " (incomplete)" : "");
+        if ((int)strlen(head) > r.w && !L.shuffle) { /* shorter */
+            if (L.view < L.n) snprintf(fold, sizeof fold, "; first %d drawn", L.view);
+            snprintf(head, sizeof head, "%lld values, %lld threads, %lld level%s%s%s",
+                     (long long)L.n, (long long)L.threads, (long long)L.levels,
+                     L.levels == 1 ? "" : "s", fold, p->p[5] ? " (incomplete)" : "");
+        }
+        viz_text(g, r.x, y, r.w, head, COL_TITLE, 0);
         y++;
     }
     if (ruler) {
@@ -348,14 +368,15 @@ int viz_pic_tree(viz_grid *g, pl_rect r, const struct pl_picture *p, double reve
                 for (int i = 0; i < L.view; i++)
                     if (mark[i] != M_NONE)
                         viz_put(g, gx + i * L.cw, y, mark_ch(g, mark[i]), mark_col(mark[i]), 0);
-                if (!thread_rows && div[0]) {
+                if ((!thread_rows || L.below) && div[0]) {
                     /* no threads' row: the warps on this one, as they fit */
                     const char *first[4] = {pat, bare, pat, bare},
                                *then[4] = {div, div, sdiv, sdiv};
                     char line[200];
+                    int room = L.below ? r.x + r.w - gx : tw;
                     for (int f = 0; f < 4; f++) {
                         snprintf(line, sizeof line, "%s; %s", first[f], then[f]);
-                        if ((int)strlen(line) <= tw || f == 3) break;
+                        if ((int)strlen(line) <= room || f == 3) break;
                     }
                     snprintf(pat, sizeof pat, "%s", line);
                 }
@@ -375,6 +396,10 @@ int viz_pic_tree(viz_grid *g, pl_rect r, const struct pl_picture *p, double reve
                         viz_text(g, tx, y, tw, (int)strlen(div) <= tw ? div : sdiv,
                                  strcmp(div, "no warp diverges") ? COL_WARN : COL_DIM, 0);
                 }
+                y++;
+            }
+            if (below) { /* the text under the level (and its threads) */
+                if (draw) viz_text(g, gx, y, r.x + r.w - gx, pat, COL_DEFAULT, 0);
                 y++;
             }
         } else if (l == levels_fit && y < r.y + r.h) {

@@ -537,6 +537,43 @@ static void test_render_divergent(void)
     for (int i = 1; i < 7; i++) shortp[i] = narrow[2 + i];
     shortp[7] = "+2 more levels (a taller pane shows them)";
     check_rows(&g, 0, 0, shortp, 8);
+    /* a narrow pane (58 columns, the picture pane beside the timeline at
+     * 120x40): 32 elements, each level's text on a row under it */
+    CU_ASSERT_EQUAL(viz_pic_tree_rows(&p, 58), 4 + 3 * 8);
+    draw(&g, 58, 36, 1, &p, 1.0, &rows);
+    CU_ASSERT_EQUAL(rows, 28);
+    static const char *const below[] = {
+        "256 values, 256 threads, 8 levels; first 32 drawn",
+        "       0   4   8   12  16  20  24  28",
+        "values ○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○○",
+        "L0     ●◀●◀●◀●◀●◀●◀●◀●◀●◀●◀●◀●◀●◀●◀●◀●◀",
+        "  thr  █·█·█·█·█·█·█·█·█·█·█·█·█·█·█·█·",
+        "       s[t] += s[t+1]; warps 0-7 diverge: 16 of 32 active",
+        "L1     ●─◀ ●─◀ ●─◀ ●─◀ ●─◀ ●─◀ ●─◀ ●─◀",
+        "  thr  █···█···█···█···█···█···█···█···",
+        "       s[t] += s[t+2]; warps 0-7 diverge: 8 of 32 active",
+    };
+    check_rows(&g, 0, 0, below, 9);
+    static const char *const below_end[] = {
+        "L7     ●───────────────────────────────",
+        "  thr  █·······························",
+        "       s[t] += s[t+128]; warp 0 diverges: 1 of 32 active",
+        "● adds into  ◀▶ read from  ─ add  · not yet added  × feeds",
+        "",
+    };
+    check_rows(&g, 0, 24, below_end, 5);
+    /* 58x20: no threads' rows, the text rows kept */
+    draw(&g, 58, 20, 0, &p, 1.0, &rows);
+    CU_ASSERT_EQUAL(rows, 20);
+    static const char *const below_short[] = {
+        "256 values, 256 threads, 8 levels; first 32 drawn",
+        "       0   4   8   12  16  20  24  28",
+        "values oooooooooooooooooooooooooooooooo",
+        "L0     +<+<+<+<+<+<+<+<+<+<+<+<+<+<+<+<",
+        "       s[t] += s[t+1]; warps 0-7 diverge: 16 of 32 active",
+        "L1     +-< +-< +-< +-< +-< +-< +-< +-<",
+    };
+    check_rows(&g, 0, 0, below_short, 6);
     pl_picture_free(&p);
     viz_grid_free(&g);
 }
