@@ -420,15 +420,20 @@ int viz_pic_tree(viz_grid *g, pl_rect r, const struct pl_picture *p, double reve
         }
     }
     if (legend && y < r.y + r.h) {
+        /* the longest form that fits */
+        static const char *const forms[2][2] = {
+            {"+ adds into  <> read from  - add  . not yet added  x feeds nothing",
+             "+ adds into  <> read  - add  . not added  x unused"},
+            {"● adds into  ◀▶ read from  ─ add  · not yet added  × feeds nothing",
+             "● adds into  ◀▶ read  ─ add  · not added  × unused"}};
+        const char *thr = g->utf8 ? "  █ adds" : "  # adds";
         char buf[200];
-        if (g->utf8)
-            snprintf(buf, sizeof buf,
-                     "● adds into  ◀▶ read from  ─ add  · not yet added  × feeds nothing%s",
-                     thread_rows ? "  █ adds" : "");
-        else
-            snprintf(buf, sizeof buf,
-                     "+ adds into  <> read from  - add  . not yet added  x feeds nothing%s",
-                     thread_rows ? "  # adds" : "");
+        for (int f = 0; f < 2; f++) {
+            snprintf(buf, sizeof buf, "%s%s", forms[g->utf8 != 0][f], thread_rows ? thr : "");
+            int cells = 0;
+            for (const char *c = buf; *c; c++) cells += ((unsigned char)*c & 0xC0) != 0x80;
+            if (cells <= r.w) break;
+        }
         viz_text(g, r.x, y, r.w, buf, COL_DIM, 0);
         y++;
     }

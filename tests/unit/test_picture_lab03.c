@@ -558,7 +558,7 @@ static void test_render_divergent(void)
         "L7     ●───────────────────────────────",
         "  thr  █·······························",
         "       s[t] += s[t+128]; warp 0 diverges: 1 of 32 active",
-        "● adds into  ◀▶ read from  ─ add  · not yet added  × feeds",
+        "● adds into  ◀▶ read  ─ add  · not added  × unused  █ adds",
         "",
     };
     check_rows(&g, 0, 24, below_end, 5);
