@@ -16,17 +16,20 @@
  * element it reads (src), on the side the value flows to, ─ (-) between
  * them over elements already summed, · (.) a value not yet added that no
  * add touches, blank: a value already added into another; × (x) an add
- * that reads or writes a value already added elsewhere (its result feeds
- * nothing: a shuffle's upper lanes). After the row: the level's pattern
- * (s[t] += s[t+128], s[2t] += s[2t+1]; lane l reads l+16) and its active
- * threads. In shared memory a second row per level marks the active
- * threads, █ (#), and the idle ones, · (.), by thread index, with the
- * warps that diverge (some but not all of their threads active).
+ * that reads or writes a value already added elsewhere (unused: its result
+ * feeds nothing, as a shuffle's upper lanes'; the text counts the adds
+ * used). After the row (or under it, in a pane narrower than 108
+ * columns): the level's pattern (s[t] += s[t+128], s[2t] += s[2t+1]; lane
+ * l reads l+16) and its active threads. In shared memory a second row per
+ * level marks the active threads, █ (#), and the idle ones, · (.), by
+ * thread index, with the warps that diverge (some but not all of their
+ * threads active).
  *
  * Reveal: the first ceil(reveal x L) levels; the rows of the others stay
  * blank, so that the picture does not move as it unfolds. Short of rows:
  * the threads' rows go first (their warps then said on the level's row,
- * shorter), then the legend, the ruler, the header; then the levels that
+ * shorter), then the legend, the ruler, the header (the fold then said
+ * beside the values), the text rows under the levels; then the levels that
  * do not fit are counted on the last row.
  */
 #include <math.h>
@@ -152,8 +155,8 @@ static void level_text(const layout *L, const int32_t *lv, int unused, char *pat
     }
     snprintf(bare, dcap, "%s", what);
     if (unused)
-        snprintf(pat, cap, "%s; %lld of %lld feed%s the sum", what, (long long)(k - unused),
-                 (long long)k, k - unused == 1 ? "s" : "");
+        snprintf(pat, cap, "%s; %lld of %lld adds used", what, (long long)(k - unused),
+                 (long long)k);
     else
         snprintf(pat, cap, "%s: %lld %s", what, (long long)k,
                  L->shuffle ? (k == 1 ? "lane" : "lanes") : (k == 1 ? "thread" : "threads"));
@@ -321,6 +324,9 @@ int viz_pic_tree(viz_grid *g, pl_rect r, const struct pl_picture *p, double reve
     viz_text(g, r.x, y, LABEL_W - 1, what, COL_DEFAULT, 0);
     for (int i = 0; i < L.view; i++)
         viz_put(g, gx + i * L.cw, y, g->utf8 ? 0x25CB : 'o', COL_DEFAULT, 0); /* ○ */
+    if (!header && L.view < L.n) /* the fold, said here when the header is not */
+        viz_textf(g, gx + L.view * L.cw + 1, y, r.x + r.w - gx - L.view * L.cw - 1, COL_DIM, 0,
+                  "first %d of %lld", L.view, (long long)L.n);
     y++;
 
     for (int l = 0; l < L.levels; l++) {

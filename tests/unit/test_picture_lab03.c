@@ -533,7 +533,7 @@ static void test_render_divergent(void)
     draw(&g, 80, 8, 0, &p, 1.0, &rows);
     CU_ASSERT_EQUAL(rows, 8);
     const char *shortp[8];
-    shortp[0] = narrow[2];
+    shortp[0] = "values oooooooooooooooooooooooooooooooo first 32 of 256";
     for (int i = 1; i < 7; i++) shortp[i] = narrow[2 + i];
     shortp[7] = "+2 more levels (a taller pane shows them)";
     check_rows(&g, 0, 0, shortp, 8);
@@ -598,10 +598,10 @@ static void test_render_shuffle(void)
         "       0   4   8   12  16  20  24  28",
         "lanes  oooooooooooooooooooooooooooooooo",
         "L0     ++++++++++++++++<<<<<<<<<<<<<<<< lane l reads l+16: 16 lanes",
-        "L1     ++++++++<<<<<<<<xxxxxxxx         lane l reads l+8; 8 of 24 feed the sum",
-        "L2     ++++<<<<xxxxxxxxxxxxxxxxxxxx     lane l reads l+4; 4 of 28 feed the sum",
-        "L3     ++<<xxxxxxxxxxxxxxxxxxxxxxxxxx   lane l reads l+2; 2 of 30 feed the sum",
-        "L4     +<xxxxxxxxxxxxxxxxxxxxxxxxxxxxx  lane l reads l+1; 1 of 31 feeds the sum",
+        "L1     ++++++++<<<<<<<<xxxxxxxx         lane l reads l+8; 8 of 24 adds used",
+        "L2     ++++<<<<xxxxxxxxxxxxxxxxxxxx     lane l reads l+4; 4 of 28 adds used",
+        "L3     ++<<xxxxxxxxxxxxxxxxxxxxxxxxxx   lane l reads l+2; 2 of 30 adds used",
+        "L4     +<xxxxxxxxxxxxxxxxxxxxxxxxxxxxx  lane l reads l+1; 1 of 31 adds used",
         "+ adds into  <> read from  - add  . not yet added  x feeds nothing",
         "",
     };
@@ -612,13 +612,13 @@ static void test_render_shuffle(void)
         "L0     ● ● ● ● ● ● ● ● ● ● ● ● ● ● ● ● ◀ ◀ ◀ ◀ ◀ ◀ ◀ ◀ ◀ ◀ ◀ ◀ ◀ ◀ ◀ ◀  lane l reads "
         "l+16: 16 lanes",
         "L1     ● ● ● ● ● ● ● ● ◀ ◀ ◀ ◀ ◀ ◀ ◀ ◀ × × × × × × × ×                  lane l reads "
-        "l+8; 8 of 24 feed the sum",
+        "l+8; 8 of 24 adds used",
         "L2     ● ● ● ● ◀ ◀ ◀ ◀ × × × × × × × × × × × × × × × × × × × ×          lane l reads "
-        "l+4; 4 of 28 feed the sum",
+        "l+4; 4 of 28 adds used",
         "L3     ● ● ◀ ◀ × × × × × × × × × × × × × × × × × × × × × × × × × ×      lane l reads "
-        "l+2; 2 of 30 feed the sum",
+        "l+2; 2 of 30 adds used",
         "L4     ●─◀ × × × × × × × × × × × × × × × × × × × × × × × × × × × × ×    lane l reads "
-        "l+1; 1 of 31 feeds the sum",
+        "l+1; 1 of 31 adds used",
     };
     check_rows(&g, 0, 3, wide, 5);
     pl_picture_free(&p);
