@@ -76,7 +76,7 @@ SIMDEP = $(if $(SIM_BUILT),,t-sim)
 # then the long steps, so that they start first.
 TEST_STEPS := t-format t-layers t-labcheck t-asan-unit t-asan-labcheck t-student t-unit t-solved \
               t-race t-smoke t-viz-pause t-viz-tty t-train t-viz-mesh t-viz-pipeline \
-              t-viz-shards t-viz-zero t-bench-zero t-bench-hybrid t-link t-viz-pure t-compile-fail \
+              t-viz-shards t-viz-zero t-viz-lab57 t-viz-lab01 t-bench-zero t-bench-hybrid t-link t-viz-pure t-compile-fail \
               t-cuda
 .PHONY: test-steps t-sim t-asan $(TEST_STEPS)
 test-steps: $(TEST_STEPS)
@@ -131,6 +131,12 @@ t-viz-mesh: $(SIMDEP)
 t-viz-zero: $(SIMDEP)
 	@echo "== the memory pane in a terminal (tmux): a ZeRO-3 trace (8 ranks, buckets gathered and given back) replayed step by step at 120x40, to its end at 80x24 with NO_COLOR and in ASCII"
 	@$(TESTENV) tests/viz_zero.sh build/sim/bin
+t-viz-lab57: $(SIMDEP)
+	@echo "== Labs 05-07's screens in a terminal (tmux): one stream against chunks, the ring steps' table, the gradient buckets; 120x40 and 80x24 ASCII without colour"
+	@$(TESTENV) tests/viz_lab57.sh build/sim/bin
+t-viz-lab01: $(SIMDEP)
+	@echo "== Lab 01's pictures (blocks on SMs, which thread wrote which element): text, tmux 120x40 / 80x24 NO_COLOR / LANG=C, a kernel without its bound check"
+	@$(TESTENV) tests/viz_lab01.sh build/sim/bin
 t-viz-pause: $(SIMDEP)
 	@echo "== pauses: Labs 06 and 07 wait 30 s for the student, then finish; each step shows its own work"
 	@$(TESTENV) tests/viz_pause.sh build/sim/bin

@@ -11,6 +11,7 @@
 
 #include "paralab/clock.h"
 #include "paralab/device.h"
+#include "paralab/picture.h"
 #include "paralab/trace.h"
 
 #define MAX_RANKS 64
@@ -87,8 +88,7 @@ void pl_trace_destroy(pl_trace *t)
 {
     if (!t) return;
     for (int r = 0; r < t->n; r++) free(t->rings[r].slots);
-    for (size_t i = 0; i < t->nnotes; i++) free(t->notes[i].text);
-    free(t->notes);
+    pl_trace_free_notes(t->notes, t->nnotes);
     pthread_mutex_destroy(&t->note_lock);
     free(t);
 }
@@ -98,7 +98,14 @@ pl_trace_stamp pl_trace_stamp_now(void)
     return (pl_trace_stamp){.at = pl_trace_now(), .modeled_at = pl_device_now()};
 }
 
-/* Under note_lock: x at the end of the notes (it takes x->text). */
+/* A note's picture, freed with its arrays. */
+static void free_pic(pl_picture *p)
+{
+    pl_picture_free(p);
+    free(p);
+}
+
+/* Under note_lock: x at the end of the notes (it takes x->text and x->pic). */
 static void append_note(pl_trace *t, pl_note *x)
 {
     if (t->nnotes == t->capnotes && t->capnotes < MAX_NOTES) {
@@ -112,6 +119,7 @@ static void append_note(pl_trace *t, pl_note *x)
     if (t->nnotes < t->capnotes) {
         t->notes[t->nnotes++] = *x;
         x->text = NULL;
+        x->pic = NULL;
     }
 }
 
@@ -124,6 +132,7 @@ static void add_note(pl_trace *t, pl_note *x, const pl_trace_stamp *when)
     append_note(t, x);
     pthread_mutex_unlock(&t->note_lock);
     free(x->text); /* not kept: no room */
+    free_pic(x->pic);
 }
 
 static void note_step(pl_trace *t, int step, const char *text, const pl_trace_stamp *when)
@@ -169,6 +178,25 @@ void pl_trace_note_memory(pl_trace *t, int rank, double used, double total)
     pthread_mutex_unlock(&t->note_lock);
 }
 
+/* The picture is stamped with the step the trace's events are stamped with
+ * now (pl_trace_set_step): a step begun with pl_step_begin has its number
+ * from then on, while its narration is noted only at its pl_step. */
+void pl_trace_note_picture(pl_trace *t, const pl_picture *pic)
+{
+    if (!t || !pic || pl_picture_check(pic, NULL, 0)) return;
+    pl_picture *c = malloc(sizeof *c);
+    if (!c) return;
+    if (pl_picture_copy(c, pic)) {
+        free(c);
+        return;
+    }
+    pl_note x = {.kind = PL_NOTE_PICTURE,
+                 .step = atomic_load_explicit(&t->step, memory_order_relaxed),
+                 .pic = c};
+    snprintf(x.name, sizeof x.name, "%s", pl_picture_kind_name(c->kind));
+    add_note(t, &x, NULL);
+}
+
 size_t pl_trace_take_notes(pl_trace *t, pl_note **out)
 {
     *out = NULL;
@@ -189,7 +217,10 @@ size_t pl_trace_take_notes(pl_trace *t, pl_note **out)
 
 void pl_trace_free_notes(pl_note *notes, size_t n)
 {
-    for (size_t i = 0; i < n; i++) free(notes[i].text);
+    for (size_t i = 0; i < n; i++) {
+        free(notes[i].text);
+        free_pic(notes[i].pic);
+    }
     free(notes);
 }
 
@@ -398,6 +429,43 @@ int pl_trace_writer_add(pl_trace_writer *w, const pl_event *ev, size_t n)
     return w->failed ? -1 : 0;
 }
 
+/* A real, exactly (it reads back as the same double), or null (JSON has no
+ * NaN or infinity). */
+static void put_real(FILE *f, double x)
+{
+    if (isfinite(x))
+        fprintf(f, "%.17g", x);
+    else
+        fputs("null", f);
+}
+
+/* A picture as an instant: name the kind's, args step, title, p, iv, dv, sv. */
+static void write_picture(FILE *f, const pl_picture *p, int step, double ts)
+{
+    fputs(",\n{\"name\":", f);
+    put_string(f, pl_picture_kind_name(p->kind));
+    fprintf(f,
+            ",\"cat\":\"picture\",\"ph\":\"i\",\"s\":\"g\",\"pid\":0,\"tid\":0,\"ts\":%.3f,"
+            "\"args\":{\"step\":%d,\"title\":",
+            ts, step);
+    put_string(f, p->title);
+    fputs(",\"p\":[", f);
+    for (int i = 0; i < PL_PIC_PARAMS; i++) fprintf(f, "%s%lld", i ? "," : "", (long long)p->p[i]);
+    fputs("],\"iv\":[", f);
+    for (size_t i = 0; i < p->ni; i++) fprintf(f, "%s%d", i ? "," : "", (int)p->iv[i]);
+    fputs("],\"dv\":[", f);
+    for (size_t i = 0; i < p->nd; i++) {
+        if (i) fputc(',', f);
+        put_real(f, p->dv[i]);
+    }
+    fputs("],\"sv\":[", f);
+    for (size_t i = 0; i < p->ns; i++) {
+        if (i) fputc(',', f);
+        put_string(f, p->sv[i]);
+    }
+    fputs("]}}", f);
+}
+
 int pl_trace_writer_add_notes(pl_trace_writer *w, const pl_note *notes, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -415,6 +483,8 @@ int pl_trace_writer_add_notes(pl_trace_writer *w, const pl_note *notes, size_t n
                     x->step, ts, x->step);
             put_string(w->f, x->text ? x->text : "");
             fputs("}}", w->f);
+        } else if (x->kind == PL_NOTE_PICTURE) {
+            if (x->pic) write_picture(w->f, x->pic, x->step, ts);
         } else if (x->kind == PL_NOTE_MEMORY) {
             fprintf(w->f,
                     ",\n{\"name\":\"device memory\",\"cat\":\"memory\",\"ph\":\"C\",\"pid\":%d,"

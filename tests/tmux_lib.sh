@@ -29,18 +29,30 @@ pane_activity() {
     done
     echo "$t $r"
 }
-# wait_screen SESSION TEXT: until SESSION's screen shows TEXT; gives up only
-# after 10 s in which the lab neither ran nor waited to run (it waits for a
-# key, or has ended): a slow or busy machine never makes it give up; nor
-# once the session is gone
+# wait_screen SESSION TEXT: until SESSION's screen shows TEXT; gives up
+# only after 10 s in which the lab neither ran nor waited to run (it waits
+# for a key, or has ended), or once the lab has spent 60 s of CPU time
+# (its own clock: a busy machine slows it as much as its work) without the
+# screen changing (a UI that only redraws a screen that will never show
+# TEXT); a slow or busy machine never makes it give up; nor once the
+# session is gone
 wait_screen() {
-    local sid idle=0 last="" now
+    local sid idle=0 last="" now screen prev="" since=0 hz
+    hz=$(getconf CLK_TCK 2>/dev/null || echo 100)
     sid=$(T display -p -t "$1" '#{pane_pid}' 2>/dev/null)
     while [ $idle -lt 100 ]; do
-        has "$(T capture-pane -p -t "$1")" "$2" && return 0
+        screen=$(T capture-pane -p -t "$1")
+        has "$screen" "$2" && return 0
         T has-session -t "$1" 2>/dev/null || return 1
         sleep 0.1
         now=$(pane_activity "$sid")
+        if [ "$screen" != "$prev" ]; then
+            prev=$screen
+            since=${now% *}
+        elif [ $((${now% *} - since)) -gt $((60 * hz)) ]; then
+            echo "wait_screen: '$2' not shown after 60 s of the lab's CPU time with the screen unchanged" >&2
+            return 1
+        fi
         if [ "${now#* }" = 1 ] || [ "${now% *}" != "${last% *}" ]; then idle=0; else idle=$((idle + 1)); fi
         last=$now
     done

@@ -95,6 +95,8 @@ s=$(screen)
 check "200x50: step 2: rank 0's TP group {0, 1} lit" has "$s" "│pp0 │ 0t 1t│ │ 2  3 │"
 check "200x50: step 2: the legend names it" has "$s" "│t TP group (now)  d DP group  p PP group"
 check "200x50: step 2: the line under it" has "$s" "│now: TP group {0 1} all_reduce"
+check "200x50: step 2: rank 0's sends of the step, per group" has "$s" "│[2] r0 sent: t 1 d 0 p 0 (collectives, sends)"
+check "200x50: step 2: the narration numbered, as the live run's ([2])" has "$s" "│[2] Stage 0 forward, its TP all-reduce."
 check "200x50: step 2: no PP or DP cell lit yet (no peeking ahead)" bash -c '! grep -qE "│pp[0-9] │.*[0-9][dp]" <<<"$1"' _ "$s"
 T send-keys -t t Space
 check "200x50: space: step 3/4" wait_for "step 3/4 | replay paused"
@@ -102,6 +104,7 @@ s=$(screen)
 check "200x50: step 3: PP group {0, 4} lit (stage 0, stage 1)" bash -c \
     'grep -qF "│pp0 │ 0p 1 │ │ 2  3 │" <<<"$1" && grep -qF "│pp1 │ 4p 5 │ │ 6  7 │" <<<"$1"' _ "$s"
 check "200x50: step 3: the line under the legend" has "$s" "│now: PP group {0 4} recv"
+check "200x50: step 3: rank 0's send on the PP group (its receive not counted)" has "$s" "│[3] r0 sent: t 0 d 0 p 1"
 check "200x50: step 3: no DP cell lit yet" bash -c '! grep -qE "│pp[0-9] │.*[0-9]d" <<<"$1"' _ "$s"
 check "200x50: step 3: the pipeline pane, a row per stage" bash -c \
     'grep -qF "│s0  " <<<"$1" && grep -qF "│s1  " <<<"$1" && ! grep -qF "│s2  " <<<"$1"' _ "$s"
@@ -111,6 +114,7 @@ check "200x50: space: step 4/4" wait_for "step 4/4 | replay"
 s=$(screen)
 check "200x50: step 4: DP group {0, 2} lit" has "$s" "│pp0 │ 0d 1 │ │ 2d 3 │"
 check "200x50: step 4: the line under the legend" has "$s" "│now: DP group {0 2} all_reduce bucket 0"
+check "200x50: step 4: rank 0's DP all-reduce" has "$s" "│[4] r0 sent: t 0 d 1 p 0"
 check "200x50: step 4: every group in the timeline's legend" has "$s" "t TP group  d DP group  p PP group"
 T send-keys -t t q
 check "200x50: q exits 0" wait_for "EXIT=0"

@@ -53,7 +53,8 @@ check "lab01 step 1 (host code only): no event yet" has "$(screen s1)" "0 events
 T send-keys -t s1 Space
 check "lab01 step 2: the kernel's result" wait_for s1 "1000 of 1000 elements correct"
 sleep 1
-check "lab01 step 2: its copies, memset and kernel (5 events)" has "$(screen s1)" "5 events, 0 collectives"
+# 6: the recorded run for the pictures (a kernel), the copies, memset and kernel
+check "lab01 step 2: its pictures' kernel, copies, memset and kernel (6 events)" has "$(screen s1)" "6 events, 0 collectives"
 T send-keys -t s1 q
 check "lab01 --step: q exits 0" wait_for s1 "EXIT=0"
 T send-keys -t s6 Space

@@ -102,22 +102,26 @@ T send-keys -t t Space
 check "120x40: space: step 2/4" wait_for "step 2/4 | replay paused"
 s=$(screen)
 # a bucket held: 35,688 + 66,560 B of parameters, 6 cells of 64
-check "120x40: step 2: rank 0 holds a parameter bucket" has "$s" \
-    "│r0 ppppppgggggggggoooo$(light 45) 334.4 KiB (+195.0 KiB in working buckets)"
+# b: the cells from what a rank holds now to its peak so far (2 parameter buckets held while
+# the next unit's gather was prefetched): what the buckets took inside the step
+check "120x40: step 2: rank 0 holds a parameter bucket, b to its peak" has "$s" \
+    "│r0 ppppppgggggggggoooobbbb$(light 41) 334.4 KiB (+195.0 KiB in working buckets)"
+check "120x40: step 2: the legend says what b is" has "$s" \
+    "o optim 8Ψ/N = 69.7 KiB  b working buckets at their peak "
 check "120x40: step 2: no pipeline pane (a ZeRO run's forwards are of its units, not stages)" \
     bash -c '! grep -qF "┌ pipeline" <<<"$1"' _ "$s"
 check "120x40: step 2: every rank's bar" bash -c \
-    'for r in 1 2 3 4 5 6 7; do grep -qF "│r$r ppppppgggggggggoooo$2 334.4 KiB" <<<"$1" || exit 1; done' _ "$s" "$(light 45)"
+    'for r in 1 2 3 4 5 6 7; do grep -qF "│r$r ppppppgggggggggoooobbbb$2 334.4 KiB" <<<"$1" || exit 1; done' _ "$s" "$(light 41)"
 T send-keys -t t Space
 check "120x40: space: step 3/4" wait_for "step 3/4 | replay paused"
 s=$(screen)
-check "120x40: step 3: the buckets given back: 2 cells of parameters" has "$s" \
-    "│r0 ppgggggggggoooo$(light 49) 269.4 KiB (+130.0 KiB in working buckets)"
+check "120x40: step 3: the buckets given back: 2 cells of parameters, b to the step's peak" has "$s" \
+    "│r0 ppgggggggggoooobbbbbbbb$(light 41) 269.4 KiB (+130.0 KiB in working buckets)"
 T send-keys -t t Space
 check "120x40: space: step 4/4" wait_for "step 4/4 | replay"
 s=$(screen)
 check "120x40: step 4: as step 3 left them" bash -c \
-    'for r in 0 1 2 3 4 5 6 7; do grep -qF "│r$r ppgggggggggoooo$2 269.4 KiB" <<<"$1" || exit 1; done' _ "$s" "$(light 49)"
+    'for r in 0 1 2 3 4 5 6 7; do grep -qF "│r$r ppgggggggggoooobbbbbbbb$2 269.4 KiB" <<<"$1" || exit 1; done' _ "$s" "$(light 41)"
 T send-keys -t t q
 check "120x40: q exits 0" wait_for "EXIT=0"
 
@@ -130,9 +134,9 @@ check "80x24: the pane whole: title, formula, two columns of ranks, legend" bash
     grep -qF "┌ memory per device · a full bar is plain DP'"'"'s 16Ψ = 1,115.3 KiB ──────────────┐" <<<"$1" &&
     grep -qF "│ZeRO-3: 16Ψ/N = 16·71,376/8 B = 139.4 KiB                                     │" <<<"$1" &&
     for r in 0 1 2 3; do
-        grep -qF "│r$r pggggoo░░░░░░░░░░░░░░░░░░ 269.4 KiB  r$((r + 4)) pggggoo░░░░░░░░░░░░░░░░░░ 269.4 KiB│" <<<"$1" || exit 1
+        grep -qF "│r$r pggggoobb░░░░░░░░░░░░░░░░ 269.4 KiB  r$((r + 4)) pggggoobb░░░░░░░░░░░░░░░░ 269.4 KiB│" <<<"$1" || exit 1
     done &&
-    grep -qF "│p params 4Ψ/N = 34.9 KiB  g grads 4Ψ/N = 34.9 KiB  o optim 8Ψ/N = 69.7 KiB    │" <<<"$1"' _ "$s"
+    grep -qF "│p params 4Ψ/N  g grads 4Ψ/N  o optim 8Ψ/N  b buckets'"'"' peak                    │" <<<"$1"' _ "$s"
 check "80x24: the metrics pane: the loss, no memory curve" bash -c \
     'grep -qF "loss" <<<"$1" && ! grep -qE "mem (params|grads|optim)" <<<"$1"' _ "$s"
 T send-keys -t t q
@@ -145,7 +149,8 @@ check "ASCII 80x24: played to its end" wait_for "step 4/4 | replay done"
 s=$(screen)
 check "ASCII 80x24: Psi and *, the bars in letters and dots" bash -c '
     grep -qF "|ZeRO-3: 16Psi/N = 16*71,376/8 B = 139.4 KiB " <<<"$1" &&
-    grep -qF "|r0 pggggoo.................. 269.4 KiB  r4 pggggoo.................. 269.4 KiB|" <<<"$1"' _ "$s"
+    grep -qF "|r0 pggggoobb................ 269.4 KiB  r4 pggggoobb................ 269.4 KiB|" <<<"$1" &&
+    grep -qF "|p params 4Psi/N  g grads 4Psi/N  o optim 8Psi/N  b buckets'"'"' peak              |" <<<"$1"' _ "$s"
 T send-keys -t t q
 check "ASCII: q exits 0" wait_for "EXIT=0"
 

@@ -588,7 +588,9 @@ static void replay_frame(app *a, double dt)
     int k = a->cur.step, done = viz_replay_done(a->cur, a->nsteps);
     if (a->tr.nmarks) {
         v->step = a->tr.marks[k - 1].step;
-        snprintf(v->narration, sizeof v->narration, "%s", a->tr.marks[k - 1].text);
+        /* "[k] text", as the live run's narration and its printed lines have it */
+        snprintf(v->narration, sizeof v->narration, "[%d] %s", a->tr.marks[k - 1].step,
+                 a->tr.marks[k - 1].text);
     } else
         v->step = k;
     if (done)
@@ -829,6 +831,8 @@ int pl_viz_replay(const char *path, pl_mode mode, double speed, char *err, size_
         a.panes |= PL_PANE_BIT(PL_PANE_MEMORY);
     else
         a.panes &= ~PL_PANE_BIT(PL_PANE_MEMORY);
+    if (t->npictures) /* the picture pane: with the file's pictures (else as the lab said) */
+        a.panes |= PL_PANE_BIT(PL_PANE_PICTURE);
     /* a pipeline: forward/backward events of a stage (a ZeRO run's are of its units: none) */
     for (size_t i = 0; i < t->nev && a.model.zero.ranks < 1; i++)
         if ((t->ev[i].kind == PL_EV_FORWARD || t->ev[i].kind == PL_EV_BACKWARD) &&

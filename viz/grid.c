@@ -193,7 +193,12 @@ char *viz_grid_text(const viz_grid *g)
  * where that leaves the devices no row of their own, they give it up: the mesh shows the ranks.
  * The memory pane (a ZeRO lab's) goes across the width under the pipeline pane's place the same
  * way: a row per device and four more, leaving the others 11 rows (8 on a short screen), else
- * beside the metrics.
+ * beside the metrics. The picture pane (a lab's picture of its idea) takes the right half of the
+ * body under them, its whole height, where that leaves it at least 56 columns and the others
+ * theirs (the others share the left half as they would the screen); on a narrower screen the
+ * full width above the narration, 3/5 of the body's rows (leaving the others 9; the narration
+ * grows only as far as that allows), else (fewer than 5 rows) beside the metrics. With no other
+ * pane it takes the whole body.
  */
 void pl_viz_layout(int cols, int rows, int ndev, unsigned panes, pl_layout *out)
 {
@@ -214,18 +219,27 @@ void pl_viz_layout_stages(int cols, int rows, int ndev, int stages, unsigned pan
     int has[PL_NUM_PANES];
     for (int p = 0; p < PL_NUM_PANES; p++) has[p] = (panes >> p) & 1u;
     int left = has[PL_PANE_TOPOLOGY] || has[PL_PANE_MESH]; /* the devices join them there */
-    int below =
-        has[PL_PANE_PIPELINE] + has[PL_PANE_SHARDS] + has[PL_PANE_METRICS] + has[PL_PANE_MEMORY];
+    int below = has[PL_PANE_PIPELINE] + has[PL_PANE_SHARDS] + has[PL_PANE_METRICS] +
+                has[PL_PANE_MEMORY] + has[PL_PANE_PICTURE];
     int right = has[PL_PANE_TIMELINE] || below;
     int band = has[PL_PANE_DEVICES] && !left;
     /* the pipeline pane across the top, when there are other panes to leave 8 rows */
-    int pipe =
-        has[PL_PANE_PIPELINE] && (left || band || has[PL_PANE_TIMELINE] || has[PL_PANE_SHARDS] ||
-                                  has[PL_PANE_METRICS] || has[PL_PANE_MEMORY]);
+    int pipe = has[PL_PANE_PIPELINE] &&
+               (left || band || has[PL_PANE_TIMELINE] || has[PL_PANE_SHARDS] ||
+                has[PL_PANE_METRICS] || has[PL_PANE_MEMORY] || has[PL_PANE_PICTURE]);
     /* the memory pane across the top too (under the pipeline), the same way */
-    int mem =
-        has[PL_PANE_MEMORY] && (left || band || has[PL_PANE_TIMELINE] || has[PL_PANE_SHARDS] ||
-                                has[PL_PANE_METRICS] || has[PL_PANE_PIPELINE]);
+    int mem = has[PL_PANE_MEMORY] &&
+              (left || band || has[PL_PANE_TIMELINE] || has[PL_PANE_SHARDS] ||
+               has[PL_PANE_METRICS] || has[PL_PANE_PIPELINE] || has[PL_PANE_PICTURE]);
+    /* the picture pane: the right half of the body (wide), else across it */
+    int pic = has[PL_PANE_PICTURE];
+    /* (alone: no other pane but the pipeline and memory panes across the top) */
+    int pic_alone = pic && !left && !band && !has[PL_PANE_TIMELINE] && !has[PL_PANE_SHARDS] &&
+                    !has[PL_PANE_METRICS] && (!has[PL_PANE_PIPELINE] || pipe) &&
+                    (!has[PL_PANE_MEMORY] || mem);
+    int right_rest = has[PL_PANE_TIMELINE] || below - pic > 0; /* the right column without it */
+    int pw = cols / 2,
+        pic_wide = pic && !pic_alone && pw >= 56 && cols - pw >= (left && right_rest ? 60 : 40);
     out->min_w = left && right ? 60 : 40;
     out->min_h = 1 + 4 + (left || right || band ? 8 : 0);
     if (cols < out->min_w || rows < out->min_h) return;
@@ -233,7 +247,7 @@ void pl_viz_layout_stages(int cols, int rows, int ndev, int stages, unsigned pan
     out->pane[PL_PANE_HEADER] = (pl_rect){0, 0, cols, 1};
     int nh = rows >= 30 ? 9 : 4; /* the narration, and the lab's output under it */
     if (text_rows + 2 > nh) {    /* a step with more to say: room for it */
-        int k = 8 + (pipe ? 5 : 0) + (mem ? 5 : 0);
+        int k = 8 + (pipe ? 5 : 0) + (mem ? 5 : 0) + (pic && !pic_alone && !pic_wide ? 9 : 0);
         int most = (rows - 1) * 3 / 5 < rows - 1 - k ? (rows - 1) * 3 / 5 : rows - 1 - k;
         nh = text_rows + 2 < most ? text_rows + 2 : most > nh ? most : nh;
     }
@@ -265,16 +279,37 @@ void pl_viz_layout_stages(int cols, int rows, int ndev, int stages, unsigned pan
         out->pane[PL_PANE_NARRATION] = (pl_rect){0, 1, cols, rows - 1};
         return;
     }
+    int bw = cols; /* the body's width, for the panes but the picture */
+    if (pic && bh > 0) {
+        int ph = bh * 3 / 5 < bh - 9 ? bh * 3 / 5 : bh - 9;
+        if (!left && !band && !has[PL_PANE_TIMELINE] && !has[PL_PANE_SHARDS] &&
+            !has[PL_PANE_METRICS] && !has[PL_PANE_PIPELINE] && !has[PL_PANE_MEMORY]) {
+            out->pane[PL_PANE_PICTURE] = (pl_rect){0, by, cols, bh};
+            return;
+        }
+        if (pic_wide) {
+            out->pane[PL_PANE_PICTURE] = (pl_rect){cols - pw, by, pw, bh};
+            bw = cols - pw;
+        } else if (ph >= 5) { /* across the body, above the narration */
+            out->pane[PL_PANE_PICTURE] = (pl_rect){0, by + bh - ph, cols, ph};
+            bh -= ph;
+        }
+        if (out->pane[PL_PANE_PICTURE].w) { /* placed (else: beside the metrics) */
+            below--;
+            right = has[PL_PANE_TIMELINE] || below;
+            has[PL_PANE_PICTURE] = 0;
+        }
+    }
     if (band) {
         int dh = ndev + 2;
         if (right && dh > bh / 3) dh = bh / 3;
         if (!right || dh > bh) dh = bh;
         if (dh < 3) dh = 3;
-        out->pane[PL_PANE_DEVICES] = (pl_rect){0, by, cols, dh};
+        out->pane[PL_PANE_DEVICES] = (pl_rect){0, by, bw, dh};
         by += dh;
         bh -= dh;
     }
-    int lw = !left ? 0 : !right ? cols : cols * 3 / 10 < 30 ? 30 : cols * 3 / 10;
+    int lw = !left ? 0 : !right ? bw : bw * 3 / 10 < 30 ? 30 : bw * 3 / 10;
     if (left && right && has[PL_PANE_MESH] && lw < 36) lw = 36; /* the mesh's legend, whole */
     if (left) {
         int dh = has[PL_PANE_DEVICES] ? ndev + 2 : 0; /* a row per device */
@@ -299,14 +334,14 @@ void pl_viz_layout_stages(int cols, int rows, int ndev, int stages, unsigned pan
             out->pane[PL_PANE_TOPOLOGY] = (pl_rect){0, by + dh + mh, lw, bh - dh - mh};
     }
     if (right && bh > 0) {
-        int rx = lw, rw = cols - lw;
+        int rx = lw, rw = bw - lw;
         int th = !has[PL_PANE_TIMELINE] ? 0 : !below ? bh : bh * 3 / 5;
         if (has[PL_PANE_TIMELINE]) out->pane[PL_PANE_TIMELINE] = (pl_rect){rx, by, rw, th};
         if (below) {
             int k = 0, x = rx;
             static const int row[] = {PL_PANE_SHARDS, PL_PANE_PIPELINE, PL_PANE_MEMORY,
-                                      PL_PANE_METRICS};
-            for (int i = 0; i < 4; i++) {
+                                      PL_PANE_PICTURE, PL_PANE_METRICS};
+            for (int i = 0; i < 5; i++) {
                 int p = row[i];
                 if (!has[p]) continue;
                 int w = k == below - 1 ? rx + rw - x : rw / below;

@@ -226,6 +226,27 @@ static int rank_bytes(const viz_model *m, const viz_view *v, int rk, double b[VI
     return any;
 }
 
+/* Rank rk's most bytes at once (the three parts summed at each note's time) among the notes up
+ * to the view's time: *peak, and 1 when any was noted. A stage-2 or 3 rank's working buckets
+ * are taken and given back inside a step (zero.c notes each), so that at a step's end, where
+ * the lab waits, its bars are back at rest: the peak is what says how much the buckets took. */
+int viz_zero_peak_at(const viz_model *m, int rk, double t, int modeled, double *peak)
+{
+    int any = 0, c = modeled ? 1 : 0;
+    *peak = 0;
+    if (rk < 0 || rk >= PL_MAX_RANKS) return 0;
+    for (int k = 0; k < VIZ_ZMEM_PARTS; k++)
+        for (size_t i = 0; i < m->nzmem[rk][k]; i++) {
+            double at = m->zmem[rk][k][i].at[c], sum = 0, b;
+            if (at > t) break;
+            for (int q = 0; q < VIZ_ZMEM_PARTS; q++)
+                if (viz_zero_bytes_at(m, rk, q, at, modeled, &b)) sum += b;
+            if (sum > *peak) *peak = sum;
+            any = 1;
+        }
+    return any;
+}
+
 /* What a rank's row says after its bar: its bytes now, or "-" before any note. */
 static void rank_value(const viz_model *m, const viz_view *v, int rk, char *buf, size_t cap)
 {
@@ -269,14 +290,14 @@ void viz_memory_geometry(const viz_model *m, const viz_view *v, pl_rect in, viz_
 
 /* The legend: each part's letter as its bar draws it, its name and term
  * (form 0: and the formula's bytes; 2: the names only), and Ψ's padding. */
-static void memory_legend(viz_grid *g, int x, int y, int w, const viz_model *m)
+static void memory_legend(viz_grid *g, int x, int y, int w, const viz_model *m, int buckets)
 {
     static const char *name[VIZ_ZMEM_PARTS] = {"params", "grads", "optim"};
     static const char letter[VIZ_ZMEM_PARTS] = {'p', 'g', 'o'};
     static const int colour[VIZ_ZMEM_PARTS] = {COL_FORWARD, COL_BACKWARD, COL_OPTIMIZER};
     const struct viz_zero *z = &m->zero;
     const char *psi = g->utf8 ? "\xce\xa8" : "Psi";
-    char item[VIZ_ZMEM_PARTS + 1][80];
+    char item[VIZ_ZMEM_PARTS + 2][80];
     /* the forms tried: the terms with their bytes, then without; each first with the padding */
     static const struct {
         int form, pad;
@@ -297,6 +318,9 @@ static void memory_legend(viz_grid *g, int x, int y, int w, const viz_model *m)
             else
                 snprintf(item[k], sizeof item[k], "%c %s", letter[k], name[k]);
         }
+        if (buckets)
+            snprintf(item[nitems++], sizeof item[0], "b %s",
+                     form == 0 ? "working buckets at their peak" : "buckets' peak");
         if (z->psi_pad != z->psi && tries[t].pad) {
             char a[32], b[32];
             fmt_int(a, sizeof a, z->psi);
@@ -310,6 +334,9 @@ static void memory_legend(viz_grid *g, int x, int y, int w, const viz_model *m)
             if (cx + len > x + w) break;
             if (k < VIZ_ZMEM_PARTS) {
                 viz_put(g, cx, y, (uint32_t)letter[k], colour[k], ATTR_REVERSE);
+                viz_text(g, cx + 1, y, len - 1, item[k] + 1, COL_DIM, 0);
+            } else if (buckets && k == VIZ_ZMEM_PARTS) {
+                viz_put(g, cx, y, 'b', COL_WARN, 0);
                 viz_text(g, cx + 1, y, len - 1, item[k] + 1, COL_DIM, 0);
             } else
                 viz_text(g, cx, y, len, item[k], COL_DIM, 0);
@@ -349,7 +376,15 @@ void viz_memory_pane(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
         if (cells(f) <= in.w) break;
     }
     viz_text(g, in.x, in.y, in.w, f, COL_TITLE, ATTR_BOLD);
-    if (in.h >= 3) memory_legend(g, in.x, in.y + in.h - 1, in.w, m);
+    double formula = (double)viz_zero_formula_bytes(z, VIZ_ZMEM_PARTS);
+    int buckets = 0; /* any rank's peak past what it holds now: its bar's b cells */
+    for (int rk = 0; rk < z->ranks && rk < PL_MAX_RANKS; rk++) {
+        double pk, b[VIZ_ZMEM_PARTS];
+        if (viz_zero_peak_at(m, rk, shown_time(v), v->modeled, &pk) && rank_bytes(m, v, rk, b) &&
+            pk - (b[0] + b[1] + b[2]) >= 0.05 * 1024)
+            buckets = 1;
+    }
+    if (in.h >= 3) memory_legend(g, in.x, in.y + in.h - 1, in.w, m, buckets);
     viz_memory_layout L;
     viz_memory_geometry(m, v, in, &L);
     if (!L.rows) {
@@ -363,7 +398,15 @@ void viz_memory_pane(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
     for (int i = 0; i < L.shown + more_slot; i++) {
         int x = in.x + i / L.rows * (L.col_w + 2), y = in.y + 1 + i % L.rows;
         if (i == L.shown) { /* the last slot: the ranks left out */
-            viz_textf(g, x, y, L.col_w, COL_DIM, 0, "... %d more (focus: up/down)", L.more);
+            /* in the longest form that fits whole: never cut at the column's edge */
+            char more[4][64];
+            snprintf(more[0], sizeof more[0], "... %d more (focus: up/down)", L.more);
+            snprintf(more[1], sizeof more[1], "+%d more (focus: up/down)", L.more);
+            snprintf(more[2], sizeof more[2], "+%d more (up/down)", L.more);
+            snprintf(more[3], sizeof more[3], "+%d more", L.more);
+            int mf = 0;
+            while (mf < 3 && (int)strlen(more[mf]) > L.col_w) mf++;
+            viz_text(g, x, y, L.col_w, more[mf], COL_DIM, 0);
             break;
         }
         int rk = L.first + i;
@@ -375,18 +418,36 @@ void viz_memory_pane(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
         for (int k = 0; k < VIZ_ZMEM_PARTS; k++)
             for (int c = 0; c < len[k]; c++)
                 viz_put(g, cx++, y, (uint32_t)letter[k], colour[k], ATTR_REVERSE);
+        /* past what it holds now, up to its peak: b, the working buckets it took then */
+        double peak = 0, now = b[0] + b[1] + b[2];
+        viz_zero_peak_at(m, rk, shown_time(v), v->modeled, &peak);
+        int peak_end = bx;
+        if (peak > now && full > 0) {
+            double pl[VIZ_ZMEM_PARTS] = {peak, 0, 0};
+            int plen[VIZ_ZMEM_PARTS];
+            viz_zero_bar(L.bar_w, pl, full, plen);
+            peak_end = bx + plen[0];
+        }
+        while (cx < peak_end) viz_put(g, cx++, y, 'b', COL_WARN, 0);
         while (cx < bx + L.bar_w) viz_put(g, cx++, y, viz_glyph_ch(g, G_LIGHT), COL_DIM, 0);
         char val[48];
         rank_value(m, v, rk, val, sizeof val);
         viz_textf(g, bx + L.bar_w + 1, y, L.value_w, any ? COL_DEFAULT : COL_DIM, 0, "%*s",
                   L.value_w, val);
-        /* what it holds past the formula: its working buckets, where there is room */
-        double over = b[0] + b[1] + b[2] - (double)viz_zero_formula_bytes(z, VIZ_ZMEM_PARTS);
+        /* what it holds past the formula: its working buckets, now or at its peak, where
+         * there is room */
+        double over = now - formula, over_peak = peak - formula;
         int ex = bx + L.bar_w + 1 + L.value_w, room = x + L.col_w - ex;
-        if (any && over >= 0.05 * 1024) {
+        if (any && (over >= 0.05 * 1024 || over_peak >= 0.05 * 1024)) {
             char kib[48], extra[96];
-            viz_fmt_kib(kib, sizeof kib, over);
-            snprintf(extra, sizeof extra, " (+%s in working buckets)", kib);
+            int at_peak = over < 0.05 * 1024;
+            viz_fmt_kib(kib, sizeof kib, at_peak ? over_peak : over);
+            if (at_peak) /* at rest now: what the buckets took at the peak (the b cells) */
+                snprintf(extra, sizeof extra, " (peak: +%s working buckets)", kib);
+            else
+                snprintf(extra, sizeof extra, " (+%s in working buckets)", kib);
+            if (cells(extra) > room)
+                snprintf(extra, sizeof extra, " +%s%s", kib, at_peak ? " peak" : "");
             if (cells(extra) > room) snprintf(extra, sizeof extra, " +%s", kib);
             if (cells(extra) <= room) viz_text(g, ex, y, room, extra, COL_DIM, 0);
         }

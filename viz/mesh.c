@@ -193,6 +193,52 @@ int viz_mesh_cell(const viz_model *m, const viz_mesh_layout *L, int rank, int *x
     return 0;
 }
 
+/* text from (x, y) in rows of w cells, at most rows of them, broken at blanks (a word longer
+ * than a row is cut); the last row that fits ends in "..." when words are left over. So that
+ * "now: TP group {4 5} all_reduce step 3" is not cut at a narrow pane's edge. */
+static int wrap_words(viz_grid *g, int x, int y, int w, int rows, const char *text, int fg)
+{
+    const char *s = text;
+    int row = 0;
+    for (; row < rows && *s && w > 0; row++) {
+        int n = (int)strlen(s);
+        if (n > w) { /* the last blank that leaves the row's words whole */
+            int cut = w;
+            while (cut > 0 && s[cut] != ' ') cut--;
+            n = cut > 0 ? cut : w;
+        }
+        if (row == rows - 1 && n < (int)strlen(s) && w > 3) { /* words left: say so */
+            char buf[256];
+            int keep = n < w - 3 ? n : w - 3;
+            snprintf(buf, sizeof buf, "%.*s...", keep < 250 ? keep : 250, s);
+            viz_text(g, x, y + row, w, buf, fg, 0);
+            return row + 1;
+        }
+        viz_textf(g, x, y + row, w, fg, 0, "%.*s", n, s);
+        s += n;
+        while (*s == ' ') s++;
+    }
+    return row;
+}
+
+int viz_mesh_step_ops(const viz_model *m, int step, double t, int modeled, int ops[PL_NUM_GROUPS])
+{
+    for (int k = 0; k < PL_NUM_GROUPS; k++) ops[k] = 0;
+    if (m->nranks < 1 || step < 1) return 0;
+    const viz_lane *L = &m->lanes[0][PL_LANE_COMM];
+    int any = 0;
+    for (size_t i = L->n; i > 0; i--) { /* back from the newest: the step's are the last */
+        const pl_event *e = &L->ev[i - 1];
+        if (e->step < step) break;
+        if (e->step > step || viz_ev_start(e, modeled) > t) continue;
+        if (e->kind != PL_EV_COLLECTIVE && e->kind != PL_EV_SEND) continue;
+        if (e->group < PL_GROUP_TP || e->group > PL_GROUP_PP) continue;
+        ops[e->group]++;
+        any = 1;
+    }
+    return any;
+}
+
 static const char *group_title[PL_NUM_GROUPS] = {"", "TP group", "DP group", "PP group"};
 
 void viz_mesh_pane(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v)
@@ -281,9 +327,45 @@ void viz_mesh_pane(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v
                 if (lit[rk])
                     len += (size_t)snprintf(members + len, sizeof members - len, "%s%d",
                                             len ? " " : "", rk);
-            viz_textf(g, in.x, ly + 1, in.w, viz_group_colour(active), 0, "now: %s {%s} %s",
-                      group_title[active], members, act->label);
-        } else
+            char line[PL_MAX_RANKS * 3 + 160];
+            snprintf(line, sizeof line, "now: %s {%s} %s", group_title[active], members,
+                     act->label);
+            if ((int)strlen(line) > in.w) /* "PP" for "PP group" before a second row */
+                snprintf(line, sizeof line, "now: %.2s {%s} %s", group_title[active], members,
+                         act->label);
+            if ((int)strlen(line) > in.w) /* too long anyway: the words wrapped */
+                snprintf(line, sizeof line, "now: %s {%s} %s", group_title[active], members,
+                         act->label);
+            ly += wrap_words(g, in.x, ly + 1, in.w, in.y + in.h - (ly + 1), line,
+                             viz_group_colour(active));
+        } else {
             viz_text(g, in.x, ly + 1, in.w, "now: no group communicating", COL_DIM, 0);
+            ly++;
+        }
+        /* what rank 0 sent on each of its groups in this narrated step ("[3] r0 sent: t 8 d 1
+         * p 5"): the "now" line names only the newest (a DP all-reduce followed by a PP one
+         * shows the PP group lit) */
+        int ops[PL_NUM_GROUPS];
+        if (v->step > 0 && ly + 1 < in.y + in.h &&
+            viz_mesh_step_ops(m, v->step, v->t_end, v->modeled, ops)) {
+            char head[48];
+            int hl = snprintf(head, sizeof head, "[%d] r0 sent:", v->step);
+            int x = in.x;
+            if (hl + 3 * 5 <= in.w) {
+                viz_text(g, x, ly + 1, hl, head, COL_DIM, 0);
+                x += hl;
+                for (int gr = PL_GROUP_TP; gr <= PL_GROUP_PP; gr++) {
+                    char it[24];
+                    int il = snprintf(it, sizeof it, " %c %d", viz_group_letter(gr), ops[gr]);
+                    if (x + il > in.x + in.w) break;
+                    viz_text(g, x, ly + 1, il, it, ops[gr] ? viz_group_colour(gr) : COL_DIM,
+                             ops[gr] ? ATTR_BOLD : 0);
+                    x += il;
+                }
+                const char *tail = " (collectives, sends)";
+                if (x + (int)strlen(tail) <= in.x + in.w)
+                    viz_text(g, x, ly + 1, (int)strlen(tail), tail, COL_DIM, 0);
+            }
+        }
     }
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "paralab/picture.h"
 #include "paralab/pipeline.h"
 #include "vizint.h"
 
@@ -26,6 +27,11 @@ void viz_model_free(viz_model *m)
     }
     for (int r = 0; r < PL_MAX_RANKS; r++)
         for (int k = 0; k < VIZ_ZMEM_PARTS; k++) free(m->zmem[r][k]);
+    for (size_t i = 0; i < m->npics; i++) {
+        pl_picture_free(m->pics[i].pic);
+        free(m->pics[i].pic);
+    }
+    free(m->pics);
     memset(m, 0, sizeof *m);
 }
 
@@ -166,6 +172,26 @@ int viz_model_push_metric(viz_model *m, double value)
     return viz_model_push_named(m, m->metric_name, value);
 }
 
+/* A picture note: its deep copy at the end of m->pics. 0, or -1 out of memory. */
+static int add_picture(viz_model *m, const pl_note *n)
+{
+    if (m->npics == m->cappics) {
+        size_t cap = m->cappics ? m->cappics * 2 : 16;
+        struct viz_pic *p = realloc(m->pics, cap * sizeof *p);
+        if (!p) return -1;
+        m->pics = p;
+        m->cappics = cap;
+    }
+    pl_picture *c = malloc(sizeof *c);
+    if (!c || pl_picture_copy(c, n->pic)) {
+        free(c);
+        return -1;
+    }
+    m->pics[m->npics++] =
+        (struct viz_pic){c, {n->at, n->modeled_at}, pl_trace_now(), n->step > 0 ? n->step : 0};
+    return 0;
+}
+
 int viz_model_note(viz_model *m, const pl_note *n)
 {
     switch (n->kind) {
@@ -176,9 +202,35 @@ int viz_model_note(viz_model *m, const pl_note *n)
         m->mem_used[n->rank] = n->value;
         m->mem_total[n->rank] = n->total;
         return 0;
+    case PL_NOTE_PICTURE:
+        return n->pic ? add_picture(m, n) : 0;
     default: /* a step: a live run narrates from the player, a replay from its marks */
         return 0;
     }
+}
+
+int viz_model_pictures(const viz_model *m, double t, int modeled, const struct pl_picture **out,
+                       int max, double *since, int *step)
+{
+    int c = modeled ? 1 : 0, best = 0, found = 0;
+    /* the newest step that noted any at or before t (on a tie, the later note's) */
+    for (size_t i = 0; i < m->npics; i++)
+        if (m->pics[i].at[c] <= t && (!found || m->pics[i].step >= best)) {
+            best = m->pics[i].step;
+            found = 1;
+        }
+    int n = 0;
+    double got = 0;
+    for (size_t i = 0; found && i < m->npics; i++) {
+        const struct viz_pic *x = &m->pics[i];
+        if (x->step != best || x->at[c] > t) continue;
+        if (n < max && out) out[n] = x->pic;
+        if (x->got > got) got = x->got;
+        n++;
+    }
+    if (since) *since = got;
+    if (step) *step = found ? best : 0;
+    return n;
 }
 
 size_t viz_model_take(viz_model *m, pl_trace *t, pl_trace_writer *w, pl_event *buf, size_t cap)

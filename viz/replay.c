@@ -14,7 +14,9 @@
  * micro_batches, chunks, schedule, of_ideal, of_total, and stage_ranks in a
  * hybrid run's), the "paralab mesh" the mesh of the mesh pane (dp, tp, pp,
  * order), the "paralab zero" the ZeRO run of the memory pane (stage, ranks,
- * psi, psi_pad, sgd); other metadata is skipped. The clock the file was written on is in
+ * psi, psi_pad, sgd), an instant of cat "picture" a lab's picture (name its
+ * kind, args step, title, p, iv, dv with null for NaN, sv; refused unless
+ * pl_picture_check accepts it); other metadata is skipped. The clock the file was written on is in
  * otherData.clock
  * ("modeled" or "measured"; absent: measured).
  */
@@ -26,6 +28,7 @@
 
 #include <jansson.h>
 
+#include "paralab/picture.h"
 #include "paralab/pipeline.h"
 #include "vizint.h"
 
@@ -52,6 +55,11 @@ void viz_trace_free(viz_trace *t)
     free(t->marks);
     free(t->metrics);
     free(t->memory);
+    for (size_t i = 0; i < t->npictures; i++) {
+        pl_picture_free(t->pictures[i].pic);
+        free(t->pictures[i].pic);
+    }
+    free(t->pictures);
     memset(t, 0, sizeof *t);
 }
 
@@ -233,6 +241,81 @@ static int read_zero(viz_trace *t, json_t *args, const char *path, size_t i, cha
     return 0;
 }
 
+/* A "picture" instant (e, event i) into *out: 0, or -1 with err naming the
+ * file, the event and what is wrong. */
+static int read_picture(json_t *e, const char *path, size_t i, pl_picture *out, char *err,
+                        size_t cap)
+{
+    json_t *name = json_object_get(e, "name"), *args = json_object_get(e, "args");
+    json_t *title = json_object_get(args, "title"), *p = json_object_get(args, "p");
+    json_t *iv = json_object_get(args, "iv"), *dv = json_object_get(args, "dv");
+    json_t *sv = json_object_get(args, "sv");
+    int kind = json_is_string(name) ? pl_picture_kind_parse(json_string_value(name)) : PL_PIC_NONE;
+    const char *what =
+        kind == PL_PIC_NONE ? "a name that is a kind (blocks, elements, request, "
+                              "banks, tree, tiles, roofline, bars)"
+        : !json_is_number(json_object_get(e, "ts")) ? "a \"ts\""
+        : !json_is_string(title) || strlen(json_string_value(title)) >= sizeof out->title
+            ? "args.title (a string of at most 47 bytes)"
+        : !json_is_array(p) || json_array_size(p) != PL_PIC_PARAMS
+            ? "args.p (an array of 8 whole numbers)"
+        : !json_is_array(iv) || json_array_size(iv) > PL_PIC_MAX_INTS
+            ? "args.iv (an array of at most 2^20 whole numbers)"
+        : !json_is_array(dv) || json_array_size(dv) > PL_PIC_MAX_REALS
+            ? "args.dv (an array of at most 2^16 numbers or nulls)"
+        : !json_is_array(sv) || json_array_size(sv) > PL_PIC_MAX_LABELS
+            ? "args.sv (an array of at most 256 strings)"
+            : NULL;
+    if (what) {
+        snprintf(err, cap, "%s: event %zu: a picture needs %s", path, i, what);
+        return -1;
+    }
+    if (pl_picture_init(out, kind, json_string_value(title), json_array_size(iv),
+                        json_array_size(dv), json_array_size(sv))) {
+        snprintf(err, cap, "%s: event %zu: out of memory for a picture", path, i);
+        return -1;
+    }
+    size_t k;
+    json_t *x;
+    json_array_foreach(p, k, x)
+    {
+        if (!json_is_integer(x)) goto bad_array;
+        out->p[k] = (int64_t)json_integer_value(x);
+    }
+    json_array_foreach(iv, k, x)
+    {
+        if (!json_is_integer(x) || json_integer_value(x) < INT32_MIN ||
+            json_integer_value(x) > INT32_MAX)
+            goto bad_array;
+        out->iv[k] = (int32_t)json_integer_value(x);
+    }
+    json_array_foreach(dv, k, x)
+    {
+        if (!json_is_number(x) && !json_is_null(x)) goto bad_array;
+        out->dv[k] = json_is_null(x) ? NAN : json_number_value(x);
+    }
+    json_array_foreach(sv, k, x)
+    {
+        if (!json_is_string(x) || strlen(json_string_value(x)) >= sizeof out->sv[0]) goto bad_array;
+        snprintf(out->sv[k], sizeof out->sv[k], "%s", json_string_value(x));
+    }
+    char why[256];
+    if (pl_picture_check(out, why, sizeof why)) {
+        snprintf(err, cap, "%s: event %zu: %s", path, i, why);
+        pl_picture_free(out);
+        return -1;
+    }
+    return 0;
+bad_array:
+    snprintf(err, cap,
+             "%s: event %zu: picture \"%s\": element %zu of an array is not what it holds (p, iv: "
+             "whole numbers, iv's within 32 bits; dv: numbers or null; sv: strings of at most 31 "
+             "bytes)",
+             path, i, pl_picture_kind_name(kind), k);
+    pl_picture_free(out);
+    return -1;
+}
+
 int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
 {
     memset(t, 0, sizeof *t);
@@ -270,7 +353,8 @@ int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
     t->marks = malloc((total ? total : 1) * sizeof *t->marks);
     t->metrics = malloc((total ? total : 1) * sizeof *t->metrics);
     t->memory = malloc((total ? total : 1) * sizeof *t->memory);
-    if (!t->ev || !t->marks || !t->metrics || !t->memory) {
+    t->pictures = malloc((total ? total : 1) * sizeof *t->pictures);
+    if (!t->ev || !t->marks || !t->metrics || !t->memory || !t->pictures) {
         snprintf(err, cap, "%s: out of memory for %zu events", path, total);
         goto bad;
     }
@@ -319,6 +403,27 @@ int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
                 goto bad;
             }
             t->nmarks++;
+            continue;
+        }
+        if (!strcmp(phase, "i") && !strcmp(catname, "picture")) { /* a lab's picture */
+            long long step = -1;
+            if (args && int_arg(args, "step", 0, 1000000, &step)) {
+                snprintf(err, cap,
+                         "%s: event %zu: a picture's args.step must be a whole number 0..1000000",
+                         path, i);
+                goto bad;
+            }
+            pl_picture *pic = malloc(sizeof *pic);
+            if (!pic) {
+                snprintf(err, cap, "%s: out of memory", path);
+                goto bad;
+            }
+            if (read_picture(e, path, i, pic, err, cap)) {
+                free(pic);
+                goto bad;
+            }
+            t->pictures[t->npictures++] =
+                (viz_picture_note){json_number_value(ts) * 1e-6, t->nmarks, (int)step, pic};
             continue;
         }
         if (!strcmp(phase, "C") && !strcmp(catname, "metric")) { /* a metric value */
@@ -543,7 +648,7 @@ static int note_step(const viz_trace *t, int after, double at)
 int viz_replay_plan(const viz_trace *t, viz_item **items, size_t *n, size_t **first)
 {
     int nsteps = t->nmarks > 0 ? t->nmarks : VIZ_REPLAY_PARTS;
-    size_t total = t->nev + t->nmetrics + t->nmemory;
+    size_t total = t->nev + t->nmetrics + t->nmemory + t->npictures;
     viz_item *it = malloc((total ? total : 1) * sizeof *it);
     size_t *f = calloc((size_t)nsteps + 1, sizeof *f);
     double *at = malloc(((size_t)t->nmarks + 1) * sizeof *at);
@@ -578,6 +683,15 @@ int viz_replay_plan(const viz_trace *t, viz_item **items, size_t *n, size_t **fi
         it[t->nev + t->nmetrics + i] =
             (viz_item){.step = note_step(t, m->after, m->at), .metric = 2, .index = i, .at = m->at};
     }
+    for (size_t i = 0; i < t->npictures; i++) {
+        const viz_picture_note *x = &t->pictures[i];
+        /* the step it says (a step begun before its narration is noted
+         * shows its picture under it), else as the other notes */
+        int k =
+            t->nmarks && x->step >= 0 ? mark_of_step(t, x->step) : note_step(t, x->after, x->at);
+        it[t->nev + t->nmetrics + t->nmemory + i] =
+            (viz_item){.step = k, .metric = 3, .index = i, .at = x->at};
+    }
     qsort(it, total, sizeof *it, by_step);
     for (size_t i = 0; i < total; i++) f[it[i].step]++; /* counts, then starts */
     for (int k = 1; k <= nsteps; k++) f[k] += f[k - 1];
@@ -597,9 +711,17 @@ int viz_replay_apply(viz_model *m, const viz_trace *t, const viz_item *it)
         n.value = x->value;
         n.at = n.modeled_at = x->at; /* the file's clock, its events' */
         snprintf(n.name, sizeof n.name, "%s", x->name);
-    } else {
+    } else if (it->metric == 2) {
         const viz_memory_note *x = &t->memory[it->index];
         n = (pl_note){.kind = PL_NOTE_MEMORY, .rank = x->rank, .value = x->used, .total = x->total};
+    } else { /* a picture, under the number of the step the replay shows it in */
+        const viz_picture_note *x = &t->pictures[it->index];
+        int k = it->step;
+        n = (pl_note){.kind = PL_NOTE_PICTURE,
+                      .step = t->nmarks && k >= 1 && k <= t->nmarks ? t->marks[k - 1].step : k,
+                      .at = x->at,
+                      .modeled_at = x->at,
+                      .pic = x->pic};
     }
     return viz_model_note(m, &n); /* as a live run's notes go in */
 }
@@ -711,10 +833,10 @@ int pl_viz_check_trace(const char *path, char *msg, size_t cap)
     } else
         snprintf(msg, cap,
                  "%s: %zu slice%s on %zu track%s of %d rank%s, every track's slices nested or "
-                 "apart; %d narrated step%s, %zu metric value%s",
+                 "apart; %d narrated step%s, %zu metric value%s, %zu picture%s",
                  path, n, n == 1 ? "" : "s", tracks, tracks == 1 ? "" : "s", t.nranks,
                  t.nranks == 1 ? "" : "s", t.nmarks, t.nmarks == 1 ? "" : "s", t.nmetrics,
-                 t.nmetrics == 1 ? "" : "s");
+                 t.nmetrics == 1 ? "" : "s", t.npictures, t.npictures == 1 ? "" : "s");
     free(open);
     free(s);
     json_decref(root);

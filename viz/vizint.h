@@ -163,6 +163,17 @@ typedef struct viz_model {
     double act_now[PL_MAX_RANKS], act_peak[PL_MAX_RANKS];
     unsigned char act_seen[PL_MAX_RANKS];
     size_t nkind[16]; /* events of each kind (pl_event.kind), for the timeline's legend */
+    /* every picture noted (viz_model_note of a PL_NOTE_PICTURE; not a
+     * metric: no curve), in the order noted: a deep copy, the note's time
+     * on both clocks ([0] measured, [1] modeled), when the model took it
+     * in (pl_trace_now: the reveal runs from then) and the step it belongs
+     * to (pl_note.step) */
+    struct viz_pic {
+        struct pl_picture *pic;
+        double at[2], got;
+        int step;
+    } * pics;
+    size_t npics, cappics;
     /* metrics the lab pushes, by name: "loss" per batch, "epoch loss" per epoch */
     struct viz_series {
         char name[32];
@@ -194,7 +205,8 @@ int viz_model_push_metric(viz_model *m, double value);
 int viz_model_push_timed(viz_model *m, const char *name, double value, double at,
                          double modeled_at);
 /* A note of the trace (paralab/trace.h) into the model: a metric value
- * (viz_model_push_timed, with the note's times), a memory sample (the rank's mem_used, mem_total);
+ * (viz_model_push_timed, with the note's times), a memory sample (the rank's mem_used, mem_total),
+ * a picture (copied into pics, with its step: viz_model_pictures);
  * a step's note changes nothing (the narration comes from the player live,
  * from the file's marks in a replay). 0, or -1 as push_named. */
 int viz_model_note(viz_model *m, const pl_note *n);
@@ -276,6 +288,13 @@ typedef struct {
     int rank;
 } viz_memory_note; /* a sample of a rank's device memory */
 
+typedef struct {
+    double at; /* seconds on the file's clock */
+    int after; /* the narrated steps before it in the file */
+    int step;  /* args.step: the step it belongs to (0: before the first; -1: not said) */
+    struct pl_picture *pic; /* malloc'd with its arrays (viz_trace_free) */
+} viz_picture_note;         /* a lab's picture ("picture" instant) */
+
 typedef struct viz_trace {
     pl_event *ev; /* by start */
     size_t nev;
@@ -285,6 +304,8 @@ typedef struct viz_trace {
     size_t nmetrics;
     viz_memory_note *memory; /* in the order they were taken */
     size_t nmemory;
+    viz_picture_note *pictures; /* in the order they were noted, each checked */
+    size_t npictures;
     int nranks, modeled;
     /* what the lab said (its "paralab" metadata): 0 / "" when absent */
     char title[64];
@@ -323,11 +344,11 @@ typedef struct {
     double f; /* how far into it, 0..1 (1 in the last: the replay is over) */
 } viz_cursor;
 
-/* The item the replay shows, in order: an event, a metric value or a
- * memory sample. */
+/* The item the replay shows, in order: an event, a metric value, a
+ * memory sample or a picture. */
 typedef struct {
     int step;   /* 1..nsteps */
-    int metric; /* 0: ev[index]; 1: metrics[index]; 2: memory[index] */
+    int metric; /* 0: ev[index]; 1: metrics[index]; 2: memory[index]; 3: pictures[index] */
     size_t index;
     double at;
 } viz_item;
@@ -337,7 +358,8 @@ typedef struct {
 int viz_replay_step_of(double t, const double *mark_at, int nmarks);
 /* The items of t in the order a replay shows them (malloc'd, *n of them,
  * by step, then time, an event before a metric value before a memory
- * sample at the same time) and
+ * sample before a picture at the same time; a picture in the step its
+ * args.step names) and
  * first[k], the first item of step k + 1 (first[0] = 0, first[nsteps] =
  * *n; malloc'd, nsteps + 1 of them). Returns nsteps (>= 1), -1 when out of
  * memory. */
@@ -443,6 +465,10 @@ const pl_event *viz_mesh_active(const viz_model *m, double t, int modeled);
  * event's axis (pl_mesh_group, in the model's mesh and order). Returns
  * that group, 0 when none (no mesh, no such event). */
 int viz_mesh_lit(const viz_model *m, double t, int modeled, unsigned char *lit);
+/* Rank 0's collectives and sends of narrated step `step` that began by t, per group (ops[
+ * PL_GROUP_TP] ...; ring steps and receives not counted): the mesh pane's "[4] r0 sent: t 0
+ * d 1 p 3". 1 when any. */
+int viz_mesh_step_ops(const viz_model *m, int step, double t, int modeled, int ops[PL_NUM_GROUPS]);
 /* Where the mesh pane puts things inside its border `in`: a box per DP
  * replica (box_w x box_h: its border, a row per stage, a column of cell_w
  * per TP rank, each cell the rank's nd digits, its mark and a blank),
@@ -493,6 +519,11 @@ void viz_fmt_kib(char *buf, size_t cap, double n);
  * scale: round(bytes / scale x w) each, at least 1 for a part that holds
  * any, the longest cut (the first of equals) while they pass w. */
 void viz_zero_bar(int w, const double bytes[VIZ_ZMEM_PARTS], double scale, int len[VIZ_ZMEM_PARTS]);
+/* Rank rk's most bytes at once, the parts summed at each note's time, among its notes up to t
+ * (on the modeled clock when modeled): *peak; 1 when any was noted. The bar draws the cells from
+ * its bytes now to the peak as 'b' (its working buckets then), the legend "b working buckets at
+ * their peak", the row "(+X in working buckets at the peak)" past the formula. */
+int viz_zero_peak_at(const viz_model *m, int rk, double t, int modeled, double *peak);
 /* Where the memory pane puts things inside its border `in`: the formula on
  * row 0, then rows rows of cols columns of ranks (col_w cells each, 2
  * apart: the rank's label_w, its bar bar_w, a blank, its bytes value_w),
@@ -552,10 +583,34 @@ int viz_pic_bars_rows(const struct pl_picture *p, int w);
 char *viz_pic_text(const struct pl_picture *p, int w, int utf8);
 /* The model's pictures to show at time t on the clock: those of the
  * newest narrated step that noted any at or before t (t = INFINITY: the
- * newest), oldest first, at most max; returns how many, with *since the
- * time (measured) the newest of them was noted, for the reveal. */
+ * newest), oldest first, the first max of them into out; returns how many
+ * that step has (possibly more than max: the pane says how many it left
+ * out), with *since the time on the measured clock (pl_trace_now) the
+ * model took the newest of them in (a live run: within a frame of when it
+ * was noted; a replay: when its step was shown), for the reveal, and
+ * *step the step they belong to (either may be NULL). 0 when none. */
 int viz_model_pictures(const viz_model *m, double t, int modeled, const struct pl_picture **out,
-                       int max, double *since);
+                       int max, double *since, int *step);
+/* The picture pane (PL_PANE_PICTURE): a box titled with the picture's
+ * title ("picture" when there is none yet: "no picture yet" inside); the
+ * pictures viz_model_pictures gives at the view's time (the newest while
+ * it follows the run, else at t_end), several stacked with a rule titled
+ * with each next one's title, or side by side (at least 30 columns each,
+ * each column's title on the top border) when stacking does not fit and
+ * that does; each gets viz_pic_rows rows where they fit, else the first
+ * is cut to the rows there are, and the last row says what was left out
+ * ("+1 picture (element map): enlarge the terminal", "cut to 6 of 14
+ * rows: enlarge the terminal"). A step before the current one's pictures
+ * say "step N" in the title. The reveal: an animated picture's parts
+ * (viz_pic_parts) appear one by one, the first at once and then one every
+ * VIZ_PIC_REVEAL_S seconds from when the model took it in, live and in a
+ * replay alike. viz_picture_pane_at: the same at time `now` on the
+ * measured clock (viz_picture_pane: pl_trace_now()). */
+void viz_picture_pane(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v);
+void viz_picture_pane_at(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v, double now);
+/* The reveal (0..1) of picture p `elapsed` seconds after the model took it
+ * in: (1 + floor(elapsed / VIZ_PIC_REVEAL_S)) / parts, at most 1. */
+double viz_pic_reveal(const struct pl_picture *p, double elapsed);
 
 /* The watchdog saw no progress (labrun.c, on the watchdog's thread): the UI
  * thread gives the terminal back, prints the report and ends the process. */

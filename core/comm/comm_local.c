@@ -86,6 +86,7 @@ void lc_emit(lcomm *c, const mark *m, pl_event_kind kind, const char *label, uin
                   .micro_batch = -1,
                   .layer = -1,
                   .peer = peer,
+                  .chunk = kind == PL_EV_RING_STEP && c->step_seg >= 0 ? c->step_seg + 1 : 0,
                   .bytes = bytes,
                   .start = m->start,
                   .end = pl_trace_now(),

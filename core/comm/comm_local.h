@@ -162,6 +162,7 @@ struct lcomm {
     mark call_mark, step_mark; /* when the call and its current step began */
     uint64_t step_bytes;
     int step_peer;
+    int step_seg; /* the ring step's segment (ring_run), -1: none; its event's chunk - 1 */
     unsigned long fifo_step, fifo_steps; /* the current ring step and how many, for reports */
     void *scratch;                       /* device scratch, on this rank's device */
     size_t scratch_bytes;

@@ -105,6 +105,7 @@ static pl_comm_result ring_run(lcomm *c, const char *kind, char *buf, size_t cou
             if (reduce && m)
                 CK(pl_k_reduce(mine, c->scratch, m, type, op, s), "the reduction kernel");
             if ((res = lc_fifo_record(c, 1, i + 1, s))) return res;
+            c->step_seg = seg; /* into the step's event: which segment came in */
             lc_step_done(c, kind, ch, chunks, st, per_chunk);
         }
     /* this buffer may change again only once the successor has read it */

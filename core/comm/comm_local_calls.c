@@ -101,6 +101,7 @@ pl_comm_result lc_begin(lcomm *c, const call *k, const void *send, void *recv, c
     c->step_mark = c->call_mark;
     c->step_bytes = 0;
     c->step_peer = -1;
+    c->step_seg = -1;
     pthread_mutex_lock(&w->lock);
     g->calls[c->rank] = *k;
     g->send[c->rank] = send;
@@ -155,6 +156,7 @@ pl_comm_result lc_step(lcomm *c, const char *kind, int s, int steps)
     lc_mark_start(&c->step_mark, c->call_mark.stream);
     c->step_bytes = 0;
     c->step_peer = -1;
+    c->step_seg = -1;
     return r;
 }
 

@@ -135,5 +135,6 @@ void lc_step_done(lcomm *c, const char *kind, int chunk, int chunks, int st, int
     lc_mark_start(&c->step_mark, c->call_mark.stream);
     c->step_bytes = 0;
     c->step_peer = -1;
+    c->step_seg = -1;
     c->fifo_step++;
 }

@@ -5,8 +5,10 @@
  * from blockIdx, blockDim and threadIdx; the grid must cover every element,
  * and the threads of the last block that fall past the end (the tail) must do
  * nothing. This program runs your vector add (or the reference, until you
- * have written it), shows which block handled which elements, shows the
- * error CUDA gives for a block of 1025 threads, and checks your code.
+ * have written it), draws its grid of blocks on the simulated SMs and
+ * which thread wrote which element (the picture pane; text without the
+ * UI), shows which block handled which elements, shows the error CUDA
+ * gives for a block of 1025 threads, and checks your code.
  *
  * Usage: lab01 [--size N] [--block B] [--solution] [common options] [--help]
  */
@@ -19,7 +21,9 @@
 #include "paralab/cuda_check.h"
 #include "paralab/device.h"
 #include "paralab/options.h"
+#include "paralab/picture.h"
 #include "paralab/step.h"
+#include "paralab/viz.h" /* PL_PANE_PICTURE */
 #include "paralab/world.h"
 
 #include "01_hello_threads/lab01.h"
@@ -120,6 +124,87 @@ static int fits_in_memory(int n, char *err, size_t cap)
     return 1;
 }
 
+/* The element map is drawn for sizes up to this (paralab/picture.h's
+ * limit on the elements a picture holds); past it, only the blocks. */
+#define PICTURE_MAX_N (1 << 20)
+
+/* Builds the two pictures of a record and notes them for step 2; returns
+ * 2 when the element map was among them, 1 the blocks alone, 0 none. */
+static int note_pictures(pl_rank *r, const pl_kernel_record *rec, int n)
+{
+    pl_picture p;
+    int noted = 0;
+    if (pl_picture_blocks(rec, &p) == 0) {
+        pl_lab_picture(r, &p);
+        pl_picture_free(&p);
+        noted = 1;
+    }
+    if (rec->access && !rec->truncated && pl_picture_elements(rec, n, sizeof(float), &p) == 0) {
+        pl_lab_picture(r, &p);
+        pl_picture_free(&p);
+        noted = 2;
+    }
+    return noted;
+}
+
+/* Step 2's pictures (on the simulated GPU: pl_device_caps()->records; a
+ * real GPU draws none): your kernel runs once more, recorded, before the
+ * run the step reports, on arrays of `slots` elements, room for every
+ * thread of the grid (grid x block >= n). A missing bound check then
+ * shows as stores past element n - 1 (the element map's '!') instead of
+ * faulting: with arrays of exactly n elements, as the run below and the
+ * checks allocate, the emulator stops such a kernel at its first access
+ * past the end (a read of a[n]), before any store past it could be seen.
+ * The values added are not looked at (only which thread stored where), so
+ * nothing is copied in. Returns the recorded run's error (cudaSuccess, or
+ * the fault of a kernel that reached past even that room); without room
+ * for the arrays, no picture and cudaSuccess. */
+static cudaError_t picture_run(pl_rank *r, int n, int block, int grid, int *noted, size_t *room)
+{
+    long blocks = (n + (long)block - 1) / block;
+    if (grid > blocks) blocks = grid;
+    size_t slots = (size_t)blocks * (size_t)block, bytes = slots * sizeof(float);
+    *room = slots;
+    float *pa = NULL, *pb = NULL, *pc = NULL;
+    cudaError_t e = cudaMalloc((void **)&pa, bytes);
+    if (e == cudaSuccess) e = cudaMalloc((void **)&pb, bytes);
+    if (e == cudaSuccess) e = cudaMalloc((void **)&pc, bytes);
+    if (e != cudaSuccess) { /* no room for the pictures: the step goes on without them */
+        cudaFree(pa);
+        cudaFree(pb);
+        return cudaSuccess;
+    }
+    pl_record_config cfg = {.blocks = 1, .nranges = 1};
+    /* one store per thread, loads of c by a kernel that reads it too, slack */
+    cfg.max_accesses = 2 * slots + 4096;
+    if (cfg.max_accesses > (size_t)1 << 24) cfg.max_accesses = (size_t)1 << 24;
+    cfg.range[0].lo = pc;
+    cfg.range[0].len = bytes;
+    if (pl_device_record_begin(&cfg) == 0) {
+        e = vector_add(pa, pb, pc, n, block);
+        if (e == cudaSuccess) e = cudaDeviceSynchronize();
+        pl_kernel_record rec = {0};
+        if (pl_device_record_end(&rec) == 0 && e == cudaSuccess) *noted = note_pictures(r, &rec, n);
+        pl_kernel_record_free(&rec);
+    }
+    cudaFree(pa);
+    cudaFree(pb);
+    cudaFree(pc);
+    return e;
+}
+
+/* Under step 2's narration: where its pictures came from. */
+static void say_pictures(int noted, size_t room, int n)
+{
+    if (noted == 2)
+        printf("    pictures: the kernel ran once more, recorded, on arrays of %zu element%s\n"
+               "    (room for every thread): a store past element %d shows as ! there\n",
+               room, room == 1 ? "" : "s", n - 1);
+    else if (noted == 1)
+        printf("    picture: this run's blocks on the SMs (the element map: --size up to %d)\n",
+               PICTURE_MAX_N);
+}
+
 #define STEP(...)                                                                                  \
     do {                                                                                           \
         if (pl_step(r, __VA_ARGS__)) return 1;                                                     \
@@ -175,10 +260,24 @@ static int run_steps(pl_rank *r)
     CK(cudaMemset(dc, 0xff, bytes)); /* NaN everywhere: an unwritten element shows */
     CK(cudaEventCreate(&t0));
     CK(cudaEventCreate(&t1));
-    CK(cudaEventRecord(t0, 0));
-    cudaError_t e = vector_add(da, db, dc, n, block);
+    /* the pictures: a recorded run on roomier arrays (picture_run) up to
+     * PICTURE_MAX_N elements; past it, this run's blocks alone */
+    int records = pl_device_caps()->records, record_here = records && n > PICTURE_MAX_N;
+    int noted = 0;
+    size_t room = 0;
+    cudaError_t e =
+        records && !record_here ? picture_run(r, n, block, grid, &noted, &room) : cudaSuccess;
+    pl_record_config blocks_only = {.blocks = 1};
+    if (record_here && pl_device_record_begin(&blocks_only)) record_here = 0;
+    if (e == cudaSuccess) e = cudaEventRecord(t0, 0);
+    if (e == cudaSuccess) e = vector_add(da, db, dc, n, block);
     if (e == cudaSuccess) e = cudaEventRecord(t1, 0);
     if (e == cudaSuccess) e = cudaDeviceSynchronize();
+    if (record_here) {
+        pl_kernel_record rec = {0};
+        if (pl_device_record_end(&rec) == 0 && e == cudaSuccess) noted = note_pictures(r, &rec, n);
+        pl_kernel_record_free(&rec);
+    }
     L->ran = e == cudaSuccess;
     if (!L->ran) {
         /* the emulator's report names the kernel, block and thread; the
@@ -188,6 +287,7 @@ static int run_steps(pl_rank *r)
         STEP("vector add c[i] = a[i] + b[i] failed: %s (%s)", cudaGetErrorName(e),
              cudaGetErrorString(e));
         if (*pl_fault_report()) printf("    %s\n", pl_fault_report());
+        say_pictures(noted, room, n);
     } else {
         float ms = 0;
         CK(cudaEventElapsedTime(&ms, t0, t1));
@@ -207,6 +307,7 @@ static int run_steps(pl_rank *r)
         else if (wrong)
             printf("    first wrong: c[%d] = %g, expected %g\n", first_wrong, c[first_wrong],
                    a[first_wrong] + b[first_wrong]);
+        say_pictures(noted, room, n);
 
         /* Step 3: which block runs which elements, with the grid size from
          * step 1 (the lab's own kernel records blockIdx.x per element). */
@@ -277,6 +378,7 @@ int main(int argc, char **argv)
         .ctx = &l,
         .max_devices = 1,
         .lab = &lab01_hello_threads,
+        .panes = PL_PANE_BIT(PL_PANE_PICTURE), /* blocks on SMs, the element map */
         .setup = setup,
         .steps = run_steps,
         .fault_shown = fault_shown,

@@ -62,6 +62,28 @@ static void emit(pl_rank *r, pl_event_kind kind, const char *label, mark m, cuda
     pl_trace_record(r->trace, &e);
 }
 
+/* Layer l's backward (inside the step's "backward"), with the bytes of
+ * gradients it produced, on the compute lane. */
+static void emit_layer(pl_rank *r, int l, long bytes, mark m, cudaStream_t s)
+{
+    if (!r->trace) return;
+    pl_event e;
+    memset(&e, 0, sizeof e);
+    e.rank = r->rank;
+    e.lane = PL_LANE_COMPUTE;
+    e.kind = PL_EV_BACKWARD;
+    e.micro_batch = -1;
+    e.layer = l;
+    e.peer = -1;
+    e.bytes = (uint64_t)bytes;
+    e.start = m.start;
+    e.end = pl_trace_now();
+    e.modeled_start = m.modeled_start;
+    e.modeled_end = pl_device_stream_now(s);
+    snprintf(e.label, sizeof e.label, "backward L%d", l);
+    pl_trace_record(r->trace, &e);
+}
+
 static unsigned hash_floats(const float *p, long n)
 {
     unsigned h = 2166136261u;
@@ -199,7 +221,12 @@ int lab07_rank(pl_rank *r)
             mark b = mark_now(cs);
             int launched = 0;
             for (int l = mc.layers - 1; l >= 0; l--) {
+                mark bl = mark_now(cs);
                 CK(pl_mlp_backward_layer(&m, dx, count, l, 0, cs));
+                /* the layer's gradients are produced: the buckets pane fills
+                 * its buckets from these (bytes: the layer's gradients) */
+                emit_layer(r, l, (m.b_off[l] + mc.width[l + 1] - m.w_off[l]) * (long)sizeof(float),
+                           bl, cs);
                 if (!cfg->overlap) continue;
                 CK(cudaEventRecord(layer_done[l], cs));
                 /* every bucket whose gradients are all final now */

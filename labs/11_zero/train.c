@@ -303,6 +303,9 @@ int lab11_rank(pl_rank *r)
                      "%.1f us on the %s clock%s.",
                      B, rows, micro, z.units, what[S], (m1 - m0) * 1e6, pl_clock_name(), comm);
             }
+            /* [4]'s work, the update (stage 1's reduce-scatters and all-gathers), under its
+             * own narration: not on the screen while [3] is */
+            if (narrate) BEGIN();
             if (S == 1 && cfg->update) {
                 int rc = pl_zero_update_with(&z, cfg->lr, cfg->update);
                 if (rc == PL_TODO_STATUS) {
@@ -410,6 +413,8 @@ int lab11_rank(pl_rank *r)
                      res->traffic_bad_at ? res->traffic_why : "the same on every rank");
             }
             if (narrate && created0) { /* [6] the weights against plain DP */
+                /* the stage-0 engine's step (its all-reduces) under [6], not while [5] is up */
+                BEGIN();
                 float l0 = 0;
                 ZE(pl_zero_step(&z0, dx, dy, &l0), z0);
                 ZE(pl_zero_update(&z0, cfg->lr), z0);

@@ -10,6 +10,8 @@
 #include "harness/harness.h"
 #include "paralab/device.h"
 #include "paralab/exercise.h"
+#include "paralab/picture.h"
+#include "paralab/trace.h"
 #include "paralab/viz.h"
 #include "paralab/watchdog.h"
 
@@ -22,6 +24,7 @@ static struct {
     int solution;
     int todo[MAX_EXERCISES];      /* found TODO: the reference runs there */
     int announced[MAX_EXERCISES]; /* its banner is out */
+    int ui; /* the steps run in the terminal UI (as pl_viz_run_lab decides it) */
 } H;
 /* the exercise the probe asks now, + 1 (0: none): read by the watchdog's thread */
 static _Atomic int probing;
@@ -208,7 +211,8 @@ static int run(const pl_lab_def *def, int nsteps)
             fprintf(stderr, "%s: --step: the steps run through without waiting (%s)\n",
                     def->program, no);
     }
-    char err[2048];
+    char err[2048], why[256];
+    H.ui = H.opt.viz && pl_viz_available(why, sizeof why); /* pl_viz_run_lab's test */
     int quit = 0, failed = pl_viz_run_lab(&vc, &H.opt, H.opt.devices, def->steps, def->ctx, &quit,
                                           err, sizeof err);
     if (quit) return quit == 2 ? 130 : 0;
@@ -224,6 +228,30 @@ static int run(const pl_lab_def *def, int nsteps)
         return failed == 2 ? 2 : 1;
     }
     return -1;
+}
+
+void pl_lab_picture(const pl_rank *r, const struct pl_picture *p)
+{
+    if (!r || !p || r->rank != 0) return; /* one rank draws it: the others' would repeat it */
+    char why[256];
+    if (pl_picture_check(p, why, sizeof why)) {
+        fprintf(stderr, "%s: %s (not drawn)\n", H.def ? H.def->program : "lab", why);
+        return;
+    }
+    pl_trace_note_picture(r->trace, p); /* the pane, and the trace file (--trace) */
+    if (H.ui) return;
+    /* plain text, indented as a step's detail lines: 2 + 78 columns */
+    char *text = pl_viz_picture_text(p, 78, -1);
+    if (!text) return;
+    for (char *line = text; *line;) {
+        char *nl = strchr(line, '\n');
+        int len = nl ? (int)(nl - line) : (int)strlen(line);
+        printf("%s%.*s\n", len ? "  " : "", len, line);
+        if (!nl) break;
+        line = nl + 1;
+    }
+    fflush(stdout);
+    free(text);
 }
 
 /* The [checks] block: every exercise as it ran, yours or the reference

@@ -171,11 +171,17 @@ void pl_lab_found_todo(int exercise);
 void pl_lab_probing(int exercise);
 
 /* A picture of the lab's idea (paralab/picture.h) for the current step:
- * with the UI, noted into the world's trace for the picture pane (and the
- * trace file); without it, printed as text (80 columns; ASCII unless the
- * locale is UTF-8) under the step's narration. Call it on one rank (rank
- * 0), after the step's pl_step_begin and before its pl_step, so that the
- * picture belongs to the step that narrates it. The caller keeps p. */
+ * noted into the world's trace (pl_trace_note_picture: the picture pane,
+ * and the trace file with --trace, in both modes); without the UI
+ * (--no-viz, no terminal) also printed at once as text
+ * (pl_viz_picture_text: its title, then the picture; 78 columns indented
+ * by 2, as a step's detail lines; ASCII unless the locale is UTF-8). It
+ * belongs to the step the trace stamps now: call it during the step,
+ * after its pl_step_begin or its pl_step and before the next step's
+ * (after pl_step the text prints under the step's narration; after
+ * pl_step_begin, before the narration is out, above it). Rank 0 only:
+ * on any other rank it does nothing. A picture pl_picture_check refuses
+ * is not drawn: "labNN: <why> (not drawn)" on stderr. The caller keeps p. */
 void pl_lab_picture(const pl_rank *r, const struct pl_picture *p);
 
 /* In a lab's steps function (a pl_rank *r in scope, a cleanup label `out`):

@@ -343,7 +343,7 @@ static void lab11_screen(viz_grid *g, int utf8, int w, int h, const viz_model *m
 /* The bar of ranks at (x, y), its cells: n[0] 'p' in the forward's colour,
  * n[1] 'g' in the backward's, n[2] 'o' in the optimizer's, each reversed;
  * then dim empty cells to w. */
-static void check_bar(const viz_grid *g, int x, int y, int w, const int n[3])
+static void check_bar_peak(const viz_grid *g, int x, int y, int w, const int n[3], int nb)
 {
     static const char letter[3] = {'p', 'g', 'o'};
     static const int colour[3] = {COL_FORWARD, COL_BACKWARD, COL_OPTIMIZER};
@@ -353,12 +353,22 @@ static void check_bar(const viz_grid *g, int x, int y, int w, const int n[3])
             const viz_cell *c = cell(g, cx, y);
             bad += c->ch != (uint32_t)letter[k] || c->fg != colour[k] || c->attr != ATTR_REVERSE;
         }
+    for (int i = 0; i < nb; i++, cx++) { /* up to the peak: b, plain, in the warning colour */
+        const viz_cell *c = cell(g, cx, y);
+        bad += c->ch != 'b' || c->fg != COL_WARN || c->attr != 0;
+    }
     for (; cx < x + w; cx++) {
         const viz_cell *c = cell(g, cx, y);
         bad += c->ch != viz_glyph_ch(g, G_LIGHT) || c->fg != COL_DIM || c->attr != 0;
     }
     CU_ASSERT_EQUAL(bad, 0);
     if (bad) fprintf(stderr, "\n  bar at (%d, %d): %d cells wrong\n", x, y, bad);
+}
+
+/* The same without a peak past it. */
+static void check_bar(const viz_grid *g, int x, int y, int w, const int n[3])
+{
+    check_bar_peak(g, x, y, w, n, 0);
 }
 
 /* ZeRO-2 over 8 ranks at 80x24 (ASCII): the pane across the top, 8 rows;
@@ -431,25 +441,33 @@ static void test_memory_stage3_moves(void)
     }
     note(&m, "params", 0, PSI / 2 + 80000, 2);
     note(&m, "params", 0, PSI / 2 + 40000, 3);
+    note(&m, "params", 0, PSI / 2, 4); /* both given back: at rest, the peak in b */
+    /* b: the cells from what it holds now to its peak so far (222,752 B at t = 2: 12.48
+     * cells, 12), once it has given a bucket back */
     static const struct {
         double t;
         int follow;
-        int p;
+        int p, b;
         const char *row0;
     } c[] = {
-        {1, 0, 2,
+        {1, 0, 2, 0,
          "│r0 ppggoooo░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░ 139.4 KiB     "},
         /* 35,688 + 80,000 of 1,142,016 x 64 = 6.48 */
-        {2.5, 0, 6,
+        {2.5, 0, 6, 0,
          "│r0 ppppppggoooo░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░ 217.5 KiB (+78.1 "
          "KiB in working buckets)"},
         /* 35,688 + 40,000: 4.24 */
-        {3.5, 0, 4,
-         "│r0 ppppggoooo░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░ 178.5 KiB (+39.1 "
+        {3.5, 0, 4, 2,
+         "│r0 ppppggoooobb░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░ 178.5 KiB (+39.1 "
          "KiB in working buckets)"},
-        {0.5, 1, 4,
-         "│r0 ppppggoooo░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░ 178.5 KiB (+39.1 "
-         "KiB in working buckets)"},
+        /* at rest after t = 4: the formula's 2 cells of parameters, b to the peak, and what
+         * the buckets took then */
+        {4.5, 0, 2, 4,
+         "│r0 ppggoooobbbb░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░ 139.4 KiB (peak: "
+         "+78.1 KiB working buckets)"},
+        {0.5, 1, 2, 4,
+         "│r0 ppggoooobbbb░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░ 139.4 KiB (peak: "
+         "+78.1 KiB working buckets)"},
     };
     viz_grid g = {0};
     for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
@@ -466,7 +484,7 @@ static void test_memory_stage3_moves(void)
         /* clang-format on */
         check_rows(&g, 0, 1, want, 3);
         int n0[3] = {c[i].p, 2, 4}, n[3] = {2, 2, 4};
-        check_bar(&g, 4, 3, 64, n0);
+        check_bar_peak(&g, 4, 3, 64, n0, c[i].b);
         char row[512];
         for (int rk = 1; rk < 8; rk++) {
             check_bar(&g, 4, 3 + rk, 64, n);
@@ -474,8 +492,17 @@ static void test_memory_stage3_moves(void)
             CU_ASSERT_STRING_EQUAL(row, " 139.4 KiB                                         │");
         }
         row_text(&g, 11, 0, 120, row, sizeof row);
-        CU_ASSERT_STRING_EQUAL(row, "│p params 4Ψ/N = 34.9 KiB  g grads 4Ψ/N = 34.9 KiB  o optim "
-                                    "8Ψ/N = 69.7 KiB                                            │");
+        if (c[i].b) { /* the legend says what b is */
+            CU_ASSERT_STRING_EQUAL(row,
+                                   "│p params 4Ψ/N = 34.9 KiB  g grads 4Ψ/N = 34.9 KiB  o optim "
+                                   "8Ψ/N = 69.7 KiB  b working buckets at their peak           │");
+        } else {
+            CU_ASSERT_STRING_EQUAL(row,
+                                   "│p params 4Ψ/N = 34.9 KiB  g grads 4Ψ/N = 34.9 KiB  o optim "
+                                   "8Ψ/N = 69.7 KiB                                            │");
+        }
+        if (c[i].b)
+            CU_ASSERT(cell(&g, 77, 11)->ch == (uint32_t)'b' && cell(&g, 77, 11)->fg == COL_WARN);
     }
     viz_grid_free(&g);
     viz_model_free(&m);
@@ -501,7 +528,7 @@ static void test_memory_narrow(void)
         "┌ memory · full bar 12Ψ = 836.4 KiB ───────┐",
         "│ZeRO-1: 8Ψ + 4Ψ/N = 575.1 KiB             │",
         "│r0  ░░░░░░░░░░░░░░ -  r2  ░░░░░░░░░░░░░░ -│",
-        "│r1  ░░░░░░░░░░░░░░ -  ... 13 more (focus: │",
+        "│r1  ░░░░░░░░░░░░░░ -  +13 more (up/down)  │", /* a form that fits, not cut */
         "│p params 4Ψ  g grads 4Ψ  o optim 4Ψ/N     │",
         "└──────────────────────────────────────────┘",
     };

@@ -91,6 +91,78 @@ static void draw(viz_grid *g, const viz_model *m, pl_rect r, double t)
     dump(g);
 }
 
+/* The groups rank 0 sent on in the current narrated step, not only the newest: step 3 a TP
+ * all-reduce; step 4 (Lab 10's DP reduction) a DP all-reduce at t = 1 with its ring step, a
+ * PP send at 2 (its receive on rank 4 not counted), a PP all-reduce at 3, and rank 1's TP
+ * all-reduce (not rank 0's). At t = 3.5 the "now" line names the PP group (the newest), the
+ * step line every group's count; at t = 1.5 the DP one alone; in step 3 the TP one. */
+static void test_mesh_step_ops(void)
+{
+    viz_model m;
+    mesh_model(&m, 2, 2, 2, "megatron");
+    pl_event e = comm_ev(PL_EV_COLLECTIVE, 0, PL_GROUP_TP, 0.5, 0.6, "all_reduce");
+    e.step = 3;
+    add(&m, e);
+    static const struct {
+        int kind, rank, group;
+        double s;
+        const char *label;
+    } ev[] = {{PL_EV_COLLECTIVE, 0, PL_GROUP_DP, 1, "all_reduce bucket 0"},
+              {PL_EV_RING_STEP, 0, PL_GROUP_DP, 1.1, "all_reduce step 1"},
+              {PL_EV_SEND, 0, PL_GROUP_PP, 2, "send"},
+              {PL_EV_RECV, 4, PL_GROUP_PP, 2, "recv"},
+              {PL_EV_COLLECTIVE, 0, PL_GROUP_PP, 3, "all_reduce"},
+              {PL_EV_COLLECTIVE, 1, PL_GROUP_TP, 3, "all_reduce"}};
+    for (size_t i = 0; i < sizeof ev / sizeof *ev; i++) {
+        e = comm_ev(ev[i].kind, ev[i].rank, ev[i].group, ev[i].s, ev[i].s + 0.05, ev[i].label);
+        e.step = 4;
+        add(&m, e);
+    }
+    int ops[PL_NUM_GROUPS];
+    CU_ASSERT_EQUAL(viz_mesh_step_ops(&m, 4, 3.5, 1, ops), 1);
+    CU_ASSERT(ops[PL_GROUP_TP] == 0 && ops[PL_GROUP_DP] == 1 && ops[PL_GROUP_PP] == 2);
+    CU_ASSERT_EQUAL(viz_mesh_step_ops(&m, 4, 1.5, 1, ops), 1);
+    CU_ASSERT(ops[PL_GROUP_TP] == 0 && ops[PL_GROUP_DP] == 1 && ops[PL_GROUP_PP] == 0);
+    CU_ASSERT_EQUAL(viz_mesh_step_ops(&m, 3, 3.5, 1, ops), 1);
+    CU_ASSERT(ops[PL_GROUP_TP] == 1 && ops[PL_GROUP_DP] == 0 && ops[PL_GROUP_PP] == 0);
+    CU_ASSERT_EQUAL(viz_mesh_step_ops(&m, 5, 3.5, 1, ops), 0);
+    CU_ASSERT_EQUAL(viz_mesh_step_ops(&m, 0, 3.5, 1, ops), 0);
+    viz_grid g = {0};
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 40, 10), 0);
+    viz_view v;
+    memset(&v, 0, sizeof v);
+    v.modeled = 1;
+    v.t_end = 3.5;
+    v.span = 3.5;
+    v.step = 4;
+    viz_render_pane(&g, PL_PANE_MESH, (pl_rect){0, 0, 40, 10}, &m, &v);
+    dump(&g);
+    char row[256];
+    row_text(&g, 6, 0, 40, row, sizeof row);
+    CU_ASSERT_STRING_EQUAL(row, "|now: PP group {0 4} all_reduce        |");
+    row_text(&g, 7, 0, 40, row, sizeof row);
+    CU_ASSERT_STRING_EQUAL(row, "|[4] r0 sent: t 0 d 1 p 2              |");
+    /* the counts in their groups' colours, bold; a zero dim */
+    CU_ASSERT(cell(&g, 18, 7)->ch == 'd' && cell(&g, 18, 7)->fg == COL_GROUP_DP &&
+              cell(&g, 18, 7)->attr == ATTR_BOLD);
+    CU_ASSERT(cell(&g, 14, 7)->ch == 't' && cell(&g, 14, 7)->fg == COL_DIM);
+    /* wide: the words say what is counted */
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 60, 10), 0);
+    viz_grid_clear(&g);
+    viz_render_pane(&g, PL_PANE_MESH, (pl_rect){0, 0, 60, 10}, &m, &v);
+    row_text(&g, 7, 0, 60, row, sizeof row);
+    dump(&g);
+    CU_ASSERT_STRING_EQUAL(row, "|[4] r0 sent: t 0 d 1 p 2 (collectives, sends)             |");
+    /* step 0 (none yet): no such line */
+    v.step = 0;
+    viz_grid_clear(&g);
+    viz_render_pane(&g, PL_PANE_MESH, (pl_rect){0, 0, 60, 10}, &m, &v);
+    row_text(&g, 7, 0, 60, row, sizeof row);
+    CU_ASSERT_STRING_EQUAL(row, "|                                                          |");
+    viz_grid_free(&g);
+    viz_model_free(&m);
+}
+
 /* 2 x 2 x 2, Megatron's order: rank = tp + 2 (dp + 2 pp). Replica dp 0
  * holds 0 1 (pp 0) and 4 5 (pp 1), dp 1 holds 2 3 and 6 7. */
 static void test_mesh_megatron_cells(void)
@@ -183,12 +255,31 @@ static void test_mesh_drawn_lit(void)
         "|pp1 | 2  3 | | 6  7 |                 |",
         "|    +------+ +------+                 |",
         "|t TP group  d DP group  p PP group    |",
-        "|now: DP group {1 5} all_reduce bucket |",
+        "|now: DP {1 5} all_reduce bucket 0     |", /* "DP" for "DP group": one row */
         "|                                      |",
         "+--------------------------------------+",
     };
     /* clang-format on */
     check_rows(&g, 0, 0, want, 9);
+    /* a label too long for a row even so: wrapped, not cut at the edge; one row fewer, no
+     * row to wrap onto: the line says it goes on */
+    {
+        viz_model m2;
+        mesh_model(&m2, 2, 2, 2, "picotron");
+        add(&m2, comm_ev(PL_EV_COLLECTIVE, 1, PL_GROUP_DP, 1, 2, "reduce_scatter bucket 3 of 4"));
+        viz_grid g2 = {0};
+        CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g2, 40, 9), 0);
+        draw(&g2, &m2, (pl_rect){0, 0, 40, 9}, 1.5);
+        static const char *want2[] = {"|now: DP group {1 5} reduce_scatter    |",
+                                      "|bucket 3 of 4                         |"};
+        check_rows(&g2, 0, 6, want2, 2);
+        CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g2, 40, 8), 0);
+        draw(&g2, &m2, (pl_rect){0, 0, 40, 8}, 1.5);
+        static const char *want3[] = {"|now: DP group {1 5} reduce_scatter... |"};
+        check_rows(&g2, 0, 6, want3, 1);
+        viz_grid_free(&g2);
+        viz_model_free(&m2);
+    }
     /* rank 1 at (10, 2), rank 5 at (19, 2): lit; 0 at (7, 2), 4 at (16, 2), 3 at (10, 3): not */
     static const struct {
         int x, y, lit, rank;
@@ -804,6 +895,7 @@ static const unit_test tests[] = {
     {"mesh pane: every factorisation of 8 and 12, both orders: every rank in its cell",
      test_mesh_every_cell},
     {"mesh pane: the lit cells reversed, lettered, in the group's colour", test_mesh_drawn_lit},
+    {"mesh pane: rank 0's collectives and sends of the step, per group", test_mesh_step_ops},
     {"mesh pane: a TP, a DP, a PP event light their groups (both orders)", test_mesh_lit_groups},
     {"mesh pane: 2x2x2 megatron, every rank in its cell", test_mesh_megatron_cells},
 };

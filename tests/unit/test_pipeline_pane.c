@@ -114,7 +114,9 @@ static void test_gpipe_cells(void)
     row_text(&g, 3, 1, 58, row, sizeof row);
     CU_ASSERT_STRING_EQUAL(row, "s1  ..F0F1B0B1..                         ..|...      100 B");
     row_text(&g, 4, 1, 58, row, sizeof row);
-    CU_ASSERT_STRING_EQUAL(row, "F0 forward  B0 backward  . bubble  | activations' peak    ");
+    /* 58 cells: not room for "of micro-batch k" and "activations' peak" both; the
+     * backward named as the narration names it (BWk) */
+    CU_ASSERT_STRING_EQUAL(row, "Fk forward  Bk backward (BWk)  . bubble  | act. peak      ");
     /* the kinds in their colours, the letters bold, the peaks marked */
     CU_ASSERT_EQUAL(cell(&g, 5, 2)->fg, COL_FORWARD);
     CU_ASSERT_EQUAL(cell(&g, 5, 2)->attr, ATTR_BOLD);
@@ -134,6 +136,57 @@ static void test_gpipe_cells(void)
     row_text(&g, 1, 1, 98, row, sizeof row);
     CU_ASSERT_PTR_NOT_NULL(strstr(row, "bubble 33.3 % of the time (formula 33.3 %), 50.0 % of the "
                                        "ideal time (formula 50.0 %)"));
+    viz_grid_free(&g);
+    viz_model_free(&m);
+}
+
+/* The timeline of the same run: its F and B cells are their micro-batch's digit, reversed,
+ * and its legend says what the digits are ("0-9 micro-batch" after the kinds, "0-9 mb" when
+ * brief); a timeline without such cells has no such item. ASCII, 8 cells a unit. */
+static void test_timeline_digits_legend(void)
+{
+    viz_model m;
+    gpipe_2x2(&m);
+    viz_grid g = {0};
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 60, 10), 0);
+    viz_view v;
+    memset(&v, 0, sizeof v);
+    v.modeled = 1;
+    v.t_end = 6;
+    v.span = 6;
+    v.ndev = 2;
+    viz_render_pane(&g, PL_PANE_TIMELINE, (pl_rect){0, 0, 60, 10}, &m, &v);
+    if (getenv("PP_DUMP")) {
+        char *t = viz_grid_text(&g);
+        fprintf(stderr, "\n%s", t);
+        free(t);
+    }
+    char row[256];
+    row_text(&g, 1, 1, 58, row, sizeof row); /* rank 0's compute lane: F0 F1, idle, B0 B1 */
+    CU_ASSERT_STRING_EQUAL(row, "r0  cmp 00000000111111111................00000000011111111");
+    CU_ASSERT(cell(&g, 9, 1)->attr == ATTR_REVERSE && cell(&g, 9, 1)->fg == COL_FORWARD);
+    row_text(&g, 7, 1, 58, row, sizeof row);
+    CU_ASSERT_STRING_EQUAL(row, "> forward  < backward  . idle  0-9 micro-batch            ");
+    CU_ASSERT(cell(&g, 32, 7)->ch == '0' && cell(&g, 32, 7)->attr == ATTR_REVERSE);
+    /* brief where the names do not fit */
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 40, 10), 0);
+    viz_render_pane(&g, PL_PANE_TIMELINE, (pl_rect){0, 0, 40, 10}, &m, &v);
+    row_text(&g, 7, 1, 38, row, sizeof row);
+    CU_ASSERT_STRING_EQUAL(row, "> fwd  < bwd  . idle  0-9 mb          ");
+    viz_model_free(&m);
+    /* no micro-batches: no digits, no item */
+    viz_model_init(&m, 1);
+    pl_event e = op(PL_EV_FORWARD, 0, 0, 0, 0, 1);
+    e.micro_batch = -1;
+    add(&m, e);
+    v.ndev = 1;
+    v.t_end = v.span = 1;
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 60, 10), 0);
+    viz_render_pane(&g, PL_PANE_TIMELINE, (pl_rect){0, 0, 60, 10}, &m, &v);
+    char *t = viz_grid_text(&g);
+    CU_ASSERT_PTR_NULL(strstr(t, "micro-batch"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(t, "> forward"));
+    free(t);
     viz_grid_free(&g);
     viz_model_free(&m);
 }
@@ -171,7 +224,9 @@ static void test_zb_h1_cells(void)
     row_text(&g, 3, 1, 24, row, sizeof row);
     CU_ASSERT_STRING_EQUAL(row, "s1  ..F0B0F1B1W0W1      ");
     row_text(&g, 4, 1, 60, row, sizeof row);
-    CU_ASSERT_STRING_EQUAL(row, "F0 forward  B0 input grad  W0 weight grad  . bubble         ");
+    CU_ASSERT_STRING_EQUAL(row, "Fk forward of micro-batch k  Bk input grad  Wk weight grad  ");
+    row_text(&g, 4, 61, 18, row, sizeof row);
+    CU_ASSERT_STRING_EQUAL(row, ". bubble          ");
     CU_ASSERT_EQUAL(cell(&g, 13, 2)->ch, 'W');
     CU_ASSERT_EQUAL(cell(&g, 13, 2)->fg, COL_WGRAD);
     CU_ASSERT_EQUAL(cell(&g, 14, 2)->ch, '0');
@@ -203,7 +258,9 @@ static void test_chunks_and_narrow_boxes(void)
     CU_ASSERT_EQUAL(cell(&g, 10, 2)->attr, ATTR_UNDERLINE);
     CU_ASSERT_EQUAL(cell(&g, 5, 2)->attr, ATTR_BOLD);
     row_text(&g, 4, 1, 100, row, sizeof row);
-    CU_ASSERT_PTR_NOT_NULL(strstr(row, "f0 chunk 1"));
+    CU_ASSERT_STRING_EQUAL(
+        row, "Fk forward of micro-batch k  Bk backward (BWk)  \xc2\xb7 bubble  fk chunk 1"
+             "                                ");
     viz_model_free(&m);
     /* 26 ops of one unit in 20 cells: compressed, letters without numbers */
     viz_model_init(&m, 1);
@@ -358,11 +415,15 @@ static void check_big(int w, int h, int utf8)
     while (x + gap < end && cell(&g, x + gap, r.y + 2)->ch != 'B') gap++;
     CU_ASSERT_EQUAL(gap, w == 120 ? 17 : 10);
     if (w == 120) { /* the legend row under the stages */
-        row_text(&g, r.y + r.h - 2, r.x + 1, 54, row, sizeof row);
-        CU_ASSERT_STRING_EQUAL(row, "F0 forward  B0 backward  . bubble  | activations' peak");
+        /* compressed: the letters alone, so no k in the legend either */
+        row_text(&g, r.y + r.h - 2, r.x + 1, 57, row, sizeof row);
+        CU_ASSERT_STRING_EQUAL(row, "F forward  B backward (BW)  . bubble  | activations' peak");
     } else { /* in the bottom border */
-        row_text(&g, r.y + r.h - 1, r.x + 2, 23, row, sizeof row);
-        CU_ASSERT_STRING_EQUAL(row, "F0 forward  B0 backward");
+        row_text(&g, r.y + r.h - 1, r.x + 2, 57, row, sizeof row);
+        CU_ASSERT_STRING_EQUAL(
+            row, utf8
+                     ? "F forward  B backward (BW)  \xc2\xb7 bubble  \xe2\x94\x82 activations' peak"
+                     : "F forward  B backward (BW)  . bubble  | activations' peak");
     }
     viz_grid_free(&g);
     viz_model_free(&m);
@@ -616,6 +677,7 @@ int register_pipeline_pane_suite(void)
     static const unit_test t[] = {
         {"GPipe p 2 m 2: boxes, bubbles, the bubble line, the gauges' peaks", test_gpipe_cells},
         {"ZB-H1 p 2 m 2: F, B and W boxes, its bubble against the formula", test_zb_h1_cells},
+        {"the timeline's micro-batch digits, in its legend", test_timeline_digits_legend},
         {"a chunk's box; boxes wider than, and too narrow for, their numbers",
          test_chunks_and_narrow_boxes},
         {"live: ops as they arrive; the newest iteration", test_live_and_iterations},

@@ -234,6 +234,60 @@ static void test_shards_80x24(void)
     viz_model_free(&m);
 }
 
+/* Lab 08's metrics pane at 80x24 (25x8 beside the shards): each line in a form that fits its
+ * 23 cells, not cut at the edge: 13 events and rank 0's all-reduce of 16 KiB in 18 us. */
+static void test_metrics_80x24_forms(void)
+{
+    pl_layout L;
+    pl_viz_layout(80, 24, 4, LAB08_PANES, &L);
+    pl_rect r = L.pane[PL_PANE_METRICS];
+    CU_ASSERT_FATAL(r.w == 25 && r.h == 8);
+    viz_model m;
+    lab08_model(&m, 4);
+    pl_event c;
+    memset(&c, 0, sizeof c);
+    c.lane = PL_LANE_COMM;
+    c.kind = PL_EV_COLLECTIVE;
+    c.start = 3;
+    c.end = 3 + 18e-6;
+    c.bytes = 16384;
+    c.micro_batch = c.layer = c.peer = -1;
+    snprintf(c.label, sizeof c.label, "all_reduce");
+    CU_ASSERT_EQUAL(viz_model_add(&m, &c), 0);
+    viz_view v;
+    memset(&v, 0, sizeof v);
+    v.ndev = 4;
+    v.t_end = 3.1;
+    v.span = 3.1;
+    viz_grid g = {0};
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 80, 24), 0);
+    viz_render_pane(&g, PL_PANE_METRICS, r, &m, &v);
+    static const char *const want[] = {
+        "+ metrics --------------+", //
+        "|13 ev, 1 coll, 16.0 KiB|", //
+        "|all_reduce 16.0 KiB    |", //
+        "|busy: cmp 67 %, cpy 0 %|", //
+        "|                       |", //
+        "|                       |", //
+        "|                       |", //
+        "+-----------------------+",
+    };
+    CU_ASSERT(pane_is(&g, r, want));
+    /* wide: the long forms, as before */
+    r = (pl_rect){0, 0, 70, 6};
+    viz_grid_clear(&g);
+    viz_render_pane(&g, PL_PANE_METRICS, r, &m, &v);
+    char row[256];
+    row_text(&g, 1, 1, 68, row, sizeof row);
+    CU_ASSERT_STRING_EQUAL(row,
+                           "13 events, 1 collective (16.0 KiB)                                  ");
+    row_text(&g, 2, 1, 68, row, sizeof row);
+    CU_ASSERT_STRING_EQUAL(row,
+                           "last: all_reduce 16.0 KiB in 18.0 us, 910.22 MB/s algbw             ");
+    viz_grid_free(&g);
+    viz_model_free(&m);
+}
+
 /* 80x24 with t = 8: W2's 8 row shards do not fit in 4 rows, so a row per
  * matrix; ASCII (LANG=C) and no colour: the digits, '>' at the matrix
  * multiplied, '.' for Wc's padded classes (16 = 10 + 6: ranks 5..7 hold
@@ -258,7 +312,7 @@ static void test_shards_compact_ascii(void)
         "| W1 01234567 cols      |", //
         "|>W2 01234567 rows      |", //
         "| Wc 01234... cols      |", //
-        "|                       |", //
+        "|no collective after it |", /* the trace's: none on rank 0 since W2 began */
         "|                       |", //
         "+-----------------------+",
     };
@@ -316,12 +370,47 @@ static void test_shards_120x40(void)
         "│W1 64x256: 4 column shards of 64x64     │", //
         "│W2 256x64: 4 row shards of 64x64        │", //
         "│Wc: 4 col 64x3 +2 pad                   │", //
-        "│                                        │", //
+        "│after it: no collective yet             │", //
         "└────────────────────────────────────────┘",
     };
     CU_ASSERT(pane_is(&g, r, t4));
     for (int y = 3; y <= 6; y++) CU_ASSERT(reversed(&g, r, 15, 20, y, 1));
     CU_ASSERT(inside_only(&g, r));
+    /* the row-parallel W2's partial sums all-reduced (g) on every rank at t = 2.5, and a
+     * ring step (not a collective of its own): the row under the words says so, from the
+     * trace; W1 (column-parallel, t = 1) had none after it */
+    for (int rk = 0; rk < 4; rk++) {
+        pl_event c;
+        memset(&c, 0, sizeof c);
+        c.rank = rk;
+        c.lane = PL_LANE_COMM;
+        c.kind = PL_EV_COLLECTIVE;
+        c.start = 2.5;
+        c.end = 2.9;
+        c.bytes = 16384;
+        c.micro_batch = c.layer = c.peer = -1;
+        snprintf(c.label, sizeof c.label, "all_reduce");
+        viz_model_add(&m, &c);
+        c.kind = PL_EV_RING_STEP;
+        c.start = 2.6;
+        c.end = 2.7;
+        snprintf(c.label, sizeof c.label, "all_reduce step 1");
+        viz_model_add(&m, &c);
+    }
+    char arow[256];
+    viz_grid_clear(&g);
+    viz_render_pane(&g, PL_PANE_SHARDS, r, &m, &v);
+    row_text(&g, r.y + 10, r.x, r.w, arow, sizeof arow);
+    CU_ASSERT_STRING_EQUAL(arow, "│after it: 1 all_reduce, 16.0 KiB        │");
+    CU_ASSERT_EQUAL(cell(&g, r, 1, 10)->fg, COL_COMM);
+    v.t_end = 1;
+    viz_grid_clear(&g);
+    viz_render_pane(&g, PL_PANE_SHARDS, r, &m, &v);
+    row_text(&g, r.y + 10, r.x, r.w, arow, sizeof arow);
+    CU_ASSERT_STRING_EQUAL(arow, "│after it: no collective yet             │");
+    row_text(&g, r.y + 2, r.x, r.w, arow, sizeof arow);
+    CU_ASSERT_STRING_EQUAL(arow, "│▶W1 64x256     W2      Wc               │");
+    v.t_end = 3;
     viz_model_free(&m);
     lab08_model(&m, 8);
     viz_grid_clear(&g);
@@ -633,6 +722,7 @@ int register_shards_suite(void)
     static const unit_test t[] = {
         {"80x24, t = 4: every shard, the one multiplied, fwd/bwd, the head", test_shards_80x24},
         {"80x24, t = 8 and the devices band: a row per matrix, ASCII", test_shards_compact_ascii},
+        {"80x24: the metrics pane's lines in forms that fit", test_metrics_80x24_forms},
         {"120x40: shapes, the shards' words, the padded classes", test_shards_120x40},
         {"every pane size: inside it, drawn or saying too small", test_shards_every_size},
         {"matmul events: the latest per rank, no pipeline stages", test_matmul_events},

@@ -1209,6 +1209,259 @@ static void test_one_stream_metrics_and_memory(void)
     unlink(path);
 }
 
+/* ---- Labs 05-07's screens (review57) ---------------------------------------------------- */
+
+/* The whole pane r of g, as lines (ASCII grid), for exact comparisons. */
+static void pane_lines(const viz_grid *g, pl_rect r, char out[][96])
+{
+    for (int y = 0; y < r.h; y++) row_of(g, r.y + y, r.x, r.w, out[y]);
+}
+
+static pl_event on_stream(int stream, int kind, double s, double e, int step)
+{
+    pl_event x = ev(0, kind == PL_EV_KERNEL ? PL_LANE_COMPUTE : PL_LANE_COPY, kind, s, e, -1, -1,
+                    kind == PL_EV_KERNEL ? "process" : "memcpy");
+    x.stream = (uint8_t)stream;
+    x.step = step;
+    return x;
+}
+
+/* Lab 05: one stream (step 2: copy in, kernel, copy out, 10 s) against two
+ * streams (step 3: the same in two chunks, 7 s), each from its own start on
+ * the longest's scale; a kernel shorter than a cell still drawn. ASCII. */
+static void test_stream_compare(void)
+{
+    viz_model m;
+    viz_model_init(&m, 1);
+    m.stream_lanes = 1;
+    pl_event e[] = {
+        on_stream(2, PL_EV_COPY, 0, 4, 2),       on_stream(2, PL_EV_KERNEL, 4, 6, 2),
+        on_stream(2, PL_EV_COPY, 6, 10, 2),      on_stream(2, PL_EV_COPY, 20, 22, 3),
+        on_stream(2, PL_EV_KERNEL, 22, 22.2, 3), on_stream(2, PL_EV_COPY, 22.2, 24, 3),
+        on_stream(3, PL_EV_COPY, 22, 24, 3),     on_stream(3, PL_EV_KERNEL, 24, 25, 3),
+        on_stream(3, PL_EV_COPY, 25, 27, 3),
+    };
+    for (size_t i = 0; i < sizeof e / sizeof *e; i++) CU_ASSERT_EQUAL(viz_model_add(&m, &e[i]), 0);
+    viz_grid g = {0};
+    g.utf8 = 0;
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 30, 10), 0);
+    viz_view v;
+    memset(&v, 0, sizeof v);
+    v.ndev = 1;
+    v.modeled = 0;
+    v.t_end = 27;
+    v.span = 27;
+    pl_rect r = {0, 0, 30, 10};
+    viz_render_pane(&g, PL_PANE_TIMELINE, r, &m, &v);
+    char L[10][96];
+    pane_lines(&g, r, L);
+    /* 20 cells of 0.5 s after the 8 of the label */
+    static const char *want[10] = {
+        "+ timeline (measured clock): +", "|step 2: 1 stream, 1 kernel, |",
+        "|    s1  ========####========|", "|step 3: 2 streams, 2 kernels|",
+        "|    s1  ====#===......      |", "|    s2  ....====##====      |",
+        "|# kernel  = copy  . idle    |", "|s0 default, s1.. made stream|",
+        "|        0 ns         10.00 s|", "+----------------------------+",
+    };
+    for (int y = 0; y < 10; y++) {
+        if (strcmp(L[y], want[y])) printf("\n  row %d: '%s'\n   want: '%s'", y, L[y], want[y]);
+        CU_ASSERT_STRING_EQUAL(L[y], want[y]);
+    }
+    /* short of rows (4 inside): one row names both, each lane its step */
+    viz_grid_clear(&g);
+    pl_rect small = {0, 0, 30, 6};
+    viz_render_pane(&g, PL_PANE_TIMELINE, small, &m, &v);
+    pane_lines(&g, small, L);
+    static const char *want_small[6] = {
+        "+ timeline (measured clock): +", "|2: 1 stream 10.00 s  3: 2 st|",
+        "|2: s1   ========####========|", "|3: s1   ====#===......      |",
+        "|3: s2   ....====##====      |", "+ # kernel  = copy  . idle --+",
+    };
+    for (int y = 0; y < 6; y++) {
+        if (strcmp(L[y], want_small[y])) printf("\n  row %d: '%s'", y, L[y]);
+        CU_ASSERT_STRING_EQUAL(L[y], want_small[y]);
+    }
+    /* zoomed: the usual lanes again */
+    v.zoomed = 1;
+    viz_grid_clear(&g);
+    viz_render_pane(&g, PL_PANE_TIMELINE, r, &m, &v);
+    pane_lines(&g, r, L);
+    CU_ASSERT_EQUAL(strncmp(L[1], "|r0  s0  ", 9), 0);
+    viz_grid_free(&g);
+    viz_model_free(&m);
+}
+
+static pl_event comm_ev(int rank, int kind, double s, double e, const char *label, int peer,
+                        int chunk)
+{
+    pl_event x = ev(rank, PL_LANE_COMM, kind, s, e, -1, -1, label);
+    x.peer = peer;
+    x.chunk = chunk;
+    return x;
+}
+
+/* Lab 06: a 4-rank ring all-reduce's 6 steps, each rank receiving segment
+ * (b - k - 1) mod 4 at step k from its predecessor (the engine's order):
+ * the table under the ring, exactly; a collective of one float (only one
+ * link moves at its first step) is passed over for the one before. */
+static void test_ring_steps_table(void)
+{
+    viz_model m;
+    viz_model_init(&m, 4);
+    for (int b = 0; b < 4; b++) {
+        pl_event c = comm_ev(b, PL_EV_COLLECTIVE, 0, 6, "all_reduce", -1, 0);
+        viz_model_add(&m, &c);
+        for (int k = 1; k <= 6; k++) {
+            char label[48];
+            snprintf(label, sizeof label, "all_reduce step %d", k);
+            pl_event s = comm_ev(b, PL_EV_RING_STEP, k - 1, k, label, (b + 3) % 4,
+                                 1 + ((b - k - 1) % 4 + 4) % 4);
+            viz_model_add(&m, &s);
+        }
+        pl_event tiny = comm_ev(b, PL_EV_COLLECTIVE, 7, 8, "all_reduce", -1, 0);
+        viz_model_add(&m, &tiny);
+        if (b == 0) { /* one float: only segment 3, on link 3>0 */
+            pl_event s = comm_ev(b, PL_EV_RING_STEP, 7, 7.5, "all_reduce step 1", 3, 4);
+            viz_model_add(&m, &s);
+        }
+    }
+    viz_grid g = {0};
+    g.utf8 = 0;
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 34, 20), 0);
+    viz_view v;
+    memset(&v, 0, sizeof v);
+    v.ndev = 4;
+    v.t_end = 8;
+    v.span = 8;
+    pl_rect r = {0, 0, 34, 20};
+    viz_render_pane(&g, PL_PANE_TOPOLOGY, r, &m, &v);
+    char L[20][96];
+    pane_lines(&g, r, L);
+    static const char *want[9] = {
+        "|all_reduce: cK a>b +add =copy   |", "|step 0>1 1>2 2>3 3>0            |",
+        "| 1 + c3  c0  c1  c2             |", "| 2 + c2  c3  c0  c1             |",
+        "| 3 + c1  c2  c3  c0             |", "| 4 = c0  c1  c2  c3             |",
+        "| 5 = c3  c0  c1  c2             |", "| 6 = c2  c3  c0  c1             |",
+        "+--------------------------------+",
+    };
+    for (int y = 0; y < 9; y++) {
+        if (strcmp(L[11 + y], want[y])) printf("\n  row %d: '%s'", 11 + y, L[11 + y]);
+        CU_ASSERT_STRING_EQUAL(L[11 + y], want[y]);
+    }
+    CU_ASSERT_PTR_NOT_NULL(strstr(L[2], "r0")); /* the ring above it */
+    CU_ASSERT_PTR_NOT_NULL(strstr(L[9], "r2"));
+    /* seen from a later step (8), it says whose it is; a row short of its
+     * height (11: 9 inside), without the headline, the ring left out */
+    for (int b = 0; b < 4; b++)
+        for (size_t i = 0; i < m.lanes[b][PL_LANE_COMM].n; i++)
+            m.lanes[b][PL_LANE_COMM].ev[i].step = 7;
+    v.step = 8;
+    viz_grid_resize(&g, 36, 14);
+    for (int h = 14; h >= 11; h -= 3) {
+        viz_grid_clear(&g);
+        pl_rect q = {0, 0, 36, h};
+        viz_render_pane(&g, PL_PANE_TOPOLOGY, q, &m, &v);
+        pane_lines(&g, q, L);
+        if (h == 14) {
+            CU_ASSERT_STRING_EQUAL(L[5], "|step 7's all_reduce: cK moved a>b |");
+            CU_ASSERT_STRING_EQUAL(L[6], "|step 0>1 1>2 2>3 3>0              |");
+        } else {
+            CU_ASSERT_STRING_EQUAL(L[2], "|                                  |");
+            CU_ASSERT_STRING_EQUAL(L[3], "|step 0>1 1>2 2>3 3>0              |");
+            CU_ASSERT_STRING_EQUAL(L[4], "| 1 + c3  c0  c1  c2               |");
+            CU_ASSERT_STRING_EQUAL(L[9], "| 6 = c2  c3  c0  c1               |");
+        }
+    }
+    viz_grid_free(&g);
+    viz_model_free(&m);
+}
+
+/* The engine's ring records which segment each step moved: a 4-rank
+ * all-reduce, every step's cells a permutation of the 4 segments. */
+static void test_ring_steps_recorded(void)
+{
+    pl_trace *t = pl_trace_create(4, 4096, PL_TRACE_WAIT);
+    ring_links l;
+    memset(&l, 0, sizeof l);
+    char err[512];
+    CU_ASSERT_EQUAL_FATAL(pl_world_run_traced(4, NULL, 10, t, run_ring, &l, err, sizeof err), 0);
+    static pl_event buf[4096];
+    size_t n = pl_trace_drain(t, buf, 4096);
+    size_t steps = 0;
+    int seen[4][8] = {{0}}; /* [receiver][step]: segment + 1 */
+    for (size_t i = 0; i < n; i++)
+        if (buf[i].kind == PL_EV_RING_STEP && strstr(buf[i].label, "chunk 1 step") == NULL) {
+            const char *s = strstr(buf[i].label, "step ");
+            int k = s ? atoi(s + 5) : 0;
+            if (strstr(buf[i].label, "chunk")) continue;
+            CU_ASSERT(buf[i].chunk >= 1 && buf[i].chunk <= 4);
+            CU_ASSERT_EQUAL(buf[i].peer, (buf[i].rank + 3) % 4);
+            if (k >= 1 && k <= 6) seen[buf[i].rank][k - 1] = buf[i].chunk;
+            steps++;
+        }
+    CU_ASSERT_EQUAL(steps, 4 * 6);
+    for (int k = 0; k < 6; k++) {
+        int mask = 0;
+        for (int b = 0; b < 4; b++) mask |= seen[b][k] ? 1 << (seen[b][k] - 1) : 0;
+        CU_ASSERT_EQUAL(mask, 15);
+    }
+    pl_trace_destroy(t);
+}
+
+/* Lab 07: a backward of three layers (L2 100 B, L1 300 B, L0 100 B of
+ * gradients) and four buckets (100, 200, 100, 100 B) all-reduced one after
+ * the other: each fills while its layer runs, waits, is all-reduced. */
+static void test_buckets(void)
+{
+    viz_model m;
+    viz_model_init(&m, 1);
+    pl_event bw = ev(0, PL_LANE_COMPUTE, PL_EV_BACKWARD, 0, 4, -1, -1, "backward");
+    pl_event l2 = ev(0, PL_LANE_COMPUTE, PL_EV_BACKWARD, 0, 1, -1, 2, "backward L2");
+    pl_event l1 = ev(0, PL_LANE_COMPUTE, PL_EV_BACKWARD, 1, 3, -1, 1, "backward L1");
+    pl_event l0 = ev(0, PL_LANE_COMPUTE, PL_EV_BACKWARD, 3, 4, -1, 0, "backward L0");
+    pl_event op = ev(0, PL_LANE_COMPUTE, PL_EV_OPTIMIZER, 8, 9, -1, -1, "optimizer");
+    l2.bytes = 100, l1.bytes = 300, l0.bytes = 100;
+    pl_event c[4] = {comm_ev(0, PL_EV_COLLECTIVE, 1, 2, "all_reduce", -1, 0),
+                     comm_ev(0, PL_EV_COLLECTIVE, 3, 5, "all_reduce", -1, 0),
+                     comm_ev(0, PL_EV_COLLECTIVE, 5, 6, "all_reduce", -1, 0),
+                     comm_ev(0, PL_EV_COLLECTIVE, 6, 8, "all_reduce", -1, 0)};
+    c[0].bytes = 100, c[1].bytes = 200, c[2].bytes = 100, c[3].bytes = 2048;
+    pl_event *all[] = {&bw, &l2, &l1, &l0, &c[0], &c[1], &c[2], &c[3], &op};
+    for (int i = 0; i < 9; i++) viz_model_add(&m, all[i]);
+    viz_grid g = {0};
+    g.utf8 = 0;
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 27, 8), 0);
+    viz_view v;
+    memset(&v, 0, sizeof v);
+    v.ndev = 1;
+    v.t_end = 9;
+    v.span = 9;
+    pl_rect r = {0, 0, 27, 8};
+    viz_render_pane(&g, PL_PANE_TOPOLOGY, r, &m, &v);
+    char L[8][96];
+    pane_lines(&g, r, L);
+    /* 16 cells of 0.5 s (0 to 8 s) after the 9 of the label */
+    static const char *want[8] = {
+        "+ topology ---------------+", "|< fill : wait ~ reduce   |", "|backward <<<<<<<<........|",
+        "|b1  100B <<~~............|", "|b2  200B <<<<<<~~~~......|", "|b3  100B <<<<<<::::~~....|",
+        "|b4    2K <<<<<<<<::::~~~~|", "+-------------------------+",
+    };
+    for (int y = 0; y < 8; y++) {
+        if (strcmp(L[y], want[y])) printf("\n  row %d: '%s'", y, L[y]);
+        CU_ASSERT_STRING_EQUAL(L[y], want[y]);
+    }
+    /* a run with a pane of its own for its communication (here: shards)
+     * keeps the ring and links (a pane this small: the list alone) */
+    m.nmatrices = 1;
+    viz_grid_clear(&g);
+    viz_render_pane(&g, PL_PANE_TOPOLOGY, r, &m, &v);
+    pane_lines(&g, r, L);
+    CU_ASSERT_STRING_EQUAL(L[1], "|no bytes moved yet       |");
+    m.nmatrices = 0;
+    viz_grid_free(&g);
+    viz_model_free(&m);
+}
+
 int register_viz_suite(void)
 {
     static const unit_test t[] = {
@@ -1233,6 +1486,12 @@ int register_viz_suite(void)
         {"paralab-viz --check: slices that do not nest", test_check_trace},
         {"one stream: a rank's metrics and device memory reach the model, the file, the replay",
          test_one_stream_metrics_and_memory},
+        {"timeline: one stream against chunks, each step from its start (Lab 05)",
+         test_stream_compare},
+        {"topology: a ring all-reduce's steps, the segment on each link (Lab 06)",
+         test_ring_steps_table},
+        {"the engine's ring records each step's segment", test_ring_steps_recorded},
+        {"topology: gradient buckets filling in backward, then all-reduced (Lab 07)", test_buckets},
     };
     /* and the shards pane's own suite (test_shards.c), with it */
     return UNIT_SUITE("viz", t) || register_shards_suite() || register_pipeline_pane_suite() ||

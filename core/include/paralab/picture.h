@@ -29,16 +29,26 @@ typedef enum {
     /* Lab 01: the grid of blocks on the simulated SMs (waves when blocks
      * exceed what the SMs hold at once). p[0] G blocks (linear order),
      * p[1] SMs, p[2] blocks per SM, p[3] waves, p[4] threads per block,
-     * p[5] blocks drawn (<= G, <= 65536). iv[2b], iv[2b+1]: block b's SM
-     * and wave, for b < p[5]. */
+     * p[5] blocks drawn (<= G, <= 65536: blocks 0..p[5]-1, those the
+     * record holds in a row). iv[2b], iv[2b+1]: block b's SM and wave,
+     * for b < p[5]. The renderer reveals the waves one by one (its parts:
+     * p[3]). */
     PL_PIC_BLOCKS,
-    /* Lab 01: which thread wrote which element. p[0] n elements, p[1]
-     * threads per block, p[2] blocks, p[3] elements drawn (<= n, <=
-     * 1<<20), p[4] tail threads (that wrote nothing), p[5] stores out of
-     * bounds (at index >= n), p[6] the first such thread's global index
-     * (-1: none), p[7] elements written twice or more. iv[i], i < p[3]:
-     * the global thread index (blockIdx.x * blockDim.x + threadIdx.x)
-     * that last wrote element i, -1: none. */
+    /* Lab 01: which thread wrote which element, from the stores into the
+     * record's range 0. p[0] n elements, p[1] threads per block, p[2]
+     * blocks, p[3] elements drawn (<= n, <= 1<<20), p[4] tail threads
+     * (launched threads that stored nothing into range 0), p[5] stores out
+     * of bounds (at element index offset / elem_size >= n), p[6] the
+     * first such store's thread (global index; -1: none), p[7] elements
+     * written twice or more. A thread's global index is linear block x
+     * threads per block + linear thread (blockIdx.x * blockDim.x +
+     * threadIdx.x in a 1-D launch). iv[i], i < p[3]: the global index of
+     * the thread that last wrote element i, -1: none. When p[3] = n, iv
+     * may go on past the end: iv[n + j], j < ni - n (at most 65536 slots:
+     * the grid's threads past n, or to the furthest store past the end if
+     * further), the thread that stored to element n + j (out of bounds;
+     * seen only where range 0 was recorded longer than n elements: the
+     * emulator faults on a store past the allocation), -1: none. */
     PL_PIC_ELEMENTS,
     /* Lab 02: one warp's request to global memory. p[0] lanes (<= 32),
      * p[1] sector bytes (32), p[2] distinct sectors touched, p[3] 1: a
@@ -93,10 +103,10 @@ typedef enum {
 #define PL_PIC_MAX_LABELS 256
 
 typedef struct pl_picture {
-    int kind;         /* pl_picture_kind */
-    char title[48];   /* the pane's heading: "blocks on SMs" */
+    int kind;       /* pl_picture_kind */
+    char title[48]; /* the pane's heading: "blocks on SMs" */
     int64_t p[PL_PIC_PARAMS];
-    int32_t *iv;      /* malloc'd (pl_picture_free) */
+    int32_t *iv; /* malloc'd (pl_picture_free) */
     size_t ni;
     double *dv;
     size_t nd;
@@ -110,15 +120,28 @@ const char *pl_picture_kind_name(int kind);
 /* The kind named, or PL_PIC_NONE. */
 int pl_picture_kind_parse(const char *name);
 
-/* A picture of `kind` titled `title` with room for ni integers, nd reals
- * and ns labels (zeroed). 0, or -1 (out of memory, counts over the limits). */
+/* A picture of `kind` titled `title` (cut to 47 bytes) with room for ni
+ * integers, nd reals and ns labels (zeroed; a count of 0: NULL). 0, or -1
+ * (out of memory, counts over the limits, a kind out of range) with p
+ * empty (pl_picture_free is harmless on it). p's old arrays are not freed. */
 int pl_picture_init(pl_picture *p, int kind, const char *title, size_t ni, size_t nd, size_t ns);
 void pl_picture_free(pl_picture *p);
-/* A deep copy: 0, or -1 out of memory. */
+/* A deep copy into dst (its old arrays are not freed): 0, or -1 out of
+ * memory (dst empty). */
 int pl_picture_copy(pl_picture *dst, const pl_picture *src);
 /* 0 when p is well formed for its kind (counts, parameters in range, as
- * above); else -1 with err naming the kind, the bad value and what is
- * allowed. The trace reader refuses pictures that fail it. */
+ * above); else -1 with err (NULL or cap 0: none) naming the kind, the
+ * title, the bad value and what is allowed: 'picture "blocks" (blocks on
+ * SMs): iv[4] (a block's SM) = 2: allowed are 0..1'. Checked: the title
+ * and every label end within their arrays; each parameter the kind's
+ * layout defines in its range (the message says it: threads per block
+ * 1..1024, lanes 1..32, a highlight -1..count-1, an index within what it
+ * indexes, a thread or an SM that exists); every integer of iv likewise; ni
+ * exactly as the layout says; nd and ns exactly for the kinds that use
+ * them (request and banks: ns 1; roofline: nd 2 + 2P, ns 1 + P; bars: nd
+ * B + 1, ns B + 2), not read for the others; reals: the roofline's finite
+ * and > 0, the bars' finite and >= 0 or NaN (none). The trace reader
+ * refuses pictures that fail it, pl_trace_note_picture does not note them. */
 int pl_picture_check(const pl_picture *p, char *err, size_t cap);
 
 /* ---- builders: from a kernel's record (paralab/device.h) ------------------------- */

@@ -33,7 +33,8 @@
  * peer; each step as an instant ("i", cat "narration", args step and text)
  * and each metric value as a counter ("C", cat "metric", args value); each
  * memory sample as a counter of the rank's process ("C", cat "memory", name
- * "device memory", args used and total, bytes).
+ * "device memory", args used and total, bytes); each picture as an instant
+ * ("i", cat "picture", see pl_trace_note_picture).
  */
 #ifndef PARALAB_TRACE_H
 #define PARALAB_TRACE_H
@@ -75,7 +76,10 @@ typedef struct pl_event {
                        unknown (real GPUs) */
     uint8_t group;  /* a communicator's event: its pl_group (0: the world, or untagged) */
     int32_t micro_batch, layer, peer; /* -1: none */
-    int32_t chunk; /* a pipeline op's model chunk 0..v-1 (interleaving); 0 otherwise */
+    int32_t chunk; /* a pipeline op's model chunk 0..v-1 (interleaving); a ring step of
+                      the engine's ring (reduce-scatter, all-gather, all-reduce): 1 + the
+                      segment of N it moved (k: segment k - 1, from peer to rank); 0
+                      otherwise */
     int32_t step;  /* the narrated step it was recorded in (pl_trace_set_step); 0: before the
                       first, or none */
     uint64_t bytes;
@@ -133,23 +137,25 @@ void pl_trace_note_metric(pl_trace *t, const char *name, double value);
 void pl_trace_note_memory(pl_trace *t, int rank, double used, double total);
 
 /* A lab's picture of its idea (paralab/picture.h), noted now: copied (the
- * caller keeps and frees its own). Nothing when out of memory or when
- * pl_picture_check refuses it. The writer writes it as an instant ("i",
- * cat "picture", name the kind's, args title, p, iv, dv, sv) that the
- * replay reads back. */
+ * caller keeps and frees its own), with the step the trace stamps into its
+ * events now (pl_trace_set_step: the step begun or narrated last; 0 before
+ * the first). Nothing when out of memory or when pl_picture_check refuses
+ * it. The writer writes it as an instant ("i", cat "picture", name the
+ * kind's, args step, title, p (8 integers), iv, dv (NaN and infinities as
+ * null), sv) that the replay reads back. */
 struct pl_picture;
 void pl_trace_note_picture(pl_trace *t, const struct pl_picture *pic);
 
 typedef enum { PL_NOTE_STEP, PL_NOTE_METRIC, PL_NOTE_MEMORY, PL_NOTE_PICTURE } pl_note_kind;
 typedef struct pl_note {
     int kind;     /* pl_note_kind */
-    int step;     /* a step: its number (1, 2...) */
+    int step;     /* a step: its number (1, 2...); a picture: the step it belongs to */
     int rank;     /* memory: whose device */
     double value; /* a metric's value; memory: the bytes in use */
     double total; /* memory: the bytes in all */
     double at, modeled_at;
-    char name[32]; /* a metric's name */
-    char *text;    /* a step's narration (malloc'd: pl_trace_free_notes) */
+    char name[32];          /* a metric's name */
+    char *text;             /* a step's narration (malloc'd: pl_trace_free_notes) */
     struct pl_picture *pic; /* a picture (malloc'd with its arrays: pl_trace_free_notes) */
 } pl_note;
 /* Consumer side (one thread): takes every waiting note, in the order they

@@ -34,8 +34,8 @@ typedef enum {
     PL_PANE_SHARDS,
     PL_PANE_PIPELINE,
     PL_PANE_METRICS,
-    PL_PANE_MESH,   /* a hybrid lab's device mesh (pl_viz_mesh) */
-    PL_PANE_MEMORY, /* a ZeRO lab's memory per device (pl_viz_zero) */
+    PL_PANE_MESH,    /* a hybrid lab's device mesh (pl_viz_mesh) */
+    PL_PANE_MEMORY,  /* a ZeRO lab's memory per device (pl_viz_zero) */
     PL_PANE_PICTURE, /* a lab's picture of its idea (paralab/picture.h: blocks on SMs,
                         a warp's sectors, the tree, the tiles, the roofline, bars) */
     PL_NUM_PANES
@@ -72,7 +72,12 @@ void pl_viz_layout_text(int cols, int rows, int ndev, unsigned panes, int text_r
  * least 7 rows where that leaves the topology 3). The memory pane goes
  * across the screen under the header (and the pipeline pane): a row per
  * device and four more, leaving the others 11 rows (8 when the screen is
- * short; beside the metrics when not even that leaves it 5). */
+ * short; beside the metrics when not even that leaves it 5). The picture
+ * pane takes the right half of the body under those (its whole height)
+ * where that leaves it at least 56 columns and the others theirs (60 with
+ * a left column, else 40); else the full width above the narration, 3/5
+ * of the body's rows leaving the others 9 (beside the metrics when that
+ * is under 5); the whole body with no other pane. */
 void pl_viz_layout_stages(int cols, int rows, int ndev, int stages, unsigned panes, int text_rows,
                           pl_layout *out);
 
@@ -280,9 +285,23 @@ int pl_viz_read_trace(const char *path, pl_event **out, size_t *n, int *nranks, 
 
 /* Checks a trace file as Perfetto draws it: on every track (pid, tid) two
  * slices ("X" events) are apart or one holds the other. 0 with a summary
- * in msg (slices, tracks, ranks, narrated steps, metric values); 1 with the
+ * in msg (slices, tracks, ranks, narrated steps, metric values, pictures); 1 with the
  * number of pairs that overlap without nesting and the first; 2 when the
  * file cannot be read as a trace (msg as pl_viz_read_trace's err). */
 int pl_viz_check_trace(const char *path, char *msg, size_t cap);
+
+/* ---- a picture as text (a run without the UI) ----------------------------------------------- */
+
+/* A lab's picture (paralab/picture.h) as plain text, w columns wide (at
+ * least 1): its title on the first line, then what the picture pane draws
+ * of it, in full (the renderer's text form, viz_pic_text); utf8 0: ASCII
+ * only, 1: UTF-8 glyphs, < 0: as the locale says (pl_viz_locale_utf8).
+ * Lines end in '\n', trailing blanks cut. malloc'd; NULL out of memory. */
+struct pl_picture;
+char *pl_viz_picture_text(const struct pl_picture *p, int w, int utf8);
+/* 1 when the environment's locale (LC_ALL, LC_CTYPE, LANG, as
+ * setlocale(LC_CTYPE, "") would take it) has the codeset UTF-8, as the UI
+ * decides its glyphs; 0 otherwise (LANG=C). Changes no locale. */
+int pl_viz_locale_utf8(void);
 
 #endif
