@@ -394,6 +394,13 @@ LAB_ARGS="--size 1024" lab_run lab03_no_guard.cu 03_reduction lab03 1 \
 scenario lab03_half_mask.cu 03_reduction 1 \
     '^PASS  03_reduction +block_sum ' \
     '^FAIL  03_reduction +block_sum_shuffle +block_sum_shuffle\(n=1\) failed: cudaErrorLaunchFailure kernel block_sum_shuffle \(labs/03_reduction/exercise.cu:[0-9]+\), blockIdx \(0,0,0\), threadIdx \(16,0,0\): __shfl_down_sync at labs/03_reduction/exercise.cu:[0-9]+: the mask 0x0000ffff does not include the calling lane 16'
+# the student's own tree is the one drawn (the picture of the recorded
+# kernel): interleaved addressing, right sums, divergent warps
+scenario lab03_interleaved.cu 03_reduction 0 \
+    '^PASS  03_reduction +block_sum ' '^PASS  03_reduction +block_sum_shuffle'
+LAB_ARGS="--kernel 2 --size 4096" lab_run lab03_interleaved.cu 03_reduction lab03 0 \
+    'sequential addressing \(block_sum, yours\)' 'L0     [●+][◀<][●+][◀<][●+][◀<]' \
+    's\[t\] \+= s\[t\+1\]: 128 threads' 'warps 0-7 diverge: 16 of 32 active'
 
 scenario lab04_correct.cu 04_gemm 0 \
     '^PASS  04_gemm +matmul_tiled'

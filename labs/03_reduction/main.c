@@ -18,6 +18,7 @@
 #include "paralab/cli.h"
 #include "paralab/device.h"
 #include "paralab/options.h"
+#include "paralab/picture.h"
 #include "paralab/plural.h"
 #include "paralab/step.h"
 #include "paralab/viz.h"
@@ -97,6 +98,40 @@ static int fold(pl_rank *r, const float *h, int n)
     return 0;
 }
 
+/* The tree of block 0 as the kernel made it (paralab/picture.h), for the
+ * picture pane of version v's step: its shared-memory accesses recorded
+ * by the simulated GPU while fn summed the first min(n, 256) floats (one
+ * block: the same kernel, the student's where it is written), and with
+ * shuffles its warp ops too (a second picture: the lanes). Nothing on a
+ * real GPU (pl_device_caps()->records is 0). 0, or a CUDA error of the
+ * launch (the run stops with it). */
+static int picture_tree(pl_rank *r, sum_fn fn, int shuffle, const float *din, float *dout, int n)
+{
+    if (!pl_device_caps()->records) return 0;
+    pl_record_config cfg = {.max_accesses = 1 << 16,
+                            .shared = 1,
+                            .warp_ops = shuffle,
+                            .block_first = 0,
+                            .block_count = 1};
+    if (pl_device_record_begin(&cfg)) return 0;
+    int e = fn(din, dout, n < LAB03_THREADS ? n : LAB03_THREADS);
+    if (!e) e = cudaDeviceSynchronize();
+    pl_kernel_record rec;
+    memset(&rec, 0, sizeof rec);
+    if (pl_device_record_end(&rec) || e) {
+        pl_kernel_record_free(&rec);
+        return e;
+    }
+    for (int mode = 0; mode <= shuffle; mode++) {
+        pl_picture pic;
+        if (pl_picture_tree(&rec, mode, &pic)) continue; /* no level: nothing to draw */
+        pl_lab_picture(r, &pic);
+        pl_picture_free(&pic);
+    }
+    pl_kernel_record_free(&rec);
+    return 0;
+}
+
 static int run_steps(pl_rank *r)
 {
     lab *l = r->arg;
@@ -133,6 +168,15 @@ static int run_steps(pl_rank *r)
     for (int v = 0; v < 5; v++) {
         if (l->kernel && l->kernel != v + 1) continue;
         PL_LAB_BEGIN();
+        /* the trees of the interleaved, sequential and shuffle versions */
+        if (r->rank == 0 && (v == 0 || v == 1 || v == 3)) {
+            int e = picture_tree(r, fns[v], v == 3, din, dout, n);
+            if (e) {
+                snprintf(r->error, sizeof r->error, "version %d: %s", v + 1,
+                         cudaGetErrorName((cudaError_t)e));
+                goto out;
+            }
+        }
         int blocks = v == 2 ? (n + 2 * LAB03_THREADS - 1) / (2 * LAB03_THREADS) : nb;
         /* a real GPU loads a kernel at its first launch (lazy loading): run
          * it once untimed */
@@ -202,6 +246,7 @@ int main(int argc, char **argv)
         .on_option = on_option,
         .ctx = &l,
         .max_devices = 1,
+        .panes = PL_PANE_BIT(PL_PANE_PICTURE), /* the tree of each version's kernel */
         .lab = &lab03_reduction,
         .todo_names = 1,
         .setup = setup,

@@ -71,9 +71,18 @@ typedef enum {
     PL_PIC_BANKS,
     /* Lab 03: a block's reduction tree, level by level. p[0] n values, p[1]
      * levels L, p[2] warp size, p[3] 1: warp shuffles (lanes, not shared
-     * memory), p[4] threads per block. iv: for each level, k then k
-     * triples (thread, dst, src): the thread that added element src into
-     * element dst (indices into the shared array, or lanes). */
+     * memory), p[4] threads per block, p[5] 1: the tree is incomplete (the
+     * record was truncated, or levels past the limit of ints were left
+     * out: at most 64 levels), p[6] the block (linear index), p[7] with
+     * shuffles the warp whose lanes these are (the block's lowest that
+     * shuffled). iv: for each level, k then k triples (thread, dst, src), in
+     * thread order: the thread (its index in the block) that added element
+     * src into element dst (indices into the shared array, or lanes). The
+     * load of the values (s[t] = in[i]: a store with
+     * no shared load besides its own element) is no level: the values are
+     * the tree's leaves. The active threads of a level are its k threads; a
+     * warp diverges at a level when some but not all of its threads are
+     * among them. How a record becomes levels: core/picture_lab03.c. */
     PL_PIC_TREE,
     /* Lab 04: the tiles one block loads into shared memory for its output
      * tile, step by step along K. p[0] M, p[1] N, p[2] K, p[3] tile T,
