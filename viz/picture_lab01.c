@@ -303,17 +303,27 @@ int viz_pic_elements(viz_grid *g, pl_rect r, const struct pl_picture *p, double 
             /* a folded cell: its most telling mark (! ? block - blank) */
             uint32_t ch = ' ';
             int fg = COL_DEFAULT, best = -1;
-            for (int64_t j = i; j < i + k && j < S; j++) {
-                uint32_t cj;
-                int fj, rj;
-                slot_mark(p, j, &cj, &fj, &rj);
-                if (rj > best) ch = cj, fg = fj, best = rj;
-            }
+            int64_t hi = i + k < S ? i + k : S;
+            if (hi <= drawn) {
+                /* elements only: '?' where one was never written, else the
+                 * first's block — the marks of the loop below, found by a
+                 * loop the compiler vectorises (2^20 elements in a frame) */
+                int32_t least = p->iv[i];
+                for (int64_t j = i + 1; j < hi; j++) least = p->iv[j] < least ? p->iv[j] : least;
+                slot_mark(p, i, &ch, &fg, &best);
+                if (least < 0) ch = '?', fg = COL_WARN;
+            } else
+                for (int64_t j = i; j < hi; j++) {
+                    uint32_t cj;
+                    int fj, rj;
+                    slot_mark(p, j, &cj, &fj, &rj);
+                    if (rj > best) ch = cj, fg = fj, best = rj;
+                }
             viz_put(g, r.x + lw + (int)c, y, ch, fg, fg == COL_WARN ? ATTR_BOLD : 0);
         }
     }
     int64_t never = 0;
-    for (int64_t i = 0; i < drawn; i++) never += p->iv[i] < 0;
+    for (int64_t i = 0; i < drawn; i++) never += p->iv[i] < 0 ? 1 : 0;
     if (r.w < PIC_NARROW) { /* compact: three lines */
         if (y < end)
             viz_textf(g, r.x, y++, r.w, COL_DEFAULT, 0, "0-9a-z: the block; - tail: %lld idle",
