@@ -89,9 +89,10 @@ t-layers:
 	@echo "== the layers: every #include within the layers its file may see (mk/layers.mk), and the check's own test"
 	@$(TESTENV) tests/layers.sh
 	@$(TESTENV) tests/layers_selftest.sh
-t-link: $(SIMDEP)
-	@echo "== each program links only what it uses (paralab-train: no ncurses; a lab: no other lab's code)"
+t-link: $(SIMDEP) t-asan
+	@echo "== each program links only what it uses (paralab-train: no ncurses; a lab: no other lab's code) and the emulator's kernel-address hooks (under ASan: not libasan's)"
 	@$(TESTENV) tests/link_check.sh build/sim
+	@$(TESTENV) tests/link_check.sh build/sim-asan
 t-unit: $(SIMDEP)
 	@echo "== unit tests (simulated GPU)"
 	@build/sim/bin/unit

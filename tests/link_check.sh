@@ -3,7 +3,8 @@
 # (mk/build.mk, one archive per layer in BUILD_DIR/lib): paralab-train
 # carries no visualiser and needs no ncurses, tinfo or jansson; each lab
 # binary holds its own lab's code and no other lab's; labcheck holds every
-# lab's checks.
+# lab's checks; every program calls the emulator's kernel-address hooks
+# (core/simt/memcheck.c), not libasan's.
 set -uo pipefail
 build=${1:?usage: tests/link_check.sh BUILD_DIR (e.g. build/sim)}
 bin=$build/bin
@@ -39,5 +40,19 @@ done
 missing= syms=$(nm "$bin/labcheck")
 for n in $labs; do grep -qE " [TD] lab${n}_check$" <<<"$syms" || missing="$missing lab${n}_check"; done
 [ -z "$missing" ] && ok "labcheck holds every lab's checks" || bad "labcheck lacks$missing"
+# The kernel-address hooks kernel files call (__asan_load4_noabort...) are
+# the emulator's in every program: under ASan libasan.so
+# defines them too, and a program that linked only libasan's (Lab 02 did:
+# core/simt/emu.c) checked no access against the allocations and counted
+# nothing for simtMemStats. In build/sim no libasan competes.
+nohooks=
+for p in "$bin"/*; do
+    [ -x "$p" ] || continue
+    # a hook the program calls but does not define: a shared library's runs
+    u=$(nm "$p" 2>/dev/null | grep -cE ' U __asan_(report_)?(load|store)(1|2|4|8|16|_?n|N)_noabort$')
+    [ "$u" = 0 ] || nohooks="$nohooks $(basename "$p")"
+done
+[ -z "$nohooks" ] && ok "every program calls the emulator's kernel-address hooks" ||
+    bad "kernel-address hooks left to libasan (the emulator's not linked) in:$nohooks"
 echo "link check: $fails failed"
 [ $fails = 0 ]

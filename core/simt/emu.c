@@ -58,8 +58,22 @@
 #include <unistd.h>
 
 #include "executor.h"
+#include "memcheck.h"
 #include "memstats.h"
 #include "record.h"
+
+/* Pulls memcheck.o, the kernel-address hooks, into every program that runs
+ * kernels. A kernel file's calls to __asan_{load,store}N_noabort do not:
+ * under ASan libasan.so defines those too and comes first on the link
+ * line, so the linker resolves them there and never takes memcheck.o out
+ * of libsimt.a unless something else names it (atomics.c, an access
+ * observer). A program with neither (Lab 02, whose kernels use no atomics)
+ * ran its kernels on libasan's hooks: no check against the allocations,
+ * nothing counted for simtMemStats, nothing logged for a record. Once
+ * memcheck.o is linked its definitions win over the shared library's.
+ * tests/link_check.sh checks each program of build/sim-asan. */
+__attribute__((used)) static void (*const pull_memcheck)(executor *, uintptr_t, size_t,
+                                                         int) = simt_check_slow;
 
 _Thread_local uint3 simt_threadIdx, simt_blockIdx;
 _Thread_local dim3 simt_blockDim, simt_gridDim;
