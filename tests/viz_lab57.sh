@@ -155,5 +155,32 @@ check "lab07 80x24: ASCII only" ascii_only "$s"
 T send-keys -t t q
 wait_for "EXIT=0" >/dev/null
 
+# --- Lab 07 replayed (120x40): the live run's layout (no pipeline pane: its
+# per-layer backwards have no micro-batch) and the same buckets as live
+t7="${TMPDIR:-/tmp}/paralab-lab57-$$.json"
+(cd "$root" && "$bin/lab07" --no-viz --trace "$t7" --epochs 2 >/dev/null 2>&1)
+start "TERM=xterm-256color LANG=C.UTF-8 '$bin/lab07' --step --epochs 2" 120 40
+step_to 4 9
+live=$(buckets "$(screen)")
+T send-keys -t t q
+wait_for "EXIT=0" >/dev/null
+start "TERM=xterm-256color LANG=C.UTF-8 '$bin/paralab-viz' --step '$t7'" 120 40
+for ((k = 2; k <= 4; k++)); do
+    wait_for "step $((k - 1))/9 | replay paused" >/dev/null
+    T send-keys -t t Space
+done
+wait_for "step 4/9 | replay paused" >/dev/null
+s=$(screen)
+check "lab07 replay: no pipeline pane" bash -c '! grep -q "pipeline" <<<"$1"' _ "$s"
+check "lab07 replay: a timeline lane per rank and lane (r0 cmp, 0 com)" \
+    bash -c 'grep -q "r0  cmp" <<<"$1" && grep -q " 0  com" <<<"$1"' _ "$s"
+rep=$(buckets "$s")
+check "lab07 replay: the buckets as live" test "$rep" = "$live"
+[ "$rep" = "$live" ] || printf 'replay:\n%s\nlive:\n%s\n' "$rep" "$live"
+check "lab07 replay: the first bucket's row as live" bash -c 'grep -q "^│b1 " <<<"$1"' _ "$live"
+T send-keys -t t q
+wait_for "EXIT=0" >/dev/null
+rm -f "$t7"
+
 echo "viz_lab57: $fails failed"
 [ "$fails" = 0 ]

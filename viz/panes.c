@@ -505,6 +505,15 @@ static int popcount(unsigned x)
  * rows, one row names every run and each lane its run's step; rows that
  * still do not fit are left out, from the last run's last lane, and the
  * bottom border says how many. */
+/* How run i's time compares with the first's (base over its, ratio):
+ * "1.69x as fast", or, slower, "1.10x slower" (never "0.91x as fast");
+ * brief: without "as fast". Returns what snprintf does. */
+static int speed_words(char *buf, size_t cap, double ratio, int brief)
+{
+    if (ratio < 1) return snprintf(buf, cap, "%.2fx slower", ratio > 0 ? 1 / ratio : 0);
+    return snprintf(buf, cap, brief ? "%.2fx" : "%.2fx as fast", ratio);
+}
+
 static void stream_compare(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v,
                            const stream_run *run, int nrun)
 {
@@ -537,10 +546,13 @@ static void stream_compare(viz_grid *g, pl_rect r, const viz_model *m, const viz
                 len += snprintf(line[f] + len, sizeof line[f] - (size_t)len,
                                 f ? "%s%d: %d stream%s %s" : "%sstep %d: %d stream%s, %s",
                                 i ? (f ? "  " : "; ") : "", run[i].step, nl, nl == 1 ? "" : "s", t);
-                if (i > 0 && run[i].hi > run[i].lo)
-                    len += snprintf(line[f] + len, sizeof line[f] - (size_t)len,
-                                    f ? " %.2fx" : ", %.2fx as fast",
-                                    (run[0].hi - run[0].lo) / (run[i].hi - run[i].lo));
+                if (i > 0 && run[i].hi > run[i].lo) {
+                    char sw[48];
+                    speed_words(sw, sizeof sw, (run[0].hi - run[0].lo) / (run[i].hi - run[i].lo),
+                                f);
+                    len += snprintf(line[f] + len, sizeof line[f] - (size_t)len, f ? " %s" : ", %s",
+                                    sw);
+                }
             }
         }
         const char *ls[2] = {line[0], line[1]};
@@ -561,9 +573,13 @@ static void stream_compare(viz_grid *g, pl_rect r, const viz_model *m, const viz
         int len =
             snprintf(head, sizeof head, "step %d: %d stream%s, %d kernel%s, %s", run[i].step, nl,
                      nl == 1 ? "" : "s", run[i].kernels, run[i].kernels == 1 ? "" : "s", t);
-        if (i > 0 && run[i].hi > run[i].lo)
-            snprintf(head + len, sizeof head - (size_t)len, ", %.2fx as fast as step %d",
-                     (run[0].hi - run[0].lo) / (run[i].hi - run[i].lo), run[0].step);
+        if (i > 0 && run[i].hi > run[i].lo) {
+            char sw[48];
+            double ratio = (run[0].hi - run[0].lo) / (run[i].hi - run[i].lo);
+            speed_words(sw, sizeof sw, ratio, 0);
+            snprintf(head + len, sizeof head - (size_t)len, ", %s %s step %d", sw,
+                     ratio < 1 ? "than" : "as", run[0].step);
+        }
         if (!compact) viz_text(g, in.x, y++, in.w, head, COL_TITLE, ATTR_BOLD);
         for (int l = 0; l < VIZ_STREAM_LANES; l++) {
             if (!(run[i].used & 1u << l)) continue;
@@ -1012,13 +1028,24 @@ static int buckets_find(const viz_model *m, double t, int modeled, bucket_view *
      * the order backward produces the layers (the last first), so bucket
      * after bucket adds up to one layer's gradient bytes (the layer events
      * inside the backward: layer >= 0, bytes); without them, when its
-     * all-reduce started */
-    size_t li = at + 1;
+     * all-reduce started. From the first event starting with the backward,
+     * not from the one after it: its last layer's event starts with it (on
+     * the modeled clock, exactly), and a replay's trace, sorted by start,
+     * may put that one first (it was recorded before the backward that
+     * encloses it) */
+    size_t li = lane_from(C, B->b0, modeled);
     uint64_t acc = 0;
     for (int k = 0; k < B->n; k++) {
-        while (li < C->n &&
-               !(C->ev[li].kind == PL_EV_BACKWARD && C->ev[li].layer >= 0 && C->ev[li].bytes > 0))
-            li = viz_ev_start(&C->ev[li], modeled) > B->b1 ? C->n : li + 1;
+        /* past other events (a live lane is in measured order: another
+         * event may start after the backward on the modeled clock and still
+         * come before its last layer), to the next layer of this backward;
+         * none once a backward (a layer or a whole one) starts after it */
+        while (li < C->n && !(C->ev[li].kind == PL_EV_BACKWARD && C->ev[li].layer >= 0 &&
+                              C->ev[li].bytes > 0 && viz_ev_start(&C->ev[li], modeled) <= B->b1))
+            li = C->ev[li].kind == PL_EV_BACKWARD && &C->ev[li] != bw &&
+                         viz_ev_start(&C->ev[li], modeled) > B->b1
+                     ? C->n
+                     : li + 1;
         if (li >= C->n) {
             B->ready[k] = B->s[k];
             continue;

@@ -1291,6 +1291,46 @@ static void test_stream_compare(void)
     viz_model_free(&m);
 }
 
+/* Lab 05 with chunks slower than one stream (--streams 1): step 3 takes
+ * 11 s against step 2's 10 s: "1.10x slower than step 2", never "0.91x as
+ * fast"; short of rows, "1.10x slower" too. */
+static void test_stream_compare_slower(void)
+{
+    viz_model m;
+    viz_model_init(&m, 1);
+    m.stream_lanes = 1;
+    pl_event e[] = {
+        on_stream(2, PL_EV_COPY, 0, 4, 2),     on_stream(2, PL_EV_KERNEL, 4, 6, 2),
+        on_stream(2, PL_EV_COPY, 6, 10, 2),    on_stream(2, PL_EV_COPY, 20, 24, 3),
+        on_stream(2, PL_EV_KERNEL, 24, 27, 3), on_stream(2, PL_EV_COPY, 27, 31, 3),
+    };
+    for (size_t i = 0; i < sizeof e / sizeof *e; i++) CU_ASSERT_EQUAL(viz_model_add(&m, &e[i]), 0);
+    viz_grid g = {0};
+    g.utf8 = 0;
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 80, 10), 0);
+    viz_view v;
+    memset(&v, 0, sizeof v);
+    v.ndev = 1;
+    v.t_end = 31;
+    v.span = 31;
+    pl_rect r = {0, 0, 80, 10};
+    viz_render_pane(&g, PL_PANE_TIMELINE, r, &m, &v);
+    char L[10][96];
+    pane_lines(&g, r, L);
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(L[3], "|step 3: 1 stream, 1 kernel, 11.00 s, 1.10x slower than step 2 "));
+    if (!strstr(L[3], "|step 3: 1 stream, 1 kernel, 11.00 s, 1.10x slower than step 2 "))
+        printf("\n  row 3: '%s'", L[3]);
+    viz_grid_clear(&g);
+    pl_rect small = {0, 0, 80, 4};
+    viz_render_pane(&g, PL_PANE_TIMELINE, small, &m, &v);
+    pane_lines(&g, small, L);
+    CU_ASSERT_PTR_NOT_NULL(strstr(L[1], "step 3: 1 stream, 11.00 s, 1.10x slower"));
+    if (!strstr(L[1], "step 3: 1 stream, 11.00 s, 1.10x slower")) printf("\n  row 1: '%s'", L[1]);
+    viz_grid_free(&g);
+    viz_model_free(&m);
+}
+
 static pl_event comm_ev(int rank, int kind, double s, double e, const char *label, int peer,
                         int chunk)
 {
@@ -1488,6 +1528,8 @@ int register_viz_suite(void)
          test_one_stream_metrics_and_memory},
         {"timeline: one stream against chunks, each step from its start (Lab 05)",
          test_stream_compare},
+        {"timeline: chunks slower than one stream say 'slower than' (Lab 05)",
+         test_stream_compare_slower},
         {"topology: a ring all-reduce's steps, the segment on each link (Lab 06)",
          test_ring_steps_table},
         {"the engine's ring records each step's segment", test_ring_steps_recorded},
