@@ -1949,7 +1949,8 @@ static void curve(viz_grid *g, pl_rect r, const viz_model *m)
         for (size_t i = from; i < to; i++) sum += val[i];
         double y = mx > 0 ? sum / (double)(to - from) / mx : 0;
         long eighths = lround(y * ph * 8);
-        int partial = E && cur && to == nv; /* the epoch in progress */
+        if (eighths < 1 && y > 0) eighths = 1; /* a value above 0: the lowest glyph, not nothing */
+        int partial = E && cur && to == nv;    /* the epoch in progress */
         for (int row = 0; row < ph; row++) {
             long fill = eighths - 8L * row; /* eighths of this cell, from the bottom */
             if (fill <= 0) break;

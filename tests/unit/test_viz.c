@@ -507,6 +507,36 @@ static void test_metrics_loss_per_epoch(void)
     viz_model_free(&m);
 }
 
+/* Lab 07 to its end: the last epochs' loss (0.005) is far below a cell's
+ * eighth on a scale up to 2 (5 rows: 0.05 an eighth), and still draws the
+ * lowest glyph ('_', UTF-8 U+2581), never nothing. */
+static void test_metrics_small_values(void)
+{
+    viz_model m;
+    viz_model_init(&m, 1);
+    CU_ASSERT_EQUAL(viz_model_push_named(&m, "epoch loss", 2), 0);
+    CU_ASSERT_EQUAL(viz_model_push_named(&m, "epoch loss", 0.014), 0);
+    CU_ASSERT_EQUAL(viz_model_push_named(&m, "epoch loss", 0.005), 0);
+    CU_ASSERT_EQUAL(viz_model_push_named(&m, "epoch loss", 0), 0);
+    viz_grid g = {0};
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 60, 10), 0);
+    viz_view v;
+    memset(&v, 0, sizeof v);
+    viz_render_pane(&g, PL_PANE_METRICS, (pl_rect){0, 0, 60, 10}, &m, &v);
+    char r[8][96];
+    rows_of(&g, 1, 8, 1, 58, r);
+    /* the bottom row: epoch 1 full, 2 and 3 the lowest glyph, 4 (0) nothing */
+    CU_ASSERT_EQUAL(strncmp(r[6], "     0|### ___ ___    ", 22), 0);
+    if (strncmp(r[6], "     0|### ___ ___    ", 22)) printf("\n  row 6: '%s'", r[6]);
+    g.utf8 = 1;
+    viz_render_pane(&g, PL_PANE_METRICS, (pl_rect){0, 0, 60, 10}, &m, &v);
+    CU_ASSERT_EQUAL(g.cells[7 * 60 + 12].ch, 0x2581); /* ▁ */
+    CU_ASSERT_EQUAL(g.cells[7 * 60 + 16].ch, 0x2581);
+    CU_ASSERT_EQUAL(g.cells[6 * 60 + 12].ch, ' ');
+    viz_grid_free(&g);
+    viz_model_free(&m);
+}
+
 /* Without colour a kernel and a copy still differ: a stream's row with a
  * copy, then a kernel, then a copy (Lab 05's chunk); one row per rank
  * (comm over compute over copy) with a ring step, a collective and a
@@ -1515,6 +1545,8 @@ int register_viz_suite(void)
         {"metrics: busy time, a union of a lane's events", test_busy_time},
         {"metrics: the loss per epoch on a stated scale; the whole run",
          test_metrics_loss_per_epoch},
+        {"metrics: a loss far below the scale still draws the lowest glyph (Lab 07)",
+         test_metrics_small_values},
         {"layout: the narration grows for a step with more to say", test_layout_narration_grows},
         {"timeline: a glyph per kind without colour; the legend", test_timeline_glyphs_legend},
         {"topology: every link's bytes at 4, 8, 64 ranks; scrolled", test_topology_every_link},
