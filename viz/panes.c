@@ -1986,6 +1986,8 @@ static void curve(viz_grid *g, pl_rect r, const viz_model *m)
     free(val);
 }
 
+#define VIZ_TINY_COLL 8 /* bytes: a collective of one or two numbers, bookkeeping */
+
 static void metrics(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v)
 {
     viz_box(g, r, "metrics", v->focus == PL_PANE_METRICS);
@@ -1995,7 +1997,13 @@ static void metrics(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *
     /* throughput: bytes of every collective over their time */
     double bytes = 0, secs = 0, busy[PL_NUM_LANES] = {0};
     size_t calls = 0;
-    const pl_event *last = NULL; /* rank 0's latest collective */
+    /* rank 0's latest collective, past bookkeeping ones of at most
+     * VIZ_TINY_COLL bytes (a lab's clock alignment before a timed one: a
+     * 1-float all-reduce) while a larger one was made; newest: the step
+     * of its latest collective, tiny or not (last from an earlier step:
+     * "last:" says its step) */
+    const pl_event *last = NULL, *tiny = NULL;
+    int newest = 0;
     for (int rk = 0; rk < m->nranks; rk++)
         for (int l = 0; l < PL_NUM_LANES; l++) {
             /* busy time: the union of the lane's events (a forward and the
@@ -2012,10 +2020,13 @@ static void metrics(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *
                     bytes += (double)e->bytes;
                     secs += t - s;
                     calls++;
-                    if (!last || s >= viz_ev_start(last, v->modeled)) last = e;
+                    const pl_event **p = e->bytes <= VIZ_TINY_COLL ? &tiny : &last;
+                    if (!*p || s >= viz_ev_start(*p, v->modeled)) *p = e;
+                    newest = e->step > newest ? e->step : newest;
                 }
             }
         }
+    if (!last) last = tiny;
     /* the lines of numbers, then the curve; with a curve, the numbers leave
      * it at least 4 rows (its headline, 2 rows of bars, the axis) */
     double span = v->modeled ? m->t_hi[1] - m->t_lo[1] : m->t_hi[0] - m->t_lo[0];
@@ -2050,8 +2061,11 @@ static void metrics(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *
         const char *name = last->label[0] ? last->label : "collective", *unit = k == 3   ? "GB/s"
                                                                                 : k == 2 ? "MB/s"
                                                                                          : "kB/s";
-        snprintf(f[0], sizeof f[0], "last: %s %s in %s, %.2f %s algbw", name, lb, ld,
-                 bw / pow(1e3, k), unit);
+        char st[24] = "";
+        if (last->step > 0 && last->step < newest)
+            snprintf(st, sizeof st, " (step %d)", last->step);
+        snprintf(f[0], sizeof f[0], "last: %s %s in %s, %.2f %s algbw%s", name, lb, ld,
+                 bw / pow(1e3, k), unit, st);
         snprintf(f[1], sizeof f[1], "last: %s %s, %.0f %s", name, lb, bw / pow(1e3, k), unit);
         snprintf(f[2], sizeof f[2], "last: %s %s", name, lb);
         snprintf(f[3], sizeof f[3], "%s %s", name, lb);

@@ -537,6 +537,36 @@ static void test_metrics_small_values(void)
     viz_model_free(&m);
 }
 
+/* Lab 06 step 8: its ring is sends and receives; its only collective is
+ * the 4-byte all-reduce that aligns the clocks. "last:" names step 7's 4
+ * MiB all-reduce instead, saying its step; a larger one in the newest step
+ * is named without. */
+static void test_metrics_last_skips_tiny(void)
+{
+    viz_model m;
+    viz_model_init(&m, 1);
+    pl_event big = ev(0, PL_LANE_COMM, PL_EV_COLLECTIVE, 1, 2, -1, -1, "all_reduce");
+    big.bytes = 4u << 20;
+    big.step = 7;
+    pl_event tiny = ev(0, PL_LANE_COMM, PL_EV_COLLECTIVE, 3, 3.5, -1, -1, "all_reduce");
+    tiny.bytes = 4;
+    tiny.step = 8;
+    CU_ASSERT_EQUAL(viz_model_add(&m, &big), 0);
+    CU_ASSERT_EQUAL(viz_model_add(&m, &tiny), 0);
+    viz_grid g = {0};
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 70, 6), 0);
+    viz_view v;
+    memset(&v, 0, sizeof v);
+    viz_render_pane(&g, PL_PANE_METRICS, (pl_rect){0, 0, 70, 6}, &m, &v);
+    char r[2][96];
+    rows_of(&g, 1, 2, 1, 68, r);
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(r[1], "last: all_reduce 4.0 MiB in 1.00 s, 4.19 MB/s algbw (step 7)"));
+    if (!strstr(r[1], "(step 7)")) printf("\n  row 1: '%s'", r[1]);
+    viz_grid_free(&g);
+    viz_model_free(&m);
+}
+
 /* Without colour a kernel and a copy still differ: a stream's row with a
  * copy, then a kernel, then a copy (Lab 05's chunk); one row per rank
  * (comm over compute over copy) with a ring step, a collective and a
@@ -1547,6 +1577,8 @@ int register_viz_suite(void)
          test_metrics_loss_per_epoch},
         {"metrics: a loss far below the scale still draws the lowest glyph (Lab 07)",
          test_metrics_small_values},
+        {"metrics: \"last:\" skips a 4-byte bookkeeping all-reduce (Lab 06 step 8)",
+         test_metrics_last_skips_tiny},
         {"layout: the narration grows for a step with more to say", test_layout_narration_grows},
         {"timeline: a glyph per kind without colour; the legend", test_timeline_glyphs_legend},
         {"topology: every link's bytes at 4, 8, 64 ranks; scrolled", test_topology_every_link},
