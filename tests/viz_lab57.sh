@@ -105,6 +105,10 @@ check "lab06: step 1, each rank's segment to its successor" has "$s" "│ 1 + c3
 check "lab06: step 2, the sums passed on" has "$s" "│ 2 + c2  c3  c0  c1"
 check "lab06: step 3" has "$s" "│ 3 + c1  c2  c3  c0"
 check "lab06: the ring above it" has "$s" "r3"
+# the exercise teaches the engine's numbering: at step s rank r sends
+# segment (r - s - 1), so rank 0 first sends c3 on 0>1, as the table says
+check "lab06: the exercise's text numbers the segments as the table" bash -c \
+    'grep -q "sends segment (r − s − 1)" "$1/labs/06_collectives/README.md" && grep -q "sends segment (r - s - 1)" "$1/labs/06_collectives/exercise.c" && grep -q "lab06_mod(r - s - 1, n), in = lab06_mod(r - s - 2, n)" "$1/labs/06_collectives/solution.c"' _ "$root"
 T send-keys -t t Space
 wait_for "step 7/9 | step (space" >/dev/null
 s=$(screen)
