@@ -125,6 +125,15 @@ s=$(screen)
 check "lab06 80x24: the reduce-scatter's steps" bash -c 'grep -q "|step 0>1 1>2 2>3 3>0" <<<"$1" && grep -q "| 1 + c3  c0  c1  c2" <<<"$1" && grep -q "| 3 + c1  c2  c3  c0" <<<"$1"' _ "$s"
 check "lab06 80x24: the links paged, saying so" has "$s" "links 1-2 of 4, up/down"
 check "lab06 80x24: ASCII only" ascii_only "$s"
+T send-keys -t t Space
+wait_for "step 7/9 | step (space" >/dev/null
+s=$(screen)
+check "lab06 80x24 step 7: the all-reduce's table does not fit, and says so" has "$s" "|ring steps: no room"
+T send-keys -t t Space
+wait_for "step 8/9 | step (space" >/dev/null
+s=$(screen)
+check "lab06 80x24 step 8: no step 7 table without its label" bash -c '! grep -q "| 1 + c3" <<<"$1" || grep -q "step 7.s all_reduce" <<<"$1"' _ "$s"
+check "lab06 80x24 step 8: 'last:' names the 4 MiB all-reduce of step 7" has "$s" "last: all_reduce 4.0 MiB, 116 GB/s (step 7)"
 T send-keys -t t q
 wait_for "EXIT=0" >/dev/null
 

@@ -1125,6 +1125,7 @@ static void buckets_draw(viz_grid *g, pl_rect a, const bucket_view *B, int h)
 typedef struct {
     int table, buckets, rows;
     int compact; /* the table without its headline */
+    int nofit;   /* this step's table found, but too tall: a row says so */
     ring_table T;
     bucket_view B;
 } topo_extra;
@@ -1137,7 +1138,7 @@ typedef struct {
 static pl_rect topology_ring_area(const viz_model *m, const viz_view *v, pl_rect in, int n,
                                   topo_extra *X)
 {
-    X->table = X->buckets = X->rows = X->compact = 0;
+    X->table = X->buckets = X->rows = X->compact = X->nofit = 0;
     X->buckets = in.w >= 20 && in.h >= 3 && buckets_find(m, v->t_end, v->modeled, &X->B);
     if (X->buckets) {
         X->rows = bucket_rows(&X->B) < in.h ? bucket_rows(&X->B) : in.h;
@@ -1146,9 +1147,19 @@ static pl_rect topology_ring_area(const viz_model *m, const viz_view *v, pl_rect
         in.h = left >= 3 ? left : 0;
         return in;
     }
-    X->table = n >= 2 && n <= 16 && !has_own_pane(m) &&
-               ring_steps_find(m, n, v->t_end, v->modeled, &X->T) &&
-               ring_table_cols(&X->T) <= in.w && ring_table_rows(&X->T) + 1 <= in.h;
+    int found = n >= 2 && n <= 16 && !has_own_pane(m) &&
+                ring_steps_find(m, n, v->t_end, v->modeled, &X->T) &&
+                ring_table_cols(&X->T) <= in.w;
+    /* an earlier step's table keeps its headline ("step 7's all_reduce"),
+     * else it would read as this step's: without room for it, no table */
+    int earlier = X->T.step > 0 && X->T.step != v->step;
+    X->table = found && ring_table_rows(&X->T) + 1 + earlier <= in.h;
+    if (found && !X->table && !earlier && in.h >= 5) { /* this step's: say it does not fit */
+        X->nofit = 1;
+        X->rows = 1;
+        in.h -= 2;
+        return in;
+    }
     if (X->table) { /* short of a row: without its headline */
         X->compact = ring_table_rows(&X->T) + 2 > in.h;
         X->rows = ring_table_rows(&X->T) - X->compact;
@@ -1188,6 +1199,14 @@ static void topology(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
     if (X.table)
         ring_table_draw(g, (pl_rect){all.x, in.y + in.h + 1, all.w, X.rows}, &X.T, X.compact,
                         v->step);
+    if (X.nofit) { /* the longest wording that fits */
+        char nf[3][96];
+        snprintf(nf[0], sizeof nf[0], "%s's %d steps: no room for the table", X.T.kind, X.T.steps);
+        snprintf(nf[1], sizeof nf[1], "%d ring steps: no room to show", X.T.steps);
+        snprintf(nf[2], sizeof nf[2], "ring steps: no room");
+        const char *nfs[] = {nf[0], nf[1], nf[2]};
+        viz_text(g, all.x, in.y + in.h + 1, all.w, fitting(nfs, 3, all.w), COL_DIM, 0);
+    }
     if (X.buckets) buckets_draw(g, (pl_rect){all.x, all.y, all.w, X.rows}, &X.B, X.rows);
     if (in.h <= 0) return;
     if (ring_drawn(in, n)) {
@@ -2066,8 +2085,8 @@ static void metrics(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *
             snprintf(st, sizeof st, " (step %d)", last->step);
         snprintf(f[0], sizeof f[0], "last: %s %s in %s, %.2f %s algbw%s", name, lb, ld,
                  bw / pow(1e3, k), unit, st);
-        snprintf(f[1], sizeof f[1], "last: %s %s, %.0f %s", name, lb, bw / pow(1e3, k), unit);
-        snprintf(f[2], sizeof f[2], "last: %s %s", name, lb);
+        snprintf(f[1], sizeof f[1], "last: %s %s, %.0f %s%s", name, lb, bw / pow(1e3, k), unit, st);
+        snprintf(f[2], sizeof f[2], "last: %s %s%s", name, lb, st);
         snprintf(f[3], sizeof f[3], "%s %s", name, lb);
         const char *fs[] = {f[0], f[1], f[2], f[3]};
         viz_text(g, in.x, in.y + row++, in.w, fitting(fs, 4, in.w), COL_COMM, 0);
