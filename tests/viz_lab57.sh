@@ -78,6 +78,14 @@ check "lab05: the axis, 0 to the longer run" bash -c 'grep -qE "│        0 ns 
 T send-keys -t t q
 wait_for "EXIT=0" >/dev/null
 
+# --- Lab 05 with chunks on one stream: slower, and said so (never "0.91x as fast")
+start "TERM=xterm-256color LANG=C.UTF-8 '$bin/lab05' --step --chunks 8 --streams 1" 120 40
+step_to 3 4
+s=$(screen)
+check "lab05 --streams 1: the chunked run, slower than step 2" bash -c 'grep -qE "step 3: 1 stream, 8 kernels, [0-9.]+ us, 1\.[0-9]{2}x slower than step 2" <<<"$1" && ! grep -q "x as fast" <<<"$1"' _ "$s"
+T send-keys -t t q
+wait_for "EXIT=0" >/dev/null
+
 # --- Lab 05 at 80x24, ASCII, no colour
 start "TERM=xterm LANG=C NO_COLOR=1 '$bin/lab05' --step" 80 24
 step_to 3 4
