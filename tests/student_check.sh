@@ -195,7 +195,7 @@ for f in lab11_all_reduce lab11_whole_buffer lab11_no_all_gather lab11_count_per
 done
 # A mistake made from the solution by one edit (checked to apply): the
 # all-gather passes on the wrong segment (FAIL: the first wrong element).
-sed 's/int out = lab06_mod(r - s + 1, n), in = lab06_mod(r - s, n);/int out = lab06_mod(r - s, n), in = lab06_mod(r - s - 1, n);/' \
+sed 's/int out = lab06_mod(r - s, n), in = lab06_mod(r - s - 1, n);/int out = lab06_mod(r - s - 1, n), in = lab06_mod(r - s - 2, n);/' \
     "$work/gen/lab06_correct.c" >"$work/gen/lab06_wrong_segment.c"
 if cmp -s "$work/gen/lab06_correct.c" "$work/gen/lab06_wrong_segment.c"; then
     echo "FAIL  lab06_wrong_segment.c: the edit no longer applies to labs/06_collectives/solution.c"

@@ -78,6 +78,14 @@ check "lab05: the axis, 0 to the longer run" bash -c 'grep -qE "│        0 ns 
 T send-keys -t t q
 wait_for "EXIT=0" >/dev/null
 
+# --- Lab 05 with chunks on one stream: slower, and said so (never "0.91x as fast")
+start "TERM=xterm-256color LANG=C.UTF-8 '$bin/lab05' --step --chunks 8 --streams 1" 120 40
+step_to 3 4
+s=$(screen)
+check "lab05 --streams 1: the chunked run, slower than step 2" bash -c 'grep -qE "step 3: 1 stream, 8 kernels, [0-9.]+ us, 1\.[0-9]{2}x slower than step 2" <<<"$1" && ! grep -q "x as fast" <<<"$1"' _ "$s"
+T send-keys -t t q
+wait_for "EXIT=0" >/dev/null
+
 # --- Lab 05 at 80x24, ASCII, no colour
 start "TERM=xterm LANG=C NO_COLOR=1 '$bin/lab05' --step" 80 24
 step_to 3 4
@@ -105,6 +113,10 @@ check "lab06: step 1, each rank's segment to its successor" has "$s" "│ 1 + c3
 check "lab06: step 2, the sums passed on" has "$s" "│ 2 + c2  c3  c0  c1"
 check "lab06: step 3" has "$s" "│ 3 + c1  c2  c3  c0"
 check "lab06: the ring above it" has "$s" "r3"
+# the exercise teaches the engine's numbering: at step s rank r sends
+# segment (r - s - 1), so rank 0 first sends c3 on 0>1, as the table says
+check "lab06: the exercise's text numbers the segments as the table" bash -c \
+    'grep -q "sends segment (r − s − 1)" "$1/labs/06_collectives/README.md" && grep -q "sends segment (r - s - 1)" "$1/labs/06_collectives/exercise.c" && grep -q "lab06_mod(r - s - 1, n), in = lab06_mod(r - s - 2, n)" "$1/labs/06_collectives/solution.c"' _ "$root"
 T send-keys -t t Space
 wait_for "step 7/9 | step (space" >/dev/null
 s=$(screen)
@@ -121,6 +133,15 @@ s=$(screen)
 check "lab06 80x24: the reduce-scatter's steps" bash -c 'grep -q "|step 0>1 1>2 2>3 3>0" <<<"$1" && grep -q "| 1 + c3  c0  c1  c2" <<<"$1" && grep -q "| 3 + c1  c2  c3  c0" <<<"$1"' _ "$s"
 check "lab06 80x24: the links paged, saying so" has "$s" "links 1-2 of 4, up/down"
 check "lab06 80x24: ASCII only" ascii_only "$s"
+T send-keys -t t Space
+wait_for "step 7/9 | step (space" >/dev/null
+s=$(screen)
+check "lab06 80x24 step 7: the all-reduce's table does not fit, and says so" has "$s" "|ring steps: no room"
+T send-keys -t t Space
+wait_for "step 8/9 | step (space" >/dev/null
+s=$(screen)
+check "lab06 80x24 step 8: no step 7 table without its label" bash -c '! grep -q "| 1 + c3" <<<"$1" || grep -q "step 7.s all_reduce" <<<"$1"' _ "$s"
+check "lab06 80x24 step 8: 'last:' names the 4 MiB all-reduce of step 7" has "$s" "last: all_reduce 4.0 MiB, 116 GB/s (step 7)"
 T send-keys -t t q
 wait_for "EXIT=0" >/dev/null
 
@@ -154,6 +175,33 @@ check "lab07 --no-overlap: the first all-reduce after backward ($ar1 > $bw_end)"
 check "lab07 80x24: ASCII only" ascii_only "$s"
 T send-keys -t t q
 wait_for "EXIT=0" >/dev/null
+
+# --- Lab 07 replayed (120x40): the live run's layout (no pipeline pane: its
+# per-layer backwards have no micro-batch) and the same buckets as live
+t7="${TMPDIR:-/tmp}/paralab-lab57-$$.json"
+(cd "$root" && "$bin/lab07" --no-viz --trace "$t7" --epochs 2 >/dev/null 2>&1)
+start "TERM=xterm-256color LANG=C.UTF-8 '$bin/lab07' --step --epochs 2" 120 40
+step_to 4 9
+live=$(buckets "$(screen)")
+T send-keys -t t q
+wait_for "EXIT=0" >/dev/null
+start "TERM=xterm-256color LANG=C.UTF-8 '$bin/paralab-viz' --step '$t7'" 120 40
+for ((k = 2; k <= 4; k++)); do
+    wait_for "step $((k - 1))/9 | replay paused" >/dev/null
+    T send-keys -t t Space
+done
+wait_for "step 4/9 | replay paused" >/dev/null
+s=$(screen)
+check "lab07 replay: no pipeline pane" bash -c '! grep -q "pipeline" <<<"$1"' _ "$s"
+check "lab07 replay: a timeline lane per rank and lane (r0 cmp, 0 com)" \
+    bash -c 'grep -q "r0  cmp" <<<"$1" && grep -q " 0  com" <<<"$1"' _ "$s"
+rep=$(buckets "$s")
+check "lab07 replay: the buckets as live" test "$rep" = "$live"
+[ "$rep" = "$live" ] || printf 'replay:\n%s\nlive:\n%s\n' "$rep" "$live"
+check "lab07 replay: the first bucket's row as live" bash -c 'grep -q "^│b1 " <<<"$1"' _ "$live"
+T send-keys -t t q
+wait_for "EXIT=0" >/dev/null
+rm -f "$t7"
 
 echo "viz_lab57: $fails failed"
 [ "$fails" = 0 ]

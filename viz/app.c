@@ -833,10 +833,12 @@ int pl_viz_replay(const char *path, pl_mode mode, double speed, char *err, size_
         a.panes &= ~PL_PANE_BIT(PL_PANE_MEMORY);
     if (t->npictures) /* the picture pane: with the file's pictures (else as the lab said) */
         a.panes |= PL_PANE_BIT(PL_PANE_PICTURE);
-    /* a pipeline: forward/backward events of a stage (a ZeRO run's are of its units: none) */
+    /* a pipeline: forward/backward events of a stage, as the pipeline pane
+     * takes them (a layer and a micro-batch: Lab 07's per-layer backwards
+     * have a layer and no micro-batch, and are no pipeline's; a ZeRO run's
+     * are of its units: none) */
     for (size_t i = 0; i < t->nev && a.model.zero.ranks < 1; i++)
-        if ((t->ev[i].kind == PL_EV_FORWARD || t->ev[i].kind == PL_EV_BACKWARD) &&
-            t->ev[i].layer >= 0 && viz_matrix_index(&a.model, t->ev[i].label) < 0) {
+        if (viz_is_pipeline_op(&a.model, &t->ev[i])) {
             a.panes |= PL_PANE_BIT(PL_PANE_PIPELINE);
             break;
         }

@@ -505,6 +505,15 @@ static int popcount(unsigned x)
  * rows, one row names every run and each lane its run's step; rows that
  * still do not fit are left out, from the last run's last lane, and the
  * bottom border says how many. */
+/* How run i's time compares with the first's (base over its, ratio):
+ * "1.69x as fast", or, slower, "1.10x slower" (never "0.91x as fast");
+ * brief: without "as fast". Returns what snprintf does. */
+static int speed_words(char *buf, size_t cap, double ratio, int brief)
+{
+    if (ratio < 1) return snprintf(buf, cap, "%.2fx slower", ratio > 0 ? 1 / ratio : 0);
+    return snprintf(buf, cap, brief ? "%.2fx" : "%.2fx as fast", ratio);
+}
+
 static void stream_compare(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v,
                            const stream_run *run, int nrun)
 {
@@ -537,10 +546,13 @@ static void stream_compare(viz_grid *g, pl_rect r, const viz_model *m, const viz
                 len += snprintf(line[f] + len, sizeof line[f] - (size_t)len,
                                 f ? "%s%d: %d stream%s %s" : "%sstep %d: %d stream%s, %s",
                                 i ? (f ? "  " : "; ") : "", run[i].step, nl, nl == 1 ? "" : "s", t);
-                if (i > 0 && run[i].hi > run[i].lo)
-                    len += snprintf(line[f] + len, sizeof line[f] - (size_t)len,
-                                    f ? " %.2fx" : ", %.2fx as fast",
-                                    (run[0].hi - run[0].lo) / (run[i].hi - run[i].lo));
+                if (i > 0 && run[i].hi > run[i].lo) {
+                    char sw[48];
+                    speed_words(sw, sizeof sw, (run[0].hi - run[0].lo) / (run[i].hi - run[i].lo),
+                                f);
+                    len += snprintf(line[f] + len, sizeof line[f] - (size_t)len, f ? " %s" : ", %s",
+                                    sw);
+                }
             }
         }
         const char *ls[2] = {line[0], line[1]};
@@ -561,9 +573,13 @@ static void stream_compare(viz_grid *g, pl_rect r, const viz_model *m, const viz
         int len =
             snprintf(head, sizeof head, "step %d: %d stream%s, %d kernel%s, %s", run[i].step, nl,
                      nl == 1 ? "" : "s", run[i].kernels, run[i].kernels == 1 ? "" : "s", t);
-        if (i > 0 && run[i].hi > run[i].lo)
-            snprintf(head + len, sizeof head - (size_t)len, ", %.2fx as fast as step %d",
-                     (run[0].hi - run[0].lo) / (run[i].hi - run[i].lo), run[0].step);
+        if (i > 0 && run[i].hi > run[i].lo) {
+            char sw[48];
+            double ratio = (run[0].hi - run[0].lo) / (run[i].hi - run[i].lo);
+            speed_words(sw, sizeof sw, ratio, 0);
+            snprintf(head + len, sizeof head - (size_t)len, ", %s %s step %d", sw,
+                     ratio < 1 ? "than" : "as", run[0].step);
+        }
         if (!compact) viz_text(g, in.x, y++, in.w, head, COL_TITLE, ATTR_BOLD);
         for (int l = 0; l < VIZ_STREAM_LANES; l++) {
             if (!(run[i].used & 1u << l)) continue;
@@ -1012,13 +1028,24 @@ static int buckets_find(const viz_model *m, double t, int modeled, bucket_view *
      * the order backward produces the layers (the last first), so bucket
      * after bucket adds up to one layer's gradient bytes (the layer events
      * inside the backward: layer >= 0, bytes); without them, when its
-     * all-reduce started */
-    size_t li = at + 1;
+     * all-reduce started. From the first event starting with the backward,
+     * not from the one after it: its last layer's event starts with it (on
+     * the modeled clock, exactly), and a replay's trace, sorted by start,
+     * may put that one first (it was recorded before the backward that
+     * encloses it) */
+    size_t li = lane_from(C, B->b0, modeled);
     uint64_t acc = 0;
     for (int k = 0; k < B->n; k++) {
-        while (li < C->n &&
-               !(C->ev[li].kind == PL_EV_BACKWARD && C->ev[li].layer >= 0 && C->ev[li].bytes > 0))
-            li = viz_ev_start(&C->ev[li], modeled) > B->b1 ? C->n : li + 1;
+        /* past other events (a live lane is in measured order: another
+         * event may start after the backward on the modeled clock and still
+         * come before its last layer), to the next layer of this backward;
+         * none once a backward (a layer or a whole one) starts after it */
+        while (li < C->n && !(C->ev[li].kind == PL_EV_BACKWARD && C->ev[li].layer >= 0 &&
+                              C->ev[li].bytes > 0 && viz_ev_start(&C->ev[li], modeled) <= B->b1))
+            li = C->ev[li].kind == PL_EV_BACKWARD && &C->ev[li] != bw &&
+                         viz_ev_start(&C->ev[li], modeled) > B->b1
+                     ? C->n
+                     : li + 1;
         if (li >= C->n) {
             B->ready[k] = B->s[k];
             continue;
@@ -1098,6 +1125,7 @@ static void buckets_draw(viz_grid *g, pl_rect a, const bucket_view *B, int h)
 typedef struct {
     int table, buckets, rows;
     int compact; /* the table without its headline */
+    int nofit;   /* this step's table found, but too tall: a row says so */
     ring_table T;
     bucket_view B;
 } topo_extra;
@@ -1110,7 +1138,7 @@ typedef struct {
 static pl_rect topology_ring_area(const viz_model *m, const viz_view *v, pl_rect in, int n,
                                   topo_extra *X)
 {
-    X->table = X->buckets = X->rows = X->compact = 0;
+    X->table = X->buckets = X->rows = X->compact = X->nofit = 0;
     X->buckets = in.w >= 20 && in.h >= 3 && buckets_find(m, v->t_end, v->modeled, &X->B);
     if (X->buckets) {
         X->rows = bucket_rows(&X->B) < in.h ? bucket_rows(&X->B) : in.h;
@@ -1119,9 +1147,19 @@ static pl_rect topology_ring_area(const viz_model *m, const viz_view *v, pl_rect
         in.h = left >= 3 ? left : 0;
         return in;
     }
-    X->table = n >= 2 && n <= 16 && !has_own_pane(m) &&
-               ring_steps_find(m, n, v->t_end, v->modeled, &X->T) &&
-               ring_table_cols(&X->T) <= in.w && ring_table_rows(&X->T) + 1 <= in.h;
+    int found = n >= 2 && n <= 16 && !has_own_pane(m) &&
+                ring_steps_find(m, n, v->t_end, v->modeled, &X->T) &&
+                ring_table_cols(&X->T) <= in.w;
+    /* an earlier step's table keeps its headline ("step 7's all_reduce"),
+     * else it would read as this step's: without room for it, no table */
+    int earlier = X->T.step > 0 && X->T.step != v->step;
+    X->table = found && ring_table_rows(&X->T) + 1 + earlier <= in.h;
+    if (found && !X->table && !earlier && in.h >= 5) { /* this step's: say it does not fit */
+        X->nofit = 1;
+        X->rows = 1;
+        in.h -= 2;
+        return in;
+    }
     if (X->table) { /* short of a row: without its headline */
         X->compact = ring_table_rows(&X->T) + 2 > in.h;
         X->rows = ring_table_rows(&X->T) - X->compact;
@@ -1161,6 +1199,14 @@ static void topology(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
     if (X.table)
         ring_table_draw(g, (pl_rect){all.x, in.y + in.h + 1, all.w, X.rows}, &X.T, X.compact,
                         v->step);
+    if (X.nofit) { /* the longest wording that fits */
+        char nf[3][96];
+        snprintf(nf[0], sizeof nf[0], "%s's %d steps: no room for the table", X.T.kind, X.T.steps);
+        snprintf(nf[1], sizeof nf[1], "%d ring steps: no room to show", X.T.steps);
+        snprintf(nf[2], sizeof nf[2], "ring steps: no room");
+        const char *nfs[] = {nf[0], nf[1], nf[2]};
+        viz_text(g, all.x, in.y + in.h + 1, all.w, fitting(nfs, 3, all.w), COL_DIM, 0);
+    }
     if (X.buckets) buckets_draw(g, (pl_rect){all.x, all.y, all.w, X.rows}, &X.B, X.rows);
     if (in.h <= 0) return;
     if (ring_drawn(in, n)) {
@@ -1922,7 +1968,8 @@ static void curve(viz_grid *g, pl_rect r, const viz_model *m)
         for (size_t i = from; i < to; i++) sum += val[i];
         double y = mx > 0 ? sum / (double)(to - from) / mx : 0;
         long eighths = lround(y * ph * 8);
-        int partial = E && cur && to == nv; /* the epoch in progress */
+        if (eighths < 1 && y > 0) eighths = 1; /* a value above 0: the lowest glyph, not nothing */
+        int partial = E && cur && to == nv;    /* the epoch in progress */
         for (int row = 0; row < ph; row++) {
             long fill = eighths - 8L * row; /* eighths of this cell, from the bottom */
             if (fill <= 0) break;
@@ -1958,6 +2005,8 @@ static void curve(viz_grid *g, pl_rect r, const viz_model *m)
     free(val);
 }
 
+#define VIZ_TINY_COLL 8 /* bytes: a collective of one or two numbers, bookkeeping */
+
 static void metrics(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v)
 {
     viz_box(g, r, "metrics", v->focus == PL_PANE_METRICS);
@@ -1967,7 +2016,13 @@ static void metrics(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *
     /* throughput: bytes of every collective over their time */
     double bytes = 0, secs = 0, busy[PL_NUM_LANES] = {0};
     size_t calls = 0;
-    const pl_event *last = NULL; /* rank 0's latest collective */
+    /* rank 0's latest collective, past bookkeeping ones of at most
+     * VIZ_TINY_COLL bytes (a lab's clock alignment before a timed one: a
+     * 1-float all-reduce) while a larger one was made; newest: the step
+     * of its latest collective, tiny or not (last from an earlier step:
+     * "last:" says its step) */
+    const pl_event *last = NULL, *tiny = NULL;
+    int newest = 0;
     for (int rk = 0; rk < m->nranks; rk++)
         for (int l = 0; l < PL_NUM_LANES; l++) {
             /* busy time: the union of the lane's events (a forward and the
@@ -1984,10 +2039,13 @@ static void metrics(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *
                     bytes += (double)e->bytes;
                     secs += t - s;
                     calls++;
-                    if (!last || s >= viz_ev_start(last, v->modeled)) last = e;
+                    const pl_event **p = e->bytes <= VIZ_TINY_COLL ? &tiny : &last;
+                    if (!*p || s >= viz_ev_start(*p, v->modeled)) *p = e;
+                    newest = e->step > newest ? e->step : newest;
                 }
             }
         }
+    if (!last) last = tiny;
     /* the lines of numbers, then the curve; with a curve, the numbers leave
      * it at least 4 rows (its headline, 2 rows of bars, the axis) */
     double span = v->modeled ? m->t_hi[1] - m->t_lo[1] : m->t_hi[0] - m->t_lo[0];
@@ -2022,10 +2080,13 @@ static void metrics(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *
         const char *name = last->label[0] ? last->label : "collective", *unit = k == 3   ? "GB/s"
                                                                                 : k == 2 ? "MB/s"
                                                                                          : "kB/s";
-        snprintf(f[0], sizeof f[0], "last: %s %s in %s, %.2f %s algbw", name, lb, ld,
-                 bw / pow(1e3, k), unit);
-        snprintf(f[1], sizeof f[1], "last: %s %s, %.0f %s", name, lb, bw / pow(1e3, k), unit);
-        snprintf(f[2], sizeof f[2], "last: %s %s", name, lb);
+        char st[24] = "";
+        if (last->step > 0 && last->step < newest)
+            snprintf(st, sizeof st, " (step %d)", last->step);
+        snprintf(f[0], sizeof f[0], "last: %s %s in %s, %.2f %s algbw%s", name, lb, ld,
+                 bw / pow(1e3, k), unit, st);
+        snprintf(f[1], sizeof f[1], "last: %s %s, %.0f %s%s", name, lb, bw / pow(1e3, k), unit, st);
+        snprintf(f[2], sizeof f[2], "last: %s %s%s", name, lb, st);
         snprintf(f[3], sizeof f[3], "%s %s", name, lb);
         const char *fs[] = {f[0], f[1], f[2], f[3]};
         viz_text(g, in.x, in.y + row++, in.w, fitting(fs, 4, in.w), COL_COMM, 0);

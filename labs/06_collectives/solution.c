@@ -12,7 +12,7 @@ static int ring_all_reduce(pl_comm *c, float *buf, size_t count, float *scratch,
     pl_comm_result e;
     /* reduce-scatter: each step adds one more rank's share into a segment */
     for (int s = 0; s < n - 1; s++) {
-        int out = lab06_mod(r - s, n), in = lab06_mod(r - s - 1, n);
+        int out = lab06_mod(r - s - 1, n), in = lab06_mod(r - s - 2, n);
         size_t in_len = lab06_seg_len(count, n, in);
         pl_group_start();
         pl_send(c, buf + lab06_seg_start(count, n, out), lab06_seg_len(count, n, out), PL_FLOAT32,
@@ -25,7 +25,7 @@ static int ring_all_reduce(pl_comm *c, float *buf, size_t count, float *scratch,
     }
     /* all-gather: pass the finished segments once around the ring */
     for (int s = 0; s < n - 1; s++) {
-        int out = lab06_mod(r - s + 1, n), in = lab06_mod(r - s, n);
+        int out = lab06_mod(r - s, n), in = lab06_mod(r - s - 1, n);
         pl_group_start();
         pl_send(c, buf + lab06_seg_start(count, n, out), lab06_seg_len(count, n, out), PL_FLOAT32,
                 next, stream);

@@ -507,6 +507,66 @@ static void test_metrics_loss_per_epoch(void)
     viz_model_free(&m);
 }
 
+/* Lab 07 to its end: the last epochs' loss (0.005) is far below a cell's
+ * eighth on a scale up to 2 (5 rows: 0.05 an eighth), and still draws the
+ * lowest glyph ('_', UTF-8 U+2581), never nothing. */
+static void test_metrics_small_values(void)
+{
+    viz_model m;
+    viz_model_init(&m, 1);
+    CU_ASSERT_EQUAL(viz_model_push_named(&m, "epoch loss", 2), 0);
+    CU_ASSERT_EQUAL(viz_model_push_named(&m, "epoch loss", 0.014), 0);
+    CU_ASSERT_EQUAL(viz_model_push_named(&m, "epoch loss", 0.005), 0);
+    CU_ASSERT_EQUAL(viz_model_push_named(&m, "epoch loss", 0), 0);
+    viz_grid g = {0};
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 60, 10), 0);
+    viz_view v;
+    memset(&v, 0, sizeof v);
+    viz_render_pane(&g, PL_PANE_METRICS, (pl_rect){0, 0, 60, 10}, &m, &v);
+    char r[8][96];
+    rows_of(&g, 1, 8, 1, 58, r);
+    /* the bottom row: epoch 1 full, 2 and 3 the lowest glyph, 4 (0) nothing */
+    CU_ASSERT_EQUAL(strncmp(r[6], "     0|### ___ ___    ", 22), 0);
+    if (strncmp(r[6], "     0|### ___ ___    ", 22)) printf("\n  row 6: '%s'", r[6]);
+    g.utf8 = 1;
+    viz_render_pane(&g, PL_PANE_METRICS, (pl_rect){0, 0, 60, 10}, &m, &v);
+    CU_ASSERT_EQUAL(g.cells[7 * 60 + 12].ch, 0x2581); /* ▁ */
+    CU_ASSERT_EQUAL(g.cells[7 * 60 + 16].ch, 0x2581);
+    CU_ASSERT_EQUAL(g.cells[6 * 60 + 12].ch, ' ');
+    viz_grid_free(&g);
+    viz_model_free(&m);
+}
+
+/* Lab 06 step 8: its ring is sends and receives; its only collective is
+ * the 4-byte all-reduce that aligns the clocks. "last:" names step 7's 4
+ * MiB all-reduce instead, saying its step; a larger one in the newest step
+ * is named without. */
+static void test_metrics_last_skips_tiny(void)
+{
+    viz_model m;
+    viz_model_init(&m, 1);
+    pl_event big = ev(0, PL_LANE_COMM, PL_EV_COLLECTIVE, 1, 2, -1, -1, "all_reduce");
+    big.bytes = 4u << 20;
+    big.step = 7;
+    pl_event tiny = ev(0, PL_LANE_COMM, PL_EV_COLLECTIVE, 3, 3.5, -1, -1, "all_reduce");
+    tiny.bytes = 4;
+    tiny.step = 8;
+    CU_ASSERT_EQUAL(viz_model_add(&m, &big), 0);
+    CU_ASSERT_EQUAL(viz_model_add(&m, &tiny), 0);
+    viz_grid g = {0};
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 70, 6), 0);
+    viz_view v;
+    memset(&v, 0, sizeof v);
+    viz_render_pane(&g, PL_PANE_METRICS, (pl_rect){0, 0, 70, 6}, &m, &v);
+    char r[2][96];
+    rows_of(&g, 1, 2, 1, 68, r);
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(r[1], "last: all_reduce 4.0 MiB in 1.00 s, 4.19 MB/s algbw (step 7)"));
+    if (!strstr(r[1], "(step 7)")) printf("\n  row 1: '%s'", r[1]);
+    viz_grid_free(&g);
+    viz_model_free(&m);
+}
+
 /* Without colour a kernel and a copy still differ: a stream's row with a
  * copy, then a kernel, then a copy (Lab 05's chunk); one row per rank
  * (comm over compute over copy) with a ring step, a collective and a
@@ -1291,6 +1351,46 @@ static void test_stream_compare(void)
     viz_model_free(&m);
 }
 
+/* Lab 05 with chunks slower than one stream (--streams 1): step 3 takes
+ * 11 s against step 2's 10 s: "1.10x slower than step 2", never "0.91x as
+ * fast"; short of rows, "1.10x slower" too. */
+static void test_stream_compare_slower(void)
+{
+    viz_model m;
+    viz_model_init(&m, 1);
+    m.stream_lanes = 1;
+    pl_event e[] = {
+        on_stream(2, PL_EV_COPY, 0, 4, 2),     on_stream(2, PL_EV_KERNEL, 4, 6, 2),
+        on_stream(2, PL_EV_COPY, 6, 10, 2),    on_stream(2, PL_EV_COPY, 20, 24, 3),
+        on_stream(2, PL_EV_KERNEL, 24, 27, 3), on_stream(2, PL_EV_COPY, 27, 31, 3),
+    };
+    for (size_t i = 0; i < sizeof e / sizeof *e; i++) CU_ASSERT_EQUAL(viz_model_add(&m, &e[i]), 0);
+    viz_grid g = {0};
+    g.utf8 = 0;
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, 80, 10), 0);
+    viz_view v;
+    memset(&v, 0, sizeof v);
+    v.ndev = 1;
+    v.t_end = 31;
+    v.span = 31;
+    pl_rect r = {0, 0, 80, 10};
+    viz_render_pane(&g, PL_PANE_TIMELINE, r, &m, &v);
+    char L[10][96];
+    pane_lines(&g, r, L);
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(L[3], "|step 3: 1 stream, 1 kernel, 11.00 s, 1.10x slower than step 2 "));
+    if (!strstr(L[3], "|step 3: 1 stream, 1 kernel, 11.00 s, 1.10x slower than step 2 "))
+        printf("\n  row 3: '%s'", L[3]);
+    viz_grid_clear(&g);
+    pl_rect small = {0, 0, 80, 4};
+    viz_render_pane(&g, PL_PANE_TIMELINE, small, &m, &v);
+    pane_lines(&g, small, L);
+    CU_ASSERT_PTR_NOT_NULL(strstr(L[1], "step 3: 1 stream, 11.00 s, 1.10x slower"));
+    if (!strstr(L[1], "step 3: 1 stream, 11.00 s, 1.10x slower")) printf("\n  row 1: '%s'", L[1]);
+    viz_grid_free(&g);
+    viz_model_free(&m);
+}
+
 static pl_event comm_ev(int rank, int kind, double s, double e, const char *label, int peer,
                         int chunk)
 {
@@ -1365,13 +1465,29 @@ static void test_ring_steps_table(void)
         if (h == 14) {
             CU_ASSERT_STRING_EQUAL(L[5], "|step 7's all_reduce: cK moved a>b |");
             CU_ASSERT_STRING_EQUAL(L[6], "|step 0>1 1>2 2>3 3>0              |");
-        } else {
-            CU_ASSERT_STRING_EQUAL(L[2], "|                                  |");
-            CU_ASSERT_STRING_EQUAL(L[3], "|step 0>1 1>2 2>3 3>0              |");
-            CU_ASSERT_STRING_EQUAL(L[4], "| 1 + c3  c0  c1  c2               |");
-            CU_ASSERT_STRING_EQUAL(L[9], "| 6 = c2  c3  c0  c1               |");
+        } else { /* no room for "step 7's": no table (it would read as step 8's) */
+            for (int y = 0; y < h; y++) {
+                CU_ASSERT_PTR_NULL(strstr(L[y], "step 0>1"));
+                CU_ASSERT_PTR_NULL(strstr(L[y], "+ c3"));
+            }
         }
     }
+    /* at its own step, a row short: without the headline; far too short:
+     * a row says the table does not fit */
+    v.step = 7;
+    viz_grid_clear(&g);
+    pl_rect q = {0, 0, 36, 11};
+    viz_render_pane(&g, PL_PANE_TOPOLOGY, q, &m, &v);
+    pane_lines(&g, q, L);
+    CU_ASSERT_STRING_EQUAL(L[3], "|step 0>1 1>2 2>3 3>0              |");
+    CU_ASSERT_STRING_EQUAL(L[9], "| 6 = c2  c3  c0  c1               |");
+    viz_grid_clear(&g);
+    q.h = 8;
+    viz_render_pane(&g, PL_PANE_TOPOLOGY, q, &m, &v);
+    pane_lines(&g, q, L);
+    int said = 0;
+    for (int y = 0; y < 8; y++) said |= strstr(L[y], "6 ring steps: no room to show") != NULL;
+    CU_ASSERT(said);
     viz_grid_free(&g);
     viz_model_free(&m);
 }
@@ -1475,6 +1591,10 @@ int register_viz_suite(void)
         {"metrics: busy time, a union of a lane's events", test_busy_time},
         {"metrics: the loss per epoch on a stated scale; the whole run",
          test_metrics_loss_per_epoch},
+        {"metrics: a loss far below the scale still draws the lowest glyph (Lab 07)",
+         test_metrics_small_values},
+        {"metrics: \"last:\" skips a 4-byte bookkeeping all-reduce (Lab 06 step 8)",
+         test_metrics_last_skips_tiny},
         {"layout: the narration grows for a step with more to say", test_layout_narration_grows},
         {"timeline: a glyph per kind without colour; the legend", test_timeline_glyphs_legend},
         {"topology: every link's bytes at 4, 8, 64 ranks; scrolled", test_topology_every_link},
@@ -1488,6 +1608,8 @@ int register_viz_suite(void)
          test_one_stream_metrics_and_memory},
         {"timeline: one stream against chunks, each step from its start (Lab 05)",
          test_stream_compare},
+        {"timeline: chunks slower than one stream say 'slower than' (Lab 05)",
+         test_stream_compare_slower},
         {"topology: a ring all-reduce's steps, the segment on each link (Lab 06)",
          test_ring_steps_table},
         {"the engine's ring records each step's segment", test_ring_steps_recorded},
