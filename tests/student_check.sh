@@ -333,6 +333,7 @@ LAB_ARGS="--stall-timeout 1" lab_run lab01_endless_loop.cu 01_hello_threads lab0
 # by stty after the exit).
 tty_endless() {
     local copy="$work/lab01_endless_loop" sock key want name pid ticks
+    [[ lab01_endless_loop.cu =~ ${ONLY:-.} ]] || return 0 # ONLY= left its scenario out
     if ! command -v tmux >/dev/null; then echo "FAIL  lab01 UI, endless kernel: tmux is not installed"; fails=$((fails + 1)); return; fi
     [ -x "$copy/build/bin/lab01" ] || { echo "FAIL  lab01 UI, endless kernel: no lab01 built"; fails=$((fails + 1)); return; }
     local hz; hz=$(getconf CLK_TCK)
