@@ -516,7 +516,8 @@ static int rl_header(const pl_picture *p, int w, char *line0, char *line1, size_
 static uint32_t rl_point_glyph(const viz_grid *g, const pl_picture *p, int i)
 {
     if (i == p->p[1]) return g->utf8 ? RL_POINT_HL_U8 : RL_POINT_HL_ASCII;
-    return i < 9 ? (uint32_t)('1' + i) : (uint32_t)('a' + (i - 9) % 26);
+    int n = p->ni == (size_t)p->p[0] ? (int)p->iv[i] : i + 1; /* its kernel's number */
+    return n <= 9 ? (uint32_t)('0' + n) : (uint32_t)('a' + (n - 10) % 26);
 }
 
 int viz_pic_roofline_rows(const struct pl_picture *p, int w)

@@ -563,6 +563,44 @@ static void test_roofline_point(void)
     viz_grid_free(&g);
 }
 
+/* Points numbered by their kernels (Lab 04's --kernel 3: one point, 3;
+ * kernels 1 and 3 of a run where 2 had no time: 1 and 3), and refusals. */
+static void test_roofline_numbered(void)
+{
+    const double ai[3] = {1, 10, 20}, fl[3] = {5e11, 1e13, 2e12};
+    const char *names[3] = {"one", "two", "mine"};
+    const int num1[1] = {3}, num2[2] = {1, 3}, bad[1] = {0};
+    pl_picture p;
+    viz_grid g = {0};
+    CU_ASSERT_EQUAL_FATAL(pl_picture_roofline_numbered("test", 1e13, 1e12, 1, &ai[1], &fl[1],
+                                                       &names[1], num1, -1, &p),
+                          0);
+    CU_ASSERT_EQUAL(pl_picture_check(&p, NULL, 0), 0);
+    render(&g, &p, 0, 60, 14, 1);
+    /* the point and its legend row's glyph: 3, no 1 */
+    int threes = 0, ones = 0;
+    for (int y = 0; y < g.h; y++)
+        for (int x = 0; x < g.w; x++)
+            if (cell(&g, x, y)->fg == COL_KERNEL) {
+                threes += cell(&g, x, y)->ch == '3';
+                ones += cell(&g, x, y)->ch == '1';
+            }
+    CU_ASSERT_EQUAL(threes, 2);
+    CU_ASSERT_EQUAL(ones, 0);
+    pl_picture_free(&p);
+    const double ai2[2] = {1, 20}, fl2[2] = {5e11, 2e12};
+    const char *names2[2] = {"one", "mine"};
+    CU_ASSERT_EQUAL_FATAL(
+        pl_picture_roofline_numbered("test", 1e13, 1e12, 2, ai2, fl2, names2, num2, -1, &p), 0);
+    render(&g, &p, 0, 60, 14, 1);
+    CU_ASSERT_EQUAL(cell(&g, 1 + 5 + 0, 1 + 7 - 2)->ch, '1');
+    CU_ASSERT_EQUAL(cell(&g, 1 + 5 + 16, 1 + 7 - 4)->ch, '3');
+    pl_picture_free(&p);
+    CU_ASSERT_EQUAL(pl_picture_roofline_numbered("test", 1e13, 1e12, 1, ai, fl, names, bad, -1, &p),
+                    -1);
+    viz_grid_free(&g);
+}
+
 /* Two points in one cell: the later drawn shows (the highlighted one
  * last), the other has no name beside it and its legend row says so. */
 static void test_roofline_hidden(void)
@@ -849,6 +887,7 @@ int register_picture_lab04_suite(void)
         {"the roofline's picture", test_roofline_builder},
         {"a roofline point's position, the ridge, the ticks", test_roofline_point},
         {"two points in one cell", test_roofline_hidden},
+        {"points numbered by their kernels", test_roofline_numbered},
         {"Lab 04's roofline at 80 columns and in 80x24", test_roofline_lab},
         {"at the picture pane's sizes at 120x40 and 80x24", test_pane_sizes},
         {"both pictures at every size up to 80x24", test_every_size},
