@@ -235,6 +235,19 @@ static int elements_max_rows(int w) { return w < PIC_NARROW ? 2 : ELEMENTS_MAX_R
 /* The slots drawn: the elements, then those past the end. */
 static int64_t element_slots(const pl_picture *p) { return (int64_t)p->ni; }
 
+/* Folded k a cell, the cells never straddle the end of the array: the
+ * slots past it start on a cell of their own. The virtual slots: the
+ * elements padded to D = ceil(drawn / k) x k, then those past the end. */
+static int64_t elements_padded(const pl_picture *p, int64_t k)
+{
+    int64_t drawn = p->p[3];
+    return (drawn + k - 1) / k * k;
+}
+static int64_t elements_virtual(const pl_picture *p, int64_t k)
+{
+    return elements_padded(p, k) + (element_slots(p) - p->p[3]);
+}
+
 static void elements_fold(const pl_picture *p, int w, int max_rows, int *lw, int64_t *per_row,
                           int64_t *k, int64_t *rows)
 {
@@ -245,8 +258,8 @@ static void elements_fold(const pl_picture *p, int w, int max_rows, int *lw, int
     if (*per_row < 1) *per_row = 1;
     if (max_rows < 1) max_rows = 1;
     *k = 1;
-    while ((S + *k * *per_row - 1) / (*k * *per_row) > max_rows) (*k)++;
-    *rows = (S + *k * *per_row - 1) / (*k * *per_row);
+    while ((elements_virtual(p, *k) + *k * *per_row - 1) / (*k * *per_row) > max_rows) (*k)++;
+    *rows = (elements_virtual(p, *k) + *k * *per_row - 1) / (*k * *per_row);
 }
 
 int viz_pic_elements_rows(const struct pl_picture *p, int w)
@@ -293,17 +306,21 @@ int viz_pic_elements(viz_grid *g, pl_rect r, const struct pl_picture *p, double 
     if (drawn < n) snprintf(fold, sizeof fold, " (0..%lld shown)", (long long)(drawn - 1));
     viz_textf(g, r.x, y++, r.w, COL_DEFAULT, 0, "%lld element%s%s; 1 cell = %lld element%s",
               (long long)n, plural(n), fold, (long long)k, plural(k));
+    int64_t D = elements_padded(p, k), V = elements_virtual(p, k);
     for (int64_t row = 0; row < rows && y < end; row++, y++) {
-        int64_t i0 = row * per_row * k;
+        int64_t v0 = row * per_row * k; /* a virtual slot: < D an element, else D + j slot n + j */
         viz_textf(g, r.x, y, lw, COL_DIM, 0, "%*lld", lw - 1,
-                  (long long)(i0 < drawn ? i0 : n + (i0 - drawn)));
+                  (long long)(v0 < D ? v0 : n + (v0 - D)));
         for (int64_t c = 0; c < per_row; c++) {
-            int64_t i = i0 + c * k;
-            if (i >= S) break;
-            /* a folded cell: its most telling mark (! ? block - blank) */
+            int64_t v = v0 + c * k;
+            if (v >= V) break;
+            /* a folded cell: its most telling mark (! ? block - blank); the
+             * elements' last cell ends at drawn, the slots past it start anew */
             uint32_t ch = ' ';
             int fg = COL_DEFAULT, best = -1;
-            int64_t hi = i + k < S ? i + k : S;
+            int64_t i = v < D ? v : drawn + (v - D);
+            int64_t lim = v < D ? drawn : S;
+            int64_t hi = i + k < lim ? i + k : lim;
             if (hi <= drawn) {
                 /* elements only: '?' where one was never written, else the
                  * first's block — the marks of the loop below, found by a
