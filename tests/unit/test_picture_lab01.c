@@ -596,6 +596,49 @@ static void t_compact(void)
     free(a);
 }
 
+/* --size 1000003 --block 1024: 977 blocks in 4 waves (132 SMs x 2): at
+ * 38 columns the compact form's 6 rows (2 rows of cells, one line for the
+ * waves), as the element map's, so both stand side by side at 80x24. */
+static void t_compact_waves(void)
+{
+    enum { G = 977 };
+    pl_record_block *bl = calloc(G, sizeof *bl);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(bl);
+    for (uint32_t b = 0; b < G; b++) bl[b] = (pl_record_block){b, (b % 264) / 2, b / 264, 0, 0};
+    pl_kernel_record rb = {.kernel = "vector_add",
+                           .grid = {G, 1, 1},
+                           .block = {1024, 1, 1},
+                           .sms = 132,
+                           .per_sm = 2,
+                           .waves = 4,
+                           .blocks = bl,
+                           .nblocks = G};
+    pl_picture p;
+    CU_ASSERT_EQUAL_FATAL(pl_picture_blocks(&rb, &p), 0);
+    CU_ASSERT_EQUAL(viz_pic_blocks_rows(&p, 38), 6);
+    viz_grid g;
+    int used;
+    draw(&g, &p, 38, 6, 0, 1.0, &used);
+    CU_ASSERT_EQUAL(used, 6);
+    static const char *const all[] = {
+        "977 blocks x 1024 threads: 4 waves",
+        "132 SMs x 2 per SM = 264 at once",
+        "  0 000000000000000011111111111111",
+        "510 1122222222222222233333333333",
+        "1 cell = 17 blocks",
+        "waves 0-3 lit (digit: wave)",
+    };
+    check_rows(&g, all, 6);
+    viz_grid_free(&g);
+    draw(&g, &p, 38, 6, 0, 0.5, &used);
+    char row[64];
+    row_text(&g, 5, 0, 28, row, sizeof row);
+    CU_ASSERT_STRING_EQUAL(row, "waves 0-1 lit; 2-3 wait for ");
+    viz_grid_free(&g);
+    pl_picture_free(&p);
+    free(bl);
+}
+
 /* ---- the lab's own kernel, recorded ----------------------------------------------------- */
 
 /* Records impl's vector add of n elements in blocks of 256 on arrays of
@@ -722,6 +765,7 @@ int register_picture_lab01_suite(void)
          t_elements_fold},
         {"the compact forms at 38 columns (80x24, side by side)", t_compact},
         {"the lab's vector add (solution.cu), recorded: 1 wave, the tail idle", t_lab_kernel},
+        {"blocks: 977 in 4 waves, compact in 6 rows at 38 columns", t_compact_waves},
         {"elements: a folded cell never straddles the end of the array", t_elements_fold_at_n},
         {"a student's without its bound check, recorded: the stores past the end",
          t_lab_kernel_no_bound_check},
