@@ -2119,9 +2119,22 @@ void viz_render(viz_grid *g, const pl_layout *lay, const viz_model *m, const viz
 {
     viz_grid_clear(g);
     if (!lay->ok) {
-        char s[96];
+        /* never cut: on one line where it fits, else on two (each part long where it fits,
+         * else short: "need 60x13", "have 40x12"), else short on one */
+        char a[64], b[64], s[128];
         snprintf(s, sizeof s, "need at least %dx%d (this terminal is %dx%d)", lay->min_w,
                  lay->min_h, g->w, g->h);
+        if ((int)strlen(s) > g->w && g->h >= 2) {
+            snprintf(a, sizeof a, "need at least %dx%d", lay->min_w, lay->min_h);
+            if ((int)strlen(a) > g->w) snprintf(a, sizeof a, "need %dx%d", lay->min_w, lay->min_h);
+            snprintf(b, sizeof b, "(this terminal is %dx%d)", g->w, g->h);
+            if ((int)strlen(b) > g->w) snprintf(b, sizeof b, "have %dx%d", g->w, g->h);
+            viz_text(g, 0, 0, g->w, a, COL_WARN, ATTR_BOLD);
+            viz_text(g, 0, 1, g->w, b, COL_WARN, ATTR_BOLD);
+            return;
+        }
+        if ((int)strlen(s) > g->w)
+            snprintf(s, sizeof s, "need %dx%d; have %dx%d", lay->min_w, lay->min_h, g->w, g->h);
         viz_text(g, 0, 0, g->w, s, COL_WARN, ATTR_BOLD);
         return;
     }

@@ -324,6 +324,42 @@ static void test_ascii_and_too_small(void)
     text = viz_grid_text(&g);
     CU_ASSERT_EQUAL(strncmp(text, "need at least 60x13", 19), 0);
     free(text);
+    /* the message never cut: on one line where it fits, else two, else a short form */
+    static const struct {
+        int w, h;
+        const char *want;
+    } small[] = {
+        {59, 12, "need at least 60x13 (this terminal is 59x12)\n"},
+        {40, 12, "need at least 60x13\n(this terminal is 40x12)\n"},
+        {22, 12, "need at least 60x13\nhave 22x12\n"},
+        {12, 3, "need 60x13\nhave 12x3\n"},
+        {30, 1, "need 60x13; have 30x1\n"},
+    };
+    for (size_t i = 0; i < sizeof small / sizeof *small; i++) {
+        viz_grid_resize(&g, small[i].w, small[i].h);
+        pl_viz_layout(small[i].w, small[i].h, 2, (1u << PL_NUM_PANES) - 1, &L);
+        CU_ASSERT_FALSE(L.ok);
+        viz_render(&g, &L, &m, &v);
+        text = viz_grid_text(&g);
+        /* each row's trailing blanks dropped */
+        char got[512];
+        size_t n = 0;
+        for (char *p = text; *p && n + 1 < sizeof got;) {
+            char *nl = strchr(p, '\n');
+            size_t len = nl ? (size_t)(nl - p) : strlen(p);
+            while (len && p[len - 1] == ' ') len--;
+            if (len) {
+                memcpy(got + n, p, len < sizeof got - n - 2 ? len : sizeof got - n - 2);
+                n += len < sizeof got - n - 2 ? len : sizeof got - n - 2;
+                got[n++] = '\n';
+            }
+            if (!nl) break;
+            p = nl + 1;
+        }
+        got[n] = '\0';
+        CU_ASSERT_STRING_EQUAL(got, small[i].want);
+        free(text);
+    }
     viz_grid_free(&g);
     viz_model_free(&m);
 }
