@@ -530,7 +530,7 @@ static void test_roofline_point(void)
         for (int row = 0; row < 6; row++)
             CU_ASSERT_EQUAL(cell(&g, 1 + 5 + 12, 1 + 7 - row)->ch, utf8 ? 0x250Au : ':');
         static const char *u8[14] = {"test's roof: 10.0 TFLOP/s, 1.00 TB/s, ridge 10.0 FLOP/B",
-                                     " 10T┤          ╱╱2────────────",
+                                     " 10T┤          ╱╱2──────────── two",
                                      "    │      ╱╱╱╱  ┊",
                                      "    │   ╱╱╱      ┊   ◆ mine",
                                      "  1T┤╱╱╱         ┊",
@@ -544,7 +544,7 @@ static void test_roofline_point(void)
                                      "2 two    10.0 FLOP/B    10.0 TFLOP/s  100% of its roof",
                                      "◆ mine   20.0 FLOP/B    2.00 TFLOP/s   20% of its roof"};
         static const char *ascii[14] = {"test's roof: 10.0 TFLOP/s, 1.00 TB/s, ridge 10.0 FLOP/B",
-                                        " 10T+          //2------------",
+                                        " 10T+          //2------------ two",
                                         "    |      ////  :",
                                         "    |   ///      :   @ mine",
                                         "  1T+///         :",
@@ -629,7 +629,8 @@ static void test_roofline_hidden(void)
 
 /* Lab 04's roofline on the simulated H100: at 80 columns 3 rows a decade;
  * in 78 x 12 (an 80x24 screen's pane) one row a decade, the legend kept
- * (11 rows). */
+ * (11 rows). Each name on its point's row, over no roof, ridge or point:
+ * past the roof or the ridge where nearer is taken. */
 static void test_roofline_lab(void)
 {
     const double ai[3] = {0.25, 3.9, 28.4}, fl[3] = {829e9, 11.5e12, 38.3e12};
@@ -654,13 +655,13 @@ static void test_roofline_lab(void)
         static const char *u8[13] = {
             "simulated H100-SXM preset's roof: 67.0 TFLOP/s, 3.35 TB/s, ridge 20.0 FLOP/B",
             "100T┤",
-            "    │                        ╱╱╱╱─3───────────────────",
-            "    │                    ╱╱╱╱    ┊ register tiles",
-            " 10T┤                ╱╱╱◆ tiles 16x16 (yours)",
+            "    │                        ╱╱╱╱─3─────────────────── register tiles",
+            "    │                    ╱╱╱╱    ┊",
+            " 10T┤                ╱╱╱◆        ┊ tiles 16x16 (yours)",
             "    │            ╱╱╱╱            ┊",
             "    │        ╱╱╱╱                ┊",
-            "  1T┤    ╱1╱╱                    ┊",
-            "    │╱╱╱╱  naive                 ┊",
+            "  1T┤    ╱1╱╱ naive              ┊",
+            "    │╱╱╱╱                        ┊",
             "    │                            ┊",
             "100G┤                            ┊",
             "    └┴───────────┴───────────┴───────────┴───────────┴",
@@ -668,13 +669,13 @@ static void test_roofline_lab(void)
         static const char *ascii[13] = {
             "simulated H100-SXM preset's roof: 67.0 TFLOP/s, 3.35 TB/s, ridge 20.0 FLOP/B",
             "100T+",
-            "    |                        ////-3-------------------",
-            "    |                    ////    : register tiles",
-            " 10T+                ///@ tiles 16x16 (yours)",
+            "    |                        ////-3------------------- register tiles",
+            "    |                    ////    :",
+            " 10T+                ///@        : tiles 16x16 (yours)",
             "    |            ////            :",
             "    |        ////                :",
-            "  1T+    /1//                    :",
-            "    |////  naive                 :",
+            "  1T+    /1// naive              :",
+            "    |////                        :",
             "    |                            :",
             "100G+                            :",
             "    ++-----------+-----------+-----------+-----------+",
@@ -685,17 +686,17 @@ static void test_roofline_lab(void)
         CU_ASSERT_EQUAL(render(&g, &p, utf8, 78, 12, 1), 11);
         static const char *u8s[6] = {
             "simulated H100-SXM preset's roof: 67.0 TFLOP/s, 3.35 TB/s, ridge 20.0 FLOP/B",
-            "100T┤                        ╱╱╱╱─3───────────────────",
-            " 10T┤            ╱╱╱╱╱╱╱◆╱╱╱╱    ┊ register tiles",
-            "  1T┤╱╱╱╱╱1╱╱╱╱╱╱        tiles 16x16 (yours)",
-            "100G┤      naive                 ┊",
+            "100T┤                        ╱╱╱╱─3─────────────────── register tiles",
+            " 10T┤            ╱╱╱╱╱╱╱◆╱╱╱╱    ┊ tiles 16x16 (yours)",
+            "  1T┤╱╱╱╱╱1╱╱╱╱╱╱ naive          ┊",
+            "100G┤                            ┊",
             "    └┴───────────┴───────────┴───────────┴───────────┴"};
         static const char *asciis[6] = {
             "simulated H100-SXM preset's roof: 67.0 TFLOP/s, 3.35 TB/s, ridge 20.0 FLOP/B",
-            "100T+                        ////-3-------------------",
-            " 10T+            ///////@////    : register tiles",
-            "  1T+/////1//////        tiles 16x16 (yours)",
-            "100G+      naive                 :",
+            "100T+                        ////-3------------------- register tiles",
+            " 10T+            ///////@////    : tiles 16x16 (yours)",
+            "  1T+/////1////// naive          :",
+            "100G+                            :",
             "    ++-----------+-----------+-----------+-----------+"};
         check_rows(&g, 1, 1, 78, utf8 ? u8s : asciis, 6);
         check_rows(&g, 1, 7, 78,
@@ -776,13 +777,13 @@ static void test_pane_sizes(void)
         "the roof of the simulated H100-SXM preset:",
         "67.0 TFLOP/s FP32, 3.35 TB/s; ridge at 20.0 FLOP/B",
         "100T┤",
-        "    │                    ╱╱╱╱─3───────────────",
-        "    │                 ╱╱╱   ┊  register tiles",
-        " 10T┤              ╱╱◆ tiles 16x16 (reference)",
+        "    │     register tiles ╱╱╱╱─3───────────────",
+        "    │                 ╱╱╱   ┊",
+        " 10T┤              ╱╱◆      ┊ tiles 16x16 (reference)",
         "    │          ╱╱╱╱         ┊",
         "    │       ╱╱╱             ┊",
-        "  1T┤    1╱╱                ┊",
-        "    │╱╱╱╱ naive             ┊",
+        "  1T┤    1╱╱ naive          ┊",
+        "    │╱╱╱╱                   ┊",
         "    │                       ┊",
         "100G┤                       ┊",
         "    └┴─────────┴─────────┴─────────┴─────────┴",
@@ -815,10 +816,10 @@ static void test_pane_sizes(void)
     };
     static const char *rl_78x9[9] = {
         "simulated H100-SXM preset's roof: 67.0 TFLOP/s, 3.35 TB/s, ridge 20.0 FLOP/B",
-        "100T┤                        ╱╱╱╱─3───────────────────",
-        " 10T┤            ╱╱╱╱╱╱╱◆╱╱╱╱    ┊ register tiles",
-        "  1T┤╱╱╱╱╱1╱╱╱╱╱╱        tiles 16x16 (reference)",
-        "100G┤      naive                 ┊",
+        "100T┤                        ╱╱╱╱─3─────────────────── register tiles",
+        " 10T┤            ╱╱╱╱╱╱╱◆╱╱╱╱    ┊ tiles 16x16 (reference)",
+        "  1T┤╱╱╱╱╱1╱╱╱╱╱╱ naive          ┊",
+        "100G┤                            ┊",
         "    └┴───────────┴───────────┴───────────┴───────────┴",
         "    0.1          1           10         100         1000  FLOP/B",
         "1 naive 829 GFLOP/s  ◆ tiles 16x16 (reference) 11.5 TFLOP/s",
@@ -856,13 +857,13 @@ static void test_pane_sizes(void)
         "██░░        · ░░        · ◆◆",
         "█ now  ▒ before  ░ to load  ◆ its C tile  · others  (a cell: 2x2 tiles)"};
     static const char *rl_78x5[2][5] = {
-        {"100T┤                        ╱╱╱╱─3───────────────────",
-         " 10T┤            ╱╱╱╱╱╱╱◆╱╱╱╱    ┊ register tiles",
-         "  1T┤╱╱╱╱╱1╱╱╱╱╱╱        tiles 16x16 (reference)", "100G┤      naive                 ┊",
+        {"100T┤                        ╱╱╱╱─3─────────────────── register tiles",
+         " 10T┤            ╱╱╱╱╱╱╱◆╱╱╱╱    ┊ tiles 16x16 (reference)",
+         "  1T┤╱╱╱╱╱1╱╱╱╱╱╱ naive          ┊", "100G┤                            ┊",
          "    0.1          1           10         100         1000  FLOP/B"},
-        {"100T+                        ////-3-------------------",
-         " 10T+            ///////@////    : register tiles",
-         "  1T+/////1//////        tiles 16x16 (reference)", "100G+      naive                 :",
+        {"100T+                        ////-3------------------- register tiles",
+         " 10T+            ///////@////    : tiles 16x16 (reference)",
+         "  1T+/////1////// naive          :", "100G+                            :",
          "    0.1          1           10         100         1000  FLOP/B"}};
     CU_ASSERT_EQUAL(render(&g, &t64, 1, 78, 5, 0.5), 5);
     check_rows(&g, 1, 1, 78, t64_78x5, 5);
