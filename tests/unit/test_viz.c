@@ -743,6 +743,26 @@ static void test_narration_scroll(void)
     memset(&v, 0, sizeof v);
     v.transcript = &t;
     CU_ASSERT_EQUAL(viz_narration_rows(&v, 38), 32); /* step 2: 2 + 30 rows */
+    {
+        /* a replay (no transcript): the narration wrapped as the pane wraps it, and the
+         * status line; the layout grows the narration as a live run's (Lab 04's tiles
+         * at 80x24 had 2 rows more in the replay) */
+        viz_view rv;
+        memset(&rv, 0, sizeof rv);
+        CU_ASSERT_EQUAL(viz_narration_rows(&rv, 38), 1); /* "(no step yet)" */
+        snprintf(rv.narration, sizeof rv.narration,
+                 "[3] the tiled kernel loads a tile of A and one of B into shared memory\n"
+                 "    and each thread reads them 16 times");
+        CU_ASSERT_EQUAL(viz_narration_rows(&rv, 38), 4); /* 2 rows, then 2 */
+        rv.status = "paused";
+        CU_ASSERT_EQUAL(viz_narration_rows(&rv, 38), 5);
+        pl_layout Lr, Ll;
+        CU_ASSERT_EQUAL(viz_narration_rows(&rv, 78), 3); /* 1 row, 1, the status */
+        pl_viz_layout_text(80, 24, 1, (1u << PL_PANE_DEVICES) | (1u << PL_PANE_PICTURE), 3, &Ll);
+        pl_viz_layout_text(80, 24, 1, (1u << PL_PANE_DEVICES) | (1u << PL_PANE_PICTURE),
+                           viz_narration_rows(&rv, 78), &Lr);
+        CU_ASSERT(!memcmp(&Ll.pane[PL_PANE_PICTURE], &Lr.pane[PL_PANE_PICTURE], sizeof(pl_rect)));
+    }
     pl_rect r = {0, 0, 40, 10};
     int lo, hi;
     viz_narration_range(&v, r, &lo, &hi);
