@@ -164,9 +164,9 @@ if make -s -C "$copy" -f mk/build.mk -j2 VARIANT=sim BUILD=build build/bin/lab01
     T send-keys -t t Space
     # the fault ends the steps: step 2 is the last ("done")
     check "no bound check, 120x40: step 2, the last" wait_for "step 2/4 | done"
-    # 3 elements a cell: the cell of 999..1001 holds a store past the end
+    # 3 elements a cell: 999 alone in its cell, 24 stores in 8 cells
     check "no bound check, 120x40: the pane's ! cells and line" wait_for \
-        "│ 900 $(printf '3%.0s' $(seq 33))!!!!!!!!!           │"
+        "│ 900 $(printf '3%.0s' $(seq 34))!!!!!!!!           │"
     check "no bound check, 120x40: the stores past the end" has "$(screen)" \
         "│! past the end: 24 stores, the first by thread 1000"
     T send-keys -t t q

@@ -20,12 +20,11 @@
  * roofline: FLOP/s against FLOP per byte, both on log axes with a labelled
  * tick per decade; the roof (the memory slope bw x I up to the ridge at
  * peak / bw, then the flat FP32 peak), the ridge's column dotted, a point
- * per kernel (its number, the student's a diamond) with its name beside it
- * where there is room and a legend row each (FLOP/B, FLOP/s, the share of
- * its roof). Where a decade starts is exact: a decade is cpd columns and
- * rpd rows, value v on the x axis at column round((log10 v - lo) cpd) of
- * the plot, on the y axis round((log10 v - lo) rpd) rows above its bottom
- * row.
+ * per kernel (its kernel's number, the student's a diamond) with its name
+ * on its row where there is room (over no roof, ridge or point) and a legend row each (FLOP/B,
+ * FLOP/s, the share of its roof). Where a decade starts is exact: a decade is cpd columns and rpd
+ * rows, value v on the x axis at column round((log10 v - lo) cpd) of the plot, on the y axis
+ * round((log10 v - lo) rpd) rows above its bottom row.
  *
  * Both draw every mark with its own glyph (UTF-8 and ASCII twins), so that
  * they read without colour, and fit what room there is (80x24: the tiles
