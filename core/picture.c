@@ -265,6 +265,13 @@ static int check_roofline(const pl_picture *p, char *err, size_t cap)
         count(p, "nd", p->nd, 2 + 2 * p->p[0], "the two peaks, then 2 per point", err, cap) ||
         count(p, "ns", p->ns, 1 + p->p[0], "whose roof, then a name per point", err, cap))
         return -1;
+    if (p->ni != 0 && p->ni != (size_t)p->p[0])
+        return bad(p, err, cap, "ni = %zu: allowed is 0 or P = %lld (a number per point)", p->ni,
+                   (long long)p->p[0]);
+    for (size_t i = 0; i < p->ni; i++)
+        if (p->iv[i] < 1 || p->iv[i] > PL_PIC_MAX_LABELS)
+            return bad(p, err, cap, "iv[%zu] (a point's number) = %d: allowed is 1..%d", i,
+                       (int)p->iv[i], PL_PIC_MAX_LABELS);
     for (size_t i = 0; i < p->nd; i++)
         if (!positive(p->dv[i]))
             return bad(p, err, cap, "dv[%zu] (%s) = %g: allowed is a finite number > 0", i,

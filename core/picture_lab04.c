@@ -137,6 +137,15 @@ int pl_picture_roofline(const char *whose, double peak_flops, double peak_bw, in
                         const double *intensity, const double *flops, const char *const *names,
                         int highlight, pl_picture *out)
 {
+    return pl_picture_roofline_numbered(whose, peak_flops, peak_bw, npoints, intensity, flops,
+                                        names, NULL, highlight, out);
+}
+
+int pl_picture_roofline_numbered(const char *whose, double peak_flops, double peak_bw, int npoints,
+                                 const double *intensity, const double *flops,
+                                 const char *const *names, const int *numbers, int highlight,
+                                 pl_picture *out)
+{
     if (!out || !whose || !(peak_flops > 0) || !(peak_bw > 0) || !isfinite(peak_flops) ||
         !isfinite(peak_bw) || npoints < 0 || npoints > PL_PIC_MAX_LABELS - 1 ||
         2 + 2 * (size_t)npoints > PL_PIC_MAX_REALS || highlight < -1 || highlight >= npoints ||
@@ -144,10 +153,11 @@ int pl_picture_roofline(const char *whose, double peak_flops, double peak_bw, in
         return -1;
     for (int i = 0; i < npoints; i++)
         if (!(intensity[i] > 0) || !isfinite(intensity[i]) || !(flops[i] > 0) ||
-            !isfinite(flops[i]) || !names[i])
+            !isfinite(flops[i]) || !names[i] ||
+            (numbers && (numbers[i] < 1 || numbers[i] > PL_PIC_MAX_LABELS)))
             return -1;
-    if (pl_picture_init(out, PL_PIC_ROOFLINE, "the roofline", 0, 2 + 2 * (size_t)npoints,
-                        1 + (size_t)npoints))
+    if (pl_picture_init(out, PL_PIC_ROOFLINE, "the roofline", numbers ? (size_t)npoints : 0,
+                        2 + 2 * (size_t)npoints, 1 + (size_t)npoints))
         return -1;
     out->p[0] = npoints;
     out->p[1] = highlight;
@@ -157,6 +167,7 @@ int pl_picture_roofline(const char *whose, double peak_flops, double peak_bw, in
         out->dv[2 + 2 * i] = intensity[i];
         out->dv[3 + 2 * i] = flops[i];
         snprintf(out->sv[1 + i], sizeof out->sv[1 + i], "%s", names[i]);
+        if (numbers) out->iv[i] = numbers[i];
     }
     snprintf(out->sv[0], sizeof out->sv[0], "%s", whose);
     return 0;

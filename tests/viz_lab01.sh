@@ -147,6 +147,21 @@ check "80x24 LANG=C: the compact pictures in ASCII" bash -c '
 T send-keys -t t q
 check "80x24 LANG=C: q exits 0" wait_for "EXIT=0"
 
+# --- 80x24, ASCII, 977 blocks in 4 waves: still side by side, compact, nothing cut; no
+# timeline box without room for a lane
+start "TERM=xterm LANG=C LC_ALL=C '$bin/lab01' --step --size 1000003 --block 1024" 80 24
+wait_for "step 1/4 | step (space" >/dev/null
+T send-keys -t t Space
+check "80x24 977 blocks: step 2" wait_for "step 2/4 | step (space"
+check "80x24 977 blocks: side by side" wait_for \
+    "|977 blocks x 1024 threads: 4 waves    |1000003 elements; 1 cell = 16950       |"
+s=$(screen)
+check "80x24 977 blocks: the waves in a line, nothing cut" bash -c '
+    grep -qF "|waves 0-3 lit (digit: wave)           |" <<<"$1" &&
+    ! grep -qF "enlarge" <<<"$1" && ! grep -qF "cut" <<<"$1" && ! grep -qF "+ timeline" <<<"$1"' _ "$s"
+T send-keys -t t q
+check "80x24 977 blocks: q exits 0" wait_for "EXIT=0"
+
 # --- a student's kernel without its bound check, in a scratch copy
 (cd "$root" && cp -r core viz tools labs tests bench mk "$copy"/)
 cp "$root/tests/student/lab01_no_tail_guard.cu" "$copy/labs/01_hello_threads/exercise.cu"
@@ -164,9 +179,9 @@ if make -s -C "$copy" -f mk/build.mk -j2 VARIANT=sim BUILD=build build/bin/lab01
     T send-keys -t t Space
     # the fault ends the steps: step 2 is the last ("done")
     check "no bound check, 120x40: step 2, the last" wait_for "step 2/4 | done"
-    # 3 elements a cell: the cell of 999..1001 holds a store past the end
+    # 3 elements a cell: 999 alone in its cell, 24 stores in 8 cells
     check "no bound check, 120x40: the pane's ! cells and line" wait_for \
-        "│ 900 $(printf '3%.0s' $(seq 33))!!!!!!!!!           │"
+        "│ 900 $(printf '3%.0s' $(seq 34))!!!!!!!!           │"
     check "no bound check, 120x40: the stores past the end" has "$(screen)" \
         "│! past the end: 24 stores, the first by thread 1000"
     T send-keys -t t q

@@ -198,7 +198,8 @@ char *viz_grid_text(const viz_grid *g)
  * theirs (the others share the left half as they would the screen); on a narrower screen the
  * full width above the narration, 3/5 of the body's rows (leaving the others 9; the narration
  * grows only as far as that allows), else (fewer than 5 rows) beside the metrics. With no other
- * pane it takes the whole body.
+ * pane it takes the whole body. A timeline with panes under it that would get fewer than 4 rows
+ * (a lane's 2 and its border) is hidden (w 0): they take its rows.
  */
 void pl_viz_layout(int cols, int rows, int ndev, unsigned panes, pl_layout *out)
 {
@@ -336,6 +337,13 @@ void pl_viz_layout_stages(int cols, int rows, int ndev, int stages, unsigned pan
     if (right && bh > 0) {
         int rx = lw, rw = bw - lw;
         int th = !has[PL_PANE_TIMELINE] ? 0 : !below ? bh : bh * 3 / 5;
+        /* a lane needs 2 rows inside the border: a timeline with less is
+         * hidden (w 0), its rows to the panes below it, rather than an
+         * empty box (an 80x24 screen with the picture pane) */
+        if (below && th < 4) {
+            th = 0;
+            has[PL_PANE_TIMELINE] = 0;
+        }
         if (has[PL_PANE_TIMELINE]) out->pane[PL_PANE_TIMELINE] = (pl_rect){rx, by, rw, th};
         if (below) {
             int k = 0, x = rx;

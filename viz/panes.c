@@ -103,7 +103,8 @@ static void header(viz_grid *g, pl_rect r, const viz_view *v)
 }
 
 /* Words wrapped into the box; returns the rows used. A '\n' starts a new
- * row and keeps the next line's indentation (a table in a step). */
+ * row and keeps the next line's indentation (a table in a step). g NULL:
+ * the rows only (at in.w, up to in.h). */
 static int wrap(viz_grid *g, pl_rect in, const char *text, int fg)
 {
     int row = 0, hard = 0; /* hard: the row starts after a '\n' */
@@ -118,9 +119,11 @@ static int wrap(viz_grid *g, pl_rect in, const char *text, int fg)
             while (take > 0 && p[take] != ' ') take--;
             if (take == 0) take = in.w;
         }
-        char line[1024];
-        snprintf(line, sizeof line, "%.*s", take, p);
-        viz_text(g, in.x, in.y + row, in.w, line, fg, 0);
+        if (g) {
+            char line[1024];
+            snprintf(line, sizeof line, "%.*s", take, p);
+            viz_text(g, in.x, in.y + row, in.w, line, fg, 0);
+        }
         p += take;
         hard = *p == '\n';
         if (hard) p++;
@@ -188,7 +191,12 @@ static void transcript_rows(const viz_transcript *t, int w, int *anchor, int *to
 int viz_narration_rows(const viz_view *v, int w)
 {
     const viz_transcript *t = v->transcript;
-    if (!t || w < 1) return 0;
+    if (w < 1) return 0;
+    if (!t) { /* a replay: the step's narration and the output under it (narration()) */
+        pl_rect in = {0, 0, w, 1 << 20};
+        int rows = wrap(NULL, in, v->narration[0] ? v->narration : "(no step yet)", COL_DEFAULT);
+        return rows + v->nlog + (v->status ? 1 : 0);
+    }
     int rows = v->status ? 1 : 0;
     for (size_t i = t->step_line; i < t->nlines; i++) rows += line_rows(t->buf + t->line[i], w);
     return rows;
@@ -2180,9 +2188,22 @@ void viz_render(viz_grid *g, const pl_layout *lay, const viz_model *m, const viz
 {
     viz_grid_clear(g);
     if (!lay->ok) {
-        char s[96];
+        /* never cut: on one line where it fits, else on two (each part long where it fits,
+         * else short: "need 60x13", "have 40x12"), else short on one */
+        char a[64], b[64], s[128];
         snprintf(s, sizeof s, "need at least %dx%d (this terminal is %dx%d)", lay->min_w,
                  lay->min_h, g->w, g->h);
+        if ((int)strlen(s) > g->w && g->h >= 2) {
+            snprintf(a, sizeof a, "need at least %dx%d", lay->min_w, lay->min_h);
+            if ((int)strlen(a) > g->w) snprintf(a, sizeof a, "need %dx%d", lay->min_w, lay->min_h);
+            snprintf(b, sizeof b, "(this terminal is %dx%d)", g->w, g->h);
+            if ((int)strlen(b) > g->w) snprintf(b, sizeof b, "have %dx%d", g->w, g->h);
+            viz_text(g, 0, 0, g->w, a, COL_WARN, ATTR_BOLD);
+            viz_text(g, 0, 1, g->w, b, COL_WARN, ATTR_BOLD);
+            return;
+        }
+        if ((int)strlen(s) > g->w)
+            snprintf(s, sizeof s, "need %dx%d; have %dx%d", lay->min_w, lay->min_h, g->w, g->h);
         viz_text(g, 0, 0, g->w, s, COL_WARN, ATTR_BOLD);
         return;
     }

@@ -183,18 +183,27 @@ static void left_out(viz_grid *g, pl_rect in, const pl_picture *const *ps, int n
 {
     int left = n - placed;
     if (!left && !cut) return;
-    char s[256] = "";
-    size_t k = 0;
-    if (cut)
-        k += (size_t)snprintf(s + k, sizeof s - k, "cut to %d of %d rows%s", cut, cut_of,
-                              left ? ", " : "");
-    if (left && k < sizeof s)
-        k += (size_t)snprintf(s + k, sizeof s - k, "+%d picture%s", left, left == 1 ? "" : "s");
-    if (left && placed < shown && k < sizeof s)
-        k += (size_t)snprintf(s + k, sizeof s - k, " (%s%s)", title_of(ps[placed]),
-                              left > 1 ? ", ..." : "");
-    if (k < sizeof s) snprintf(s + k, sizeof s - k, ": enlarge the terminal");
-    viz_text(g, in.x, in.y + in.h - 1, in.w, s, COL_WARN, 0);
+    /* the longest form that fits: the long one, the short one with the next
+     * picture's title, the short one */
+    char s[3][256];
+    for (int form = 0; form < 3; form++) {
+        size_t k = 0, cap = sizeof s[form];
+        s[form][0] = '\0';
+        if (cut)
+            k += (size_t)snprintf(s[form] + k, cap - k,
+                                  form ? "cut: %d/%d rows%s" : "cut to %d of %d rows%s", cut,
+                                  cut_of, left ? ", " : "");
+        if (left && k < cap)
+            k +=
+                (size_t)snprintf(s[form] + k, cap - k, "+%d picture%s", left, left == 1 ? "" : "s");
+        if (left && placed < shown && form < 2 && k < cap)
+            k += (size_t)snprintf(s[form] + k, cap - k, " (%s%s)", title_of(ps[placed]),
+                                  left > 1 ? ", ..." : "");
+        if (k < cap) snprintf(s[form] + k, cap - k, form ? "; enlarge" : ": enlarge the terminal");
+    }
+    int form = 0;
+    while (form < 2 && (int)strlen(s[form]) > in.w) form++;
+    viz_text(g, in.x, in.y + in.h - 1, in.w, s[form], COL_WARN, 0);
 }
 
 void viz_picture_pane_at(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v, double now)

@@ -19,6 +19,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "paralab/picture.h"
 #include "vizint.h"
@@ -82,23 +83,30 @@ static void blocks_fold(const pl_picture *p, int w, int max_rows, int *lw, int64
 
 /* The lines under the cells for the waves, at the most (a reveal draws a
  * line per wave shown and one for those still waiting). */
-static int wave_lines(const pl_picture *p)
+static int wave_lines(const pl_picture *p, int w)
 {
     int64_t W = p->p[3];
+    if (w < PIC_NARROW && W > 1) return 1; /* compact: one line for them all */
     return (int)(W <= BLOCKS_MAX_WAVES + 1 ? W : BLOCKS_MAX_WAVES + 2);
 }
 
+/* Cell rows at most before folding (compact: 2, to stand beside the element map at 80x24). */
+static int blocks_max_rows(int w) { return w < PIC_NARROW ? 2 : BLOCKS_MAX_ROWS; }
+
 /* The rows below the cells: a fold note (when folded), the wave lines. */
-static int blocks_tail_rows(const pl_picture *p, int folded) { return folded + wave_lines(p); }
+static int blocks_tail_rows(const pl_picture *p, int w, int folded)
+{
+    return folded + wave_lines(p, w);
+}
 
 int viz_pic_blocks_rows(const struct pl_picture *p, int w)
 {
     int cw;
-    if (blocks_small(p, w, &cw)) return 2 + 3 + wave_lines(p);
+    if (blocks_small(p, w, &cw)) return 2 + 3 + wave_lines(p, w);
     int lw;
     int64_t per_row, k, rows;
-    blocks_fold(p, w, BLOCKS_MAX_ROWS, &lw, &per_row, &k, &rows);
-    return (int)(2 + rows + blocks_tail_rows(p, k > 1 || p->p[5] < p->p[0]));
+    blocks_fold(p, w, blocks_max_rows(w), &lw, &per_row, &k, &rows);
+    return (int)(2 + rows + blocks_tail_rows(p, w, k > 1 || p->p[5] < p->p[0]));
 }
 
 /* Wave v's line: its blocks, the SMs they ran on and the most on one SM
@@ -174,9 +182,9 @@ int viz_pic_blocks(viz_grid *g, pl_rect r, const struct pl_picture *p, double re
     } else {
         int lw;
         int64_t per_row, k, rows;
-        int max_rows = end - y - blocks_tail_rows(p, 1);
-        blocks_fold(p, r.w, max_rows < BLOCKS_MAX_ROWS ? max_rows : BLOCKS_MAX_ROWS, &lw, &per_row,
-                    &k, &rows);
+        int max_rows = end - y - blocks_tail_rows(p, r.w, 1);
+        if (max_rows > blocks_max_rows(r.w)) max_rows = blocks_max_rows(r.w);
+        blocks_fold(p, r.w, max_rows, &lw, &per_row, &k, &rows);
         for (int64_t row = 0; row < rows && y < end; row++, y++) {
             int64_t b0 = row * per_row * k;
             viz_textf(g, r.x, y, lw, COL_DIM, 0, "%*lld", lw - 1, (long long)b0);
@@ -195,8 +203,21 @@ int viz_pic_blocks(viz_grid *g, pl_rect r, const struct pl_picture *p, double re
             viz_textf(g, r.x, y++, r.w, COL_DIM, 0, "blocks 0..%lld shown of %lld; 1 cell = %lld",
                       (long long)(drawn - 1), (long long)G, (long long)k);
         else if (k > 1 && y < end)
-            viz_textf(g, r.x, y++, r.w, COL_DIM, 0, "1 cell = %lld blocks (the first one's wave)",
-                      (long long)k);
+            viz_textf(g, r.x, y++, r.w, COL_DIM, 0, "1 cell = %lld blocks%s", (long long)k,
+                      r.w < PIC_NARROW ? "" : " (the first one's wave)");
+    }
+    if (r.w < PIC_NARROW && W > 1) { /* compact: the waves lit, those waiting */
+        if (y < end && shown >= W)
+            viz_textf(g, r.x, y++, r.w, COL_DEFAULT, 0, "waves 0-%lld lit (digit: wave)",
+                      (long long)(W - 1));
+        else if (y < end && shown == 0)
+            viz_textf(g, r.x, y++, r.w, COL_DIM, 0, "waves 0-%lld wait for an SM",
+                      (long long)(W - 1));
+        else if (y < end)
+            viz_textf(g, r.x, y++, r.w, COL_DIM, 0, "%s%lld lit; %lld-%lld wait for an SM",
+                      shown > 1 ? "waves 0-" : "wave ", (long long)(shown - 1), (long long)shown,
+                      (long long)(W - 1));
+        return y - r.y;
     }
     for (int64_t v = 0; v < shown && y < end; v++, y++) {
         if (v == BLOCKS_MAX_WAVES && W > BLOCKS_MAX_WAVES + 1) {
@@ -235,6 +256,19 @@ static int elements_max_rows(int w) { return w < PIC_NARROW ? 2 : ELEMENTS_MAX_R
 /* The slots drawn: the elements, then those past the end. */
 static int64_t element_slots(const pl_picture *p) { return (int64_t)p->ni; }
 
+/* Folded k a cell, the cells never straddle the end of the array: the
+ * slots past it start on a cell of their own. The virtual slots: the
+ * elements padded to D = ceil(drawn / k) x k, then those past the end. */
+static int64_t elements_padded(const pl_picture *p, int64_t k)
+{
+    int64_t drawn = p->p[3];
+    return (drawn + k - 1) / k * k;
+}
+static int64_t elements_virtual(const pl_picture *p, int64_t k)
+{
+    return elements_padded(p, k) + (element_slots(p) - p->p[3]);
+}
+
 static void elements_fold(const pl_picture *p, int w, int max_rows, int *lw, int64_t *per_row,
                           int64_t *k, int64_t *rows)
 {
@@ -245,8 +279,8 @@ static void elements_fold(const pl_picture *p, int w, int max_rows, int *lw, int
     if (*per_row < 1) *per_row = 1;
     if (max_rows < 1) max_rows = 1;
     *k = 1;
-    while ((S + *k * *per_row - 1) / (*k * *per_row) > max_rows) (*k)++;
-    *rows = (S + *k * *per_row - 1) / (*k * *per_row);
+    while ((elements_virtual(p, *k) + *k * *per_row - 1) / (*k * *per_row) > max_rows) (*k)++;
+    *rows = (elements_virtual(p, *k) + *k * *per_row - 1) / (*k * *per_row);
 }
 
 int viz_pic_elements_rows(const struct pl_picture *p, int w)
@@ -291,19 +325,28 @@ int viz_pic_elements(viz_grid *g, pl_rect r, const struct pl_picture *p, double 
     elements_fold(p, r.w, max_rows, &lw, &per_row, &k, &rows);
     char fold[64] = "";
     if (drawn < n) snprintf(fold, sizeof fold, " (0..%lld shown)", (long long)(drawn - 1));
-    viz_textf(g, r.x, y++, r.w, COL_DEFAULT, 0, "%lld element%s%s; 1 cell = %lld element%s",
-              (long long)n, plural(n), fold, (long long)k, plural(k));
+    char head[128];
+    snprintf(head, sizeof head, "%lld element%s%s; 1 cell = %lld element%s", (long long)n,
+             plural(n), fold, (long long)k, plural(k));
+    if ((int)strlen(head) > r.w) /* narrow: the unit said once */
+        snprintf(head, sizeof head, "%lld element%s%s; 1 cell = %lld", (long long)n, plural(n),
+                 fold, (long long)k);
+    viz_text(g, r.x, y++, r.w, head, COL_DEFAULT, 0);
+    int64_t D = elements_padded(p, k), V = elements_virtual(p, k);
     for (int64_t row = 0; row < rows && y < end; row++, y++) {
-        int64_t i0 = row * per_row * k;
+        int64_t v0 = row * per_row * k; /* a virtual slot: < D an element, else D + j slot n + j */
         viz_textf(g, r.x, y, lw, COL_DIM, 0, "%*lld", lw - 1,
-                  (long long)(i0 < drawn ? i0 : n + (i0 - drawn)));
+                  (long long)(v0 < D ? v0 : n + (v0 - D)));
         for (int64_t c = 0; c < per_row; c++) {
-            int64_t i = i0 + c * k;
-            if (i >= S) break;
-            /* a folded cell: its most telling mark (! ? block - blank) */
+            int64_t v = v0 + c * k;
+            if (v >= V) break;
+            /* a folded cell: its most telling mark (! ? block - blank); the
+             * elements' last cell ends at drawn, the slots past it start anew */
             uint32_t ch = ' ';
             int fg = COL_DEFAULT, best = -1;
-            int64_t hi = i + k < S ? i + k : S;
+            int64_t i = v < D ? v : drawn + (v - D);
+            int64_t lim = v < D ? drawn : S;
+            int64_t hi = i + k < lim ? i + k : lim;
             if (hi <= drawn) {
                 /* elements only: '?' where one was never written, else the
                  * first's block — the marks of the loop below, found by a

@@ -20,12 +20,11 @@
  * roofline: FLOP/s against FLOP per byte, both on log axes with a labelled
  * tick per decade; the roof (the memory slope bw x I up to the ridge at
  * peak / bw, then the flat FP32 peak), the ridge's column dotted, a point
- * per kernel (its number, the student's a diamond) with its name beside it
- * where there is room and a legend row each (FLOP/B, FLOP/s, the share of
- * its roof). Where a decade starts is exact: a decade is cpd columns and
- * rpd rows, value v on the x axis at column round((log10 v - lo) cpd) of
- * the plot, on the y axis round((log10 v - lo) rpd) rows above its bottom
- * row.
+ * per kernel (its kernel's number, the student's a diamond) with its name
+ * on its row where there is room (over no roof, ridge or point) and a legend row each (FLOP/B,
+ * FLOP/s, the share of its roof). Where a decade starts is exact: a decade is cpd columns and rpd
+ * rows, value v on the x axis at column round((log10 v - lo) cpd) of the plot, on the y axis
+ * round((log10 v - lo) rpd) rows above its bottom row.
  *
  * Both draw every mark with its own glyph (UTF-8 and ASCII twins), so that
  * they read without colour, and fit what room there is (80x24: the tiles
@@ -516,7 +515,8 @@ static int rl_header(const pl_picture *p, int w, char *line0, char *line1, size_
 static uint32_t rl_point_glyph(const viz_grid *g, const pl_picture *p, int i)
 {
     if (i == p->p[1]) return g->utf8 ? RL_POINT_HL_U8 : RL_POINT_HL_ASCII;
-    return i < 9 ? (uint32_t)('1' + i) : (uint32_t)('a' + (i - 9) % 26);
+    int n = p->ni == (size_t)p->p[0] ? (int)p->iv[i] : i + 1; /* its kernel's number */
+    return n <= 9 ? (uint32_t)('0' + n) : (uint32_t)('a' + (n - 10) % 26);
 }
 
 int viz_pic_roofline_rows(const struct pl_picture *p, int w)
@@ -635,26 +635,30 @@ int viz_pic_roofline(viz_grid *g, pl_rect r, const struct pl_picture *p, double 
         for (int j = 0; j < P && !hid[i]; j++)
             hid[i] = j != i && col[j] == col[i] && row[j] == row[i] &&
                      (j == p->p[1] || (i != p->p[1] && j > i));
-    uint32_t ridge_ch = g->utf8 ? 0x250A : ':';
     for (int k = -1; k < P; k++) { /* the highlighted one's name first: it gets the best place */
         int i = k < 0 ? (int)p->p[1] : k;
         if (i < 0 || (k >= 0 && i == p->p[1]) || hid[i]) continue;
-        /* right of it, left of it, then right under it or over it: the first place that is blank
-         * (with a blank either side) */
+        /* on its row (never another's): right of it, left of it, then further right, further
+         * left — the first place that is blank with a blank either side (no roof, no ridge, no
+         * other point or name under it); none: the legend names it */
         const char *name = p->sv[1 + i];
         int n = (int)strlen(name), px = x0 + col[i], py = AT_ROW(row[i]);
-        const int dx[4] = {2, -1 - n, 1, 1}, dy[4] = {0, 0, 1, -1};
-        for (int c = 0; c < 4; c++) {
-            int xs = px + dx[c], yy = py + dy[c], ok = 1;
-            if (xs < x0 || xs + n > r.x + r.w || yy < top || yy > bottom) continue;
+        int right = r.x + r.w - n, far = right - (px + 3) + 1, nfar = far > 0 ? far : 0;
+        int nleft = px - 2 - n - x0 + 1 > 0 ? px - 2 - n - x0 + 1 : 0;
+        for (int c = 0; c < 2 + nfar + nleft; c++) {
+            int xs = c == 0         ? px + 2
+                     : c == 1       ? px - 1 - n
+                     : c < 2 + nfar ? px + 3 + (c - 2)
+                                    : px - 2 - n - (c - 2 - nfar);
+            int ok = 1;
+            if (xs < x0 || xs + n > r.x + r.w) continue;
             for (int k2 = -1; k2 <= n && ok; k2++) {
                 int xx = xs + k2;
-                if (xx < x0 || xx >= r.x + r.w || (xx == px && yy == py)) continue;
-                uint32_t ch = g->cells[yy * g->w + xx].ch;
-                ok = ch == ' ' || (ch == ridge_ch && k2 >= 0 && k2 < n); /* over the ridge's dots */
+                if (xx < x0 || xx >= r.x + r.w) continue;
+                ok = g->cells[py * g->w + xx].ch == ' ';
             }
             if (!ok) continue;
-            text(g, r, xs, yy, name, i == p->p[1] ? COL_FOCUS : COL_DEFAULT, 0);
+            text(g, r, xs, py, name, i == p->p[1] ? COL_FOCUS : COL_DEFAULT, 0);
             break;
         }
     }

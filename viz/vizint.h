@@ -410,7 +410,9 @@ typedef struct viz_view {
 void viz_render(viz_grid *g, const pl_layout *lay, const viz_model *m, const viz_view *v);
 void viz_render_pane(viz_grid *g, pl_pane p, pl_rect r, const viz_model *m, const viz_view *v);
 /* The rows of text the current step needs in a narration pane w cells
- * wide: its transcript from its first line on, and the status line. */
+ * wide: its transcript from its first line on, and the status line; a
+ * replay (no transcript): its narration wrapped, the output lines under
+ * it and the status line, so that a replay's layout is the live run's. */
 int viz_narration_rows(const viz_view *v, int w);
 /* The narr_scroll values that move the narration pane r: [*lo, *hi]. */
 void viz_narration_range(const viz_view *v, pl_rect r, int *lo, int *hi);

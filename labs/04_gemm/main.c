@@ -154,7 +154,7 @@ static cudaError_t timed_recorded(gemm_fn f, float *dC, const float *dA, const f
  * and the FLOP/s its time gave. 0, or -1 (no picture). */
 static int roofline(const struct cudaDeviceProp *prop, double peak, double bw, int np,
                     const double *ai, const double *gflops, const char *const *names, int mine,
-                    pl_picture *pic)
+                    int first, pl_picture *pic)
 {
     char whose[32];
     pl_hw_model m;
@@ -166,16 +166,18 @@ static int roofline(const struct cudaDeviceProp *prop, double peak, double bw, i
     int k = 0, hl = -1;
     double a[8];
     const char *nm[8];
+    int num[8]; /* each point's number: its kernel's (first for ai[0]) */
     for (int i = 0; i < np && k < 8; i++) {
         if (!(gflops[i] > 0)) continue; /* not run, or no time */
         if (i == mine) hl = k;
         a[k] = ai[i];
         fl[k] = gflops[i] * 1e9;
+        num[k] = first + i;
         nm[k++] = names[i];
     }
     if (peak <= 0 || bw <= 0 || k == 0) return -1;
     pl_picture_free(pic); /* a step before may have drawn one */
-    return pl_picture_roofline(whose, peak, bw, k, a, fl, nm, hl, pic);
+    return pl_picture_roofline_numbered(whose, peak, bw, k, a, fl, nm, num, hl, pic);
 }
 
 static int run_steps(pl_rank *r)
@@ -268,7 +270,7 @@ static int run_steps(pl_rank *r)
                      tr, tc);
         }
         if (l->kernel && roofline(&prop, peak, bw, 1, &ais[v], &gf[v], &short_names[v],
-                                  v == 1 ? 0 : -1, &roof_pic) == 0)
+                                  v == 1 ? 0 : -1, v + 1, &roof_pic) == 0)
             pl_lab_picture(r, &roof_pic);
         /* big tiles, few blocks: a small matrix leaves most SMs idle */
         char few[320] = "";
@@ -317,7 +319,7 @@ static int run_steps(pl_rank *r)
         gf[3] = bar;
         ais[3] = flop / (4.0 * 3 * n * n);
         if (l->kernel &&
-            roofline(&prop, peak, bw, 1, &ais[3], &gf[3], &short_names[3], -1, &roof_pic) == 0)
+            roofline(&prop, peak, bw, 1, &ais[3], &gf[3], &short_names[3], -1, 4, &roof_pic) == 0)
             pl_lab_picture(r, &roof_pic);
         char share[160] = "";
         if (bar > 0 && !l->kernel)
@@ -333,7 +335,7 @@ static int run_steps(pl_rank *r)
     if (!l->kernel) {
         PL_LAB_BEGIN();
         char seen[400] = "";
-        if (roofline(&prop, peak, bw, LAB04_KERNELS, ais, gf, short_names, 1, &roof_pic) == 0) {
+        if (roofline(&prop, peak, bw, LAB04_KERNELS, ais, gf, short_names, 1, 1, &roof_pic) == 0) {
             pl_lab_picture(r, &roof_pic);
             snprintf(seen, sizeof seen,
                      " The picture: the roofline of the %s, each kernel at the FLOP per byte of "

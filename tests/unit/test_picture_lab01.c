@@ -510,6 +510,35 @@ static void t_elements_fold(void)
     free(a);
 }
 
+/* 1000 elements and 24 stores past the end folded 3 a cell (110 x 9):
+ * the last row from 900 holds 34 cells of elements (the last one element
+ * 999 alone), then 8 cells of '!' (24 stores: 1000..1023), none of them
+ * straddling the end of the array. */
+static void t_elements_fold_at_n(void)
+{
+    pl_record_access *a = calloc(1100, sizeof *a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    pl_kernel_record r = elements_record(a, stores(a, 0, 1024, 256), 4, 256);
+    pl_picture p;
+    CU_ASSERT_EQUAL_FATAL(pl_picture_elements(&r, 1000, 4, &p), 0);
+    viz_grid g;
+    int used;
+    draw(&g, &p, 110, 9, 0, 1.0, &used);
+    CU_ASSERT_EQUAL(used, 9);
+    char row[256], want[256];
+    row_text(&g, 0, 0, 40, row, sizeof row);
+    CU_ASSERT_STRING_EQUAL(row, "1000 elements; 1 cell = 3 elements      ");
+    snprintf(want, sizeof want, " 900 %.34s%.8s", "3333333333333333333333333333333333", "!!!!!!!!");
+    row_text(&g, 4, 0, (int)strlen(want), row, sizeof row);
+    CU_ASSERT_STRING_EQUAL(row, want);
+    CU_ASSERT_EQUAL(cell(&g, 5 + 33, 4)->fg, COL_RANK0 + 3);
+    CU_ASSERT_EQUAL(cell(&g, 5 + 34, 4)->fg, COL_WARN);
+    CU_ASSERT_EQUAL(cell(&g, 5 + 42, 4)->ch, ' ');
+    viz_grid_free(&g);
+    pl_picture_free(&p);
+    free(a);
+}
+
 /* Half of an 80-column pane (38 columns): the compact forms, side by
  * side in 6 rows: the blocks' lines shorter, the element map in 2 rows of
  * cells (18 elements a cell) and a legend of 3 lines. */
@@ -553,17 +582,61 @@ static void t_compact(void)
     CU_ASSERT_EQUAL(used, 6);
     /* 30 cells a row, 18 elements a cell: from 0 and from 540; the first
      * cell holds the element never written (?), cell 12 of the second row
-     * (756..773) starts in block 2, cells 25 and 26 hold stores past the
-     * end (!) */
+     * (756..773) starts in block 2, cell 25 (990..999) the array's last
+     * elements, cells 26 and 27 the stores past the end (!): no cell
+     * straddles the end */
     static const char *const elements[] = {
         "1000 elements; 1 cell = 18 elements",   "   0 ?00000000000000111111111111112",
-        " 540 2222222222222333333333333!!",      "0-9a-z: the block; - tail: 0 idle",
+        " 540 22222222222223333333333333!!",     "0-9a-z: the block; - tail: 0 idle",
         "! past the end: 24, thread 1000 first", "? never written: 1; twice: 1",
     };
     check_rows(&g, elements, 6);
     viz_grid_free(&g);
     pl_picture_free(&p);
     free(a);
+}
+
+/* --size 1000003 --block 1024: 977 blocks in 4 waves (132 SMs x 2): at
+ * 38 columns the compact form's 6 rows (2 rows of cells, one line for the
+ * waves), as the element map's, so both stand side by side at 80x24. */
+static void t_compact_waves(void)
+{
+    enum { G = 977 };
+    pl_record_block *bl = calloc(G, sizeof *bl);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(bl);
+    for (uint32_t b = 0; b < G; b++) bl[b] = (pl_record_block){b, (b % 264) / 2, b / 264, 0, 0};
+    pl_kernel_record rb = {.kernel = "vector_add",
+                           .grid = {G, 1, 1},
+                           .block = {1024, 1, 1},
+                           .sms = 132,
+                           .per_sm = 2,
+                           .waves = 4,
+                           .blocks = bl,
+                           .nblocks = G};
+    pl_picture p;
+    CU_ASSERT_EQUAL_FATAL(pl_picture_blocks(&rb, &p), 0);
+    CU_ASSERT_EQUAL(viz_pic_blocks_rows(&p, 38), 6);
+    viz_grid g;
+    int used;
+    draw(&g, &p, 38, 6, 0, 1.0, &used);
+    CU_ASSERT_EQUAL(used, 6);
+    static const char *const all[] = {
+        "977 blocks x 1024 threads: 4 waves",
+        "132 SMs x 2 per SM = 264 at once",
+        "  0 000000000000000011111111111111",
+        "510 1122222222222222233333333333",
+        "1 cell = 17 blocks",
+        "waves 0-3 lit (digit: wave)",
+    };
+    check_rows(&g, all, 6);
+    viz_grid_free(&g);
+    draw(&g, &p, 38, 6, 0, 0.5, &used);
+    char row[64];
+    row_text(&g, 5, 0, 28, row, sizeof row);
+    CU_ASSERT_STRING_EQUAL(row, "waves 0-1 lit; 2-3 wait for ");
+    viz_grid_free(&g);
+    pl_picture_free(&p);
+    free(bl);
 }
 
 /* ---- the lab's own kernel, recorded ----------------------------------------------------- */
@@ -623,9 +696,10 @@ static void t_lab_kernel(void)
     draw(&g, &p, 38, 6, 0, 1.0, &used);
     char row[64];
     row_text(&g, 2, 0, 38, row, sizeof row);
-    /* cell 25 (990..1007) shows block 3's writes over the tail's idle
-     * threads; cell 26 (1008..1023) is tail only */
-    CU_ASSERT_STRING_EQUAL(row, " 540 22222222222223333333333333-      ");
+    /* cell 25 (990..999) the array's last elements; cells 26 and 27
+     * (slots 1000..1017, 1018..1023) the tail's idle threads: no cell
+     * straddles the end */
+    CU_ASSERT_STRING_EQUAL(row, " 540 22222222222223333333333333--     ");
     viz_grid_free(&g);
     pl_picture_free(&p);
     pl_kernel_record_free(&rec);
@@ -652,7 +726,7 @@ static void t_lab_kernel_no_bound_check(void)
     draw(&g, &p, 38, 6, 0, 1.0, &used);
     char row[64];
     row_text(&g, 2, 0, 38, row, sizeof row);
-    CU_ASSERT_STRING_EQUAL(row, " 540 2222222222222333333333333!!      ");
+    CU_ASSERT_STRING_EQUAL(row, " 540 22222222222223333333333333!!     ");
     row_text(&g, 4, 0, 38, row, sizeof row);
     CU_ASSERT_STRING_EQUAL(row, "! past the end: 24, thread 1000 first ");
     viz_grid_free(&g);
@@ -691,6 +765,8 @@ int register_picture_lab01_suite(void)
          t_elements_fold},
         {"the compact forms at 38 columns (80x24, side by side)", t_compact},
         {"the lab's vector add (solution.cu), recorded: 1 wave, the tail idle", t_lab_kernel},
+        {"blocks: 977 in 4 waves, compact in 6 rows at 38 columns", t_compact_waves},
+        {"elements: a folded cell never straddles the end of the array", t_elements_fold_at_n},
         {"a student's without its bound check, recorded: the stores past the end",
          t_lab_kernel_no_bound_check},
         {"elements: what is refused; no stores at all", t_elements_refused},

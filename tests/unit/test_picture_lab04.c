@@ -530,7 +530,7 @@ static void test_roofline_point(void)
         for (int row = 0; row < 6; row++)
             CU_ASSERT_EQUAL(cell(&g, 1 + 5 + 12, 1 + 7 - row)->ch, utf8 ? 0x250Au : ':');
         static const char *u8[14] = {"test's roof: 10.0 TFLOP/s, 1.00 TB/s, ridge 10.0 FLOP/B",
-                                     " 10T┤          ╱╱2────────────",
+                                     " 10T┤          ╱╱2──────────── two",
                                      "    │      ╱╱╱╱  ┊",
                                      "    │   ╱╱╱      ┊   ◆ mine",
                                      "  1T┤╱╱╱         ┊",
@@ -544,7 +544,7 @@ static void test_roofline_point(void)
                                      "2 two    10.0 FLOP/B    10.0 TFLOP/s  100% of its roof",
                                      "◆ mine   20.0 FLOP/B    2.00 TFLOP/s   20% of its roof"};
         static const char *ascii[14] = {"test's roof: 10.0 TFLOP/s, 1.00 TB/s, ridge 10.0 FLOP/B",
-                                        " 10T+          //2------------",
+                                        " 10T+          //2------------ two",
                                         "    |      ////  :",
                                         "    |   ///      :   @ mine",
                                         "  1T+///         :",
@@ -560,6 +560,44 @@ static void test_roofline_point(void)
         check_rows(&g, 1, 1, 60, utf8 ? u8 : ascii, 14);
     }
     pl_picture_free(&p);
+    viz_grid_free(&g);
+}
+
+/* Points numbered by their kernels (Lab 04's --kernel 3: one point, 3;
+ * kernels 1 and 3 of a run where 2 had no time: 1 and 3), and refusals. */
+static void test_roofline_numbered(void)
+{
+    const double ai[3] = {1, 10, 20}, fl[3] = {5e11, 1e13, 2e12};
+    const char *names[3] = {"one", "two", "mine"};
+    const int num1[1] = {3}, num2[2] = {1, 3}, bad[1] = {0};
+    pl_picture p;
+    viz_grid g = {0};
+    CU_ASSERT_EQUAL_FATAL(pl_picture_roofline_numbered("test", 1e13, 1e12, 1, &ai[1], &fl[1],
+                                                       &names[1], num1, -1, &p),
+                          0);
+    CU_ASSERT_EQUAL(pl_picture_check(&p, NULL, 0), 0);
+    render(&g, &p, 0, 60, 14, 1);
+    /* the point and its legend row's glyph: 3, no 1 */
+    int threes = 0, ones = 0;
+    for (int y = 0; y < g.h; y++)
+        for (int x = 0; x < g.w; x++)
+            if (cell(&g, x, y)->fg == COL_KERNEL) {
+                threes += cell(&g, x, y)->ch == '3';
+                ones += cell(&g, x, y)->ch == '1';
+            }
+    CU_ASSERT_EQUAL(threes, 2);
+    CU_ASSERT_EQUAL(ones, 0);
+    pl_picture_free(&p);
+    const double ai2[2] = {1, 20}, fl2[2] = {5e11, 2e12};
+    const char *names2[2] = {"one", "mine"};
+    CU_ASSERT_EQUAL_FATAL(
+        pl_picture_roofline_numbered("test", 1e13, 1e12, 2, ai2, fl2, names2, num2, -1, &p), 0);
+    render(&g, &p, 0, 60, 14, 1);
+    CU_ASSERT_EQUAL(cell(&g, 1 + 5 + 0, 1 + 7 - 2)->ch, '1');
+    CU_ASSERT_EQUAL(cell(&g, 1 + 5 + 16, 1 + 7 - 4)->ch, '3');
+    pl_picture_free(&p);
+    CU_ASSERT_EQUAL(pl_picture_roofline_numbered("test", 1e13, 1e12, 1, ai, fl, names, bad, -1, &p),
+                    -1);
     viz_grid_free(&g);
 }
 
@@ -591,7 +629,8 @@ static void test_roofline_hidden(void)
 
 /* Lab 04's roofline on the simulated H100: at 80 columns 3 rows a decade;
  * in 78 x 12 (an 80x24 screen's pane) one row a decade, the legend kept
- * (11 rows). */
+ * (11 rows). Each name on its point's row, over no roof, ridge or point:
+ * past the roof or the ridge where nearer is taken. */
 static void test_roofline_lab(void)
 {
     const double ai[3] = {0.25, 3.9, 28.4}, fl[3] = {829e9, 11.5e12, 38.3e12};
@@ -616,13 +655,13 @@ static void test_roofline_lab(void)
         static const char *u8[13] = {
             "simulated H100-SXM preset's roof: 67.0 TFLOP/s, 3.35 TB/s, ridge 20.0 FLOP/B",
             "100T┤",
-            "    │                        ╱╱╱╱─3───────────────────",
-            "    │                    ╱╱╱╱    ┊ register tiles",
-            " 10T┤                ╱╱╱◆ tiles 16x16 (yours)",
+            "    │                        ╱╱╱╱─3─────────────────── register tiles",
+            "    │                    ╱╱╱╱    ┊",
+            " 10T┤                ╱╱╱◆        ┊ tiles 16x16 (yours)",
             "    │            ╱╱╱╱            ┊",
             "    │        ╱╱╱╱                ┊",
-            "  1T┤    ╱1╱╱                    ┊",
-            "    │╱╱╱╱  naive                 ┊",
+            "  1T┤    ╱1╱╱ naive              ┊",
+            "    │╱╱╱╱                        ┊",
             "    │                            ┊",
             "100G┤                            ┊",
             "    └┴───────────┴───────────┴───────────┴───────────┴",
@@ -630,13 +669,13 @@ static void test_roofline_lab(void)
         static const char *ascii[13] = {
             "simulated H100-SXM preset's roof: 67.0 TFLOP/s, 3.35 TB/s, ridge 20.0 FLOP/B",
             "100T+",
-            "    |                        ////-3-------------------",
-            "    |                    ////    : register tiles",
-            " 10T+                ///@ tiles 16x16 (yours)",
+            "    |                        ////-3------------------- register tiles",
+            "    |                    ////    :",
+            " 10T+                ///@        : tiles 16x16 (yours)",
             "    |            ////            :",
             "    |        ////                :",
-            "  1T+    /1//                    :",
-            "    |////  naive                 :",
+            "  1T+    /1// naive              :",
+            "    |////                        :",
             "    |                            :",
             "100G+                            :",
             "    ++-----------+-----------+-----------+-----------+",
@@ -647,17 +686,17 @@ static void test_roofline_lab(void)
         CU_ASSERT_EQUAL(render(&g, &p, utf8, 78, 12, 1), 11);
         static const char *u8s[6] = {
             "simulated H100-SXM preset's roof: 67.0 TFLOP/s, 3.35 TB/s, ridge 20.0 FLOP/B",
-            "100T┤                        ╱╱╱╱─3───────────────────",
-            " 10T┤            ╱╱╱╱╱╱╱◆╱╱╱╱    ┊ register tiles",
-            "  1T┤╱╱╱╱╱1╱╱╱╱╱╱        tiles 16x16 (yours)",
-            "100G┤      naive                 ┊",
+            "100T┤                        ╱╱╱╱─3─────────────────── register tiles",
+            " 10T┤            ╱╱╱╱╱╱╱◆╱╱╱╱    ┊ tiles 16x16 (yours)",
+            "  1T┤╱╱╱╱╱1╱╱╱╱╱╱ naive          ┊",
+            "100G┤                            ┊",
             "    └┴───────────┴───────────┴───────────┴───────────┴"};
         static const char *asciis[6] = {
             "simulated H100-SXM preset's roof: 67.0 TFLOP/s, 3.35 TB/s, ridge 20.0 FLOP/B",
-            "100T+                        ////-3-------------------",
-            " 10T+            ///////@////    : register tiles",
-            "  1T+/////1//////        tiles 16x16 (yours)",
-            "100G+      naive                 :",
+            "100T+                        ////-3------------------- register tiles",
+            " 10T+            ///////@////    : tiles 16x16 (yours)",
+            "  1T+/////1////// naive          :",
+            "100G+                            :",
             "    ++-----------+-----------+-----------+-----------+"};
         check_rows(&g, 1, 1, 78, utf8 ? u8s : asciis, 6);
         check_rows(&g, 1, 7, 78,
@@ -738,13 +777,13 @@ static void test_pane_sizes(void)
         "the roof of the simulated H100-SXM preset:",
         "67.0 TFLOP/s FP32, 3.35 TB/s; ridge at 20.0 FLOP/B",
         "100T┤",
-        "    │                    ╱╱╱╱─3───────────────",
-        "    │                 ╱╱╱   ┊  register tiles",
-        " 10T┤              ╱╱◆ tiles 16x16 (reference)",
+        "    │     register tiles ╱╱╱╱─3───────────────",
+        "    │                 ╱╱╱   ┊",
+        " 10T┤              ╱╱◆      ┊ tiles 16x16 (reference)",
         "    │          ╱╱╱╱         ┊",
         "    │       ╱╱╱             ┊",
-        "  1T┤    1╱╱                ┊",
-        "    │╱╱╱╱ naive             ┊",
+        "  1T┤    1╱╱ naive          ┊",
+        "    │╱╱╱╱                   ┊",
         "    │                       ┊",
         "100G┤                       ┊",
         "    └┴─────────┴─────────┴─────────┴─────────┴",
@@ -777,10 +816,10 @@ static void test_pane_sizes(void)
     };
     static const char *rl_78x9[9] = {
         "simulated H100-SXM preset's roof: 67.0 TFLOP/s, 3.35 TB/s, ridge 20.0 FLOP/B",
-        "100T┤                        ╱╱╱╱─3───────────────────",
-        " 10T┤            ╱╱╱╱╱╱╱◆╱╱╱╱    ┊ register tiles",
-        "  1T┤╱╱╱╱╱1╱╱╱╱╱╱        tiles 16x16 (reference)",
-        "100G┤      naive                 ┊",
+        "100T┤                        ╱╱╱╱─3─────────────────── register tiles",
+        " 10T┤            ╱╱╱╱╱╱╱◆╱╱╱╱    ┊ tiles 16x16 (reference)",
+        "  1T┤╱╱╱╱╱1╱╱╱╱╱╱ naive          ┊",
+        "100G┤                            ┊",
         "    └┴───────────┴───────────┴───────────┴───────────┴",
         "    0.1          1           10         100         1000  FLOP/B",
         "1 naive 829 GFLOP/s  ◆ tiles 16x16 (reference) 11.5 TFLOP/s",
@@ -818,13 +857,13 @@ static void test_pane_sizes(void)
         "██░░        · ░░        · ◆◆",
         "█ now  ▒ before  ░ to load  ◆ its C tile  · others  (a cell: 2x2 tiles)"};
     static const char *rl_78x5[2][5] = {
-        {"100T┤                        ╱╱╱╱─3───────────────────",
-         " 10T┤            ╱╱╱╱╱╱╱◆╱╱╱╱    ┊ register tiles",
-         "  1T┤╱╱╱╱╱1╱╱╱╱╱╱        tiles 16x16 (reference)", "100G┤      naive                 ┊",
+        {"100T┤                        ╱╱╱╱─3─────────────────── register tiles",
+         " 10T┤            ╱╱╱╱╱╱╱◆╱╱╱╱    ┊ tiles 16x16 (reference)",
+         "  1T┤╱╱╱╱╱1╱╱╱╱╱╱ naive          ┊", "100G┤                            ┊",
          "    0.1          1           10         100         1000  FLOP/B"},
-        {"100T+                        ////-3-------------------",
-         " 10T+            ///////@////    : register tiles",
-         "  1T+/////1//////        tiles 16x16 (reference)", "100G+      naive                 :",
+        {"100T+                        ////-3------------------- register tiles",
+         " 10T+            ///////@////    : tiles 16x16 (reference)",
+         "  1T+/////1////// naive          :", "100G+                            :",
          "    0.1          1           10         100         1000  FLOP/B"}};
     CU_ASSERT_EQUAL(render(&g, &t64, 1, 78, 5, 0.5), 5);
     check_rows(&g, 1, 1, 78, t64_78x5, 5);
@@ -849,6 +888,7 @@ int register_picture_lab04_suite(void)
         {"the roofline's picture", test_roofline_builder},
         {"a roofline point's position, the ridge, the ticks", test_roofline_point},
         {"two points in one cell", test_roofline_hidden},
+        {"points numbered by their kernels", test_roofline_numbered},
         {"Lab 04's roofline at 80 columns and in 80x24", test_roofline_lab},
         {"at the picture pane's sizes at 120x40 and 80x24", test_pane_sizes},
         {"both pictures at every size up to 80x24", test_every_size},

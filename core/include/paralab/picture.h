@@ -101,7 +101,8 @@ typedef enum {
      * memory bytes/s (both > 0; the ridge is at dv[0] / dv[1] FLOP/byte);
      * dv[2+2i], dv[3+2i]: point i's arithmetic intensity (FLOP/byte) and
      * its FLOP/s (both > 0). sv[0]: whose roof ("simulated H100-SXM
-     * preset", "NVIDIA H200"); sv[1+i]: point i's name. */
+     * preset", "NVIDIA H200"); sv[1+i]: point i's name. iv (ni 0 or
+     * P): point i's number, 1..256 (its kernel's; ni 0: i + 1). */
     PL_PIC_ROOFLINE,
     /* A bar chart with labels and an axis: p[0] bars B, p[1] the
      * highlighted bar (-1: none). dv[i]: bar i's value; dv[B]: a reference
@@ -192,5 +193,11 @@ int pl_picture_tiles(const pl_kernel_record *rec, int M, int N, int K, int tile,
 int pl_picture_roofline(const char *whose, double peak_flops, double peak_bw, int npoints,
                         const double *intensity, const double *flops, const char *const *names,
                         int highlight, pl_picture *out);
+/* The same with each point's number (its kernel's: 1, 2, ...; the glyph
+ * a point is drawn with); numbers NULL: 1, 2, ... in order. */
+int pl_picture_roofline_numbered(const char *whose, double peak_flops, double peak_bw, int npoints,
+                                 const double *intensity, const double *flops,
+                                 const char *const *names, const int *numbers, int highlight,
+                                 pl_picture *out);
 
 #endif
