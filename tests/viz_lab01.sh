@@ -155,6 +155,8 @@ T send-keys -t t Space
 check "80x24 977 blocks: step 2" wait_for "step 2/4 | step (space"
 check "80x24 977 blocks: side by side" wait_for \
     "|977 blocks x 1024 threads: 4 waves    |1000003 elements; 1 cell = 16950       |"
+# the waves light up one by one: the line once the last is lit
+check "80x24 977 blocks: all 4 waves lit" wait_for "|waves 0-3 lit (digit: wave)           |"
 s=$(screen)
 check "80x24 977 blocks: the waves in a line, nothing cut" bash -c '
     grep -qF "|waves 0-3 lit (digit: wave)           |" <<<"$1" &&
