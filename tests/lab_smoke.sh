@@ -83,6 +83,13 @@ if [ -x "$bin/lab04" ]; then
     check "lab04 --size 512 --kernel 3: too few blocks" grep -qE 'only 16 blocks of 128x128 for [0-9]+ SMs' <<<"$out"
     out=$("$bin/lab04" --no-viz --size 512 --kernel 2 2>&1)
     check "lab04 --size 512 --kernel 2: 1024 blocks of 16x16, enough" bash -c '! grep -q "blocks of 16x16 for" <<<"$1"' _ "$out"
+    # --size 2048 says at once what it costs on the simulated GPU (read its
+    # first two lines, then stop it: the run itself takes minutes)
+    pidf=$(mktemp)
+    out=$( { "$bin/lab04" --no-viz --size 2048 2>&1 & echo $! >"$pidf"; wait; } | head -2)
+    kill "$(cat "$pidf")" 2>/dev/null; rm -f "$pidf"
+    check "lab04 --size 2048 on the simulated GPU: 8 times the work of 1024, said first" grep -qx \
+        "  note: --size 2048 on the simulated GPU is 8 times the work of --size 1024, every multiply-add run on this CPU: expect a long run (q or Ctrl-C stops it)" <<<"$out"
 fi
 # --step where nothing can wait for a key: said on stderr, the run goes on
 if [ -x "$bin/lab01" ]; then

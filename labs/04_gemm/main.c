@@ -375,6 +375,11 @@ static int setup(void *ctx, char *err, size_t cap)
     lab *l = ctx;
     (void)err, (void)cap;
     printf("paralab lab 04 — GEMM (%s clock)\n", pl_clock_name());
+    if (pl_device_caps()->modeled && l->n > 1024) /* the emulator runs every multiply-add here */
+        printf(
+            "  note: --size %ld on the simulated GPU is %.0f times the work of --size 1024, every "
+            "multiply-add run on this CPU: expect a long run (q or Ctrl-C stops it)\n",
+            l->n, (double)l->n * l->n * l->n / (1024.0 * 1024.0 * 1024.0));
     return l->kernel ? 2 : LAB04_STEPS;
 }
 
