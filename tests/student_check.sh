@@ -302,6 +302,14 @@ scenario lab01_correct.cu 01_hello_threads 0 \
 CLOSED=1 scenario lab01_no_tail_guard.cu 01_hello_threads 1 \
     '^PASS  01_hello_threads +grid_size' \
     '^FAIL  01_hello_threads +vector_add +vector_add\(n=1, block=256\) failed on the device: cudaErrorIllegalAddress .*kernel vector_add.*blockIdx \(0,0,0\), threadIdx \(1,0,0\).*out-of-bounds read of 4 bytes'
+# The same fault when the kernel has run before the launcher's
+# cudaGetLastError() (CUDA_LAUNCH_BLOCKING=1 makes it so every time; without
+# it, one run in twenty on a busy machine): still the kernel's failure, named
+CUDA_LAUNCH_BLOCKING=1 TREE=lab01_no_tail_guard scenario lab01_no_tail_guard.cu 01_hello_threads 1 \
+    '^FAIL  01_hello_threads +vector_add +vector_add\(n=1, block=256\) failed on the device: cudaErrorIllegalAddress .*kernel vector_add.*blockIdx \(0,0,0\), threadIdx \(1,0,0\).*out-of-bounds read of 4 bytes'
+CUDA_LAUNCH_BLOCKING=1 TREE=lab01_no_tail_guard lab_run lab01_no_tail_guard.cu 01_hello_threads lab01 1 \
+    '^\[2\] vector add c\[i\] = a\[i\] \+ b\[i\] failed: cudaErrorIllegalAddress' \
+    'kernel vector_add \(labs/01_hello_threads/exercise.cu:[0-9]+\), blockIdx \(3,0,0\), threadIdx \(232,0,0\): out-of-bounds'
 lab_run lab01_no_tail_guard.cu 01_hello_threads lab01 1 \
     '^\[2\] vector add c\[i\] = a\[i\] \+ b\[i\] failed: cudaErrorIllegalAddress' \
     'kernel vector_add \(labs/01_hello_threads/exercise.cu:[0-9]+\), blockIdx \(3,0,0\), threadIdx \(232,0,0\): out-of-bounds' \

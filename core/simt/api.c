@@ -564,6 +564,9 @@ cudaError_t simtLaunchKernel(const simt_kernel *k, dim3 grid, dim3 block, size_t
         if (r != cudaSuccess && ticket) simt_record_unclaim(ticket);
     }
     pthread_mutex_unlock(&simt_lock);
+    /* CUDA_LAUNCH_BLOCKING=1: the kernel has run when the launch returns,
+     * and a fault it made is what the next cudaGetLastError() says */
+    if (r == cudaSuccess && simt_cfg.launch_blocking) r = simt_stream_sync(st, simt_cur_dev);
     return simt_ret(r);
 }
 

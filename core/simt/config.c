@@ -144,6 +144,9 @@ cudaError_t simt_config_read(void)
         }
         simt_cfg.lazy_legacy = *s == '1';
     }
+    /* As CUDA reads it (CUDA C++ Programming Guide, "CUDA Environment
+     * Variables"): 1 makes every launch synchronous, any other value not. */
+    simt_cfg.launch_blocking = (s = getenv("CUDA_LAUNCH_BLOCKING")) && strcmp(s, "1") == 0;
     if ((s = getenv("SIMT_SCHEDULE")) && *s) {
         char *end;
         if (strcmp(s, "forward") == 0)

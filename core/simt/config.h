@@ -21,6 +21,7 @@ typedef struct simt_config {
     int schedule;              /* SIMT_SCHEDULE: 0 forward, 1 reverse, 2 random; -1 not set */
     unsigned long long seed;   /* of random:SEED */
     int lazy_legacy;           /* SIMT_LAZY_LEGACY: 0 or 1 (simtSetLazyLegacy) */
+    int launch_blocking;       /* CUDA_LAUNCH_BLOCKING=1: a launch returns once its kernel ran */
 } simt_config;
 
 /* Settled by simt_config_read before any other part of the runtime runs. */
