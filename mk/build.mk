@@ -86,9 +86,14 @@ KASAN = $(if $(filter $<,$(KASAN_CALLS_FILES)),$(KASAN_CALLS),$(if $(filter $<,$
 # accesses Lab 02 counts, are as written).
 KFAST_FILES ?= $(wildcard core/kernels/*.cu)
 KOPT = $(if $(filter $<,$(KFAST_FILES)),-O3)
+# Integer division by zero in a kernel: a check before each division calls
+# the emulator (core/simt/fault.c), which stops the kernel with a report
+# naming the line, instead of the trap that killed the process (a GPU does
+# not trap). build/sim-asan checks it with the rest of -fsanitize=undefined.
+KDIV := -fsanitize=integer-divide-by-zero -fno-sanitize-recover=integer-divide-by-zero
 
 ifeq ($(VARIANT),sim)
-  KFLAGS = -x c $(CFLAGS) $(KASAN)
+  KFLAGS = -x c $(CFLAGS) $(KASAN) $(KDIV)
   SIMTFLAGS = $(CFLAGS) -DSIMT_SHADOW
   ifeq ($(SAN),address)
     SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -104,7 +109,7 @@ ifeq ($(VARIANT),sim)
     # (their internal hand-offs are not data races) but annotate the fibers.
     SIMTFLAGS := $(CFLAGS) -DSIMT_TSAN
     CFLAGS += -fsanitize=thread
-    KFLAGS = -x c $(CFLAGS)
+    KFLAGS = -x c $(CFLAGS) $(KDIV)
     LDFLAGS += -fsanitize=thread
   endif
 else

@@ -5,10 +5,16 @@
  * space only, PROT_NONE). An allocation maps its pages and leaves a PROT_NONE
  * guard page after them; freeing gives the range back to reserved-only
  * address space, to be reused by a later allocation of the same device, so
- * an access to freed memory faults. The table of live allocations, sorted by
- * base, has its own rwlock because every kernel memory access may consult
- * it; everything else here (each device's bytes in use, its free ranges, the
- * pinned blocks) is guarded by the runtime lock, which the callers hold.
+ * an access to freed memory faults. Each device's part starts with a guard
+ * of ARENA_GUARD bytes that is never mapped, and the arena ends with one:
+ * below every allocation lies a guard (that one, or the page after another
+ * allocation) or freed memory, never the runtime's own memory (a stream
+ * worker's stack lay just below the arena), and the guards count as device
+ * memory, so an access there is checked and reported like any other. The
+ * table of live allocations, sorted by base, has its own rwlock because
+ * every kernel memory access may consult it; everything else here (each
+ * device's bytes in use, its free ranges, the pinned blocks) is guarded by
+ * the runtime lock, which the callers hold.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -52,6 +58,15 @@ static struct {
     int npinned, cappinned;
 } M = {.alloc_lock = PTHREAD_RWLOCK_INITIALIZER};
 
+/* The guard at the start of each device's part of the arena and at its end
+ * (address space only). The top POISONED bytes of each device's lower guard
+ * are poisoned in the shadow build, so that an access just below a device's
+ * first allocation is reported as an out-of-bounds access, as one just below
+ * any other allocation is (the page after the allocation before it); further
+ * down the guard is unmapped, and the SIGSEGV handler reports it. */
+#define ARENA_GUARD ((size_t)16 << 20)
+#define ARENA_GUARD_POISONED ((size_t)64 << 10)
+
 uintptr_t simt_arena_lo;
 uintptr_t simt_arena_span;
 atomic_uint simt_alloc_generation;
@@ -62,11 +77,11 @@ cudaError_t simt_alloc_init(int ndev, size_t capacity)
     /* Reserve the device-memory arena: address space only, no memory. */
     if (ndev > 0) {
         size_t page = (size_t)sysconf(_SC_PAGESIZE);
-        size_t span = (capacity + (capacity >> 2) + page - 1) / page * page;
+        size_t span = (capacity + (capacity >> 2) + page - 1) / page * page + ARENA_GUARD;
         if (span < (64u << 20)) span = 64u << 20; /* room for guard pages under a tiny capacity */
         void *a = MAP_FAILED;
         for (; span >= (64u << 20); span /= 2) {
-            a = mmap(NULL, span * (size_t)ndev, PROT_NONE,
+            a = mmap(NULL, span * (size_t)ndev + ARENA_GUARD, PROT_NONE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
             if (a != MAP_FAILED) break;
         }
@@ -76,10 +91,13 @@ cudaError_t simt_alloc_init(int ndev, size_t capacity)
         }
         M.span = span;
         simt_arena_lo = (uintptr_t)a;
-        simt_arena_span = span * (size_t)ndev;
+        simt_arena_span = span * (size_t)ndev + ARENA_GUARD;
     }
-    for (int d = 0; d < ndev; d++)
-        M.dev[d].arena = M.dev[d].cursor = simt_arena_lo + (uintptr_t)d * M.span;
+    for (int d = 0; d < ndev; d++) {
+        M.dev[d].arena = simt_arena_lo + (uintptr_t)d * M.span;
+        M.dev[d].cursor = M.dev[d].arena + ARENA_GUARD;
+        simt_shadow_mark(M.dev[d].cursor - ARENA_GUARD_POISONED, 0, ARENA_GUARD_POISONED);
+    }
     return cudaSuccess;
 }
 

@@ -16,7 +16,8 @@
 /* ---- what the emulator reads on every access ----------------------------- */
 
 /* All device allocations live in one reserved address range, so "is this a
- * device address" is one comparison on the hot path. */
+ * device address" is one comparison on the hot path. The range includes the
+ * unmapped guards at the start of each device's part and at its end. */
 extern uintptr_t simt_arena_lo;
 extern uintptr_t simt_arena_span;
 /* Bumped on every cudaFree, so the emulator's one-entry lookup cache never

@@ -22,8 +22,10 @@
  * __shfl*_sync, __ballot_sync, __any_sync, __all_sync) wait for the lanes
  * their mask names and check that none of those lanes exited or waits
  * elsewhere. Faults (divergent barrier, bad mask, out-of-bounds access,
- * failed assert) stop the kernel and come back as a CUDA error plus a
- * report naming the kernel, block and thread.
+ * integer division by zero) stop the kernel and come back as a CUDA error
+ * plus a report naming the kernel, block and thread; a failed assert stops
+ * its thread, and the kernel when the block ends (the report counts the
+ * threads that failed).
  *
  * Memory checks: kernel files are compiled with GCC's kernel-address
  * instrumentation. In build/sim it is inline: each load and store reads a
@@ -324,18 +326,20 @@ static void init_fiber(executor *x, fiber *f, unsigned i, uint3 idx)
 #endif
 }
 
-/* The block's other threads as plain calls: thread 0 reached no barrier. */
-static void run_plain(executor *x)
+/* The block's threads as plain calls from x->plain_pos on (forward: the
+ * next thread's linear index; other schedules: its position in the order). */
+static __attribute__((noinline)) void run_plain_from(executor *x)
 {
     const dim3 bd = x->bv.block_dim;
     unsigned n = x->nthreads;
     void (*entry)(const void *) = x->launch->kernel->entry;
     const void *args = x->launch->args;
-    x->plain = 1;
-    x->cur = &x->fibers[0]; /* for fault reports, which read simt_threadIdx */
     if (simt_schedule_kind == 0) {
-        uint3 t = {0, 0, 0};
-        for (unsigned i = 1; i < n; i++) { /* forward: the index counts up, no division */
+        uint3 t = thread_index(x->plain_pos, bd);
+        for (unsigned i = x->plain_pos; i < n; i++) { /* the index counts up, no division */
+            x->plain_pos = i + 1;
+            simt_threadIdx = t;
+            entry(args);
             if (++t.x == bd.x) {
                 t.x = 0;
                 if (++t.y == bd.y) {
@@ -343,17 +347,26 @@ static void run_plain(executor *x)
                     t.z++;
                 }
             }
-            simt_threadIdx = t;
-            entry(args);
         }
     } else {
-        for (unsigned k = 0; k < n; k++) {
+        for (unsigned k = x->plain_pos; k < n; k++) {
             unsigned i = x->order[k];
+            x->plain_pos = k + 1;
             if (i == 0) continue;
             simt_threadIdx = thread_index(i, bd);
             entry(args);
         }
     }
+}
+
+/* The block's other threads as plain calls: thread 0 reached no barrier. */
+static void run_plain(executor *x)
+{
+    x->plain = 1;
+    x->cur = &x->fibers[0]; /* for fault reports, which read simt_threadIdx */
+    x->plain_pos = simt_schedule_kind == 0 ? 1 : 0;
+    _setjmp(x->plain_ctx); /* a thread that failed an assert lands here: on with the next */
+    run_plain_from(x);
     x->plain = 0;
     x->cur = NULL;
 }
@@ -422,6 +435,7 @@ cudaError_t simt_emu_run(const simt_launch *l, char *report, size_t report_size)
     x->report = report;
     x->report_cap = report_size;
     x->err = cudaSuccess;
+    x->assert_same = x->assert_other = 0;
     x->nthreads = n;
     x->bv.block_dim = b;
     x->bv.grid_dim = g;
@@ -451,6 +465,7 @@ static void run_blocks(executor *x, dim3 g)
                 simt_blockIdx = x->bv.block_idx;
                 if (__builtin_expect(x->rec, 0)) simt_record_block_begin(x);
                 run_block(x);
+                if (__builtin_expect(x->assert_same != 0, 0)) simt_fault_asserts();
                 if (__builtin_expect(x->rec, 0)) simt_record_block_end(x);
                 if (x->mc) simt_memcount_flush(x->mc);
                 atomic_fetch_add_explicit(&x->blocks_done, 1, memory_order_relaxed);

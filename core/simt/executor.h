@@ -170,6 +170,16 @@ typedef struct executor {
     unsigned long long wd_blocks;
     const simt_launch *wd_launch;
     double wd_cpu;
+    /* device asserts that failed in the block running now (sync.c): how many
+     * threads failed the first one's (whose report is written), at which
+     * call site, and how many failed another; the kernel stops when the
+     * block ends. A thread run as a plain call that fails one lands at
+     * plain_ctx, and the block goes on at plain_pos. */
+    unsigned assert_same, assert_other;
+    const char *assert_file;
+    int assert_line;
+    unsigned plain_pos;
+    jmp_buf plain_ctx;
     /* the scheduler's stack, as ASan learns it */
     void *asan_fake;
     const void *sched_bottom;
@@ -231,6 +241,13 @@ static inline __attribute__((always_inline)) fiber *next_runnable(executor *x)
  * and thread f, or the block only when f is NULL), and jumps to the launch. */
 _Noreturn __attribute__((format(printf, 3, 4))) void simt_fault(cudaError_t err, const fiber *f,
                                                                 const char *fmt, ...);
+/* Writes the report of a fault that does not stop the kernel yet: the first
+ * failed assert of a block. While a block has failed asserts, any fault
+ * stops the kernel with cudaErrorAssert and their report. */
+__attribute__((format(printf, 2, 3))) void simt_fault_note(const fiber *f, const char *fmt, ...);
+/* Stops the kernel at the end of a block in which asserts failed: their
+ * report, with how many threads failed. */
+_Noreturn void simt_fault_asserts(void);
 /* Installs the SIGSEGV handler that turns a kernel's bad access into a
  * fault (once per process; only in the shadow build). */
 void simt_install_fault_handler(void);

@@ -4,13 +4,19 @@
  * stops with a CUDA error (simt_fault jumps back to the launch). Also the
  * SIGSEGV handler of the shadow build, which turns a touch of unmapped memory
  * (freed or never-allocated device memory, a wild pointer, a stack overflow)
- * into such a fault.
+ * into such a fault, and integer division: kernel files are compiled with
+ * -fsanitize=integer-divide-by-zero (mk/build.mk), whose check calls
+ * __ubsan_handle_divrem_overflow_abort here before a division by zero, and
+ * the SIGFPE handler of the shadow build catches what x86-64 still traps on
+ * (INT_MIN / -1). A GPU does not trap on either; the kernel stops with
+ * cudaErrorLaunchFailure and a report instead of the process dying.
  */
 #undef _FORTIFY_SOURCE /* __longjmp_chk aborts on jumps between stacks */
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -31,19 +37,49 @@ static void where(const executor *x, const fiber *f, char *buf, size_t cap)
                  b->block_idx.x, b->block_idx.y, b->block_idx.z);
 }
 
-/* Stops the kernel: records err and the report, and jumps to the launch. */
-void simt_fault(cudaError_t err, const fiber *f, const char *fmt, ...)
+static void vnote(executor *x, const fiber *f, const char *fmt, va_list ap)
 {
-    executor *x = simt_X;
     char head[256];
     where(x, f, head, sizeof head);
     int n = snprintf(x->report, x->report_cap, "%s: ", head);
     if (n < 0 || (size_t)n >= x->report_cap) n = 0;
+    vsnprintf(x->report + n, x->report_cap - (size_t)n, fmt, ap);
+}
+
+void simt_fault_note(const fiber *f, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(x->report + n, x->report_cap - (size_t)n, fmt, ap);
+    vnote(simt_X, f, fmt, ap);
     va_end(ap);
+}
+
+/* Appends to the report of a block's failed asserts how many threads failed
+ * (nothing if one did). */
+static void count_asserts(executor *x)
+{
+    unsigned more = x->assert_same - 1, other = x->assert_other;
+    if (!more && !other) return;
+    size_t n = strlen(x->report);
+    char *p = x->report + n;
+    size_t cap = x->report_cap - n;
+    int k = 0;
+    if (more)
+        k = snprintf(p, cap, " %u more thread%s of this block failed this assert", more,
+                     more == 1 ? "" : "s");
+    if (other && k >= 0 && (size_t)k < cap)
+        k +=
+            snprintf(p + k, cap - (size_t)k, "%s%u thread%s %sfailed another assert",
+                     more ? ", " : " ", other, other == 1 ? "" : "s", more ? "" : "of this block ");
+    if (k >= 0 && (size_t)k < cap)
+        snprintf(p + k, cap - (size_t)k, " (the kernel stopped at the end of the block).");
+}
+
+/* Jumps to the launch with err (the report written). */
+static _Noreturn void stop(executor *x, cudaError_t err)
+{
     x->err = err;
+    x->assert_same = x->assert_other = 0;
     if (x->cur && !x->plain) {
         /* Leaving a fiber for good: its stack is abandoned (re-primed). */
         ASAN_START(NULL, x->sched_bottom, x->sched_size);
@@ -52,6 +88,30 @@ void simt_fault(cudaError_t err, const fiber *f, const char *fmt, ...)
 #endif
     }
     _longjmp(x->abort_ctx, 1);
+}
+
+/* Stops the kernel: records err and the report, and jumps to the launch.
+ * After a failed assert in the block, the assert is the fault (what went
+ * wrong since may be the threads it stopped: a barrier they never reach). */
+void simt_fault(cudaError_t err, const fiber *f, const char *fmt, ...)
+{
+    executor *x = simt_X;
+    if (x->assert_same) {
+        count_asserts(x);
+        stop(x, cudaErrorAssert);
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vnote(x, f, fmt, ap);
+    va_end(ap);
+    stop(x, err);
+}
+
+void simt_fault_asserts(void)
+{
+    executor *x = simt_X;
+    count_asserts(x);
+    stop(x, cudaErrorAssert);
 }
 
 /* A kernel touched memory that is not mapped: freed or never-allocated device
@@ -84,6 +144,114 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
     sigaction(sig, &previous_segv, NULL); /* not a kernel's: fault again, as before */
 }
 
+/* ---- integer division ------------------------------------------------------ */
+
+/* What GCC's -fsanitize=integer-divide-by-zero passes (libubsan's layout). */
+typedef struct ub_location {
+    const char *file;
+    unsigned line, column;
+} ub_location;
+typedef struct ub_type {
+    unsigned short kind, info; /* kind 0: an integer of 2^(info >> 1) bits, signed if info & 1 */
+    char name[];               /* in quotes: "'int'" */
+} ub_type;
+typedef struct ub_overflow {
+    ub_location loc;
+    const ub_type *type;
+} ub_overflow;
+
+/* An operand as text ("?" if not an integer of at most 64 bits, which
+ * libubsan passes by address). */
+static unsigned ub_bits(const ub_type *t) /* an integer's width, or 0 */
+{
+    return t->kind == 0 && (t->info >> 1) < 8 ? 1u << (t->info >> 1) : 0;
+}
+
+static void ub_value(const ub_type *t, uintptr_t v, char *buf, size_t cap)
+{
+    unsigned bits = ub_bits(t);
+    if (bits == 0 || bits > 64) {
+        snprintf(buf, cap, "?");
+        return;
+    }
+    uint64_t u = (uint64_t)v;
+    if (bits < 64) u &= (UINT64_C(1) << bits) - 1;
+    if ((t->info & 1) && bits < 64 && (u >> (bits - 1)) & 1) u |= ~UINT64_C(0) << bits;
+    if (t->info & 1)
+        snprintf(buf, cap, "%lld", (long long)u);
+    else
+        snprintf(buf, cap, "%llu", (unsigned long long)u);
+}
+
+/* A division or remainder by zero (or, in build/sim-asan, whose kernels
+ * check all of -fsanitize=undefined, of the type's minimum by -1): the
+ * kernel stops. Outside a kernel it is what libubsan would do. */
+static void divrem(const ub_overflow *d, uintptr_t lhs, uintptr_t rhs)
+{
+    char type[64], l[32], r[32];
+    snprintf(type, sizeof type, "%s", d->type->name + (d->type->name[0] == '\''));
+    size_t n = strlen(type);
+    if (n && type[n - 1] == '\'') type[n - 1] = '\0';
+    ub_value(d->type, lhs, l, sizeof l);
+    ub_value(d->type, rhs, r, sizeof r);
+    int by_zero = strcmp(r, "0") == 0;
+    executor *x = simt_X;
+    if (!x || !x->launch) {
+        fprintf(stderr, "%s:%u:%u: runtime error: %s (a / or %% of %s %s by %s)\n", d->loc.file,
+                d->loc.line, d->loc.column, by_zero ? "division by zero" : "division overflow",
+                type, l, r);
+        abort();
+    }
+    unsigned bits = ub_bits(d->type);
+    if (by_zero)
+        simt_fault(cudaErrorLaunchFailure, x->cur,
+                   "integer division by zero at %s:%u (a / or %% of %s %s by 0): a GPU gives an "
+                   "unspecified value there, with no error",
+                   d->loc.file, d->loc.line, type, l);
+    simt_fault(cudaErrorLaunchFailure, x->cur,
+               "integer division overflow at %s:%u (a / or %% of %s %s by %s: the quotient does "
+               "not fit in %s): a GPU gives %s as the quotient and 0 as the remainder there, with "
+               "no error",
+               d->loc.file, d->loc.line, type, l, r, type,
+               bits == 32   ? "INT_MIN"
+               : bits == 64 ? "LLONG_MIN"
+                            : "the dividend");
+}
+
+_Noreturn void __ubsan_handle_divrem_overflow_abort(const ub_overflow *d, uintptr_t lhs,
+                                                    uintptr_t rhs);
+_Noreturn void __ubsan_handle_divrem_overflow_abort(const ub_overflow *d, uintptr_t lhs,
+                                                    uintptr_t rhs)
+{
+    divrem(d, lhs, rhs);
+    abort(); /* not reached: divrem stops the kernel or the process */
+}
+/* The recovering form (a kernel file built with -fsanitize-recover): the
+ * same, as the division after it would trap. */
+void __ubsan_handle_divrem_overflow(const ub_overflow *d, uintptr_t lhs, uintptr_t rhs);
+void __ubsan_handle_divrem_overflow(const ub_overflow *d, uintptr_t lhs, uintptr_t rhs)
+{
+    divrem(d, lhs, rhs);
+}
+
+/* x86-64 traps on a division whose quotient does not fit (INT_MIN / -1,
+ * LLONG_MIN / -1, and their remainders); a division by zero is caught
+ * before it, with its line. A trap outside a kernel is passed on. */
+static struct sigaction previous_fpe;
+
+static void on_fpe(int sig, siginfo_t *si, void *uc)
+{
+    executor *x = simt_X;
+    (void)uc;
+    if (x && x->launch && (si->si_code == FPE_INTDIV || si->si_code == FPE_INTOVF))
+        simt_fault(cudaErrorLaunchFailure, x->cur,
+                   "integer division overflow: a / or %% of INT_MIN by -1 (or of LLONG_MIN by "
+                   "-1), whose quotient does not fit: a GPU gives INT_MIN (LLONG_MIN) as the "
+                   "quotient and 0 as the remainder there, with no error (build/sim-asan names "
+                   "the line)");
+    sigaction(sig, &previous_fpe, NULL); /* not a kernel's: trap again, as before */
+}
+
 static void install_once(void)
 {
 #ifdef SIMT_SHADOW
@@ -93,8 +261,11 @@ static void install_once(void)
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER; /* we leave by longjmp */
     sigemptyset(&sa.sa_mask);
     sigaction(SIGSEGV, &sa, &previous_segv);
+    sa.sa_sigaction = on_fpe;
+    sigaction(SIGFPE, &sa, &previous_fpe);
 #else
     (void)on_segv; /* ASan and TSan have their own SIGSEGV reports */
+    (void)on_fpe;
 #endif
 }
 

@@ -4,7 +4,9 @@
  * yields; once every runnable thread has run, simt_resolve releases what can
  * complete and faults on what never can (a divergent barrier, a lane that
  * exited, a mask that names a lane waiting elsewhere). Also the device-side
- * assert. See emu.c for how the fibers of a block are run.
+ * assert: the thread that fails one stops, the block's other threads run on
+ * so that the report can say how many failed, and the kernel stops at the
+ * end of the block. See emu.c for how the fibers of a block are run.
  */
 #undef _FORTIFY_SOURCE /* __longjmp_chk aborts on jumps between stacks */
 #include <stdio.h>
@@ -291,14 +293,30 @@ unsigned simt_activemask(void)
 void simt_assert_fail(const char *expr, const char *file, int line, const char *func)
 {
     executor *x = simt_X;
-    const fiber *f = x ? x->cur : NULL;
+    fiber *f = x ? x->cur : NULL;
     if (!f) {
         fprintf(stderr, "%s:%d: %s: Assertion `%s' failed.\n", file, line, func, expr);
         abort();
     }
-    /* CUDA's own wording for a device-side assert. */
-    simt_fault(cudaErrorAssert, f,
-               "%s:%d: %s: block: [%u,%u,%u], thread: [%u,%u,%u] Assertion `%s` failed.", file,
-               line, func, x->bv.block_idx.x, x->bv.block_idx.y, x->bv.block_idx.z,
-               simt_threadIdx.x, simt_threadIdx.y, simt_threadIdx.z, expr);
+    /* The first of the block: CUDA's own wording for a device-side assert.
+     * The others are counted (fault.c adds how many to the report). */
+    if (!x->assert_same) {
+        simt_fault_note(f,
+                        "%s:%d: %s: block: [%u,%u,%u], thread: [%u,%u,%u] Assertion `%s` failed.",
+                        file, line, func, x->bv.block_idx.x, x->bv.block_idx.y, x->bv.block_idx.z,
+                        simt_threadIdx.x, simt_threadIdx.y, simt_threadIdx.z, expr);
+        x->assert_file = file;
+        x->assert_line = line;
+        x->assert_same = 1;
+    } else if (line == x->assert_line && strcmp(file, x->assert_file) == 0)
+        x->assert_same++;
+    else
+        x->assert_other++;
+    /* The thread stops; the block's others go on, and the kernel stops when
+     * the block ends (emu.c). */
+    if (x->plain) _longjmp(x->plain_ctx, 1);
+    f->state = T_EXITED;
+    x->alive--;
+    FIBER_YIELD(x, f);
+    abort(); /* an exited thread is not resumed */
 }

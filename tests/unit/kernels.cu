@@ -360,6 +360,70 @@ cudaError_t tk_assert_nonnegative(const int *in, int n)
     return launch_assert_nonnegative(d1((unsigned)(n + 63) / 64), d1(64), 0, 0, in, n);
 }
 
+/* The line of the division in divide (below), for the report's test. */
+const int tk_divide_line = __LINE__ + 8;
+static __global__ void divide(const long long *a, const long long *b, long long *out, int n, int op)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    long long r = 0;
+    switch (op) {
+    case 0:
+        r = (int)a[i] / (int)b[i];
+        break;
+    case 1:
+        r = (int)a[i] % (int)b[i];
+        break;
+    case 2:
+        r = (unsigned)a[i] / (unsigned)b[i];
+        break;
+    default:
+        r = a[i] / b[i];
+    }
+    out[i] = r;
+}
+SIMT_LAUNCHER(divide, (const long long *a, const long long *b, long long *out, int n, int op),
+              (a, b, out, n, op))
+
+cudaError_t tk_divide(const long long *a, const long long *b, long long *out, int n, int op)
+{
+    return launch_divide(d1((unsigned)(n + 31) / 32), d1(32), 0, 0, a, b, out, n, op);
+}
+
+/* Thread t of one block of `threads` writes p[-1 - t], or (write = 0) reads
+ * p[-1 - t] into out[t]. */
+static __global__ void below(float *p, float *out, int write)
+{
+    int t = threadIdx.x;
+    if (write)
+        p[-1 - t] = 1.0f;
+    else
+        out[t] = p[-1 - t];
+}
+SIMT_LAUNCHER(below, (float *p, float *out, int write), (p, out, write))
+
+cudaError_t tk_below(float *p, float *out, int threads, int write)
+{
+    return launch_below(d1(1), d1((unsigned)threads), 0, 0, p, out, write);
+}
+
+/* assert(in[t] >= 0) and assert(in[t] < 1000) by every thread t of one
+ * block, then a __syncthreads(); out[t] = in[t] after it. */
+static __global__ void assert_then_sync(const int *in, int *out)
+{
+    int t = threadIdx.x;
+    assert(in[t] >= 0);
+    assert(in[t] < 1000);
+    __syncthreads();
+    out[t] = in[t];
+}
+SIMT_LAUNCHER(assert_then_sync, (const int *in, int *out), (in, out))
+
+cudaError_t tk_assert_then_sync(const int *in, int *out, int threads)
+{
+    return launch_assert_then_sync(d1(1), d1((unsigned)threads), 0, 0, in, out);
+}
+
 static __global__ void lane0_skips(int *out)
 {
     int l = threadIdx.x;

@@ -78,6 +78,18 @@ cudaError_t tk_big_frame(int *out);
 cudaError_t tk_runtime_from_device(int *out);
 /* assert(in[i] >= 0) for every i < n. */
 cudaError_t tk_assert_nonnegative(const int *in, int n);
+/* out[i] = a[i] OP b[i] for i < n (blocks of 32): op 0 int division, 1 int
+ * remainder, 2 unsigned division, 3 long long division (the operands cast
+ * from long long). */
+cudaError_t tk_divide(const long long *a, const long long *b, long long *out, int n, int op);
+/* The line of kernels.cu holding the division of op 0. */
+extern const int tk_divide_line;
+/* One block of `threads` threads: thread t writes p[-1 - t] (write = 1), or
+ * reads it into out[t]. */
+cudaError_t tk_below(float *p, float *out, int threads, int write);
+/* One block of `threads` threads: assert(in[t] >= 0), assert(in[t] < 1000),
+ * __syncthreads(), out[t] = in[t]. */
+cudaError_t tk_assert_then_sync(const int *in, int *out, int threads);
 
 /* kernels_mem.cu (call mode: simtMemStats counts their accesses) */
 /* out[t] = in[t * stride], one block of `threads` threads. */

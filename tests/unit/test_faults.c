@@ -3,6 +3,7 @@
  * the kernel, comes back as CUDA's error (sticky, as on a device) and leaves
  * a report naming the kernel, block, thread and what went wrong.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,9 @@
 #include "suites.h"
 
 #ifdef PARALAB_SIMULATED_CUDA
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "kernels.h"
 #include "simt/simt.h"
 
@@ -105,6 +109,190 @@ static void test_out_of_bounds(void)
     CU_ASSERT_OK(cudaSetDevice(0));
 }
 
+/* In a fresh process (the suite again, UNIT_FIRST_ALLOCATION=read or write):
+ * the first cudaMalloc of the program, on device 0, lies at the bottom of
+ * the simulated device memory. Reading p[-1], or writing p[-1] .. p[-300]
+ * (what once landed on a stream worker's stack and killed the process), is
+ * an out-of-bounds access reported like any other; the host goes on. Prints
+ * what went wrong; exits 0 if nothing did. */
+static void first_allocation_child(const char *mode)
+{
+    int bad = 0, write = strcmp(mode, "write") == 0;
+    float *p = NULL, *out = NULL;
+    if (cudaMalloc((void **)&p, 100 * sizeof(float)) != cudaSuccess ||
+        cudaMalloc((void **)&out, 300 * sizeof(float)) != cudaSuccess) {
+        printf("first allocation: cudaMalloc failed\n");
+        _exit(1);
+    }
+    cudaError_t l = tk_below(p, out, 300, write), e = cudaDeviceSynchronize();
+    if ((l != cudaSuccess && l != cudaErrorIllegalAddress) || e != cudaErrorIllegalAddress) {
+        printf("first allocation: %s below it gave %s / %s, not cudaErrorIllegalAddress\n", mode,
+               cudaGetErrorName(l), cudaGetErrorName(e));
+        bad = 1;
+    }
+    char want[3][160];
+    snprintf(want[0], sizeof want[0], "kernel below (tests/unit/kernels.cu:");
+    snprintf(want[1], sizeof want[1],
+             "blockIdx (0,0,0), threadIdx (0,0,0): out-of-bounds %s of 4 "
+             "bytes at address %p",
+             write ? "write" : "read", (void *)(p - 1));
+    snprintf(want[2], sizeof want[2],
+             "4 bytes before the nearest allocation (base %p, 400 bytes, device 0)", (void *)p);
+    const char *r = simtLastFaultReport();
+    for (int i = 0; i < 3; i++)
+        if (!strstr(r, want[i])) {
+            printf("first allocation: the report \"%s\" lacks \"%s\"\n", r, want[i]);
+            bad = 1;
+        }
+    /* the host goes on: a reset device runs kernels again */
+    long long h[64], *d = NULL, got[64];
+    for (int i = 0; i < 64; i++) h[i] = 3 * i + 1;
+    if (cudaDeviceReset() != cudaSuccess || cudaMalloc((void **)&d, sizeof h) != cudaSuccess ||
+        cudaMemcpy(d, h, sizeof h, cudaMemcpyHostToDevice) != cudaSuccess ||
+        tk_divide(d, d, d, 64, 3) != cudaSuccess ||
+        cudaMemcpy(got, d, sizeof got, cudaMemcpyDeviceToHost) != cudaSuccess) {
+        printf("first allocation: the device does not work after the fault and a reset\n");
+        bad = 1;
+    } else
+        for (int i = 0; i < 64; i++)
+            if (got[i] != 1) {
+                printf("first allocation: after the reset got[%d] = %lld, not 1\n", i, got[i]);
+                bad = 1;
+            }
+    printf("first allocation (%s): %s\n", mode, bad ? "FAILED" : "ok");
+    fflush(stdout);
+    _exit(bad);
+}
+
+static void test_below_first_allocation(void)
+{
+    const char *mode = getenv("UNIT_FIRST_ALLOCATION");
+    if (mode) first_allocation_child(mode); /* does not return */
+    static const char *modes[] = {"read", "write"};
+    for (int m = 0; m < 2; m++) {
+        int out[2];
+        CU_ASSERT_FATAL(pipe(out) == 0);
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid == 0) {
+            dup2(out[1], 1);
+            dup2(out[1], 2);
+            close(out[0]);
+            setenv("UNIT_FIRST_ALLOCATION", modes[m], 1);
+            execl("/proc/self/exe", "unit", "faults", (char *)NULL);
+            _exit(127);
+        }
+        close(out[1]);
+        CU_ASSERT_FATAL(pid > 0);
+        char text[1 << 14];
+        size_t n = 0;
+        ssize_t got;
+        while ((got = read(out[0], text + n, sizeof text - 1 - n)) > 0) n += (size_t)got;
+        text[n] = '\0';
+        close(out[0]);
+        int st = 0;
+        CU_ASSERT_EQUAL(waitpid(pid, &st, 0), pid);
+        char ok[64];
+        snprintf(ok, sizeof ok, "first allocation (%s): ok\n", modes[m]);
+        int passed = WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(text, ok);
+        CU_ASSERT(passed);
+        if (!passed)
+            fprintf(stderr, "  UNIT_FIRST_ALLOCATION=%s unit faults (status %#x):\n%s\n", modes[m],
+                    (unsigned)st, text);
+    }
+}
+
+/* p[-1] of an allocation made after another: what lies below it is the
+ * guard after another allocation, or freed memory (first fit may reuse a
+ * freed range of an earlier test below the other). */
+static void test_below_allocation(void)
+{
+    float *q = (float *)buffer(32), *p = (float *)buffer(100);
+    LAUNCH_FAULTS(tk_below(p, q, 32, 0), cudaErrorIllegalAddress);
+    report_has("kernel below");
+    char at[128];
+    snprintf(at, sizeof at, "blockIdx (0,0,0), threadIdx (0,0,0): ");
+    report_has(at);
+    snprintf(at, sizeof at,
+             " at address %p: 4 bytes before the nearest allocation (base %p, 400 bytes",
+             (void *)(p - 1), (void *)p);
+    report_has(at);
+    finish();
+}
+
+/* Integer division by zero: the kernel stops (a GPU does not trap; the
+ * value it gives is unspecified), the report names the thread and the line,
+ * and the host goes on. */
+static void test_divide_by_zero(void)
+{
+    static const struct {
+        int op;
+        const char *what;
+    } ops[] = {
+        {0, "a / or % of int 38 by 0"},
+        {1, "a / or % of int 38 by 0"},
+        {2, "a / or % of unsigned int 38 by 0"},
+        {3, "a / or % of long long int 38 by 0"},
+    };
+    for (size_t k = 0; k < sizeof ops / sizeof *ops; k++) {
+        long long ha[64], hb[64], got[64];
+        for (int i = 0; i < 64; i++) {
+            ha[i] = i + 1;
+            hb[i] = i == 37 ? 0 : 1; /* block 1, thread 5 */
+        }
+        long long *a = (long long *)buffer(128), *b = (long long *)buffer(128),
+                  *out = (long long *)buffer(128);
+        CU_ASSERT_OK(cudaMemcpy(a, ha, sizeof ha, cudaMemcpyHostToDevice));
+        CU_ASSERT_OK(cudaMemcpy(b, hb, sizeof hb, cudaMemcpyHostToDevice));
+        LAUNCH_FAULTS(tk_divide(a, b, out, 64, ops[k].op), cudaErrorLaunchFailure);
+        report_has("kernel divide (tests/unit/kernels.cu:");
+        report_has("blockIdx (1,0,0), threadIdx (5,0,0): integer division by zero at ");
+        char line[64];
+        snprintf(line, sizeof line, "kernels.cu:%d (", tk_divide_line + 3 * ops[k].op);
+        report_has(line);
+        report_has(ops[k].what);
+        report_has("a GPU gives an unspecified value there, with no error");
+        finish();
+        /* the host goes on */
+        a = (long long *)buffer(128);
+        out = (long long *)buffer(128);
+        CU_ASSERT_OK(cudaMemcpy(a, ha, sizeof ha, cudaMemcpyHostToDevice));
+        CU_ASSERT_OK(tk_divide(a, a, out, 64, ops[k].op));
+        CU_ASSERT_OK(cudaMemcpy(got, out, sizeof got, cudaMemcpyDeviceToHost));
+        for (int i = 0; i < 64; i++) CU_ASSERT_EQUAL(got[i], ops[k].op == 1 ? 0 : 1);
+        finish();
+    }
+}
+
+/* INT_MIN / -1 and INT_MIN % -1 (a trap on x86-64): the kernel stops too. */
+static void test_divide_overflow(void)
+{
+    for (int op = 0; op < 2; op++) {
+        long long ha[64], hb[64];
+        for (int i = 0; i < 64; i++) {
+            ha[i] = i == 37 ? INT_MIN : i + 1;
+            hb[i] = i == 37 ? -1 : 1;
+        }
+        long long *a = (long long *)buffer(128), *b = (long long *)buffer(128),
+                  *out = (long long *)buffer(128);
+        CU_ASSERT_OK(cudaMemcpy(a, ha, sizeof ha, cudaMemcpyHostToDevice));
+        CU_ASSERT_OK(cudaMemcpy(b, hb, sizeof hb, cudaMemcpyHostToDevice));
+        LAUNCH_FAULTS(tk_divide(a, b, out, 64, op), cudaErrorLaunchFailure);
+        report_has("kernel divide (tests/unit/kernels.cu:");
+        report_has("blockIdx (1,0,0), threadIdx (5,0,0): integer division overflow");
+        report_has("a GPU gives INT_MIN");
+#ifdef __SANITIZE_ADDRESS__ /* UBSan's check names the line; build/sim's trap cannot */
+        char line[96];
+        snprintf(line, sizeof line,
+                 "kernels.cu:%d (a / or %% of int -2147483648 by -1: the quotient does not fit in "
+                 "int)",
+                 tk_divide_line + 3 * op);
+        report_has(line);
+#endif
+        finish();
+    }
+}
+
 static void test_use_after_free(void)
 {
     int *p = buffer(64);
@@ -122,6 +310,72 @@ static void test_device_assert(void)
     LAUNCH_FAULTS(tk_assert_nonnegative(p, 100), cudaErrorAssert);
     report_has("Assertion `in[i] >= 0` failed.");
     report_has("block: [1,0,0], thread: [13,0,0]"); /* element 77 */
+    finish();
+}
+
+/* Where the report ends (the count of the other threads that failed). */
+static void report_ends_with(const char *tail)
+{
+    const char *r = simtLastFaultReport();
+    size_t n = strlen(r), k = strlen(tail);
+    int ok = n >= k && strcmp(r + n - k, tail) == 0;
+    if (!ok) fprintf(stderr, "  report \"%s\"\n  does not end with \"%s\"\n", r, tail);
+    CU_ASSERT(ok);
+}
+
+/* Every thread of block 0 fails: the report names the first and counts the
+ * others of the block (the kernel stops at the end of the block). */
+static void test_device_assert_count(void)
+{
+    int h[100], *p = buffer(100);
+    for (int i = 0; i < 100; i++) h[i] = -1 - i;
+    CU_ASSERT_OK(cudaMemcpy(p, h, sizeof h, cudaMemcpyHostToDevice));
+    LAUNCH_FAULTS(tk_assert_nonnegative(p, 100), cudaErrorAssert);
+    report_has("blockIdx (0,0,0), threadIdx (0,0,0): ");
+    report_ends_with("block: [0,0,0], thread: [0,0,0] Assertion `in[i] >= 0` failed. 63 more "
+                     "threads of this block failed this assert (the kernel stopped at the end "
+                     "of the block).");
+    finish();
+    /* three of block 0 (3, 10, 20) and one of block 1 (70), which does not run */
+    p = buffer(100);
+    for (int i = 0; i < 100; i++) h[i] = i == 3 || i == 10 || i == 20 || i == 70 ? -1 : i;
+    CU_ASSERT_OK(cudaMemcpy(p, h, sizeof h, cudaMemcpyHostToDevice));
+    LAUNCH_FAULTS(tk_assert_nonnegative(p, 100), cudaErrorAssert);
+    report_ends_with("block: [0,0,0], thread: [3,0,0] Assertion `in[i] >= 0` failed. 2 more "
+                     "threads of this block failed this assert (the kernel stopped at the end "
+                     "of the block).");
+    finish();
+    /* one more: singular */
+    p = buffer(100);
+    for (int i = 0; i < 100; i++) h[i] = i == 3 || i == 10 ? -1 : i;
+    CU_ASSERT_OK(cudaMemcpy(p, h, sizeof h, cudaMemcpyHostToDevice));
+    LAUNCH_FAULTS(tk_assert_nonnegative(p, 100), cudaErrorAssert);
+    report_ends_with("thread: [3,0,0] Assertion `in[i] >= 0` failed. 1 more thread of this "
+                     "block failed this assert (the kernel stopped at the end of the block).");
+    finish();
+}
+
+/* Threads that failed an assert never reach the block's __syncthreads():
+ * the report is still the assert's, with the count, other asserts apart. */
+static void test_device_assert_count_barrier(void)
+{
+    int h[64], *in = buffer(64), *out = buffer(64), got[64];
+    for (int i = 0; i < 64; i++) h[i] = i == 5 || i == 40 || i == 41 ? -1 : i == 50 ? 5000 : i;
+    CU_ASSERT_OK(cudaMemcpy(in, h, sizeof h, cudaMemcpyHostToDevice));
+    CU_ASSERT_OK(cudaMemset(out, 0, sizeof got));
+    LAUNCH_FAULTS(tk_assert_then_sync(in, out, 64), cudaErrorAssert);
+    report_has("kernel assert_then_sync");
+    report_ends_with("block: [0,0,0], thread: [5,0,0] Assertion `in[t] >= 0` failed. 2 more "
+                     "threads of this block failed this assert, 1 thread failed another assert "
+                     "(the kernel stopped at the end of the block).");
+    finish();
+    /* one thread only: CUDA's message alone */
+    in = buffer(64);
+    out = buffer(64);
+    for (int i = 0; i < 64; i++) h[i] = i == 50 ? 5000 : i;
+    CU_ASSERT_OK(cudaMemcpy(in, h, sizeof h, cudaMemcpyHostToDevice));
+    LAUNCH_FAULTS(tk_assert_then_sync(in, out, 64), cudaErrorAssert);
+    report_ends_with("block: [0,0,0], thread: [50,0,0] Assertion `in[t] < 1000` failed.");
     finish();
 }
 
@@ -182,12 +436,18 @@ int register_faults_suite(void)
 {
 #ifdef PARALAB_SIMULATED_CUDA
     static const unit_test t[] = {
+        {"below the program's first allocation (a fresh process)", test_below_first_allocation},
         {"divergent barrier names both sites", test_divergent_barrier},
         {"exit before a barrier", test_exit_before_barrier},
         {"shuffle mask names an exited lane", test_shfl_exited_lane},
         {"out-of-bounds write report, sticky error", test_out_of_bounds},
+        {"below a later allocation", test_below_allocation},
         {"use after free", test_use_after_free},
+        {"integer division by zero", test_divide_by_zero},
+        {"integer division overflow (INT_MIN / -1)", test_divide_overflow},
         {"device-side assert", test_device_assert},
+        {"device-side assert: how many threads failed", test_device_assert_count},
+        {"device-side assert: the count across a barrier", test_device_assert_count_barrier},
         {"a fault is per device", test_fault_is_per_device},
         {"plain calls off for legal thread-0 skips", test_plain_calls_off},
         {"runtime calls from a kernel are refused", test_runtime_from_device},

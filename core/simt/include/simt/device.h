@@ -264,8 +264,10 @@ static inline double simt_max_d(double a, double b) { return fmax(a, b); }
 #define max(a, b) SIMT_MINMAX(max, a, b)
 
 /* ---- device-side assert -------------------------------------------------- */
-/* A failed assert prints CUDA's message, stops the kernel, and makes the next
- * synchronising call return cudaErrorAssert (sticky, as on a real device). */
+/* A failed assert stops its thread; the rest of the block runs on, then the
+ * kernel stops: the report is CUDA's message for the first failure plus how
+ * many more threads of the block failed, and the next synchronising call
+ * returns cudaErrorAssert (sticky, as on a real device). */
 #undef assert
 #ifdef NDEBUG
 #define assert(e) ((void)0)
