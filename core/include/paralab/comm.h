@@ -88,8 +88,14 @@ typedef enum {
 /* Makes the n rank handles of a new world communicator on the local engine,
  * rank r on devices[r] (several ranks may share a device). Called once, by
  * any thread; each rank then uses its own handle from its own thread.
- * timeout_s: how long a rank may wait for the others (<= 0: 10 s). */
-pl_comm_result pl_comm_create(int n, const int *devices, double timeout_s, pl_comm **ranks);
+ * timeout_s: how long a rank may wait for the others (<= 0: 10 s).
+ * Checked up front: n from 1 to 64 (PL_MAX_RANKS), devices and ranks not
+ * NULL, every devices[r] a device that exists (0 .. cudaGetDeviceCount - 1):
+ * else PL_COMM_INVALID_ARGUMENT (PL_COMM_SYSTEM_ERROR: out of memory) and a
+ * sentence in err naming the bad value and what is allowed ("rank 3: device
+ * 9 does not exist (devices 0..7)"). err may be NULL when err_size is 0. */
+pl_comm_result pl_comm_create(int n, const int *devices, double timeout_s, pl_comm **ranks,
+                              char *err, size_t err_size);
 /* The same on NCCL (ncclCommInitAll): devices[r] must all differ, since
  * NCCL refuses two ranks on one GPU. NCCL checks no consistency and has no
  * watchdog; its ledger counts what the ring algorithm sends (see
