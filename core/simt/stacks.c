@@ -39,9 +39,6 @@
 #include <unistd.h>
 
 #include "executor.h"
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>
-#endif
 
 enum { MAXT = 1024 }; /* fibers per executor: the most threads a block has */
 
@@ -93,9 +90,8 @@ static int unmap_stacks(executor *x)
 {
     if (!x->stacks) return 0;
     size_t len = STACK_SLOT(x->stack_size) * MAXT;
-#if defined(__SANITIZE_ADDRESS__)
-    __asan_unpoison_memory_region(x->stacks, len); /* the frames its fibers left */
-#endif
+    /* (AddressSanitizer: the frames its fibers left stay poisoned in the
+     * shadow, but its mmap interceptor clears the shadow of a new mapping) */
     if (munmap(x->stacks, len) != 0) return -1;
     unlink_holder(x);
     used -= x->nfibers;

@@ -20,6 +20,9 @@
  *   - consistency: at each call sequence number every rank of a communicator
  *     must make the same call (kind, count, type, op, root), else every rank
  *     gets PL_COMM_MISMATCH and a message listing what each rank called;
+ *   - a rank that fails inside a call (past its first meeting) stops the
+ *     world: the others get PL_COMM_ABORTED and "rank R failed in
+ *     all_reduce(count=..., float, sum) (call #N): <its error>" at once;
  *   - deadlock: a rank that waits longer than the communicator's timeout
  *     (default 10 s) gets PL_COMM_TIMEOUT and a message saying what every
  *     rank is waiting for (two ranks that both send first, outside a group).
@@ -29,9 +32,15 @@
  * Shapes and the in-place rules, one descriptor per collective (as NCCL
  * documents them): paralab/collectives.h. In short, counts are elements of
  * `type`; all_gather's recv holds nranks * sendcount elements, rank r's
- * block at r * sendcount; reduce_scatter's send holds nranks * recvcount;
- * all_to_all's send and recv hold nranks * count, block j of send going to
- * rank j. Count 0 is a successful no-op.
+ * block at r * sendcount; reduce_scatter's send holds nranks * recvcount
+ * (NCCL's meaning: rank r gets the reduction of elements [r * recvcount,
+ * (r+1) * recvcount); elements past nranks * recvcount are ignored, never
+ * padded); all_to_all's send and recv hold nranks * count, block j of send
+ * going to rank j. Count 0 is a successful no-op. count x the type's size
+ * (x nranks for a buffer of blocks) must fit a size_t, and on the simulated
+ * GPU each buffer must lie in a live cudaMalloc of the rank's device with
+ * that many bytes from it: else PL_COMM_INVALID_ARGUMENT naming the count,
+ * the buffer, the bytes needed and the allocation's size.
  * PL_AVG on integers is the sum divided by the rank count (C division), as
  * in NCCL.
  *
