@@ -92,6 +92,28 @@ static void describe_mismatch(group *g, int me, unsigned long seq, char *buf, si
                                   g->calls[j].why);
 }
 
+/* Stops the world because this rank failed in call k, number seq, with the
+ * error r (its message in c->err); returns r. */
+static pl_comm_result stop_world(lcomm *c, const call *k, unsigned long seq, pl_comm_result r)
+{
+    world *w = c->g->w;
+    char desc[160];
+    describe_call(k, desc, sizeof desc);
+    const char *why = strstr(c->err, ": "); /* without "rank R: " */
+    pthread_mutex_lock(&w->lock);
+    if (!w->aborted) {
+        int n = snprintf(w->abort_msg, sizeof w->abort_msg,
+                         "rank %d failed in %s (call #%lu): ", c->g->wrank[c->rank], desc, seq);
+        if (n > 0 && (size_t)n < sizeof w->abort_msg)
+            copy_text(w->abort_msg + n, sizeof w->abort_msg - (size_t)n, why ? why + 2 : c->err);
+        w->aborted = 1;
+        w->abort_code = PL_COMM_ABORTED;
+    }
+    lc_wake_all(w);
+    pthread_mutex_unlock(&w->lock);
+    return r;
+}
+
 /* Posts this rank's call and buffers, meets the others, checks they all
  * called the same. On any error every member returns an error. */
 pl_comm_result lc_begin(lcomm *c, const call *k, const void *send, void *recv, cudaStream_t stream)
@@ -108,10 +130,12 @@ pl_comm_result lc_begin(lcomm *c, const call *k, const void *send, void *recv, c
         in_group.bad = 1;
         k = &in_group;
     }
+    /* a failure before the first meeting: the others would wait there for
+     * this rank until the watchdog's timeout, so they are told now */
     cudaError_t e = cudaSetDevice(g->device[c->rank]);
-    if (e) return lc_cuda_fail(c, e, "cudaSetDevice");
+    if (e) return stop_world(c, k, c->seq + 1, lc_cuda_fail(c, e, "cudaSetDevice"));
     pl_comm_result r = lc_ensure_events(c);
-    if (r) return r;
+    if (r) return stop_world(c, k, c->seq + 1, r);
     c->seq++;
     lc_mark_start(&c->call_mark, stream);
     c->step_mark = c->call_mark;
@@ -164,22 +188,7 @@ pl_comm_result lc_end(lcomm *c, pl_comm_result r)
     int was_in = c->in_call;
     c->in_call = 0;
     if (!r || !was_in || r == PL_COMM_ABORTED || r == PL_COMM_TIMEOUT) return r;
-    world *w = c->g->w;
-    char desc[160];
-    describe_call(&c->g->calls[c->rank], desc, sizeof desc);
-    const char *why = strstr(c->err, ": "); /* without "rank R: " */
-    pthread_mutex_lock(&w->lock);
-    if (!w->aborted) {
-        int k = snprintf(w->abort_msg, sizeof w->abort_msg,
-                         "rank %d failed in %s (call #%lu): ", c->g->wrank[c->rank], desc, c->seq);
-        if (k > 0 && (size_t)k < sizeof w->abort_msg)
-            copy_text(w->abort_msg + k, sizeof w->abort_msg - (size_t)k, why ? why + 2 : c->err);
-        w->aborted = 1;
-        w->abort_code = PL_COMM_ABORTED;
-    }
-    lc_wake_all(w);
-    pthread_mutex_unlock(&w->lock);
-    return r;
+    return stop_world(c, &c->g->calls[c->rank], c->seq, r);
 }
 
 /* One step's meeting, with what this rank is doing for the deadlock report. */
