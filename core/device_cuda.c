@@ -88,6 +88,12 @@ int pl_device_memory_is_host(void) { return 0; }
 
 const char *pl_fault_report(void) { return ""; }
 
+int pl_device_alloc_room(const void *p, size_t *room, size_t *size, int *device)
+{
+    (void)p, (void)room, (void)size, (void)device;
+    return -1;
+}
+
 double pl_device_now(void) { return 0; }
 double pl_device_stream_now(cudaStream_t s)
 {

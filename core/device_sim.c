@@ -102,6 +102,16 @@ int pl_device_memory_is_host(void) { return 1; }
 
 const char *pl_fault_report(void) { return simtLastFaultReport(); }
 
+int pl_device_alloc_room(const void *p, size_t *room, size_t *size, int *device)
+{
+    const void *base = NULL;
+    size_t len = 0;
+    if (!simtAllocRange(p, &base, &len, device)) return 0;
+    if (room) *room = len - (size_t)((const char *)p - (const char *)base);
+    if (size) *size = len;
+    return 1;
+}
+
 double pl_device_now(void) { return simtModeledNow(); }
 double pl_device_stream_now(cudaStream_t s) { return simtStreamModeledTime(s); }
 void pl_device_start_clock(double t) { simtHostClockAdvance(t); }

@@ -160,9 +160,12 @@ int pl_world_run_config(const pl_world_config *cfg, pl_rank_fn fn, void *arg, ch
             snprintf(err, err_size, "cannot create the NCCL communicator of %d ranks: %s", n, why);
             return 1;
         }
-    } else if (pl_comm_create(n, dev, comm_timeout_s, comms) != PL_COMM_OK) {
-        snprintf(err, err_size, "cannot create the world communicator of %d ranks", n);
-        return 1;
+    } else {
+        char why[512];
+        if (pl_comm_create(n, dev, comm_timeout_s, comms, why, sizeof why) != PL_COMM_OK) {
+            snprintf(err, err_size, "cannot create the world communicator of %d ranks: %s", n, why);
+            return 1;
+        }
     }
     pl_comm_set_trace(comms[0], trace);
     pl_comm_set_chunk_bytes(comms[0], cfg->comm_chunk_bytes);

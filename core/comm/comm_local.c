@@ -111,11 +111,45 @@ static group *group_new(world *w, int n)
     return g;
 }
 
-pl_comm_result pl_comm_create(int n, const int *devices, double timeout_s, pl_comm **ranks)
+/* pl_comm_create's message into err (nothing when err_size is 0); returns r. */
+static pl_comm_result create_fail(char *err, size_t err_size, pl_comm_result r, const char *fmt,
+                                  ...) __attribute__((format(printf, 4, 5)));
+static pl_comm_result create_fail(char *err, size_t err_size, pl_comm_result r, const char *fmt,
+                                  ...)
 {
-    if (n < 1 || n > MAX_RANKS || !devices || !ranks) return PL_COMM_INVALID_ARGUMENT;
+    if (err && err_size) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, err_size, fmt, ap);
+        va_end(ap);
+    }
+    return r;
+}
+
+pl_comm_result pl_comm_create(int n, const int *devices, double timeout_s, pl_comm **ranks,
+                              char *err, size_t err_size)
+{
+    if (err && err_size) err[0] = '\0';
+    if (n < 1 || n > MAX_RANKS)
+        return create_fail(err, err_size, PL_COMM_INVALID_ARGUMENT,
+                           "pl_comm_create: %d ranks (allowed: 1..%d)", n, MAX_RANKS);
+    if (!devices || !ranks)
+        return create_fail(err, err_size, PL_COMM_INVALID_ARGUMENT, "pl_comm_create: %s is NULL",
+                           devices ? "ranks" : "devices");
+    int ndev = 0;
+    cudaError_t e = cudaGetDeviceCount(&ndev);
+    if (e || ndev < 1)
+        return create_fail(err, err_size, PL_COMM_CUDA_ERROR,
+                           "pl_comm_create: no device: cudaGetDeviceCount: %s (%s)",
+                           cudaGetErrorName(e), cudaGetErrorString(e));
+    for (int r = 0; r < n; r++)
+        if (devices[r] < 0 || devices[r] >= ndev)
+            return create_fail(err, err_size, PL_COMM_INVALID_ARGUMENT,
+                               "pl_comm_create: rank %d: device %d does not exist (devices 0..%d)",
+                               r, devices[r], ndev - 1);
     world *w = calloc(1, sizeof *w);
-    if (!w) return PL_COMM_SYSTEM_ERROR;
+    if (!w)
+        return create_fail(err, err_size, PL_COMM_SYSTEM_ERROR, "pl_comm_create: out of memory");
     w->n = n;
     w->timeout = timeout_s > 0 ? timeout_s : 10.0;
     w->chunk_bytes = DEFAULT_CHUNK_BYTES;
@@ -124,7 +158,7 @@ pl_comm_result pl_comm_create(int n, const int *devices, double timeout_s, pl_co
     group *g = group_new(w, n);
     if (!g) {
         free(w);
-        return PL_COMM_SYSTEM_ERROR;
+        return create_fail(err, err_size, PL_COMM_SYSTEM_ERROR, "pl_comm_create: out of memory");
     }
     g->is_world = 1;
     for (int r = 0; r < n; r++) {
@@ -135,7 +169,8 @@ pl_comm_result pl_comm_create(int n, const int *devices, double timeout_s, pl_co
             while (r-- > 0) free(ranks[r]);
             free(g);
             free(w);
-            return PL_COMM_SYSTEM_ERROR;
+            return create_fail(err, err_size, PL_COMM_SYSTEM_ERROR,
+                               "pl_comm_create: out of memory");
         }
         h->base.engine = &pl_comm_local_engine;
         h->g = g;

@@ -72,6 +72,7 @@ typedef struct call {
     int type, op, root;
     int color, key; /* split */
     int bad;        /* this rank's arguments were invalid */
+    char why[400];  /* ... and its message, for the others' (without "rank R: ") */
 } call;
 
 /* The times an event starts at: measured, and modeled on the stream. */
@@ -159,6 +160,7 @@ struct lcomm {
     int rank;
     struct lcomm *next_handle; /* in its world's list */
     unsigned long seq;         /* collective call number */
+    int in_call;               /* inside a collective, past its first meeting (lc_begin) */
     mark call_mark, step_mark; /* when the call and its current step began */
     uint64_t step_bytes;
     int step_peer;
@@ -217,6 +219,11 @@ const char *lc_kind_name(int k);
 /* Posts this rank's call and buffers, meets the others, checks they all
  * called the same: on any error every member returns one. */
 pl_comm_result lc_begin(lcomm *c, const call *k, const void *send, void *recv, cudaStream_t stream);
+/* The end of a collective: a rank that failed inside it, past its first
+ * meeting, stops the world at once ("rank R failed in all_reduce(...)
+ * (call #N): why"), so the others, waiting for its steps, are told which
+ * rank failed in which call instead of waiting out the watchdog. Returns r. */
+pl_comm_result lc_end(lcomm *c, pl_comm_result r);
 /* The meeting of step s of `steps`, and the step's trace event. */
 pl_comm_result lc_step(lcomm *c, const char *kind, int s, int steps);
 /* The ledger: one message of `bytes` from member `from` to member `to` (w->lock
@@ -234,6 +241,13 @@ uint64_t lc_link_bytes(const pl_comm *pc, int from, int to);
  * buffers each rank must give, the in-place rule): 1 if good, else 0 with
  * this rank's message set. */
 int lc_check_args(lcomm *c, const call *k, const void *send, const void *recv);
+/* The sizes: count x type size (x n for a buffer of blocks) must fit a
+ * size_t, and each buffer the rank gives (need_send, need_recv) must lie in
+ * a live allocation of its device with that many bytes from it (where the
+ * world can tell: paralab/device.h, pl_device_alloc_room). `what` names the
+ * call in the message. 1 if good, else 0 with this rank's message set. */
+int lc_check_sizes(lcomm *c, const char *what, const pl_collective *d, size_t count, int type,
+                   const void *send, const void *recv, int need_send, int need_recv);
 
 /* ---- comm_local_fifo.c ------------------------------------------------------------------- */
 

@@ -318,6 +318,7 @@ static pl_comm_result traced(lcomm *c, pl_comm_result r, pl_comm_call k, size_t 
 {
     const pl_collective *d = &pl_collectives[k];
     uint64_t bytes = pl_collective_bytes(d, count, t, c->g->n);
+    r = lc_end(c, r);
     if (r == PL_COMM_OK && bytes) lc_emit(c, &c->call_mark, PL_EV_COLLECTIVE, d->name, bytes, -1);
     return r;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "comm_local.h"
+#include "paralab/device.h"
 
 const char *lc_kind_name(int k)
 {
@@ -18,6 +19,15 @@ const char *lc_kind_name(int k)
            : k == PL_CALL_BARRIER ? "barrier"
            : k == CALL_FREE       ? "comm_free"
                                   : "?";
+}
+
+/* The first cap - 1 bytes of src, terminated. */
+static void copy_text(char *dst, size_t cap, const char *src)
+{
+    size_t n = strlen(src);
+    if (n >= cap) n = cap - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
 }
 
 /* "all_reduce(count=1024, float, sum)", "broadcast(count=4, float, root=0)":
@@ -51,8 +61,10 @@ static int same_call(const call *a, const call *b)
 }
 
 /* "call #3: ranks 0,1,3 all_reduce(count=1024, float, sum); rank 2
- * all_gather(count=256, float)": the members grouped by what they called. */
-static void describe_mismatch(group *g, unsigned long seq, char *buf, size_t cap)
+ * all_gather(count=256, float)": the members grouped by what they called;
+ * then what was wrong with each other member's invalid arguments ("; rank
+ * 2's error: all_reduce: ..."), for member `me`. */
+static void describe_mismatch(group *g, int me, unsigned long seq, char *buf, size_t cap)
 {
     int done[MAX_RANKS] = {0};
     size_t n = (size_t)snprintf(buf, cap, "the ranks disagree about call #%lu: ", seq);
@@ -74,6 +86,32 @@ static void describe_mismatch(group *g, unsigned long seq, char *buf, size_t cap
         n += (size_t)snprintf(buf + n, cap - n, "%s%s %s %s", i ? "; " : "",
                               count > 1 ? "ranks" : "rank", ranks, what);
     }
+    for (int j = 0; j < g->n && n < cap; j++)
+        if (j != me && g->calls[j].bad && g->calls[j].why[0])
+            n += (size_t)snprintf(buf + n, cap - n, "; rank %d's error: %s", g->wrank[j],
+                                  g->calls[j].why);
+}
+
+/* Stops the world because this rank failed in call k, number seq, with the
+ * error r (its message in c->err); returns r. */
+static pl_comm_result stop_world(lcomm *c, const call *k, unsigned long seq, pl_comm_result r)
+{
+    world *w = c->g->w;
+    char desc[160];
+    describe_call(k, desc, sizeof desc);
+    const char *why = strstr(c->err, ": "); /* without "rank R: " */
+    pthread_mutex_lock(&w->lock);
+    if (!w->aborted) {
+        int n = snprintf(w->abort_msg, sizeof w->abort_msg,
+                         "rank %d failed in %s (call #%lu): ", c->g->wrank[c->rank], desc, seq);
+        if (n > 0 && (size_t)n < sizeof w->abort_msg)
+            copy_text(w->abort_msg + n, sizeof w->abort_msg - (size_t)n, why ? why + 2 : c->err);
+        w->aborted = 1;
+        w->abort_code = PL_COMM_ABORTED;
+    }
+    lc_wake_all(w);
+    pthread_mutex_unlock(&w->lock);
+    return r;
 }
 
 /* Posts this rank's call and buffers, meets the others, checks they all
@@ -92,10 +130,12 @@ pl_comm_result lc_begin(lcomm *c, const call *k, const void *send, void *recv, c
         in_group.bad = 1;
         k = &in_group;
     }
+    /* a failure before the first meeting: the others would wait there for
+     * this rank until the watchdog's timeout, so they are told now */
     cudaError_t e = cudaSetDevice(g->device[c->rank]);
-    if (e) return lc_cuda_fail(c, e, "cudaSetDevice");
+    if (e) return stop_world(c, k, c->seq + 1, lc_cuda_fail(c, e, "cudaSetDevice"));
     pl_comm_result r = lc_ensure_events(c);
-    if (r) return r;
+    if (r) return stop_world(c, k, c->seq + 1, r);
     c->seq++;
     lc_mark_start(&c->call_mark, stream);
     c->step_mark = c->call_mark;
@@ -104,6 +144,10 @@ pl_comm_result lc_begin(lcomm *c, const call *k, const void *send, void *recv, c
     c->step_seg = -1;
     pthread_mutex_lock(&w->lock);
     g->calls[c->rank] = *k;
+    if (k->bad) { /* its message without "rank R: ", for the others */
+        const char *why = strstr(c->err, ": ");
+        copy_text(g->calls[c->rank].why, sizeof g->calls[0].why, why ? why + 2 : c->err);
+    }
     g->send[c->rank] = send;
     g->recv[c->rank] = recv;
     char what[200], desc[160];
@@ -113,7 +157,7 @@ pl_comm_result lc_begin(lcomm *c, const call *k, const void *send, void *recv, c
     int agree = 1;
     for (int i = 0; i < g->n; i++) agree &= same_call(&g->calls[0], &g->calls[i]);
     char msg[1800];
-    if (r == PL_COMM_OK && !agree) describe_mismatch(g, c->seq, msg, sizeof msg);
+    if (r == PL_COMM_OK && !agree) describe_mismatch(g, c->rank, c->seq, msg, sizeof msg);
     /* every member has left its previous call: its FIFO starts afresh */
     g->rec_ready[c->rank] = g->rec_read[c->rank] = 0;
     g->cons_ready[c->rank] = g->cons_read[c->rank] = 0;
@@ -135,7 +179,16 @@ pl_comm_result lc_begin(lcomm *c, const call *k, const void *send, void *recv, c
         }
         return lc_fail(c, code, "%s", msg);
     }
+    c->in_call = pl_collective_of((pl_comm_call)k->kind) != NULL;
     return PL_COMM_OK;
+}
+
+pl_comm_result lc_end(lcomm *c, pl_comm_result r)
+{
+    int was_in = c->in_call;
+    c->in_call = 0;
+    if (!r || !was_in || r == PL_COMM_ABORTED || r == PL_COMM_TIMEOUT) return r;
+    return stop_world(c, &c->g->calls[c->rank], c->seq, r);
 }
 
 /* One step's meeting, with what this rank is doing for the deadlock report. */
@@ -275,13 +328,83 @@ static int check_buffers(lcomm *c, const call *k, const void *send, const void *
     return 1;
 }
 
+/* "count 1024 x float (4 bytes)", "4 ranks x count 64 x float (4 bytes)": how a
+ * buffer's size follows from the call. */
+static void describe_elems(char *buf, size_t cap, pl_buffer_shape shape, int n, size_t count,
+                           int type)
+{
+    char ranks[32] = "";
+    if (shape == PL_BUF_BLOCKS) snprintf(ranks, sizeof ranks, "%d ranks x ", n);
+    snprintf(buf, cap, "%scount %zu x %s (%zu bytes)", ranks, count, pl_dtype_name((pl_dtype)type),
+             pl_dtype_size((pl_dtype)type));
+}
+
+/* One buffer against what the call needs of it: in a live device allocation
+ * of this rank's device, with the bytes from p to the allocation's end. */
+static int check_room(lcomm *c, const char *what, const char *which, const void *p,
+                      pl_buffer_shape shape, size_t count, int type)
+{
+    int n = c->g->n, mydev = c->g->device[c->rank], dev = -1;
+    size_t need = (shape == PL_BUF_BLOCKS ? (size_t)n : 1) * count * pl_dtype_size((pl_dtype)type);
+    size_t room = 0, size = 0;
+    char elems[96];
+    describe_elems(elems, sizeof elems, shape, n, count, type);
+    int found = pl_device_alloc_room(p, &room, &size, &dev);
+    if (found < 0) return 1; /* the world cannot tell: the copies will */
+    if (found == 0) {
+        lc_fail(c, PL_COMM_INVALID_ARGUMENT,
+                "%s: the %s buffer %p lies in no live device allocation (freed, or not from "
+                "cudaMalloc); %s needs %zu bytes",
+                what, which, p, elems, need);
+        return 0;
+    }
+    if (room < need) {
+        lc_fail(c, PL_COMM_INVALID_ARGUMENT,
+                "%s: the %s buffer is too small: %s needs %zu bytes, but it holds %zu (an "
+                "allocation of %zu bytes on device %d, the buffer at offset %zu)",
+                what, which, elems, need, room, size, dev, size - room);
+        return 0;
+    }
+    if (dev != mydev) {
+        lc_fail(c, PL_COMM_INVALID_ARGUMENT,
+                "%s: the %s buffer is on device %d, but this rank's device is %d", what, which, dev,
+                mydev);
+        return 0;
+    }
+    return 1;
+}
+
+int lc_check_sizes(lcomm *c, const char *what, const pl_collective *d, size_t count, int type,
+                   const void *send, const void *recv, int need_send, int need_recv)
+{
+    if (count == 0) return 1;
+    int n = c->g->n;
+    size_t es = pl_dtype_size((pl_dtype)type);
+    int blocks = d->send == PL_BUF_BLOCKS || d->recv == PL_BUF_BLOCKS;
+    size_t max = SIZE_MAX / es / (blocks ? (size_t)n : 1);
+    if (count > max) {
+        char elems[96];
+        describe_elems(elems, sizeof elems, blocks ? PL_BUF_BLOCKS : PL_BUF_COUNT, n, count, type);
+        lc_fail(c, PL_COMM_INVALID_ARGUMENT,
+                "%s: count %zu is too large: the bytes of %s overflow a size_t (allowed: count "
+                "0..%zu; a negative count cast to size_t?)",
+                what, count, elems, max);
+        return 0;
+    }
+    if (need_send && send && !check_room(c, what, "send", send, d->send, count, type)) return 0;
+    if (need_recv && recv && !check_room(c, what, "receive", recv, d->recv, count, type)) return 0;
+    return 1;
+}
+
 int lc_check_args(lcomm *c, const call *k, const void *send, const void *recv)
 {
     const pl_collective *d = pl_collective_of((pl_comm_call)k->kind);
     int me = c->rank;
+    int need_send = pl_collective_needs_send(d, me, k->root);
+    int need_recv = pl_collective_needs_recv(d, me, k->root);
     if (!check_type_op(c, k, d->has_op) || (d->has_root && !check_root(c, k)) ||
-        !check_buffers(c, k, send, recv, pl_collective_needs_send(d, me, k->root),
-                       pl_collective_needs_recv(d, me, k->root)))
+        !check_buffers(c, k, send, recv, need_send, need_recv) ||
+        !lc_check_sizes(c, d->name, d, k->count, k->type, send, recv, need_send, need_recv))
         return 0;
     if (d->in_place == PL_IN_PLACE_NEVER && k->count &&
         pl_collective_in_place(d, send, recv, k->count, (pl_dtype)k->type, me)) {

@@ -75,6 +75,9 @@ static pl_comm_result p2p_post(lcomm *c, int send, const void *buf, size_t count
     if (count && !buf)
         return lc_fail(c, PL_COMM_INVALID_ARGUMENT, "%s: buffer is NULL with count %zu > 0", what,
                        count);
+    if (!lc_check_sizes(c, what, &pl_collectives[send ? PL_CALL_SEND : PL_CALL_RECV], count, t,
+                        send ? buf : NULL, send ? NULL : buf, send, !send))
+        return PL_COMM_INVALID_ARGUMENT;
     cudaError_t e = cudaSetDevice(g->device[c->rank]);
     if (e) return lc_cuda_fail(c, e, "cudaSetDevice");
     p2p *o = calloc(1, sizeof *o);

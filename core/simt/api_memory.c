@@ -108,6 +108,12 @@ cudaError_t cudaFreeHost(void *p)
 
 /* ---- copies and memsets --------------------------------------------------- */
 
+/* 1 when [p, p + n) wraps past the top of the address space: no allocation
+ * can hold it, and the tables' end checks (p + n <= end) would see the
+ * wrapped, small end and pass (SIZE_MAX - 4096 bytes from a 256-byte
+ * buffer). Every copy and memset refuses such a range first. */
+static int range_wraps(const void *p, size_t n) { return n > UINTPTR_MAX - (uintptr_t)p; }
+
 /* Checks a copy's pointers against its kind and returns the modeled engine
  * and duration. The runtime lock held. */
 static cudaError_t plan_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
@@ -115,6 +121,7 @@ static cudaError_t plan_copy(void *dst, const void *src, size_t n, enum cudaMemc
 {
     if ((unsigned)kind > cudaMemcpyDefault) return cudaErrorInvalidMemcpyDirection;
     if (!dst || !src) return cudaErrorInvalidValue;
+    if (range_wraps(dst, n) || range_wraps(src, n)) return cudaErrorInvalidValue;
     int dd = simt_in_arena(dst), sd = simt_in_arena(src);
     if (kind == cudaMemcpyDefault)
         kind = dd ? (sd ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
@@ -169,7 +176,7 @@ static cudaError_t memset_common(void *p, int value, size_t n, cudaStream_t st)
     int bad;
     struct simt_stream *s = simt_stream_resolve(st, simt_cur_dev, &bad);
     cudaError_t r = cudaSuccess;
-    int ok = n == 0 || simt_alloc_device_of(p, n) >= 0;
+    int ok = n == 0 || (!range_wraps(p, n) && simt_alloc_device_of(p, n) >= 0);
     if (bad)
         r = cudaErrorInvalidResourceHandle;
     else if (!ok)
@@ -225,7 +232,8 @@ static cudaError_t peer_common(void *dst, int dd, const void *src, int sd, size_
     int bad;
     struct simt_stream *s = simt_stream_resolve(st, simt_cur_dev, &bad);
     cudaError_t r = cudaSuccess;
-    int ok = n == 0 || (simt_alloc_device_of(dst, n) == dd && simt_alloc_device_of(src, n) == sd);
+    int ok = n == 0 || (!range_wraps(dst, n) && !range_wraps(src, n) &&
+                        simt_alloc_device_of(dst, n) == dd && simt_alloc_device_of(src, n) == sd);
     if (bad)
         r = cudaErrorInvalidResourceHandle;
     else if (!ok)
@@ -255,6 +263,17 @@ cudaError_t cudaMemcpyPeerAsync(void *dst, int dd, const void *src, int sd, size
                                 cudaStream_t st)
 {
     return peer_common(dst, dd, src, sd, n, st, 0);
+}
+
+int simtAllocRange(const void *p, const void **base, size_t *size, int *device)
+{
+    uintptr_t b = 0;
+    size_t len = 0;
+    if (!p || !simt_alloc_find((uintptr_t)p, 1, &b, &len)) return 0;
+    if (base) *base = (const void *)b;
+    if (size) *size = len;
+    if (device) *device = simt_alloc_device_of((const void *)b, len);
+    return 1;
 }
 
 cudaError_t simtMemcpyToSymbol(void *symbol, size_t symbol_size, const void *src, size_t count,

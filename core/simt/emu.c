@@ -160,49 +160,6 @@ static int prime(executor *x, fiber *f)
     return 0;
 }
 
-static size_t stack_size_from_env(void)
-{
-    const char *s = getenv("SIMT_STACK_KB");
-    long kb = s ? strtol(s, NULL, 10) : 0;
-#if defined(__SANITIZE_ADDRESS__) || defined(SIMT_TSAN)
-    if (kb < 64) kb = 512;
-#else
-    if (kb < 16) kb = 128;
-#endif
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    return ((size_t)kb * 1024 + page - 1) / page * page;
-}
-
-/* Makes sure n fibers exist with stacks, each above a PROT_NONE guard of
- * STACK_GUARD bytes (and its colour gap, executor.h): a kernel that overflows its stack faults
- * (kernel files are compiled with -fstack-clash-protection, so even a frame larger than the guard
- * touches it) instead of corrupting its neighbour's stack. The address space of
- * all 1024 slots is reserved at once; a slot's guard is made when its fiber
- * first gets a stack (a stream that only ever runs blocks of 256 threads
- * pays 256 mprotect calls, not 1024, and its munmap splits fewer areas). */
-static int ensure_fibers(executor *x, unsigned n)
-{
-    if (n <= x->nfibers) return 0;
-    enum { MAXT = 1024 };
-    if (!x->fibers) {
-        x->stack_size = stack_size_from_env();
-        size_t slot = STACK_SLOT(x->stack_size);
-        x->stacks = mmap(NULL, slot * MAXT, PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (x->stacks == MAP_FAILED) return -1;
-        x->fibers = calloc(MAXT, sizeof *x->fibers);
-        x->order = calloc(MAXT, sizeof *x->order);
-        if (!x->fibers || !x->order) return -1;
-        for (unsigned i = 0; i < MAXT; i++)
-            x->fibers[i].stack = x->stacks + i * slot + STACK_GUARD + STACK_COLOUR(i);
-    }
-    size_t slot = STACK_SLOT(x->stack_size);
-    for (unsigned i = x->nfibers; i < n; i++)
-        if (mprotect(x->stacks + i * slot, STACK_GUARD, PROT_NONE) != 0) return -1;
-    x->nfibers = n;
-    return 0;
-}
-
 static executor *get_executor(void)
 {
     if (!simt_X) {
@@ -232,9 +189,7 @@ void simt_emu_thread_exit(void)
 {
     executor *x = simt_X;
     if (!x) return;
-    if (x->stacks) {
-        munmap(x->stacks, STACK_SLOT(x->stack_size) * 1024);
-    }
+    simt_stacks_free(x);
 #ifdef SIMT_TSAN
     if (x->fibers)
         for (unsigned i = 0; i < 1024; i++)
@@ -415,13 +370,22 @@ static void run_block(executor *x)
 
 static cudaError_t run_grid(dim3 g);
 
+static cudaError_t emu_run(executor *x, const simt_launch *l, char *report, size_t report_size);
+
 cudaError_t simt_emu_run(const simt_launch *l, char *report, size_t report_size)
 {
     executor *x = get_executor();
     if (!x) return cudaErrorMemoryAllocation;
+    cudaError_t e = emu_run(x, l, report, report_size);
+    simt_stacks_release(x); /* stacks.c: other launches may take them back now */
+    return e;
+}
+
+static cudaError_t emu_run(executor *x, const simt_launch *l, char *report, size_t report_size)
+{
     const dim3 g = l->grid, b = l->block;
     unsigned n = b.x * b.y * b.z;
-    if (ensure_fibers(x, n) != 0) return cudaErrorMemoryAllocation;
+    if (simt_stacks_ensure(x, n, report, report_size) != 0) return cudaErrorMemoryAllocation;
     if (l->shmem > x->dyn_cap) {
         free(x->dyn_shared);
         x->dyn_shared = aligned_alloc(256, (l->shmem + 255) / 256 * 256);

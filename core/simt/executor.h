@@ -2,7 +2,7 @@
  * executor.h — what the parts of the SIMT emulator share: one OS thread's
  * executor (its fibers, the block it runs, its fault landing place), the
  * context switch between fibers, and the fault report. Not public; only the
- * emulator's files (emu.c, sync.c, fault.c, watch.c, memcheck.c, atomics.c,
+ * emulator's files (emu.c, stacks.c, sync.c, fault.c, watch.c, memcheck.c, atomics.c,
  * memstats.c) include it. See emu.c for how a launch runs.
  */
 #ifndef SIMT_EXECUTOR_H
@@ -184,6 +184,10 @@ typedef struct executor {
     void *asan_fake;
     const void *sched_bottom;
     size_t sched_size;
+    /* stacks.c: in a launch (its stacks may not be taken back), and the next
+     * executor holding stacks, least recently used first */
+    int stacks_busy;
+    struct executor *stacks_next;
 #ifdef SIMT_TSAN
     void *tsan_sched;
     char tsan_barrier, tsan_block, tsan_warp[32];
@@ -192,6 +196,20 @@ typedef struct executor {
 
 /* The calling OS thread's executor (NULL before its first launch). */
 extern _Thread_local executor *simt_X;
+
+/* ---- fiber stacks (stacks.c) --------------------------------------------- */
+
+/* Makes sure x has n fibers with guarded stacks, within the process's budget
+ * of guards (see stacks.c): may take back idle executors' stacks, or wait
+ * for a running launch to end. 0, or -1 with why in report. Marks x as in a
+ * launch until simt_stacks_release. */
+int simt_stacks_ensure(executor *x, unsigned n, char *report, size_t cap);
+/* x's launch is over: its stacks stay, but others may take them back. */
+void simt_stacks_release(executor *x);
+/* Unmaps x's stacks (its thread ends). */
+void simt_stacks_free(executor *x);
+/* Guards made in the process now, and the most there may be (*limit). */
+unsigned long simt_stacks_guards(unsigned long *limit);
 
 /* ---- the context switch between fibers (emu.c, sync.c) ------------------ */
 

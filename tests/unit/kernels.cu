@@ -64,6 +64,12 @@ cudaError_t tk_block_sum(const float *in, float *out, int n, int block, int sync
                             out, n, sync);
 }
 
+cudaError_t tk_block_sum_on(const float *in, float *out, int n, int block, cudaStream_t stream)
+{
+    return launch_block_sum(d1((unsigned)((n + block - 1) / block)), d1((unsigned)block), 0, stream,
+                            in, out, n, 1);
+}
+
 static __global__ void warp_sum(const int *in, int *out, int n)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;

@@ -22,6 +22,8 @@ cudaError_t tk_spin_until(const int *flag, cudaStream_t stream);
  * partial sum per block into out[blockIdx.x]; `block` a power of two.
  * sync=0 leaves out the __syncthreads() inside the loop (a race). */
 cudaError_t tk_block_sum(const float *in, float *out, int n, int block, int sync);
+/* The same with every __syncthreads(), on `stream` (each rank's own). */
+cudaError_t tk_block_sum_on(const float *in, float *out, int n, int block, cudaStream_t stream);
 /* Warp-shuffle reduction: out[warp] = sum of in over the warp. */
 cudaError_t tk_warp_sum(const int *in, int *out, int n);
 /* For lane l of one warp of 32: out[k*32 + l] = results of

@@ -18,6 +18,8 @@
 #include "paralab/comm.h"
 #include "paralab/device.h"
 #include "paralab/world.h"
+#include "kernels.h"
+#include "paralab/trace.h"
 #include "suites.h"
 #ifdef PARALAB_SIMULATED_CUDA
 #include "simt/simt.h"
@@ -1281,6 +1283,384 @@ static void test_misuse_told_at_once(void)
     for (int r = 0; r < 4; r++) CU_ASSERT_EQUAL(m.result[r], PL_COMM_OK);
 }
 
+/* ---- bad sizes, bad worlds (issue 19) --------------------------------------------- */
+
+/* Every collective with a count whose bytes overflow a size_t (SIZE_MAX,
+ * 2^62), or that no buffer holds (SIZE_MAX / 4: a negative int cast to
+ * size_t): a message naming the count, never a crash or a silent OK. */
+typedef struct {
+    int kind; /* K_ALL_REDUCE ... K_ALL_TO_ALL */
+    size_t count;
+    pl_comm_result result[4];
+    char msg[4][1024];
+} huge_case;
+
+static int run_huge(pl_rank *r)
+{
+    huge_case *h = r->arg;
+    float *s = NULL, *d = NULL;
+    if (cudaMalloc((void **)&s, 4096) || cudaMalloc((void **)&d, 4096)) return 1;
+    pl_comm_result res;
+    size_t n = h->count;
+    switch (h->kind) {
+    case K_ALL_REDUCE:
+        res = pl_all_reduce(r->comm, s, d, n, PL_FLOAT32, PL_SUM, r->stream);
+        break;
+    case K_BROADCAST:
+        res = pl_broadcast(r->comm, s, d, n, PL_FLOAT32, 0, r->stream);
+        break;
+    case K_REDUCE:
+        res = pl_reduce(r->comm, s, d, n, PL_FLOAT32, PL_SUM, 0, r->stream);
+        break;
+    case K_ALL_GATHER:
+        res = pl_all_gather(r->comm, s, d, n, PL_FLOAT32, r->stream);
+        break;
+    case K_REDUCE_SCATTER:
+        res = pl_reduce_scatter(r->comm, s, d, n, PL_FLOAT32, PL_SUM, r->stream);
+        break;
+    default:
+        res = pl_all_to_all(r->comm, s, d, n, PL_FLOAT32, r->stream);
+    }
+    h->result[r->rank] = res;
+    snprintf(h->msg[r->rank], sizeof h->msg[0], "%s", pl_comm_last_error(r->comm));
+    cudaFree(s);
+    cudaFree(d);
+    return 0;
+}
+
+static void test_huge_counts(void)
+{
+    static const char *names[] = {"all_reduce", "broadcast",      "reduce",
+                                  "all_gather", "reduce_scatter", "all_to_all"};
+    const size_t counts[] = {SIZE_MAX, SIZE_MAX / 4, (size_t)1 << 62};
+    for (int kind = K_ALL_REDUCE; kind <= K_ALL_TO_ALL; kind++)
+        for (size_t i = 0; i < 3; i++) {
+            int blocks = kind == K_ALL_GATHER || kind == K_REDUCE_SCATTER || kind == K_ALL_TO_ALL;
+            size_t max = SIZE_MAX / 4 / (blocks ? 4 : 1);
+#ifndef PARALAB_SIMULATED_CUDA
+            if (counts[i] <= max) continue; /* real GPUs cannot tell a buffer's size */
+#endif
+            huge_case h = {.kind = kind, .count = counts[i]};
+            char err[1200], want[600];
+            CU_ASSERT_EQUAL(pl_world_run(4, NULL, 30, run_huge, &h, err, sizeof err), 0);
+            for (int r = 0; r < 4; r++) {
+                CU_ASSERT_EQUAL(h.result[r], PL_COMM_INVALID_ARGUMENT);
+                if (counts[i] > max)
+                    snprintf(want, sizeof want,
+                             "rank %d: %s: count %zu is too large: the bytes of %scount %zu x "
+                             "float (4 bytes) overflow a size_t (allowed: count 0..%zu; a "
+                             "negative count cast to size_t?)",
+                             r, names[kind], counts[i], blocks ? "4 ranks x " : "", counts[i], max);
+                else /* SIZE_MAX / 4 floats fit a size_t, not the 4096-byte buffers */
+                    snprintf(want, sizeof want,
+                             "rank %d: %s: the %s buffer is too small: count %zu x float (4 "
+                             "bytes) needs %zu bytes, but it holds 4096 (an allocation of 4096 "
+                             "bytes on device %d, the buffer at offset 0)",
+                             r, names[kind],
+                             kind == K_BROADCAST && r != 0 ? "receive"
+                             : kind == K_REDUCE && r == 0  ? "send"
+                                                           : "send",
+                             counts[i], counts[i] * 4, r);
+                CU_ASSERT_STRING_EQUAL(h.msg[r], want);
+                if (strcmp(h.msg[r], want))
+                    fprintf(stderr, "  got  \"%s\"\n  want \"%s\"\n", h.msg[r], want);
+            }
+        }
+}
+
+#ifdef PARALAB_SIMULATED_CUDA
+/* The simulated runtime's bounds check of a copy or memset never wraps:
+ * SIZE_MAX - 4096 bytes between 256-byte buffers is refused, as is 2^62. */
+static void test_huge_copies(void)
+{
+    char *a = NULL, *b = NULL;
+    cudaSetDevice(0);
+    CU_ASSERT_EQUAL(cudaMalloc((void **)&a, 256), cudaSuccess);
+    CU_ASSERT_EQUAL(cudaMalloc((void **)&b, 256), cudaSuccess);
+    const size_t sizes[] = {SIZE_MAX - 4096, SIZE_MAX, (size_t)1 << 62, 257};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        size_t n = sizes[i];
+        CU_ASSERT_EQUAL(cudaMemcpy(b, a, n, cudaMemcpyDeviceToDevice), cudaErrorInvalidValue);
+        CU_ASSERT_EQUAL(cudaMemcpy(b, a, n, cudaMemcpyDefault), cudaErrorInvalidValue);
+        CU_ASSERT_EQUAL(cudaMemcpyAsync(b, a, n, cudaMemcpyDeviceToDevice, 0),
+                        cudaErrorInvalidValue);
+        CU_ASSERT_EQUAL(cudaMemset(b, 0, n), cudaErrorInvalidValue);
+        CU_ASSERT_EQUAL(cudaMemsetAsync(b, 0, n, 0), cudaErrorInvalidValue);
+        CU_ASSERT_EQUAL(cudaMemcpyPeer(b, 0, a, 0, n), cudaErrorInvalidValue);
+        CU_ASSERT_EQUAL(cudaMemcpyPeerAsync(b, 0, a, 0, n, 0), cudaErrorInvalidValue);
+        cudaGetLastError();
+    }
+    CU_ASSERT_EQUAL(cudaMemset(a, 7, 256), cudaSuccess); /* the whole buffer is fine */
+    CU_ASSERT_EQUAL(cudaMemcpy(b, a, 256, cudaMemcpyDeviceToDevice), cudaSuccess);
+    char h[256];
+    CU_ASSERT_EQUAL(cudaMemcpy(h, b, 256, cudaMemcpyDeviceToHost), cudaSuccess);
+    CU_ASSERT(h[0] == 7 && h[255] == 7);
+    cudaFree(a);
+    cudaFree(b);
+}
+
+/* An undersized buffer on one rank: it is told which buffer, the bytes
+ * the call needs and what its allocation holds; the others are told at
+ * once (not after the watchdog's timeout) which rank failed and why. */
+typedef struct {
+    int mode;
+    pl_comm_result result[4];
+    char msg[4][1024];
+    double seconds;
+} small_case;
+
+static int run_small(pl_rank *r)
+{
+    small_case *m = r->arg;
+    float *s = NULL, *d = NULL;
+    int odd = r->rank == 2;
+    if (cudaMalloc((void **)&s, 4096) || cudaMalloc((void **)&d, odd ? 1000 : 4096)) return 1;
+    pl_comm_result res;
+    if (m->mode == 0) /* rank 2's receive buffer: 1000 bytes for 1024 floats */
+        res = pl_all_reduce(r->comm, s, d, 1024, PL_FLOAT32, PL_SUM, r->stream);
+    else if (m->mode == 1) /* all_gather: 4 x 64 floats into 1000 bytes */
+        res = pl_all_gather(r->comm, s, d, 64, PL_FLOAT32, r->stream);
+    else /* rank 2's send buffer starts 10 floats into its allocation */
+        res = pl_broadcast(r->comm, odd ? s + 1020 : s, d, 10, PL_FLOAT32, 2, r->stream);
+    m->result[r->rank] = res;
+    snprintf(m->msg[r->rank], sizeof m->msg[0], "%s", pl_comm_last_error(r->comm));
+    cudaFree(s);
+    cudaFree(d);
+    return 0;
+}
+
+static void test_undersized_buffer(void)
+{
+    static const char *why[] = {
+        "all_reduce: the receive buffer is too small: count 1024 x float (4 bytes) needs 4096 "
+        "bytes, but it holds 1000 (an allocation of 1000 bytes on device 2, the buffer at offset "
+        "0)",
+        "all_gather: the receive buffer is too small: 4 ranks x count 64 x float (4 bytes) needs "
+        "1024 bytes, but it holds 1000 (an allocation of 1000 bytes on device 2, the buffer at "
+        "offset 0)",
+        "broadcast: the send buffer is too small: count 10 x float (4 bytes) needs 40 bytes, but "
+        "it holds 16 (an allocation of 4096 bytes on device 2, the buffer at offset 4080)"};
+    static const char *call[] = {"all_reduce(count=1024, float, sum)",
+                                 "all_gather(count=64, float)",
+                                 "broadcast(count=10, float, root=2)"};
+    for (int mode = 0; mode < 3; mode++) {
+        small_case m = {.mode = mode};
+        char err[1200], want[1024];
+        double t0 = pl_trace_now();
+        CU_ASSERT_EQUAL(pl_world_run(4, NULL, 30, run_small, &m, err, sizeof err), 0);
+        CU_ASSERT(pl_trace_now() - t0 < 10); /* told at once, not after 30 s */
+        CU_ASSERT_EQUAL(m.result[2], PL_COMM_INVALID_ARGUMENT);
+        snprintf(want, sizeof want, "rank 2: %s", why[mode]);
+        has(m.msg[2], want);
+        for (int r = 0; r < 4; r++)
+            if (r != 2) {
+                CU_ASSERT_EQUAL(m.result[r], PL_COMM_MISMATCH);
+                snprintf(want, sizeof want,
+                         "rank %d: the ranks disagree about call #1: ranks 0,1,3 %s; rank 2 %s "
+                         "[invalid arguments]; rank 2's error: %s",
+                         r, call[mode], call[mode], why[mode]);
+                CU_ASSERT_STRING_EQUAL(m.msg[r], want);
+                if (strcmp(m.msg[r], want))
+                    fprintf(stderr, "  got  \"%s\"\n  want \"%s\"\n", m.msg[r], want);
+            }
+    }
+}
+
+/* A rank that fails inside a collective, past its first meeting (here its
+ * stream belongs to another device), stops the world at once: the others,
+ * waiting for its ring steps, are told which rank failed in which call,
+ * though the failed rank goes on to its next call instead of returning. */
+static int run_fails_inside(pl_rank *r)
+{
+    small_case *m = r->arg;
+    float *s = NULL, *d = NULL;
+    if (cudaMalloc((void **)&s, 4096) || cudaMalloc((void **)&d, 4096)) return 1;
+    cudaStream_t st = r->stream, other = NULL;
+    if (r->rank == 2) {
+        cudaSetDevice((r->device + 1) % 16);
+        cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking);
+        cudaSetDevice(r->device);
+        st = other;
+    }
+    pl_comm_result res = pl_all_reduce(r->comm, s, d, 1024, PL_FLOAT32, PL_SUM, st);
+    m->result[r->rank] = res;
+    snprintf(m->msg[r->rank], sizeof m->msg[0], "%s", pl_comm_last_error(r->comm));
+    if (r->rank == 2) pl_comm_barrier(r->comm); /* goes on, as a student's loop would */
+    cudaStreamSynchronize(r->stream);
+    if (other) cudaStreamDestroy(other);
+    cudaFree(s);
+    cudaFree(d);
+    return 0;
+}
+
+static void test_failure_inside_call_told(void)
+{
+    small_case m = {0};
+    char err[1200];
+    double t0 = pl_trace_now();
+    CU_ASSERT_EQUAL(pl_world_run(4, NULL, 20, run_fails_inside, &m, err, sizeof err), 0);
+    CU_ASSERT(pl_trace_now() - t0 < 10); /* not the watchdog's 20 s */
+    CU_ASSERT_EQUAL(m.result[2], PL_COMM_CUDA_ERROR);
+    const char *tail = strstr(m.msg[2], "rank 2: ");
+    CU_ASSERT_PTR_NOT_NULL(tail);
+    for (int r = 0; r < 4; r++)
+        if (r != 2) {
+            char want[1200];
+            CU_ASSERT_EQUAL(m.result[r], PL_COMM_ABORTED);
+            snprintf(want, sizeof want,
+                     "rank %d: rank 2 failed in all_reduce(count=1024, float, sum) (call #1): %s",
+                     r, tail ? tail + 8 : "?");
+            CU_ASSERT_STRING_EQUAL(m.msg[r], want);
+            if (strcmp(m.msg[r], want))
+                fprintf(stderr, "  got  \"%s\"\n  want \"%s\"\n", m.msg[r], want);
+            CU_ASSERT_PTR_NULL(strstr(m.msg[r], "no communicator call"));
+        }
+}
+
+#endif
+
+/* pl_comm_create checks its arguments up front, with a sentence each. */
+static void test_create_validates(void)
+{
+    int devs[65] = {0};
+    pl_comm *h[65];
+    char err[256];
+    int ndev = 0;
+    cudaGetDeviceCount(&ndev);
+    CU_ASSERT_EQUAL(pl_comm_create(0, devs, 1, h, err, sizeof err), PL_COMM_INVALID_ARGUMENT);
+    CU_ASSERT_STRING_EQUAL(err, "pl_comm_create: 0 ranks (allowed: 1..64)");
+    CU_ASSERT_EQUAL(pl_comm_create(65, devs, 1, h, err, sizeof err), PL_COMM_INVALID_ARGUMENT);
+    CU_ASSERT_STRING_EQUAL(err, "pl_comm_create: 65 ranks (allowed: 1..64)");
+    CU_ASSERT_EQUAL(pl_comm_create(-3, devs, 1, h, err, sizeof err), PL_COMM_INVALID_ARGUMENT);
+    CU_ASSERT_STRING_EQUAL(err, "pl_comm_create: -3 ranks (allowed: 1..64)");
+    CU_ASSERT_EQUAL(pl_comm_create(2, NULL, 1, h, err, sizeof err), PL_COMM_INVALID_ARGUMENT);
+    CU_ASSERT_STRING_EQUAL(err, "pl_comm_create: devices is NULL");
+    CU_ASSERT_EQUAL(pl_comm_create(2, devs, 1, NULL, err, sizeof err), PL_COMM_INVALID_ARGUMENT);
+    CU_ASSERT_STRING_EQUAL(err, "pl_comm_create: ranks is NULL");
+    char want[128];
+    int bad[3] = {0, 1, ndev};
+    CU_ASSERT_EQUAL(pl_comm_create(3, bad, 1, h, err, sizeof err), PL_COMM_INVALID_ARGUMENT);
+    snprintf(want, sizeof want, "pl_comm_create: rank 2: device %d does not exist (devices 0..%d)",
+             ndev, ndev - 1);
+    CU_ASSERT_STRING_EQUAL(err, want);
+    bad[2] = -1;
+    CU_ASSERT_EQUAL(pl_comm_create(3, bad, 1, h, err, sizeof err), PL_COMM_INVALID_ARGUMENT);
+    snprintf(want, sizeof want, "pl_comm_create: rank 2: device -1 does not exist (devices 0..%d)",
+             ndev - 1);
+    CU_ASSERT_STRING_EQUAL(err, want);
+    /* a good one still works, and says nothing */
+    CU_ASSERT_EQUAL(pl_comm_create(3, devs, 1, h, err, sizeof err), PL_COMM_OK);
+    CU_ASSERT_STRING_EQUAL(err, "");
+    pl_comm_destroy_all(h, 3);
+    CU_ASSERT_EQUAL(pl_comm_create(0, devs, 1, h, NULL, 0), PL_COMM_INVALID_ARGUMENT);
+}
+
+/* Reduce-scatter with NCCL's meaning: rank r gets the reduction of block r
+ * of recvcount elements; what the send buffer holds past n x recvcount is
+ * ignored (no padding), and the receive buffer past recvcount untouched. */
+typedef struct {
+    int32_t got[3][6];
+    int32_t send_after[3][20];
+} tail_case;
+
+static int run_tail(pl_rank *r)
+{
+    tail_case *t = r->arg;
+    int32_t h[20], *s = NULL, *d = NULL;
+    if (cudaMalloc((void **)&s, sizeof h) || cudaMalloc((void **)&d, 6 * sizeof(int32_t))) return 1;
+    for (int i = 0; i < 20; i++) h[i] = i < 12 ? 100 * (r->rank + 1) + i : 7000 + i;
+    cudaMemcpy(s, h, sizeof h, cudaMemcpyHostToDevice);
+    int32_t fill[6] = {-1, -1, -1, -1, -1, -1};
+    cudaMemcpy(d, fill, sizeof fill, cudaMemcpyHostToDevice);
+    /* 3 ranks x recvcount 4 = 12 of the 20 elements */
+    pl_comm_result res = pl_reduce_scatter(r->comm, s, d, 4, PL_INT32, PL_SUM, r->stream);
+    cudaStreamSynchronize(r->stream);
+    cudaMemcpy(t->got[r->rank], d, sizeof fill, cudaMemcpyDeviceToHost);
+    cudaMemcpy(t->send_after[r->rank], s, sizeof h, cudaMemcpyDeviceToHost);
+    cudaFree(s);
+    cudaFree(d);
+    if (res) snprintf(r->error, sizeof r->error, "%s", pl_comm_last_error(r->comm));
+    return res != PL_COMM_OK;
+}
+
+static void test_reduce_scatter_ignores_tail(void)
+{
+    tail_case t;
+    memset(&t, 0, sizeof t);
+    char err[1200];
+    CU_ASSERT_EQUAL(pl_world_run(3, NULL, 30, run_tail, &t, err, sizeof err), 0);
+    for (int r = 0; r < 3; r++) {
+        for (int i = 0; i < 4; i++) /* (100 + 200 + 300) + 3 x element index */
+            CU_ASSERT_EQUAL(t.got[r][i], 600 + 3 * (4 * r + i));
+        CU_ASSERT_EQUAL(t.got[r][4], -1); /* past recvcount: untouched */
+        CU_ASSERT_EQUAL(t.got[r][5], -1);
+        for (int i = 0; i < 20; i++) /* the send buffer, tail included, as it was */
+            CU_ASSERT_EQUAL(t.send_after[r][i], i < 12 ? 100 * (r + 1) + i : 7000 + i);
+    }
+}
+
+#ifdef PARALAB_SIMULATED_CUDA
+/* 64 ranks, the most a world has, on the unit binary's 16 simulated
+ * devices: each rank runs a 1024-thread block with barriers on its own
+ * stream (1024 fiber stacks on each of 64 stream threads: more guard pages
+ * than vm.max_map_count's 65,530 areas if each stream kept its own), then
+ * an all-reduce; every element exact. */
+typedef struct {
+    float block_sum[64];
+    int bad[64];
+} world64_case;
+
+static int run_world64(pl_rank *r)
+{
+    world64_case *w = r->arg;
+    enum { N = 1024, COUNT = 300 };
+    float h[N], *in = NULL, *out = NULL, *d = NULL;
+    if (cudaMalloc((void **)&in, sizeof h) || cudaMalloc((void **)&out, sizeof(float)) ||
+        cudaMalloc((void **)&d, COUNT * sizeof(float))) {
+        snprintf(r->error, sizeof r->error, "cudaMalloc failed");
+        return 1;
+    }
+    for (int i = 0; i < N; i++) h[i] = (float)(r->rank % 3);
+    cudaMemcpy(in, h, sizeof h, cudaMemcpyHostToDevice);
+    cudaError_t e = tk_block_sum_on(in, out, N, 1024, r->stream);
+    if (!e) e = cudaStreamSynchronize(r->stream);
+    if (!e) e = cudaMemcpy(&w->block_sum[r->rank], out, sizeof(float), cudaMemcpyDeviceToHost);
+    if (e) {
+        snprintf(r->error, sizeof r->error, "the 1024-thread kernel: %s", cudaGetErrorString(e));
+        return 1;
+    }
+    for (int i = 0; i < COUNT; i++) h[i] = (float)(r->rank * 1000 + i);
+    cudaMemcpy(d, h, COUNT * sizeof(float), cudaMemcpyHostToDevice);
+    pl_comm_result res = pl_all_reduce(r->comm, d, d, COUNT, PL_FLOAT32, PL_SUM, r->stream);
+    if (res) {
+        snprintf(r->error, sizeof r->error, "%s", pl_comm_last_error(r->comm));
+        return 1;
+    }
+    cudaStreamSynchronize(r->stream);
+    cudaMemcpy(h, d, COUNT * sizeof(float), cudaMemcpyDeviceToHost);
+    for (int i = 0; i < COUNT; i++) /* sum over 64 ranks of rank*1000 + i: exact in float */
+        if (h[i] != (float)(1000 * 64 * 63 / 2 + 64 * i)) w->bad[r->rank]++;
+    cudaFree(in);
+    cudaFree(out);
+    cudaFree(d);
+    return 0;
+}
+
+static void test_world_of_64(void)
+{
+    world64_case w;
+    memset(&w, 0, sizeof w);
+    char err[1200];
+    int rc = pl_world_run(64, NULL, 60, run_world64, &w, err, sizeof err);
+    if (rc) fprintf(stderr, "  %s\n", err);
+    CU_ASSERT_EQUAL(rc, 0);
+    for (int r = 0; r < 64; r++) {
+        CU_ASSERT_EQUAL(w.block_sum[r], (float)(1024 * (r % 3)));
+        CU_ASSERT_EQUAL(w.bad[r], 0);
+    }
+}
+#endif
+
 int register_comm_suite(void)
 {
     static const unit_test t[] = {
@@ -1305,9 +1685,19 @@ int register_comm_suite(void)
         {"engines: a table per handle; NCCL refused on simulated GPUs", test_engine_table},
         {"one descriptor per collective: sizes, bytes, busbw factor, in place",
          test_collective_descriptors},
+        {"huge counts: every collective names the count", test_huge_counts},
+        {"pl_comm_create validates ranks and devices, with text", test_create_validates},
+        {"reduce_scatter ignores the send buffer past n x recvcount",
+         test_reduce_scatter_ignores_tail},
 #ifdef PARALAB_SIMULATED_CUDA
         {"modeled time is deterministic (sim)", test_modeled_time_deterministic},
         {"chunks pipeline a broadcast down the chain (sim)", test_chunks_pipeline_broadcast},
+        {"huge copies and memsets are refused (sim)", test_huge_copies},
+        {"an undersized buffer: named, with the bytes; the others told (sim)",
+         test_undersized_buffer},
+        {"a rank failing inside a call: the others told at once (sim)",
+         test_failure_inside_call_told},
+        {"a world of 64 ranks with 1024-thread blocks (sim)", test_world_of_64},
 #endif
     };
     return UNIT_SUITE("comm", t);

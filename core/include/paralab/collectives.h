@@ -8,6 +8,9 @@
  *
  * Counts are the call's own count argument (paralab/comm.h): all_gather's
  * sendcount, reduce_scatter's recvcount, all_to_all's count per block.
+ * Reduce-scatter, as in NCCL, reads n x recvcount elements of each send
+ * buffer and no more: of an array whose length n does not divide, the last
+ * length - n x recvcount elements are ignored (no padding).
  *
  * Bandwidths (nccl-tests, doc/PERFORMANCE.md): algbw = S / t, where S is
  * the bytes of the whole array: count x type size for all-reduce,

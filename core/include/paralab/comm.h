@@ -20,6 +20,9 @@
  *   - consistency: at each call sequence number every rank of a communicator
  *     must make the same call (kind, count, type, op, root), else every rank
  *     gets PL_COMM_MISMATCH and a message listing what each rank called;
+ *   - a rank that fails inside a call (past its first meeting) stops the
+ *     world: the others get PL_COMM_ABORTED and "rank R failed in
+ *     all_reduce(count=..., float, sum) (call #N): <its error>" at once;
  *   - deadlock: a rank that waits longer than the communicator's timeout
  *     (default 10 s) gets PL_COMM_TIMEOUT and a message saying what every
  *     rank is waiting for (two ranks that both send first, outside a group).
@@ -29,9 +32,15 @@
  * Shapes and the in-place rules, one descriptor per collective (as NCCL
  * documents them): paralab/collectives.h. In short, counts are elements of
  * `type`; all_gather's recv holds nranks * sendcount elements, rank r's
- * block at r * sendcount; reduce_scatter's send holds nranks * recvcount;
- * all_to_all's send and recv hold nranks * count, block j of send going to
- * rank j. Count 0 is a successful no-op.
+ * block at r * sendcount; reduce_scatter's send holds nranks * recvcount
+ * (NCCL's meaning: rank r gets the reduction of elements [r * recvcount,
+ * (r+1) * recvcount); elements past nranks * recvcount are ignored, never
+ * padded); all_to_all's send and recv hold nranks * count, block j of send
+ * going to rank j. Count 0 is a successful no-op. count x the type's size
+ * (x nranks for a buffer of blocks) must fit a size_t, and on the simulated
+ * GPU each buffer must lie in a live cudaMalloc of the rank's device with
+ * that many bytes from it: else PL_COMM_INVALID_ARGUMENT naming the count,
+ * the buffer, the bytes needed and the allocation's size.
  * PL_AVG on integers is the sum divided by the rank count (C division), as
  * in NCCL.
  *
@@ -88,8 +97,14 @@ typedef enum {
 /* Makes the n rank handles of a new world communicator on the local engine,
  * rank r on devices[r] (several ranks may share a device). Called once, by
  * any thread; each rank then uses its own handle from its own thread.
- * timeout_s: how long a rank may wait for the others (<= 0: 10 s). */
-pl_comm_result pl_comm_create(int n, const int *devices, double timeout_s, pl_comm **ranks);
+ * timeout_s: how long a rank may wait for the others (<= 0: 10 s).
+ * Checked up front: n from 1 to 64 (PL_MAX_RANKS), devices and ranks not
+ * NULL, every devices[r] a device that exists (0 .. cudaGetDeviceCount - 1):
+ * else PL_COMM_INVALID_ARGUMENT (PL_COMM_SYSTEM_ERROR: out of memory) and a
+ * sentence in err naming the bad value and what is allowed ("rank 3: device
+ * 9 does not exist (devices 0..7)"). err may be NULL when err_size is 0. */
+pl_comm_result pl_comm_create(int n, const int *devices, double timeout_s, pl_comm **ranks,
+                              char *err, size_t err_size);
 /* The same on NCCL (ncclCommInitAll): devices[r] must all differ, since
  * NCCL refuses two ranks on one GPU. NCCL checks no consistency and has no
  * watchdog; its ledger counts what the ring algorithm sends (see

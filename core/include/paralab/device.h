@@ -113,6 +113,13 @@ int pl_device_memory_is_host(void);
  * error code). For the checks' and labs' failure messages. */
 const char *pl_fault_report(void);
 
+/* The device allocation holding p, for messages that name a buffer: 1, with
+ * the bytes from p to the allocation's end (*room), its size and its device
+ * (any pointer may be NULL); 0 when p lies in no live device allocation
+ * (freed, never from cudaMalloc, host memory); -1 where the world cannot
+ * tell (real GPUs: the runtime API has no such query). */
+int pl_device_alloc_room(const void *p, size_t *room, size_t *size, int *device);
+
 /* ---- the modeled clock (seconds; 0 on real GPUs, which have none) ---- */
 /* The latest modeled time any device, stream or engine has work until. */
 double pl_device_now(void);

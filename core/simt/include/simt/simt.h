@@ -225,6 +225,12 @@ int simtFlushOps(void);
  * unless SIMT_QUIET=1. */
 const char *simtLastFaultReport(void);
 
+/* The live device allocation holding p: 1, with its base, its size in bytes
+ * and its device (any may be NULL); 0 when p lies in no live allocation
+ * (freed, never allocated, host memory). For messages that name a buffer's
+ * allocation (the communicators' "needs N bytes but holds M"). */
+int simtAllocRange(const void *p, const void **base, size_t *size, int *device);
+
 /* Memory-access observer: when set (non-NULL), called for every device-memory
  * access (address, size in bytes, 1 for a store) made by kernels compiled in
  * call mode (the ASan build, and the files named in KASAN_CALLS_FILES in
