@@ -90,9 +90,9 @@ t-layers:
 	@$(TESTENV) tests/layers.sh
 	@$(TESTENV) tests/layers_selftest.sh
 t-zh:
-	@echo "== the Chinese guides: each English guide's twin (README.zh.md, docs/zh/, labs/NN_name/README.zh.md), linked both ways, the same commands; and the check's own test"
-	@$(TESTENV) tests/zh_guides.sh
+	@echo "== the Chinese guides: each English guide's twin (README.zh.md, docs/zh/, labs/NN_name/README.zh.md), linked both ways, the same commands (the check's own test first)"
 	@$(TESTENV) tests/zh_guides_selftest.sh
+	@$(TESTENV) tests/zh_guides.sh
 t-link: $(SIMDEP) t-asan
 	@echo "== each program links only what it uses (paralab-train: no ncurses; a lab: no other lab's code) and the emulator's kernel-address hooks (under ASan: not libasan's)"
 	@$(TESTENV) tests/link_check.sh build/sim
