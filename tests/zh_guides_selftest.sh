@@ -7,7 +7,7 @@
 # the repository's guides: Lab 01's twin passes as it is and, with one of its
 # commands changed, fails naming that command.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 check=$PWD/tests/zh_guides.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -36,6 +36,7 @@ guide() { # FILE TITLE LINKLINE COMMANDS...
     {
         printf '# %s\n\n%s\n\nprose\n\n```sh\n' "$t" "$l"
         printf '%s\n' "$@"
+        # shellcheck disable=SC2016 # a literal $ prompt
         printf '```\n\n```text\n$ output that is not compared\n```\n'
     } >"$f"
 }
