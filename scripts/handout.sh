@@ -68,18 +68,18 @@ for f in "${files[@]}"; do left_out "$f" || keep+=("$f"); done
 # ---- the references, compiled ----------------------------------------------------------
 objs() { local f; for f in "${hidden[@]}"; do printf '%s/obj/%s.o\n' "$1" "$f"; done; }
 pack() { # variant build-dir: its objects of the hidden files -> the archive
-    local variant=$1 build=$2 tmp f member
+    local variant=$1 build=$2 tmp f member members=()
     tmp=$(mktemp -d)
     for f in "${hidden[@]}"; do
         member=${f//\//__}.o
+        members+=("$member")
         cp "$build/obj/$f.o" "$tmp/$member"
         # no debug information: no line table, no local names (the code stays
         # runnable and linkable, not readable as source)
         objcopy --strip-debug "$tmp/$member"
     done
     mkdir -p "$dest/labs/reference/$variant"
-    (cd "$tmp" && ar rcs "$dest_abs/labs/reference/$variant/libparalab-reference.a" \
-        $(for f in "${hidden[@]}"; do printf '%s ' "${f//\//__}.o"; done))
+    (cd "$tmp" && ar rcs "$dest_abs/labs/reference/$variant/libparalab-reference.a" "${members[@]}")
     rm -rf "$tmp"
 }
 
