@@ -142,7 +142,7 @@ endif
 
 # ---- the student handout (make handout, scripts/handout.sh) ---------------
 # The handout ships no solution source: labs/reference/hidden.list names the
-# files left out (every labs/*/solution.c|.cu and the core files that hold
+# files left out (every labs/*/solution.c|.cu and the files that hold
 # the same code), and labs/reference/<variant>/libparalab-reference.a their
 # objects, compiled by the instructor's build of that variant. A listed file
 # that is absent is built by taking its object out of the archive; one that
