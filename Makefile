@@ -11,8 +11,13 @@ ARGS ?=
 
 HAVE_NVCC := $(shell test -x $(NVCC) && echo 1)
 HAVE_GPU := $(shell nvidia-smi -L >/dev/null 2>&1 && echo 1)
-# The CUDA variant is built when a GPU is found or CUDA=1 is given.
+# The CUDA variant is built when a GPU is found or CUDA=1 is given (in the
+# student handout, when a GPU is found only if the handout holds the CUDA
+# build of the references: labs/reference/cuda/).
 ifeq ($(HAVE_GPU),1)
+  ifneq ($(wildcard labs/reference/hidden.list),)
+    CUDA ?= $(if $(wildcard labs/reference/cuda/libparalab-reference.a),1,0)
+  endif
   CUDA ?= 1
 endif
 CUDA ?= 0
@@ -25,8 +30,13 @@ ASAN = $(SUB) VARIANT=sim SAN=address BUILD=build/sim-asan
 TSAN = $(SUB) VARIANT=sim SAN=thread BUILD=build/sim-tsan
 CUDAB = $(SUB) VARIANT=cuda BUILD=build/cuda CUDA_HOME=$(CUDA_HOME) NVCC=$(NVCC)
 
-.PHONY: all sim cuda deps data test cuda12-check cuda12-build check racecheck bench demo \
-        gpu-bundle gpu-check gpu-test gpu-labs gpu-bench format format-check clean help
+.PHONY: all sim cuda deps data check demo clean help
+# handout-omit-begin: scripts/handout.sh leaves out what lies between these
+# lines: the project's own targets (the tests, benchmarks, GPU checks), which
+# need tests/, bench/ or the solution sources
+.PHONY: test cuda12-check cuda12-build racecheck bench gpu-bundle gpu-check gpu-test gpu-labs \
+        gpu-bench format format-check handout
+# handout-omit-end
 
 ## all: build the simulated variant (build/sim); also build/cuda with a GPU or CUDA=1
 all: sim
@@ -51,6 +61,7 @@ deps:
 data:
 	@scripts/data.sh
 
+# handout-omit-begin
 ## test: everything: the layers, unit tests, lab checks on the solutions, the visualiser in tmux, paralab-train on the digits, again under ASan+UBSan (short runs), the race check, the CUDA build
 # The steps below run TEST_JOBS at a time (default 2): each step (one
 # command but for the builds) is a single thread for most of its time, and
@@ -74,7 +85,7 @@ SIMDEP = $(if $(SIM_BUILT),,t-sim)
 
 # The quick static checks first (a failure there stops the run at once),
 # then the long steps, so that they start first.
-TEST_STEPS := t-format t-layers t-zh t-labcheck t-asan-unit t-asan-labcheck t-student t-unit t-solved \
+TEST_STEPS := t-format t-layers t-zh t-labcheck t-asan-unit t-asan-labcheck t-student t-handout t-unit t-solved \
               t-race t-smoke t-viz-pause t-viz-tty t-train t-viz-mesh t-viz-pipeline \
               t-viz-shards t-viz-zero t-viz-lab57 t-viz-lab01 t-viz-lab04 t-viz-lab02 t-viz-lab03 t-bench-zero t-bench-hybrid t-link t-viz-pure t-compile-fail \
               t-cuda
@@ -115,6 +126,9 @@ t-smoke: $(SIMDEP)
 t-student: $(SIMDEP)
 	@echo "== what make check tells a student (wrong, crashing and right exercises)"
 	@$(TESTENV) tests/student_check.sh
+t-handout: $(SIMDEP)
+	@echo "== make handout: no solution source in it; built from its tarball, a lab runs on the compiled-in reference, make check says TODO, an exercise solved as a student would is PASS"
+	@$(TESTENV) tests/handout.sh
 t-solved: $(SIMDEP)
 	@echo "== every lab binary and make check with the exercises finished (as a student writes them)"
 	@$(TESTENV) tests/solved_labs.sh
@@ -196,12 +210,14 @@ cuda12-build:
 	@echo "== CUDA variant against CUDA 12 headers and libraries (build/cuda12)"
 	+@$(SUB) VARIANT=cuda BUILD=build/cuda12 CUBLAS=0 $$(sed -n 's/^\(CUDA_HOME\|NVCC\) := \(.*\)/\1=\2/p' .cuda12/env.mk)
 	@echo "✓ build/cuda12 compiled and linked"
+# handout-omit-end
 
 ## check: the student's command: check your exercise files (PASS / FAIL / TODO per exercise)
 check:
 	+@$(SIM)
 	@build/sim/bin/labcheck $(ARGS)
 
+# handout-omit-begin
 ## racecheck: ThreadSanitizer build; reports a shared-memory race with file:line
 racecheck:
 	@echo "== race check (ThreadSanitizer with fiber annotations)"
@@ -234,6 +250,7 @@ bench:
 	@build/sim/bin/paralab-bench hybrid
 	@echo
 	@build/sim/bin/paralab-bench zero
+# handout-omit-end
 
 # play, unless ARGS asks for --step
 DEMO_MODE = $(if $(findstring --step,$(ARGS)),,--play)
@@ -244,6 +261,7 @@ demo: deps data
 	@if [ "$(HAVE_GPU)" = 1 ] && [ -x build/cuda/bin/lab07 ]; then build/cuda/bin/lab07 --devices 4 $(DEMO_MODE) $(ARGS); \
 	 else build/sim/bin/lab07 --devices 4 $(DEMO_MODE) $(ARGS); fi
 
+# handout-omit-begin
 ## gpu-bundle: download the Debian packages gpu-check needs into .gpu-bundle/ (run where apt works)
 gpu-bundle:
 	@scripts/gpu-bundle.sh
@@ -274,6 +292,25 @@ format-check:
 	@if command -v clang-format >/dev/null; then \
 	   clang-format --dry-run --Werror $$(git ls-files --cached --others --exclude-standard '*.c' '*.h' '*.cu') && echo "✓ clang-format: every file formatted"; \
 	 else echo "✗ clang-format not found: skipping the format check"; fi
+
+# The files the handout leaves out besides labs/*/solution.c|.cu: those that
+# hold the same code as a lab's reference. Lab 02's padded transpose is the
+# tiled one plus a column; Lab 03's first-add and atomic kernels hold its
+# tree; Lab 08's layers are the engine's pl_tp_reference_ops, Lab 09's
+# schedules its GPipe and 1F1B, Lab 10's coordinates, groups and DP point
+# its mesh's and pl_hybrid_dp_after, Lab 11's update its ZeRO-1. They ship
+# compiled, with the references (labs/reference/).
+HANDOUT_HIDE ?= labs/02_memory/lab02_kernels.cu labs/03_reduction/lab03_kernels.cu \
+                core/parallel/tp.c core/parallel/pipeline.c core/parallel/mesh.c \
+                core/parallel/hybrid.c core/parallel/zero.c
+# HANDOUT_CUDA=0: no CUDA build of the references even where nvcc is found
+HANDOUT_CUDA ?= $(if $(HAVE_NVCC),1,0)
+
+## handout: the student copy: build/handout/paralab-handout/ and its .tar.gz, without the solution sources (compiled in: labs/reference/), the tests or the benchmarks
+handout: sim
+	@HANDOUT_HIDE='$(HANDOUT_HIDE)' HANDOUT_CUDA='$(HANDOUT_CUDA)' CUDA_HOME='$(CUDA_HOME)' NVCC='$(NVCC)' \
+	 JOBS='$(JOBS)' scripts/handout.sh
+# handout-omit-end
 
 ## clean: remove build/
 clean:

@@ -140,6 +140,28 @@ else
   say = @printf '  %-4s %s\n' '$(1)' '$(2)'
 endif
 
+# ---- the student handout (make handout, scripts/handout.sh) ---------------
+# The handout ships no solution source: labs/reference/hidden.list names the
+# files left out (every labs/*/solution.c|.cu and the files that hold
+# the same code), and labs/reference/<variant>/libparalab-reference.a their
+# objects, compiled by the instructor's build of that variant. A listed file
+# that is absent is built by taking its object out of the archive; one that
+# is present (put back by hand) is compiled as usual.
+REF_DIR := labs/reference
+HIDDEN_LISTED := $(if $(wildcard $(REF_DIR)/hidden.list),$(shell cat $(REF_DIR)/hidden.list))
+HIDDEN := $(filter-out $(wildcard $(HIDDEN_LISTED)),$(HIDDEN_LISTED))
+REF_ARCHIVE := $(REF_DIR)/$(VARIANT)/libparalab-reference.a
+ifneq ($(HIDDEN),)
+  ifneq ($(SAN),)
+    $(error this handout's reference objects are built for build/$(VARIANT) without sanitizers: SAN=$(SAN) needs the solution sources ($(firstword $(HIDDEN)) is missing))
+  endif
+  ifeq ($(wildcard $(REF_ARCHIVE)),)
+    $(error this handout ships $(words $(HIDDEN)) files compiled, not as source ($(REF_DIR)/hidden.list), and has no $(VARIANT) build of them: $(REF_ARCHIVE) is missing (see $(REF_DIR)/README.md))
+  endif
+endif
+# the member of the archive that is file $(1)'s object
+ref_member = $(subst /,__,$(1)).o
+
 # ---- sources -------------------------------------------------------------
 SIMT_SRC := $(if $(filter sim,$(VARIANT)),$(wildcard core/simt/*.c))
 # The device seam: one file per world (paralab/device.h).
@@ -150,13 +172,13 @@ COMM_SRC := $(filter-out core/comm/$(if $(filter cuda,$(VARIANT)),nccl_none,comm
 # core: the runtime, its subfolders (comm, model, parallel) and the kernels
 CORE_SRC := $(filter-out core/device_%.c,$(wildcard core/*.c)) $(SEAM_SRC) $(COMM_SRC) \
             $(wildcard core/model/*.c core/parallel/*.c) \
-            $(wildcard core/kernels/*.cu)
+            $(wildcard core/kernels/*.cu) $(filter core/%,$(HIDDEN))
 VIZ_SRC := $(wildcard viz/*.c)
 # the one lab harness
 HARNESS_SRC := $(wildcard labs/harness/*.c labs/harness/*.cu)
 LAB_DIRS := $(sort $(wildcard labs/[0-9][0-9]_*))
 # a lab's own code but its main (labcheck and paralab-bench link it too)
-lab_src = $(filter-out $(1)/main.c,$(wildcard $(1)/*.c $(1)/*.cu))
+lab_src = $(filter-out $(1)/main.c,$(wildcard $(1)/*.c $(1)/*.cu) $(filter $(1)/%,$(HIDDEN)))
 UNIT_SRC := $(wildcard tests/unit/*.c) $(wildcard tests/unit/*.cu)
 BENCH_SRC := $(wildcard bench/*.c) $(wildcard bench/*.cu)
 # the labs paralab-bench runs (dp: Lab 07's training)
@@ -176,8 +198,9 @@ UI_LIBS := $(VIZ_LIB) $(RT_LIBS)
 LAB_LIBS := $(LAB_LIB) $(UI_LIBS)
 
 LAB_BINS := $(foreach d,$(LAB_DIRS),$(BIN)/lab$(shell echo $(notdir $(d)) | cut -c1-2))
-PROGS := $(LAB_BINS) $(BIN)/labcheck $(BIN)/unit $(BIN)/paralab-bench $(BIN)/paralab-train \
-         $(BIN)/paralab-viz
+# (the handout has no unit tests and no benchmarks)
+PROGS := $(LAB_BINS) $(BIN)/labcheck $(if $(strip $(UNIT_SRC)),$(BIN)/unit) \
+         $(if $(strip $(BENCH_SRC)),$(BIN)/paralab-bench) $(BIN)/paralab-train $(BIN)/paralab-viz
 ifeq ($(SAN),thread)
   PROGS := $(BIN)/racecheck
 endif
@@ -233,6 +256,16 @@ $(OBJ)/%.cu.o: %.cu $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(call say,NVCC,$<)
 	$(Q)$(NVCC) $(NVFLAGS) $(INC) $(EXTRA) -MMD -MP -c $< -o $@
+endif
+
+# The handout's precompiled files: their objects come out of the archive.
+ifneq ($(HIDDEN),)
+$(call objs,$(HIDDEN)): $(OBJ)/%.o: $(REF_ARCHIVE)
+	@mkdir -p $(@D)
+	$(call say,REF,$*)
+	$(Q)ar p $< $(call ref_member,$*) >$@.tmp && test -s $@.tmp || \
+	 { rm -f $@.tmp; echo "$<: no member $(call ref_member,$*) (the object of $*)" >&2; exit 1; }
+	$(Q)mv $@.tmp $@
 endif
 
 # ---- archive ---------------------------------------------------------------
