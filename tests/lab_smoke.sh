@@ -429,5 +429,15 @@ if [ -x "$bin/labcheck" ]; then
     out=$("$bin/labcheck" --solution --strict --short 07 2>&1); rc=$?
     check "labcheck --short 07: passes and says the 20-epoch runs are left out" bash -c 'test "$1" = 0 && grep -q "short run (--short): the 20-epoch runs are left to the plain build" <<<"$2" && ! grep -q "epoch 5/20" <<<"$2"' _ "$rc" "$out"
 fi
+# make check before make data: the exercises that train on the digits and
+# are not attempted yet say TODO (exit 0), not "cannot read data/digits.csv"
+if [ -x "$bin/labcheck" ]; then
+    nodata=$(mktemp -d) labcheck_abs=$(cd "$bin" && pwd)/labcheck
+    out=$(cd "$nodata" && "$labcheck_abs" 07 11 2>&1); rc=$?
+    check "labcheck 07 11 without data/digits.csv: TODO, exit 0" bash -c 'test "$1" = 0 && grep -qE "^TODO  11_zero +zero1_update" <<<"$2" && grep -qE "^TODO  07_data_parallel +sync_gradients" <<<"$2" && ! grep -q "cannot read" <<<"$2"' _ "$rc" "$out"
+    out=$(cd "$nodata" && "$labcheck_abs" --solution 11 2>&1); rc=$?
+    rm -rf "$nodata"
+    check "labcheck --solution 11 without data/digits.csv: FAIL naming make data" bash -c 'test "$1" = 1 && grep -qE "^FAIL  11_zero +zero1_update +cannot read data/digits.csv: .*run .make data." <<<"$2"' _ "$rc" "$out"
+fi
 echo "lab smoke: $fails failed"
 [ $fails = 0 ]

@@ -152,15 +152,35 @@ out:
     result_free(&got);
 }
 
+/* Loads the digits. Without them an exercise not attempted yet is still
+ * TODO, not a failure: one step on a tiny made-up set (all-zero images)
+ * tells whether the update returns PL_TODO_STATUS. Returns 0 with d loaded,
+ * else -1 with the verdict given. */
+static int load_digits(update_fn update, pl_digits *d, pl_check *c)
+{
+    char err[1200];
+    if (pl_digits_load("data/digits.csv", d, err, sizeof err) == PL_DATA_OK) return 0;
+    enum { NTRAIN = 32, NTEST = 8 };
+    static float x[(NTRAIN + NTEST) * PL_DIGITS_FEATURES];
+    static int y[NTRAIN + NTEST];
+    for (int i = 0; i < NTRAIN + NTEST; i++) y[i] = i % PL_DIGITS_CLASSES;
+    pl_digits tiny = {{NTRAIN, x, y}, {NTEST, x + NTRAIN * PL_DIGITS_FEATURES, y + NTRAIN}};
+    lab11_result probe = {0};
+    char perr[1400];
+    train(&tiny, 2, 1, update, 16, 1, 16, 1, 1, 1, 0.05f, NULL, &probe, perr, sizeof perr);
+    if (probe.todo)
+        pl_check_todo(c);
+    else
+        pl_check_fail(c, "%s", err);
+    result_free(&probe);
+    return -1;
+}
+
 void lab11_check_quick(int exercise, update_fn update, pl_check *c)
 {
     (void)exercise;
     pl_digits d;
-    char err[1200];
-    if (pl_digits_load("data/digits.csv", &d, err, sizeof err)) {
-        pl_check_fail(c, "%s", err);
-        return;
-    }
+    if (load_digits(update, &d, c)) return;
     check_steps(update, &d, 2, 16, 1, 16, 3, c);
     pl_digits_free(&d);
 }
@@ -170,10 +190,7 @@ void lab11_check(int exercise, update_fn update, pl_check *c)
     (void)exercise;
     pl_digits d;
     char err[1400];
-    if (pl_digits_load("data/digits.csv", &d, err, sizeof err)) {
-        pl_check_fail(c, "%s", err);
-        return;
-    }
+    if (load_digits(update, &d, c)) return;
     static const int ns[] = {2, 4, 8, 1}; /* N = 2 first: its failure is the one explained */
     for (int a = 0; a < 4 && pl_check_ok(c); a++) {
         check_steps(update, &d, ns[a], 64, 2, 64, 10, c);
