@@ -86,6 +86,12 @@ uint64_t simt_shfl(unsigned mask, uint64_t value, int arg, int width, int kind, 
 unsigned simt_vote(unsigned mask, int pred, int kind, const char *file, int line);
 unsigned simt_activemask(void);
 _Noreturn void simt_assert_fail(const char *expr, const char *file, int line, const char *func);
+/* clock64() in a kernel: host nanoseconds (CLOCK_MONOTONIC), strictly
+ * increasing on each OS thread, so within every CUDA thread. simt_clock is
+ * clock(): in a kernel the low 32 bits of simt_clock64(), elsewhere the C
+ * library's clock() (host code of a kernel file). */
+long long simt_clock64(void);
+long simt_clock(void);
 
 int simt_atomic_add_i32(int *p, int v);
 unsigned simt_atomic_add_u32(unsigned *p, unsigned v);

@@ -1,0 +1,43 @@
+/*
+ * vector_types.h — CUDA's built-in vector types for the simulated build
+ * (<cuda_runtime.h> includes it, as CUDA's does).
+ *
+ * TYPE1 to TYPE4 for char, uchar, short, ushort, int, uint, long, ulong,
+ * longlong, ulonglong, float and double: structs of members x, y, z, w,
+ * aligned as CUDA 12 aligns them (a 2- or 4-vector to its whole size up to
+ * 16 bytes, so that a float4 or int4 load is one 16-byte access on a GPU;
+ * a 1- or 3-vector to its element). Their make_TYPEn constructors are in
+ * <vector_functions.h>. No arithmetic operators (CUDA has none either).
+ */
+#ifndef SIMT_VECTOR_TYPES_H
+#define SIMT_VECTOR_TYPES_H
+
+/* clang-format off: one line per type reads best */
+#define SIMT_VEC1(n, T, a) typedef struct __attribute__((aligned(a))) n##1 { T x; } n##1;
+#define SIMT_VEC2(n, T, a) typedef struct __attribute__((aligned(a))) n##2 { T x, y; } n##2;
+#define SIMT_VEC3(n, T, a) typedef struct __attribute__((aligned(a))) n##3 { T x, y, z; } n##3;
+#define SIMT_VEC4(n, T, a) typedef struct __attribute__((aligned(a))) n##4 { T x, y, z, w; } n##4;
+#define SIMT_VECS(n, T, a1, a2, a3, a4) SIMT_VEC1(n, T, a1) SIMT_VEC2(n, T, a2) \
+    SIMT_VEC3(n, T, a3) SIMT_VEC4(n, T, a4)
+
+SIMT_VECS(char, signed char, 1, 2, 1, 4)
+SIMT_VECS(uchar, unsigned char, 1, 2, 1, 4)
+SIMT_VECS(short, short, 2, 4, 2, 8)
+SIMT_VECS(ushort, unsigned short, 2, 4, 2, 8)
+SIMT_VECS(int, int, 4, 8, 4, 16)
+SIMT_VECS(uint, unsigned int, 4, 8, 4, 16)
+SIMT_VECS(long, long, 8, 16, 8, 16)
+SIMT_VECS(ulong, unsigned long, 8, 16, 8, 16)
+SIMT_VECS(longlong, long long, 8, 16, 8, 16)
+SIMT_VECS(ulonglong, unsigned long long, 8, 16, 8, 16)
+SIMT_VECS(float, float, 4, 8, 4, 16)
+SIMT_VECS(double, double, 8, 16, 8, 16)
+/* clang-format on */
+
+#undef SIMT_VECS
+#undef SIMT_VEC1
+#undef SIMT_VEC2
+#undef SIMT_VEC3
+#undef SIMT_VEC4
+
+#endif /* SIMT_VECTOR_TYPES_H */
