@@ -176,7 +176,7 @@ for my $lineno (1 .. @lines) {
         my @all = $d == 1 ? @shared : $d > 1 ? (@shared, @names) : @names;
         my $sum = join ' + ', map { "sizeof($_)" } @all;
         my $list = join ', ', @all;
-        my $msg = "static __shared__ memory over CUDA's 48 KiB ($LIMIT bytes) per block "
+        my $msg = "static __shared__ memory over 48 KiB ($LIMIT bytes) per block "
                 . ($d > 0 && @all > 1 ? "in this function ($list)" : "($list)")
                 . ": nvcc refuses it (ptxas: too much shared data); use less, or dynamic "
                 . "shared memory (extern __shared__) and cudaFuncSetAttribute for more";

@@ -2,7 +2,8 @@
 # tests/compile_fail.sh — what the simulated build refuses at compile time:
 # each snippet must fail to compile with a message that says it is not
 # simulated (and names the feature), never link and fail later; and the
-# helpers whose arguments C would convert silently when swapped.
+# helpers whose arguments C would convert silently when swapped. Each is
+# compiled as build/sim compiles a kernel file: through mk/cu2c.pl, then cc.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
@@ -12,7 +13,8 @@ fails=0
 expect_refusal() { # name, pattern the compiler must print, source
     local name=$1 pattern=$2 src=$3 out
     printf '%s\n' "$src" >"$work/$name.cu"
-    if out=$(cc -x c "${flags[@]}" -c "$work/$name.cu" -o "$work/$name.o" 2>&1); then
+    perl "$root/mk/cu2c.pl" "$work/$name.cu" >"$work/$name.cu.c" || { echo "FAIL  $name: cu2c.pl failed"; fails=$((fails + 1)); return; }
+    if out=$(cc -x c "${flags[@]}" -c "$work/$name.cu.c" -o "$work/$name.o" 2>&1); then
         echo "FAIL  $name: compiled, but must be refused"; fails=$((fails + 1))
     elif grep -qE -- "$pattern" <<<"$out"; then
         echo "PASS  $name: refused"
@@ -36,6 +38,37 @@ __global__ void k(int *out) { int c = __syncthreads_count(threadIdx.x & 1); out[
 expect_refusal syncthreads_or_statement "__syncthreads_or is not simulated by paralab" '
 #include "simt/kernel.h"
 __global__ void k(int *out) { __syncthreads_or(out[0]); }'
+# static shared memory: CUDA's 48 KiB per block (ptxas refuses more)
+expect_refusal shared_300k "$work/shared_300k.cu:4:[0-9]+: error: static assertion failed: \"static __shared__ memory over 48 KiB \\(49152 bytes\\) per block \\(big\\): nvcc refuses it" '
+#include "simt/kernel.h"
+__global__ void k(float *out) {
+    __shared__ float big[76800];
+    big[threadIdx.x] = 1.0f; out[0] = big[0]; }'
+expect_refusal shared_sum "static __shared__ memory over 48 KiB \\(49152 bytes\\) per block in this function \\(a, b\\)" '
+#include "simt/kernel.h"
+__global__ void k(float *out) {
+    __shared__ float a[8192];
+    __shared__ float b[4097];
+    a[0] = b[0] = 1.0f; out[0] = a[0] + b[0]; }'
+expect_refusal shared_nested "per block in this function \\(a, c\\)" '
+#include "simt/kernel.h"
+__global__ void k(float *out) {
+    __shared__ float a[8192];
+    if (out) { __shared__ char c[16385]; c[0] = 1; a[0] = c[0]; }
+    out[0] = a[0]; }'
+expect_refusal extern_shared_scalar 'extern __shared__ is simulated only as `extern __shared__ TYPE NAME\[\];`' '
+#include "simt/kernel.h"
+__global__ void k(float *out) { extern __shared__ float s; out[0] = s; }'
+# headers that a CUDA installation in /usr/local/include would supply (C++)
+expect_refusal cooperative_groups "cooperative_groups.h \\(cooperative groups\\) is not supported by paralab's simulated GPU \\(build/sim\\): use __syncthreads\\(\\)" '
+#include "simt/kernel.h"
+#include <cooperative_groups.h>'
+expect_refusal cuda_fp16 'cuda_fp16.h \(half precision: __half, __float2half\) is not supported by paralab' '
+#include "simt/kernel.h"
+#include <cuda_fp16.h>'
+expect_refusal float2half "__float2half \\(half precision, cuda_fp16.h\\) is not simulated by paralab" '
+#include "simt/kernel.h"
+__global__ void k(float *out) { out[0] = (float)__float2half(1.0f); }'
 # pl_k_scale's count and factor swapped (C would convert both silently)
 flags+=("-I$root/core/kernels/include") # paralab/nn.h, the kernels' header
 expect_refusal scale_swapped 'pl_k_scale\(x, n, a, stream\): n, the element count, is a floating-point value: are the count and the factor swapped' '
@@ -45,10 +78,20 @@ expect_refusal scale_integer_factor 'pl_k_scale\(x, n, a, stream\): a, the facto
 #include "paralab/nn.h"
 int f(float *g, long n, int ranks) { return pl_k_scale(g, n, 1 / ranks, 0); }'
 # and what is supported compiles cleanly
-if cc -x c "${flags[@]}" -c "$root/tests/unit/kernels.cu" -I"$root/tests/unit" -o "$work/ok.o" 2>"$work/ok.log"; then
-    echo "PASS  the conformance kernels compile"
-else
-    echo "FAIL  the conformance kernels do not compile:"; cat "$work/ok.log"; fails=$((fails + 1))
-fi
+expect_compiles() { # name, file
+    local name=$1 file=$2
+    if perl "$root/mk/cu2c.pl" "$file" >"$work/$name.cu.c" &&
+        cc -x c "${flags[@]}" -iquote "$(dirname "$file")" -c "$work/$name.cu.c" -o "$work/$name.o" 2>"$work/$name.log"; then
+        echo "PASS  $name compile"
+    else
+        echo "FAIL  $name do not compile:"; cat "$work/$name.log"; fails=$((fails + 1))
+    fi
+}
+expect_compiles "the conformance kernels" "$root/tests/unit/kernels.cu"
+expect_compiles "the dialect kernels" "$root/tests/unit/kernels_dialect.cu"
+printf '%s\n' '#include "simt/kernel.h"' \
+    '__global__ void k(float *out) { __shared__ float a[8192], b[4096]; a[0] = b[0] = 1.0f; out[0] = a[0]; }' \
+    >"$work/shared_48k.cu"
+expect_compiles "48 KiB of static shared memory exactly" "$work/shared_48k.cu"
 echo "compile-time refusals: $fails failed"
 [ $fails = 0 ]
