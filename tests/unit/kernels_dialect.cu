@@ -39,7 +39,10 @@ static __global__ void vector_layout(unsigned *out)
 }
 SIMT_LAUNCHER(vector_layout, (unsigned *out), (out))
 
-cudaError_t td_vector_layout(unsigned *out) { return launch_vector_layout(d1(1), d1(1), 0, 0, out); }
+cudaError_t td_vector_layout(unsigned *out)
+{
+    return launch_vector_layout(d1(1), d1(1), 0, 0, out);
+}
 
 static __global__ void __launch_bounds__(256) float4_copy(const float4 *in, float4 *out, int n)
 {
@@ -110,7 +113,8 @@ cudaError_t td_reverse_extern(const int *in, int *out, int n, int block, size_t 
                               int file_scope)
 {
     dim3 grid = d1((unsigned)((n + block - 1) / block));
-    if (file_scope) return launch_reverse_file_scope(grid, d1((unsigned)block), shmem, 0, in, out, n);
+    if (file_scope)
+        return launch_reverse_file_scope(grid, d1((unsigned)block), shmem, 0, in, out, n);
     return launch_reverse_extern(grid, d1((unsigned)block), shmem, 0, in, out, n);
 }
 
@@ -145,38 +149,39 @@ static __global__ void conversions(long long *out)
 {
     float nan = __int_as_float(0x7fc00000);
     int k = 0;
-    out[k++] = __float2int_rn(2.5f);         /* 0: 2 (to even) */
-    out[k++] = __float2int_rn(3.5f);         /* 1: 4 */
-    out[k++] = __float2int_rn(-2.5f);        /* 2: -2 */
-    out[k++] = __float2int_rz(-2.7f);        /* 3: -2 */
-    out[k++] = __float2int_rd(-2.2f);        /* 4: -3 */
-    out[k++] = __float2int_ru(2.2f);         /* 5: 3 */
-    out[k++] = __float2int_rn(1e10f);        /* 6: INT_MAX (saturates) */
-    out[k++] = __float2int_rz(-1e10f);       /* 7: INT_MIN */
-    out[k++] = __float2int_rn(nan);          /* 8: 0 */
-    out[k++] = __float2uint_rn(-3.7f);       /* 9: 0 */
-    out[k++] = __float2uint_rn(4e9f);        /* 10: 4000000000 */
-    out[k++] = __float2uint_rz(5e9f);        /* 11: UINT_MAX */
-    out[k++] = __float2uint_rn(nan);         /* 12: 0 */
-    out[k++] = __float2uint_rd(7.9f);        /* 13: 7 */
-    out[k++] = __float2uint_ru(7.1f);        /* 14: 8 */
-    out[k++] = __float_as_int(__int2float_rn(16777217)); /* 15: 16777216.0f's bits */
+    out[k++] = __float2int_rn(2.5f);                         /* 0: 2 (to even) */
+    out[k++] = __float2int_rn(3.5f);                         /* 1: 4 */
+    out[k++] = __float2int_rn(-2.5f);                        /* 2: -2 */
+    out[k++] = __float2int_rz(-2.7f);                        /* 3: -2 */
+    out[k++] = __float2int_rd(-2.2f);                        /* 4: -3 */
+    out[k++] = __float2int_ru(2.2f);                         /* 5: 3 */
+    out[k++] = __float2int_rn(1e10f);                        /* 6: INT_MAX (saturates) */
+    out[k++] = __float2int_rz(-1e10f);                       /* 7: INT_MIN */
+    out[k++] = __float2int_rn(nan);                          /* 8: 0 */
+    out[k++] = __float2uint_rn(-3.7f);                       /* 9: 0 */
+    out[k++] = __float2uint_rn(4e9f);                        /* 10: 4000000000 */
+    out[k++] = __float2uint_rz(5e9f);                        /* 11: UINT_MAX */
+    out[k++] = __float2uint_rn(nan);                         /* 12: 0 */
+    out[k++] = __float2uint_rd(7.9f);                        /* 13: 7 */
+    out[k++] = __float2uint_ru(7.1f);                        /* 14: 8 */
+    out[k++] = __float_as_int(__int2float_rn(16777217));     /* 15: 16777216.0f's bits */
     out[k++] = __float_as_int(__uint2float_rn(4294967295u)); /* 16: 4294967296.0f's bits */
-    out[k++] = __float_as_int(1.0f);         /* 17: 0x3f800000 */
-    out[k++] = __float_as_int(__int_as_float(0x40490fdb)); /* 18: 0x40490fdb */
-    out[k++] = __float2ll_rn(-1e19f);        /* 19: LLONG_MIN */
-    out[k++] = __float2ll_rz(123456789012.0f); /* 20: 123456790528 (the float) */
-    out[k++] = (long long)__float2ull_rn(-1.0f); /* 21: 0 */
-    out[k++] = __double2int_rn(-7.5);        /* 22: -8 (to even) */
-    out[k++] = __double2int_rz(3e10);        /* 23: INT_MAX */
-    out[k++] = __double2uint_rn(3.5);        /* 24: 4 */
-    out[k++] = __float_as_int(__double2float_rn(0.1)); /* 25: 0x3dcccccd */
-    out[k++] = __float_as_int(__ll2float_rn(9007199791611905LL)); /* 26: 2^53 + 2^29 + 1 -> 0x5a000001 */
-    out[k++] = (long long)__int2double_rn(-5); /* 27: -5 */
-    out[k++] = __float2int_rn(-0.5f);        /* 28: 0 */
+    out[k++] = __float_as_int(1.0f);                         /* 17: 0x3f800000 */
+    out[k++] = __float_as_int(__int_as_float(0x40490fdb));   /* 18: 0x40490fdb */
+    out[k++] = __float2ll_rn(-1e19f);                        /* 19: LLONG_MIN */
+    out[k++] = __float2ll_rz(123456789012.0f);               /* 20: 123456790528 (the float) */
+    out[k++] = (long long)__float2ull_rn(-1.0f);             /* 21: 0 */
+    out[k++] = __double2int_rn(-7.5);                        /* 22: -8 (to even) */
+    out[k++] = __double2int_rz(3e10);                        /* 23: INT_MAX */
+    out[k++] = __double2uint_rn(3.5);                        /* 24: 4 */
+    out[k++] = __float_as_int(__double2float_rn(0.1));       /* 25: 0x3dcccccd */
+    out[k++] =
+        __float_as_int(__ll2float_rn(9007199791611905LL)); /* 26: 2^53 + 2^29 + 1 -> 0x5a000001 */
+    out[k++] = (long long)__int2double_rn(-5);             /* 27: -5 */
+    out[k++] = __float2int_rn(-0.5f);                      /* 28: 0 */
     out[k++] = __float2int_rn(2147483520.0f); /* 29: 2147483520 (the largest float below 2^31) */
-    out[k++] = __float2int_ru(-0.5f);        /* 30: 0 */
-    out[k] = k; /* 31: 31, the count */
+    out[k++] = __float2int_ru(-0.5f);         /* 30: 0 */
+    out[k] = k;                               /* 31: 31, the count */
 }
 SIMT_LAUNCHER(conversions, (long long *out), (out))
 

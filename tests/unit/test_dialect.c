@@ -15,19 +15,18 @@
 
 /* sizeof and alignment of float2, float3, float4, int2, int3, int4, uint2,
  * uint3, uint4, double2, char4, short2, longlong2 (CUDA's vector_types.h) */
-static const unsigned want_layout[2 * TD_VECTOR_TYPES] = {8, 8, 12, 4, 16, 16, 8, 8, 12, 4,
-                                                          16, 16, 8, 8, 12, 4, 16, 16, 16, 16,
-                                                          4, 4, 4, 4, 16, 16};
+static const unsigned want_layout[2 * TD_VECTOR_TYPES] = {
+    8, 8, 12, 4, 16, 16, 8, 8, 12, 4, 16, 16, 8, 8, 12, 4, 16, 16, 16, 16, 4, 4, 4, 4, 16, 16};
 
 static void test_vector_types(void)
 {
     /* the host side: the same types and the make_ functions */
     unsigned host[2 * TD_VECTOR_TYPES] = {
-        sizeof(float2), alignof(float2), sizeof(float3), alignof(float3), sizeof(float4),
-        alignof(float4), sizeof(int2), alignof(int2), sizeof(int3), alignof(int3),
-        sizeof(int4), alignof(int4), sizeof(uint2), alignof(uint2), sizeof(uint3),
-        alignof(uint3), sizeof(uint4), alignof(uint4), sizeof(double2), alignof(double2),
-        sizeof(char4), alignof(char4), sizeof(short2), alignof(short2), sizeof(longlong2),
+        sizeof(float2),    alignof(float2), sizeof(float3), alignof(float3), sizeof(float4),
+        alignof(float4),   sizeof(int2),    alignof(int2),  sizeof(int3),    alignof(int3),
+        sizeof(int4),      alignof(int4),   sizeof(uint2),  alignof(uint2),  sizeof(uint3),
+        alignof(uint3),    sizeof(uint4),   alignof(uint4), sizeof(double2), alignof(double2),
+        sizeof(char4),     alignof(char4),  sizeof(short2), alignof(short2), sizeof(longlong2),
         alignof(longlong2)};
     for (int k = 0; k < 2 * TD_VECTOR_TYPES; k++) CU_ASSERT_EQUAL(host[k], want_layout[k]);
     float4 f = make_float4(1.0f, -2.0f, 3.5f, 4.25f);

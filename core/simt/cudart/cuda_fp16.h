@@ -4,4 +4,5 @@
  * installation's (in /usr/local/include, say), which would be found
  * otherwise and fail later with C++ errors.
  */
-#error "cuda_fp16.h (half precision: __half, __float2half) is not supported by paralab's simulated GPU (build/sim): use float"
+#error                                                                                             \
+    "cuda_fp16.h (half precision: __half, __float2half) is not supported by paralab's simulated GPU (build/sim): use float"

@@ -8,12 +8,30 @@
 
 #include "vector_types.h"
 
-/* clang-format off: one line per function reads best */
-#define SIMT_MAKE1(n, T) static inline n##1 make_##n##1(T x) { n##1 v = {x}; return v; }
-#define SIMT_MAKE2(n, T) static inline n##2 make_##n##2(T x, T y) { n##2 v = {x, y}; return v; }
-#define SIMT_MAKE3(n, T) static inline n##3 make_##n##3(T x, T y, T z) { n##3 v = {x, y, z}; return v; }
-#define SIMT_MAKE4(n, T) \
-    static inline n##4 make_##n##4(T x, T y, T z, T w) { n##4 v = {x, y, z, w}; return v; }
+#define SIMT_MAKE1(n, T)                                                                           \
+    static inline n##1 make_##n##1(T x)                                                            \
+    {                                                                                              \
+        n##1 v = {x};                                                                              \
+        return v;                                                                                  \
+    }
+#define SIMT_MAKE2(n, T)                                                                           \
+    static inline n##2 make_##n##2(T x, T y)                                                       \
+    {                                                                                              \
+        n##2 v = {x, y};                                                                           \
+        return v;                                                                                  \
+    }
+#define SIMT_MAKE3(n, T)                                                                           \
+    static inline n##3 make_##n##3(T x, T y, T z)                                                  \
+    {                                                                                              \
+        n##3 v = {x, y, z};                                                                        \
+        return v;                                                                                  \
+    }
+#define SIMT_MAKE4(n, T)                                                                           \
+    static inline n##4 make_##n##4(T x, T y, T z, T w)                                             \
+    {                                                                                              \
+        n##4 v = {x, y, z, w};                                                                     \
+        return v;                                                                                  \
+    }
 #define SIMT_MAKES(n, T) SIMT_MAKE1(n, T) SIMT_MAKE2(n, T) SIMT_MAKE3(n, T) SIMT_MAKE4(n, T)
 
 SIMT_MAKES(char, signed char)
@@ -28,7 +46,6 @@ SIMT_MAKES(longlong, long long)
 SIMT_MAKES(ulonglong, unsigned long long)
 SIMT_MAKES(float, float)
 SIMT_MAKES(double, double)
-/* clang-format on */
 
 #undef SIMT_MAKES
 #undef SIMT_MAKE1

@@ -12,13 +12,20 @@
 #ifndef SIMT_VECTOR_TYPES_H
 #define SIMT_VECTOR_TYPES_H
 
-/* clang-format off: one line per type reads best */
-#define SIMT_VEC1(n, T, a) typedef struct __attribute__((aligned(a))) n##1 { T x; } n##1;
-#define SIMT_VEC2(n, T, a) typedef struct __attribute__((aligned(a))) n##2 { T x, y; } n##2;
-#define SIMT_VEC3(n, T, a) typedef struct __attribute__((aligned(a))) n##3 { T x, y, z; } n##3;
-#define SIMT_VEC4(n, T, a) typedef struct __attribute__((aligned(a))) n##4 { T x, y, z, w; } n##4;
-#define SIMT_VECS(n, T, a1, a2, a3, a4) SIMT_VEC1(n, T, a1) SIMT_VEC2(n, T, a2) \
-    SIMT_VEC3(n, T, a3) SIMT_VEC4(n, T, a4)
+#define SIMT_VEC1(n, T, a)                                                                         \
+    typedef struct __attribute__((aligned(a))) n##1 { T x; }                                       \
+    n##1;
+#define SIMT_VEC2(n, T, a)                                                                         \
+    typedef struct __attribute__((aligned(a))) n##2 { T x, y; }                                    \
+    n##2;
+#define SIMT_VEC3(n, T, a)                                                                         \
+    typedef struct __attribute__((aligned(a))) n##3 { T x, y, z; }                                 \
+    n##3;
+#define SIMT_VEC4(n, T, a)                                                                         \
+    typedef struct __attribute__((aligned(a))) n##4 { T x, y, z, w; }                              \
+    n##4;
+#define SIMT_VECS(n, T, a1, a2, a3, a4)                                                            \
+    SIMT_VEC1(n, T, a1) SIMT_VEC2(n, T, a2) SIMT_VEC3(n, T, a3) SIMT_VEC4(n, T, a4)
 
 SIMT_VECS(char, signed char, 1, 2, 1, 4)
 SIMT_VECS(uchar, unsigned char, 1, 2, 1, 4)
@@ -32,7 +39,6 @@ SIMT_VECS(longlong, long long, 8, 16, 8, 16)
 SIMT_VECS(ulonglong, unsigned long long, 8, 16, 8, 16)
 SIMT_VECS(float, float, 4, 8, 4, 16)
 SIMT_VECS(double, double, 8, 16, 8, 16)
-/* clang-format on */
 
 #undef SIMT_VECS
 #undef SIMT_VEC1

@@ -11,9 +11,15 @@
  *   __ballot_sync, __any_sync, __all_sync    suspend the fiber at a barrier
  *   atomic*                                  type-generic through _Generic
  *   assert                                   device-side assert (cudaErrorAssert)
+ *   __float2int_rn, ..., clock64, clock       conversions (as cvt), host nanoseconds
+ *   __launch_bounds__                        ignored
  *
  * Everything here is C11; the overloaded CUDA intrinsics are macros over
- * _Generic so that kernel files keep CUDA's spelling.
+ * _Generic so that kernel files keep CUDA's spelling. What a header cannot
+ * spell in C (extern __shared__, non-static inline and __device__
+ * functions, the 48 KiB check of static __shared__ memory) the build
+ * rewrites first (mk/cu2c.pl): SIMT_EXTERN_SHARED below is its target. The
+ * vector types (float4, make_float4, ...) come with <cuda_runtime.h>.
  */
 #ifndef SIMT_DEVICE_H
 #define SIMT_DEVICE_H
@@ -269,8 +275,10 @@ static inline long long simt_cvt_i64(double r)
 }
 static inline unsigned long long simt_cvt_u64(double r)
 {
-    return r != r ? 1ull << 63 : r <= 0.0 ? 0ull : r >= 18446744073709551616.0 ? ULLONG_MAX
-                                                                               : (unsigned long long)r;
+    return r != r                        ? 1ull << 63
+           : r <= 0.0                    ? 0ull
+           : r >= 18446744073709551616.0 ? ULLONG_MAX
+                                         : (unsigned long long)r;
 }
 static inline int __float2int_rn(float x) { return simt_cvt_i32(nearbyintf(x), 0); }
 static inline int __float2int_rz(float x) { return simt_cvt_i32(truncf(x), 0); }
