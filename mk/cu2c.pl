@@ -21,13 +21,16 @@
 #       helpers (the shuffles), and two files' helpers of one name would
 #       clash at link time. A __device__ function CUDA never calls gets no
 #       warning there, so none here either (__attribute__((unused))).
-#   static __shared__ declarations: each is followed by a _Static_assert that
+#   static __shared__ declarations: `static` before or after __shared__ is
+#       dropped (simt/device.h's __shared__ is static already); each is
+#       followed by a _Static_assert that
 #       the static shared memory declared so far in its function (or the
 #       declaration alone, at file scope) fits CUDA's 48 KiB per block,
 #       which ptxas enforces ("uses too much shared data").
 #
 # Only what stands on one line is rewritten (a declaration from its first
-# word to its `;`; a function from its first specifier to its name's `(`);
+# word to its `;`; a function from its first specifier to its name's `(`,
+# or with its specifiers alone on the line before);
 # comments, strings, preprocessor lines and the lines of `#ifdef __cplusplus`
 # (or `#if 0`) groups are left alone and do not count. The real-GPU
 # build does not use this filter: nvcc reads the file as written.
@@ -163,6 +166,13 @@ for my $lineno (1 .. @lines) {
         }
     }
 
+    # `static __shared__` (as some CUDA code writes a kernel's shared
+    # array): __shared__ is static already in C (simt/device.h)
+    while ($code =~ /\bstatic\s+(?=__shared__\b)|(?<=__shared__)\s+static\b/g) {
+        my ($at, $len, $what) = ($-[0], $+[0] - $-[0], $&);
+        push @edits, [$at, $len, $what =~ /^static/ ? '' : ' '];
+    }
+
     # static __shared__ declarations: the 48 KiB per block
     while ($code =~ /(?<!\w)(extern\s+)?__shared__\b([^;]*);/g) {
         next if defined $1;
@@ -184,8 +194,17 @@ for my $lineno (1 .. @lines) {
     }
 
     # file scope: non-static inline and __device__ functions become static
+    # (the specifiers may stand alone on the line before the name's, as in
+    # `__inline__ __device__` then `int warpReduceSum(int val) {`)
+    my $head = $code;
+    if ($depth == 0 && $code =~ /^\s*(?:[A-Za-z_]\w*(?:\s*\((?:[^()]|\([^()]*\))*\))?\s*)+$/
+        && $lineno < @lines) {
+        my ($next) = code_of($lines[$lineno], $comment);
+        $head = $code . ' ' . $next;
+        $head =~ s/\n/ /g;
+    }
     if ($depth == 0
-        && $code =~ /^(\s*)((?:[A-Za-z_]\w*(?:\s*\((?:[^()]|\([^()]*\))*\))?[\s*]+)+?)([A-Za-z_]\w*)\s*\(/) {
+        && $head =~ /^(\s*)((?:[A-Za-z_]\w*(?:\s*\((?:[^()]|\([^()]*\))*\))?[\s*]+)+?)([A-Za-z_]\w*)\s*\(/) {
         my ($lead, $specs) = ($1, $2);
         my $inline = $specs =~ $INLINE;
         if (($inline || $specs =~ /\b__device__\b/)

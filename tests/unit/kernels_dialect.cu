@@ -84,6 +84,40 @@ cudaError_t td_warp_reduce(const float *in, float *out, int n, int block)
                               in, out, n);
 }
 
+/* blockReduceSum as NVIDIA's blog writes it ("Faster Parallel Reductions on
+ * Kepler"): specifiers on a line of their own, a static __shared__ array */
+// clang-format off
+__inline__ __device__
+int blockReduceSum(int val)
+// clang-format on
+{
+    static __shared__ int shared[32];
+    int lane = threadIdx.x % warpSize, wid = threadIdx.x / warpSize;
+    for (int offset = warpSize / 2; offset > 0; offset /= 2)
+        val += __shfl_down_sync(0xffffffffu, val, offset);
+    if (lane == 0) shared[wid] = val;
+    __syncthreads();
+    val = (threadIdx.x < blockDim.x / warpSize) ? shared[lane] : 0;
+    if (wid == 0)
+        for (int offset = warpSize / 2; offset > 0; offset /= 2)
+            val += __shfl_down_sync(0xffffffffu, val, offset);
+    return val;
+}
+
+static __global__ void block_reduce(const int *in, int *out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int sum = blockReduceSum(i < n ? in[i] : 0);
+    if (threadIdx.x == 0) out[blockIdx.x] = sum;
+}
+SIMT_LAUNCHER(block_reduce, (const int *in, int *out, int n), (in, out, n))
+
+cudaError_t td_block_reduce(const int *in, int *out, int n, int block)
+{
+    return launch_block_reduce(d1((unsigned)((n + block - 1) / block)), d1((unsigned)block), 0, 0,
+                               in, out, n);
+}
+
 /* ---- extern __shared__: in the kernel, and at file scope ---------------------------- */
 
 static __global__ void reverse_extern(const int *in, int *out, int n)

@@ -25,6 +25,10 @@ cudaError_t td_float4_copy(const float4 *in, float4 *out, int n);
 /* out[warp] = sum of in over each warp of 32 (n a multiple of 32), by a
  * non-static inline __device__ warpReduceSum */
 cudaError_t td_warp_reduce(const float *in, float *out, int n, int block);
+/* out[block] = sum of in over each block (a multiple of 32 threads, at most
+ * 1024), by blockReduceSum as NVIDIA's blog writes it: `__inline__ __device__`
+ * on a line of its own, a `static __shared__` array */
+cudaError_t td_block_reduce(const int *in, int *out, int n, int block);
 /* out[i] = in[the mirror of i in its block], staged through dynamic shared
  * memory of `shmem` bytes declared `extern __shared__ int s[];` in the
  * kernel (file_scope 0) or at file scope (1) */

@@ -91,6 +91,25 @@ static void test_warp_reduce(void)
     cudaFree(dout);
 }
 
+static void test_block_reduce(void)
+{
+    enum { N = 1000, B = 256 };
+    int h[N], got[(N + B - 1) / B], *din, *dout;
+    for (int i = 0; i < N; i++) h[i] = i % 11 - 3;
+    CU_ASSERT_OK(cudaMalloc((void **)&din, sizeof h));
+    CU_ASSERT_OK(cudaMalloc((void **)&dout, sizeof got));
+    CU_ASSERT_OK(cudaMemcpy(din, h, sizeof h, cudaMemcpyHostToDevice));
+    CU_ASSERT_OK(td_block_reduce(din, dout, N, B));
+    CU_ASSERT_OK(cudaMemcpy(got, dout, sizeof got, cudaMemcpyDeviceToHost));
+    for (int b = 0; b < (N + B - 1) / B; b++) {
+        int want = 0;
+        for (int i = b * B; i < N && i < (b + 1) * B; i++) want += h[i];
+        CU_ASSERT_EQUAL(got[b], want);
+    }
+    cudaFree(din);
+    cudaFree(dout);
+}
+
 static void reverse_extern(int file_scope)
 {
     enum { N = 1000, B = 128 };
@@ -187,6 +206,7 @@ int register_dialect_suite(void)
         {"vector types: sizes, alignments, make_", test_vector_types},
         {"float4 copy under __launch_bounds__", test_float4_copy},
         {"non-static inline warpReduceSum", test_warp_reduce},
+        {"blockReduceSum as NVIDIA's blog writes it", test_block_reduce},
         {"extern __shared__ in a kernel", test_extern_shared},
         {"extern __shared__ at file scope", test_extern_shared_file_scope},
         {"clock64 and clock", test_clocks},
