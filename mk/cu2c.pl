@@ -226,3 +226,4 @@ for my $lineno (1 .. @lines) {
     @shared = () if $depth <= 0;
 }
 print $out;
+close STDOUT or die "cu2c.pl: writing $path: $!\n";

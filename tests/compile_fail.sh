@@ -93,5 +93,34 @@ printf '%s\n' '#include "simt/kernel.h"' \
     '__global__ void k(float *out) { __shared__ float a[8192], b[4096]; a[0] = b[0] = 1.0f; out[0] = a[0]; }' \
     >"$work/shared_48k.cu"
 expect_compiles "48 KiB of static shared memory exactly" "$work/shared_48k.cu"
+# what mk/cu2c.pl must see through: braces in comments, strings and
+# characters, a C++-only extern "C" group, a helper's specifiers on the line
+# before its name, a file-scope extern __shared__ used by two kernels
+cat >"$work/rewrite.cu" <<'EOF'
+#include "simt/kernel.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* a comment with a brace { that never closes */
+extern __shared__ float file_dyn[];
+__device__ __forceinline__
+float twice(float x) { return 2.0f * x; } // }
+inline __device__ float warp_sum(float v)
+{
+    const char *s = "{ extern __shared__ float no[]; \" }";
+    char c = '{';
+    for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
+    return v + (float)(s[0] == c);
+}
+__device__ int unused_helper(int x) { return x; }
+static __global__ void a(float *out) { out[0] = warp_sum(twice(file_dyn[threadIdx.x])); }
+SIMT_LAUNCHER(a, (float *out), (out))
+static __global__ void b(float *out) { out[1] = file_dyn[0]; }
+SIMT_LAUNCHER(b, (float *out), (out))
+#ifdef __cplusplus
+}
+#endif
+EOF
+expect_compiles "the forms cu2c.pl rewrites, among braces it must not count," "$work/rewrite.cu"
 echo "compile-time refusals: $fails failed"
 [ $fails = 0 ]
