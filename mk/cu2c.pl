@@ -176,9 +176,10 @@ for my $lineno (1 .. @lines) {
     # static __shared__ declarations: the 48 KiB per block
     while ($code =~ /(?<!\w)(extern\s+)?__shared__\b([^;]*);/g) {
         next if defined $1;
-        my ($start, $end) = ($-[0], $+[0]);
+        my ($start, $end, $decl) = ($-[0], $+[0], $2);
+        next if $decl =~ /[{}]/;    # a struct defined in place: not checked
         my $d = $depth_at->($start);
-        my @names = names_of($2);
+        my @names = names_of($decl);
         next unless @names;
         # a function's top-level declarations add up (they stay in scope to
         # its end); one in a nested block adds to them, alone
