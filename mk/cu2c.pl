@@ -23,10 +23,11 @@
 #       warning there, so none here either (__attribute__((unused))).
 #   static __shared__ declarations: `static` before or after __shared__ is
 #       dropped (simt/device.h's __shared__ is static already); each is
-#       followed by a _Static_assert that
-#       the static shared memory declared so far in its function (or the
-#       declaration alone, at file scope) fits CUDA's 48 KiB per block,
-#       which ptxas enforces ("uses too much shared data").
+#       followed by a _Static_assert that the static shared memory declared
+#       so far at its function's top level (plus the declaration itself, in
+#       a nested block; alone, at file scope) fits CUDA's 48 KiB per block,
+#       which ptxas enforces ("uses too much shared data"). A struct defined
+#       in the declaration is not checked.
 #
 # Only what stands on one line is rewritten (a declaration from its first
 # word to its `;`; a function from its first specifier to its name's `(`,
