@@ -59,6 +59,10 @@ __global__ void k(float *out) {
 expect_refusal extern_shared_scalar 'extern __shared__ is simulated only as `extern __shared__ TYPE NAME\[\];`' '
 #include "simt/kernel.h"
 __global__ void k(float *out) { extern __shared__ float s; out[0] = s; }'
+# CUDA 13 deprecates the 4-vectors of 8-byte types (-Werror: an error)
+expect_refusal double4 ".double4. is deprecated: use double4_16a or double4_32a" '
+#include "simt/kernel.h"
+__global__ void k(double4 *out) { out[0] = make_double4(1, 2, 3, 4); }'
 # headers that a CUDA installation in /usr/local/include would supply (C++)
 expect_refusal cooperative_groups "cooperative_groups.h \\(cooperative groups\\) is not supported by paralab's simulated GPU \\(build/sim\\): use __syncthreads\\(\\)" '
 #include "simt/kernel.h"

@@ -37,6 +37,14 @@ static void test_vector_types(void)
     CU_ASSERT(u2.x == 4000000000u && u2.y == 5u);
     double2 d2 = make_double2(0.1, -0.25);
     CU_ASSERT(d2.x == 0.1 && d2.y == -0.25);
+#if CUDART_VERSION >= 13000
+    /* CUDA 13's replacements for the deprecated double4 (and long4, ...) */
+    CU_ASSERT(sizeof(double4_16a) == 32 && alignof(double4_16a) == 16);
+    CU_ASSERT(sizeof(double4_32a) == 32 && alignof(double4_32a) == 32);
+    CU_ASSERT(sizeof(longlong4_32a) == 32 && alignof(longlong4_32a) == 32);
+    double4_32a d4 = make_double4_32a(1.0, 2.0, 3.0, 4.0);
+    CU_ASSERT(d4.x == 1.0 && d4.y == 2.0 && d4.z == 3.0 && d4.w == 4.0);
+#endif
     /* the device side */
     unsigned *dout, got[2 * TD_VECTOR_TYPES];
     CU_ASSERT_OK(cudaMalloc((void **)&dout, sizeof got));

@@ -33,6 +33,18 @@
         return v;                                                                                  \
     }
 #define SIMT_MAKES(n, T) SIMT_MAKE1(n, T) SIMT_MAKE2(n, T) SIMT_MAKE3(n, T) SIMT_MAKE4(n, T)
+/* and for the 8-byte types of CUDA 13, make_TYPE4_16a and make_TYPE4_32a
+ * (make_TYPE4 returns the deprecated TYPE4: defining it warns nowhere, using
+ * its result as a TYPE4 warns where the user names the type, as in CUDA) */
+#define SIMT_MAKEA(n, T, a)                                                                        \
+    static inline n##4_##a make_##n##4_##a(T x, T y, T z, T w)                                     \
+    {                                                                                              \
+        n##4_##a v = {x, y, z, w};                                                                 \
+        return v;                                                                                  \
+    }
+#define SIMT_MAKES8(n, T) SIMT_MAKES(n, T) SIMT_MAKEA(n, T, 16a) SIMT_MAKEA(n, T, 32a)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
 SIMT_MAKES(char, signed char)
 SIMT_MAKES(uchar, unsigned char)
@@ -40,14 +52,18 @@ SIMT_MAKES(short, short)
 SIMT_MAKES(ushort, unsigned short)
 SIMT_MAKES(int, int)
 SIMT_MAKES(uint, unsigned int)
-SIMT_MAKES(long, long)
-SIMT_MAKES(ulong, unsigned long)
-SIMT_MAKES(longlong, long long)
-SIMT_MAKES(ulonglong, unsigned long long)
+SIMT_MAKES8(long, long)
+SIMT_MAKES8(ulong, unsigned long)
+SIMT_MAKES8(longlong, long long)
+SIMT_MAKES8(ulonglong, unsigned long long)
 SIMT_MAKES(float, float)
-SIMT_MAKES(double, double)
+SIMT_MAKES8(double, double)
+
+#pragma GCC diagnostic pop
 
 #undef SIMT_MAKES
+#undef SIMT_MAKES8
+#undef SIMT_MAKEA
 #undef SIMT_MAKE1
 #undef SIMT_MAKE2
 #undef SIMT_MAKE3
