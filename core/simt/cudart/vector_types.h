@@ -31,10 +31,11 @@
 #define SIMT_VECS(n, T, a1, a2, a3, a4)                                                            \
     SIMT_VEC1(n, T, a1) SIMT_VEC2(n, T, a2) SIMT_VEC3(n, T, a3) SIMT_VEC4(n, T, a4)
 /* CUDA 13: TYPE4 of an 8-byte type deprecated, TYPE4_16a and TYPE4_32a instead */
+// clang-format off
 #define SIMT_VECS8(n, T)                                                                           \
-    SIMT_VEC1(n, T, 8)                                                                             \
-    SIMT_VEC2(n, T, 16) SIMT_VEC3(n, T, 8) SIMT_VEC4A(n, T, 4, 16) SIMT_VEC4A(n, T, 4_16a, 16)     \
-        SIMT_VEC4A(n, T, 4_32a, 32)
+    SIMT_VEC1(n, T, 8) SIMT_VEC2(n, T, 16) SIMT_VEC3(n, T, 8)                                      \
+    SIMT_VEC4A(n, T, 4, 16) SIMT_VEC4A(n, T, 4_16a, 16) SIMT_VEC4A(n, T, 4_32a, 32)
+// clang-format on
 #define SIMT_VEC4A(n, T, suffix, a)                                                                \
     typedef struct __attribute__((aligned(a))) n##suffix {                                         \
         T x, y, z, w;                                                                              \
