@@ -223,10 +223,12 @@ ifeq ($(VARIANT),sim)
 # non-static inline and __device__ functions, the 48 KiB of static shared
 # memory: see there), into $(OBJ)/FILE.cu.c with FILE.cu's line numbers
 # and name (#line); -iquote finds its "headers" beside FILE.cu as before.
+# A kernel file it #includes (tests/unit/kernels_lab04.cu) is rewritten in
+# place; $(OBJ)/FILE.cu.inc.d names those for make.
 $(OBJ)/%.cu.o: %.cu mk/cu2c.pl $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(call say,CC,$<)
-	$(Q)perl mk/cu2c.pl $< >$(@:.o=.c)
+	$(Q)perl mk/cu2c.pl --deps $(@:.o=.inc.d) $@ $< >$(@:.o=.c)
 	$(Q)$(CC) $(KFLAGS) $(KOPT) $(INC) -iquote $(<D) $(EXTRA) -c $(@:.o=.c) -o $@
 # (the rewritten file is a prerequisite in the .d file gcc writes: if it
 # is gone, the object is remade, which writes it again)

@@ -126,5 +126,14 @@ SIMT_LAUNCHER(b, (float *out), (out))
 #endif
 EOF
 expect_compiles "the forms cu2c.pl rewrites, among braces it must not count," "$work/rewrite.cu"
+# a kernel file that includes another (as tests/unit/kernels_lab04.cu does):
+# the other is rewritten too, and finds its header beside itself
+mkdir -p "$work/inc/sub"
+printf '%s\n' '#include "simt/kernel.h"' '#include "sub/dyn.cu"' >"$work/inc/top.cu"
+printf '%s\n' '#include "dyn.h"' 'static __global__ void k(float *out) {' \
+    '    extern __shared__ float s[]; s[threadIdx.x] = DYN_SCALE; out[0] = s[0]; }' \
+    'SIMT_LAUNCHER(k, (float *out), (out))' >"$work/inc/sub/dyn.cu"
+echo '#define DYN_SCALE 2.0f' >"$work/inc/sub/dyn.h"
+expect_compiles "a kernel file that includes one with extern __shared__ and a header beside it" "$work/inc/top.cu"
 echo "compile-time refusals: $fails failed"
 [ $fails = 0 ]
