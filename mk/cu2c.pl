@@ -55,7 +55,8 @@ my $INLINE = qr/\b(?:inline|__inline__|__inline|__forceinline__)\b/;
 my @included;    # the kernel files #included by others, inlined (for --deps)
 
 # The line with comments, string and character literals blanked (same
-# length), and whether a /* */ comment is still open at its end.
+# length; a literal not closed on the line runs to its end), and whether a
+# /* */ comment is still open at its end.
 sub code_of {
     my ($line, $c) = @_;
     my $code = '';
@@ -74,7 +75,11 @@ sub code_of {
         if ($ch eq '"' || $ch eq "'") {
             my $j = $i + 1;
             while ($j < $n && substr($line, $j, 1) ne $ch) { $j += substr($line, $j, 1) eq '\\' ? 2 : 1; }
-            $j = $n - 1 if $j >= $n;
+            if ($j >= $n) {    # not closed on this line: blank the rest of it
+                (my $rest = substr($line, $i)) =~ s/[^\n]/ /g;
+                $code .= $rest;
+                last;
+            }
             $code .= $ch . (' ' x ($j - $i - 1)) . $ch;
             $i = $j + 1;
             next;
@@ -231,14 +236,14 @@ sub rewrite {
         # (the specifiers may stand alone on the line before the name's, as in
         # `__inline__ __device__` then `int warpReduceSum(int val) {`)
         my $head = $code;
-        if ($depth == 0 && $code =~ /^\s*(?:[A-Za-z_]\w*(?:\s*\((?:[^()]|\([^()]*\))*\))?\s*)+$/
+        if ($depth == 0 && $code =~ /^\s*(?:[A-Za-z_]\w*+(?:\s*\((?:[^()]|\([^()]*\))*\))?\s*)+$/
             && $lineno < @lines) {
             my ($next) = code_of($lines[$lineno], $comment);
             $head = $code . ' ' . $next;
             $head =~ s/\n/ /g;
         }
         if ($depth == 0
-            && $head =~ /^(\s*)((?:[A-Za-z_]\w*(?:\s*\((?:[^()]|\([^()]*\))*\))?[\s*]+)+?)([A-Za-z_]\w*)\s*\(/) {
+            && $head =~ /^(\s*)((?:[A-Za-z_]\w*+(?:\s*\((?:[^()]|\([^()]*\))*\))?[\s*]+)+?)([A-Za-z_]\w*)\s*\(/) {
             my ($lead, $specs) = ($1, $2);
             my $inline = $specs =~ $INLINE;
             if (($inline || $specs =~ /\b__device__\b/)
