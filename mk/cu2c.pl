@@ -29,6 +29,10 @@
 #       which ptxas enforces ("uses too much shared data"). A struct defined
 #       in the declaration is not checked.
 #
+# And __launch_bounds__(max, ...) before a kernel's name, on one line, makes
+# the SIMT_LAUNCHER of that name SIMT_LAUNCHER_BOUNDED((max), name, ...): a
+# launch of more threads per block fails, as in CUDA.
+#
 # A kernel file #included by this one (`#include "other.cu"`, beside it) is
 # rewritten in its place, with its own #line; with --deps FILE.d TARGET,
 # FILE.d says for make that TARGET depends on those files too.
@@ -53,6 +57,7 @@ my $topdir = $top =~ m{^(.*/)} ? $1 : '';
 my $LIMIT = 48 * 1024;
 my $INLINE = qr/\b(?:inline|__inline__|__inline|__forceinline__)\b/;
 my @included;    # the kernel files #included by others, inlined (for --deps)
+my $bounds = {};  # kernel name -> __launch_bounds__'s first argument
 
 # The line with comments, string and character literals blanked (same
 # length; a literal not closed on the line runs to its end), and whether a
@@ -230,6 +235,28 @@ sub rewrite {
                     . ": nvcc refuses it (ptxas: too much shared data); use less, or dynamic "
                     . "shared memory (extern __shared__) and cudaFuncSetAttribute for more";
             push @edits, [$end, 0, " _Static_assert($sum <= $LIMIT, \"$msg\");"];
+        }
+
+        # __launch_bounds__(max, ...) before a kernel's name: its launcher (the
+        # SIMT_LAUNCHER of that name, later) checks the threads per block
+        if ($depth == 0) {
+            while ($code =~ /\b__launch_bounds__\s*\(((?:[^()]|\((?:[^()]|\([^()]*\))*\))*)\)\s*([A-Za-z_]\w*)\s*\(/g) {
+                my ($args, $name) = (substr($line, $-[1], $+[1] - $-[1]), $2);
+                my ($first, $nest) = ('', 0);
+                for my $ch (split //, $args) {
+                    $nest++ if $ch eq '(';
+                    $nest-- if $ch eq ')';
+                    last if $ch eq ',' && $nest == 0;
+                    $first .= $ch;
+                }
+                $first =~ s/^\s+|\s+$//g;
+                $bounds->{$name} = $first if $first ne '';
+            }
+            while ($code =~ /\bSIMT_LAUNCHER\s*\(\s*([A-Za-z_]\w*)\s*,/g) {
+                my ($at, $len, $name) = ($-[0], $+[0] - $-[0], $1);
+                next unless defined $bounds->{$name};
+                push @edits, [$at, $len, "SIMT_LAUNCHER_BOUNDED(($bounds->{$name}), $name,"];
+            }
         }
 
         # file scope: non-static inline and __device__ functions become static

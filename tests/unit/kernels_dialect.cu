@@ -54,9 +54,10 @@ static __global__ void __launch_bounds__(256) float4_copy(const float4 *in, floa
 }
 SIMT_LAUNCHER(float4_copy, (const float4 *in, float4 *out, int n), (in, out, n))
 
-cudaError_t td_float4_copy(const float4 *in, float4 *out, int n)
+cudaError_t td_float4_copy(const float4 *in, float4 *out, int n, int block)
 {
-    return launch_float4_copy(d1((unsigned)((n + 255) / 256)), d1(256), 0, 0, in, out, n);
+    return launch_float4_copy(d1((unsigned)((n + block - 1) / block)), d1((unsigned)block), 0, 0,
+                              in, out, n);
 }
 
 /* ---- warpReduceSum: a non-static inline helper with shuffles --------------------- */

@@ -20,8 +20,9 @@ extern "C" {
 #define TD_VECTOR_TYPES 13
 cudaError_t td_vector_layout(unsigned *out);
 /* out[i] = make_float4(2 in[i].x, in[i].y + 1, -in[i].z, in[i].w) for i < n,
- * by a __launch_bounds__(256) kernel of 256-thread blocks */
-cudaError_t td_float4_copy(const float4 *in, float4 *out, int n);
+ * by a __launch_bounds__(256) kernel in blocks of `block` threads (more than
+ * 256: cudaErrorLaunchOutOfResources) */
+cudaError_t td_float4_copy(const float4 *in, float4 *out, int n, int block);
 /* out[warp] = sum of in over each warp of 32 (n a multiple of 32), by a
  * non-static inline __device__ warpReduceSum */
 cudaError_t td_warp_reduce(const float *in, float *out, int n, int block);

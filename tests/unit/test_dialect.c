@@ -67,7 +67,10 @@ static void test_float4_copy(void)
     CU_ASSERT_OK(cudaMalloc((void **)&din, N * sizeof *h));
     CU_ASSERT_OK(cudaMalloc((void **)&dout, N * sizeof *h));
     CU_ASSERT_OK(cudaMemcpy(din, h, N * sizeof *h, cudaMemcpyHostToDevice));
-    CU_ASSERT_OK(td_float4_copy(din, dout, N));
+    /* above __launch_bounds__(256): refused at launch, as in CUDA */
+    CU_ASSERT_CUDA(td_float4_copy(din, dout, N, 512), cudaErrorLaunchOutOfResources);
+    CU_ASSERT_OK(cudaGetLastError());
+    CU_ASSERT_OK(td_float4_copy(din, dout, N, 256));
     CU_ASSERT_OK(cudaMemcpy(got, dout, N * sizeof *got, cudaMemcpyDeviceToHost));
     int bad = 0;
     for (int i = 0; i < N; i++)
@@ -212,7 +215,7 @@ int register_dialect_suite(void)
 {
     static const unit_test t[] = {
         {"vector types: sizes, alignments, make_", test_vector_types},
-        {"float4 copy under __launch_bounds__", test_float4_copy},
+        {"float4 copy under __launch_bounds__, and a launch above it", test_float4_copy},
         {"non-static inline warpReduceSum", test_warp_reduce},
         {"blockReduceSum as NVIDIA's blog writes it", test_block_reduce},
         {"extern __shared__ in a kernel", test_extern_shared},

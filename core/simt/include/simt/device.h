@@ -12,7 +12,7 @@
  *   atomic*                                  type-generic through _Generic
  *   assert                                   device-side assert (cudaErrorAssert)
  *   __float2int_rn, ..., clock64, clock       conversions (as cvt), host nanoseconds
- *   __launch_bounds__                        ignored
+ *   __launch_bounds__                        its thread limit, checked at launch
  *
  * Everything here is C11; the overloaded CUDA intrinsics are macros over
  * _Generic so that kernel files keep CUDA's spelling. What a header cannot
@@ -47,9 +47,11 @@
 #define __restrict__ restrict
 #define __align__(n) __attribute__((aligned(n)))
 /* __launch_bounds__(max threads per block[, min blocks per SM[, max blocks
- * per cluster]]): a hint to nvcc's register allocation, accepted and
- * ignored (a launch with more threads per block than it names is not
- * refused here; CUDA fails it with cudaErrorLaunchOutOfResources). */
+ * per cluster]]): nvcc's register allocation hint, and a limit: a launch
+ * with more threads per block fails with cudaErrorLaunchOutOfResources.
+ * The kernel's SIMT_LAUNCHER becomes SIMT_LAUNCHER_BOUNDED(max, ...)
+ * (mk/cu2c.pl) when the kernel's name follows __launch_bounds__(...) on its
+ * line; here the attribute itself expands to nothing. */
 #define __launch_bounds__(...)
 /* Shared memory: blocks of a launch run one after another on one OS thread,
  * so one thread-local copy per OS thread is exactly one copy per block. */
@@ -409,8 +411,13 @@ static inline double simt_max_d(double a, double b) { return fmax(a, b); }
 #define SIMT_ARGREF(name) simt_a->name
 
 /* The launcher copies the arguments into a struct (launches are
- * asynchronous); the trampoline hands them back to the kernel. */
-#define SIMT_LAUNCHER(name, params, args)                                                          \
+ * asynchronous); the trampoline hands them back to the kernel.
+ * SIMT_LAUNCHER_BOUNDED(max, ...) is the launcher of a kernel declared with
+ * __launch_bounds__(max, ...), as mk/cu2c.pl rewrites its SIMT_LAUNCHER: a
+ * launch of more than `max` threads per block fails with
+ * cudaErrorLaunchOutOfResources, as in CUDA. */
+#define SIMT_LAUNCHER(name, params, args) SIMT_LAUNCHER_BOUNDED(0, name, params, args)
+#define SIMT_LAUNCHER_BOUNDED(max, name, params, args)                                             \
     struct simt_args_##name {                                                                      \
         SIMT_EACH(SIMT_FIELD, SIMT_UNPAREN params)                                                 \
     };                                                                                             \
@@ -420,8 +427,8 @@ static inline double simt_max_d(double a, double b) { return fmax(a, b); }
         const struct simt_args_##name *simt_a = simt_p;                                            \
         name(SIMT_LIST(SIMT_ARGREF, SIMT_UNPAREN args));                                           \
     }                                                                                              \
-    static const simt_kernel simt_kernel_##name = {#name, __FILE__, __LINE__, simt_entry_##name,   \
-                                                   (const void *)name};                            \
+    static const simt_kernel simt_kernel_##name = {                                                \
+        #name, __FILE__, __LINE__, simt_entry_##name, (const void *)name, (unsigned)(max)};        \
     static __attribute__((unused)) cudaError_t launch_##name(                                      \
         dim3 grid, dim3 block, size_t shmem, cudaStream_t stream, SIMT_UNPAREN params)             \
     {                                                                                              \

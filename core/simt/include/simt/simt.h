@@ -53,13 +53,16 @@ typedef struct simt_kernel {
     int line;
     void (*entry)(const void *args); /* unpacks the argument copy, calls the kernel */
     const void *function;            /* the kernel itself (for cudaFuncSetAttribute) */
+    unsigned max_threads;            /* __launch_bounds__'s threads per block, or 0 */
 } simt_kernel;
 
 /* Validates the configuration like CUDA (cudaErrorInvalidConfiguration for
  * 0 or too-large dimensions, more than 1024 threads, block z > 64, grid y/z
- * > 65535; cudaErrorInvalidValue for dynamic shared memory above the
- * kernel's limit) and enqueues the kernel on the stream with a copy of the
- * argument struct. Returns and records the error like any runtime call. */
+ * > 65535; cudaErrorLaunchOutOfResources for more threads per block than the
+ * kernel's __launch_bounds__; cudaErrorInvalidValue for dynamic shared
+ * memory above the kernel's limit) and enqueues the kernel on the stream
+ * with a copy of the argument struct. Returns and records the error like any
+ * runtime call. */
 cudaError_t simtLaunchKernel(const simt_kernel *k, dim3 grid, dim3 block, size_t shmem,
                              cudaStream_t stream, const void *args, size_t args_size);
 
