@@ -247,10 +247,20 @@ $(OBJ)/%.c.o: %.c $(FLAGS_STAMP)
 	$(Q)$(CC) $(CFLAGS) $(INC) $(EXTRA) -c $< -o $@
 
 ifeq ($(VARIANT),sim)
-$(OBJ)/%.cu.o: %.cu $(FLAGS_STAMP)
+# A kernel file is compiled as mk/cu2c.pl rewrites it (extern __shared__,
+# non-static inline and __device__ functions, the 48 KiB of static shared
+# memory: see there), into $(OBJ)/FILE.cu.c with FILE.cu's line numbers
+# and name (#line); -iquote finds its "headers" beside FILE.cu as before.
+# A kernel file it #includes (tests/unit/kernels_lab04.cu) is rewritten in
+# place; $(OBJ)/FILE.cu.inc.d names those for make.
+$(OBJ)/%.cu.o: %.cu mk/cu2c.pl $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(call say,CC,$<)
-	$(Q)$(CC) $(KFLAGS) $(KOPT) $(INC) $(EXTRA) -c $< -o $@
+	$(Q)perl mk/cu2c.pl --deps $(@:.o=.inc.d) $@ $< >$(@:.o=.c)
+	$(Q)$(CC) $(KFLAGS) $(KOPT) $(INC) -iquote $(<D) $(EXTRA) -c $(@:.o=.c) -o $@
+# (the rewritten file is a prerequisite in the .d file gcc writes: if it
+# is gone, the object is remade, which writes it again)
+$(OBJ)/%.cu.c: ;
 else
 $(OBJ)/%.cu.o: %.cu $(FLAGS_STAMP)
 	@mkdir -p $(@D)

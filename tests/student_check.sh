@@ -661,7 +661,7 @@ make_check_output() {
     touch "$mc/$ex"
     rc=0; out=$(mk V=1) || rc=$?
     [ "$rc" = 2 ] || { ok=0; echo "  make check V=1: exit status $rc, expected 2"; }
-    for p in "^cc .* -c $ex -o build/sim/obj/$ex.o\$" '^cc .* -o build/sim/bin/labcheck$' '^FAIL  01_hello_threads +grid_size'; do
+    for p in "^cc .* -c build/sim/obj/$ex.c -o build/sim/obj/$ex.o\$" '^cc .* -o build/sim/bin/labcheck$' '^FAIL  01_hello_threads +grid_size'; do
         grep -qE -- "$p" <<<"$out" || { ok=0; echo "  make check V=1: missing $p"; }
     done
     [ $ok = 1 ] && echo "PASS  make check V=1 shows the commands" || { echo "FAIL  make check V=1"; echo "$out" | cut -c1-200 | head -40 | sed 's/^/  | /'; fails=$((fails + 1)); }

@@ -550,6 +550,8 @@ cudaError_t simtLaunchKernel(const simt_kernel *k, dim3 grid, dim3 block, size_t
     cudaError_t r = cudaSuccess;
     if (bad || simt_stream_device(s) != simt_cur_dev)
         r = cudaErrorInvalidResourceHandle;
+    else if (k->max_threads && threads > k->max_threads) /* __launch_bounds__ */
+        r = cudaErrorLaunchOutOfResources;
     else if (shmem > dynamic_shared_limit(k->function))
         r = cudaErrorInvalidValue;
     else {

@@ -75,9 +75,11 @@ typedef enum cudaError {
 } cudaError_t;
 
 /* ---- basic types ------------------------------------------------------- */
-typedef struct uint3 {
-    unsigned int x, y, z;
-} uint3;
+/* uint3 (threadIdx, blockIdx) and the other vector types, and their
+ * make_ functions */
+#include "vector_functions.h"
+#include "vector_types.h"
+
 typedef struct dim3 {
     unsigned int x, y, z;
 } dim3;

@@ -11,9 +11,15 @@
  *   __ballot_sync, __any_sync, __all_sync    suspend the fiber at a barrier
  *   atomic*                                  type-generic through _Generic
  *   assert                                   device-side assert (cudaErrorAssert)
+ *   __float2int_rn, ..., clock64, clock       conversions (as cvt), host nanoseconds
+ *   __launch_bounds__                        its thread limit, checked at launch
  *
  * Everything here is C11; the overloaded CUDA intrinsics are macros over
- * _Generic so that kernel files keep CUDA's spelling.
+ * _Generic so that kernel files keep CUDA's spelling. What a header cannot
+ * spell in C (extern __shared__, non-static inline and __device__
+ * functions, the 48 KiB check of static __shared__ memory) the build
+ * rewrites first (mk/cu2c.pl): SIMT_EXTERN_SHARED below is its target. The
+ * vector types (float4, make_float4, ...) come with <cuda_runtime.h>.
  */
 #ifndef SIMT_DEVICE_H
 #define SIMT_DEVICE_H
@@ -21,10 +27,12 @@
 /* clang-format off: clang-format 14 cannot lay out _Generic selections */
 
 #include <assert.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda_runtime.h>
 
@@ -37,6 +45,14 @@
 #define __noinline__ __attribute__((noinline))
 #define __forceinline__ inline __attribute__((always_inline))
 #define __restrict__ restrict
+#define __align__(n) __attribute__((aligned(n)))
+/* __launch_bounds__(max threads per block[, min blocks per SM[, max blocks
+ * per cluster]]): nvcc's register allocation hint, and a limit: a launch
+ * with more threads per block fails with cudaErrorLaunchOutOfResources.
+ * The kernel's SIMT_LAUNCHER becomes SIMT_LAUNCHER_BOUNDED(max, ...)
+ * (mk/cu2c.pl) when the kernel's name follows __launch_bounds__(...) on its
+ * line; here the attribute itself expands to nothing. */
+#define __launch_bounds__(...)
 /* Shared memory: blocks of a launch run one after another on one OS thread,
  * so one thread-local copy per OS thread is exactly one copy per block. */
 #define __shared__ static _Thread_local
@@ -51,6 +67,11 @@
 #define warpSize 32
 
 #define SIMT_DYNAMIC_SHARED(type, name) type *name = (type *)simt_dynamic_shared
+/* `extern __shared__ type name[];` inside a function, as the build's
+ * filter (mk/cu2c.pl) rewrites it: a pointer to the launch's dynamic shared
+ * memory, unused without a warning (as the extern declaration is in CUDA). */
+#define SIMT_EXTERN_SHARED(type, name)                                                             \
+    type *name __attribute__((unused)) = (type *)simt_dynamic_shared
 
 /* ---- barriers and warp operations -------------------------------------- */
 #define __syncthreads() simt_syncthreads(__FILE__, __LINE__)
@@ -235,6 +256,64 @@ static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
 #define __fadd_rn(a, b) ((float)(a) + (float)(b))
 #define __fmul_rn(a, b) ((float)(a) * (float)(b))
 
+/* Conversions with a rounding mode (rn: to nearest even, rz: toward zero,
+ * rd: down, ru: up), as CUDA's cvt instruction does them: out-of-range
+ * values saturate to the type's limits, and NaN gives 0 from a float into
+ * a 32-bit integer, the lowest bit pattern 1 << (bits - 1) otherwise (from
+ * a double, or into a 64-bit integer). */
+static inline int simt_cvt_i32(double r, int nan)
+{
+    return r != r ? nan : r >= 2147483648.0 ? INT_MAX : r < -2147483648.0 ? INT_MIN : (int)r;
+}
+static inline unsigned simt_cvt_u32(double r, unsigned nan)
+{
+    return r != r ? nan : r <= 0.0 ? 0u : r >= 4294967296.0 ? UINT_MAX : (unsigned)r;
+}
+static inline long long simt_cvt_i64(double r)
+{
+    return r != r || r < -9223372036854775808.0 ? LLONG_MIN
+           : r >= 9223372036854775808.0         ? LLONG_MAX
+                                                : (long long)r;
+}
+static inline unsigned long long simt_cvt_u64(double r)
+{
+    return r != r                        ? 1ull << 63
+           : r <= 0.0                    ? 0ull
+           : r >= 18446744073709551616.0 ? ULLONG_MAX
+                                         : (unsigned long long)r;
+}
+static inline int __float2int_rn(float x) { return simt_cvt_i32(nearbyintf(x), 0); }
+static inline int __float2int_rz(float x) { return simt_cvt_i32(truncf(x), 0); }
+static inline int __float2int_rd(float x) { return simt_cvt_i32(floorf(x), 0); }
+static inline int __float2int_ru(float x) { return simt_cvt_i32(ceilf(x), 0); }
+static inline unsigned __float2uint_rn(float x) { return simt_cvt_u32(nearbyintf(x), 0); }
+static inline unsigned __float2uint_rz(float x) { return simt_cvt_u32(truncf(x), 0); }
+static inline unsigned __float2uint_rd(float x) { return simt_cvt_u32(floorf(x), 0); }
+static inline unsigned __float2uint_ru(float x) { return simt_cvt_u32(ceilf(x), 0); }
+static inline long long __float2ll_rn(float x) { return simt_cvt_i64(nearbyintf(x)); }
+static inline long long __float2ll_rz(float x) { return simt_cvt_i64(truncf(x)); }
+static inline unsigned long long __float2ull_rn(float x) { return simt_cvt_u64(nearbyintf(x)); }
+static inline unsigned long long __float2ull_rz(float x) { return simt_cvt_u64(truncf(x)); }
+static inline int __double2int_rn(double x) { return simt_cvt_i32(nearbyint(x), INT_MIN); }
+static inline int __double2int_rz(double x) { return simt_cvt_i32(trunc(x), INT_MIN); }
+static inline unsigned __double2uint_rn(double x) { return simt_cvt_u32(nearbyint(x), 1u << 31); }
+static inline unsigned __double2uint_rz(double x) { return simt_cvt_u32(trunc(x), 1u << 31); }
+/* int to float and double to float round to nearest even, as C does. */
+static inline float __int2float_rn(int i) { return (float)i; }
+static inline float __uint2float_rn(unsigned u) { return (float)u; }
+static inline float __ll2float_rn(long long i) { return (float)i; }
+static inline double __int2double_rn(int i) { return (double)i; }
+static inline double __uint2double_rn(unsigned u) { return (double)u; }
+static inline float __double2float_rn(double x) { return (float)x; }
+
+/* ---- clock64() and clock() ----------------------------------------------- */
+/* Host nanoseconds, not SM cycles (simt_clock64, core/simt/clock.c): each
+ * CUDA thread's reads strictly increase. clock() is the low 32 bits as a
+ * clock_t in a kernel, and the C library's clock() in host code (<time.h>
+ * is included first, so its own declaration is not affected). */
+#define clock64() simt_clock64()
+#define clock() ((clock_t)simt_clock())
+
 /* CUDA's device-side min/max are overloaded for integers and floats. */
 #define SIMT_MINMAX(fn, a, b)                                                                      \
     _Generic((a) + (b), int                                                                        \
@@ -286,6 +365,9 @@ static inline double simt_max_d(double a, double b) { return fmax(a, b); }
 #define __syncthreads_and(p) SIMT_NOT_SIMULATED("__syncthreads_and")
 #define __syncthreads_or(p) SIMT_NOT_SIMULATED("__syncthreads_or")
 #define __ldg(p) (*(p))
+/* Half precision (__half, <cuda_fp16.h>) is not simulated. */
+#define __float2half(x) SIMT_NOT_SIMULATED("__float2half (half precision, cuda_fp16.h)")
+#define __half2float(x) SIMT_NOT_SIMULATED("__half2float (half precision, cuda_fp16.h)")
 
 /* ---- the launcher (see simt/kernel.h) ------------------------------------ */
 #define SIMT_CAT_(a, b) a##b
@@ -331,8 +413,13 @@ static inline double simt_max_d(double a, double b) { return fmax(a, b); }
 #define SIMT_ARGREF(name) simt_a->name
 
 /* The launcher copies the arguments into a struct (launches are
- * asynchronous); the trampoline hands them back to the kernel. */
-#define SIMT_LAUNCHER(name, params, args)                                                          \
+ * asynchronous); the trampoline hands them back to the kernel.
+ * SIMT_LAUNCHER_BOUNDED(max, ...) is the launcher of a kernel declared with
+ * __launch_bounds__(max, ...), as mk/cu2c.pl rewrites its SIMT_LAUNCHER: a
+ * launch of more than `max` threads per block fails with
+ * cudaErrorLaunchOutOfResources, as in CUDA. */
+#define SIMT_LAUNCHER(name, params, args) SIMT_LAUNCHER_BOUNDED(0, name, params, args)
+#define SIMT_LAUNCHER_BOUNDED(max, name, params, args)                                             \
     struct simt_args_##name {                                                                      \
         SIMT_EACH(SIMT_FIELD, SIMT_UNPAREN params)                                                 \
     };                                                                                             \
@@ -342,8 +429,8 @@ static inline double simt_max_d(double a, double b) { return fmax(a, b); }
         const struct simt_args_##name *simt_a = simt_p;                                            \
         name(SIMT_LIST(SIMT_ARGREF, SIMT_UNPAREN args));                                           \
     }                                                                                              \
-    static const simt_kernel simt_kernel_##name = {#name, __FILE__, __LINE__, simt_entry_##name,   \
-                                                   (const void *)name};                            \
+    static const simt_kernel simt_kernel_##name = {                                                \
+        #name, __FILE__, __LINE__, simt_entry_##name, (const void *)name, (unsigned)(max)};        \
     static __attribute__((unused)) cudaError_t launch_##name(                                      \
         dim3 grid, dim3 block, size_t shmem, cudaStream_t stream, SIMT_UNPAREN params)             \
     {                                                                                              \

@@ -31,8 +31,9 @@
  * simulated GPU uses it for the kernel's modeled time (a roofline). It is a
  * no-op on real GPUs, where time is measured.
  *
- * SIMT_DYNAMIC_SHARED(type, name) declares the dynamic shared-memory array
- * (CUDA's `extern __shared__ type name[];`), inside the kernel body.
+ * The dynamic shared-memory array is declared as in CUDA,
+ * `extern __shared__ type name[];` (build/sim: mk/cu2c.pl rewrites it), or
+ * with SIMT_DYNAMIC_SHARED(type, name) inside the kernel body.
  *
  * See docs/cuda-c-dialect.md for what is supported and what is refused.
  */

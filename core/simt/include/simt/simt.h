@@ -53,13 +53,16 @@ typedef struct simt_kernel {
     int line;
     void (*entry)(const void *args); /* unpacks the argument copy, calls the kernel */
     const void *function;            /* the kernel itself (for cudaFuncSetAttribute) */
+    unsigned max_threads;            /* __launch_bounds__'s threads per block, or 0 */
 } simt_kernel;
 
 /* Validates the configuration like CUDA (cudaErrorInvalidConfiguration for
  * 0 or too-large dimensions, more than 1024 threads, block z > 64, grid y/z
- * > 65535; cudaErrorInvalidValue for dynamic shared memory above the
- * kernel's limit) and enqueues the kernel on the stream with a copy of the
- * argument struct. Returns and records the error like any runtime call. */
+ * > 65535; cudaErrorLaunchOutOfResources for more threads per block than the
+ * kernel's __launch_bounds__; cudaErrorInvalidValue for dynamic shared
+ * memory above the kernel's limit) and enqueues the kernel on the stream
+ * with a copy of the argument struct. Returns and records the error like any
+ * runtime call. */
 cudaError_t simtLaunchKernel(const simt_kernel *k, dim3 grid, dim3 block, size_t shmem,
                              cudaStream_t stream, const void *args, size_t args_size);
 
@@ -86,6 +89,12 @@ uint64_t simt_shfl(unsigned mask, uint64_t value, int arg, int width, int kind, 
 unsigned simt_vote(unsigned mask, int pred, int kind, const char *file, int line);
 unsigned simt_activemask(void);
 _Noreturn void simt_assert_fail(const char *expr, const char *file, int line, const char *func);
+/* clock64() in a kernel: host nanoseconds (CLOCK_MONOTONIC), strictly
+ * increasing on each OS thread, so within every CUDA thread. simt_clock is
+ * clock(): in a kernel the low 32 bits of simt_clock64(), elsewhere the C
+ * library's clock() (host code of a kernel file). */
+long long simt_clock64(void);
+long simt_clock(void);
 
 int simt_atomic_add_i32(int *p, int v);
 unsigned simt_atomic_add_u32(unsigned *p, unsigned v);
