@@ -14,8 +14,12 @@
  * A block's thread 0 runs first, as a fiber. If it finishes without reaching
  * any barrier or warp operation, the block's other threads run as plain
  * function calls on this stack: kernels with no barrier pay no fiber switch
- * (SIMT_PLAIN=0 turns this off, for a kernel whose thread 0 rightly skips
- * every warp operation the others perform).
+ * (SIMT_PLAIN=0 turns this off). Should one of them reach a barrier or warp
+ * operation after all (legal for a warp operation whose mask leaves out
+ * thread 0's warp or lane), the block turns into fibers there: that thread
+ * keeps running on this stack as the block's "host" fiber, the threads that
+ * have not run yet become fibers, and the rest of the block is scheduled from
+ * a small stack of its own (the aux scheduler, below).
  *
  * Barriers: __syncthreads() waits for every live thread of the block and
  * checks they all reached the same call site; warp operations (__syncwarp,
@@ -49,10 +53,12 @@
  * executor.h; the runtime sees only emu.h.
  */
 #undef _FORTIFY_SOURCE /* __longjmp_chk aborts on jumps between stacks */
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -124,7 +130,9 @@ static void resume(executor *x, fiber *f)
     x->cur = f;
     simt_threadIdx = f->idx;
     if (!CTX_SAVE(x->sched)) {
-        ASAN_START(&x->asan_fake, f->stack, x->stack_size);
+        /* the host fiber of a block turned into fibers runs on the OS thread's stack */
+        ASAN_START(&x->asan_fake, f == x->host ? x->os_bottom : f->stack,
+                   f == x->host ? x->os_size : x->stack_size);
 #ifdef SIMT_TSAN
         __tsan_switch_to_fiber(f->tsan_fiber, 0);
 #endif
@@ -233,6 +241,10 @@ void simt_emu_thread_exit(void)
     if (x->stacks) {
         munmap(x->stacks, STACK_SLOT(x->stack_size) * 1024);
     }
+    if (x->aux_stack) {
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        munmap(x->aux_stack - page, x->aux_size + page);
+    }
 #ifdef SIMT_TSAN
     if (x->fibers)
         for (unsigned i = 0; i < 1024; i++)
@@ -324,6 +336,139 @@ static void init_fiber(executor *x, fiber *f, unsigned i, uint3 idx)
 #endif
 }
 
+/* The rounds of a block from the thread after position x->pos of this round
+ * (from the start: x->pos = UINT_MAX) until every thread has exited. */
+static void run_rounds(executor *x)
+{
+    fiber *F = x->fibers;
+    unsigned n = x->nthreads;
+    for (;;) {
+        for (x->pos++; x->pos < n; x->pos++) {
+            fiber *f = &F[x->order[x->pos]];
+            if (f->state == T_RUNNABLE) resume(x, f); /* may hand over, advancing pos */
+        }
+        if (x->alive == 0) break;
+        simt_resolve(x);
+        x->round++;
+        if (simt_schedule_kind == 2) make_order(x);
+        x->pos = UINT_MAX;
+    }
+}
+
+/* ---- a plain block turned into fibers ----------------------------------
+ * A thread running as a plain call has its frames on the OS thread's stack,
+ * right above run_plain's; it cannot be suspended for another fiber to run
+ * the scheduler there. So when it reaches a barrier or warp operation it
+ * becomes the block's host fiber where it stands, and the scheduler moves to
+ * the aux stack: aux_main runs the rest of the block's rounds there (resuming
+ * the host on the OS stack like any fiber), then jumps back to run_plain,
+ * where the host left off once it exited (host_exit). The aux context is
+ * primed once per OS thread (and again after a fault abandons it). */
+static void aux_main(void)
+{
+    executor *x = simt_X;
+    ASAN_FINISH(NULL, &x->os_bottom, &x->os_size); /* primed from the OS stack */
+    for (;;) {
+        if (!CTX_SAVE(x->aux_ctx)) { /* parked: back to the priming, or to host_exit */
+            ASAN_START(&x->aux_fake, x->os_bottom, x->os_size);
+            ctx_jump(&x->aux_back);
+        }
+        x = simt_X;
+        ASAN_FINISH(x->aux_fake, NULL, NULL);
+        run_rounds(x);
+    }
+}
+
+static int prime_aux(executor *x)
+{
+    if (!x->aux_stack) {
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+#if defined(__SANITIZE_ADDRESS__)
+        size_t size = 1024 * 1024;
+#else
+        size_t size = 256 * 1024;
+#endif
+        char *m = mmap(NULL, size + page, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED) return -1;
+        if (mprotect(m, page, PROT_NONE) != 0) { /* a guard below it */
+            munmap(m, size + page);
+            return -1;
+        }
+        x->aux_stack = m + page;
+        x->aux_size = size;
+    }
+    ucontext_t uc;
+    if (getcontext(&uc) != 0) return -1;
+    uc.uc_stack.ss_sp = x->aux_stack;
+    uc.uc_stack.ss_size = x->aux_size;
+    uc.uc_link = NULL;
+    makecontext(&uc, aux_main, 0);
+    void *fake = NULL;
+    if (!CTX_SAVE(x->aux_back)) {
+        ASAN_START(&fake, x->aux_stack, x->aux_size);
+        setcontext(&uc); /* does not return: aux_main parks and jumps back here */
+    }
+    ASAN_FINISH(fake, NULL, NULL);
+    x->aux_primed = 1;
+    return 0;
+}
+
+fiber *simt_plain_to_fibers(executor *x)
+{
+    if (!x->aux_primed && prime_aux(x) != 0) return NULL;
+    fiber *F = x->fibers;
+    unsigned n = x->nthreads, k = x->pos;
+    const dim3 bd = x->bv.block_dim;
+    for (unsigned j = 1; j < n; j++) init_fiber(x, &F[j], j, thread_index(j, bd));
+    unsigned alive = n - 1; /* thread 0 has exited, as have those before position k */
+    for (unsigned p = 0; p < k; p++)
+        if (F[x->order[p]].state != T_EXITED) {
+            F[x->order[p]].state = T_EXITED;
+            alive--;
+        }
+    fiber *f = &F[x->order[k]];
+    /* Its own fiber stays parked where it is (its context is taken over by
+     * its frames on the OS stack until it exits, then given back). */
+    memcpy(x->host_ctx, f->ctx, sizeof x->host_ctx);
+    x->host_fake = f->asan_fake;
+    x->alive = alive;
+    x->plain = 0;
+    x->host = f;
+    x->cur = f;
+    memcpy(x->sched, x->aux_ctx, sizeof x->sched); /* its yields go to the aux scheduler */
+    x->sched_bottom = x->aux_stack;
+    x->sched_size = x->aux_size;
+    return f;
+}
+
+/* The host fiber has exited (its kernel call returned into run_plain): the
+ * block's other fibers finish on the aux scheduler, which then comes back
+ * here. */
+static __attribute__((noinline)) void host_exit(executor *x)
+{
+    fiber *f = x->host;
+    f->state = T_EXITED;
+    x->alive--;
+    if (!CTX_SAVE(x->aux_back)) {
+        fiber *g = DIRECT_SWITCH ? next_runnable(x) : NULL;
+        if (g) {
+            x->cur = g;
+            simt_threadIdx = g->idx;
+            ctx_jump(&g->ctx);
+        }
+        ASAN_START(&f->asan_fake, x->sched_bottom, x->sched_size);
+        ctx_jump(&x->sched);
+    }
+    ASAN_FINISH(f->asan_fake, NULL, NULL);
+    memcpy(f->ctx, x->host_ctx, sizeof f->ctx);
+    f->asan_fake = x->host_fake;
+    x->host = NULL;
+    x->cur = NULL;
+    x->sched_bottom = x->os_bottom;
+    x->sched_size = x->os_size;
+}
+
 /* The block's other threads as plain calls: thread 0 reached no barrier. */
 static void run_plain(executor *x)
 {
@@ -344,14 +489,24 @@ static void run_plain(executor *x)
                 }
             }
             simt_threadIdx = t;
+            x->pos = i; /* the order is the identity */
             entry(args);
+            if (__builtin_expect(x->host != NULL, 0)) { /* it became the host fiber */
+                host_exit(x);
+                return;
+            }
         }
     } else {
         for (unsigned k = 0; k < n; k++) {
             unsigned i = x->order[k];
             if (i == 0) continue;
             simt_threadIdx = thread_index(i, bd);
+            x->pos = k;
             entry(args);
+            if (__builtin_expect(x->host != NULL, 0)) {
+                host_exit(x);
+                return;
+            }
         }
     }
     x->plain = 0;
@@ -388,16 +543,8 @@ static void run_block(executor *x)
         }
         init_fiber(x, &F[i], i, t);
     }
-    for (;;) {
-        for (x->pos = 0; x->pos < n; x->pos++) {
-            fiber *f = &F[x->order[x->pos]];
-            if (f->state == T_RUNNABLE) resume(x, f); /* may hand over, advancing pos */
-        }
-        if (x->alive == 0) break;
-        simt_resolve(x);
-        x->round++;
-        if (simt_schedule_kind == 2) make_order(x);
-    }
+    x->pos = UINT_MAX;
+    run_rounds(x);
 }
 
 static cudaError_t run_grid(dim3 g);
@@ -463,8 +610,14 @@ static cudaError_t run_grid(dim3 g)
 {
     if (_setjmp(simt_X->abort_ctx)) {
         executor *y = simt_X;
-        if (y->cur && !y->plain) ASAN_FINISH(NULL, NULL, NULL);
-        y->nprimed = 0;                        /* fibers stopped mid-kernel: make them afresh */
+        if (y->fault_switched) ASAN_FINISH(NULL, NULL, NULL);
+        y->nprimed = 0; /* fibers stopped mid-kernel: make them afresh */
+        if (y->host) {  /* the aux scheduler too */
+            y->aux_primed = 0;
+            y->host = NULL;
+            y->sched_bottom = y->os_bottom;
+            y->sched_size = y->os_size;
+        }
         if (y->mc) simt_memcount_clear(y->mc); /* a faulted block's requests are not counted */
         if (y->rec) {                          /* the record keeps the faulted block */
             simt_record_block_end(y);

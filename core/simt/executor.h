@@ -174,6 +174,21 @@ typedef struct executor {
     void *asan_fake;
     const void *sched_bottom;
     size_t sched_size;
+    /* A plain block turned into fibers (emu.c, simt_plain_to_fibers): the
+     * thread that reached a barrier runs on, on this OS thread's stack, as
+     * the host fiber; the scheduler runs on the aux stack meanwhile. */
+    fiber *host;
+    simt_ctx host_ctx; /* the host's own fiber, parked on its own stack meanwhile */
+    void *host_fake;
+    char *aux_stack;
+    size_t aux_size;
+    int aux_primed;
+    simt_ctx aux_ctx;  /* the aux scheduler, parked at the top of its loop */
+    simt_ctx aux_back; /* where it jumps when parked: the priming, or host_exit */
+    void *aux_fake;
+    const void *os_bottom; /* this OS thread's stack, as ASan learns it */
+    size_t os_size;
+    int fault_switched; /* the fault left a fiber's or the aux stack */
 #ifdef SIMT_TSAN
     void *tsan_sched;
     char tsan_barrier, tsan_block, tsan_warp[32];
@@ -224,6 +239,14 @@ static inline __attribute__((always_inline)) fiber *next_runnable(executor *x)
 #else
 #define TSAN_TO_SCHED(x) ((void)0)
 #endif
+
+/* A thread running as a plain call (x->plain) reached a barrier or warp
+ * operation: turns the block into fibers (the threads before it in this
+ * round's order have exited, the ones after it have not started) with this
+ * thread as the host fiber, and returns its fiber, or NULL when the aux
+ * scheduler's stack cannot be had. The caller then waits as any fiber does
+ * (FIBER_YIELD). (emu.c) */
+fiber *simt_plain_to_fibers(executor *x);
 
 /* ---- faults (fault.c) ----------------------------------------------------- */
 

@@ -190,15 +190,14 @@ static inline __attribute__((always_inline)) fiber *arrive(const char *what, con
         fprintf(stderr, "simt: %s called outside a kernel (%s:%d)\n", what, file, line);
         abort();
     }
-    if (x->plain)
-        simt_fault(
-            cudaErrorLaunchFailure, f,
-            "%s at %s:%d is reached by this thread, but thread (0,0,0) of the block finished "
-            "without reaching any barrier or warp operation, so the block's threads ran as "
-            "plain calls. Every thread of a block must reach the same __syncthreads(); if "
-            "thread 0 rightly takes part in no warp operation (a mask without lane 0), run "
-            "with SIMT_PLAIN=0",
-            what, file, line);
+    if (__builtin_expect(x->plain, 0)) { /* thread 0 reached no barrier: fibers from here */
+        f = simt_plain_to_fibers(x);
+        if (!f)
+            simt_fault(cudaErrorMemoryAllocation, x->cur,
+                       "%s at %s:%d: no memory for the scheduler's stack (the block ran as "
+                       "plain calls until this thread reached it)",
+                       what, file, line);
+    }
     x->synced = 1;
     f->file = file;
     f->line = line;

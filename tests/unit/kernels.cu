@@ -370,6 +370,38 @@ SIMT_LAUNCHER(lane0_skips, (int *out), (out))
 
 cudaError_t tk_lane0_skips(int *out) { return launch_lane0_skips(d1(1), d1(32), 0, 0, out); }
 
+/* issue 19: a full-mask shuffle that only warp 1 executes (warp 0, and so
+ * thread 0, does none): legal CUDA. Each of `blocks` blocks of 64 threads:
+ * out[b * 32 + l] = lane l + 1's value (lane 31: its own). `exit_from`: lanes
+ * of warp 1 at or above it exit instead (a mask naming exited lanes: wrong). */
+static __global__ void warp1_shuffles(int *out, int exit_from)
+{
+    int t = threadIdx.x;
+    if (t < 32 || t - 32 >= exit_from) return;
+    int v = __shfl_down_sync(0xffffffffu, 1000 * (int)blockIdx.x + t, 1);
+    out[blockIdx.x * 32 + t - 32] = v;
+}
+SIMT_LAUNCHER(warp1_shuffles, (int *out, int exit_from), (out, exit_from))
+
+cudaError_t tk_warp1_shuffles(int *out, int blocks, int exit_from)
+{
+    return launch_warp1_shuffles(d1((unsigned)blocks), d1(64), 0, 0, out, exit_from);
+}
+
+/* Thread 0 exits at once; every other thread waits at a __syncthreads(). */
+static __global__ void thread0_skips_barrier(int *out)
+{
+    if (threadIdx.x == 0) return;
+    __syncthreads();
+    out[threadIdx.x] = 1;
+}
+SIMT_LAUNCHER(thread0_skips_barrier, (int *out), (out))
+
+cudaError_t tk_thread0_skips_barrier(int *out)
+{
+    return launch_thread0_skips_barrier(d1(1), d1(64), 0, 0, out);
+}
+
 static __global__ void big_frame(int *out)
 {
     volatile int local[65536]; /* 256 KiB: more than a simulated thread's stack */

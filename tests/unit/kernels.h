@@ -71,6 +71,11 @@ cudaError_t tk_write_past_end(int *out, int n, int extra);
 /* Lane 0 exits at once; lanes 1..31 shuffle with mask 0xfffffffe (legal
  * CUDA): out[l] = value of lane l+1 (lane 31: its own), l = 1..31. */
 cudaError_t tk_lane0_skips(int *out);
+/* blocks x 64 threads; only warp 1 shuffles (full mask), lanes >= exit_from
+ * of it exit first: out[b * 32 + l] = 1000 b + 32 + l + 1 (lane 31: its own). */
+cudaError_t tk_warp1_shuffles(int *out, int blocks, int exit_from);
+/* 64 threads: thread 0 exits, the others wait at a __syncthreads(). */
+cudaError_t tk_thread0_skips_barrier(int *out);
 /* A thread with a 256 KiB local array: a stack overflow on the simulator. */
 cudaError_t tk_big_frame(int *out);
 /* out[0] = what cudaMalloc returns when called inside a kernel (simulated

@@ -125,22 +125,57 @@ static void test_device_assert(void)
     finish();
 }
 
-/* Legal CUDA the plain-call heuristic cannot run: it says so and how to run
- * it; with plain calls off it runs correctly. */
-static void test_plain_calls_off(void)
+/* Legal CUDA whose thread 0 takes part in no warp operation (issue 19): a
+ * block that started as plain calls (thread 0 reached no barrier) turns into
+ * fibers where a thread reaches one, and runs right under every schedule,
+ * with plain calls on or off. */
+static void test_plain_calls_turn_into_fibers(void)
 {
-    int *p = buffer(32), got[32];
-    LAUNCH_FAULTS(tk_lane0_skips(p), cudaErrorLaunchFailure);
-    report_has("SIMT_PLAIN=0");
-    finish();
-    p = buffer(32);
-    simtSetPlainCalls(0);
-    CU_ASSERT_OK(tk_lane0_skips(p));
-    CU_ASSERT_OK(cudaMemcpy(got, p, sizeof got, cudaMemcpyDeviceToHost));
+    static const int sched[][2] = {{0, 0}, {1, 0}, {2, 7}, {2, 12345}};
+    for (int plain = 1; plain >= 0; plain--)
+        for (int s = 0; s < 4; s++) {
+            simtSetPlainCalls(plain);
+            simtSetSchedule(sched[s][0], (unsigned long long)sched[s][1]);
+            int *p = buffer(32), got[32];
+            CU_ASSERT_OK(tk_lane0_skips(p));
+            CU_ASSERT_OK(cudaMemcpy(got, p, sizeof got, cudaMemcpyDeviceToHost));
+            for (int l = 1; l < 31; l++) CU_ASSERT_EQUAL(got[l], 100 + l + 1);
+            CU_ASSERT_EQUAL(got[31], 131);
+            /* the issue's kernel: a full-mask __shfl_down_sync in warp 1 only */
+            int *q = buffer(3 * 32), g[3 * 32];
+            CU_ASSERT_OK(tk_warp1_shuffles(q, 3, 32));
+            CU_ASSERT_OK(cudaMemcpy(g, q, sizeof g, cudaMemcpyDeviceToHost));
+            for (int b = 0; b < 3; b++)
+                for (int l = 0; l < 32; l++)
+                    CU_ASSERT_EQUAL(g[b * 32 + l], 1000 * b + 32 + (l < 31 ? l + 1 : l));
+            CU_ASSERT_STRING_EQUAL(simtLastFaultReport(), "");
+            finish();
+        }
     simtSetPlainCalls(1);
-    for (int l = 1; l < 31; l++) CU_ASSERT_EQUAL(got[l], 100 + l + 1);
-    CU_ASSERT_EQUAL(got[31], 131);
-    finish();
+    simtSetSchedule(0, 0);
+}
+
+/* What is wrong after such a turn is named for what it is, not for the plain
+ * calls: a full mask whose lanes 16..31 exited, and a __syncthreads() that
+ * thread 0 skipped. */
+static void test_plain_turned_faults(void)
+{
+    for (int s = 0; s < 2; s++) {
+        simtSetSchedule(s, 0);
+        int *p = buffer(32);
+        LAUNCH_FAULTS(tk_warp1_shuffles(p, 1, 16), cudaErrorLaunchFailure);
+        report_has("__shfl_down_sync");
+        report_has("mask 0xffffffff names lane 16, which has already exited");
+        CU_ASSERT_PTR_NULL(strstr(simtLastFaultReport(), "SIMT_PLAIN"));
+        finish();
+        p = buffer(64);
+        LAUNCH_FAULTS(tk_thread0_skips_barrier(p), cudaErrorLaunchFailure);
+        report_has("threadIdx (0,0,0): divergent __syncthreads(): this thread exited without "
+                   "reaching the __syncthreads() at");
+        CU_ASSERT_PTR_NULL(strstr(simtLastFaultReport(), "SIMT_PLAIN"));
+        finish();
+    }
+    simtSetSchedule(0, 0);
 }
 
 #ifndef __SANITIZE_ADDRESS__ /* under ASan, ASan owns SIGSEGV and reports it itself */
@@ -189,7 +224,8 @@ int register_faults_suite(void)
         {"use after free", test_use_after_free},
         {"device-side assert", test_device_assert},
         {"a fault is per device", test_fault_is_per_device},
-        {"plain calls off for legal thread-0 skips", test_plain_calls_off},
+        {"a plain block turns into fibers at a warp operation", test_plain_calls_turn_into_fibers},
+        {"faults after a plain block turned into fibers", test_plain_turned_faults},
         {"runtime calls from a kernel are refused", test_runtime_from_device},
 #ifndef __SANITIZE_ADDRESS__
         {"stack overflow", test_stack_overflow},

@@ -10,7 +10,8 @@
  *              after another between barriers, in the order SIMT_SCHEDULE
  *              names (forward | reverse | random:SEED). A block whose thread
  *              0 finishes without reaching a barrier runs its other threads
- *              as plain calls, with no fiber switch (SIMT_PLAIN=0: never).
+ *              as plain calls, with no fiber switch, until one reaches a
+ *              barrier or warp operation (SIMT_PLAIN=0: never).
  *              Every memory access of a kernel is checked (see emu.c).
  *   api.c      the CUDA runtime API of <cuda_runtime.h> over N simulated
  *              devices: memory, streams (one worker OS thread each), events,
@@ -333,8 +334,10 @@ void simtSetLazyLegacy(int on);
 
 /* The plain-call fast path (SIMT_PLAIN, default on): a block whose thread 0
  * finishes without reaching any barrier or warp operation runs its other
- * threads as plain calls. Off, every thread is a fiber (slower; needed only
- * when thread 0 rightly skips every warp operation that others perform). */
+ * threads as plain calls, until one of them reaches a barrier or warp
+ * operation (legal when thread 0 takes part in none): the block then turns
+ * into fibers there and runs on. Off, every thread is a fiber from the start
+ * (the same results, slower). */
 void simtSetPlainCalls(int on);
 
 /* Describes the kernels running now on any OS thread ("kernel K (file:line)
