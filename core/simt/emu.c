@@ -66,6 +66,7 @@
 #include "executor.h"
 #include "memcheck.h"
 #include "memstats.h"
+#include "races.h"
 #include "record.h"
 
 /* Pulls memcheck.o, the kernel-address hooks, into every program that runs
@@ -111,11 +112,13 @@ static void fiber_main(void)
     fiber_yield(f); /* primed: back to the scheduler */
     for (;;) {
         x = simt_X;
-#ifdef SIMT_TSAN
-        __tsan_acquire(&x->tsan_block); /* blocks run one after another */
-#endif
         x->launch->kernel->entry(x->launch->args);
 #ifdef SIMT_TSAN
+        /* Blocks run one after another: the scheduler acquires every exit
+         * once the block is over (run_blocks), and the next block's threads
+         * get it when resumed. Not an acquire here: the threads of one block
+         * are not ordered by one another's exit (a counter[0]++ by every
+         * thread is a race). */
         __tsan_release(&x->tsan_block);
 #endif
         f->state = T_EXITED;
@@ -259,6 +262,7 @@ void simt_emu_thread_exit(void)
     free(x->order);
     free(x->dyn_shared);
     simt_memcount_free(x->mc);
+    simt_races_free(x);
     simt_unregister_executor(x);
     free(x);
     simt_X = NULL;
@@ -366,16 +370,16 @@ static void run_rounds(executor *x)
  * primed once per OS thread (and again after a fault abandons it). */
 static void aux_main(void)
 {
-    executor *x = simt_X;
-    ASAN_FINISH(NULL, &x->os_bottom, &x->os_size); /* primed from the OS stack */
+    /* simt_X throughout: no local lives across the jumps (sanitizer builds
+     * save with _setjmp) */
+    ASAN_FINISH(NULL, &simt_X->os_bottom, &simt_X->os_size); /* primed from the OS stack */
     for (;;) {
-        if (!CTX_SAVE(x->aux_ctx)) { /* parked: back to the priming, or to host_exit */
-            ASAN_START(&x->aux_fake, x->os_bottom, x->os_size);
-            ctx_jump(&x->aux_back);
+        if (!CTX_SAVE(simt_X->aux_ctx)) { /* parked: back to the priming, or to host_exit */
+            ASAN_START(&simt_X->aux_fake, simt_X->os_bottom, simt_X->os_size);
+            ctx_jump(&simt_X->aux_back);
         }
-        x = simt_X;
-        ASAN_FINISH(x->aux_fake, NULL, NULL);
-        run_rounds(x);
+        ASAN_FINISH(simt_X->aux_fake, NULL, NULL);
+        run_rounds(simt_X);
     }
 }
 
@@ -584,6 +588,7 @@ cudaError_t simt_emu_run(const simt_launch *l, char *report, size_t report_size)
         x->nprimed++;
     }
     if (__builtin_expect(l->record != 0, 0)) simt_record_start(x, l); /* sets x->rec */
+    x->races_launch = simt_races_launch(l);
     return run_grid(g);
 }
 
@@ -597,7 +602,15 @@ static void run_blocks(executor *x, dim3 g)
                 x->bv.block_idx.z = bz;
                 simt_blockIdx = x->bv.block_idx;
                 if (__builtin_expect(x->rec, 0)) simt_record_block_begin(x);
+                if (__builtin_expect(x->races_launch != 0, 0)) {
+                    simt_races_begin(x); /* this block is race-checked */
+                    if (x->races_launch == 1) x->races_launch = 0;
+                }
                 run_block(x);
+                if (__builtin_expect(x->track, 0)) simt_races_end(x, 1); /* may fault */
+#ifdef SIMT_TSAN
+                __tsan_acquire(&x->tsan_block); /* every thread of the block has exited */
+#endif
                 if (__builtin_expect(x->rec, 0)) simt_record_block_end(x);
                 if (x->mc) simt_memcount_flush(x->mc);
                 atomic_fetch_add_explicit(&x->blocks_done, 1, memory_order_relaxed);
@@ -619,6 +632,7 @@ static cudaError_t run_grid(dim3 g)
             y->sched_size = y->os_size;
         }
         if (y->mc) simt_memcount_clear(y->mc); /* a faulted block's requests are not counted */
+        simt_races_end(y, 0);
         if (y->rec) {                          /* the record keeps the faulted block */
             simt_record_block_end(y);
             simt_record_finish(y);

@@ -189,6 +189,10 @@ typedef struct executor {
     const void *os_bottom; /* this OS thread's stack, as ASan learns it */
     size_t os_size;
     int fault_switched; /* the fault left a fiber's or the aux stack */
+    /* the race check of the normal run (races.c): its state, whether the
+     * block running now is checked, which blocks of this launch are */
+    struct races *races;
+    int track, races_launch;
 #ifdef SIMT_TSAN
     void *tsan_sched;
     char tsan_barrier, tsan_block, tsan_warp[32];

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "executor.h"
+#include "races.h"
 #include "record.h"
 
 static const char *wop_name(int wop)
@@ -80,6 +81,7 @@ static void complete_warp_op(executor *x, fiber *w0, unsigned count, unsigned ma
     }
     for (unsigned l = 0; l < count; l++)
         if (mask >> l & 1u) w0[l].state = T_RUNNABLE;
+    if (__builtin_expect(x->track, 0)) simt_races_warp_sync(x, w0->linear, mask);
 }
 
 /* Releases what can be released once every runnable thread has run: warp
@@ -99,6 +101,7 @@ unsigned simt_resolve(executor *x)
         same++;
     if (same == n) {
         for (unsigned i = 0; i < n; i++) F[i].state = T_RUNNABLE;
+        if (__builtin_expect(x->track, 0)) simt_races_barrier(x);
         return n;
     }
     for (unsigned base = 0; base < n; base += 32) {
@@ -176,28 +179,36 @@ unsigned simt_resolve(executor *x)
     if (!at_bar)
         simt_fault(cudaErrorLaunchFailure, at_warp, "deadlock in warp operations (internal)");
     for (unsigned i = 0; i < n; i++) F[i].state = T_RUNNABLE;
+    if (__builtin_expect(x->track, 0)) simt_races_barrier(x);
     return n;
 }
 
 /* ---- barriers and warp operations, called from kernels ------------------- */
 
+/* A thread running as a plain call reached a barrier or warp operation: the
+ * block turns into fibers here (emu.c). */
+static __attribute__((noinline, cold)) fiber *to_fibers(executor *x, const char *what,
+                                                        const char *file, int line)
+{
+    fiber *f = simt_plain_to_fibers(x);
+    if (!f)
+        simt_fault(cudaErrorMemoryAllocation, x->cur,
+                   "%s at %s:%d: no memory for the scheduler's stack (the block ran as plain "
+                   "calls until this thread reached it)",
+                   what, file, line);
+    return f;
+}
+
 static inline __attribute__((always_inline)) fiber *arrive(const char *what, const char *file,
                                                            int line)
 {
     executor *x = simt_X;
-    fiber *f = x ? x->cur : NULL;
-    if (!f) {
+    if (!x || !x->cur) {
         fprintf(stderr, "simt: %s called outside a kernel (%s:%d)\n", what, file, line);
         abort();
     }
-    if (__builtin_expect(x->plain, 0)) { /* thread 0 reached no barrier: fibers from here */
-        f = simt_plain_to_fibers(x);
-        if (!f)
-            simt_fault(cudaErrorMemoryAllocation, x->cur,
-                       "%s at %s:%d: no memory for the scheduler's stack (the block ran as "
-                       "plain calls until this thread reached it)",
-                       what, file, line);
-    }
+    /* thread 0 reached no barrier, so this thread runs as a plain call: fibers from here */
+    fiber *f = __builtin_expect(x->plain, 0) ? to_fibers(x, what, file, line) : x->cur;
     x->synced = 1;
     f->file = file;
     f->line = line;

@@ -178,6 +178,93 @@ static void test_plain_turned_faults(void)
     simtSetSchedule(0, 0);
 }
 
+/* Runs one of the book's reductions over n ints (i & 0xff, as the book's
+ * rand() & 0xff); returns the launch's error, *sum the blocks' total. */
+static cudaError_t book_sum(unsigned n, int chapter, int sync, long long *sum)
+{
+    int *h = malloc(n * sizeof *h), *in = buffer(n), *out = buffer(n / 128);
+    for (unsigned i = 0; i < n; i++) h[i] = (int)(i * 2654435761u >> 24);
+    CU_ASSERT_OK(cudaMemcpy(in, h, n * sizeof *h, cudaMemcpyHostToDevice));
+    cudaError_t e = tk_book_reduce(in, out, n, chapter, sync);
+    if (e == cudaSuccess) e = cudaDeviceSynchronize();
+    *sum = 0;
+    unsigned blocks = chapter == 3 ? n / 4096 : n / 128;
+    if (e == cudaSuccess) {
+        CU_ASSERT_OK(cudaMemcpy(h, out, blocks * sizeof *h, cudaMemcpyDeviceToHost));
+        for (unsigned b = 0; b < blocks; b++) *sum += h[b];
+    }
+    free(h);
+    return e;
+}
+
+static long long book_want(unsigned n)
+{
+    long long want = 0;
+    for (unsigned i = 0; i < n; i++) want += (int)(i * 2654435761u >> 24);
+    return want;
+}
+
+/* The "volatile" warp-synchronous tail without __syncwarp() (Professional
+ * CUDA C Programming, chapters 3 and 5) is reported, naming the race and
+ * __syncwarp(), never a silent wrong sum; with __syncwarp() it is right. */
+static void test_warp_synchronous_reported(void)
+{
+    const unsigned n = 1u << 15;
+    long long sum;
+    simtSetRaceCheck(2);
+    for (int chapter = 3; chapter <= 5; chapter += 2) {
+        cudaError_t e = book_sum(n, chapter, 0, &sum);
+        CU_ASSERT_CUDA(e, cudaErrorLaunchFailure);
+        report_has(chapter == 3 ? "kernel reduceUnrollWarps8" : "kernel reduceSmem");
+        report_has("race between lanes of one warp: thread (");
+        report_has(chapter == 3 ? "device memory at" : "shared memory at");
+        report_has("with no __syncwarp() between them");
+        report_has("Put __syncwarp() between the step that writes and the step that reads");
+        finish();
+    }
+    CU_ASSERT_OK(book_sum(n, 5, 1, &sum));
+    CU_ASSERT_EQUAL(sum, book_want(n));
+    CU_ASSERT_STRING_EQUAL(simtLastFaultReport(), "");
+    finish();
+    /* the default checks each kernel's first launch once: a fresh kernel is
+     * reported there too (reduceSmem was launched above: its launches are
+     * not checked again, and give the wrong sum unreported) */
+    simtSetRaceCheck(1);
+    CU_ASSERT_OK(book_sum(n, 5, 1, &sum));
+    CU_ASSERT_EQUAL(sum, book_want(n));
+    finish();
+    simtSetRaceCheck(1);
+}
+
+/* 256 threads doing counter++ with no barrier at all, into a shared
+ * histogram or one word of device memory: each increment runs whole in the
+ * emulator (the counts always come out right), so the check reports the
+ * lost update and names atomicAdd; with atomicAdd there is no race. */
+static void test_lost_update_reported(void)
+{
+    simtSetRaceCheck(2);
+    for (int global = 0; global <= 1; global++) {
+        int *p = buffer(4), got[4] = {-1, -1, -1, -1};
+        CU_ASSERT_OK(cudaMemset(p, 0, 4 * sizeof(int)));
+        LAUNCH_FAULTS(tk_count_up(p, global, 0), cudaErrorLaunchFailure);
+        report_has("kernel count_up");
+        report_has("race: lost update: thread (1,0,0) (warp 0, lane 1) reads, changes and writes "
+                   "back the 4-byte word of ");
+        report_has(global ? "device memory at" : "shared memory at");
+        report_has("that thread (0,0,0) (warp 0, lane 0) also wrote, with no barrier between them");
+        report_has("Use an atomic (atomicAdd(&counter[0], 1))");
+        finish();
+        p = buffer(4);
+        CU_ASSERT_OK(cudaMemset(p, 0, 4 * sizeof(int)));
+        CU_ASSERT_OK(tk_count_up(p, global, 1));
+        CU_ASSERT_OK(cudaMemcpy(got, p, sizeof got, cudaMemcpyDeviceToHost));
+        for (int k = 0; k < (global ? 1 : 4); k++) CU_ASSERT_EQUAL(got[k], global ? 256 : 64);
+        CU_ASSERT_STRING_EQUAL(simtLastFaultReport(), "");
+        finish();
+    }
+    simtSetRaceCheck(1);
+}
+
 #ifndef __SANITIZE_ADDRESS__ /* under ASan, ASan owns SIGSEGV and reports it itself */
 static void test_stack_overflow(void)
 {
@@ -226,6 +313,9 @@ int register_faults_suite(void)
         {"a fault is per device", test_fault_is_per_device},
         {"a plain block turns into fibers at a warp operation", test_plain_calls_turn_into_fibers},
         {"faults after a plain block turned into fibers", test_plain_turned_faults},
+        {"warp-synchronous code is reported (the book's reductions)",
+         test_warp_synchronous_reported},
+        {"a lost update by 256 threads is reported (shared, global)", test_lost_update_reported},
         {"runtime calls from a kernel are refused", test_runtime_from_device},
 #ifndef __SANITIZE_ADDRESS__
         {"stack overflow", test_stack_overflow},

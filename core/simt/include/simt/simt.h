@@ -340,6 +340,14 @@ void simtSetLazyLegacy(int on);
  * (the same results, slower). */
 void simtSetPlainCalls(int on);
 
+/* The race check of the normal run (SIMT_RACES; docs/cuda-c-dialect.md):
+ * which blocks have their shared memory and the device memory their
+ * arguments point into watched for warp-synchronous code (lanes of one warp
+ * exchanging values with no __syncwarp()) and lost updates (counter[0]++ by
+ * many threads), reported as a kernel fault. 0: none; 1 (the default): the
+ * first block of each kernel's first launch; 2: every block (slow). */
+void simtSetRaceCheck(int mode);
+
 /* Describes the kernels running now on any OS thread ("kernel K (file:line)
  * is in blockIdx (..), threadIdx (..)", "; "-separated) into buf; returns
  * the length, 0 when none runs. For watchdogs: it takes no lock and may be
