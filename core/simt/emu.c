@@ -633,7 +633,7 @@ static cudaError_t run_grid(dim3 g)
         }
         if (y->mc) simt_memcount_clear(y->mc); /* a faulted block's requests are not counted */
         simt_races_end(y, 0);
-        if (y->rec) {                          /* the record keeps the faulted block */
+        if (y->rec) { /* the record keeps the faulted block */
             simt_record_block_end(y);
             simt_record_finish(y);
         }

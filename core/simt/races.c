@@ -223,8 +223,7 @@ void simt_races_begin(executor *x)
     uintptr_t lo, hi;
     simt_static_tls(&lo, &hi);
     add_range(r, lo, hi - lo, 1);
-    add_range(r, (uintptr_t)x->bv.dynamic_shared,
-              x->bv.dynamic_shared ? x->launch->shmem : 0, 1);
+    add_range(r, (uintptr_t)x->bv.dynamic_shared, x->bv.dynamic_shared ? x->launch->shmem : 0, 1);
     /* the device allocations the arguments point into */
     const simt_launch *l = x->launch;
     for (size_t o = 0; o + sizeof(uintptr_t) <= l->args_size; o += sizeof(uintptr_t)) {
@@ -489,11 +488,6 @@ void simt_races_end(executor *x, int report)
     if (report && r->active) sweep(r);
     unpoison(r);
     atomic_fetch_and(&simt_counting, ~SIMT_COUNT_RACES);
-    if (getenv("RACES_DEBUG"))
-        fprintf(stderr, "races: %s acc %llu cells %zu lost %d warp %d (%p) cross %d (%p %u %u %d %d) ranges %d\n",
-                x->launch->kernel->name, r->accesses, r->ncells, r->lost.found, r->warp.found,
-                (void *)r->warp.addr, r->cross.found, (void *)r->cross.addr, r->cross.a.tid - 1u,
-                r->cross.b.tid - 1u, r->cross.a_store, r->cross.b_store, r->nranges);
     if (!report) return;
     char ta[96], tb[96], mem[160];
     if (r->lost.found) {
