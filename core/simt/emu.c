@@ -49,7 +49,8 @@
  * OS thread, its fibers, the schedule, running a launch's blocks), sync.c
  * (barriers and warp operations), fault.c (fault reports, the SIGSEGV
  * handler), watch.c (what runs now, for watchdogs), memcheck.c (the
- * kernel-address hooks), atomics.c, memstats.c (simtMemStats). They share
+ * kernel-address hooks), atomics.c, memstats.c (simtMemStats), races.c (the
+ * race check of warp-synchronous code and lost updates). They share
  * executor.h; the runtime sees only emu.h.
  */
 #undef _FORTIFY_SOURCE /* __longjmp_chk aborts on jumps between stacks */

@@ -3,7 +3,7 @@
  * executor (its fibers, the block it runs, its fault landing place), the
  * context switch between fibers, and the fault report. Not public; only the
  * emulator's files (emu.c, sync.c, fault.c, watch.c, memcheck.c, atomics.c,
- * memstats.c) include it. See emu.c for how a launch runs.
+ * memstats.c, races.c) include it. See emu.c for how a launch runs.
  */
 #ifndef SIMT_EXECUTOR_H
 #define SIMT_EXECUTOR_H
@@ -195,7 +195,12 @@ typedef struct executor {
     int track, races_launch;
 #ifdef SIMT_TSAN
     void *tsan_sched;
-    char tsan_barrier, tsan_block, tsan_warp[32];
+    /* A barrier's release and acquire go to tsan_barrier[its number in the
+     * block % 2]: a thread that has passed barrier k and reaches k + 1
+     * before a slower one has resumed from k must not hand it what it did
+     * in between (one object would: every race between two barriers hidden). */
+    unsigned tsan_bar_gen;
+    char tsan_barrier[2], tsan_block, tsan_warp[32];
 #endif
 } executor;
 

@@ -99,6 +99,9 @@ typedef struct races {
     uintptr_t skip[5][2]; /* the emulator's own thread-locals: threadIdx... */
 } races;
 
+/* Executors checking a block now (SIMT_COUNT_RACES is set while any is). */
+static atomic_int trackers;
+
 /* Kernels whose first launch was checked (SIMT_RACES=1). */
 static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
 static const void *seen[4096];
@@ -234,7 +237,8 @@ void simt_races_begin(executor *x)
             add_range(r, base, len, 0);
     }
     x->track = 1;
-    atomic_fetch_or(&simt_counting, SIMT_COUNT_RACES); /* call-mode files hand accesses over */
+    if (atomic_fetch_add(&trackers, 1) == 0) /* call-mode files hand accesses over */
+        atomic_fetch_or(&simt_counting, SIMT_COUNT_RACES);
 }
 
 static uint32_t word_value(uintptr_t word)
@@ -487,7 +491,7 @@ void simt_races_end(executor *x, int report)
     x->track = 0;
     if (report && r->active) sweep(r);
     unpoison(r);
-    atomic_fetch_and(&simt_counting, ~SIMT_COUNT_RACES);
+    if (atomic_fetch_sub(&trackers, 1) == 1) atomic_fetch_and(&simt_counting, ~SIMT_COUNT_RACES);
     if (!report) return;
     char ta[96], tb[96], mem[160];
     if (r->lost.found) {

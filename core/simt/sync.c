@@ -15,6 +15,12 @@
 #include "races.h"
 #include "record.h"
 
+#ifdef SIMT_TSAN
+#define TSAN_NEXT_BARRIER(x) ((x)->tsan_bar_gen++)
+#else
+#define TSAN_NEXT_BARRIER(x) ((void)0)
+#endif
+
 static const char *wop_name(int wop)
 {
     static const char *names[] = {"__syncwarp",       "__shfl_sync",     "__shfl_up_sync",
@@ -102,6 +108,7 @@ unsigned simt_resolve(executor *x)
     if (same == n) {
         for (unsigned i = 0; i < n; i++) F[i].state = T_RUNNABLE;
         if (__builtin_expect(x->track, 0)) simt_races_barrier(x);
+        TSAN_NEXT_BARRIER(x);
         return n;
     }
     for (unsigned base = 0; base < n; base += 32) {
@@ -180,6 +187,7 @@ unsigned simt_resolve(executor *x)
         simt_fault(cudaErrorLaunchFailure, at_warp, "deadlock in warp operations (internal)");
     for (unsigned i = 0; i < n; i++) F[i].state = T_RUNNABLE;
     if (__builtin_expect(x->track, 0)) simt_races_barrier(x);
+    TSAN_NEXT_BARRIER(x);
     return n;
 }
 
@@ -221,11 +229,11 @@ void simt_syncthreads(const char *file, int line)
     executor *x = simt_X;
     f->state = T_BARRIER;
 #ifdef SIMT_TSAN
-    __tsan_release(&x->tsan_barrier);
+    __tsan_release(&x->tsan_barrier[x->tsan_bar_gen & 1u]);
 #endif
     FIBER_YIELD(x, f);
 #ifdef SIMT_TSAN
-    __tsan_acquire(&x->tsan_barrier);
+    __tsan_acquire(&x->tsan_barrier[(x->tsan_bar_gen - 1u) & 1u]); /* released: counted */
 #endif
 }
 

@@ -51,25 +51,32 @@ cudaError_t rk_warp_tail(const int *in, int *out, int sync)
 }
 
 /* 256 threads each add 1 to one counter with no barrier between them (issue
- * 19): a __shared__ int (global = 0) or a word of device memory (global = 1);
- * atomic = 1 uses atomicAdd (no race). out[0] = the shared counter. */
-static __global__ void counter(int *word, int *out, int global, int atomic)
+ * 19): a __shared__ int, out[0] = its value (barriers only before and
+ * after); or a word of device memory, in a kernel with no barrier at all.
+ * atomic = 1 uses atomicAdd (no race). */
+static __global__ void shared_counter(int *out, int atomic)
 {
     __shared__ int s;
     if (threadIdx.x == 0) s = 0;
     __syncthreads();
-    if (!global && atomic) atomicAdd(&s, 1);
-    if (!global && !atomic) s++; /* RACE_LINE_SHARED_COUNTER */
-    if (global && atomic) atomicAdd(word, 1);
-    if (global && !atomic) word[0]++; /* RACE_LINE_GLOBAL_COUNTER */
+    if (atomic) atomicAdd(&s, 1);
+    if (!atomic) s++; /* RACE_LINE_SHARED_COUNTER */
     __syncthreads();
-    if (threadIdx.x == 0 && !global) out[0] = s;
+    if (threadIdx.x == 0) out[0] = s;
 }
-SIMT_LAUNCHER(counter, (int *word, int *out, int global, int atomic), (word, out, global, atomic))
-const int rk_shared_counter_race_line = 62, rk_global_counter_race_line = 64;
+SIMT_LAUNCHER(shared_counter, (int *out, int atomic), (out, atomic))
+
+static __global__ void global_counter(int *word, int atomic)
+{
+    if (atomic) atomicAdd(word, 1);
+    if (!atomic) word[0]++; /* RACE_LINE_GLOBAL_COUNTER */
+}
+SIMT_LAUNCHER(global_counter, (int *word, int atomic), (word, atomic))
+const int rk_shared_counter_race_line = 63, rk_global_counter_race_line = 72;
 
 cudaError_t rk_counter(int *word, int *out, int global, int atomic)
 {
     dim3 g = {1, 1, 1}, b = {256, 1, 1};
-    return launch_counter(g, b, 0, 0, word, out, global, atomic);
+    return global ? launch_global_counter(g, b, 0, 0, word, atomic)
+                  : launch_shared_counter(g, b, 0, 0, out, atomic);
 }

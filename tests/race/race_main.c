@@ -23,7 +23,8 @@
  * add, s[tid] += s[tid + half]); shared-counter-racy and global-counter-racy
  * (256 threads each do counter++ on a __shared__ int, on a word of device
  * memory, with no barrier at all between them: must report a race at the
- * ++), shared-counter and global-counter (the same with atomicAdd: clean).
+ * ++; the global one is a kernel with no barrier at all), shared-counter and
+ * global-counter (the same with atomicAdd: clean).
  */
 #include <stdio.h>
 #include <stdlib.h>

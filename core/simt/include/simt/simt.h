@@ -19,7 +19,8 @@
  *              files it stands on).
  *
  * Its settings come from the environment, read at the first runtime call:
- * SIMT_DEVICES, SIMT_GPU, SIMT_MEM_MB, SIMT_QUIET, SIMT_PLAIN, SIMT_SCHEDULE
+ * SIMT_DEVICES, SIMT_GPU, SIMT_MEM_MB, SIMT_QUIET, SIMT_PLAIN, SIMT_SCHEDULE,
+ * SIMT_RACES
  * (and SIMT_STACK_KB, per OS thread); docs/simulated-gpu.md has them all.
  * The first three were once PARALAB_SIM_DEVICES, PARALAB_SIM_GPU and
  * PARALAB_SIM_MEM_MB: those names still work, with a note on stderr.
