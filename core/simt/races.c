@@ -36,7 +36,10 @@
  * is the first block of each kernel's first launch (a kernel's race is in
  * its code, and shows in any block); SIMT_RACES=2 checks every block, 0
  * none. The checked block runs slower (a call and a table update per
- * access), up to 1<<22 accesses.
+ * access), up to 1<<22 accesses and 1<<20 distinct words. Not seen: a
+ * __shared__ scalar or an element at a constant index (GCC's kernel-address
+ * instrumentation checks no access to a thread-local variable at a known
+ * offset), and device memory reached only through pointers in memory.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -53,7 +56,7 @@ int simt_races_mode = 1;
 
 void simtSetRaceCheck(int mode) { simt_races_mode = mode < 0 ? 0 : mode > 2 ? 2 : mode; }
 
-enum { MAX_RANGES = 16, MAX_ACCESSES = 1 << 22, MAX_CELLS = 1 << 22 };
+enum { MAX_RANGES = 16, MAX_ACCESSES = 1 << 22, MAX_CELLS = 1 << 21 };
 
 typedef struct {
     uint16_t tid;  /* linear thread index + 1 (0: none) */
@@ -495,6 +498,11 @@ void simt_races_end(executor *x, int report)
     x->track = 0;
     if (report && r->active) sweep(r);
     unpoison(r);
+    if (r->cap > (1u << 14)) { /* a big block's table: not kept for the next */
+        free(r->cells);
+        r->cells = NULL;
+        r->cap = 0;
+    }
     if (atomic_fetch_sub(&trackers, 1) == 1) atomic_fetch_and(&simt_counting, ~SIMT_COUNT_RACES);
     if (!report) return;
     char ta[96], tb[96], mem[160];
