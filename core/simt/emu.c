@@ -423,8 +423,14 @@ fiber *simt_plain_to_fibers(executor *x)
 {
     if (!x->aux_primed && prime_aux(x) != 0) return NULL;
     fiber *F = x->fibers;
-    unsigned n = x->nthreads, k = x->pos;
     const dim3 bd = x->bv.block_dim;
+    /* the running thread's position in this round's order: in the forward
+     * order (the identity) its linear index, which run_plain does not store */
+    unsigned n = x->nthreads,
+             k = x->plain_forward
+                     ? simt_threadIdx.x + bd.x * (simt_threadIdx.y + bd.y * simt_threadIdx.z)
+                     : x->pos;
+    if (x->plain_forward) x->pos = k;
     for (unsigned j = 1; j < n; j++) init_fiber(x, &F[j], j, thread_index(j, bd));
     unsigned alive = n - 1; /* thread 0 has exited, as have those before position k */
     for (unsigned p = 0; p < k; p++)
@@ -483,7 +489,8 @@ static void run_plain(executor *x)
     const void *args = x->launch->args;
     x->plain = 1;
     x->cur = &x->fibers[0]; /* for fault reports, which read simt_threadIdx */
-    if (simt_schedule_kind == 0) {
+    x->plain_forward = simt_schedule_kind == 0;
+    if (x->plain_forward) {
         uint3 t = {0, 0, 0};
         for (unsigned i = 1; i < n; i++) { /* forward: the index counts up, no division */
             if (++t.x == bd.x) {
@@ -494,7 +501,6 @@ static void run_plain(executor *x)
                 }
             }
             simt_threadIdx = t;
-            x->pos = i; /* the order is the identity */
             entry(args);
             if (__builtin_expect(x->host != NULL, 0)) { /* it became the host fiber */
                 host_exit(x);

@@ -138,11 +138,12 @@ typedef struct executor {
     const simt_launch *launch;
     simt_block_view bv;
     unsigned nthreads, alive, round;
-    unsigned pos;     /* position in `order` of the thread running now */
-    unsigned order_n; /* order[] holds the forward order for this many */
-    int plain;        /* running threads as plain calls */
-    void *altstack;   /* for the fault handler: a kernel may overflow its stack */
-    int synced;       /* the current block reached a barrier or warp op */
+    unsigned pos;      /* position in `order` of the thread running now */
+    unsigned order_n;  /* order[] holds the forward order for this many */
+    int plain;         /* running threads as plain calls */
+    int plain_forward; /* ... in the forward order (x->pos not kept) */
+    void *altstack;    /* for the fault handler: a kernel may overflow its stack */
+    int synced;        /* the current block reached a barrier or warp op */
     unsigned *order;
     void *dyn_shared;
     size_t dyn_cap;
