@@ -141,7 +141,7 @@ cudaError_t simt_config_read(void)
         if (strcmp(s, "0") && strcmp(s, "1") && strcmp(s, "2")) {
             fprintf(stderr,
                     "simt: SIMT_RACES=%s is not 0 (no race check), 1 (the first block of each "
-                    "kernel) or 2 (every block)\n",
+                    "kernel's first launch) or 2 (every block)\n",
                     s);
             return cudaErrorInitializationError;
         }
