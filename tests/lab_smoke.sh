@@ -423,6 +423,10 @@ if [ -x "$bin/lab06" ] && [[ "$bin" == *sim* ]]; then
         simt_env 2 SIMT_GPUS_PER_NODE=$bad -- "$bin/lab01" --no-viz
         check "SIMT_GPUS_PER_NODE=$bad: the message names it" grep -qx "simt: SIMT_GPUS_PER_NODE=$bad is not a whole number from 1 to 64" <<<"$simt_out"
     done
+    for bad in 3 x; do
+        simt_env 2 SIMT_RACES=$bad -- "$bin/lab01" --no-viz
+        check "SIMT_RACES=$bad: the message names it" grep -qx "simt: SIMT_RACES=$bad is not 0 (no race check), 1 (the first block of each kernel's first launch) or 2 (every block)" <<<"$simt_out"
+    done
 fi
 # labcheck --short (the sanitizer passes): Lab 07 without its 20-epoch runs
 if [ -x "$bin/labcheck" ]; then

@@ -53,6 +53,7 @@ static void init_once(void)
     init_err = simt_config_read();
     if (init_err) return;
     if (simt_cfg.plain >= 0) simt_plain_calls = simt_cfg.plain;
+    if (simt_cfg.races >= 0) simtSetRaceCheck(simt_cfg.races);
     if (simt_cfg.schedule >= 0) {
         simt_schedule_kind = simt_cfg.schedule;
         if (simt_cfg.schedule == 2) simt_schedule_seed = simt_cfg.seed;
@@ -559,10 +560,10 @@ cudaError_t simtLaunchKernel(const simt_kernel *k, dim3 grid, dim3 block, size_t
          * ticket; a high-priority stream's kernels (NCCL's, a comm
          * stream's) run beside the others on the modeled clock */
         unsigned ticket = simt_record_take();
-        r = simt_queue_kernel(s, (simt_launch){k, grid, block, shmem, NULL, simt_cur_dev, ticket},
-                              args, args_size, flops, bytes,
-                              simt_stream_priority(s) < 0 ? ENG_COMPUTE_HI : ENG_COMPUTE,
-                              simt_cost_kernel(simt_cfg.preset, has_cost, flops, bytes));
+        r = simt_queue_kernel(
+            s, (simt_launch){k, grid, block, shmem, NULL, args_size, simt_cur_dev, ticket}, args,
+            args_size, flops, bytes, simt_stream_priority(s) < 0 ? ENG_COMPUTE_HI : ENG_COMPUTE,
+            simt_cost_kernel(simt_cfg.preset, has_cost, flops, bytes));
         if (r != cudaSuccess && ticket) simt_record_unclaim(ticket);
     }
     pthread_mutex_unlock(&simt_lock);

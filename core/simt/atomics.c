@@ -10,8 +10,15 @@
 /* Blocks of one launch run on one OS thread, but kernels on different
  * streams run concurrently, so atomics are real atomics. */
 
+/* The race check only learns that the word changes: an atomic races with
+ * nothing. */
 #define CHECK(p, store)                                                                            \
-    check_access((uintptr_t)(p), sizeof *(p), store, (uintptr_t)__builtin_return_address(0))
+    do {                                                                                           \
+        check_access_of((uintptr_t)(p), sizeof *(p), store,                                        \
+                        (uintptr_t)__builtin_return_address(0), ~SIMT_COUNT_RACES);                \
+        if (__builtin_expect(simt_X && simt_X->track, 0))                                          \
+            simt_races_atomic(simt_X, (uintptr_t)(p), sizeof *(p));                                \
+    } while (0)
 #define ATOMIC_FETCH(name, T, builtin)                                                             \
     T simt_atomic_##name(T *p, T v)                                                                \
     {                                                                                              \

@@ -89,7 +89,7 @@ cudaError_t simt_config_read(void)
     long v;
     simt_cfg.quiet = (s = getenv("SIMT_QUIET")) && *s && strcmp(s, "0") != 0;
     simt_cfg.ndev = DEFAULT_DEVICES;
-    simt_cfg.plain = simt_cfg.schedule = -1;
+    simt_cfg.plain = simt_cfg.schedule = simt_cfg.races = -1;
     if ((s = env("SIMT_DEVICES", &var))) {
         if (parse_int(s, 0, SIMT_MAX_DEVICES, &v) != 0) {
             fprintf(stderr, "simt: %s=%s is not a whole number from 0 to %d\n", var, s,
@@ -136,6 +136,16 @@ cudaError_t simt_config_read(void)
             return cudaErrorInitializationError;
         }
         simt_cfg.plain = *s == '1';
+    }
+    if ((s = getenv("SIMT_RACES")) && *s) {
+        if (strcmp(s, "0") && strcmp(s, "1") && strcmp(s, "2")) {
+            fprintf(stderr,
+                    "simt: SIMT_RACES=%s is not 0 (no race check), 1 (the first block of each "
+                    "kernel's first launch) or 2 (every block)\n",
+                    s);
+            return cudaErrorInitializationError;
+        }
+        simt_cfg.races = *s - '0';
     }
     if ((s = getenv("SIMT_LAZY_LEGACY")) && *s) {
         if (strcmp(s, "0") && strcmp(s, "1")) {

@@ -18,6 +18,7 @@ typedef struct simt_config {
     size_t capacity;           /* SIMT_MEM_MB, else the preset's: bytes per device */
     int quiet;                 /* SIMT_QUIET: fault reports only in simtLastFaultReport */
     int plain;                 /* SIMT_PLAIN: 0 or 1; -1 when not set */
+    int races;                 /* SIMT_RACES: 0, 1 or 2; -1 when not set */
     int schedule;              /* SIMT_SCHEDULE: 0 forward, 1 reverse, 2 random; -1 not set */
     unsigned long long seed;   /* of random:SEED */
     int lazy_legacy;           /* SIMT_LAZY_LEGACY: 0 or 1 (simtSetLazyLegacy) */

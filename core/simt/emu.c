@@ -14,8 +14,12 @@
  * A block's thread 0 runs first, as a fiber. If it finishes without reaching
  * any barrier or warp operation, the block's other threads run as plain
  * function calls on this stack: kernels with no barrier pay no fiber switch
- * (SIMT_PLAIN=0 turns this off, for a kernel whose thread 0 rightly skips
- * every warp operation the others perform).
+ * (SIMT_PLAIN=0 turns this off). Should one of them reach a barrier or warp
+ * operation after all (legal for a warp operation whose mask leaves out
+ * thread 0's warp or lane), the block turns into fibers there: that thread
+ * keeps running on this stack as the block's "host" fiber, the threads that
+ * have not run yet become fibers, and the rest of the block is scheduled from
+ * a small stack of its own (the aux scheduler, below).
  *
  * Barriers: __syncthreads() waits for every live thread of the block and
  * checks they all reached the same call site; warp operations (__syncwarp,
@@ -47,14 +51,17 @@
  * OS thread, its fibers, the schedule, running a launch's blocks), sync.c
  * (barriers and warp operations), fault.c (fault reports, the SIGSEGV
  * handler), watch.c (what runs now, for watchdogs), memcheck.c (the
- * kernel-address hooks), atomics.c, memstats.c (simtMemStats). They share
+ * kernel-address hooks), atomics.c, memstats.c (simtMemStats), races.c (the
+ * race check of warp-synchronous code and lost updates). They share
  * executor.h; the runtime sees only emu.h.
  */
 #undef _FORTIFY_SOURCE /* __longjmp_chk aborts on jumps between stacks */
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -62,6 +69,7 @@
 #include "executor.h"
 #include "memcheck.h"
 #include "memstats.h"
+#include "races.h"
 #include "record.h"
 
 /* Pulls memcheck.o, the kernel-address hooks, into every program that runs
@@ -107,11 +115,13 @@ static void fiber_main(void)
     fiber_yield(f); /* primed: back to the scheduler */
     for (;;) {
         x = simt_X;
-#ifdef SIMT_TSAN
-        __tsan_acquire(&x->tsan_block); /* blocks run one after another */
-#endif
         x->launch->kernel->entry(x->launch->args);
 #ifdef SIMT_TSAN
+        /* Blocks run one after another: the scheduler acquires every exit
+         * once the block is over (run_blocks), and the next block's threads
+         * get it when resumed. Not an acquire here: the threads of one block
+         * are not ordered by one another's exit (a counter[0]++ by every
+         * thread is a race). */
         __tsan_release(&x->tsan_block);
 #endif
         f->state = T_EXITED;
@@ -126,7 +136,9 @@ static void resume(executor *x, fiber *f)
     x->cur = f;
     simt_threadIdx = f->idx;
     if (!CTX_SAVE(x->sched)) {
-        ASAN_START(&x->asan_fake, f->stack, x->stack_size);
+        /* the host fiber of a block turned into fibers runs on the OS thread's stack */
+        ASAN_START(&x->asan_fake, f == x->host ? x->os_bottom : f->stack,
+                   f == x->host ? x->os_size : x->stack_size);
 #ifdef SIMT_TSAN
         __tsan_switch_to_fiber(f->tsan_fiber, 0);
 #endif
@@ -190,6 +202,10 @@ void simt_emu_thread_exit(void)
     executor *x = simt_X;
     if (!x) return;
     simt_stacks_free(x);
+    if (x->aux_stack) {
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        munmap(x->aux_stack - page, x->aux_size + page);
+    }
 #ifdef SIMT_TSAN
     if (x->fibers)
         for (unsigned i = 0; i < 1024; i++)
@@ -204,6 +220,7 @@ void simt_emu_thread_exit(void)
     free(x->order);
     free(x->dyn_shared);
     simt_memcount_free(x->mc);
+    simt_races_free(x);
     simt_unregister_executor(x);
     free(x);
     simt_X = NULL;
@@ -281,20 +298,165 @@ static void init_fiber(executor *x, fiber *f, unsigned i, uint3 idx)
 #endif
 }
 
+/* The rounds of a block from the thread after position x->pos of this round
+ * (from the start: x->pos = UINT_MAX) until every thread has exited. */
+static void run_rounds(executor *x)
+{
+    fiber *F = x->fibers;
+    unsigned n = x->nthreads;
+    for (;;) {
+        for (x->pos++; x->pos < n; x->pos++) {
+            fiber *f = &F[x->order[x->pos]];
+            if (f->state == T_RUNNABLE) resume(x, f); /* may hand over, advancing pos */
+        }
+        if (x->alive == 0) break;
+        simt_resolve(x);
+        x->round++;
+        if (simt_schedule_kind == 2) make_order(x);
+        x->pos = UINT_MAX;
+    }
+}
+
+/* ---- a plain block turned into fibers ----------------------------------
+ * A thread running as a plain call has its frames on the OS thread's stack,
+ * right above run_plain's; it cannot be suspended for another fiber to run
+ * the scheduler there. So when it reaches a barrier or warp operation it
+ * becomes the block's host fiber where it stands, and the scheduler moves to
+ * the aux stack: aux_main runs the rest of the block's rounds there (resuming
+ * the host on the OS stack like any fiber), then jumps back to run_plain,
+ * where the host left off once it exited (host_exit). The aux context is
+ * primed once per OS thread (and again after a fault abandons it). */
+static void aux_main(void)
+{
+    /* simt_X throughout: no local lives across the jumps (sanitizer builds
+     * save with _setjmp) */
+    ASAN_FINISH(NULL, &simt_X->os_bottom, &simt_X->os_size); /* primed from the OS stack */
+    for (;;) {
+        if (!CTX_SAVE(simt_X->aux_ctx)) { /* parked: back to the priming, or to host_exit */
+            ASAN_START(&simt_X->aux_fake, simt_X->os_bottom, simt_X->os_size);
+            ctx_jump(&simt_X->aux_back);
+        }
+        ASAN_FINISH(simt_X->aux_fake, NULL, NULL);
+        run_rounds(simt_X);
+    }
+}
+
+static int prime_aux(executor *x)
+{
+    if (!x->aux_stack) {
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+#if defined(__SANITIZE_ADDRESS__)
+        size_t size = 1024 * 1024;
+#else
+        size_t size = 256 * 1024;
+#endif
+        char *m = mmap(NULL, size + page, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED) return -1;
+        if (mprotect(m, page, PROT_NONE) != 0) { /* a guard below it */
+            munmap(m, size + page);
+            return -1;
+        }
+        x->aux_stack = m + page;
+        x->aux_size = size;
+    }
+    ucontext_t uc;
+    if (getcontext(&uc) != 0) return -1;
+    uc.uc_stack.ss_sp = x->aux_stack;
+    uc.uc_stack.ss_size = x->aux_size;
+    uc.uc_link = NULL;
+    makecontext(&uc, aux_main, 0);
+    void *fake = NULL;
+    if (!CTX_SAVE(x->aux_back)) {
+        ASAN_START(&fake, x->aux_stack, x->aux_size);
+        setcontext(&uc); /* does not return: aux_main parks and jumps back here */
+    }
+    ASAN_FINISH(fake, NULL, NULL);
+    x->aux_primed = 1;
+    return 0;
+}
+
+fiber *simt_plain_to_fibers(executor *x)
+{
+    if (!x->aux_primed && prime_aux(x) != 0) return NULL;
+    fiber *F = x->fibers;
+    const dim3 bd = x->bv.block_dim;
+    /* the running thread's position in this round's order: in the forward
+     * order (the identity) its linear index, which run_plain does not store */
+    unsigned n = x->nthreads,
+             k = x->plain_forward
+                     ? simt_threadIdx.x + bd.x * (simt_threadIdx.y + bd.y * simt_threadIdx.z)
+                     : x->pos;
+    if (x->plain_forward) x->pos = k;
+    for (unsigned j = 1; j < n; j++) init_fiber(x, &F[j], j, thread_index(j, bd));
+    unsigned alive = n - 1; /* thread 0 has exited, as have those before position k */
+    for (unsigned p = 0; p < k; p++)
+        if (F[x->order[p]].state != T_EXITED) {
+            F[x->order[p]].state = T_EXITED;
+            alive--;
+        }
+    fiber *f = &F[x->order[k]];
+    /* Its own fiber stays parked where it is (its context is taken over by
+     * its frames on the OS stack until it exits, then given back). */
+    memcpy(x->host_ctx, f->ctx, sizeof x->host_ctx);
+    x->host_fake = f->asan_fake;
+    x->alive = alive;
+    x->plain = 0;
+    x->host = f;
+    x->cur = f;
+    memcpy(x->sched, x->aux_ctx, sizeof x->sched); /* its yields go to the aux scheduler */
+    x->sched_bottom = x->aux_stack;
+    x->sched_size = x->aux_size;
+    return f;
+}
+
+/* The host fiber has exited (its kernel call returned into run_plain): the
+ * block's other fibers finish on the aux scheduler, which then comes back
+ * here. */
+static __attribute__((noinline)) void host_exit(executor *x)
+{
+    fiber *f = x->host;
+    f->state = T_EXITED;
+    x->alive--;
+    if (!CTX_SAVE(x->aux_back)) {
+        fiber *g = DIRECT_SWITCH ? next_runnable(x) : NULL;
+        if (g) {
+            x->cur = g;
+            simt_threadIdx = g->idx;
+            ctx_jump(&g->ctx);
+        }
+        ASAN_START(&f->asan_fake, x->sched_bottom, x->sched_size);
+        ctx_jump(&x->sched);
+    }
+    ASAN_FINISH(f->asan_fake, NULL, NULL);
+    memcpy(f->ctx, x->host_ctx, sizeof f->ctx);
+    f->asan_fake = x->host_fake;
+    x->host = NULL;
+    x->cur = NULL;
+    x->sched_bottom = x->os_bottom;
+    x->sched_size = x->os_size;
+}
+
 /* The block's threads as plain calls from x->plain_pos on (forward: the
- * next thread's linear index; other schedules: its position in the order). */
+ * next thread's linear index; other schedules: its position in the order).
+ * A thread that reaches a barrier or warp operation becomes the host fiber
+ * (simt_plain_to_fibers); once it has exited, the block is done here. */
 static __attribute__((noinline)) void run_plain_from(executor *x)
 {
     const dim3 bd = x->bv.block_dim;
     unsigned n = x->nthreads;
     void (*entry)(const void *) = x->launch->kernel->entry;
     const void *args = x->launch->args;
-    if (simt_schedule_kind == 0) {
+    if (x->plain_forward) {
         uint3 t = thread_index(x->plain_pos, bd);
         for (unsigned i = x->plain_pos; i < n; i++) { /* the index counts up, no division */
             x->plain_pos = i + 1;
             simt_threadIdx = t;
             entry(args);
+            if (__builtin_expect(x->host != NULL, 0)) { /* it became the host fiber */
+                host_exit(x);
+                return;
+            }
             if (++t.x == bd.x) {
                 t.x = 0;
                 if (++t.y == bd.y) {
@@ -309,7 +471,12 @@ static __attribute__((noinline)) void run_plain_from(executor *x)
             x->plain_pos = k + 1;
             if (i == 0) continue;
             simt_threadIdx = thread_index(i, bd);
+            x->pos = k;
             entry(args);
+            if (__builtin_expect(x->host != NULL, 0)) {
+                host_exit(x);
+                return;
+            }
         }
     }
 }
@@ -319,9 +486,19 @@ static void run_plain(executor *x)
 {
     x->plain = 1;
     x->cur = &x->fibers[0]; /* for fault reports, which read simt_threadIdx */
-    x->plain_pos = simt_schedule_kind == 0 ? 1 : 0;
-    _setjmp(x->plain_ctx); /* a thread that failed an assert lands here: on with the next */
+    x->plain_forward = simt_schedule_kind == 0;
+    x->plain_pos = x->plain_forward ? 1 : 0;
+    /* A thread that failed an assert lands here: on with the next; or, if it
+     * was the host fiber (a plain block turned into fibers), the block's
+     * other fibers finish as when the host returns. */
+    if (_setjmp(x->plain_ctx)) {
+        if (x->host) {
+            host_exit(x);
+            goto done;
+        }
+    }
     run_plain_from(x);
+done:
     x->plain = 0;
     x->cur = NULL;
 }
@@ -356,16 +533,8 @@ static void run_block(executor *x)
         }
         init_fiber(x, &F[i], i, t);
     }
-    for (;;) {
-        for (x->pos = 0; x->pos < n; x->pos++) {
-            fiber *f = &F[x->order[x->pos]];
-            if (f->state == T_RUNNABLE) resume(x, f); /* may hand over, advancing pos */
-        }
-        if (x->alive == 0) break;
-        simt_resolve(x);
-        x->round++;
-        if (simt_schedule_kind == 2) make_order(x);
-    }
+    x->pos = UINT_MAX;
+    run_rounds(x);
 }
 
 static cudaError_t run_grid(dim3 g);
@@ -415,6 +584,7 @@ static cudaError_t emu_run(executor *x, const simt_launch *l, char *report, size
         x->nprimed++;
     }
     if (__builtin_expect(l->record != 0, 0)) simt_record_start(x, l); /* sets x->rec */
+    x->races_launch = simt_races_launch(l);
     return run_grid(g);
 }
 
@@ -428,8 +598,16 @@ static void run_blocks(executor *x, dim3 g)
                 x->bv.block_idx.z = bz;
                 simt_blockIdx = x->bv.block_idx;
                 if (__builtin_expect(x->rec, 0)) simt_record_block_begin(x);
+                if (__builtin_expect(x->races_launch != 0, 0)) {
+                    simt_races_begin(x); /* this block is race-checked */
+                    if (x->races_launch == 1) x->races_launch = 0;
+                }
                 run_block(x);
                 if (__builtin_expect(x->assert_same != 0, 0)) simt_fault_asserts();
+                if (__builtin_expect(x->track, 0)) simt_races_end(x, 1); /* may fault */
+#ifdef SIMT_TSAN
+                __tsan_acquire(&x->tsan_block); /* every thread of the block has exited */
+#endif
                 if (__builtin_expect(x->rec, 0)) simt_record_block_end(x);
                 if (x->mc) simt_memcount_flush(x->mc);
                 atomic_fetch_add_explicit(&x->blocks_done, 1, memory_order_relaxed);
@@ -442,10 +620,17 @@ static cudaError_t run_grid(dim3 g)
 {
     if (_setjmp(simt_X->abort_ctx)) {
         executor *y = simt_X;
-        if (y->cur && !y->plain) ASAN_FINISH(NULL, NULL, NULL);
-        y->nprimed = 0;                        /* fibers stopped mid-kernel: make them afresh */
+        if (y->fault_switched) ASAN_FINISH(NULL, NULL, NULL);
+        y->nprimed = 0; /* fibers stopped mid-kernel: make them afresh */
+        if (y->host) {  /* the aux scheduler too */
+            y->aux_primed = 0;
+            y->host = NULL;
+            y->sched_bottom = y->os_bottom;
+            y->sched_size = y->os_size;
+        }
         if (y->mc) simt_memcount_clear(y->mc); /* a faulted block's requests are not counted */
-        if (y->rec) {                          /* the record keeps the faulted block */
+        simt_races_end(y, 0);
+        if (y->rec) { /* the record keeps the faulted block */
             simt_record_block_end(y);
             simt_record_finish(y);
         }

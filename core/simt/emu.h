@@ -18,6 +18,7 @@ typedef struct simt_launch {
     dim3 grid, block;
     size_t shmem;
     void *args; /* owned copy of the argument struct */
+    size_t args_size;
     int device;
     unsigned record; /* simtRecord*: the ticket of the record it claimed, or 0 */
 } simt_launch;

@@ -3,7 +3,7 @@
  * executor (its fibers, the block it runs, its fault landing place), the
  * context switch between fibers, and the fault report. Not public; only the
  * emulator's files (emu.c, stacks.c, sync.c, fault.c, watch.c, memcheck.c, atomics.c,
- * memstats.c) include it. See emu.c for how a launch runs.
+ * memstats.c, races.c) include it. See emu.c for how a launch runs.
  */
 #ifndef SIMT_EXECUTOR_H
 #define SIMT_EXECUTOR_H
@@ -138,11 +138,12 @@ typedef struct executor {
     const simt_launch *launch;
     simt_block_view bv;
     unsigned nthreads, alive, round;
-    unsigned pos;     /* position in `order` of the thread running now */
-    unsigned order_n; /* order[] holds the forward order for this many */
-    int plain;        /* running threads as plain calls */
-    void *altstack;   /* for the fault handler: a kernel may overflow its stack */
-    int synced;       /* the current block reached a barrier or warp op */
+    unsigned pos;      /* position in `order` of the thread running now */
+    unsigned order_n;  /* order[] holds the forward order for this many */
+    int plain;         /* running threads as plain calls */
+    int plain_forward; /* ... in the forward order (x->pos not kept) */
+    void *altstack;    /* for the fault handler: a kernel may overflow its stack */
+    int synced;        /* the current block reached a barrier or warp op */
     unsigned *order;
     void *dyn_shared;
     size_t dyn_cap;
@@ -188,9 +189,33 @@ typedef struct executor {
      * executor holding stacks, least recently used first */
     int stacks_busy;
     struct executor *stacks_next;
+    /* A plain block turned into fibers (emu.c, simt_plain_to_fibers): the
+     * thread that reached a barrier runs on, on this OS thread's stack, as
+     * the host fiber; the scheduler runs on the aux stack meanwhile. */
+    fiber *host;
+    simt_ctx host_ctx; /* the host's own fiber, parked on its own stack meanwhile */
+    void *host_fake;
+    char *aux_stack;
+    size_t aux_size;
+    int aux_primed;
+    simt_ctx aux_ctx;  /* the aux scheduler, parked at the top of its loop */
+    simt_ctx aux_back; /* where it jumps when parked: the priming, or host_exit */
+    void *aux_fake;
+    const void *os_bottom; /* this OS thread's stack, as ASan learns it */
+    size_t os_size;
+    int fault_switched; /* the fault left a fiber's or the aux stack */
+    /* the race check of the normal run (races.c): its state, whether the
+     * block running now is checked, which blocks of this launch are */
+    struct races *races;
+    int track, races_launch;
 #ifdef SIMT_TSAN
     void *tsan_sched;
-    char tsan_barrier, tsan_block, tsan_warp[32];
+    /* A barrier's release and acquire go to tsan_barrier[its number in the
+     * block % 2]: a thread that has passed barrier k and reaches k + 1
+     * before a slower one has resumed from k must not hand it what it did
+     * in between (one object would: every race between two barriers hidden). */
+    unsigned tsan_bar_gen;
+    char tsan_barrier[2], tsan_block, tsan_warp[32];
 #endif
 } executor;
 
@@ -252,6 +277,14 @@ static inline __attribute__((always_inline)) fiber *next_runnable(executor *x)
 #else
 #define TSAN_TO_SCHED(x) ((void)0)
 #endif
+
+/* A thread running as a plain call (x->plain) reached a barrier or warp
+ * operation: turns the block into fibers (the threads before it in this
+ * round's order have exited, the ones after it have not started) with this
+ * thread as the host fiber, and returns its fiber, or NULL when the aux
+ * scheduler's stack cannot be had. The caller then waits as any fiber does
+ * (FIBER_YIELD). (emu.c) */
+fiber *simt_plain_to_fibers(executor *x);
 
 /* ---- faults (fault.c) ----------------------------------------------------- */
 

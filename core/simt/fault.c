@@ -80,9 +80,13 @@ static _Noreturn void stop(executor *x, cudaError_t err)
 {
     x->err = err;
     x->assert_same = x->assert_other = 0;
-    if (x->cur && !x->plain) {
+    /* On a fiber's stack, or on the aux scheduler's (a plain block turned
+     * into fibers, whose host fiber runs on the OS thread's stack)? */
+    x->fault_switched = x->host ? x->cur != x->host : x->cur && !x->plain;
+    if (x->fault_switched) {
         /* Leaving a fiber for good: its stack is abandoned (re-primed). */
-        ASAN_START(NULL, x->sched_bottom, x->sched_size);
+        ASAN_START(NULL, x->host ? x->os_bottom : x->sched_bottom,
+                   x->host ? x->os_size : x->sched_size);
 #ifdef SIMT_TSAN
         __tsan_switch_to_fiber(x->tsan_sched, 0);
 #endif

@@ -39,6 +39,7 @@ static void report_access(uintptr_t a, size_t size, int store, uintptr_t site)
     executor *x = simt_X;
     if (!x || !x->launch) return; /* host code in a kernel file: not ours to judge */
     if (__builtin_expect(x->rec, 0) && simt_record_poisoned(x, a, size, store, site)) return;
+    if (__builtin_expect(x->track, 0) && simt_races_access(x, a, size, store, site)) return;
     uintptr_t base;
     size_t len;
     if (simt_alloc_find(a, size, &base, &len)) return;

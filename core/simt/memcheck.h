@@ -14,6 +14,7 @@
 #include "alloc.h"
 #include "executor.h"
 #include "memstats.h"
+#include "races.h"
 #include "record.h"
 
 /* simtSetAccessObserver's observer, or NULL. */
@@ -39,13 +40,14 @@ count_access(int counting, uintptr_t a, size_t size, int store, uintptr_t site, 
     if (counting & SIMT_COUNT_STATS) simt_count_access(x, a, size, store, site, global);
     if ((counting & SIMT_COUNT_RECORD) && x->rec_log)
         simt_record_log_access(x, a, size, store, site);
+    if ((counting & SIMT_COUNT_RACES) && x->track) simt_races_access(x, a, size, store, site);
 }
 
-static inline __attribute__((always_inline)) void check_access(uintptr_t a, size_t size, int store,
-                                                               uintptr_t site)
+static inline __attribute__((always_inline)) void
+check_access_of(uintptr_t a, size_t size, int store, uintptr_t site, int hand_over)
 {
     int global = a - simt_arena_lo < simt_arena_span;
-    int counting = atomic_load_explicit(&simt_counting, memory_order_relaxed);
+    int counting = atomic_load_explicit(&simt_counting, memory_order_relaxed) & hand_over;
     if (__builtin_expect(counting, 0)) count_access(counting, a, size, store, site, global);
     if (!global) return; /* not device memory */
     executor *x = simt_X;
@@ -61,6 +63,13 @@ static inline __attribute__((always_inline)) void check_access(uintptr_t a, size
             a + size - x->cache[w].base <= x->cache[w].len)
             return;
     simt_check_slow(x, a, size, store);
+}
+
+/* A kernel's load or store: handed over to everything that counts. */
+static inline __attribute__((always_inline)) void check_access(uintptr_t a, size_t size, int store,
+                                                               uintptr_t site)
+{
+    check_access_of(a, size, store, site, ~0);
 }
 
 #endif

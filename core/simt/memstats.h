@@ -14,8 +14,9 @@
 
 /* What check_access hands over, a bit mask: SIMT_COUNT_STATS between
  * simtMemStatsBegin and simtMemStatsEnd, SIMT_COUNT_RECORD while a recorded
- * kernel with an access log runs (record.c). 0: nothing, one relaxed load. */
-enum { SIMT_COUNT_STATS = 1, SIMT_COUNT_RECORD = 2 };
+ * kernel with an access log runs (record.c), SIMT_COUNT_RACES while a block
+ * is race-checked (races.c). 0: nothing, one relaxed load. */
+enum { SIMT_COUNT_STATS = 1, SIMT_COUNT_RECORD = 2, SIMT_COUNT_RACES = 4 };
 extern atomic_int simt_counting;
 
 /* The calling OS thread's static TLS block, where the __shared__ arrays

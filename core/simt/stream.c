@@ -491,6 +491,7 @@ cudaError_t simt_queue_kernel(struct simt_stream *s, simt_launch launch, const v
     memcpy(copy, args, args_size);
     op->launch = launch;
     op->launch.args = copy;
+    op->launch.args_size = args_size;
     op->flops = flops;
     op->declared_bytes = bytes;
     return enqueue(s, op, engine, duration);

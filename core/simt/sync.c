@@ -14,7 +14,14 @@
 #include <string.h>
 
 #include "executor.h"
+#include "races.h"
 #include "record.h"
+
+#ifdef SIMT_TSAN
+#define TSAN_NEXT_BARRIER(x) ((x)->tsan_bar_gen++)
+#else
+#define TSAN_NEXT_BARRIER(x) ((void)0)
+#endif
 
 static const char *wop_name(int wop)
 {
@@ -82,6 +89,7 @@ static void complete_warp_op(executor *x, fiber *w0, unsigned count, unsigned ma
     }
     for (unsigned l = 0; l < count; l++)
         if (mask >> l & 1u) w0[l].state = T_RUNNABLE;
+    if (__builtin_expect(x->track, 0)) simt_races_warp_sync(x, w0->linear, mask);
 }
 
 /* Releases what can be released once every runnable thread has run: warp
@@ -101,6 +109,8 @@ unsigned simt_resolve(executor *x)
         same++;
     if (same == n) {
         for (unsigned i = 0; i < n; i++) F[i].state = T_RUNNABLE;
+        if (__builtin_expect(x->track, 0)) simt_races_barrier(x);
+        TSAN_NEXT_BARRIER(x);
         return n;
     }
     for (unsigned base = 0; base < n; base += 32) {
@@ -178,29 +188,37 @@ unsigned simt_resolve(executor *x)
     if (!at_bar)
         simt_fault(cudaErrorLaunchFailure, at_warp, "deadlock in warp operations (internal)");
     for (unsigned i = 0; i < n; i++) F[i].state = T_RUNNABLE;
+    if (__builtin_expect(x->track, 0)) simt_races_barrier(x);
+    TSAN_NEXT_BARRIER(x);
     return n;
 }
 
 /* ---- barriers and warp operations, called from kernels ------------------- */
 
+/* A thread running as a plain call reached a barrier or warp operation: the
+ * block turns into fibers here (emu.c). */
+static __attribute__((noinline, cold)) fiber *to_fibers(executor *x, const char *what,
+                                                        const char *file, int line)
+{
+    fiber *f = simt_plain_to_fibers(x);
+    if (!f)
+        simt_fault(cudaErrorMemoryAllocation, x->cur,
+                   "%s at %s:%d: no memory for the scheduler's stack (the block ran as plain "
+                   "calls until this thread reached it)",
+                   what, file, line);
+    return f;
+}
+
 static inline __attribute__((always_inline)) fiber *arrive(const char *what, const char *file,
                                                            int line)
 {
     executor *x = simt_X;
-    fiber *f = x ? x->cur : NULL;
-    if (!f) {
+    if (!x || !x->cur) {
         fprintf(stderr, "simt: %s called outside a kernel (%s:%d)\n", what, file, line);
         abort();
     }
-    if (x->plain)
-        simt_fault(
-            cudaErrorLaunchFailure, f,
-            "%s at %s:%d is reached by this thread, but thread (0,0,0) of the block finished "
-            "without reaching any barrier or warp operation, so the block's threads ran as "
-            "plain calls. Every thread of a block must reach the same __syncthreads(); if "
-            "thread 0 rightly takes part in no warp operation (a mask without lane 0), run "
-            "with SIMT_PLAIN=0",
-            what, file, line);
+    /* thread 0 reached no barrier, so this thread runs as a plain call: fibers from here */
+    fiber *f = __builtin_expect(x->plain, 0) ? to_fibers(x, what, file, line) : x->cur;
     x->synced = 1;
     f->file = file;
     f->line = line;
@@ -213,11 +231,11 @@ void simt_syncthreads(const char *file, int line)
     executor *x = simt_X;
     f->state = T_BARRIER;
 #ifdef SIMT_TSAN
-    __tsan_release(&x->tsan_barrier);
+    __tsan_release(&x->tsan_barrier[x->tsan_bar_gen & 1u]);
 #endif
     FIBER_YIELD(x, f);
 #ifdef SIMT_TSAN
-    __tsan_acquire(&x->tsan_barrier);
+    __tsan_acquire(&x->tsan_barrier[(x->tsan_bar_gen - 1u) & 1u]); /* released: counted */
 #endif
 }
 
@@ -314,7 +332,7 @@ void simt_assert_fail(const char *expr, const char *file, int line, const char *
         x->assert_other++;
     /* The thread stops; the block's others go on, and the kernel stops when
      * the block ends (emu.c). */
-    if (x->plain) _longjmp(x->plain_ctx, 1);
+    if (x->plain || f == x->host) _longjmp(x->plain_ctx, 1); /* its frames are on the OS stack */
     f->state = T_EXITED;
     x->alive--;
     FIBER_YIELD(x, f);

@@ -49,3 +49,34 @@ cudaError_t rk_warp_tail(const int *in, int *out, int sync)
     dim3 g = {1, 1, 1}, b = {64, 1, 1};
     return launch_warp_tail(g, b, 0, 0, in, out, sync);
 }
+
+/* 256 threads each add 1 to one counter with no barrier between them (issue
+ * 19): a __shared__ int, out[0] = its value (barriers only before and
+ * after); or a word of device memory, in a kernel with no barrier at all.
+ * atomic = 1 uses atomicAdd (no race). */
+static __global__ void shared_counter(int *out, int atomic)
+{
+    __shared__ int s;
+    if (threadIdx.x == 0) s = 0;
+    __syncthreads();
+    if (atomic) atomicAdd(&s, 1);
+    if (!atomic) s++; /* RACE_LINE_SHARED_COUNTER */
+    __syncthreads();
+    if (threadIdx.x == 0) out[0] = s;
+}
+SIMT_LAUNCHER(shared_counter, (int *out, int atomic), (out, atomic))
+
+static __global__ void global_counter(int *word, int atomic)
+{
+    if (atomic) atomicAdd(word, 1);
+    if (!atomic) word[0]++; /* RACE_LINE_GLOBAL_COUNTER */
+}
+SIMT_LAUNCHER(global_counter, (int *word, int atomic), (word, atomic))
+const int rk_shared_counter_race_line = 63, rk_global_counter_race_line = 72;
+
+cudaError_t rk_counter(int *word, int *out, int global, int atomic)
+{
+    dim3 g = {1, 1, 1}, b = {256, 1, 1};
+    return global ? launch_global_counter(g, b, 0, 0, word, atomic)
+                  : launch_shared_counter(g, b, 0, 0, out, atomic);
+}

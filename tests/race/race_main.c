@@ -20,7 +20,11 @@
  * reference block_sum: clean) and lab03-block-sum-racy (the same with the
  * __syncthreads() after each step of the tree removed, made by mk/build.mk
  * into build/sim-tsan/gen/lab03_racy.cu: must report a race at the tree's
- * add, s[tid] += s[tid + half]).
+ * add, s[tid] += s[tid + half]); shared-counter-racy and global-counter-racy
+ * (256 threads each do counter++ on a __shared__ int, on a word of device
+ * memory, with no barrier at all between them: must report a race at the
+ * ++; the global one is a kernel with no barrier at all), shared-counter and
+ * global-counter (the same with atomicAdd: clean).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +58,12 @@ static const race_case cases[] = {
     {"lab03-block-sum", "Lab 03's block_sum (the reference)", 0, NULL, 0, NULL, NULL},
     {"lab03-block-sum-racy", "Lab 03's block_sum, the tree's __syncthreads() gone", 1, NULL, 0,
      "lab03_racy.cu", "s[tid] += s[tid + half]"},
+    {"shared-counter", "256 threads atomicAdd a __shared__ counter", 0, NULL, 0, NULL, NULL},
+    {"shared-counter-racy", "256 threads ++ a __shared__ counter, no barrier", 1,
+     &rk_shared_counter_race_line, 0, NULL, NULL},
+    {"global-counter", "256 threads atomicAdd a global counter", 0, NULL, 0, NULL, NULL},
+    {"global-counter-racy", "256 threads ++ a global counter, no barrier", 1,
+     &rk_global_counter_race_line, 0, NULL, NULL},
 };
 #define NCASES (int)(sizeof cases / sizeof *cases)
 
@@ -83,6 +93,8 @@ static int run_case(const char *name)
         e = (cudaError_t)lab03_solution.block_sum(dfin, dfout, 256);
     else if (!strcmp(name, "lab03-block-sum-racy"))
         e = (cudaError_t)lab03_racy.block_sum(dfin, dfout, 256);
+    else if (!strncmp(name, "shared-counter", 14) || !strncmp(name, "global-counter", 14))
+        e = rk_counter(diout, diin, name[0] == 'g', strstr(name, "racy") == NULL);
     else {
         fprintf(stderr, "racecheck: no case '%s'; the cases are:", name);
         for (int i = 0; i < NCASES; i++) fprintf(stderr, " %s", cases[i].name);
@@ -201,7 +213,11 @@ int main(int argc, char **argv)
         if (raced && c->same_warp) ok &= w1 >= 0 && w1 == w2;
         printf("%s  %-20s %-52s %s%s\n", ok ? "PASS" : "FAIL", c->name, c->what,
                raced ? "race reported at " : "no race reported", raced ? where : "");
-        if (raced && w1 >= 0 && w1 == w2)
+        if (raced && strstr(c->name, "counter"))
+            printf("      every thread reads, adds to and writes back one word: an increment "
+                   "made between another thread's read and write is lost; atomicAdd makes each "
+                   "increment whole\n");
+        else if (raced && w1 >= 0 && w1 == w2)
             printf(
                 "      both threads are in warp %d: since Volta the lanes of a warp do not run in "
                 "lockstep (independent thread scheduling); a __syncwarp() (or __syncthreads()) "

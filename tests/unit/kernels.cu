@@ -440,6 +440,161 @@ SIMT_LAUNCHER(lane0_skips, (int *out), (out))
 
 cudaError_t tk_lane0_skips(int *out) { return launch_lane0_skips(d1(1), d1(32), 0, 0, out); }
 
+/* issue 19: a full-mask shuffle that only warp 1 executes (warp 0, and so
+ * thread 0, does none): legal CUDA. Each of `blocks` blocks of 64 threads:
+ * out[b * 32 + l] = lane l + 1's value (lane 31: its own). `exit_from`: lanes
+ * of warp 1 at or above it exit instead (a mask naming exited lanes: wrong). */
+static __global__ void warp1_shuffles(int *out, int exit_from)
+{
+    int t = threadIdx.x;
+    if (t < 32 || t - 32 >= exit_from) return;
+    int v = __shfl_down_sync(0xffffffffu, 1000 * (int)blockIdx.x + t, 1);
+    out[blockIdx.x * 32 + t - 32] = v;
+}
+SIMT_LAUNCHER(warp1_shuffles, (int *out, int exit_from), (out, exit_from))
+
+cudaError_t tk_warp1_shuffles(int *out, int blocks, int exit_from)
+{
+    return launch_warp1_shuffles(d1((unsigned)blocks), d1(64), 0, 0, out, exit_from);
+}
+
+/* Warp 1's lanes shuffle (warp 0 does nothing: the block starts as plain
+ * calls and thread 32 becomes the host fiber at the shuffle), then every
+ * lane whose value is negative fails an assert: in[t - 32] < 0. */
+static __global__ void warp1_shuffle_assert(const int *in, int *out)
+{
+    int t = threadIdx.x;
+    if (t < 32) return;
+    int v = __shfl_down_sync(0xffffffffu, in[t - 32], 1);
+    assert(in[t - 32] >= 0);
+    out[t - 32] = v;
+}
+SIMT_LAUNCHER(warp1_shuffle_assert, (const int *in, int *out), (in, out))
+
+cudaError_t tk_warp1_shuffle_assert(const int *in, int *out)
+{
+    return launch_warp1_shuffle_assert(d1(1), d1(64), 0, 0, in, out);
+}
+
+/* Thread 0 exits at once; every other thread waits at a __syncthreads(). */
+static __global__ void thread0_skips_barrier(int *out)
+{
+    if (threadIdx.x == 0) return;
+    __syncthreads();
+    out[threadIdx.x] = 1;
+}
+SIMT_LAUNCHER(thread0_skips_barrier, (int *out), (out))
+
+cudaError_t tk_thread0_skips_barrier(int *out)
+{
+    return launch_thread0_skips_barrier(d1(1), d1(64), 0, 0, out);
+}
+
+/* issue 19: Professional CUDA C Programming's warp-unrolled reductions, as
+ * the book writes them: chapter 3's reduceUnrollWarps8 (in global memory)
+ * and chapter 5's reduceSmem (in shared memory), each ending in the
+ * "volatile" warp-synchronous tail with no __syncwarp(); and the tail as it
+ * must be written since Volta (sync = 1: chapter 5's kernel with
+ * __syncwarp() between each read and write). */
+static __global__ void reduceUnrollWarps8(int *g_idata, int *g_odata, unsigned int n)
+{
+    unsigned int tid = threadIdx.x;
+    unsigned int idx = blockIdx.x * blockDim.x * 8 + threadIdx.x;
+    int *idata = g_idata + blockIdx.x * blockDim.x * 8;
+    if (idx + 7 * blockDim.x < n) {
+        int a1 = g_idata[idx];
+        int a2 = g_idata[idx + blockDim.x];
+        int a3 = g_idata[idx + 2 * blockDim.x];
+        int a4 = g_idata[idx + 3 * blockDim.x];
+        int b1 = g_idata[idx + 4 * blockDim.x];
+        int b2 = g_idata[idx + 5 * blockDim.x];
+        int b3 = g_idata[idx + 6 * blockDim.x];
+        int b4 = g_idata[idx + 7 * blockDim.x];
+        g_idata[idx] = a1 + a2 + a3 + a4 + b1 + b2 + b3 + b4;
+    }
+    __syncthreads();
+    for (int stride = blockDim.x / 2; stride > 32; stride >>= 1) {
+        if (tid < (unsigned)stride) idata[tid] += idata[tid + stride];
+        __syncthreads();
+    }
+    if (tid < 32) {
+        volatile int *vmem = idata;
+        vmem[tid] += vmem[tid + 32];
+        vmem[tid] += vmem[tid + 16];
+        vmem[tid] += vmem[tid + 8];
+        vmem[tid] += vmem[tid + 4];
+        vmem[tid] += vmem[tid + 2];
+        vmem[tid] += vmem[tid + 1];
+    }
+    if (tid == 0) g_odata[blockIdx.x] = idata[0];
+}
+SIMT_LAUNCHER(reduceUnrollWarps8, (int *g_idata, int *g_odata, unsigned int n),
+              (g_idata, g_odata, n))
+
+#define BOOK_DIM 128
+static __global__ void reduceSmem(int *g_idata, int *g_odata, unsigned int n, int sync)
+{
+    __shared__ int smem[BOOK_DIM];
+    unsigned int tid = threadIdx.x;
+    if (blockIdx.x * blockDim.x + tid >= n) return;
+    int *idata = g_idata + blockIdx.x * blockDim.x;
+    smem[tid] = idata[tid];
+    __syncthreads();
+    if (blockDim.x >= 128 && tid < 64) smem[tid] += smem[tid + 64];
+    __syncthreads();
+    if (tid < 32 && !sync) {
+        volatile int *vsmem = smem;
+        vsmem[tid] += vsmem[tid + 32];
+        vsmem[tid] += vsmem[tid + 16];
+        vsmem[tid] += vsmem[tid + 8];
+        vsmem[tid] += vsmem[tid + 4];
+        vsmem[tid] += vsmem[tid + 2];
+        vsmem[tid] += vsmem[tid + 1];
+    }
+    if (tid < 32 && sync) {
+        volatile int *vsmem = smem;
+        for (int d = 32; d > 0; d /= 2) {
+            int v = vsmem[tid] + vsmem[tid + d];
+            __syncwarp();
+            vsmem[tid] = v;
+            __syncwarp();
+        }
+    }
+    if (tid == 0) g_odata[blockIdx.x] = smem[0];
+}
+SIMT_LAUNCHER(reduceSmem, (int *g_idata, int *g_odata, unsigned int n, int sync),
+              (g_idata, g_odata, n, sync))
+
+cudaError_t tk_book_reduce(int *in, int *out, unsigned n, int chapter, int sync)
+{
+    if (chapter == 3) return launch_reduceUnrollWarps8(d1(n / 512 / 8), d1(512), 0, 0, in, out, n);
+    return launch_reduceSmem(d1(n / BOOK_DIM), d1(BOOK_DIM), 0, 0, in, out, n, sync);
+}
+
+/* 256 threads count with no barrier between them: a histogram of 4 bins in
+ * shared memory (global = 0: bin threadIdx.x / 64; out[0..3] = the bins)
+ * or one word of device memory (global = 1: out[0]), with ++ (updates a GPU
+ * loses) or atomicAdd. */
+static __global__ void count_up(int *out, int global, int atomic)
+{
+    __shared__ int bins[4];
+    unsigned t = threadIdx.x;
+    if (t < 4) bins[t] = 0;
+    __syncthreads();
+    if (!global && atomic) atomicAdd(&bins[t / 64], 1);
+    if (!global && !atomic) bins[t / 64]++;
+    if (global && atomic) atomicAdd(out, 1);
+    if (global && !atomic) out[0]++;
+    __syncthreads();
+    if (t < 4 && !global) out[t] = bins[t];
+}
+SIMT_LAUNCHER(count_up, (int *out, int global, int atomic), (out, global, atomic))
+
+cudaError_t tk_count_up(int *out, int global, int atomic)
+{
+    return launch_count_up(d1(1), d1(256), 0, 0, out, global, atomic);
+}
+
 static __global__ void big_frame(int *out)
 {
     volatile int local[65536]; /* 256 KiB: more than a simulated thread's stack */

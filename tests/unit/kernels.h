@@ -73,6 +73,23 @@ cudaError_t tk_write_past_end(int *out, int n, int extra);
 /* Lane 0 exits at once; lanes 1..31 shuffle with mask 0xfffffffe (legal
  * CUDA): out[l] = value of lane l+1 (lane 31: its own), l = 1..31. */
 cudaError_t tk_lane0_skips(int *out);
+/* blocks x 64 threads; only warp 1 shuffles (full mask), lanes >= exit_from
+ * of it exit first: out[b * 32 + l] = 1000 b + 32 + l + 1 (lane 31: its own). */
+cudaError_t tk_warp1_shuffles(int *out, int blocks, int exit_from);
+/* One block of 64: warp 1 shuffles, then lane t of warp 1 asserts
+ * in[t] >= 0 and writes out[t] = in[t + 1] (lane 31: its own). */
+cudaError_t tk_warp1_shuffle_assert(const int *in, int *out);
+/* Professional CUDA C Programming's reductions with the "volatile" warp
+ * tail: chapter 3's reduceUnrollWarps8 (global memory; 512 threads, 8
+ * blocks' worth each) or chapter 5's reduceSmem (shared memory, 128
+ * threads; sync = 1: the tail with __syncwarp()). out[b]: block b's sum. */
+cudaError_t tk_book_reduce(int *in, int *out, unsigned n, int chapter, int sync);
+/* 256 threads count, with ++ (atomic = 0) or atomicAdd (1): into a
+ * __shared__ histogram of 4 bins, bin threadIdx.x / 64 (global = 0;
+ * out[0..3] = the bins), or into out[0] (global = 1). */
+cudaError_t tk_count_up(int *out, int global, int atomic);
+/* 64 threads: thread 0 exits, the others wait at a __syncthreads(). */
+cudaError_t tk_thread0_skips_barrier(int *out);
 /* A thread with a 256 KiB local array: a stack overflow on the simulator. */
 cudaError_t tk_big_frame(int *out);
 /* out[0] = what cudaMalloc returns when called inside a kernel (simulated

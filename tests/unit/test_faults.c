@@ -355,6 +355,41 @@ static void test_device_assert_count(void)
     finish();
 }
 
+/* A plain block turned into fibers at warp 1's shuffle, whose lanes then
+ * fail an assert: the host fiber (the thread that turned it, whose frames are
+ * on the OS thread's stack) stops like any other, the count is whole, and
+ * the next launches run right, under every schedule. */
+static void test_plain_turned_asserts(void)
+{
+    static const int sched[][2] = {{0, 0}, {1, 0}, {2, 7}, {2, 12345}};
+    for (int s = 0; s < 4; s++) {
+        simtSetSchedule(sched[s][0], (unsigned long long)sched[s][1]);
+        int h[32], got[32], *in = buffer(32), *out = buffer(32);
+        for (int k = 0; k < 2; k++) { /* all 32 lanes fail; then lanes 0 and 5 */
+            for (int i = 0; i < 32; i++) h[i] = k == 0 ? -1 - i : (i == 0 || i == 5 ? -1 : i);
+            CU_ASSERT_OK(cudaMemcpy(in, h, sizeof h, cudaMemcpyHostToDevice));
+            LAUNCH_FAULTS(tk_warp1_shuffle_assert(in, out), cudaErrorAssert);
+            report_ends_with(k == 0 ? "Assertion `in[t - 32] >= 0` failed. 31 more threads of "
+                                      "this block failed this assert (the kernel stopped at "
+                                      "the end of the block)."
+                                    : "Assertion `in[t - 32] >= 0` failed. 1 more thread of "
+                                      "this block failed this assert (the kernel stopped at "
+                                      "the end of the block).");
+            finish();
+            in = buffer(32);
+            out = buffer(32);
+        }
+        /* and then a launch with no failure gives every value */
+        for (int i = 0; i < 32; i++) h[i] = 10 * i;
+        CU_ASSERT_OK(cudaMemcpy(in, h, sizeof h, cudaMemcpyHostToDevice));
+        CU_ASSERT_OK(tk_warp1_shuffle_assert(in, out));
+        CU_ASSERT_OK(cudaMemcpy(got, out, sizeof got, cudaMemcpyDeviceToHost));
+        for (int i = 0; i < 32; i++) CU_ASSERT_EQUAL(got[i], 10 * (i < 31 ? i + 1 : i));
+        finish();
+    }
+    simtSetSchedule(0, 0);
+}
+
 /* Threads that failed an assert never reach the block's __syncthreads():
  * the report is still the assert's, with the count, other asserts apart. */
 static void test_device_assert_count_barrier(void)
@@ -379,22 +414,145 @@ static void test_device_assert_count_barrier(void)
     finish();
 }
 
-/* Legal CUDA the plain-call heuristic cannot run: it says so and how to run
- * it; with plain calls off it runs correctly. */
-static void test_plain_calls_off(void)
+/* Legal CUDA whose thread 0 takes part in no warp operation (issue 19): a
+ * block that started as plain calls (thread 0 reached no barrier) turns into
+ * fibers where a thread reaches one, and runs right under every schedule,
+ * with plain calls on or off. */
+static void test_plain_calls_turn_into_fibers(void)
 {
-    int *p = buffer(32), got[32];
-    LAUNCH_FAULTS(tk_lane0_skips(p), cudaErrorLaunchFailure);
-    report_has("SIMT_PLAIN=0");
-    finish();
-    p = buffer(32);
-    simtSetPlainCalls(0);
-    CU_ASSERT_OK(tk_lane0_skips(p));
-    CU_ASSERT_OK(cudaMemcpy(got, p, sizeof got, cudaMemcpyDeviceToHost));
+    static const int sched[][2] = {{0, 0}, {1, 0}, {2, 7}, {2, 12345}};
+    for (int plain = 1; plain >= 0; plain--)
+        for (int s = 0; s < 4; s++) {
+            simtSetPlainCalls(plain);
+            simtSetSchedule(sched[s][0], (unsigned long long)sched[s][1]);
+            int *p = buffer(32), got[32];
+            CU_ASSERT_OK(tk_lane0_skips(p));
+            CU_ASSERT_OK(cudaMemcpy(got, p, sizeof got, cudaMemcpyDeviceToHost));
+            for (int l = 1; l < 31; l++) CU_ASSERT_EQUAL(got[l], 100 + l + 1);
+            CU_ASSERT_EQUAL(got[31], 131);
+            /* the issue's kernel: a full-mask __shfl_down_sync in warp 1 only */
+            int *q = buffer(3 * 32), g[3 * 32];
+            CU_ASSERT_OK(tk_warp1_shuffles(q, 3, 32));
+            CU_ASSERT_OK(cudaMemcpy(g, q, sizeof g, cudaMemcpyDeviceToHost));
+            for (int b = 0; b < 3; b++)
+                for (int l = 0; l < 32; l++)
+                    CU_ASSERT_EQUAL(g[b * 32 + l], 1000 * b + 32 + (l < 31 ? l + 1 : l));
+            CU_ASSERT_STRING_EQUAL(simtLastFaultReport(), "");
+            finish();
+        }
     simtSetPlainCalls(1);
-    for (int l = 1; l < 31; l++) CU_ASSERT_EQUAL(got[l], 100 + l + 1);
-    CU_ASSERT_EQUAL(got[31], 131);
+    simtSetSchedule(0, 0);
+}
+
+/* What is wrong after such a turn is named for what it is, not for the plain
+ * calls: a full mask whose lanes 16..31 exited, and a __syncthreads() that
+ * thread 0 skipped. */
+static void test_plain_turned_faults(void)
+{
+    for (int s = 0; s < 2; s++) {
+        simtSetSchedule(s, 0);
+        int *p = buffer(32);
+        LAUNCH_FAULTS(tk_warp1_shuffles(p, 1, 16), cudaErrorLaunchFailure);
+        report_has("__shfl_down_sync");
+        report_has("mask 0xffffffff names lane 16, which has already exited");
+        CU_ASSERT_PTR_NULL(strstr(simtLastFaultReport(), "SIMT_PLAIN"));
+        finish();
+        p = buffer(64);
+        LAUNCH_FAULTS(tk_thread0_skips_barrier(p), cudaErrorLaunchFailure);
+        report_has("threadIdx (0,0,0): divergent __syncthreads(): this thread exited without "
+                   "reaching the __syncthreads() at");
+        CU_ASSERT_PTR_NULL(strstr(simtLastFaultReport(), "SIMT_PLAIN"));
+        finish();
+    }
+    simtSetSchedule(0, 0);
+}
+
+/* Runs one of the book's reductions over n ints (i & 0xff, as the book's
+ * rand() & 0xff); returns the launch's error, *sum the blocks' total. */
+static cudaError_t book_sum(unsigned n, int chapter, int sync, long long *sum)
+{
+    int *h = malloc(n * sizeof *h), *in = buffer(n), *out = buffer(n / 128);
+    for (unsigned i = 0; i < n; i++) h[i] = (int)(i * 2654435761u >> 24);
+    CU_ASSERT_OK(cudaMemcpy(in, h, n * sizeof *h, cudaMemcpyHostToDevice));
+    cudaError_t e = tk_book_reduce(in, out, n, chapter, sync);
+    if (e == cudaSuccess) e = cudaDeviceSynchronize();
+    *sum = 0;
+    unsigned blocks = chapter == 3 ? n / 4096 : n / 128;
+    if (e == cudaSuccess) {
+        CU_ASSERT_OK(cudaMemcpy(h, out, blocks * sizeof *h, cudaMemcpyDeviceToHost));
+        for (unsigned b = 0; b < blocks; b++) *sum += h[b];
+    }
+    free(h);
+    return e;
+}
+
+static long long book_want(unsigned n)
+{
+    long long want = 0;
+    for (unsigned i = 0; i < n; i++) want += (int)(i * 2654435761u >> 24);
+    return want;
+}
+
+/* The "volatile" warp-synchronous tail without __syncwarp() (Professional
+ * CUDA C Programming, chapters 3 and 5) is reported, naming the race and
+ * __syncwarp(), never a silent wrong sum; with __syncwarp() it is right. */
+static void test_warp_synchronous_reported(void)
+{
+    const unsigned n = 1u << 15;
+    long long sum;
+    for (int chapter = 3; chapter <= 5; chapter += 2) {
+        /* chapter 3's kernel in the normal run (SIMT_RACES=1: its first
+         * launch is checked), chapter 5's with every block checked */
+        simtSetRaceCheck(chapter == 3 ? 1 : 2);
+        cudaError_t e = book_sum(n, chapter, 0, &sum);
+        CU_ASSERT_CUDA(e, cudaErrorLaunchFailure);
+        report_has(chapter == 3 ? "kernel reduceUnrollWarps8" : "kernel reduceSmem");
+        report_has("race between lanes of one warp: thread (");
+        report_has(chapter == 3 ? "device memory at" : "shared memory at");
+        report_has("with no __syncwarp() between them");
+        report_has("Put __syncwarp() between the step that writes and the step that reads");
+        finish();
+    }
+    CU_ASSERT_OK(book_sum(n, 5, 1, &sum));
+    CU_ASSERT_EQUAL(sum, book_want(n));
+    CU_ASSERT_STRING_EQUAL(simtLastFaultReport(), "");
     finish();
+    /* the default checks a kernel's first launch only: reduceSmem, first
+     * launched above, runs unchecked now (at full speed) */
+    simtSetRaceCheck(1);
+    CU_ASSERT_OK(book_sum(n, 5, 1, &sum));
+    CU_ASSERT_EQUAL(sum, book_want(n));
+    finish();
+    simtSetRaceCheck(1);
+}
+
+/* 256 threads doing counter++ with no barrier at all, into a shared
+ * histogram or one word of device memory: each increment runs whole in the
+ * emulator (the counts always come out right), so the check reports the
+ * lost update and names atomicAdd; with atomicAdd there is no race. */
+static void test_lost_update_reported(void)
+{
+    simtSetRaceCheck(2);
+    for (int global = 0; global <= 1; global++) {
+        int *p = buffer(4), got[4] = {-1, -1, -1, -1};
+        CU_ASSERT_OK(cudaMemset(p, 0, 4 * sizeof(int)));
+        LAUNCH_FAULTS(tk_count_up(p, global, 0), cudaErrorLaunchFailure);
+        report_has("kernel count_up");
+        report_has("race: lost update: thread (1,0,0) (warp 0, lane 1) reads, changes and writes "
+                   "back the 4-byte word of ");
+        report_has(global ? "device memory at" : "shared memory at");
+        report_has("that thread (0,0,0) (warp 0, lane 0) also wrote, with no barrier between them");
+        report_has("Use an atomic (atomicAdd(&counter[0], 1))");
+        finish();
+        p = buffer(4);
+        CU_ASSERT_OK(cudaMemset(p, 0, 4 * sizeof(int)));
+        CU_ASSERT_OK(tk_count_up(p, global, 1));
+        CU_ASSERT_OK(cudaMemcpy(got, p, sizeof got, cudaMemcpyDeviceToHost));
+        for (int k = 0; k < (global ? 1 : 4); k++) CU_ASSERT_EQUAL(got[k], global ? 256 : 64);
+        CU_ASSERT_STRING_EQUAL(simtLastFaultReport(), "");
+        finish();
+    }
+    simtSetRaceCheck(1);
 }
 
 #ifndef __SANITIZE_ADDRESS__ /* under ASan, ASan owns SIGSEGV and reports it itself */
@@ -449,7 +607,12 @@ int register_faults_suite(void)
         {"device-side assert: how many threads failed", test_device_assert_count},
         {"device-side assert: the count across a barrier", test_device_assert_count_barrier},
         {"a fault is per device", test_fault_is_per_device},
-        {"plain calls off for legal thread-0 skips", test_plain_calls_off},
+        {"a plain block turns into fibers at a warp operation", test_plain_calls_turn_into_fibers},
+        {"faults after a plain block turned into fibers", test_plain_turned_faults},
+        {"asserts after a plain block turned into fibers", test_plain_turned_asserts},
+        {"warp-synchronous code is reported (the book's reductions)",
+         test_warp_synchronous_reported},
+        {"a lost update by 256 threads is reported (shared, global)", test_lost_update_reported},
         {"runtime calls from a kernel are refused", test_runtime_from_device},
 #ifndef __SANITIZE_ADDRESS__
         {"stack overflow", test_stack_overflow},

@@ -10,7 +10,8 @@
  *              after another between barriers, in the order SIMT_SCHEDULE
  *              names (forward | reverse | random:SEED). A block whose thread
  *              0 finishes without reaching a barrier runs its other threads
- *              as plain calls, with no fiber switch (SIMT_PLAIN=0: never).
+ *              as plain calls, with no fiber switch, until one reaches a
+ *              barrier or warp operation (SIMT_PLAIN=0: never).
  *              Every memory access of a kernel is checked (see emu.c).
  *   api.c      the CUDA runtime API of <cuda_runtime.h> over N simulated
  *              devices: memory, streams (one worker OS thread each), events,
@@ -18,7 +19,8 @@
  *              files it stands on).
  *
  * Its settings come from the environment, read at the first runtime call:
- * SIMT_DEVICES, SIMT_GPU, SIMT_MEM_MB, SIMT_QUIET, SIMT_PLAIN, SIMT_SCHEDULE
+ * SIMT_DEVICES, SIMT_GPU, SIMT_MEM_MB, SIMT_QUIET, SIMT_PLAIN, SIMT_SCHEDULE,
+ * SIMT_RACES
  * (and SIMT_STACK_KB, per OS thread); docs/simulated-gpu.md has them all.
  * The first three were once PARALAB_SIM_DEVICES, PARALAB_SIM_GPU and
  * PARALAB_SIM_MEM_MB: those names still work, with a note on stderr.
@@ -348,9 +350,19 @@ void simtSetLazyLegacy(int on);
 
 /* The plain-call fast path (SIMT_PLAIN, default on): a block whose thread 0
  * finishes without reaching any barrier or warp operation runs its other
- * threads as plain calls. Off, every thread is a fiber (slower; needed only
- * when thread 0 rightly skips every warp operation that others perform). */
+ * threads as plain calls, until one of them reaches a barrier or warp
+ * operation (legal when thread 0 takes part in none): the block then turns
+ * into fibers there and runs on. Off, every thread is a fiber from the start
+ * (the same results, slower). */
 void simtSetPlainCalls(int on);
+
+/* The race check of the normal run (SIMT_RACES; docs/cuda-c-dialect.md):
+ * which blocks have their shared memory and the device memory their
+ * arguments point into watched for warp-synchronous code (lanes of one warp
+ * exchanging values with no __syncwarp()) and lost updates (counter[0]++ by
+ * many threads), reported as a kernel fault. 0: none; 1 (the default): the
+ * first block of each kernel's first launch; 2: every block (slow). */
+void simtSetRaceCheck(int mode);
 
 /* Describes the kernels running now on any OS thread ("kernel K (file:line)
  * is in blockIdx (..), threadIdx (..)", "; "-separated) into buf; returns
