@@ -100,6 +100,12 @@ rc 0 "$bin/labcheck" --help
 has '--junit'
 has '--gradescope'
 has '^Exit status: 0 all selected checks passed'
+# docs/exercises.md quotes the same --help
+if diff <(awk '/^usage: labcheck/ { on = 1 } on && /^```/ { exit } on' "$root/docs/exercises.md") "$work/out" >"$work/diff"; then
+    good "docs/exercises.md quotes labcheck --help as it is"
+else
+    bad "docs/exercises.md's labcheck --help differs from labcheck's:"; sed 's/^/  | /' "$work/diff"
+fi
 
 # ---- unwritable paths: refused before any check runs -----------------------
 rc 2 "$bin/labcheck" --solution --junit "$work/no/such/folder/j.xml" 01
