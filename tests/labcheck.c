@@ -283,6 +283,9 @@ static void on_stop(int sig) { stop_signal = sig; }
 
 static void catch_stops(int on)
 {
+    /* the parent passes the checks' output on: a reader gone is an error
+     * to report (EPIPE), not the end of labcheck and its reports */
+    signal(SIGPIPE, on ? SIG_IGN : SIG_DFL);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on ? on_stop : SIG_DFL; /* no SA_RESTART: poll and read stop */
@@ -336,8 +339,14 @@ static void run_isolated(const pl_lab *lab, int e, int solution, int timeout, in
         pl_check_fail(c, "out of memory for the check's output");
         return;
     }
-    if (pipe(fd) != 0 || (capture && pipe(out) != 0)) {
+    if (pipe(fd) != 0) {
         pl_check_fail(c, "cannot create a pipe: %s", strerror(errno));
+        return;
+    }
+    if (capture && pipe(out) != 0) {
+        pl_check_fail(c, "cannot create a pipe: %s", strerror(errno));
+        close(fd[0]);
+        close(fd[1]);
         return;
     }
     fflush(stdout);
@@ -358,6 +367,7 @@ static void run_isolated(const pl_lab *lab, int e, int solution, int timeout, in
             dup2(out[1], STDOUT_FILENO);
             dup2(out[1], STDERR_FILENO);
             close(out[1]);
+            setvbuf(stdout, NULL, _IOLBF, 0); /* a crash loses no whole line */
         }
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive labcheck */
         child_check = c;
@@ -428,7 +438,7 @@ static void run_isolated(const pl_lab *lab, int e, int solution, int timeout, in
         c->lab = lab->id; /* the child's pointers are the same, but say so */
         c->exercise = lab->exercises[e];
         r->kind = code == STALL_EXIT ? "timeout" : "wrong-result";
-    } else if (killed) {
+    } else if (killed || (stop_signal && WIFSIGNALED(status))) { /* Ctrl-C reaches both */
         pl_check_fail(c, "stopped: labcheck was stopped by signal %d (%s) during this check",
                       (int)stop_signal, strsignal(stop_signal));
         r->kind = "stopped";
@@ -460,6 +470,7 @@ static void remove_temporaries(void)
     for (int i = 0; i < 2; i++)
         if (reports[i].tmp) {
             unlink(reports[i].tmp);
+            free(reports[i].tmp);
             reports[i].tmp = NULL;
         }
 }
