@@ -257,23 +257,6 @@ static void on_stall(const char *report, void *user)
     _exit(w == (ssize_t)sizeof c ? STALL_EXIT : 3);
 }
 
-/* A device answers (checked in a child: the parent stays CUDA-free). */
-static int device_ok(void)
-{
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        const char *why = pl_device_problem("labcheck");
-        if (why) fprintf(stderr, "labcheck: %s\n", why);
-        _exit(why ? 3 : 0);
-    }
-    int status = 0;
-    if (pid < 0) return 0;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) return 0;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
 /* ---- signals: stop, and still write the reports --------------------------- */
 
 static volatile sig_atomic_t stop_signal;
@@ -292,6 +275,24 @@ static void catch_stops(int on)
     sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
         sigaction(stop_signals[i], &sa, NULL);
+}
+
+/* A device answers (checked in a child: the parent stays CUDA-free). */
+static int device_ok(void)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        catch_stops(0);
+        const char *why = pl_device_problem("labcheck");
+        if (why) fprintf(stderr, "labcheck: %s\n", why);
+        _exit(why ? 3 : 0);
+    }
+    int status = 0;
+    if (pid < 0) return 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return 0;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 /* ---- one exercise --------------------------------------------------------- */
@@ -923,6 +924,7 @@ int main(int argc, char **argv)
     if (junit && open_report(&reports[0], "JUnit report", junit)) return 2;
     if (gradescope && open_report(&reports[1], "Gradescope report", gradescope)) return 2;
     int capture = junit || gradescope;
+    if (capture) catch_stops(1); /* from here, a stop still writes the reports */
     const char *term = getenv("TERM");
     int color =
         isatty(STDOUT_FILENO) && !getenv("NO_COLOR") && term && *term && strcmp(term, "dumb") != 0;
@@ -938,7 +940,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "labcheck: out of memory\n");
         return 2;
     }
-    if (capture) catch_stops(1);
     time_t started = time(NULL);
     double t0 = now();
     int pass = 0, fail = 0, todo = 0, i = 0;
