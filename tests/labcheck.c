@@ -295,6 +295,17 @@ static int device_ok(void)
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+/* A report: its name, and the temporary file beside it that becomes it. */
+typedef struct report {
+    const char *what; /* "JUnit report" */
+    const char *path;
+    char *tmp; /* NULL once renamed or removed */
+    int fd;
+} report;
+
+static report reports[2];
+static pid_t owner;
+
 /* ---- one exercise --------------------------------------------------------- */
 
 /* What the reports need of one exercise. */
@@ -363,6 +374,8 @@ static void run_isolated(const pl_lab *lab, int e, int solution, int timeout, in
     if (pid == 0) {
         catch_stops(0);
         close(fd[0]);
+        for (int i = 0; i < 2; i++) /* the reports are labcheck's to write */
+            if (reports[i].tmp) close(reports[i].fd);
         if (capture) {
             close(out[0]);
             dup2(out[1], STDOUT_FILENO);
@@ -452,17 +465,6 @@ static void run_isolated(const pl_lab *lab, int e, int solution, int timeout, in
 }
 
 /* ---- the reports ---------------------------------------------------------- */
-
-/* A report: its name, and the temporary file beside it that becomes it. */
-typedef struct report {
-    const char *what; /* "JUnit report" */
-    const char *path;
-    char *tmp; /* NULL once renamed or removed */
-    int fd;
-} report;
-
-static report reports[2];
-static pid_t owner;
 
 /* temporary files left behind (an early exit): removed, by labcheck only */
 static void remove_temporaries(void)
