@@ -147,6 +147,13 @@ if xmllint --noout --schema "$xsd" "$work/ref/bad.xml" 2>/dev/null; then bad "ju
 if python3 -c 'import json, sys, jsonschema; jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))' \
     "$schema" "$work/ref/bad.json" 2>/dev/null; then bad "the schema accepts status 'ok'"; else good "the schema refuses status 'ok'"; fi
 
+# the results.json of docs/exercises.md's run_autograder, when nothing compiles
+sed -n "s/^ *echo '\({\"score\": 0, .*}\)' \\\\$/\1/p" "$root/docs/exercises.md" >"$work/doc.json"
+if [ -s "$work/doc.json" ] && python3 -c 'import json, sys, jsonschema; jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))' \
+    "$schema" "$work/doc.json" 2>/dev/null; then good "docs/exercises.md's run_autograder writes a valid results.json"; else
+    bad "docs/exercises.md's run_autograder: no valid results.json in its echo ('$(cat "$work/doc.json")')"
+fi
+
 # make check LAB= EXERCISE= GRADESCOPE= JUNIT=
 rc 0 make -s --no-print-directory -C "$root" check LAB=06 EXERCISE=ring_all_reduce ARGS=--solution \
     GRADESCOPE="$work/m.json" JUNIT="$work/m.xml"
