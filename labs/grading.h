@@ -2,8 +2,9 @@
  * labs/grading.h — the points of every exercise: the one grading table.
  *
  * labcheck's reports for autograders (--gradescope: each exercise's score
- * and max_score; --junit: the points in each test case's properties) take
- * the points from here, and nowhere else. Every lab is worth 10 points, split
+ * and max_score; --junit: each lab's score and max_score, properties of its
+ * testsuite) and labcheck --list take the points from here, and nowhere
+ * else. Every lab is worth 10 points, split
  * among its exercises by the work each one asks; 110 in all. An instructor
  * who weighs the labs differently edits this table (and only it): labcheck
  * refuses to run (exit 2) when an exercise of labs/registry.c has no line
