@@ -268,6 +268,16 @@ xp "$work/st/k.xml" 'string(//testcase[@name="transpose_tiled"]/failure/@message
 js "$work/st/k.json" '(r["score"], [t["status"] for t in r["tests"]])' "(0, ['failed', 'failed'])"
 [ -z "$(pgrep -P "$pid" 2>/dev/null || true)" ] && good "no check left running" || bad "a check still runs"
 
+# ---- the table and the labs in step: an exercise without points refused -----
+sed -i '/"11_zero", *"zero1_update"/d' "$tree/labs/grading.h"
+if make -s --no-print-directory -C "$tree" -f mk/build.mk -j2 VARIANT=sim BUILD=build/sim \
+    build/sim/bin/labcheck >"$work/build.log" 2>&1; then
+    rc 2 "$st" --list
+    has '^labcheck: labs/grading.h gives no points to 11_zero zero1_update: add its line$'
+else
+    bad "labcheck does not build without a line of labs/grading.h"; sed -n '1,20p' "$work/build.log"
+fi
+
 if [ $fails -ne 0 ]; then
     echo "grade_reports: $fails failed"
     exit 1
