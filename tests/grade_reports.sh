@@ -183,6 +183,7 @@ if ! make -s --no-print-directory -C "$tree" -f mk/build.mk -j2 VARIANT=sim BUIL
     bad "the student's tree does not build"; sed -n '1,30p' "$work/build.log"; exit 1
 fi
 st="$tree/build/sim/bin/labcheck"
+loop=$(grep -n '^SIMT_LAUNCHER(vector_add' "$root/tests/grade/lab01_crash_endless.cu" | cut -d: -f1) # the kernel's line
 mkdir "$work/st"
 rc 1 "$st" --timeout 1 --junit "$work/st/j.xml" --gradescope "$work/st/r.json" 01 02 03:block_sum 06
 has '^FAIL  01_hello_threads +grid_size +the check crashed with signal 11'
@@ -206,7 +207,7 @@ grid_size: ^[[31mabout to crash^[[0m ?
 '
 xp "$j" 'string(//testcase[@name="vector_add"]/failure/@type)' timeout
 xp "$j" 'string(//testcase[@name="vector_add"]/failure/@message)' \
-    'no progress for 1 s of CPU time: kernel vector_add (labs/01_hello_threads/exercise.cu:23) is in blockIdx (0,0,0), threadIdx (0,0,0): an endless loop? (make check ARGS="--timeout S" allows longer)'
+    "no progress for 1 s of CPU time: kernel vector_add (labs/01_hello_threads/exercise.cu:$loop) is in blockIdx (0,0,0), threadIdx (0,0,0): an endless loop? (make check ARGS=\"--timeout S\" allows longer)"
 xp "$j" 'count(//testcase[@name="transpose_tiled"]/*[self::failure or self::skipped])' 0
 xp "$j" 'string(//testcase[@name="block_sum"]/skipped/@message)' \
     'not attempted yet: PL_TODO() at labs/03_reduction/exercise.cu:42'
@@ -223,7 +224,13 @@ js "$r" 'r["tests"][0]["output"]' 'FAIL: the check crashed with signal 11 (Segme
 grid_size: ^[[31mabout to crash^[[0m ?
 '
 js "$r" 'r["tests"][1]["output"].splitlines()[0]' \
-    'FAIL: no progress for 1 s of CPU time: kernel vector_add (labs/01_hello_threads/exercise.cu:23) is in blockIdx (0,0,0), threadIdx (0,0,0): an endless loop? (make check ARGS="--timeout S" allows longer)'
+    "FAIL: no progress for 1 s of CPU time: kernel vector_add (labs/01_hello_threads/exercise.cu:$loop) is in blockIdx (0,0,0), threadIdx (0,0,0): an endless loop? (make check ARGS=\"--timeout S\" allows longer)"
+# its output: the first 16 KiB kept, the rest counted
+js "$r" 'r["tests"][1]["output"].splitlines()[2:4]' "['vector_add: line 0000', 'vector_add: line 0001']"
+js "$r" 'r["tests"][1]["output"].splitlines()[-1]' '[labcheck: 5616 more bytes of output left out]'
+xp "$j" 'substring-after(//testcase[@name="vector_add"]/system-out, "line 0743")' '
+vector_add: line
+[labcheck: 5616 more bytes of output left out]'
 js "$r" 'r["tests"][3]["output"]' 'TODO: not attempted yet: PL_TODO() at labs/03_reduction/exercise.cu:42
 '
 js "$r" 'r["tests"][4]["output"].split(":")[0]' FAIL
