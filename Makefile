@@ -197,10 +197,12 @@ cuda12-build:
 	@echo "✓ build/cuda12 compiled and linked"
 
 ## check: the student's command: check your exercise files (PASS / FAIL / TODO per exercise); LAB=06 EXERCISE=NAME select, JUNIT=FILE GRADESCOPE=FILE write reports for autograders (docs/exercises.md, "Autograders")
+# LAB and EXERCISE from the command line only (not an environment's LAB)
+cmdline = $(if $(filter command line,$(origin $(1))),$($(1)))
 check:
 	+@$(SIM)
-	@build/sim/bin/labcheck $(if $(EXERCISE),--exercise '$(EXERCISE)') $(if $(JUNIT),--junit '$(JUNIT)') \
-	 $(if $(GRADESCOPE),--gradescope '$(GRADESCOPE)') $(ARGS) $(LAB)
+	@build/sim/bin/labcheck $(if $(call cmdline,EXERCISE),--exercise '$(EXERCISE)') \
+	 $(if $(JUNIT),--junit '$(JUNIT)') $(if $(GRADESCOPE),--gradescope '$(GRADESCOPE)') $(ARGS) $(call cmdline,LAB)
 
 ## racecheck: ThreadSanitizer build; reports a shared-memory race with file:line
 racecheck:

@@ -155,10 +155,13 @@ if [ -s "$work/doc.json" ] && python3 -c 'import json, sys, jsonschema; jsonsche
 fi
 
 # make check LAB= EXERCISE= GRADESCOPE= JUNIT=
-rc 0 make -s --no-print-directory -C "$root" check LAB=06 EXERCISE=ring_all_reduce ARGS=--solution \
+# (an environment's LAB is not make check's: only the command line's)
+rc 0 env LAB=zzz make -s --no-print-directory -C "$root" check LAB=06 EXERCISE=ring_all_reduce ARGS=--solution \
     GRADESCOPE="$work/m.json" JUNIT="$work/m.xml"
 has '^PASS  06_collectives +ring_all_reduce'
 hasnt '01_hello_threads'
+rc 0 env LAB=zzz EXERCISE=zzz make -s --no-print-directory -C "$root" check ARGS="--solution 01:grid_size"
+has '^labcheck \(reference solutions\): 1 passed, 0 failed, 0 todo$'
 valid "$work/m.xml" "$work/m.json"
 js "$work/m.json" '(r["score"], len(r["tests"]), r["tests"][0]["name"])' "(10, 1, '06_collectives: ring_all_reduce')"
 
