@@ -117,6 +117,11 @@ has "^labcheck: cannot write the Gradescope report to '$work/dir.json': it is a 
 hasnt '^(PASS|FAIL|TODO) '
 rc 2 "$bin/labcheck" --junit "$work/same" --gradescope "$work/same" 01
 has "name the same file"
+# no device (a bad simulated-GPU setting): exit 2, no report, no temporary file
+mkdir "$work/nodev"
+rc 2 env SIMT_GPUS_PER_NODE=banana "$bin/labcheck" --gradescope "$work/nodev/r.json" 01
+has '^labcheck: the simulated GPU could not start'
+[ -z "$(ls -A "$work/nodev")" ] && good "no device: nothing left in the folder" || bad "no device: the folder holds $(ls -A "$work/nodev")"
 
 # ---- the reference solutions of two labs -----------------------------------
 mkdir "$work/ref"
