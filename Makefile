@@ -85,7 +85,7 @@ SIMDEP = $(if $(SIM_BUILT),,t-sim)
 
 # The quick static checks first (a failure there stops the run at once),
 # then the long steps, so that they start first.
-TEST_STEPS := t-format t-layers t-zh t-labcheck t-asan-unit t-asan-labcheck t-student t-handout t-unit t-solved \
+TEST_STEPS := t-format t-layers t-zh t-labcheck t-asan-unit t-asan-labcheck t-student t-handout t-grade t-unit t-solved \
               t-race t-smoke t-viz-pause t-viz-tty t-train t-viz-mesh t-viz-pipeline \
               t-viz-shards t-viz-zero t-viz-lab57 t-viz-lab01 t-viz-lab04 t-viz-lab02 t-viz-lab03 t-bench-zero t-bench-hybrid t-link t-viz-pure t-compile-fail \
               t-cuda
@@ -123,6 +123,9 @@ t-labcheck: $(SIMDEP)
 t-smoke: $(SIMDEP)
 	@echo "== lab binaries as a newcomer runs them"
 	@$(TESTENV) tests/lab_smoke.sh build/sim/bin
+t-grade: $(SIMDEP)
+	@echo "== labcheck's reports for autograders: JUnit XML (junit.xsd) and Gradescope's results.json (its JSON Schema) on two labs' references and a student's crash, endless loop, wrong and right exercises; one exercise selected; bad paths; a stop by SIGTERM"
+	@$(TESTENV) tests/grade_reports.sh
 t-student: $(SIMDEP)
 	@echo "== what make check tells a student (wrong, crashing and right exercises)"
 	@$(TESTENV) tests/student_check.sh
@@ -212,10 +215,13 @@ cuda12-build:
 	@echo "✓ build/cuda12 compiled and linked"
 # handout-omit-end
 
-## check: the student's command: check your exercise files (PASS / FAIL / TODO per exercise)
+## check: the student's command: check your exercise files (PASS / FAIL / TODO per exercise); LAB=06 EXERCISE=NAME select, JUNIT=FILE GRADESCOPE=FILE write reports for autograders (docs/exercises.md, "Autograders")
+# LAB and EXERCISE from the command line only (not an environment's LAB)
+cmdline = $(if $(filter command line,$(origin $(1))),$($(1)))
 check:
 	+@$(SIM)
-	@build/sim/bin/labcheck $(ARGS)
+	@build/sim/bin/labcheck $(if $(call cmdline,EXERCISE),--exercise '$(EXERCISE)') \
+	 $(if $(JUNIT),--junit '$(JUNIT)') $(if $(GRADESCOPE),--gradescope '$(GRADESCOPE)') $(ARGS) $(call cmdline,LAB)
 
 # handout-omit-begin
 ## racecheck: ThreadSanitizer build; reports a shared-memory race with file:line

@@ -2,8 +2,10 @@
 # scripts/deps.sh — report (and, as root, install) what paralab needs to build.
 #
 # Required (Debian packages): gcc make libc6-dev libncurses-dev libcunit1-dev
-#   libjansson-dev tmux pkg-config ca-certificates (libcunit1-dev not in the
-#   student handout, which has no unit tests)
+#   libjansson-dev tmux pkg-config ca-certificates; libxml2-utils (xmllint) and
+#   python3-jsonschema, with which make test validates labcheck's reports for
+#   autograders (tests/grade_reports.sh). Not in the student handout, which
+#   has no tests: libcunit1-dev, libxml2-utils, python3-jsonschema
 # Optional (reported, never fatal): nvcc, NCCL, cuBLAS, an NVIDIA GPU.
 #
 # For `make bench` only (--bench): Open MPI (openmpi-bin libopenmpi-dev), the
@@ -95,6 +97,16 @@ check_required() {
         ok "tmux: $(tmux -V 2>/dev/null)"
     else
         bad "tmux: not found (package tmux)"; MISSING_PKGS+=(tmux)
+    fi
+    if command -v xmllint >/dev/null 2>&1; then
+        ok "xmllint (make test: the JUnit reports): $(xmllint --version 2>&1 | head -n1)"
+    else
+        bad "xmllint (make test: the JUnit reports): not found (package libxml2-utils)"; MISSING_PKGS+=(libxml2-utils)
+    fi
+    if command -v python3 >/dev/null 2>&1 && python3 -c 'import jsonschema' 2>/dev/null; then
+        ok "python3 jsonschema (make test: the Gradescope reports): $(python3 -c 'import importlib.metadata as m; print(m.version("jsonschema"))' 2>/dev/null || echo '?')"
+    else
+        bad "python3 jsonschema (make test: the Gradescope reports): not found (package python3-jsonschema)"; MISSING_PKGS+=(python3-jsonschema)
     fi
     if [[ $BENCH -eq 1 ]]; then
         if command -v mpicc >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1; then
