@@ -121,6 +121,16 @@ else
   LDLIBS := -lcudart -lnccl $(if $(filter 1,$(CUBLAS)),-lcublas) -lstdc++ $(LDLIBS) -ldl -lrt
 endif
 
+# MPI=1 (`make mpi`: build/sim-mpi): the MPI engine and worlds launched by
+# mpirun (core/comm/comm_mpi.c, paralab/dist.h), with Open MPI's own flags
+# (mpicc --showme); without it nothing needs MPI
+MPI ?= 0
+ifeq ($(MPI),1)
+  MPICC ?= mpicc
+  CFLAGS += -DPARALAB_MPI=1 $(shell $(MPICC) --showme:compile)
+  LDLIBS += $(shell $(MPICC) --showme:link)
+endif
+
 OBJ := $(BUILD)/obj
 BIN := $(BUILD)/bin
 LIB := $(BUILD)/lib
