@@ -85,8 +85,9 @@ static void *rank_main(void *p)
          * (NVLink on the simulated presets): copies go device to device */
         for (int q = 0; q < s->n; q++) {
             int d = s->devs[q], can = 0; /* -1: a rank of another process */
-            if (d >= 0 && d != r->device && cudaDeviceCanAccessPeer(&can, r->device, d) == cudaSuccess &&
-                can && cudaDeviceEnablePeerAccess(d, 0) != cudaSuccess)
+            if (d >= 0 && d != r->device &&
+                cudaDeviceCanAccessPeer(&can, r->device, d) == cudaSuccess && can &&
+                cudaDeviceEnablePeerAccess(d, 0) != cudaSuccess)
                 cudaGetLastError(); /* already enabled: fine */
         }
         pl_rank_note_memory(r); /* the device as the rank finds it */
@@ -158,8 +159,8 @@ int pl_world_run_config(const pl_world_config *cfg, pl_rank_fn fn, void *arg, ch
         }
         if (T > ndev) {
             snprintf(err, err_size,
-                     "--ranks-per-process %d: each process has %d devices (devices 0..%d)", T,
-                     ndev, ndev - 1);
+                     "--ranks-per-process %d: each process has %d devices (devices 0..%d)", T, ndev,
+                     ndev - 1);
             return 1;
         }
         lo = pl_dist_proc() * T;
@@ -240,6 +241,28 @@ int pl_world_run_config(const pl_world_config *cfg, pl_rank_fn fn, void *arg, ch
         snprintf(err, err_size, "%s%s", strncmp(msg, prefix, strlen(prefix)) ? prefix : "", msg);
         failed = 1;
     }
+    /* PARALAB_LEDGER=1: each rank's ledger on stderr, one line each, for
+     * comparing a run of several processes with one of one (tests/mpi.sh) */
+    const char *show = getenv("PARALAB_LEDGER");
+    if (cfg->distributed && show && !strcmp(show, "1"))
+        for (int r = 0; r < nl; r++) {
+            pl_ledger l = pl_comm_ledger(comms[r]);
+            char calls[512] = "";
+            size_t len = 0;
+            for (int k = 0; k < PL_NUM_CALLS && len < sizeof calls; k++)
+                if (l.calls[k]) {
+                    int w = snprintf(calls + len, sizeof calls - len, " %s %llu",
+                                     pl_comm_call_name((pl_comm_call)k),
+                                     (unsigned long long)l.calls[k]);
+                    if (w > 0) len += (size_t)w;
+                }
+            fprintf(stderr,
+                    "ledger rank %d: sent %llu B in %llu messages, received %llu B in %llu "
+                    "messages; calls:%s\n",
+                    lo + r, (unsigned long long)l.bytes_sent, (unsigned long long)l.messages_sent,
+                    (unsigned long long)l.bytes_received, (unsigned long long)l.messages_received,
+                    calls);
+        }
     pl_comm_destroy_all(comms, nl);
     free(s);
     return failed;

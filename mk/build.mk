@@ -188,6 +188,9 @@ LAB_LIBS := $(LAB_LIB) $(UI_LIBS)
 LAB_BINS := $(foreach d,$(LAB_DIRS),$(BIN)/lab$(shell echo $(notdir $(d)) | cut -c1-2))
 PROGS := $(LAB_BINS) $(BIN)/labcheck $(BIN)/unit $(BIN)/paralab-bench $(BIN)/paralab-train \
          $(BIN)/paralab-viz
+ifeq ($(MPI),1)
+  PROGS += $(BIN)/mpicheck
+endif
 ifeq ($(SAN),thread)
   PROGS := $(BIN)/racecheck
 endif
@@ -299,6 +302,12 @@ $(BIN)/paralab-viz: $(OBJ)/tools/viz.c.o $(UI_LIBS)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(UI_LDLIBS) $(LDLIBS) -o $@
+
+# the MPI engine across processes (MPI=1; tests/mpi.sh): core only
+$(BIN)/mpicheck: $(OBJ)/tests/mpi/mpicheck.c.o $(RT_LIBS)
+	@mkdir -p $(@D)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # core only: no visualiser, no ncurses, no jansson
 $(BIN)/paralab-train: $(OBJ)/tools/train.c.o $(RT_LIBS)

@@ -154,8 +154,20 @@ static void at_exit(void)
     if (!D.active) return;
     fflush(stdout);
     fflush(stderr);
+    /* every process meets before any leaves (at most 5 s): mpirun ends the
+     * job when one exits with a failure, and the others' reports of the
+     * same failure (each rank's call) must be out by then */
+    MPI_Request rq;
+    if (MPI_Ibarrier(D.ctl, &rq) == MPI_SUCCESS) {
+        struct timespec ts = {0, 1000000};
+        int done = 0;
+        for (int i = 0; i < 5000 && !done; i++) {
+            MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
+            if (!done) nanosleep(&ts, NULL);
+        }
+    }
     /* a failed world may leave requests that never complete: MPI_Finalize
-     * could wait for them; mpirun ends the others when this one exits */
+     * could wait for them */
     if (!atomic_load(&world_failed)) MPI_Finalize();
 }
 
@@ -168,9 +180,9 @@ typedef struct mworld {
     _Atomic int aborted;
     char abort_msg[1024];
     _Atomic int held;
-    pl_ledger ledger[MAXR]; /* per thread of this process */
+    pl_ledger ledger[MAXR];    /* per thread of this process */
     uint64_t link[MAXR][MAXR]; /* [thread][to world rank] */
-    int next_ctx[MAXR];                          /* per thread: see split */
+    int next_ctx[MAXR];        /* per thread: see split */
     pl_trace *trace;
     size_t chunk_bytes;
     int handles; /* alive */
@@ -267,8 +279,8 @@ static void poll_abort(mworld *w)
  * world's timeout (the clock stops while a rank of this process is held),
  * or PL_COMM_ABORTED when the world stops. `what`: this rank's wait, for
  * the report. Unfinished requests are cancelled on failure. */
-static pl_comm_result wait_all(mcomm *c, int nreq, MPI_Request *rq, MPI_Status *st,
-                               const char *what)
+static pl_comm_result wait_for(mcomm *c, int nreq, MPI_Request *rq, MPI_Status *st,
+                               const char *what, int abortable)
 {
     mworld *w = c->w;
     double start = now_s(), held = 0, held_since = 0;
@@ -277,12 +289,11 @@ static pl_comm_result wait_all(mcomm *c, int nreq, MPI_Request *rq, MPI_Status *
         if (MPI_Testall(nreq, rq, &done, st ? st : MPI_STATUSES_IGNORE) != MPI_SUCCESS)
             return fail(c, PL_COMM_SYSTEM_ERROR, "MPI failed while it waited for %s", what);
         if (done) return PL_COMM_OK;
-        if ((spin & 63) == 0) poll_abort(w);
-        if (atomic_load(&w->aborted)) {
+        if (abortable && (spin & 63) == 0) poll_abort(w);
+        if (abortable && atomic_load(&w->aborted)) {
             for (int i = 0; i < nreq; i++)
                 if (rq[i] != MPI_REQUEST_NULL) MPI_Cancel(&rq[i]);
-            return fail(c, PL_COMM_ABORTED, "stopped while waiting for %s: %s", what,
-                        w->abort_msg);
+            return fail(c, PL_COMM_ABORTED, "stopped while waiting for %s: %s", what, w->abort_msg);
         }
         double t = now_s();
         if (atomic_load(&w->held)) {
@@ -309,6 +320,12 @@ static pl_comm_result wait_all(mcomm *c, int nreq, MPI_Request *rq, MPI_Status *
             nanosleep(&ts, NULL);
         }
     }
+}
+
+static pl_comm_result wait_all(mcomm *c, int nreq, MPI_Request *rq, MPI_Status *st,
+                               const char *what)
+{
+    return wait_for(c, nreq, rq, st, what, 1);
 }
 
 /* ---- the ledger and trace events ------------------------------------------------------------ */
@@ -414,8 +431,7 @@ static void describe(const desc *d, char *out, size_t cap)
 static int same_call(const desc *a, const desc *b)
 {
     if (a->kind != b->kind || a->seq != b->seq) return 0;
-    if (a->kind >= PL_NUM_CALLS || a->kind == PL_CALL_BARRIER || a->kind == PL_CALL_SPLIT)
-        return 1;
+    if (a->kind >= PL_NUM_CALLS || a->kind == PL_CALL_BARRIER || a->kind == PL_CALL_SPLIT) return 1;
     const pl_collective *pc = &pl_collectives[a->kind];
     return a->count == b->count && a->type == b->type && (!pc->has_op || a->op == b->op) &&
            (!pc->has_root || a->root == b->root);
@@ -444,7 +460,9 @@ static pl_comm_result meet(mcomm *c, desc *mine, desc *all)
             MPI_Isend(all, (int)(n * sizeof(desc)), MPI_BYTE, proc_of(c->w, c->wrank[m]),
                       tag_of(c, c->wrank[0], c->wrank[m], CH_DESC), D.data, &rq[m - 1]);
         snprintf(what, sizeof what, "the members to take the table of %s", c->doing);
-        if ((r = wait_all(c, n - 1, rq, NULL, what))) return r;
+        /* not stopped by an abort: a member that finds a mismatch in this
+         * table stops the world, and member 0 must still find it itself */
+        if ((r = wait_for(c, n - 1, rq, NULL, what, 0))) return r;
     } else {
         MPI_Request rq[2];
         MPI_Isend(mine, (int)sizeof(desc), MPI_BYTE, proc_of(c->w, c->wrank[0]),
@@ -470,8 +488,7 @@ static pl_comm_result meet(mcomm *c, desc *mine, desc *all)
             for (int q = 0; q < n && len < sizeof list; q++) {
                 describe(&all[q], call, sizeof call);
                 int k = snprintf(list + len, sizeof list - len, "%s rank %d: %s (call #%llu)",
-                                 q ? ";" : "", c->wrank[q], call,
-                                 (unsigned long long)all[q].seq);
+                                 q ? ";" : "", c->wrank[q], call, (unsigned long long)all[q].seq);
                 if (k > 0) len += (size_t)k;
             }
             return fail(c, PL_COMM_MISMATCH, "the ranks made different calls:%s", list);
@@ -504,8 +521,8 @@ static int check_args(mcomm *c, desc *d, const void *send, const void *recv)
 {
     const pl_collective *pc = &pl_collectives[d->kind];
     if ((unsigned)d->type >= PL_NUM_DTYPES)
-        snprintf(d->why, sizeof d->why, "%s: type %d is not a pl_dtype (0..%d)", pc->name,
-                 d->type, PL_NUM_DTYPES - 1);
+        snprintf(d->why, sizeof d->why, "%s: type %d is not a pl_dtype (0..%d)", pc->name, d->type,
+                 PL_NUM_DTYPES - 1);
     else if (pc->has_op && (unsigned)d->op >= PL_NUM_OPS)
         snprintf(d->why, sizeof d->why, "%s: op %d is not a pl_redop (0..%d)", pc->name, d->op,
                  PL_NUM_OPS - 1);
@@ -644,8 +661,7 @@ static pl_comm_result chain_run(mcomm *c, const char *kind, int pos, char *mine,
         }
         if (pos < n - 1) {
             if ((res = sync_stream(c, s))) return res;
-            if ((res = exchange(c, next, mine + lo * es, mm * es, prev, NULL, 0, what)))
-                return res;
+            if ((res = exchange(c, next, mine + lo * es, mm * es, prev, NULL, 0, what))) return res;
         }
         step_event(c, &m, kind, ch, chunks, pos > 0 ? pos - 1 : 0, pos > 0 ? mm * es : 0,
                    pos > 0 ? c->wrank[prev] : -1, -1);
@@ -653,10 +669,11 @@ static pl_comm_result chain_run(mcomm *c, const char *kind, int pos, char *mine,
     return sync_stream(c, s);
 }
 
-/* ---- the collectives -------------------------------------------------------------------------- */
+/* ---- the collectives --------------------------------------------------------------------------
+ */
 
-static pl_comm_result begin(mcomm *c, desc *d, const void *send, const void *recv,
-                            cudaStream_t s, mark *m)
+static pl_comm_result begin(mcomm *c, desc *d, const void *send, const void *recv, cudaStream_t s,
+                            mark *m)
 {
     static __thread desc all[MAXR];
     mark_start(m, s);
@@ -668,7 +685,8 @@ static pl_comm_result traced(mcomm *c, const mark *m, pl_comm_result r, pl_comm_
                              size_t count, pl_dtype t)
 {
     uint64_t bytes = pl_collective_bytes(&pl_collectives[k], count, t, c->n);
-    if (r == PL_COMM_OK && bytes) emit(c, m, PL_EV_COLLECTIVE, pl_collectives[k].name, bytes, -1, 0);
+    if (r == PL_COMM_OK && bytes)
+        emit(c, m, PL_EV_COLLECTIVE, pl_collectives[k].name, bytes, -1, 0);
     c->doing[0] = '\0';
     return r;
 }
@@ -720,8 +738,8 @@ static pl_comm_result reduce_scatter_impl(mcomm *c, const void *send, void *recv
     return sync_stream(c, s);
 }
 
-static pl_comm_result all_gather_impl(mcomm *c, const void *send, void *recv, size_t sc,
-                                      pl_dtype t, cudaStream_t s, mark *m)
+static pl_comm_result all_gather_impl(mcomm *c, const void *send, void *recv, size_t sc, pl_dtype t,
+                                      cudaStream_t s, mark *m)
 {
     const pl_collective *d = &pl_collectives[PL_CALL_ALL_GATHER];
     desc k = {.kind = PL_CALL_ALL_GATHER, .count = sc, .type = t};
@@ -750,8 +768,8 @@ static pl_comm_result broadcast_impl(mcomm *c, const void *send, void *recv, siz
     return chain_run(c, d->name, ((me - root) % n + n) % n, recv, count, t, PL_SUM, 0, 0, s);
 }
 
-static pl_comm_result reduce_impl(mcomm *c, const void *send, void *recv, size_t count,
-                                  pl_dtype t, pl_redop op, int root, cudaStream_t s, mark *m)
+static pl_comm_result reduce_impl(mcomm *c, const void *send, void *recv, size_t count, pl_dtype t,
+                                  pl_redop op, int root, cudaStream_t s, mark *m)
 {
     const pl_collective *d = &pl_collectives[PL_CALL_REDUCE];
     desc k = {.kind = PL_CALL_REDUCE, .count = count, .type = t, .op = op, .root = root};
@@ -766,10 +784,10 @@ static pl_comm_result reduce_impl(mcomm *c, const void *send, void *recv, size_t
     }
     void *mine = me == root ? recv : ensure(&c->work, &c->work_bytes, bytes);
     if (!mine) return fail(c, PL_COMM_SYSTEM_ERROR, "cudaMalloc of the reduce scratch");
-    if (send != mine)
-        CKC(cudaMemcpyAsync(mine, send, bytes, cudaMemcpyDeviceToDevice, s), "copy");
+    if (send != mine) CKC(cudaMemcpyAsync(mine, send, bytes, cudaMemcpyDeviceToDevice, s), "copy");
     r = chain_run(c, d->name, ((me - root - 1) % n + n) % n, mine, count, t, op, 1, 0, s);
-    if (!r && me == root && op == PL_AVG) CKC(pl_k_divide(recv, count, t, n, s), "the division kernel");
+    if (!r && me == root && op == PL_AVG)
+        CKC(pl_k_divide(recv, count, t, n, s), "the division kernel");
     return r;
 }
 
@@ -809,25 +827,26 @@ static pl_comm_result all_to_all_impl(mcomm *c, const void *send, void *recv, si
 
 static pl_comm_result m_all_reduce(pl_comm *pc, const void *send, void *recv, size_t count,
                                    pl_dtype t, pl_redop op, cudaStream_t s)
-    COLL(m_all_reduce, all_reduce_impl, PL_CALL_ALL_REDUCE, count, send, recv, count, t, op, s)
-static pl_comm_result m_reduce_scatter(pl_comm *pc, const void *send, void *recv, size_t rc,
-                                       pl_dtype t, pl_redop op, cudaStream_t s)
-    COLL(m_reduce_scatter, reduce_scatter_impl, PL_CALL_REDUCE_SCATTER, rc, send, recv, rc, t, op,
-         s)
-static pl_comm_result m_all_gather(pl_comm *pc, const void *send, void *recv, size_t sc,
-                                   pl_dtype t, cudaStream_t s)
-    COLL(m_all_gather, all_gather_impl, PL_CALL_ALL_GATHER, sc, send, recv, sc, t, s)
-static pl_comm_result m_broadcast(pl_comm *pc, const void *send, void *recv, size_t count,
-                                  pl_dtype t, int root, cudaStream_t s)
-    COLL(m_broadcast, broadcast_impl, PL_CALL_BROADCAST, count, send, recv, count, t, root, s)
-static pl_comm_result m_reduce(pl_comm *pc, const void *send, void *recv, size_t count, pl_dtype t,
-                               pl_redop op, int root, cudaStream_t s)
-    COLL(m_reduce, reduce_impl, PL_CALL_REDUCE, count, send, recv, count, t, op, root, s)
-static pl_comm_result m_all_to_all(pl_comm *pc, const void *send, void *recv, size_t count,
-                                   pl_dtype t, cudaStream_t s)
-    COLL(m_all_to_all, all_to_all_impl, PL_CALL_ALL_TO_ALL, count, send, recv, count, t, s)
+    COLL(m_all_reduce, all_reduce_impl, PL_CALL_ALL_REDUCE, count, send, recv, count, t, op,
+         s) static pl_comm_result
+    m_reduce_scatter(pl_comm *pc, const void *send, void *recv, size_t rc, pl_dtype t, pl_redop op,
+                     cudaStream_t s)
+        COLL(m_reduce_scatter, reduce_scatter_impl, PL_CALL_REDUCE_SCATTER, rc, send, recv, rc, t,
+             op, s) static pl_comm_result
+    m_all_gather(pl_comm *pc, const void *send, void *recv, size_t sc, pl_dtype t, cudaStream_t s)
+        COLL(m_all_gather, all_gather_impl, PL_CALL_ALL_GATHER, sc, send, recv, sc, t,
+             s) static pl_comm_result
+    m_broadcast(pl_comm *pc, const void *send, void *recv, size_t count, pl_dtype t, int root,
+                cudaStream_t s) COLL(m_broadcast, broadcast_impl, PL_CALL_BROADCAST, count, send,
+                                     recv, count, t, root, s) static pl_comm_result
+    m_reduce(pl_comm *pc, const void *send, void *recv, size_t count, pl_dtype t, pl_redop op,
+             int root, cudaStream_t s) COLL(m_reduce, reduce_impl, PL_CALL_REDUCE, count, send,
+                                            recv, count, t, op, root, s) static pl_comm_result
+    m_all_to_all(pl_comm *pc, const void *send, void *recv, size_t count, pl_dtype t,
+                 cudaStream_t s)
+        COLL(m_all_to_all, all_to_all_impl, PL_CALL_ALL_TO_ALL, count, send, recv, count, t, s)
 
-static pl_comm_result m_barrier(pl_comm *pc)
+            static pl_comm_result m_barrier(pl_comm *pc)
 {
     mcomm *c = (mcomm *)pc;
     static __thread desc all[MAXR];
@@ -861,8 +880,8 @@ static pl_comm_result p2p_check(mcomm *c, int send, const void *buf, size_t coun
                     PL_NUM_DTYPES - 1);
     if (peer < 0 || peer >= c->n || peer == c->rank)
         return fail(c, PL_COMM_INVALID_ARGUMENT,
-                    "%s: peer %d is not another rank of the communicator (0..%d, not %d)", f,
-                    peer, c->n - 1, c->rank);
+                    "%s: peer %d is not another rank of the communicator (0..%d, not %d)", f, peer,
+                    c->n - 1, c->rank);
     if (count && !buf)
         return fail(c, PL_COMM_INVALID_ARGUMENT, "%s: a NULL buffer with count %zu", f, count);
     return PL_COMM_OK;
@@ -895,8 +914,8 @@ static pl_comm_result run_ops(pop *ops, int n, int synchronous)
     char what[300];
     if (n == 1)
         snprintf(what, sizeof what, "%s rank %d (%zu %s)",
-                 ops[0].send ? "its receive by" : "a send from",
-                 c0->wrank[ops[0].peer], ops[0].count, pl_dtype_name(ops[0].type));
+                 ops[0].send ? "its receive by" : "a send from", c0->wrank[ops[0].peer],
+                 ops[0].count, pl_dtype_name(ops[0].type));
     else
         snprintf(what, sizeof what, "the %d sends and receives of its group", n);
     snprintf(c0->doing, sizeof c0->doing, "%.190s", what);
@@ -915,11 +934,11 @@ static pl_comm_result run_ops(pop *ops, int n, int synchronous)
             int got = 0;
             MPI_Get_count(&st[i], MPI_BYTE, &got);
             if ((size_t)got != bytes && !first)
-                first = fail(c, PL_COMM_MISMATCH,
-                             "recv from rank %d of %zu bytes got a send of %d bytes", pw, bytes,
-                             got);
-            count_recv(c, bytes);
-        } else
+                first =
+                    fail(c, PL_COMM_MISMATCH,
+                         "recv from rank %d of %zu bytes got a send of %d bytes", pw, bytes, got);
+            if (bytes) count_recv(c, bytes); /* an empty message is not counted (local engine) */
+        } else if (bytes)
             count_send(c, o->peer, bytes);
         char label[48];
         snprintf(label, sizeof label, o->send ? "send to %d" : "recv from %d", pw);
@@ -972,7 +991,7 @@ static pl_comm_result m_send_eager(pl_comm *pc, const void *buf, size_t count, p
     mark_start(&m, s);
     MPI_Isend(buf, (int)bytes, MPI_BYTE, proc_of(c->w, pw), tag_of(c, me, pw, CH_P2P), D.data,
               &c->eager[c->neager++]);
-    count_send(c, peer, bytes);
+    if (bytes) count_send(c, peer, bytes);
     char label[48];
     snprintf(label, sizeof label, "send to %d", pw);
     emit(c, &m, PL_EV_SEND, label, bytes, pw, 0);
@@ -1093,8 +1112,8 @@ static pl_comm_result m_split(pl_comm *pc, int color, int key, pl_comm **out)
     mworld *w = c->w;
     static __thread desc all[MAXR];
     *out = NULL;
-    desc k = {.kind = PL_CALL_SPLIT, .color = color, .key = key,
-              .next_ctx = w->next_ctx[c->thread]};
+    desc k = {
+        .kind = PL_CALL_SPLIT, .color = color, .key = key, .next_ctx = w->next_ctx[c->thread]};
     pl_comm_result r = meet(c, &k, all);
     c->doing[0] = '\0';
     if (r) return r;
