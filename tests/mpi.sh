@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# tests/mpi.sh [BIN] — worlds of several processes (the MPI build, BIN
+# defaults to build/sim-mpi/bin) under scripts/mpirun.sh:
+#   - mpicheck: every collective, a group of sends and receives, a split
+#     across processes, each element against its closed form, on 4 processes
+#     x 1 rank and 2 processes x 2 ranks;
+#   - a mismatched all-reduce across processes is diagnosed (every call
+#     listed), a receive without its send times out with each rank's call:
+#     neither hangs (each run under a generous time limit);
+#   - Lab 06 and Lab 07 (2 epochs) on mpirun -np 4 print the same values,
+#     losses, accuracies and parameter hashes as the one-process run of the
+#     same binary on 4 ranks (only the modeled times may differ: the MPI
+#     engine's transfers are not on the modeled clock), and every rank's
+#     ledger (PARALAB_LEDGER=1) is the same, byte for byte and call for call.
+set -uo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BIN=${1:-$ROOT/build/sim-mpi/bin}
+RUN="$ROOT/scripts/mpirun.sh"
+LIMIT=${MPI_TEST_LIMIT:-300} # seconds per run: a hang fails, a busy machine does not
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fails=0
+pass() { echo "  ✓ $*"; }
+fail() { echo "  ✗ $*"; fails=$((fails + 1)); }
+
+# ---- mpicheck ---------------------------------------------------------------
+for shape in "4 1" "2 2"; do
+    set -- $shape
+    out=$(timeout "$LIMIT" "$RUN" -np "$1" "$BIN/mpicheck" --ranks-per-process "$2" 2>&1)
+    rc=$?
+    want="mpicheck: every check passed on $(($1 * $2)) ranks ($1 processes x $2)"
+    if [[ $rc -eq 0 && "$out" == *"$want"* ]]; then pass "$want"
+    else fail "mpicheck -np $1 --ranks-per-process $2 (exit $rc): $out"; fi
+done
+
+out=$(timeout "$LIMIT" "$RUN" -np 4 "$BIN/mpicheck" mismatch 2>&1)
+rc=$?
+want="the ranks made different calls: rank 0: all_reduce(count=4, int32, sum) (call #1); rank 1: all_reduce(count=3, int32, sum) (call #1); rank 2: all_reduce(count=4, int32, sum) (call #1); rank 3: all_reduce(count=4, int32, sum) (call #1)"
+if [[ $rc -ne 0 && $rc -ne 124 && "$out" == *"$want"* ]]; then pass "a mismatched all-reduce across 4 processes is diagnosed: $want"
+else fail "mismatch (exit $rc${rc/#124/: hung}): $out"; fi
+
+out=$(timeout "$LIMIT" "$RUN" -np 4 "$BIN/mpicheck" deadlock --comm-timeout 2 2>&1)
+rc=$?
+w0="rank 0: waited 2 s for a send from rank 3 (4 int32): a deadlock?"
+w1="waited 2 s for rank 0 (member 0) to meet in barrier() (call #1)"
+if [[ $rc -ne 0 && $rc -ne 124 && "$out" == *"$w0"* && "$out" == *"$w1"* ]]; then
+    pass "a receive without its send across processes times out: '$w0', the others '$w1'"
+else fail "deadlock (exit $rc): $out"; fi
+
+# ---- labs: the same values and ledgers as one process ----------------------
+# the modeled times (and the bandwidths from them) blanked
+norm() {
+    sed -E 's/[0-9]+\.[0-9]+ us/T us/g' "$1" |
+        awk '/^ +[0-9]+ +[0-9]+ +float +sum/ { $6 = $7 = $8 = "T" } { print }'
+}
+lab() { # name, processes, extra options
+    local name=$1 np=$2
+    shift 2
+    PARALAB_LEDGER=1 timeout "$LIMIT" "$BIN/$name" --no-viz -n "$np" "$@" >"$TMP/$name.one" 2>"$TMP/$name.one.err"
+    local rc1=$?
+    PARALAB_LEDGER=1 timeout "$LIMIT" "$RUN" -np "$np" "$BIN/$name" --no-viz "$@" >"$TMP/$name.mpi" 2>"$TMP/$name.mpi.err"
+    local rc2=$?
+    if [[ $rc1 -ne 0 || $rc2 -ne 0 ]]; then
+        fail "$name: exit $rc1 alone, $rc2 under mpirun -np $np"; cat "$TMP/$name.mpi.err"; return
+    fi
+    if diff <(norm "$TMP/$name.one") <(norm "$TMP/$name.mpi") >"$TMP/$name.diff"; then
+        pass "$name on mpirun -np $np $*: the same output as one process of $np ranks ($(wc -l <"$TMP/$name.one") lines, modeled times aside)"
+    else fail "$name: the outputs differ:"; cat "$TMP/$name.diff"; fi
+    grep '^ledger rank' "$TMP/$name.one.err" | sort >"$TMP/$name.l1"
+    grep '^ledger rank' "$TMP/$name.mpi.err" | sort >"$TMP/$name.l2"
+    if [[ $(wc -l <"$TMP/$name.l1") -eq $np ]] && cmp -s "$TMP/$name.l1" "$TMP/$name.l2"; then
+        pass "$name: every rank's ledger the same ($(head -n1 "$TMP/$name.l1"))"
+    else fail "$name: the ledgers differ:"; diff "$TMP/$name.l1" "$TMP/$name.l2"; fi
+}
+lab lab06 4
+lab lab07 4 --epochs 2
+# what must be in them, so that the comparison compares something
+grep -q 'rank 3: 4 4 4 4' "$TMP/lab06.mpi" && grep -q '1048576 floats: every element right' "$TMP/lab06.mpi" ||
+    fail "lab06 under mpirun: no row of rank 3 or no 'every element right'"
+grep -qE 'Epoch 2/2: loss [0-9.]+ .*test [0-9.]+ %' "$TMP/lab07.mpi" &&
+    grep -qE 'bit for bit \(hash [0-9a-f]{8}\)' "$TMP/lab07.mpi" ||
+    fail "lab07 under mpirun: no epoch 2 line or no parameter hash"
+
+if [[ $fails -gt 0 ]]; then echo "✗ tests/mpi.sh: $fails failed"; exit 1; fi
+echo "✓ tests/mpi.sh: every check passed"
