@@ -3,7 +3,8 @@
 # defaults to build/sim-mpi/bin) under scripts/mpirun.sh:
 #   - mpicheck: every collective, a group of sends and receives, a split
 #     across processes, each element against its closed form, on 4 processes
-#     x 1 rank and 2 processes x 2 ranks;
+#     x 1 rank and 2 processes x 2 ranks; Lab 10's TP, DP and PP groups
+#     (pl_mesh_split of dp 2 x tp 2 x pp 2) on 2 processes x 4 ranks;
 #   - a mismatched all-reduce across processes is diagnosed (every call
 #     listed), a receive without its send times out with each rank's call:
 #     neither hangs (each run under a generous time limit);
@@ -32,6 +33,12 @@ for shape in "4 1" "2 2"; do
     if [[ $rc -eq 0 && "$out" == *"$want"* ]]; then pass "$want"
     else fail "mpicheck -np $1 --ranks-per-process $2 (exit $rc): $out"; fi
 done
+
+out=$(timeout "$LIMIT" "$RUN" -np 2 "$BIN/mpicheck" --ranks-per-process 4 mesh 2>&1)
+rc=$?
+want="mpicheck: every check passed on 8 ranks (2 processes x 4)"
+if [[ $rc -eq 0 && "$out" == *"$want"* ]]; then pass "Lab 10's TP, DP and PP groups of dp 2 x tp 2 x pp 2 on 2 processes x 4 ranks: $want"
+else fail "mpicheck mesh (exit $rc): $out"; fi
 
 out=$(timeout "$LIMIT" "$RUN" -np 4 "$BIN/mpicheck" mismatch 2>&1)
 rc=$?

@@ -2,11 +2,12 @@
  * mpicheck — the MPI engine across processes (tests/mpi.sh runs it under
  * scripts/mpirun.sh; built by `make mpi` into build/sim-mpi/bin).
  *
- *   mpicheck [--ranks-per-process T] [--comm-timeout S] [ok|mismatch|deadlock]
+ *   mpicheck [--ranks-per-process T] [--comm-timeout S] [ok|mesh|mismatch|deadlock]
  *
  * ok: every collective, point to point in a group, a split into two groups
  * (key reversing the order) and its all-reduce, each result checked element
- * by element against its closed form; process 0 prints one line. mismatch:
+ * by element against its closed form; process 0 prints one line. mesh (8
+ * ranks): Lab 10's TP, DP and PP groups (rank_mesh). mismatch:
  * rank 1 all-reduces 3 elements where the others give 4: every rank must get
  * PL_COMM_MISMATCH. deadlock: rank 0 receives from the last rank, which never
  * sends (the others meet at a barrier): the timeout reports it and stops
@@ -21,6 +22,7 @@
 
 #include "paralab/comm.h"
 #include "paralab/dist.h"
+#include "paralab/mesh.h"
 #include "paralab/world.h"
 
 enum { C = 4 };
@@ -152,6 +154,57 @@ static int rank_ok(pl_rank *r)
     return 0;
 }
 
+/* Lab 10's groups across processes: the mesh dp 2 x tp 2 x pp 2 split into
+ * its TP, DP and PP groups (pl_mesh_split), an all-reduce of the world
+ * ranks in each against the mesh's own list of its members, and an
+ * activation down the PP group (send and receive). */
+static int rank_mesh(pl_rank *r)
+{
+    int me = r->rank, *s = NULL, *d = NULL, h[8];
+    pl_mesh m;
+    char err[512];
+    if (pl_mesh_init(&m, r->size, 2, 2, 2, err, sizeof err)) FAILR("%s", err);
+    pl_mesh_groups g;
+    if (pl_mesh_split(&m, r->comm, &g, err, sizeof err)) FAILR("pl_mesh_split: %s", err);
+    if (cudaMalloc((void **)&s, 8 * sizeof(int)) || cudaMalloc((void **)&d, 8 * sizeof(int)))
+        FAILR("cudaMalloc");
+    pl_comm *gs[3] = {g.tp, g.dp, g.pp};
+    pl_mesh_axis axes[3] = {PL_MESH_TP, PL_MESH_DP, PL_MESH_PP};
+    const char *names[3] = {"TP", "DP", "PP"};
+    for (int a = 0; a < 3; a++) {
+        int members[64], k = pl_mesh_group(&m, axes[a], me, members), want = 0;
+        for (int i = 0; i < k; i++) {
+            want += members[i];
+            if (pl_comm_world_rank(gs[a], i) != members[i])
+                FAILR("%s group: member %d is world rank %d, not %d", names[a], i,
+                      pl_comm_world_rank(gs[a], i), members[i]);
+        }
+        h[0] = me;
+        if (put(s, h, 1)) FAILR("copy");
+        if (pl_all_reduce(gs[a], s, d, 1, PL_INT32, PL_SUM, r->stream))
+            FAILR("%s all_reduce: %s", names[a], pl_comm_last_error(gs[a]));
+        cudaStreamSynchronize(r->stream);
+        if (get(h, d, 1) || expect(r, names[a], h, &want, 1)) return 1;
+    }
+    /* stage 0 sends its rank to stage 1 on the PP group */
+    int prev = pl_mesh_pp_prev(&m, me), next = pl_mesh_pp_next(&m, me);
+    h[0] = me * 3;
+    if (put(s, h, 1)) FAILR("copy");
+    if (next >= 0 && pl_send(g.pp, s, 1, PL_INT32, 1, r->stream))
+        FAILR("PP send: %s", pl_comm_last_error(g.pp));
+    if (prev >= 0) {
+        if (pl_recv(g.pp, d, 1, PL_INT32, 0, r->stream))
+            FAILR("PP recv: %s", pl_comm_last_error(g.pp));
+        cudaStreamSynchronize(r->stream);
+        int want = prev * 3;
+        if (get(h, d, 1) || expect(r, "PP recv", h, &want, 1)) return 1;
+    }
+    if (pl_mesh_groups_free(&g)) FAILR("pl_mesh_groups_free");
+    cudaFree(s);
+    cudaFree(d);
+    return 0;
+}
+
 static int rank_mismatch(pl_rank *r)
 {
     int *d = NULL;
@@ -199,7 +252,8 @@ int main(int argc, char **argv)
                            .comm = PL_COMM_LOCAL,
                            .distributed = 1,
                            .ranks_per_process = T};
-    pl_rank_fn fn = !strcmp(scenario, "mismatch")   ? rank_mismatch
+    pl_rank_fn fn = !strcmp(scenario, "mesh")       ? rank_mesh
+                    : !strcmp(scenario, "mismatch") ? rank_mismatch
                     : !strcmp(scenario, "deadlock") ? rank_deadlock
                                                     : rank_ok;
     if (pl_world_run_config(&cfg, fn, NULL, err, sizeof err)) {
