@@ -228,9 +228,9 @@ pl_options_status pl_options_parse(pl_options *o, int argc, char **argv, const c
             o->devices = p * t;
         else if (o->devices != p * t) {
             snprintf(msg, cap,
-                     "--devices %d: under mpirun the world is %d processes x %d ranks per "
+                     "--devices %d: under mpirun the world is %d processes x %d rank%s per "
                      "process (--ranks-per-process %d) = %d ranks: give --devices %d or none",
-                     o->devices, p, t, t, p * t, p * t);
+                     o->devices, p, t, t == 1 ? "" : "s", t, p * t, p * t);
             return PL_OPTIONS_ERROR;
         }
     } else if (o->ranks_per_process) {

@@ -152,9 +152,9 @@ int pl_world_run_config(const pl_world_config *cfg, pl_rank_fn fn, void *arg, ch
         int T = cfg->ranks_per_process > 0 ? cfg->ranks_per_process : 1, P = pl_dist_procs();
         if (n != P * T) {
             snprintf(err, err_size,
-                     "--devices %d: under mpirun the world is %d processes x %d ranks per "
+                     "--devices %d: under mpirun the world is %d processes x %d rank%s per "
                      "process (--ranks-per-process %d) = %d ranks: give --devices %d",
-                     n, P, T, T, P * T, P * T);
+                     n, P, T, T == 1 ? "" : "s", T, P * T, P * T);
             return 1;
         }
         if (T > ndev) {

@@ -8,7 +8,8 @@
 #   - a mismatched all-reduce across processes is diagnosed (every call
 #     listed), a receive without its send times out with each rank's call:
 #     neither hangs (each run under a generous time limit);
-#   - Lab 06 and Lab 07 (2 epochs) on mpirun -np 4 print the same values,
+#   - Lab 06 (on 4 processes, and 2 x 2 rank threads) and Lab 07 (2 epochs,
+#     4 processes) under mpirun print the same values,
 #     losses, accuracies and parameter hashes as the one-process run of the
 #     same binary on 4 ranks (only the modeled times may differ: the MPI
 #     engine's transfers are not on the modeled clock), and every rank's
@@ -60,32 +61,35 @@ norm() {
     sed -E 's/[0-9]+\.[0-9]+ us/T us/g' "$1" |
         awk '/^ +[0-9]+ +[0-9]+ +float +sum/ { $6 = $7 = $8 = "T" } { print }'
 }
-lab() { # name, processes, extra options
-    local name=$1 np=$2
-    shift 2
-    PARALAB_LEDGER=1 timeout "$LIMIT" "$BIN/$name" --no-viz -n "$np" "$@" >"$TMP/$name.one" 2>"$TMP/$name.one.err"
+lab() { # name, processes, rank threads per process, extra options
+    local name=$1 np=$2 t=$3 tag=$1.$2x$3
+    shift 3
+    local n=$((np * t))
+    PARALAB_LEDGER=1 timeout "$LIMIT" "$BIN/$name" --no-viz -n "$n" "$@" >"$TMP/$tag.one" 2>"$TMP/$tag.one.err"
     local rc1=$?
-    PARALAB_LEDGER=1 timeout "$LIMIT" "$RUN" -np "$np" "$BIN/$name" --no-viz "$@" >"$TMP/$name.mpi" 2>"$TMP/$name.mpi.err"
+    PARALAB_LEDGER=1 timeout "$LIMIT" "$RUN" -np "$np" "$BIN/$name" --no-viz --ranks-per-process "$t" "$@" \
+        >"$TMP/$tag.mpi" 2>"$TMP/$tag.mpi.err"
     local rc2=$?
     if [[ $rc1 -ne 0 || $rc2 -ne 0 ]]; then
-        fail "$name: exit $rc1 alone, $rc2 under mpirun -np $np"; cat "$TMP/$name.mpi.err"; return
+        fail "$name: exit $rc1 alone, $rc2 under mpirun -np $np"; cat "$TMP/$tag.mpi.err"; return
     fi
-    if diff <(norm "$TMP/$name.one") <(norm "$TMP/$name.mpi") >"$TMP/$name.diff"; then
-        pass "$name on mpirun -np $np $*: the same output as one process of $np ranks ($(wc -l <"$TMP/$name.one") lines, modeled times aside)"
-    else fail "$name: the outputs differ:"; cat "$TMP/$name.diff"; fi
-    grep '^ledger rank' "$TMP/$name.one.err" | sort >"$TMP/$name.l1"
-    grep '^ledger rank' "$TMP/$name.mpi.err" | sort >"$TMP/$name.l2"
-    if [[ $(wc -l <"$TMP/$name.l1") -eq $np ]] && cmp -s "$TMP/$name.l1" "$TMP/$name.l2"; then
-        pass "$name: every rank's ledger the same ($(head -n1 "$TMP/$name.l1"))"
-    else fail "$name: the ledgers differ:"; diff "$TMP/$name.l1" "$TMP/$name.l2"; fi
+    if diff <(norm "$TMP/$tag.one") <(norm "$TMP/$tag.mpi") >"$TMP/$tag.diff"; then
+        pass "$name on mpirun -np $np --ranks-per-process $t $*: the same output as one process of $n ranks ($(wc -l <"$TMP/$tag.one") lines, modeled times aside)"
+    else fail "$name -np $np x $t: the outputs differ:"; cat "$TMP/$tag.diff"; fi
+    grep '^ledger rank' "$TMP/$tag.one.err" | sort >"$TMP/$tag.l1"
+    grep '^ledger rank' "$TMP/$tag.mpi.err" | sort >"$TMP/$tag.l2"
+    if [[ $(wc -l <"$TMP/$tag.l1") -eq $n ]] && cmp -s "$TMP/$tag.l1" "$TMP/$tag.l2"; then
+        pass "$name -np $np x $t: every rank's ledger the same ($(head -n1 "$TMP/$tag.l1"))"
+    else fail "$name -np $np x $t: the ledgers differ:"; diff "$TMP/$tag.l1" "$TMP/$tag.l2"; fi
 }
-lab lab06 4
-lab lab07 4 --epochs 2
+lab lab06 4 1
+lab lab06 2 2
+lab lab07 4 1 --epochs 2
 # what must be in them, so that the comparison compares something
-grep -q 'rank 3: 4 4 4 4' "$TMP/lab06.mpi" && grep -q '1048576 floats: every element right' "$TMP/lab06.mpi" ||
+grep -q 'rank 3: 4 4 4 4' "$TMP/lab06.4x1.mpi" && grep -q '1048576 floats: every element right' "$TMP/lab06.4x1.mpi" ||
     fail "lab06 under mpirun: no row of rank 3 or no 'every element right'"
-grep -qE 'Epoch 2/2: loss [0-9.]+ .*test [0-9.]+ %' "$TMP/lab07.mpi" &&
-    grep -qE 'bit for bit \(hash [0-9a-f]{8}\)' "$TMP/lab07.mpi" ||
+grep -qE 'Epoch 2/2: loss [0-9.]+ .*test [0-9.]+ %' "$TMP/lab07.4x1.mpi" &&
+    grep -qE 'bit for bit \(hash [0-9a-f]{8}\)' "$TMP/lab07.4x1.mpi" ||
     fail "lab07 under mpirun: no epoch 2 line or no parameter hash"
 
 if [[ $fails -gt 0 ]]; then echo "✗ tests/mpi.sh: $fails failed"; exit 1; fi

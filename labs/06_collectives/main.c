@@ -317,6 +317,7 @@ int main(int argc, char **argv)
     };
     static const pl_lab_def me = {
         .program = "lab06",
+        .multi_process = 1, /* mpirun: tests/mpi.sh */
         .summary = "Lab 06, collectives: send/recv, broadcast, reduce, all-gather, "
                    "reduce-scatter, the ring all-reduce, algbw and busbw.",
         .exercise = "labs/06_collectives/exercise.c",
