@@ -1065,6 +1065,12 @@ pl_comm_result pl_comm_create_mpi(int n, int threads, const int *devices, double
         snprintf(err, err_size, "not started by mpirun: the MPI engine needs an MPI world");
         return PL_COMM_INVALID_ARGUMENT;
     }
+    if (!pl_device_memory_is_host()) {
+        snprintf(err, err_size,
+                 "device memory is not host memory here: the MPI engine moves simulated "
+                 "devices' buffers (across processes on real GPUs, NCCL is the engine)");
+        return PL_COMM_INVALID_ARGUMENT;
+    }
     if (threads < 1 || n != D.procs * threads || n > MAXR) {
         snprintf(err, err_size,
                  "a world of %d ranks is not %d processes x %d ranks per process (at most %d)", n,
@@ -1278,18 +1284,23 @@ const pl_comm_engine pl_comm_mpi_engine = {
 void pl_dist_gather_host(const pl_comm *world, void *base, size_t stride, size_t bytes)
 {
     if (!D.active || !world || world->engine != &pl_comm_mpi_engine) return;
-    const mcomm *c = (const mcomm *)world;
+    mcomm *c = (mcomm *)world; /* its error and wait report; the handle is not changed */
     const mworld *w = c->w;
     int me = c->wrank[c->rank];
+    MPI_Request rq[MAXR];
+    int k = 0;
     if (me == 0) {
         for (int q = 0; q < c->n; q++)
             if (proc_of(w, c->wrank[q]) != w->p)
-                MPI_Recv((char *)base + (size_t)c->wrank[q] * stride, (int)bytes, MPI_BYTE,
-                         proc_of(w, c->wrank[q]), tag_of(c, c->wrank[q], 0, CH_HOST), D.data,
-                         MPI_STATUS_IGNORE);
+                MPI_Irecv((char *)base + (size_t)c->wrank[q] * stride, (int)bytes, MPI_BYTE,
+                          proc_of(w, c->wrank[q]), tag_of(c, c->wrank[q], 0, CH_HOST), D.data,
+                          &rq[k++]);
     } else if (proc_of(w, me) != proc_of(w, 0))
-        MPI_Send((char *)base + (size_t)me * stride, (int)bytes, MPI_BYTE, proc_of(w, 0),
-                 tag_of(c, me, 0, CH_HOST), D.data);
+        MPI_Isend((char *)base + (size_t)me * stride, (int)bytes, MPI_BYTE, proc_of(w, 0),
+                  tag_of(c, me, 0, CH_HOST), D.data, &rq[k++]);
+    /* a failed world or a timeout leaves the rows as they were (the lab's
+     * next call reports the failure) */
+    if (k) wait_all(c, k, rq, NULL, "the host data of the other processes' ranks");
 }
 
 #endif
