@@ -4,7 +4,9 @@
 #   - mpicheck: every collective, a group of sends and receives, a split
 #     across processes, each element against its closed form, on 4 processes
 #     x 1 rank and 2 processes x 2 ranks; Lab 10's TP, DP and PP groups
-#     (pl_mesh_split of dp 2 x tp 2 x pp 2) on 2 processes x 4 ranks;
+#     (pl_mesh_split of dp 2 x tp 2 x pp 2) on 2 processes x 4 ranks; a
+#     rank held (a paused step) past the timeout in one process: the other
+#     process's rank waits for it;
 #   - a mismatched all-reduce across processes is diagnosed (every call
 #     listed), a receive without its send times out with each rank's call:
 #     neither hangs (each run under a generous time limit);
@@ -40,6 +42,12 @@ rc=$?
 want="mpicheck: every check passed on 8 ranks (2 processes x 4)"
 if [[ $rc -eq 0 && "$out" == *"$want"* ]]; then pass "Lab 10's TP, DP and PP groups of dp 2 x tp 2 x pp 2 on 2 processes x 4 ranks: $want"
 else fail "mpicheck mesh (exit $rc): $out"; fi
+
+out=$(timeout "$LIMIT" "$RUN" -np 2 "$BIN/mpicheck" hold --comm-timeout 1 2>&1)
+rc=$?
+want="mpicheck: every check passed on 2 ranks (2 processes x 1)"
+if [[ $rc -eq 0 && "$out" == *"$want"* ]]; then pass "a rank held 3 s in process 0 (--comm-timeout 1): process 1's rank waits for it without timing out"
+else fail "mpicheck hold (exit $rc): $out"; fi
 
 out=$(timeout "$LIMIT" "$RUN" -np 4 "$BIN/mpicheck" mismatch 2>&1)
 rc=$?

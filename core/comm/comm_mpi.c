@@ -94,6 +94,7 @@ const pl_comm_engine pl_comm_mpi_engine = {
 #define CH_HOST 3 /* pl_dist_gather_host */
 #define NCH 4
 #define TAG_ABORT 1 /* on the control communicator */
+#define TAG_HOLD 2  /* a hold begins (+1) or ends (-1) in another process */
 #define DEFAULT_CHUNK ((size_t)4 << 20)
 
 /* ---- the process ------------------------------------------------------------------------- */
@@ -148,6 +149,7 @@ int pl_dist_init(char *err, size_t err_size)
 }
 
 static _Atomic int world_failed; /* a rank of this process stopped its world */
+static _Atomic int held_remote;  /* ranks of other processes held now (their holds' messages) */
 
 static void at_exit(void)
 {
@@ -272,13 +274,21 @@ static void poll_abort(mworld *w)
         atomic_store(&w->aborted, 1);
         atomic_store(&world_failed, 1);
     }
+    /* the other processes' holds, in the order each process made them */
+    while (MPI_Iprobe(MPI_ANY_SOURCE, TAG_HOLD, D.ctl, &flag, &st) == MPI_SUCCESS && flag) {
+        int delta = 0;
+        MPI_Recv(&delta, 1, MPI_INT, st.MPI_SOURCE, TAG_HOLD, D.ctl, MPI_STATUS_IGNORE);
+        atomic_fetch_add(&held_remote, delta);
+        flag = 0;
+    }
     pthread_mutex_unlock(&w->lock);
 }
 
 /* Waits for the requests, polling: PL_COMM_OK, or PL_COMM_TIMEOUT after the
- * world's timeout (the clock stops while a rank of this process is held),
+ * world's timeout,
  * or PL_COMM_ABORTED when the world stops. `what`: this rank's wait, for
- * the report. Unfinished requests are cancelled on failure. */
+ * the report. Unfinished requests are cancelled on failure. The clock stops
+ * while a rank of any process is held (pl_comm_hold). */
 static pl_comm_result wait_for(mcomm *c, int nreq, MPI_Request *rq, MPI_Status *st,
                                const char *what, int abortable)
 {
@@ -296,7 +306,7 @@ static pl_comm_result wait_for(mcomm *c, int nreq, MPI_Request *rq, MPI_Status *
             return fail(c, PL_COMM_ABORTED, "stopped while waiting for %s: %s", what, w->abort_msg);
         }
         double t = now_s();
-        if (atomic_load(&w->held)) {
+        if (atomic_load(&w->held) || atomic_load(&held_remote) > 0) {
             if (!held_since) held_since = t;
         } else if (held_since) {
             held += t - held_since;
@@ -1207,7 +1217,12 @@ static void m_abort(pl_comm *pc, const char *why)
 static void m_hold(pl_comm *pc, int on)
 {
     mcomm *c = (mcomm *)pc;
-    atomic_fetch_add(&c->w->held, on ? 1 : -1);
+    int delta = on ? 1 : -1;
+    atomic_fetch_add(&c->w->held, delta);
+    /* a rank held anywhere stops every process's watchdog clock, as the local
+     * engine's stops every rank's (a small message: sent at once) */
+    for (int q = 0; q < D.procs; q++)
+        if (q != D.proc) MPI_Send(&delta, 1, MPI_INT, q, TAG_HOLD, D.ctl);
 }
 static int m_rank(const pl_comm *pc) { return ((const mcomm *)pc)->rank; }
 static int m_size(const pl_comm *pc) { return ((const mcomm *)pc)->n; }

@@ -2,12 +2,13 @@
  * mpicheck — the MPI engine across processes (tests/mpi.sh runs it under
  * scripts/mpirun.sh; built by `make mpi` into build/sim-mpi/bin).
  *
- *   mpicheck [--ranks-per-process T] [--comm-timeout S] [ok|mesh|mismatch|deadlock]
+ *   mpicheck [--ranks-per-process T] [--comm-timeout S] [ok|mesh|hold|mismatch|deadlock]
  *
  * ok: every collective, point to point in a group, a split into two groups
  * (key reversing the order) and its all-reduce, each result checked element
  * by element against its closed form; process 0 prints one line. mesh (8
- * ranks): Lab 10's TP, DP and PP groups (rank_mesh). mismatch:
+ * ranks): Lab 10's TP, DP and PP groups (rank_mesh). hold: rank 0 held
+ * (pl_comm_hold) for 3 s, past the timeout: the others wait. mismatch:
  * rank 1 all-reduces 3 elements where the others give 4: every rank must get
  * PL_COMM_MISMATCH. deadlock: rank 0 receives from the last rank, which never
  * sends (the others meet at a barrier): the timeout reports it and stops
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda_runtime.h>
 
@@ -205,6 +207,20 @@ static int rank_mesh(pl_rank *r)
     return 0;
 }
 
+/* A rank held (a paused step) longer than the timeout: the others, in other
+ * processes, wait for it at a barrier without timing out. */
+static int rank_hold(pl_rank *r)
+{
+    if (r->rank == 0) {
+        pl_comm_hold(r->comm, 1);
+        struct timespec ts = {3, 0};
+        nanosleep(&ts, NULL);
+        pl_comm_hold(r->comm, 0);
+    }
+    COMM(pl_comm_barrier(r->comm));
+    return 0;
+}
+
 static int rank_mismatch(pl_rank *r)
 {
     int *d = NULL;
@@ -252,7 +268,8 @@ int main(int argc, char **argv)
                            .comm = PL_COMM_LOCAL,
                            .distributed = 1,
                            .ranks_per_process = T};
-    pl_rank_fn fn = !strcmp(scenario, "mesh")       ? rank_mesh
+    pl_rank_fn fn = !strcmp(scenario, "hold")       ? rank_hold
+                    : !strcmp(scenario, "mesh")     ? rank_mesh
                     : !strcmp(scenario, "mismatch") ? rank_mismatch
                     : !strcmp(scenario, "deadlock") ? rank_deadlock
                                                     : rank_ok;
