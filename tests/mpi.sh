@@ -28,13 +28,17 @@ pass() { echo "  ✓ $*"; }
 fail() { echo "  ✗ $*"; fails=$((fails + 1)); }
 
 # ---- mpicheck ---------------------------------------------------------------
-for shape in "4 1" "2 2"; do
+# the third number: the chunk size (0: 4 MiB; 8 bytes: 2 elements a chunk,
+# so the rings and chains run chunk after chunk)
+for shape in "4 1 0" "2 2 0" "3 1 8"; do
     set -- $shape
-    out=$(timeout "$LIMIT" "$RUN" -np "$1" "$BIN/mpicheck" --ranks-per-process "$2" 2>&1)
+    out=$(timeout "$LIMIT" "$RUN" -np "$1" "$BIN/mpicheck" --ranks-per-process "$2" --chunk-bytes "$3" 2>&1)
     rc=$?
     want="mpicheck: every check passed on $(($1 * $2)) ranks ($1 processes x $2)"
-    if [[ $rc -eq 0 && "$out" == *"$want"* ]]; then pass "$want"
-    else fail "mpicheck -np $1 --ranks-per-process $2 (exit $rc): $out"; fi
+    note=""
+    [[ $3 -gt 0 ]] && note=" (chunks of $3 bytes)"
+    if [[ $rc -eq 0 && "$out" == *"$want"* ]]; then pass "$want$note"
+    else fail "mpicheck -np $1 --ranks-per-process $2 --chunk-bytes $3 (exit $rc): $out"; fi
 done
 
 out=$(timeout "$LIMIT" "$RUN" -np 2 "$BIN/mpicheck" --ranks-per-process 4 mesh 2>&1)

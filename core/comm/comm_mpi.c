@@ -643,12 +643,11 @@ static pl_comm_result ring_run(mcomm *c, const char *kind, char *buf, size_t cou
 
 /* comm_local_algorithms.c's chain_run, over MPI */
 static pl_comm_result chain_run(mcomm *c, const char *kind, int pos, char *mine, size_t count,
-                                int type, int op, int reduce, int first, cudaStream_t s)
+                                int type, int op, int reduce, cudaStream_t s)
 {
     int n = c->n, r = c->rank, prev = (r - 1 + n) % n, next = (r + 1) % n;
     size_t es = pl_dtype_size((pl_dtype)type), ce = chunk_elems(c, es);
     int chunks = count ? (int)((count + ce - 1) / ce) : 1;
-    (void)first;
     if (reduce && pos > 0 && !ensure(&c->scratch, &c->scratch_bytes, ce * es))
         return fail(c, PL_COMM_SYSTEM_ERROR, "cudaMalloc of the engine's scratch buffer");
     char what[300];
@@ -775,7 +774,7 @@ static pl_comm_result broadcast_impl(mcomm *c, const void *send, void *recv, siz
         CKC(cudaMemcpyAsync(recv, send, count * pl_dtype_size(t), cudaMemcpyDeviceToDevice, s),
             "copy");
     if (n == 1) return PL_COMM_OK;
-    return chain_run(c, d->name, ((me - root) % n + n) % n, recv, count, t, PL_SUM, 0, 0, s);
+    return chain_run(c, d->name, ((me - root) % n + n) % n, recv, count, t, PL_SUM, 0, s);
 }
 
 static pl_comm_result reduce_impl(mcomm *c, const void *send, void *recv, size_t count, pl_dtype t,
@@ -795,7 +794,7 @@ static pl_comm_result reduce_impl(mcomm *c, const void *send, void *recv, size_t
     void *mine = me == root ? recv : ensure(&c->work, &c->work_bytes, bytes);
     if (!mine) return fail(c, PL_COMM_SYSTEM_ERROR, "cudaMalloc of the reduce scratch");
     if (send != mine) CKC(cudaMemcpyAsync(mine, send, bytes, cudaMemcpyDeviceToDevice, s), "copy");
-    r = chain_run(c, d->name, ((me - root - 1) % n + n) % n, mine, count, t, op, 1, 0, s);
+    r = chain_run(c, d->name, ((me - root - 1) % n + n) % n, mine, count, t, op, 1, s);
     if (!r && me == root && op == PL_AVG)
         CKC(pl_k_divide(recv, count, t, n, s), "the division kernel");
     return r;

@@ -2,7 +2,8 @@
  * mpicheck — the MPI engine across processes (tests/mpi.sh runs it under
  * scripts/mpirun.sh; built by `make mpi` into build/sim-mpi/bin).
  *
- *   mpicheck [--ranks-per-process T] [--comm-timeout S] [ok|mesh|hold|mismatch|deadlock]
+ *   mpicheck [--ranks-per-process T] [--comm-timeout S] [--chunk-bytes B]
+ *            [ok|mesh|hold|mismatch|deadlock]
  *
  * ok: every collective, point to point in a group, a split into two groups
  * (key reversing the order) and its all-reduce, each result checked element
@@ -249,9 +250,12 @@ int main(int argc, char **argv)
 {
     int T = 1;
     double timeout = 10;
+    size_t chunk = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--ranks-per-process") && i + 1 < argc)
             T = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--chunk-bytes") && i + 1 < argc)
+            chunk = (size_t)atol(argv[++i]);
         else if (!strcmp(argv[i], "--comm-timeout") && i + 1 < argc)
             timeout = atof(argv[++i]);
         else
@@ -267,7 +271,8 @@ int main(int argc, char **argv)
                            .comm_timeout_s = timeout,
                            .comm = PL_COMM_LOCAL,
                            .distributed = 1,
-                           .ranks_per_process = T};
+                           .ranks_per_process = T,
+                           .comm_chunk_bytes = chunk};
     pl_rank_fn fn = !strcmp(scenario, "hold")       ? rank_hold
                     : !strcmp(scenario, "mesh")     ? rank_mesh
                     : !strcmp(scenario, "mismatch") ? rank_mismatch
