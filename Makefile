@@ -29,12 +29,14 @@ SIM = $(SUB) VARIANT=sim BUILD=build/sim
 ASAN = $(SUB) VARIANT=sim SAN=address BUILD=build/sim-asan
 TSAN = $(SUB) VARIANT=sim SAN=thread BUILD=build/sim-tsan
 CUDAB = $(SUB) VARIANT=cuda BUILD=build/cuda CUDA_HOME=$(CUDA_HOME) NVCC=$(NVCC)
+# the simulated build with the MPI engine (Open MPI's mpicc flags): worlds launched by mpirun
+MPIB = $(SUB) VARIANT=sim MPI=1 BUILD=build/sim-mpi
 
 .PHONY: all sim cuda deps data check demo clean help
 # handout-omit-begin: scripts/handout.sh leaves out what lies between these
 # lines: the project's own targets (the tests, benchmarks, GPU checks), which
 # need tests/, bench/ or the solution sources
-.PHONY: test cuda12-check cuda12-build racecheck bench gpu-bundle gpu-check gpu-test gpu-labs \
+.PHONY: test mpi deps-mpi cuda12-check cuda12-build racecheck bench gpu-bundle gpu-check gpu-test gpu-labs \
         gpu-bench format format-check handout
 # handout-omit-end
 
@@ -53,9 +55,21 @@ cuda:
 	@test -x $(NVCC) || { echo "✗ nvcc not found at $(NVCC): install the CUDA toolkit, or set CUDA_HOME=/path/to/cuda or NVCC=/path/to/nvcc" >&2; exit 2; }
 	+@$(CUDAB)
 
+# handout-omit-begin
+## mpi: the simulated variant with the MPI engine (build/sim-mpi; installs Open MPI as root): run it with scripts/mpirun.sh -np P build/sim-mpi/bin/labNN (docs/multi-node.md)
+mpi: deps-mpi
+	+@$(MPIB)
+# handout-omit-end
+
 ## deps: check for (and, as root, install) the Debian packages paralab needs
 deps:
 	@scripts/deps.sh
+
+# handout-omit-begin
+# the same and Open MPI (make mpi, make test)
+deps-mpi:
+	@scripts/deps.sh --mpi
+# handout-omit-end
 
 ## data: fetch and verify the UCI handwritten digits into data/
 data:
@@ -76,7 +90,7 @@ TESTENV = env MAKEFLAGS=--no-print-directory MFLAGS=--no-print-directory
 # build/sim comes first, on every core, so that the steps start in the
 # order listed (make starts the steps that wait for a prerequisite in
 # reverse order once it is made: the long ones would start last)
-test: deps data
+test: deps-mpi data
 	+@$(SIM)
 	+@$(MAKE) -j$(TEST_JOBS) -Otarget test-steps SIM_BUILT=1
 	@echo "make test: all passed"
@@ -88,7 +102,7 @@ SIMDEP = $(if $(SIM_BUILT),,t-sim)
 TEST_STEPS := t-format t-layers t-zh t-labcheck t-asan-unit t-asan-labcheck t-student t-handout t-grade t-unit t-solved \
               t-race t-smoke t-viz-pause t-viz-tty t-train t-viz-mesh t-viz-pipeline \
               t-viz-shards t-viz-zero t-viz-lab57 t-viz-lab01 t-viz-lab04 t-viz-lab02 t-viz-lab03 t-bench-zero t-bench-hybrid t-link t-viz-pure t-compile-fail \
-              t-cuda
+              t-mpi t-cuda
 .PHONY: test-steps t-sim t-asan $(TEST_STEPS)
 test-steps: $(TEST_STEPS)
 
@@ -108,6 +122,13 @@ t-link: $(SIMDEP) t-asan
 	@echo "== each program links only what it uses (paralab-train: no ncurses; a lab: no other lab's code) and the emulator's kernel-address hooks (under ASan: not libasan's)"
 	@$(TESTENV) tests/link_check.sh build/sim
 	@$(TESTENV) tests/link_check.sh build/sim-asan
+# build/sim-mpi's programs the step runs, then them under scripts/mpirun.sh
+# (each run under a generous limit: a hang fails, a busy machine does not)
+MPI_PROGS := $(addprefix build/sim-mpi/bin/,mpicheck lab06 lab07)
+t-mpi:
+	@echo "== worlds of several processes (mpirun, build/sim-mpi): every collective and a split across processes, a mismatch and a deadlock diagnosed, Labs 06 and 07 on 4 processes the same values and ledgers as one process"
+	+@$(MPIB) $(MPI_PROGS)
+	@$(TESTENV) tests/mpi.sh build/sim-mpi/bin
 t-unit: $(SIMDEP)
 	@echo "== unit tests (simulated GPU)"
 	@build/sim/bin/unit

@@ -8,6 +8,7 @@
 
 #include "paralab/cli.h"
 #include "paralab/device.h"
+#include "paralab/dist.h"
 #include "paralab/options.h"
 
 /* Above every key a lab may use (256..65535, paralab/options.h). */
@@ -22,6 +23,7 @@ enum {
     OPT_COMM,
     OPT_COMM_TIMEOUT,
     OPT_STALL_TIMEOUT,
+    OPT_RANKS_PER_PROCESS,
 };
 
 void pl_options_defaults(pl_options *o, int default_devices)
@@ -57,8 +59,12 @@ static void usage(char *msg, size_t cap, const char *prog, const char *summary,
         "(default 10;\n"
         "                        a paused step does not count)\n"
         "      --stall-timeout S CPU seconds the lab may run without progress before\n"
-        "                        it is stopped as an endless loop (default 60)\n",
-        prog, summary);
+        "                        it is stopped as an endless loop (default 60)\n"
+        "%s",
+        prog, summary,
+        pl_dist_built() ? "      --ranks-per-process T  under mpirun: rank threads per process\n"
+                          "                        (default 1); the world is processes x T\n"
+                        : "");
     for (const pl_lab_option *e = extra; e && e->name && n < cap; e++) {
         char left[64];
         snprintf(left, sizeof left, "--%s%s%s", e->name, e->has_arg ? " " : "",
@@ -96,6 +102,7 @@ pl_options_status pl_options_parse(pl_options *o, int argc, char **argv, const c
         {"comm", required_argument, 0, OPT_COMM},
         {"comm-timeout", required_argument, 0, OPT_COMM_TIMEOUT},
         {"stall-timeout", required_argument, 0, OPT_STALL_TIMEOUT},
+        {"ranks-per-process", required_argument, 0, OPT_RANKS_PER_PROCESS},
         {"help", no_argument, 0, 'h'},
     };
     int n = 0;
@@ -107,7 +114,7 @@ pl_options_status pl_options_parse(pl_options *o, int argc, char **argv, const c
     msg[0] = '\0';
     optind = 0; /* a fresh scan, also when called again */
     opterr = 0;
-    int c, mode_seen = 0;
+    int c, mode_seen = 0, devices_seen = 0;
     while ((c = getopt_long(argc, argv, ":n:h", opts, NULL)) != -1) {
         long v;
         const char *err;
@@ -118,6 +125,14 @@ pl_options_status pl_options_parse(pl_options *o, int argc, char **argv, const c
                 return PL_OPTIONS_ERROR;
             }
             o->devices = (int)v;
+            devices_seen = 1;
+            break;
+        case OPT_RANKS_PER_PROCESS:
+            if ((err = pl_parse_long("--ranks-per-process", optarg, 1, 64, &v))) {
+                snprintf(msg, cap, "%s", err);
+                return PL_OPTIONS_ERROR;
+            }
+            o->ranks_per_process = (int)v;
             break;
         case OPT_NO_VIZ:
             o->viz = 0;
@@ -203,6 +218,26 @@ pl_options_status pl_options_parse(pl_options *o, int argc, char **argv, const c
     }
     if (optind < argc) {
         snprintf(msg, cap, "unexpected argument '%s' (see --help)", argv[optind]);
+        return PL_OPTIONS_ERROR;
+    }
+    /* under mpirun (paralab/dist.h): the world is processes x ranks per process */
+    if (pl_dist_init(msg, cap)) return PL_OPTIONS_ERROR;
+    if (pl_dist_active()) {
+        int t = o->ranks_per_process ? o->ranks_per_process : 1, p = pl_dist_procs();
+        if (!devices_seen && p * t <= 64)
+            o->devices = p * t;
+        else if (o->devices != p * t) {
+            snprintf(msg, cap,
+                     "--devices %d: under mpirun the world is %d processes x %d rank%s per "
+                     "process (--ranks-per-process %d) = %d ranks: give --devices %d or none",
+                     o->devices, p, t, t == 1 ? "" : "s", t, p * t, p * t);
+            return PL_OPTIONS_ERROR;
+        }
+    } else if (o->ranks_per_process) {
+        snprintf(msg, cap,
+                 "--ranks-per-process %d: only under mpirun%s (a world of one process has "
+                 "--devices N ranks)",
+                 o->ranks_per_process, pl_dist_built() ? "" : " with the MPI build (make mpi)");
         return PL_OPTIONS_ERROR;
     }
     return PL_OPTIONS_OK;

@@ -8,6 +8,7 @@
 #include "paralab/trace.h"
 #include "paralab/world.h"
 #include "paralab/device.h"
+#include "paralab/dist.h"
 
 typedef struct {
     pl_rank r;
@@ -83,9 +84,10 @@ static void *rank_main(void *p)
         /* peer access to the other ranks' devices where the hardware has it
          * (NVLink on the simulated presets): copies go device to device */
         for (int q = 0; q < s->n; q++) {
-            int d = s->devs[q], can = 0;
-            if (d != r->device && cudaDeviceCanAccessPeer(&can, r->device, d) == cudaSuccess &&
-                can && cudaDeviceEnablePeerAccess(d, 0) != cudaSuccess)
+            int d = s->devs[q], can = 0; /* -1: a rank of another process */
+            if (d >= 0 && d != r->device &&
+                cudaDeviceCanAccessPeer(&can, r->device, d) == cudaSuccess && can &&
+                cudaDeviceEnablePeerAccess(d, 0) != cudaSuccess)
                 cudaGetLastError(); /* already enabled: fine */
         }
         pl_rank_note_memory(r); /* the device as the rank finds it */
@@ -120,7 +122,7 @@ int pl_world_run(int n, const int *devices, double comm_timeout_s, pl_rank_fn fn
 int pl_world_run_traced(int n, const int *devices, double comm_timeout_s, struct pl_trace *trace,
                         pl_rank_fn fn, void *arg, char *err, size_t err_size)
 {
-    pl_world_config cfg = {n, devices, comm_timeout_s, trace, NULL, PL_COMM_LOCAL, 0};
+    pl_world_config cfg = {n, devices, comm_timeout_s, trace, NULL, PL_COMM_LOCAL, 0, 0, 0};
     return pl_world_run_config(&cfg, fn, arg, err, err_size);
 }
 
@@ -142,8 +144,30 @@ int pl_world_run_config(const pl_world_config *cfg, pl_rank_fn fn, void *arg, ch
         snprintf(err, err_size, "world size %d is not from 1 to %d", n, PL_MAX_RANKS);
         return 1;
     }
+    /* a world of several processes (mpirun, paralab/dist.h): this process
+     * runs global ranks lo .. lo + nl - 1, thread t on its device t */
+    int lo = 0, nl = n, dist = cfg->distributed && pl_dist_active();
     int dev[PL_MAX_RANKS];
-    for (int r = 0; r < n; r++) {
+    if (dist) {
+        int T = cfg->ranks_per_process > 0 ? cfg->ranks_per_process : 1, P = pl_dist_procs();
+        if (n != P * T) {
+            snprintf(err, err_size,
+                     "--devices %d: under mpirun the world is %d processes x %d rank%s per "
+                     "process (--ranks-per-process %d) = %d ranks: give --devices %d",
+                     n, P, T, T == 1 ? "" : "s", T, P * T, P * T);
+            return 1;
+        }
+        if (T > ndev) {
+            snprintf(err, err_size,
+                     "--ranks-per-process %d: each process has %d devices (devices 0..%d)", T, ndev,
+                     ndev - 1);
+            return 1;
+        }
+        lo = pl_dist_proc() * T;
+        nl = T;
+        for (int r = 0; r < n; r++) dev[r] = r >= lo && r < lo + T ? r - lo : -1;
+    }
+    for (int r = 0; r < n && !dist; r++) {
         dev[r] = devices ? devices[r] : r % ndev;
         if (dev[r] < 0 || dev[r] >= ndev) {
             snprintf(err, err_size, "rank %d: device %d does not exist (devices 0..%d)", r, dev[r],
@@ -154,7 +178,14 @@ int pl_world_run_config(const pl_world_config *cfg, pl_rank_fn fn, void *arg, ch
     pl_comm *comms[PL_MAX_RANKS];
     pl_comm_engine_choice engine = cfg->comm;
     if (engine == PL_COMM_AUTO) engine = pl_comm_auto_engine(n, dev);
-    if (engine == PL_COMM_NCCL) {
+    if (dist) {
+        char why[512];
+        if (pl_comm_create_mpi(n, nl, dev + lo, comm_timeout_s, comms, why, sizeof why) !=
+            PL_COMM_OK) {
+            snprintf(err, err_size, "cannot create the MPI communicator of %d ranks: %s", n, why);
+            return 1;
+        }
+    } else if (engine == PL_COMM_NCCL) {
         char why[512];
         if (pl_comm_create_nccl(n, dev, comms, why, sizeof why) != PL_COMM_OK) {
             snprintf(err, err_size, "cannot create the NCCL communicator of %d ranks: %s", n, why);
@@ -169,19 +200,19 @@ int pl_world_run_config(const pl_world_config *cfg, pl_rank_fn fn, void *arg, ch
     }
     pl_comm_set_trace(comms[0], trace);
     pl_comm_set_chunk_bytes(comms[0], cfg->comm_chunk_bytes);
-    rank_slot *s = calloc((size_t)n, sizeof *s);
+    rank_slot *s = calloc((size_t)nl, sizeof *s);
     if (!s) {
-        pl_comm_destroy_all(comms, n);
+        pl_comm_destroy_all(comms, nl);
         snprintf(err, err_size, "out of memory");
         return 1;
     }
     _Atomic int first_failed = -1;
     double modeled_start = pl_device_now();
     int started = 0, failed = 0;
-    for (int r = 0; r < n; r++) {
-        s[r].r = (pl_rank){.rank = r,
+    for (int r = 0; r < nl; r++) {
+        s[r].r = (pl_rank){.rank = lo + r,
                            .size = n,
-                           .device = dev[r],
+                           .device = dev[lo + r],
                            .comm = comms[r],
                            .arg = arg,
                            .player = cfg->player,
@@ -193,7 +224,7 @@ int pl_world_run_config(const pl_world_config *cfg, pl_rank_fn fn, void *arg, ch
         s[r].trace = trace;
         s[r].modeled_start = modeled_start;
         if (pthread_create(&s[r].thread, NULL, rank_main, &s[r]) != 0) {
-            snprintf(err, err_size, "cannot start the thread of rank %d", r);
+            snprintf(err, err_size, "cannot start the thread of rank %d", lo + r);
             pl_comm_abort(comms[0], "a rank's thread could not start");
             failed = 1;
             break;
@@ -205,12 +236,34 @@ int pl_world_run_config(const pl_world_config *cfg, pl_rank_fn fn, void *arg, ch
     if (!failed && f >= 0) {
         char prefix[32];
         snprintf(prefix, sizeof prefix, "rank %d: ", f);
-        const char *msg = s[f].r.error[0] ? s[f].r.error : "failed";
+        const char *msg = s[f - lo].r.error[0] ? s[f - lo].r.error : "failed";
         /* communicator messages already begin with their rank */
         snprintf(err, err_size, "%s%s", strncmp(msg, prefix, strlen(prefix)) ? prefix : "", msg);
         failed = 1;
     }
-    pl_comm_destroy_all(comms, n);
+    /* PARALAB_LEDGER=1: each rank's ledger on stderr, one line each, for
+     * comparing a run of several processes with one of one (tests/mpi.sh) */
+    const char *show = getenv("PARALAB_LEDGER");
+    if (cfg->distributed && show && !strcmp(show, "1"))
+        for (int r = 0; r < nl; r++) {
+            pl_ledger l = pl_comm_ledger(comms[r]);
+            char calls[512] = "";
+            size_t len = 0;
+            for (int k = 0; k < PL_NUM_CALLS && len < sizeof calls; k++)
+                if (l.calls[k]) {
+                    int w = snprintf(calls + len, sizeof calls - len, " %s %llu",
+                                     pl_comm_call_name((pl_comm_call)k),
+                                     (unsigned long long)l.calls[k]);
+                    if (w > 0) len += (size_t)w;
+                }
+            fprintf(stderr,
+                    "ledger rank %d: sent %llu B in %llu messages, received %llu B in %llu "
+                    "messages; calls:%s\n",
+                    lo + r, (unsigned long long)l.bytes_sent, (unsigned long long)l.messages_sent,
+                    (unsigned long long)l.bytes_received, (unsigned long long)l.messages_received,
+                    calls);
+        }
+    pl_comm_destroy_all(comms, nl);
     free(s);
     return failed;
 }

@@ -121,6 +121,16 @@ else
   LDLIBS := -lcudart -lnccl $(if $(filter 1,$(CUBLAS)),-lcublas) -lstdc++ $(LDLIBS) -ldl -lrt
 endif
 
+# MPI=1 (`make mpi`: build/sim-mpi): the MPI engine and worlds launched by
+# mpirun (core/comm/comm_mpi.c, paralab/dist.h), with Open MPI's own flags
+# (mpicc --showme); without it nothing needs MPI
+MPI ?= 0
+ifeq ($(MPI),1)
+  MPICC ?= mpicc
+  CFLAGS += -DPARALAB_MPI=1 $(shell $(MPICC) --showme:compile)
+  LDLIBS += $(shell $(MPICC) --showme:link)
+endif
+
 OBJ := $(BUILD)/obj
 BIN := $(BUILD)/bin
 LIB := $(BUILD)/lib
@@ -201,6 +211,9 @@ LAB_BINS := $(foreach d,$(LAB_DIRS),$(BIN)/lab$(shell echo $(notdir $(d)) | cut 
 # (the handout has no unit tests and no benchmarks)
 PROGS := $(LAB_BINS) $(BIN)/labcheck $(if $(strip $(UNIT_SRC)),$(BIN)/unit) \
          $(if $(strip $(BENCH_SRC)),$(BIN)/paralab-bench) $(BIN)/paralab-train $(BIN)/paralab-viz
+ifeq ($(MPI),1)
+  PROGS += $(BIN)/mpicheck
+endif
 ifeq ($(SAN),thread)
   PROGS := $(BIN)/racecheck
 endif
@@ -332,6 +345,12 @@ $(BIN)/paralab-viz: $(OBJ)/tools/viz.c.o $(UI_LIBS)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(UI_LDLIBS) $(LDLIBS) -o $@
+
+# the MPI engine across processes (MPI=1; tests/mpi.sh): core only
+$(BIN)/mpicheck: $(OBJ)/tests/mpi/mpicheck.c.o $(RT_LIBS)
+	@mkdir -p $(@D)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # core only: no visualiser, no ncurses, no jansson
 $(BIN)/paralab-train: $(OBJ)/tools/train.c.o $(RT_LIBS)

@@ -151,7 +151,9 @@ int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_ran
                            .comm_timeout_s = opt->comm_timeout,
                            .trace = dr.trace,
                            .player = player,
-                           .comm = opt->comm};
+                           .comm = opt->comm,
+                           .distributed = 1, /* under mpirun: every process's world */
+                           .ranks_per_process = opt->ranks_per_process};
     int failed = ui ? pl_viz_run_world(vc, &cfg, fn, arg, dr.writer, quit, err, err_size)
                     : pl_world_run_config(&cfg, fn, arg, err, err_size);
     if (watching) pl_watchdog_stop();

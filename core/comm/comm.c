@@ -175,6 +175,7 @@ pl_comm_result pl_comm_wait_sends(pl_comm *c) { return c->engine->wait_sends(c);
 static const pl_comm_engine *const engines[] = {
     &pl_comm_local_engine,
     &pl_comm_nccl_engine, /* comm_nccl.c, or nccl_none.c where there is no NCCL */
+    &pl_comm_mpi_engine,  /* comm_mpi.c (a table without handles where there is no MPI) */
 };
 enum { NUM_ENGINES = sizeof engines / sizeof engines[0] };
 

@@ -74,5 +74,8 @@ typedef struct pl_comm_engine {
 
 extern const pl_comm_engine pl_comm_local_engine;
 extern const pl_comm_engine pl_comm_nccl_engine;
+/* comm_mpi.c: the ranks of a world of several processes (mpirun), over MPI
+ * point to point; in a build without MPI a table that makes no handles */
+extern const pl_comm_engine pl_comm_mpi_engine;
 
 #endif

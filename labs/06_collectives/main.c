@@ -27,6 +27,7 @@
 #include "paralab/options.h"
 #include "paralab/plural.h"
 #include "paralab/step.h"
+#include "paralab/dist.h"
 #include "paralab/trace.h"
 #include "paralab/viz.h" /* PL_PANE_TOPOLOGY */
 #include "paralab/world.h"
@@ -61,6 +62,8 @@ static int show(pl_rank *r, const char *title, const float *d, size_t count)
         cudaMemcpy(l->shown[r->rank], d, k * sizeof(float), cudaMemcpyDeviceToHost))
         return 1;
     if (pl_comm_barrier(r->comm)) return 1;
+    /* under mpirun the other processes' rows come to rank 0 (paralab/dist.h) */
+    pl_dist_gather_host(r->comm, l->shown, sizeof l->shown[0], k * sizeof(float));
     if (r->rank == 0) {
         printf("    %s\n", title);
         for (int q = 0; q < r->size; q++) {
@@ -149,6 +152,8 @@ static int timed_all_reduce(pl_rank *r, int op, float *d, float *scratch, size_t
     free(h);
     l->wrong[r->rank] = wrong;
     if (pl_comm_barrier(r->comm)) return 1;
+    pl_dist_gather_host(r->comm, l->ms, sizeof l->ms[0], sizeof l->ms[0]);
+    pl_dist_gather_host(r->comm, l->wrong, sizeof l->wrong[0], sizeof l->wrong[0]);
     float worst = 0;
     long all_wrong = 0;
     for (int q = 0; q < n; q++) {
@@ -312,6 +317,7 @@ int main(int argc, char **argv)
     };
     static const pl_lab_def me = {
         .program = "lab06",
+        .multi_process = 1, /* mpirun: tests/mpi.sh */
         .summary = "Lab 06, collectives: send/recv, broadcast, reduce, all-gather, "
                    "reduce-scatter, the ring all-reduce, algbw and busbw.",
         .exercise = "labs/06_collectives/exercise.c",

@@ -69,6 +69,9 @@ typedef struct lab07_run {
     lab07_result *result;
     /* scratch for comparing replicas */
     float *replica[PL_MAX_RANKS];
+    /* each replica's hash: how rank 0 compares a replica of another process
+     * (under mpirun, paralab/dist.h), whose memory it cannot read */
+    unsigned replica_hash[PL_MAX_RANKS];
 } lab07_run;
 
 /* The rank function: trains cfg->epochs (or max_steps) on r->size ranks. */

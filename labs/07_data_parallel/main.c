@@ -173,6 +173,7 @@ int main(int argc, char **argv)
     };
     static const pl_lab_def me = {
         .program = "lab07",
+        .multi_process = 1, /* mpirun: tests/mpi.sh */
         .summary = "Lab 07, data parallelism: replicas, sharded batches, gradient all-reduce in "
                    "buckets overlapping backward, on the digits.",
         .exercise = "labs/07_data_parallel/exercise.c",

@@ -23,6 +23,7 @@
 #include "07_data_parallel/lab07.h"
 #include "harness/train.h" /* FAIL, CK, STEP, BEGIN */
 #include "paralab/cuda_check.h"
+#include "paralab/dist.h"
 #include "paralab/nn.h"
 #include "paralab/plural.h"
 #include "paralab/step.h"
@@ -275,11 +276,17 @@ int lab07_rank(pl_rank *r)
                 CK(cudaMemcpy(host_params, m.params.data, (size_t)m.nparams * sizeof(float),
                               cudaMemcpyDeviceToHost));
                 run->replica[me] = host_params;
+                run->replica_hash[me] = hash_floats(host_params, m.nparams);
                 if (pl_comm_barrier(r->comm)) FAIL("%s", pl_comm_last_error(r->comm));
+                pl_dist_gather_host(r->comm, run->replica_hash, sizeof run->replica_hash[0],
+                                    sizeof run->replica_hash[0]);
+                /* a replica of this process byte for byte; one of another
+                 * process (mpirun) by its hash */
                 if (me == 0)
                     for (int q = 1; q < n; q++)
-                        if (memcmp(run->replica[0], run->replica[q],
-                                   (size_t)m.nparams * sizeof(float)) &&
+                        if ((run->replica[q] ? memcmp(run->replica[0], run->replica[q],
+                                                      (size_t)m.nparams * sizeof(float))
+                                             : run->replica_hash[0] != run->replica_hash[q]) &&
                             !res->replicas_differ)
                             res->replicas_differ = steps;
                 if (pl_comm_barrier(r->comm)) FAIL("%s", pl_comm_last_error(r->comm));

@@ -66,6 +66,12 @@ typedef struct pl_lab_def {
      * (--devices 1)" by default for a one-device lab). */
     int default_devices, min_devices, max_devices;
     const char *devices_rule;
+    /* 1: the lab's steps may run in a world of several processes (mpirun,
+     * the MPI build: paralab/dist.h): what rank 0 prints of the other
+     * ranks comes through the communicator or pl_dist_gather_host. 0: under
+     * mpirun with more than one process the lab refuses to start ("labNN:
+     * under mpirun: ..."), since its ranks share host memory. */
+    int multi_process;
     /* --devices beyond the devices there are (have): the counts that work,
      * said after the refusal ("...; tensor parallelism can split this model
      * over 1, 2, 4 or 8 ranks"); NULL: nothing more. Gets ctx after the

@@ -17,6 +17,7 @@
 #include "paralab/collectives.h"
 #include "paralab/comm.h"
 #include "paralab/device.h"
+#include "paralab/dist.h"
 #include "paralab/world.h"
 #include "kernels.h"
 #include "paralab/trace.h"
@@ -1047,6 +1048,36 @@ static void test_collective_descriptors(void)
 
 /* The functions go through the handle's engine table: the world and what
  * is split from it are the engine the world was made with. */
+/* Without mpirun (the unit tests never run under it), no MPI world is
+ * active, in any build, and the MPI engine makes no handles, saying why; a
+ * world asked to span the processes is this process's, on the local engine. */
+static void test_mpi_engine_outside_mpirun(void)
+{
+    char err[256];
+    CU_ASSERT_EQUAL(pl_dist_init(err, sizeof err), 0);
+    CU_ASSERT_STRING_EQUAL(err, "");
+    CU_ASSERT_EQUAL(pl_dist_active(), 0);
+    CU_ASSERT_EQUAL(pl_dist_procs(), 1);
+    CU_ASSERT_EQUAL(pl_dist_proc(), 0);
+    int devs[2] = {0, 1};
+    pl_comm *c[2] = {NULL, NULL};
+    CU_ASSERT_EQUAL(pl_comm_create_mpi(2, 2, devs, 1, c, err, sizeof err),
+                    PL_COMM_INVALID_ARGUMENT);
+    CU_ASSERT_PTR_NULL(c[0]);
+#ifdef PARALAB_MPI
+    CU_ASSERT_STRING_EQUAL(err, "not started by mpirun: the MPI engine needs an MPI world");
+#else
+    CU_ASSERT_STRING_EQUAL(err, "this build has no MPI engine (build it with `make mpi`)");
+#endif
+    engine_case e = {{0}, {0}};
+    pl_world_config cfg = {.n = 2, .comm = PL_COMM_LOCAL, .distributed = 1, .ranks_per_process = 2};
+    CU_ASSERT_EQUAL(pl_world_run_config(&cfg, run_engine_names, &e, err, sizeof err), 0);
+    for (int r = 0; r < 2; r++) {
+        CU_ASSERT_STRING_EQUAL(e.world[r] ? e.world[r] : "", "local");
+        CU_ASSERT_STRING_EQUAL(e.split[r] ? e.split[r] : "", "local");
+    }
+}
+
 static void test_engine_table(void)
 {
     char err[1200];
@@ -1683,6 +1714,8 @@ int register_comm_suite(void)
         {"send/recv match within their communicator", test_p2p_per_communicator},
         {"misuse is told to every rank at once; int sums wrap", test_misuse_told_at_once},
         {"engines: a table per handle; NCCL refused on simulated GPUs", test_engine_table},
+        {"no MPI world outside mpirun: the MPI engine refuses, with text",
+         test_mpi_engine_outside_mpirun},
         {"one descriptor per collective: sizes, bytes, busbw factor, in place",
          test_collective_descriptors},
         {"huge counts: every collective names the count", test_huge_counts},

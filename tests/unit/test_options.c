@@ -109,6 +109,16 @@ static void test_bad_values(void)
         {"--no-viz=3", NULL, "option '--no-viz=3' is unknown or takes no value (see --help)"},
         {"--seed", " 1", "--seed ' 1' is not a whole number from 0 to 18446744073709551615"},
         {"--seed", "+1", "--seed '+1' is not a whole number from 0 to 18446744073709551615"},
+        {"--ranks-per-process", "0", "--ranks-per-process '0' is not a whole number from 1 to 64"},
+#ifdef PARALAB_MPI
+        {"--ranks-per-process", "2",
+         "--ranks-per-process 2: only under mpirun (a world of one process has --devices N "
+         "ranks)"},
+#else
+        {"--ranks-per-process", "2",
+         "--ranks-per-process 2: only under mpirun with the MPI build (make mpi) (a world of "
+         "one process has --devices N ranks)"},
+#endif
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         pl_options o;

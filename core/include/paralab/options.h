@@ -47,6 +47,10 @@ typedef struct pl_options {
     pl_comm_engine_choice comm;
     double comm_timeout;  /* seconds */
     double stall_timeout; /* CPU seconds without progress (paralab/watchdog.h) */
+    /* --ranks-per-process T: under mpirun (the MPI build, paralab/dist.h),
+     * the rank threads of each process (0: not given, 1); --devices then
+     * defaults to, and must equal, processes x T */
+    int ranks_per_process;
 } pl_options;
 
 /* A lab's own option: --name [ARG]. handler(key, arg, ctx, err, cap)

@@ -70,6 +70,13 @@ typedef struct pl_world_config {
     pl_comm_engine_choice comm; /* PL_COMM_AUTO (0): NCCL when every rank has its own
                                    real GPU, else the local engine */
     size_t comm_chunk_bytes;    /* the local engine's chunk (0: 4 MiB) */
+    /* Under mpirun (paralab/dist.h, the MPI build): 1 makes this the world of
+     * every process, n = processes x ranks_per_process ranks, this process
+     * running global ranks p*T .. p*T+T-1 on its devices 0..T-1 with the MPI
+     * engine (comm is ignored). 0, or no mpirun: this process alone, as
+     * always (a lab's checks and probes run so in every process). */
+    int distributed;
+    int ranks_per_process; /* T (0: 1) */
 } pl_world_config;
 int pl_world_run_config(const pl_world_config *cfg, pl_rank_fn fn, void *arg, char *err,
                         size_t err_size);

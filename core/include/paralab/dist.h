@@ -1,0 +1,50 @@
+/*
+ * paralab/dist.h — a world of several processes, launched by mpirun.
+ *
+ * In the MPI build (`make mpi`: build/sim-mpi, compiled with PARALAB_MPI and
+ * Open MPI's flags), a lab started by `mpirun -np P` joins a world of P x T
+ * ranks: P processes, T rank threads each (--ranks-per-process T, default
+ * 1); the global rank of thread t of process p is p * T + t, and it uses
+ * device t of its own process. The communicators of that world are the MPI
+ * engine's (core/comm/comm_mpi.c). Without mpirun, and in every other build,
+ * nothing here changes anything: pl_dist_active() is 0.
+ */
+#ifndef PARALAB_DIST_H
+#define PARALAB_DIST_H
+
+#include <stddef.h>
+
+#include "paralab/comm.h"
+
+/* Joins the MPI world when the process was started by mpirun (Open MPI's
+ * OMPI_COMM_WORLD_SIZE, or PMIX_RANK / PMI_RANK, in the environment) in the
+ * MPI build: MPI_Init_thread asking for MPI_THREAD_MULTIPLE (every rank
+ * thread calls MPI). Idempotent. Returns 0, or 1 with a sentence in err
+ * (MPI did not grant MPI_THREAD_MULTIPLE; its tags are too small). The
+ * processes other than 0 send their stdout to /dev/null (process 0 prints
+ * the lab; every process's stderr stays), unless PARALAB_MPI_OUTPUT=all.
+ * MPI_Finalize runs at exit. */
+int pl_dist_init(char *err, size_t err_size);
+/* 1 when this process is one of an MPI world (after pl_dist_init). */
+int pl_dist_active(void);
+int pl_dist_procs(void); /* P: 1 when not active */
+int pl_dist_proc(void);  /* p: 0 when not active */
+/* "MPI build" or "" : whether this build has MPI at all. */
+int pl_dist_built(void);
+
+/* Makes the T handles of this process's ranks on a new world communicator
+ * of n = P * T ranks on the MPI engine: handle t is global rank p * T + t on
+ * devices[t]. Called once per process, by any thread, in every process with
+ * the same n and T. timeout_s: how long a rank may wait for a message
+ * before it reports a deadlock (<= 0: 10 s). */
+pl_comm_result pl_comm_create_mpi(int n, int threads, const int *devices, double timeout_s,
+                                  pl_comm **ranks, char *err, size_t err_size);
+
+/* Host data of every rank to rank 0 (for what a lab prints): each rank
+ * calls it once with the same base, stride and bytes; the bytes of rank q,
+ * at base + q * stride in q's process, are copied to base + q * stride in
+ * rank 0's process. Ranks of one process share the memory already: outside
+ * an MPI world it does nothing. Not counted in the ledger, not traced. */
+void pl_dist_gather_host(const pl_comm *world, void *base, size_t stride, size_t bytes);
+
+#endif

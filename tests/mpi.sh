@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# tests/mpi.sh [BIN] — worlds of several processes (the MPI build, BIN
+# defaults to build/sim-mpi/bin) under scripts/mpirun.sh:
+#   - mpicheck: every collective, a group of sends and receives, a split
+#     across processes, each element against its closed form, on 4 processes
+#     x 1 rank and 2 processes x 2 ranks; Lab 10's TP, DP and PP groups
+#     (pl_mesh_split of dp 2 x tp 2 x pp 2) on 2 processes x 4 ranks; a
+#     rank held (a paused step) past the timeout in one process: the other
+#     process's rank waits for it;
+#   - a mismatched all-reduce across processes is diagnosed (every call
+#     listed), a receive without its send times out with each rank's call:
+#     neither hangs (each run under a generous time limit);
+#   - Lab 06 (on 4 processes, and 2 x 2 rank threads) and Lab 07 (2 epochs,
+#     4 processes) under mpirun print the same values,
+#     losses, accuracies and parameter hashes as the one-process run of the
+#     same binary on 4 ranks (only the modeled times may differ: the MPI
+#     engine's transfers are not on the modeled clock), and every rank's
+#     ledger (PARALAB_LEDGER=1) is the same, byte for byte and call for call.
+set -uo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BIN=${1:-$ROOT/build/sim-mpi/bin}
+RUN="$ROOT/scripts/mpirun.sh"
+LIMIT=${MPI_TEST_LIMIT:-300} # seconds per run: a hang fails, a busy machine does not
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fails=0
+pass() { echo "  ✓ $*"; }
+fail() { echo "  ✗ $*"; fails=$((fails + 1)); }
+
+# ---- mpicheck ---------------------------------------------------------------
+# the third number: the chunk size (0: 4 MiB; 8 bytes: 2 elements a chunk,
+# so the rings and chains run chunk after chunk)
+for shape in "4 1 0" "2 2 0" "3 1 8"; do
+    set -- $shape
+    out=$(timeout "$LIMIT" "$RUN" -np "$1" "$BIN/mpicheck" --ranks-per-process "$2" --chunk-bytes "$3" 2>&1)
+    rc=$?
+    want="mpicheck: every check passed on $(($1 * $2)) ranks ($1 processes x $2)"
+    note=""
+    [[ $3 -gt 0 ]] && note=" (chunks of $3 bytes)"
+    if [[ $rc -eq 0 && "$out" == *"$want"* ]]; then pass "$want$note"
+    else fail "mpicheck -np $1 --ranks-per-process $2 --chunk-bytes $3 (exit $rc): $out"; fi
+done
+
+out=$(timeout "$LIMIT" "$RUN" -np 2 "$BIN/mpicheck" --ranks-per-process 4 mesh 2>&1)
+rc=$?
+want="mpicheck: every check passed on 8 ranks (2 processes x 4)"
+if [[ $rc -eq 0 && "$out" == *"$want"* ]]; then pass "Lab 10's TP, DP and PP groups of dp 2 x tp 2 x pp 2 on 2 processes x 4 ranks: $want"
+else fail "mpicheck mesh (exit $rc): $out"; fi
+
+out=$(timeout "$LIMIT" "$RUN" -np 2 "$BIN/mpicheck" hold --comm-timeout 1 2>&1)
+rc=$?
+want="mpicheck: every check passed on 2 ranks (2 processes x 1)"
+if [[ $rc -eq 0 && "$out" == *"$want"* ]]; then pass "a rank held 3 s in process 0 (--comm-timeout 1): process 1's rank waits for it without timing out"
+else fail "mpicheck hold (exit $rc): $out"; fi
+
+out=$(timeout "$LIMIT" "$RUN" -np 4 "$BIN/mpicheck" mismatch 2>&1)
+rc=$?
+want="the ranks made different calls: rank 0: all_reduce(count=4, int32, sum) (call #1); rank 1: all_reduce(count=3, int32, sum) (call #1); rank 2: all_reduce(count=4, int32, sum) (call #1); rank 3: all_reduce(count=4, int32, sum) (call #1)"
+if [[ $rc -ne 0 && $rc -ne 124 && "$out" == *"$want"* ]]; then pass "a mismatched all-reduce across 4 processes is diagnosed: $want"
+else fail "mismatch (exit $rc${rc/#124/: hung}): $out"; fi
+
+out=$(timeout "$LIMIT" "$RUN" -np 4 "$BIN/mpicheck" deadlock --comm-timeout 2 2>&1)
+rc=$?
+w0="rank 0: waited 2 s for a send from rank 3 (4 int32): a deadlock?"
+w1="waited 2 s for rank 0 (member 0) to meet in barrier() (call #1)"
+if [[ $rc -ne 0 && $rc -ne 124 && "$out" == *"$w0"* && "$out" == *"$w1"* ]]; then
+    pass "a receive without its send across processes times out: '$w0', the others '$w1'"
+else fail "deadlock (exit $rc): $out"; fi
+
+# ---- labs: the same values and ledgers as one process ----------------------
+# the modeled times (and the bandwidths from them) blanked
+norm() {
+    sed -E 's/[0-9]+\.[0-9]+ us/T us/g' "$1" |
+        awk '/^ +[0-9]+ +[0-9]+ +float +sum/ { $6 = $7 = $8 = "T" } { print }'
+}
+lab() { # name, processes, rank threads per process, extra options
+    local name=$1 np=$2 t=$3 tag=$1.$2x$3
+    shift 3
+    local n=$((np * t))
+    PARALAB_LEDGER=1 timeout "$LIMIT" "$BIN/$name" --no-viz -n "$n" "$@" >"$TMP/$tag.one" 2>"$TMP/$tag.one.err"
+    local rc1=$?
+    PARALAB_LEDGER=1 timeout "$LIMIT" "$RUN" -np "$np" "$BIN/$name" --no-viz --ranks-per-process "$t" "$@" \
+        >"$TMP/$tag.mpi" 2>"$TMP/$tag.mpi.err"
+    local rc2=$?
+    if [[ $rc1 -ne 0 || $rc2 -ne 0 ]]; then
+        fail "$name: exit $rc1 alone, $rc2 under mpirun -np $np"; cat "$TMP/$tag.mpi.err"; return
+    fi
+    if diff <(norm "$TMP/$tag.one") <(norm "$TMP/$tag.mpi") >"$TMP/$tag.diff"; then
+        pass "$name on mpirun -np $np --ranks-per-process $t $*: the same output as one process of $n ranks ($(wc -l <"$TMP/$tag.one") lines, modeled times aside)"
+    else fail "$name -np $np x $t: the outputs differ:"; cat "$TMP/$tag.diff"; fi
+    grep '^ledger rank' "$TMP/$tag.one.err" | sort >"$TMP/$tag.l1"
+    grep '^ledger rank' "$TMP/$tag.mpi.err" | sort >"$TMP/$tag.l2"
+    if [[ $(wc -l <"$TMP/$tag.l1") -eq $n ]] && cmp -s "$TMP/$tag.l1" "$TMP/$tag.l2"; then
+        pass "$name -np $np x $t: every rank's ledger the same ($(head -n1 "$TMP/$tag.l1"))"
+    else fail "$name -np $np x $t: the ledgers differ:"; diff "$TMP/$tag.l1" "$TMP/$tag.l2"; fi
+}
+lab lab06 4 1
+lab lab06 2 2
+lab lab07 4 1 --epochs 2
+# what must be in them, so that the comparison compares something
+grep -q 'rank 3: 4 4 4 4' "$TMP/lab06.4x1.mpi" && grep -q '1048576 floats: every element right' "$TMP/lab06.4x1.mpi" ||
+    fail "lab06 under mpirun: no row of rank 3 or no 'every element right'"
+grep -qE 'Epoch 2/2: loss [0-9.]+ .*test [0-9.]+ %' "$TMP/lab07.4x1.mpi" &&
+    grep -qE 'bit for bit \(hash [0-9a-f]{8}\)' "$TMP/lab07.4x1.mpi" ||
+    fail "lab07 under mpirun: no epoch 2 line or no parameter hash"
+
+if [[ $fails -gt 0 ]]; then echo "✗ tests/mpi.sh: $fails failed"; exit 1; fi
+echo "✓ tests/mpi.sh: every check passed"
