@@ -77,7 +77,7 @@ SIMDEP = $(if $(SIM_BUILT),,t-sim)
 TEST_STEPS := t-format t-layers t-zh t-labcheck t-asan-unit t-asan-labcheck t-student t-unit t-solved \
               t-race t-smoke t-viz-pause t-viz-tty t-train t-viz-mesh t-viz-pipeline \
               t-viz-shards t-viz-zero t-viz-lab57 t-viz-lab01 t-viz-lab04 t-viz-lab02 t-viz-lab03 t-bench-zero t-bench-hybrid t-link t-viz-pure t-compile-fail \
-              t-cuda
+              t-viz-parts t-cuda
 .PHONY: test-steps t-sim t-asan $(TEST_STEPS)
 test-steps: $(TEST_STEPS)
 
@@ -151,6 +151,9 @@ t-viz-lab02: $(SIMDEP)
 t-viz-lab03: $(SIMDEP)
 	@echo "== Lab 03's tree (block 0 of the kernel, as recorded): text, tmux 120x40 / 80x24 NO_COLOR / LANG=C, the shuffle version's lanes"
 	@$(TESTENV) tests/viz_lab03.sh build/sim/bin
+t-viz-parts: $(SIMDEP)
+	@echo "== a multi-process run's trace: Lab 06's 4 ranks as two processes' parts, merged by paralab-viz (--check, the replay in tmux: every rank), parts of other runs refused"
+	@$(TESTENV) tests/viz_parts.sh build/sim/bin
 t-viz-pause: $(SIMDEP)
 	@echo "== pauses: Labs 06 and 07 wait 30 s for the student, then finish; each step shows its own work"
 	@$(TESTENV) tests/viz_pause.sh build/sim/bin
