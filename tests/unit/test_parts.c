@@ -77,6 +77,7 @@ typedef struct {
     int rank; /* as the process records it: its global rank or its thread index */
     double start_us;
     const char *label;
+    int step; /* the narrated step it was recorded in (0: none) */
 } ev_spec;
 
 /* Writes process p's part of run `run` (world ranks in `processes`
@@ -101,6 +102,7 @@ static int write_part(const char *name, const char *run, int p, int processes, i
             .rank = ev[i].rank, .kind = PL_EV_KERNEL, .micro_batch = -1, .layer = -1, .peer = -1};
         e.modeled_start = ev[i].start_us * 1e-6;
         e.modeled_end = e.modeled_start + 1e-6;
+        e.step = ev[i].step;
         snprintf(e.label, sizeof e.label, "%s", ev[i].label);
         pl_trace_writer_add(w, &e, 1);
     }
@@ -122,9 +124,9 @@ static int write_part(const char *name, const char *run, int p, int processes, i
  * record global ranks, process 2 its threads' indices 0 and 1. */
 static void write_run(const char *base, const char *run, int world)
 {
-    ev_spec p0[] = {{0, 1, "a"}, {1, 3, "b"}, {0, 5, "c"}};
-    ev_spec p1[] = {{2, 1, "d"}, {3, 4, "e"}};
-    ev_spec p2[] = {{0, 2, "f"}, {1, 5, "g"}};
+    ev_spec p0[] = {{0, 1, "a", 0}, {1, 3, "b", 0}, {0, 5, "c", 0}};
+    ev_spec p1[] = {{2, 1, "d", 0}, {3, 4, "e", 0}};
+    ev_spec p2[] = {{0, 2, "f", 0}, {1, 5, "g", 0}};
     const ev_spec *ev[] = {p0, p1, p2};
     int n[] = {3, 2, 2};
     for (int p = 0; p < 3; p++) {
@@ -265,8 +267,8 @@ static void test_merge_refusals(void)
 {
     write_run("r.json", "R", 6);
     write_run("s.json", "S", 6);
-    ev_spec one[] = {{0, 1, "a"}};
-    CU_ASSERT_EQUAL(write_part("w.p1.json", "R", 1, 3, 9, (ev_spec[]){{3, 1, "x"}}, 1, 0), 0);
+    ev_spec one[] = {{0, 1, "a", 0}};
+    CU_ASSERT_EQUAL(write_part("w.p1.json", "R", 1, 3, 9, (ev_spec[]){{3, 1, "x", 0}}, 1, 0), 0);
     CU_ASSERT_EQUAL(write_part("w.p0.json", "R", 0, 2, 4, one, 1, 0), 0);
     char r0[256], r1[256], r2[256], s1[256], w1[256], alone[256], msg[2048], want[2048];
     path_of(r0, sizeof r0, "r.p0.json");
@@ -321,7 +323,7 @@ static void test_merge_refusals(void)
     /* a part with an event of a rank not its own (event 4: after two ranks' names, the
      * lab's, the track's) */
     char bad[256];
-    CU_ASSERT_EQUAL(write_part("b.p1.json", "R", 1, 2, 4, (ev_spec[]){{5, 1, "x"}}, 1, 0), 0);
+    CU_ASSERT_EQUAL(write_part("b.p1.json", "R", 1, 2, 4, (ev_spec[]){{5, 1, "x", 0}}, 1, 0), 0);
     path_of(bad, sizeof bad, "b.p1.json");
     pl_event *ev = NULL;
     size_t n;
@@ -333,6 +335,30 @@ static void test_merge_refusals(void)
     CU_ASSERT_STRING_EQUAL(msg, want);
 }
 
+/* Process 0's events say their step, process 1's do not: each of these
+ * gets process 0's step at its start (step 1 from 0, step 2 from 4 us). */
+static void test_merge_steps(void)
+{
+    ev_spec p0[] = {{0, 1, "a", 1}, {0, 5, "b", 2}};
+    ev_spec p1[] = {{1, 2, "c", 0}, {1, 4, "d", 0}, {1, 6, "e", 0}};
+    CU_ASSERT_EQUAL(write_part("st.p0.json", "T", 0, 2, 2, p0, 2, 1), 0);
+    CU_ASSERT_EQUAL(write_part("st.p1.json", "T", 1, 2, 2, p1, 3, 0), 0);
+    char base[256], err[1024];
+    path_of(base, sizeof base, "st.json");
+    const char *given[] = {base};
+    viz_trace t;
+    CU_ASSERT_EQUAL_FATAL(viz_read_traces(given, 1, &t, NULL, NULL, err, sizeof err), 0);
+    const char *label[] = {"a", "c", "d", "b", "e"};
+    int step[] = {1, 1, 2, 2, 2};
+    CU_ASSERT_EQUAL_FATAL(t.nev, 5);
+    for (int i = 0; i < 5; i++) {
+        CU_ASSERT_STRING_EQUAL(t.ev[i].label, label[i]);
+        CU_ASSERT_EQUAL(t.ev[i].step, step[i]);
+    }
+    CU_ASSERT_EQUAL(t.nranks, 2);
+    viz_trace_free(&t);
+}
+
 int register_parts_suite(void)
 {
     static const unit_test tests[] = {
@@ -342,6 +368,7 @@ int register_parts_suite(void)
          test_part_header},
         {"parts merged: events by start, a tie to the lower process; every rank", test_merge_order},
         {"parts of other runs, worlds, missing, twice, alone: refused", test_merge_refusals},
+        {"a part's events without steps: process 0's step at their start", test_merge_steps},
     };
     return UNIT_SUITE_SETUP("parts", setup, cleanup, tests);
 }
