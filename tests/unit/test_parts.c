@@ -333,6 +333,23 @@ static void test_merge_refusals(void)
     snprintf(want, sizeof want,
              "%s: event 4: rank 5 is not one of this part's ranks 2..3 (process 1 of 2)", bad);
     CU_ASSERT_STRING_EQUAL(msg, want);
+    /* a header that says a part but not all of it (no processes) */
+    char half[256];
+    path_of(half, sizeof half, "half.json");
+    FILE *f = fopen(half, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("{\"otherData\":{\"clock\":\"modeled\",\"ranks\":4,\"run\":\"R\",\"process\":0},"
+          "\"traceEvents\":[]}",
+          f);
+    fclose(f);
+    const char *h1[] = {half};
+    CU_ASSERT_EQUAL(pl_viz_read_traces(h1, 1, &ev, &n, &nranks, &modeled, msg, sizeof msg), -1);
+    snprintf(want, sizeof want,
+             "%s: a part of a multi-process run needs in otherData: run (1 to 39 bytes), ranks "
+             "(the world's, 1..64), processes (1..64), process (0..processes-1), first_rank and "
+             "part_ranks (its ranks, within the world)",
+             half);
+    CU_ASSERT_STRING_EQUAL(msg, want);
 }
 
 /* Process 0's events say their step, process 1's do not: each of these
