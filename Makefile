@@ -28,7 +28,11 @@ SUB = $(MAKE) -f mk/build.mk $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS))
 SIM = $(SUB) VARIANT=sim BUILD=build/sim
 ASAN = $(SUB) VARIANT=sim SAN=address BUILD=build/sim-asan
 TSAN = $(SUB) VARIANT=sim SAN=thread BUILD=build/sim-tsan
-CUDAB = $(SUB) VARIANT=cuda BUILD=build/cuda CUDA_HOME=$(CUDA_HOME) NVCC=$(NVCC)
+# MPI=1: the CUDA variant with NCCL across processes, bootstrapped by MPI
+# (build/cuda-mpi); the plain CUDA variant needs no MPI
+MPI ?= 0
+CUDA_BUILD = build/cuda$(if $(filter 1,$(MPI)),-mpi)
+CUDAB = $(SUB) VARIANT=cuda BUILD=$(CUDA_BUILD) MPI=$(MPI) CUDA_HOME=$(CUDA_HOME) NVCC=$(NVCC)
 # the simulated build with the MPI engine (Open MPI's mpicc flags): worlds launched by mpirun
 MPIB = $(SUB) VARIANT=sim MPI=1 BUILD=build/sim-mpi
 
@@ -37,7 +41,7 @@ MPIB = $(SUB) VARIANT=sim MPI=1 BUILD=build/sim-mpi
 # lines: the project's own targets (the tests, benchmarks, GPU checks), which
 # need tests/, bench/ or the solution sources
 .PHONY: test mpi deps-mpi cuda12-check cuda12-build racecheck bench gpu-bundle gpu-check gpu-test gpu-labs \
-        gpu-bench format format-check handout
+        gpu-bench gpu-nccl-mpi format format-check handout
 # handout-omit-end
 
 ## all: build the simulated variant (build/sim); also build/cuda with a GPU or CUDA=1
@@ -50,9 +54,10 @@ endif
 sim:
 	+@$(SIM)
 
-## cuda: build the CUDA variant only (build/cuda: nvcc, CUDA runtime, NCCL, cuBLAS)
+## cuda: build the CUDA variant only (build/cuda: nvcc, CUDA runtime, NCCL, cuBLAS; MPI=1: with NCCL across processes over MPI, build/cuda-mpi)
 cuda:
 	@test -x $(NVCC) || { echo "✗ nvcc not found at $(NVCC): install the CUDA toolkit, or set CUDA_HOME=/path/to/cuda or NVCC=/path/to/nvcc" >&2; exit 2; }
+	@test "$(MPI)" != 1 || command -v mpicc >/dev/null || { echo "✗ MPI=1: mpicc not found: install Open MPI (scripts/deps.sh --mpi, or apt-get install openmpi-bin libopenmpi-dev)" >&2; exit 2; }
 	+@$(CUDAB)
 
 # handout-omit-begin
@@ -102,7 +107,7 @@ SIMDEP = $(if $(SIM_BUILT),,t-sim)
 TEST_STEPS := t-format t-layers t-zh t-labcheck t-asan-unit t-asan-labcheck t-student t-handout t-grade t-unit t-solved \
               t-race t-smoke t-viz-pause t-viz-tty t-train t-viz-mesh t-viz-pipeline \
               t-viz-shards t-viz-zero t-viz-lab57 t-viz-lab01 t-viz-lab04 t-viz-lab02 t-viz-lab03 t-bench-zero t-bench-hybrid t-link t-viz-pure t-compile-fail \
-              t-mpi t-cuda
+              t-mpi t-viz-parts t-nccl-id t-bench-mpi t-cuda
 .PHONY: test-steps t-sim t-asan $(TEST_STEPS)
 test-steps: $(TEST_STEPS)
 
@@ -189,6 +194,9 @@ t-viz-lab02: $(SIMDEP)
 t-viz-lab03: $(SIMDEP)
 	@echo "== Lab 03's tree (block 0 of the kernel, as recorded): text, tmux 120x40 / 80x24 NO_COLOR / LANG=C, the shuffle version's lanes"
 	@$(TESTENV) tests/viz_lab03.sh build/sim/bin
+t-viz-parts: $(SIMDEP)
+	@echo "== a multi-process run's trace: Lab 06's 4 ranks as two processes' parts, merged by paralab-viz (--check, the replay in tmux: every rank), parts of other runs refused"
+	@$(TESTENV) tests/viz_parts.sh build/sim/bin
 t-viz-pause: $(SIMDEP)
 	@echo "== pauses: Labs 06 and 07 wait 30 s for the student, then finish; each step shows its own work"
 	@$(TESTENV) tests/viz_pause.sh build/sim/bin
@@ -214,6 +222,12 @@ t-asan-labcheck: t-asan
 	@build/sim-asan/bin/labcheck --solution --strict --short --timeout 900
 t-race:
 	@$(MAKE) racecheck
+t-bench-mpi: $(SIMDEP)
+	@echo "== paralab-bench comm under mpirun -np 4 (short): it knows, process 0 alone says what it measures and measures once (skipped without Open MPI)"
+	@$(TESTENV) tests/bench_mpi.sh build/sim/bin
+t-nccl-id:
+	@echo "== NCCL across processes without a GPU: mpirun -np 2, rank 0's ncclGetUniqueId broadcast over MPI, the same 128 bytes in every process (skipped without nvcc, NCCL or Open MPI)"
+	@$(TESTENV) tests/nccl_id.sh 2
 t-cuda:
 ifeq ($(HAVE_NVCC),1)
 	@echo "== CUDA variant: compile and link (build/cuda)"
@@ -305,6 +319,10 @@ gpu-test: cuda
 ## gpu-labs: on a GPU: every lab of the CUDA variant, --no-viz --solution, measured
 gpu-labs: cuda
 	@scripts/gpu-labs.sh
+
+## gpu-nccl-mpi: on a GPU: NCCL across processes bootstrapped by MPI, one process (the id over MPI, ncclCommInitRank, an all-reduce; skipped without Open MPI)
+gpu-nccl-mpi:
+	@tests/nccl_id.sh 1
 
 ## gpu-bench: on a GPU: paralab-bench gpu (the CUDA variant)
 gpu-bench: cuda

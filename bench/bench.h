@@ -6,6 +6,10 @@
 int bench_trace(long events_per_rank);
 /* paralab-bench comm: nccl-tests-style tables up to max_bytes; 0 when ran. */
 int bench_comm(long max_bytes);
+/* Whether this process was started by mpirun: 1 with its *rank and the
+ * processes' *size (Open MPI's OMPI_COMM_WORLD_RANK/SIZE, else the PMI_RANK
+ * and PMI_SIZE of MPICH and Slurm), 0 when not (or one process). */
+int bench_mpi_launch(int *rank, int *size);
 /* paralab-bench train: the MLP's training step and the tiled matmul; 0 when ran. */
 int bench_train(int repeat);
 /* paralab-bench viz: rendering one frame; 0 when ran. */

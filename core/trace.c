@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "paralab/clock.h"
 #include "paralab/device.h"
@@ -285,10 +286,13 @@ struct pl_trace_writer {
     char path[4096];
     /* the tracks (tids) of each rank named so far: the lanes, then the streams */
     unsigned char named[MAX_RANKS][PL_NUM_LANES + 256];
+    /* a multi-process run's part: the global ranks it runs (nranks 0: a whole trace) */
+    int part_first, part_nranks;
 };
 
-pl_trace_writer *pl_trace_writer_open(const char *path, int nranks, int modeled, double origin,
-                                      char *err, size_t cap)
+/* Opens a whole trace (part NULL) or a process's part of one. */
+static pl_trace_writer *open_writer(const char *path, int nranks, int modeled, double origin,
+                                    const pl_trace_part *part, char *err, size_t cap)
 {
     pl_trace_writer *w = calloc(1, sizeof *w);
     if (!w) {
@@ -311,10 +315,21 @@ pl_trace_writer *pl_trace_writer_open(const char *path, int nranks, int modeled,
     /* otherData: Chrome's field for metadata; paralab-viz reads the clock */
     fprintf(w->f,
             "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"paralab\",\"clock\":"
-            "\"%s\",\"ranks\":%d},\"traceEvents\":[",
+            "\"%s\",\"ranks\":%d",
             modeled ? "modeled" : "measured", nranks);
+    int lo = 0, hi = nranks; /* the ranks named: a part's own */
+    if (part) {
+        w->part_first = lo = part->first_rank;
+        w->part_nranks = part->nranks;
+        hi = lo + part->nranks;
+        fprintf(w->f,
+                ",\"run\":\"%s\",\"process\":%d,\"processes\":%d,\"first_rank\":%d,"
+                "\"part_ranks\":%d",
+                part->run, part->process, part->processes, part->first_rank, part->nranks);
+    }
+    fputs("},\"traceEvents\":[", w->f);
     /* names: one process per rank; its threads (tracks) as they are used */
-    for (int r = 0; r < nranks; r++) {
+    for (int r = lo; r < hi; r++) {
         fprintf(w->f,
                 "%s\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":"
                 "\"rank %d\"}}",
@@ -322,6 +337,105 @@ pl_trace_writer *pl_trace_writer_open(const char *path, int nranks, int modeled,
         w->first = 0;
     }
     return w;
+}
+
+pl_trace_writer *pl_trace_writer_open(const char *path, int nranks, int modeled, double origin,
+                                      char *err, size_t cap)
+{
+    return open_writer(path, nranks, modeled, origin, NULL, err, cap);
+}
+
+int pl_trace_path_for_process(const char *path, int process, int nprocs, char *out, size_t cap)
+{
+    if (cap) out[0] = 0;
+    if (!path || nprocs < 1 || nprocs > MAX_RANKS || process < 0 || process >= nprocs) return -1;
+    int k;
+    if (nprocs == 1)
+        k = snprintf(out, cap, "%s", path);
+    else {
+        const char *base = strrchr(path, '/'), *dot = strrchr(path, '.');
+        base = base ? base + 1 : path;
+        if (!dot || dot <= base) /* no extension (or a name that begins with its only '.') */
+            k = snprintf(out, cap, "%s.p%d", path, process);
+        else
+            k = snprintf(out, cap, "%.*s.p%d%s", (int)(dot - path), path, process, dot);
+    }
+    if (k < 0 || (size_t)k >= cap) {
+        if (cap) out[0] = 0;
+        return -1;
+    }
+    return 0;
+}
+
+void pl_trace_run_id(char *out, size_t cap)
+{
+    char host[64] = "host";
+    FILE *f = fopen("/proc/sys/kernel/hostname", "r");
+    if (f) {
+        if (fgets(host, sizeof host, f)) host[strcspn(host, "\n")] = 0;
+        fclose(f);
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    char tail[40];
+    snprintf(tail, sizeof tail, "-%ld-%lld.%09ld", (long)getpid(), (long long)ts.tv_sec,
+             (long)ts.tv_nsec);
+    for (char *c = host; *c; c++) /* the id is written into JSON as it is */
+        if (*c < 0x21 || *c > 0x7e || *c == '"' || *c == '\\') *c = '_';
+    size_t room = cap > 40 ? 40 : cap, nt = strlen(tail); /* pl_trace_part.run's size */
+    if (!room) return;
+    size_t keep = room > nt + 1 ? room - nt - 1 : 0, nh = strlen(host);
+    if (nh > keep) nh = keep;
+    memcpy(out, host, nh);
+    size_t rest = room - 1 - nh < nt ? room - 1 - nh : nt;
+    memcpy(out + nh, tail, rest);
+    out[nh + rest] = 0;
+}
+
+/* 1 when s is 1 to 39 printable ASCII bytes without a quote or backslash. */
+static int run_id_ok(const char *s)
+{
+    size_t n = strnlen(s, 40);
+    if (n < 1 || n > 39) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] < 0x20 || s[i] > 0x7e || s[i] == '"' || s[i] == '\\') return 0;
+    return 1;
+}
+
+pl_trace_writer *pl_trace_writer_open_part(const char *path, const pl_trace_part *part, int modeled,
+                                           double origin, char *err, size_t cap)
+{
+    const pl_trace_part *p = part;
+    if (!p || !run_id_ok(p->run))
+        snprintf(err, cap,
+                 "a trace part needs a run id of 1 to 39 printable ASCII bytes without '\"' or "
+                 "'\\' (pl_trace_run_id makes one)");
+    else if (p->processes < 1 || p->processes > MAX_RANKS)
+        snprintf(err, cap, "a trace part's processes %d: allowed are 1..%d", p->processes,
+                 MAX_RANKS);
+    else if (p->process < 0 || p->process >= p->processes)
+        snprintf(err, cap, "a trace part's process %d: allowed are 0..%d (processes %d)",
+                 p->process, p->processes - 1, p->processes);
+    else if (p->world < 1 || p->world > MAX_RANKS)
+        snprintf(err, cap, "a trace part's world of %d ranks: allowed are 1..%d", p->world,
+                 MAX_RANKS);
+    else if (p->nranks < 1 || p->first_rank < 0 || p->first_rank + p->nranks > p->world)
+        snprintf(err, cap,
+                 "a trace part's ranks %d..%d (first_rank %d, nranks %d): allowed are at least "
+                 "one, within the world's 0..%d",
+                 p->first_rank, p->first_rank + p->nranks - 1, p->first_rank, p->nranks,
+                 p->world - 1);
+    else
+        return open_writer(path, p->world, modeled, origin, p, err, cap);
+    return NULL;
+}
+
+/* The rank written for rank r: in a part, a process's own thread index
+ * 0 .. part_nranks - 1 becomes its global rank; a global rank stays. */
+static int written_rank(const pl_trace_writer *w, int r)
+{
+    if (!w->part_nranks || (r >= w->part_first && r < w->part_first + w->part_nranks)) return r;
+    return r >= 0 && r < w->part_nranks ? w->part_first + r : r;
 }
 
 /* The track (Chrome's tid) of an event: its stream's (3 + the stream's
@@ -406,14 +520,14 @@ int pl_trace_writer_add(pl_trace_writer *w, const pl_event *ev, size_t n)
          * end a nanosecond past its parent's). */
         long long ts_ns = llround((s - w->t0) * 1e9), end_ns = llround((end - w->t0) * 1e9);
         long long dur_ns = end_ns > ts_ns ? end_ns - ts_ns : 0;
-        int tid = track_of(e);
-        name_track(w, e->rank, tid);
+        int tid = track_of(e), rank = written_rank(w, e->rank);
+        name_track(w, rank, tid);
         fputs(",\n{\"name\":", w->f);
         put_string(w->f, e->label[0] ? e->label : pl_event_kind_name((pl_event_kind)e->kind));
         fprintf(w->f,
                 ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
                 "\"args\":{\"bytes\":%llu,\"flops\":%.0f,\"lane\":%d",
-                pl_event_kind_name((pl_event_kind)e->kind), e->rank, tid, (double)ts_ns / 1e3,
+                pl_event_kind_name((pl_event_kind)e->kind), rank, tid, (double)ts_ns / 1e3,
                 (double)dur_ns / 1e3, (unsigned long long)e->bytes, e->flops, e->lane);
         if (e->stream) fprintf(w->f, ",\"stream\":%d", e->stream - 1);
         if (e->micro_batch >= 0) fprintf(w->f, ",\"micro_batch\":%d", e->micro_batch);
@@ -489,7 +603,7 @@ int pl_trace_writer_add_notes(pl_trace_writer *w, const pl_note *notes, size_t n
             fprintf(w->f,
                     ",\n{\"name\":\"device memory\",\"cat\":\"memory\",\"ph\":\"C\",\"pid\":%d,"
                     "\"ts\":%.3f,\"args\":{\"used\":%.0f,\"total\":%.0f}}",
-                    x->rank, ts, x->value, x->total);
+                    written_rank(w, x->rank), ts, x->value, x->total);
         } else {
             fputs(",\n{\"name\":", w->f);
             put_string(w->f, x->name);

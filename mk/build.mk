@@ -5,6 +5,9 @@
 #                 code against the simulated <cuda_runtime.h> (core/simt/cudart)
 #   VARIANT=cuda  kernels compiled by nvcc, host code against the real CUDA
 #                 runtime, NCCL and cuBLAS
+#   MPI=1         (cuda) also NCCL across processes, bootstrapped by MPI
+#                 (core/comm/nccl_mpi.c, pl_comm_create_nccl_mpi): Open MPI's
+#                 compile and link flags (mpicc --showme), -DPARALAB_MPI=1
 #   SAN=address   AddressSanitizer + UndefinedBehaviorSanitizer (sim)
 #   SAN=thread    the race check: ThreadSanitizer with fiber annotations (sim)
 #   V=1           show every compile and link command; by default one line
@@ -23,6 +26,8 @@ CC ?= cc
 CUDA_HOME ?= /usr/local/cuda
 NVCC ?= $(CUDA_HOME)/bin/nvcc
 CUBLAS ?= 1
+MPI ?= 0
+MPICC ?= mpicc
 DEPS_PREFIX ?=
 # Real GPUs the CUDA variant targets: A100 (sm_80) and H100/H200 (sm_90),
 # plus PTX for newer ones.
@@ -119,6 +124,14 @@ else
              -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings
   LDFLAGS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64
   LDLIBS := -lcudart -lnccl $(if $(filter 1,$(CUBLAS)),-lcublas) -lstdc++ $(LDLIBS) -ldl -lrt
+  ifeq ($(MPI),1)
+    # NCCL across processes: the MPI bootstrap (paralab/nccl_mpi.h)
+    MPI_CFLAGS := $(shell $(MPICC) --showme:compile 2>/dev/null)
+    MPI_LIBS := $(shell $(MPICC) --showme:link 2>/dev/null)
+    $(if $(MPI_LIBS),,$(error MPI=1: '$(MPICC) --showme:link' gave nothing: install Open MPI (scripts/deps.sh --mpi, or apt-get install openmpi-bin libopenmpi-dev)))
+    CFLAGS += -DPARALAB_MPI=1 $(MPI_CFLAGS)
+    LDLIBS += $(MPI_LIBS)
+  endif
 endif
 
 # MPI=1 (`make mpi`: build/sim-mpi): the MPI engine and worlds launched by
@@ -179,6 +192,8 @@ SEAM_SRC := core/device_$(VARIANT).c
 # The communicators: core/comm/*.c but the other variant's NCCL engine (comm_nccl.c
 # needs NCCL; nccl_none.c stands in for it in the simulated build).
 COMM_SRC := $(filter-out core/comm/$(if $(filter cuda,$(VARIANT)),nccl_none,comm_nccl).c,$(wildcard core/comm/*.c))
+# NCCL's MPI bootstrap: the CUDA build with MPI=1 only
+COMM_SRC := $(if $(and $(filter cuda,$(VARIANT)),$(filter 1,$(MPI))),$(COMM_SRC),$(filter-out core/comm/nccl_mpi.c,$(COMM_SRC)))
 # core: the runtime, its subfolders (comm, model, parallel) and the kernels
 CORE_SRC := $(filter-out core/device_%.c,$(wildcard core/*.c)) $(SEAM_SRC) $(COMM_SRC) \
             $(wildcard core/model/*.c core/parallel/*.c) \

@@ -5,17 +5,21 @@
 #   make CUDA=1 DEPS_PREFIX=$PWD/build/prefix gpu-test    unit tests, lab checks
 #   make CUDA=1 DEPS_PREFIX=$PWD/build/prefix gpu-labs    every lab, measured
 #   make CUDA=1 DEPS_PREFIX=$PWD/build/prefix gpu-bench   the kernel benchmarks
+#   make CUDA=1 DEPS_PREFIX=$PWD/build/prefix gpu-nccl-mpi  NCCL over MPI, one
+#                 process: the id broadcast, ncclCommInitRank, an all-reduce
+#                 (tests/nccl_id.sh 1; SKIPPED where Open MPI is not installed)
 # with all output in build/gpu-report.log, and always write build/gpu-report.md
 # (date, nvidia-smi summary, nvcc version, each step's result, log tail).
 # NCCL and cuBLAS are taken from $CUDA_HOME (default /usr/local/cuda), else
 # from the nvidia-nccl / nvidia-cublas Python wheels when those are installed.
 #
 # Usage: scripts/gpu-check.sh [--unpack-only] [--help]
-#   --unpack-only  unpack and check build/prefix, skip the three make steps
+#   --unpack-only  unpack and check build/prefix, skip the make steps
 # Environment:
 #   GPU_STEP_TIMEOUT  seconds allowed per make step (default 270; 0 = no limit)
 #   MAKE              make program (default: make in PATH, else the bundled one)
-# Exit status: 0 when unpacking and all three steps passed, else 1.
+# Exit status: 0 when unpacking and all four steps passed (or the last was
+# skipped), else 1.
 
 # shellcheck disable=SC2317  # write_report and on_exit run from the EXIT trap
 set -euo pipefail
@@ -54,7 +58,8 @@ UNPACK_STATUS="not run" UNPACK_NOTE=""
 TEST_STATUS="not run" TEST_RC="-" TEST_SECS="-"
 LABS_STATUS="not run" LABS_RC="-" LABS_SECS="-"
 BENCH_STATUS="not run" BENCH_RC="-" BENCH_SECS="-"
-[[ $UNPACK_ONLY -eq 1 ]] && { TEST_STATUS="skipped (--unpack-only)"; LABS_STATUS="$TEST_STATUS"; BENCH_STATUS="$TEST_STATUS"; }
+MPI_STATUS="not run" MPI_RC="-" MPI_SECS="-"
+[[ $UNPACK_ONLY -eq 1 ]] && { TEST_STATUS="skipped (--unpack-only)"; LABS_STATUS="$TEST_STATUS"; BENCH_STATUS="$TEST_STATUS"; MPI_STATUS="$TEST_STATUS"; }
 
 # ---- report (always written, also on unexpected exit) ----------------------------
 find_nvcc() {
@@ -106,6 +111,7 @@ write_report() {
         echo "| make CUDA=1 DEPS_PREFIX=build/prefix gpu-test | $TEST_STATUS | $TEST_RC | $TEST_SECS |"
         echo "| make CUDA=1 DEPS_PREFIX=build/prefix gpu-labs | $LABS_STATUS | $LABS_RC | $LABS_SECS |"
         echo "| make CUDA=1 DEPS_PREFIX=build/prefix gpu-bench | $BENCH_STATUS | $BENCH_RC | $BENCH_SECS |"
+        echo "| make CUDA=1 DEPS_PREFIX=build/prefix gpu-nccl-mpi | $MPI_STATUS | $MPI_RC | $MPI_SECS |"
         [[ -n "$UNPACK_NOTE" ]] && { echo; echo "$UNPACK_NOTE"; }
         echo
         echo "## Log tail (last $TAIL_LINES lines of build/gpu-report.log)"
@@ -308,7 +314,7 @@ done
 UNPACK_STATUS="ok"
 
 if [[ $UNPACK_ONLY -eq 1 ]]; then
-    log "== --unpack-only: skipping make gpu-test, gpu-labs and gpu-bench"
+    log "== --unpack-only: skipping make gpu-test, gpu-labs, gpu-bench and gpu-nccl-mpi"
     exit 0
 fi
 
@@ -346,6 +352,15 @@ LABS_RC=$STEP_RC LABS_SECS=$STEP_SECS LABS_STATUS=$(status_of "$STEP_RC")
 run_step gpu-bench
 BENCH_RC=$STEP_RC BENCH_SECS=$STEP_SECS BENCH_STATUS=$(status_of "$STEP_RC")
 
-log "== gpu-test: $TEST_STATUS, gpu-labs: $LABS_STATUS, gpu-bench: $BENCH_STATUS"
-[[ "$TEST_RC" -eq 0 && "$LABS_RC" -eq 0 && "$BENCH_RC" -eq 0 ]] || exit 1
+mpi_log_start=$(wc -l <"$LOG" 2>/dev/null || echo 0)
+run_step gpu-nccl-mpi
+MPI_RC=$STEP_RC MPI_SECS=$STEP_SECS MPI_STATUS=$(status_of "$STEP_RC")
+if [[ "$STEP_RC" -eq 0 ]] && tail -n +"$((mpi_log_start + 1))" "$LOG" | grep -q '^✗ skipped'; then
+    MPI_STATUS="SKIPPED (see the log: no Open MPI or NCCL)"
+elif [[ "$STEP_RC" -eq 0 ]] && tail -n +"$((mpi_log_start + 1))" "$LOG" | grep -q '^SKIP  ncclCommInitRank'; then
+    MPI_STATUS="PASS (the id only: no GPU seen)"
+fi
+
+log "== gpu-test: $TEST_STATUS, gpu-labs: $LABS_STATUS, gpu-bench: $BENCH_STATUS, gpu-nccl-mpi: $MPI_STATUS"
+[[ "$TEST_RC" -eq 0 && "$LABS_RC" -eq 0 && "$BENCH_RC" -eq 0 && "$MPI_RC" -eq 0 ]] || exit 1
 exit 0

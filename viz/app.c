@@ -789,9 +789,16 @@ int pl_viz_run_world(const pl_viz_config *vc, const pl_world_config *wc, pl_rank
 
 int pl_viz_replay(const char *path, pl_mode mode, double speed, char *err, size_t err_size)
 {
+    return pl_viz_replay_traces(&path, 1, mode, speed, err, err_size);
+}
+
+int pl_viz_replay_traces(const char *const *paths, int n, pl_mode mode, double speed, char *err,
+                         size_t err_size)
+{
     app a;
     memset(&a, 0, sizeof a);
-    if (viz_read_trace(path, &a.tr, err, err_size)) return 2;
+    if (viz_read_traces(paths, n, &a.tr, NULL, NULL, err, err_size)) return 2;
+    const char *path = paths[0];
     viz_trace *t = &a.tr;
     char why[256];
     if (!pl_viz_available(why, sizeof why)) {

@@ -316,6 +316,19 @@ bad_array:
     return -1;
 }
 
+/* In a part, a rank (an event's, a memory sample's) must be one of the
+ * part's own: 0, or -1 with err. */
+static int not_own_rank(const viz_trace *t, long long rank, const char *path, size_t i, char *err,
+                        size_t cap)
+{
+    if (!t->processes || (rank >= t->first_rank && rank < t->first_rank + t->part_ranks)) return 0;
+    snprintf(err, cap,
+             "%s: event %zu: rank %lld is not one of this part's ranks %d..%d (process %d of %d)",
+             path, i, rank, t->first_rank, t->first_rank + t->part_ranks - 1, t->process,
+             t->processes);
+    return -1;
+}
+
 int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
 {
     memset(t, 0, sizeof *t);
@@ -348,6 +361,30 @@ int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
                         json_integer_value(ranks) <= PL_MAX_RANKS
                     ? (int)json_integer_value(ranks)
                     : 0;
+    /* a multi-process run's part: its run, process and ranks */
+    json_t *run = json_object_get(other, "run");
+    if (run || json_object_get(other, "processes")) {
+        long long proc = -1, procs = 0, first = -1, own = 0;
+        const char *id = json_is_string(run) ? json_string_value(run) : "";
+        if (!world || strlen(id) < 1 || strlen(id) > 39 ||
+            int_arg(other, "processes", 1, PL_MAX_RANKS, &procs) || !procs ||
+            int_arg(other, "process", 0, procs - 1, &proc) || proc < 0 ||
+            int_arg(other, "first_rank", 0, world - 1, &first) || first < 0 ||
+            int_arg(other, "part_ranks", 1, world - first, &own) || !own) {
+            snprintf(err, cap,
+                     "%s: a part of a multi-process run needs in otherData: run (1 to 39 "
+                     "bytes), ranks (the world's, 1..%d), processes (1..%d), process "
+                     "(0..processes-1), first_rank and part_ranks (its ranks, within the world)",
+                     path, PL_MAX_RANKS, PL_MAX_RANKS);
+            json_decref(root);
+            return -1;
+        }
+        snprintf(t->run, sizeof t->run, "%s", id);
+        t->process = (int)proc;
+        t->processes = (int)procs;
+        t->first_rank = (int)first;
+        t->part_ranks = (int)own;
+    }
     size_t total = json_array_size(events), k = 0;
     t->ev = malloc((total ? total : 1) * sizeof *t->ev);
     t->marks = malloc((total ? total : 1) * sizeof *t->marks);
@@ -455,6 +492,7 @@ int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
                          path, i, PL_MAX_RANKS - 1);
                 goto bad;
             }
+            if (not_own_rank(t, json_integer_value(pid), path, i, err, cap)) goto bad;
             viz_memory_note *m = &t->memory[t->nmemory++];
             m->at = json_number_value(ts) * 1e-6;
             m->used = json_number_value(used);
@@ -499,6 +537,7 @@ int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
                      json_string_value(cat), rank, lane, PL_MAX_RANKS - 1, PL_NUM_LANES - 1);
             goto bad;
         }
+        if (not_own_rank(t, rank, path, i, err, cap)) goto bad;
         pl_event x;
         memset(&x, 0, sizeof x);
         x.rank = (int32_t)rank;
@@ -565,6 +604,7 @@ int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap)
     }
     json_decref(root);
     t->nev = k;
+    if (t->processes) t->nranks = world; /* a part: its ranks are the world's */
     qsort(t->ev, t->nev, sizeof *t->ev, by_start);
     qsort(t->marks, (size_t)t->nmarks, sizeof *t->marks, by_time);
     return 0;
@@ -584,6 +624,271 @@ int pl_viz_read_trace(const char *path, pl_event **out, size_t *n, int *nranks, 
     if (viz_read_trace(path, &t, err, cap)) return -1;
     *out = t.ev;
     *n = t.nev;
+    *nranks = t.nranks;
+    *modeled = t.modeled;
+    t.ev = NULL;
+    viz_trace_free(&t);
+    return 0;
+}
+
+/* ---- a multi-process run's parts, merged ------------------------------------------------ */
+
+void viz_free_files(char **files, int n)
+{
+    for (int i = 0; files && i < n; i++) free(files[i]);
+    free(files);
+}
+
+/* The files to read for paths[0..n-1]: the paths themselves, or for one
+ * path that is not a file, its parts when its part 0 exists (that part's
+ * otherData.processes says how many). 0, or -1 with err. */
+static int resolve(const char *const *paths, int n, char ***files, int *nfiles, char *err,
+                   size_t cap)
+{
+    struct stat st;
+    char p0[4096];
+    int parts = 0;
+    if (n == 1 && stat(paths[0], &st) != 0 &&
+        pl_trace_path_for_process(paths[0], 0, 2, p0, sizeof p0) == 0 && stat(p0, &st) == 0) {
+        json_error_t je;
+        json_t *root = json_load_file(p0, 0, &je);
+        json_t *procs = json_object_get(json_object_get(root, "otherData"), "processes");
+        parts = json_is_integer(procs) && json_integer_value(procs) >= 2 &&
+                        json_integer_value(procs) <= PL_MAX_RANKS
+                    ? (int)json_integer_value(procs)
+                    : 0;
+        json_decref(root);
+        if (!parts) {
+            snprintf(err, cap,
+                     "%s: no such file, and %s (its part 0) does not say how many processes "
+                     "wrote parts (otherData.processes, 2..%d)",
+                     paths[0], p0, PL_MAX_RANKS);
+            return -1;
+        }
+    }
+    int m = parts ? parts : n;
+    char **f = calloc((size_t)m, sizeof *f);
+    for (int i = 0; f && i < m; i++) {
+        char name[4096];
+        if (parts && pl_trace_path_for_process(paths[0], i, parts, name, sizeof name)) {
+            viz_free_files(f, m);
+            snprintf(err, cap, "%s: a name too long for its parts", paths[0]);
+            return -1;
+        }
+        if (!(f[i] = strdup(parts ? name : paths[i]))) {
+            viz_free_files(f, m);
+            f = NULL;
+        }
+    }
+    if (!f) {
+        snprintf(err, cap, "out of memory");
+        return -1;
+    }
+    *files = f;
+    *nfiles = m;
+    return 0;
+}
+
+/* Moves the parts (read, sorted by process, checked) into one trace t:
+ * process 0's lab, narration, metrics and pictures; every part's events
+ * (merged by start, a tie: the lower process first) and memory samples. */
+static int merge(viz_trace *part, int n, viz_trace *t, char *err, size_t cap)
+{
+    size_t nev = 0, nmem = 0;
+    for (int i = 0; i < n; i++) {
+        nev += part[i].nev;
+        nmem += part[i].nmemory;
+    }
+    pl_event *ev = malloc((nev ? nev : 1) * sizeof *ev);
+    viz_memory_note *mem = malloc((nmem ? nmem : 1) * sizeof *mem);
+    size_t *next = calloc((size_t)n, sizeof *next);
+    if (!ev || !mem || !next) {
+        free(ev);
+        free(mem);
+        free(next);
+        snprintf(err, cap, "out of memory for %zu events", nev);
+        return -1;
+    }
+    viz_trace *p0 = &part[0];
+    int tagged = 0; /* process 0's events say their step */
+    for (size_t i = 0; i < p0->nev && !tagged; i++) tagged = p0->ev[i].step > 0;
+    for (int p = 1; p < n; p++) {
+        int own = 0;
+        for (size_t i = 0; i < part[p].nev && !own; i++) own = part[p].ev[i].step > 0;
+        /* a part whose events do not say their step: process 0's step at
+         * their start (its narration, on its own clock) */
+        for (size_t i = 0; tagged && !own && i < part[p].nev; i++) {
+            int k = 0;
+            while (k < p0->nmarks && p0->marks[k].at <= part[p].ev[i].start) k++;
+            part[p].ev[i].step = k ? p0->marks[k - 1].step : 0;
+        }
+    }
+    for (size_t k = 0; k < nev; k++) { /* n-way merge: each part is by start */
+        int best = -1;
+        for (int p = 0; p < n; p++)
+            if (next[p] < part[p].nev &&
+                (best < 0 || part[p].ev[next[p]].start < part[best].ev[next[best]].start))
+                best = p;
+        ev[k] = part[best].ev[next[best]++];
+    }
+    size_t m = 0;
+    for (int p = 0; p < n; p++)
+        for (size_t i = 0; i < part[p].nmemory; i++) {
+            viz_memory_note x = part[p].memory[i];
+            /* after: the narrated steps before it; a part narrated
+             * otherwise than process 0: process 0's steps by then */
+            if (p && part[p].nmarks != p0->nmarks) {
+                int k = 0;
+                while (k < p0->nmarks && p0->marks[k].at <= x.at) k++;
+                x.after = k;
+            }
+            mem[m++] = x;
+        }
+    free(next);
+    *t = *p0; /* process 0's lab, narration, metrics, pictures */
+    memset(p0, 0, sizeof *p0);
+    free(t->ev);
+    free(t->memory);
+    t->ev = ev;
+    t->nev = nev;
+    t->memory = mem;
+    t->nmemory = nmem;
+    t->process = -1;
+    t->first_rank = 0;
+    return 0;
+}
+
+static int by_process(const void *x, const void *y)
+{
+    const viz_trace *a = x, *b = y;
+    return (a->process > b->process) - (a->process < b->process);
+}
+
+int viz_read_traces(const char *const *paths, int n, viz_trace *t, char ***files, int *nfiles,
+                    char *err, size_t cap)
+{
+    memset(t, 0, sizeof *t);
+    char **f = NULL;
+    int nf = 0;
+    if (n < 1) {
+        snprintf(err, cap, "no trace file given");
+        return -1;
+    }
+    if (resolve(paths, n, &f, &nf, err, cap)) return -1;
+    viz_trace *part = calloc((size_t)nf, sizeof *part);
+    int index[PL_MAX_RANKS], owner[PL_MAX_RANKS], read = 0, rc = -1;
+    if (!part) {
+        snprintf(err, cap, "out of memory");
+        goto done;
+    }
+    for (; read < nf; read++)
+        if (viz_read_trace(f[read], &part[read], err, cap)) goto done;
+    if (nf == 1) {
+        if (part[0].processes > 1) {
+            snprintf(err, cap,
+                     "%s is process %d's part of a run of %d processes: give every part "
+                     "(paralab-viz PART0 PART1 ...), or the name given to --trace",
+                     f[0], part[0].process, part[0].processes);
+            goto done;
+        }
+        *t = part[0];
+        memset(&part[0], 0, sizeof part[0]);
+        rc = 0;
+        goto done;
+    }
+    const viz_trace *a = &part[0];
+    for (int i = 0; i < nf; i++) {
+        const viz_trace *b = &part[i];
+        if (!b->processes) {
+            snprintf(err, cap,
+                     "%s: not a part of a multi-process run (no otherData.run): paralab-viz "
+                     "merges the parts one run wrote (FILE.p0.json FILE.p1.json ...), or shows "
+                     "one trace alone",
+                     f[i]);
+            goto done;
+        }
+        if (strcmp(a->run, b->run)) {
+            snprintf(err, cap,
+                     "%s is a part of run \"%s\", %s of run \"%s\": parts of different runs "
+                     "cannot be merged",
+                     f[0], a->run, f[i], b->run);
+            goto done;
+        }
+        if (a->nranks != b->nranks || a->processes != b->processes) {
+            snprintf(err, cap,
+                     "%s is a part of a world of %d ranks in %d processes, %s of %d ranks in %d "
+                     "processes: parts of different worlds cannot be merged",
+                     f[0], a->nranks, a->processes, f[i], b->nranks, b->processes);
+            goto done;
+        }
+        if (a->modeled != b->modeled) {
+            snprintf(err, cap,
+                     "%s is on the %s clock, %s on the %s: parts on different clocks cannot be "
+                     "merged",
+                     f[0], a->modeled ? "modeled" : "measured", f[i],
+                     b->modeled ? "modeled" : "measured");
+            goto done;
+        }
+    }
+    /* (a part's nranks is the world's: otherData.ranks) */
+    for (int p = 0; p < PL_MAX_RANKS; p++) index[p] = -1;
+    for (int i = 0; i < nf; i++) {
+        int p = part[i].process;
+        if (index[p] >= 0) {
+            snprintf(err, cap, "%s and %s are both process %d's part", f[index[p]], f[i], p);
+            goto done;
+        }
+        index[p] = i;
+    }
+    if (nf != a->processes) {
+        int miss = 0;
+        while (miss < a->processes && index[miss] >= 0) miss++;
+        snprintf(err, cap,
+                 "run \"%s\" has %d processes, %d part%s given: process %d's part is missing",
+                 a->run, a->processes, nf, nf == 1 ? "" : "s", miss);
+        goto done;
+    }
+    for (int r = 0; r < PL_MAX_RANKS; r++) owner[r] = -1;
+    for (int i = 0; i < nf; i++)
+        for (int r = part[i].first_rank; r < part[i].first_rank + part[i].part_ranks; r++) {
+            if (owner[r] >= 0) {
+                snprintf(err, cap, "%s and %s both run rank %d", f[owner[r]], f[i], r);
+                goto done;
+            }
+            owner[r] = i;
+        }
+    for (int r = 0; r < a->nranks; r++)
+        if (owner[r] < 0) {
+            snprintf(err, cap, "run \"%s\": no part runs rank %d of the world's %d", a->run, r,
+                     a->nranks);
+            goto done;
+        }
+    int world = a->nranks;
+    qsort(part, (size_t)nf, sizeof *part, by_process);
+    if (merge(part, nf, t, err, cap)) goto done;
+    t->nranks = world;
+    rc = 0;
+done:
+    for (int i = 0; i < read; i++) viz_trace_free(&part[i]);
+    free(part);
+    if (rc == 0 && files) {
+        *files = f;
+        *nfiles = nf;
+    } else
+        viz_free_files(f, nf);
+    return rc;
+}
+
+int pl_viz_read_traces(const char *const *paths, int n, pl_event **out, size_t *nev, int *nranks,
+                       int *modeled, char *err, size_t cap)
+{
+    viz_trace t;
+    *out = NULL;
+    *nev = 0;
+    *nranks = *modeled = 0;
+    if (viz_read_traces(paths, n, &t, NULL, NULL, err, cap)) return -1;
+    *out = t.ev;
+    *nev = t.nev;
     *nranks = t.nranks;
     *modeled = t.modeled;
     t.ev = NULL;
@@ -776,30 +1081,51 @@ static int by_track(const void *x, const void *y)
 
 int pl_viz_check_trace(const char *path, char *msg, size_t cap)
 {
+    return pl_viz_check_traces(&path, 1, msg, cap);
+}
+
+int pl_viz_check_traces(const char *const *paths, int nfiles, char *msg, size_t cap)
+{
     viz_trace t;
-    if (viz_read_trace(path, &t, msg, cap)) return 2; /* the whole file, as a replay reads it */
-    json_error_t je;
-    json_t *root = json_load_file(path, 0, &je);
-    json_t *events = json_object_get(root, "traceEvents");
-    size_t total = json_array_size(events), n = 0, i;
+    char **files = NULL;
+    int nf = 0;
+    /* the whole file (or the parts, merged), as a replay reads it */
+    if (viz_read_traces(paths, nfiles, &t, &files, &nf, msg, cap)) return 2;
+    const char *path = files[0];
+    size_t total = 0, n = 0, i;
+    json_t **roots = calloc((size_t)nf, sizeof *roots);
+    for (int f = 0; roots && f < nf; f++) {
+        json_error_t je;
+        roots[f] = json_load_file(files[f], 0, &je);
+        total += json_array_size(json_object_get(roots[f], "traceEvents"));
+    }
     slice *s = malloc((total ? total : 1) * sizeof *s);
-    if (!root || !s) {
+    int loaded = roots != NULL;
+    for (int f = 0; roots && f < nf; f++) loaded &= roots[f] != NULL;
+    if (!loaded || !s) {
         snprintf(msg, cap, "%s: out of memory", path);
         free(s);
-        json_decref(root);
+        for (int f = 0; roots && f < nf; f++) json_decref(roots[f]);
+        free(roots);
+        viz_free_files(files, nf);
         viz_trace_free(&t);
         return 2;
     }
-    json_t *e;
-    json_array_foreach(events, i, e)
-    {
-        if (strcmp(json_string_value(json_object_get(e, "ph")), "X")) continue;
-        double ts = json_number_value(json_object_get(e, "ts"));
-        double dur = json_number_value(json_object_get(e, "dur"));
-        /* the file has whole nanoseconds: compare them exactly */
-        s[n++] = (slice){json_integer_value(json_object_get(e, "pid")),
-                         json_integer_value(json_object_get(e, "tid")), llround(ts * 1e3),
-                         llround((ts + dur) * 1e3), json_string_value(json_object_get(e, "name"))};
+    /* the parts' ranks are disjoint: their tracks too */
+    for (int f = 0; f < nf; f++) {
+        json_t *events = json_object_get(roots[f], "traceEvents");
+        json_t *e;
+        json_array_foreach(events, i, e)
+        {
+            if (strcmp(json_string_value(json_object_get(e, "ph")), "X")) continue;
+            double ts = json_number_value(json_object_get(e, "ts"));
+            double dur = json_number_value(json_object_get(e, "dur"));
+            /* the file has whole nanoseconds: compare them exactly */
+            s[n++] =
+                (slice){json_integer_value(json_object_get(e, "pid")),
+                        json_integer_value(json_object_get(e, "tid")), llround(ts * 1e3),
+                        llround((ts + dur) * 1e3), json_string_value(json_object_get(e, "name"))};
+        }
     }
     qsort(s, n, sizeof *s, by_track);
     /* per track, a stack of the slices open at each start: a slice must end
@@ -830,16 +1156,37 @@ int pl_viz_check_trace(const char *path, char *msg, size_t cap)
                  first[0].start / 1e3, first[0].end / 1e3, first[1].name, first[1].start / 1e3,
                  first[1].end / 1e3);
         rc = 1;
-    } else
+    } else {
+        char merged[160] = "";
+        if (nf > 1) {
+            /* the ranks with events: a merged trace shows every rank */
+            unsigned char has[PL_MAX_RANKS] = {0};
+            int with = 0, none = -1;
+            for (size_t k = 0; k < t.nev; k++) has[t.ev[k].rank] = 1;
+            for (int r = 0; r < t.nranks; r++) {
+                with += has[r];
+                if (!has[r] && none < 0) none = r;
+            }
+            int len = snprintf(merged, sizeof merged,
+                               " (%d parts of run \"%s\", merged: events of %d of the world's %d "
+                               "rank%s",
+                               nf, t.run, with, t.nranks, t.nranks == 1 ? "" : "s");
+            if (len > 0 && (size_t)len < sizeof merged)
+                snprintf(merged + len, sizeof merged - (size_t)len,
+                         none < 0 ? ")" : "; none of rank %d)", none);
+        }
         snprintf(msg, cap,
-                 "%s: %zu slice%s on %zu track%s of %d rank%s, every track's slices nested or "
+                 "%s%s: %zu slice%s on %zu track%s of %d rank%s, every track's slices nested or "
                  "apart; %d narrated step%s, %zu metric value%s, %zu picture%s",
-                 path, n, n == 1 ? "" : "s", tracks, tracks == 1 ? "" : "s", t.nranks,
+                 path, merged, n, n == 1 ? "" : "s", tracks, tracks == 1 ? "" : "s", t.nranks,
                  t.nranks == 1 ? "" : "s", t.nmarks, t.nmarks == 1 ? "" : "s", t.nmetrics,
                  t.nmetrics == 1 ? "" : "s", t.npictures, t.npictures == 1 ? "" : "s");
+    }
     free(open);
     free(s);
-    json_decref(root);
+    for (int f = 0; f < nf; f++) json_decref(roots[f]);
+    free(roots);
+    viz_free_files(files, nf);
     viz_trace_free(&t);
     return rc;
 }

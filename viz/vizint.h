@@ -323,11 +323,29 @@ typedef struct viz_trace {
     char mesh_order[16];
     /* the ZeRO run of the memory pane ("paralab zero" metadata): ranks 0 when absent */
     pl_viz_zero zero;
+    /* a multi-process run's part (otherData run, process, processes, first_rank,
+     * part_ranks): processes 0 in a whole trace; in parts merged (viz_read_traces):
+     * the run, processes, process -1 and the world's ranks */
+    char run[40];
+    int process, processes, first_rank, part_ranks;
 } viz_trace;
 
 /* Reads a trace file (paralab-viz, pl_viz_read_trace): 0, or -1 with err
  * naming the file and the position. viz_trace_free frees it. */
 int viz_read_trace(const char *path, viz_trace *t, char *err, size_t cap);
+/* Reads what paralab-viz is given: one trace; every part of a
+ * multi-process run (paths[0..n-1], any order), merged into one timeline;
+ * or, for one path that is not a file, the parts a run with --trace PATH
+ * wrote (pl_trace_path_for_process: PATH's part 0 says how many). Merged:
+ * the events of every part by start (each part's clock as it is; a tie: the
+ * lower process first), the world's ranks, the memory samples of every
+ * part, and process 0's narration, metric values, pictures and pane
+ * metadata. 0, or -1 with err saying which file or which two files do not
+ * belong together. *files (when files is not NULL): the files read, n of
+ * them in *nfiles (malloc'd; viz_free_files). */
+int viz_read_traces(const char *const *paths, int n, viz_trace *t, char ***files, int *nfiles,
+                    char *err, size_t cap);
+void viz_free_files(char **files, int n);
 void viz_trace_free(viz_trace *t);
 
 /* A replay plays like a lab in play mode: a narrated step every 1/speed

@@ -35,6 +35,9 @@
 #include "comm_engine.h"
 #include "paralab/collectives.h"
 #include "paralab/trace.h"
+#ifdef PARALAB_MPI
+#include "paralab/nccl_mpi.h"
+#endif
 
 #define MAX_RANKS 64
 #define SCRATCH_INTS (2 + 2 * MAX_RANKS)
@@ -230,6 +233,50 @@ static int n_fits(int n, const int *devices)
     return 1;
 }
 
+/* The handles of `count` ranks of world w, made from their NCCL
+ * communicators nc[0..count-1]: ranks[i] is world rank first + i on GPU
+ * devices[i]. On failure every communicator is destroyed, and w freed. */
+static pl_comm_result make_handles(nworld *w, ncclComm_t *nc, int count, const int *devices,
+                                   int first, pl_comm **ranks, char *err, size_t err_size)
+{
+    int cur = 0;
+    cudaGetDevice(&cur);
+    for (int r = 0; r < count; r++) {
+        ncomm *h = calloc(1, sizeof *h);
+        if (h) {
+            cudaSetDevice(devices[r]);
+            if (cudaMalloc((void **)&h->dev_scratch, SCRATCH_INTS * sizeof(int)) != cudaSuccess) {
+                free(h);
+                h = NULL;
+            }
+        }
+        if (!h) {
+            snprintf(err, err_size, "out of memory for rank %d's handle", first + r);
+            for (int q = r; q < count; q++) ncclCommDestroy(nc[q]);
+            if (r > 0)
+                pl_comm_nccl_engine.destroy_all(ranks, r); /* frees w too */
+            else {
+                pthread_mutex_destroy(&w->lock);
+                free(w);
+            }
+            cudaSetDevice(cur);
+            return PL_COMM_SYSTEM_ERROR;
+        }
+        h->base.engine = &pl_comm_nccl_engine;
+        h->w = w;
+        h->nc = nc[r];
+        h->rank = first + r;
+        h->n = w->n;
+        h->device = devices[r];
+        h->is_world = 1;
+        for (int q = 0; q < w->n; q++) h->wrank[q] = q;
+        link_handle(w, h);
+        ranks[r] = &h->base;
+    }
+    cudaSetDevice(cur);
+    return PL_COMM_OK;
+}
+
 pl_comm_result pl_comm_create_nccl(int n, const int *devices, pl_comm **ranks, char *err,
                                    size_t err_size)
 {
@@ -258,43 +305,61 @@ pl_comm_result pl_comm_create_nccl(int n, const int *devices, pl_comm **ranks, c
         free(w);
         return PL_COMM_SYSTEM_ERROR;
     }
+    return make_handles(w, nc, n, devices, 0, ranks, err, err_size);
+}
+
+#ifdef PARALAB_MPI
+/* Across processes (paralab/nccl_mpi.h): the id from rank 0 over MPI, the
+ * GPUs from the processes on this host, one ncclCommInitRank per rank of
+ * this process, in a group (one thread initialises several ranks). */
+pl_comm_result pl_comm_create_nccl_mpi(MPI_Comm comm, int threads, pl_comm **ranks, int *devices,
+                                       char *err, size_t err_size)
+{
+    int procs = 0, me = 0, local = 0, local_size = 0, gpus = 0, dev[MAX_RANKS];
+    if (MPI_Comm_size(comm, &procs) != MPI_SUCCESS || MPI_Comm_rank(comm, &me) != MPI_SUCCESS) {
+        snprintf(err, err_size, "MPI_Comm_size/rank failed: is MPI initialised?");
+        return PL_COMM_SYSTEM_ERROR;
+    }
+    if (!ranks || threads < 1 || (long)procs * threads > MAX_RANKS) {
+        snprintf(err, err_size,
+                 "%d process%s of %d rank%s: allowed are 1..%d ranks in all (and ranks not NULL)",
+                 procs, procs == 1 ? "" : "es", threads, threads == 1 ? "" : "s", MAX_RANKS);
+        return PL_COMM_INVALID_ARGUMENT;
+    }
+    if (pl_mpi_local_rank(comm, &local, &local_size, err, err_size)) return PL_COMM_SYSTEM_ERROR;
+    cudaError_t ce = cudaGetDeviceCount(&gpus);
+    if (ce != cudaSuccess) gpus = 0; /* said below: no GPU for the ranks */
+    for (int t = 0; t < threads; t++)
+        if ((dev[t] = pl_nccl_mpi_device(local, local_size, threads, t, gpus, err, err_size)) < 0)
+            return PL_COMM_INVALID_ARGUMENT;
+    if (devices) memcpy(devices, dev, (size_t)threads * sizeof *dev);
+    ncclUniqueId id;
+    if (pl_nccl_mpi_unique_id(comm, 0, &id, err, err_size)) return PL_COMM_SYSTEM_ERROR;
+    nworld *w = calloc(1, sizeof *w);
+    ncclComm_t nc[MAX_RANKS];
+    if (!w) return PL_COMM_SYSTEM_ERROR;
+    w->n = procs * threads;
+    pthread_mutex_init(&w->lock, NULL);
     int cur = 0;
     cudaGetDevice(&cur);
-    for (int r = 0; r < n; r++) {
-        ncomm *h = calloc(1, sizeof *h);
-        if (h) {
-            cudaSetDevice(devices[r]);
-            if (cudaMalloc((void **)&h->dev_scratch, SCRATCH_INTS * sizeof(int)) != cudaSuccess) {
-                free(h);
-                h = NULL;
-            }
-        }
-        if (!h) {
-            snprintf(err, err_size, "out of memory for rank %d's handle", r);
-            for (int q = r; q < n; q++) ncclCommDestroy(nc[q]);
-            if (r > 0)
-                pl_comm_nccl_engine.destroy_all(ranks, r); /* frees w too */
-            else {
-                pthread_mutex_destroy(&w->lock);
-                free(w);
-            }
-            cudaSetDevice(cur);
-            return PL_COMM_SYSTEM_ERROR;
-        }
-        h->base.engine = &pl_comm_nccl_engine;
-        h->w = w;
-        h->nc = nc[r];
-        h->rank = r;
-        h->n = n;
-        h->device = devices[r];
-        h->is_world = 1;
-        for (int q = 0; q < n; q++) h->wrank[q] = q;
-        link_handle(w, h);
-        ranks[r] = &h->base;
+    ncclResult_t e = ncclGroupStart();
+    for (int t = 0; t < threads && e == ncclSuccess; t++) {
+        cudaSetDevice(dev[t]);
+        e = ncclCommInitRank(&nc[t], w->n, id, me * threads + t);
     }
+    ncclResult_t g = ncclGroupEnd();
     cudaSetDevice(cur);
-    return PL_COMM_OK;
+    if (e == ncclSuccess) e = g;
+    if (e != ncclSuccess) {
+        snprintf(err, err_size, "ncclCommInitRank (process %d, ranks %d..%d of %d): %s", me,
+                 me * threads, me * threads + threads - 1, w->n, ncclGetErrorString(e));
+        pthread_mutex_destroy(&w->lock);
+        free(w);
+        return PL_COMM_SYSTEM_ERROR;
+    }
+    return make_handles(w, nc, threads, dev, me * threads, ranks, err, err_size);
 }
+#endif
 
 static void handle_free(ncomm *h)
 {
@@ -540,6 +605,57 @@ static pl_comm_result n_barrier(pl_comm *pc)
     return PL_COMM_OK;
 }
 
+#if !(NCCL_VERSION_CODE >= NCCL_VERSION(2, 18, 0) && !defined(PARALAB_NCCL_NO_SPLIT))
+/* A split without ncclCommSplit (NCCL before 2.18): a fresh unique id per
+ * group, made by its first member (by key, then rank), all-gathered over
+ * the parent communicator (within a process or across processes alike),
+ * then ncclCommInitRank by every member of the group. all: every member's
+ * (color, key). A member with a negative color joins no group but takes
+ * part in the all-gather. */
+static pl_comm_result split_by_id(ncomm *c, int color, int key, const int *all, ncclComm_t *nc)
+{
+    int newrank = 0, size = 0, first = -1;
+    for (int i = 0; i < c->n; i++) {
+        if (color < 0 || all[2 * i] != color) continue;
+        size++;
+        if (all[2 * i + 1] < key || (all[2 * i + 1] == key && i < c->rank)) newrank++;
+        if (first < 0 || all[2 * i + 1] < all[2 * first + 1]) first = i;
+    }
+    size_t idb = sizeof(ncclUniqueId);
+    unsigned char *ids = malloc(idb * (size_t)c->n);
+    ncclUniqueId mine;
+    memset(&mine, 0, sizeof mine);
+    ncclResult_t e = color >= 0 && first == c->rank ? ncclGetUniqueId(&mine) : ncclSuccess;
+    if (!ids) return failf(c, PL_COMM_SYSTEM_ERROR, "comm_split: out of memory");
+    if (e != ncclSuccess) {
+        free(ids);
+        return nccl_fail(c, e, "comm_split: ncclGetUniqueId");
+    }
+    unsigned char *dev = NULL;
+    cudaStream_t s;
+    cudaError_t ce = cudaMalloc((void **)&dev, idb * (size_t)(c->n + 1));
+    if (!ce) ce = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    if (!ce) {
+        ce = cudaMemcpyAsync(dev, &mine, idb, cudaMemcpyHostToDevice, s);
+        if (!ce) e = ncclAllGather(dev, dev + idb, idb, ncclUint8, c->nc, s);
+        if (!ce && e == ncclSuccess)
+            ce = cudaMemcpyAsync(ids, dev + idb, idb * (size_t)c->n, cudaMemcpyDeviceToHost, s);
+        if (!ce && e == ncclSuccess) ce = cudaStreamSynchronize(s);
+        cudaStreamDestroy(s);
+    }
+    cudaFree(dev);
+    if (!ce && e == ncclSuccess && color >= 0) {
+        ncclUniqueId id;
+        memcpy(&id, ids + idb * (size_t)first, idb);
+        e = ncclCommInitRank(nc, size, id, newrank);
+    }
+    free(ids);
+    if (ce) return failf(c, PL_COMM_CUDA_ERROR, "comm_split: %s", cudaGetErrorName(ce));
+    if (e != ncclSuccess) return nccl_fail(c, e, "comm_split: ncclCommInitRank");
+    return PL_COMM_OK;
+}
+#endif
+
 /* ncclCommSplit, after an all-gather of every member's (color, key): the
  * new handle must know its members' world ranks for the ledger. */
 static pl_comm_result n_split(pl_comm *pc, int color, int key, pl_comm **out)
@@ -564,8 +680,13 @@ static pl_comm_result n_split(pl_comm *pc, int color, int key, pl_comm **out)
     if (e != ncclSuccess) return nccl_fail(c, e, "comm_split");
     if (ce) return failf(c, PL_COMM_CUDA_ERROR, "comm_split: %s", cudaGetErrorName(ce));
     ncclComm_t nc = NULL;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 18, 0) && !defined(PARALAB_NCCL_NO_SPLIT)
     e = ncclCommSplit(c->nc, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &nc, NULL);
     if (e != ncclSuccess) return nccl_fail(c, e, "ncclCommSplit");
+#else
+    pl_comm_result sr = split_by_id(c, color, key, all, &nc);
+    if (sr != PL_COMM_OK) return sr;
+#endif
     if (color < 0) return PL_COMM_OK;
     ncomm *h = calloc(1, sizeof *h);
     if (!h || cudaMalloc((void **)&h->dev_scratch, SCRATCH_INTS * sizeof(int)) != cudaSuccess) {

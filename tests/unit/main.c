@@ -80,6 +80,7 @@ int main(int argc, char **argv)
         {"picture_lab04", register_picture_lab04_suite},
         {"plots", register_plots_suite},
         {"dialect", register_dialect_suite},
+        {"parts", register_parts_suite},
     };
     int n = (int)(sizeof suites / sizeof *suites);
     if (argc == 2 && strcmp(argv[1], "--list") == 0) { /* make gpu-test runs them one by one */

@@ -43,6 +43,7 @@ int register_picture_lab03_suite(void);
 int register_picture_lab04_suite(void);
 int register_plots_suite(void);
 int register_dialect_suite(void);
+int register_parts_suite(void); /* a multi-process run's trace parts, merged */
 
 /* A suite's tests, in the order they run. */
 typedef struct unit_test {

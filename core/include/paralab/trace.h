@@ -211,6 +211,55 @@ int pl_trace_writer_describe_mesh(pl_trace_writer *w, int dp, int tp, int pp, co
  * psi, psi_pad and sgd; 0 or -1 as add. */
 int pl_trace_writer_describe_zero(pl_trace_writer *w, int stage, int ranks, long psi, long psi_pad,
                                   int sgd);
+/* ---- a multi-process run's parts (MPI) ------------------------------------------------------
+ *
+ * Under mpirun each process writes its own part of the trace: the events of
+ * the ranks it runs, keyed by their global rank (process * T + thread), and
+ * in its header (otherData) the run's id, its process index, the number of
+ * processes, the world's ranks and the global ranks it runs, so that
+ * paralab-viz can merge the parts into one timeline and refuse parts of
+ * different runs or worlds (docs/multi-node.md). Each part keeps its own
+ * process's clock (the modeled one on simulated GPUs), from that process's
+ * start. */
+
+/* The file process `process` of `nprocs` writes for --trace PATH: PATH
+ * itself when nprocs is 1; else PATH with ".p<process>" inserted before
+ * its extension (from the last '.' of its last component, unless that '.'
+ * begins the component), or appended when it has none: "run.json" ->
+ * "run.p1.json", "out/run" -> "out/run.p1", "dir.d/.trace" ->
+ * "dir.d/.trace.p1". 0; -1 with out "" (when cap > 0) when nprocs is not
+ * 1..64, process not 0..nprocs-1, or the name does not fit in cap bytes. */
+int pl_trace_path_for_process(const char *path, int process, int nprocs, char *out, size_t cap);
+
+/* What a part says of itself. */
+typedef struct pl_trace_part {
+    char run[40];           /* the run's id, the same in every process (process 0 makes it with
+                               pl_trace_run_id and broadcasts it): 1 to 39 printable ASCII bytes */
+    int process;            /* this process: 0 .. processes-1 */
+    int processes;          /* how many: 1..64 */
+    int world;              /* the world's ranks, all processes together: 1..64 */
+    int first_rank, nranks; /* the global ranks this process runs: first_rank ..
+                               first_rank + nranks - 1, within the world */
+} pl_trace_part;
+
+/* A fresh run id in out (cap bytes, at most 40 used): the host's name, the
+ * process id and the time, "host-pid-seconds.nanoseconds" (the host's name
+ * cut so that it fits). */
+void pl_trace_run_id(char *out, size_t cap);
+
+/* Opens process part->process's part at `path` (the name
+ * pl_trace_path_for_process gives), as pl_trace_writer_open does a whole
+ * trace: the header says the part (otherData: ranks = part->world, run,
+ * process, processes, first_rank, part_ranks), process names only for its
+ * ranks. Each event's and memory sample's rank is written as a global rank:
+ * a rank already in first_rank .. first_rank + nranks - 1 as it is, a rank
+ * 0 .. nranks - 1 (the process's own thread index) as first_rank + it (the
+ * two ranges meet only in process 0, where they are the same). The lab's
+ * narration, metric values, pictures and pane metadata are read from process
+ * 0's part only. NULL with err naming the bad field and what is allowed. */
+pl_trace_writer *pl_trace_writer_open_part(const char *path, const pl_trace_part *part, int modeled,
+                                           double origin, char *err, size_t cap);
+
 /* Finishes the JSON (so an interrupted run still gives a complete file when
  * close runs from the cleanup path) and closes it: 0, or -1 with err. */
 int pl_trace_writer_close(pl_trace_writer *w, char *err, size_t cap);

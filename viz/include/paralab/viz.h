@@ -290,6 +290,24 @@ int pl_viz_read_trace(const char *path, pl_event **out, size_t *n, int *nranks, 
  * file cannot be read as a trace (msg as pl_viz_read_trace's err). */
 int pl_viz_check_trace(const char *path, char *msg, size_t cap);
 
+/* A multi-process run's trace (--trace FILE under mpirun: each process
+ * writes its part, pl_trace_writer_open_part): the functions above, given
+ * the paths of every part (any order), or the one name given to --trace
+ * (FILE: its parts FILE.p0..., pl_trace_path_for_process), read the parts
+ * merged into one timeline of every rank: events keyed by global rank, by
+ * start (each part's clock as that process had it; a tie: the lower
+ * process first), process 0's narration, metrics, pictures and pane
+ * metadata. Parts of different runs, worlds or clocks, a part missing or
+ * given twice, or one alone: refused (2 for the check and the replay; -1
+ * for the reading) with err naming the files. One path that is a whole
+ * trace: as the functions above. The check's summary of merged parts says
+ * how many parts, the run, and how many of the world's ranks have events. */
+int pl_viz_read_traces(const char *const *paths, int n, pl_event **out, size_t *nev, int *nranks,
+                       int *modeled, char *err, size_t err_size);
+int pl_viz_check_traces(const char *const *paths, int n, char *msg, size_t cap);
+int pl_viz_replay_traces(const char *const *paths, int n, pl_mode mode, double speed, char *err,
+                         size_t err_size);
+
 /* ---- a picture as text (a run without the UI) ----------------------------------------------- */
 
 /* A lab's picture (paralab/picture.h) as plain text, w columns wide (at
