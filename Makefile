@@ -74,7 +74,7 @@ SIMDEP = $(if $(SIM_BUILT),,t-sim)
 
 # The quick static checks first (a failure there stops the run at once),
 # then the long steps, so that they start first.
-TEST_STEPS := t-format t-layers t-labcheck t-asan-unit t-asan-labcheck t-student t-unit t-solved \
+TEST_STEPS := t-format t-layers t-instructors t-labcheck t-asan-unit t-asan-labcheck t-student t-unit t-solved \
               t-race t-smoke t-viz-pause t-viz-tty t-train t-viz-mesh t-viz-pipeline \
               t-viz-shards t-viz-zero t-viz-lab57 t-viz-lab01 t-viz-lab04 t-viz-lab02 t-viz-lab03 t-bench-zero t-bench-hybrid t-link t-viz-pure t-compile-fail \
               t-cuda
@@ -89,6 +89,9 @@ t-layers:
 	@echo "== the layers: every #include within the layers its file may see (mk/layers.mk), and the check's own test"
 	@$(TESTENV) tests/layers.sh
 	@$(TESTENV) tests/layers_selftest.sh
+t-instructors:
+	@echo "== the instructor guide: a section for every lab, an answer for every question of its guide (docs/instructors.md)"
+	@$(TESTENV) tests/instructors.sh
 t-link: $(SIMDEP) t-asan
 	@echo "== each program links only what it uses (paralab-train: no ncurses; a lab: no other lab's code) and the emulator's kernel-address hooks (under ASan: not libasan's)"
 	@$(TESTENV) tests/link_check.sh build/sim
