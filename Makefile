@@ -104,7 +104,7 @@ SIMDEP = $(if $(SIM_BUILT),,t-sim)
 
 # The quick static checks first (a failure there stops the run at once),
 # then the long steps, so that they start first.
-TEST_STEPS := t-format t-layers t-zh t-labcheck t-asan-unit t-asan-labcheck t-student t-handout t-grade t-unit t-solved \
+TEST_STEPS := t-format t-layers t-zh t-instructors t-labcheck t-asan-unit t-asan-labcheck t-student t-handout t-grade t-unit t-solved \
               t-race t-smoke t-viz-pause t-viz-tty t-train t-viz-mesh t-viz-pipeline \
               t-viz-shards t-viz-zero t-viz-lab57 t-viz-lab01 t-viz-lab04 t-viz-lab02 t-viz-lab03 t-bench-zero t-bench-hybrid t-link t-viz-pure t-compile-fail \
               t-mpi t-viz-parts t-nccl-id t-bench-mpi t-cuda
@@ -123,6 +123,9 @@ t-zh:
 	@echo "== the Chinese guides: each English guide's twin (README.zh.md, docs/zh/, labs/NN_name/README.zh.md), linked both ways, the same commands (the check's own test first)"
 	@$(TESTENV) tests/zh_guides_selftest.sh
 	@$(TESTENV) tests/zh_guides.sh
+t-instructors:
+	@echo "== the instructor guide: a section for every lab, an answer for every question of its guide (docs/instructors.md)"
+	@$(TESTENV) tests/instructors.sh
 t-link: $(SIMDEP) t-asan
 	@echo "== each program links only what it uses (paralab-train: no ncurses; a lab: no other lab's code) and the emulator's kernel-address hooks (under ASan: not libasan's)"
 	@$(TESTENV) tests/link_check.sh build/sim
