@@ -15,7 +15,9 @@
 #     losses, accuracies and parameter hashes as the one-process run of the
 #     same binary on 4 ranks (only the modeled times may differ: the MPI
 #     engine's transfers are not on the modeled clock), and every rank's
-#     ledger (PARALAB_LEDGER=1) is the same, byte for byte and call for call.
+#     ledger (PARALAB_LEDGER=1) is the same, byte for byte and call for call;
+#   - Lab 06 with --trace on 2 processes x 2 ranks writes a part per process,
+#     and paralab-viz --check merges them with all 4 ranks.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=${1:-$ROOT/build/sim-mpi/bin}
@@ -103,6 +105,23 @@ grep -q 'rank 3: 4 4 4 4' "$TMP/lab06.4x1.mpi" && grep -q '1048576 floats: every
 grep -qE 'Epoch 2/2: loss [0-9.]+ .*test [0-9.]+ %' "$TMP/lab07.4x1.mpi" &&
     grep -qE 'bit for bit \(hash [0-9a-f]{8}\)' "$TMP/lab07.4x1.mpi" ||
     fail "lab07 under mpirun: no epoch 2 line or no parameter hash"
+
+# ---- the trace of a multi-process run: a part per process, merged ---------
+# (2 processes x 2 rank threads: the parts hold global ranks 0-1 and 2-3)
+timeout "$LIMIT" "$RUN" -np 2 "$BIN/lab06" --no-viz --ranks-per-process 2 --trace "$TMP/run.json" \
+    >"$TMP/trace.out" 2>&1
+rc=$?
+viz=$ROOT/build/sim/bin/paralab-viz
+[ -x "$viz" ] || viz=$BIN/paralab-viz
+if [[ $rc -eq 0 && -f "$TMP/run.p0.json" && -f "$TMP/run.p1.json" && ! -e "$TMP/run.json" ]]; then
+    out=$("$viz" --check "$TMP/run.json" 2>&1)
+    want='(2 parts of run "'
+    if [[ $? -eq 0 && "$out" == *"$want"* && "$out" == *"merged: events of 4 of the world's 4 ranks)"* ]]; then
+        pass "lab06 --trace under mpirun -np 2 x 2: run.p0.json and run.p1.json, merged by paralab-viz with every rank"
+    else fail "lab06 --trace under mpirun: paralab-viz --check of the parts: $out"; fi
+else
+    fail "lab06 --trace under mpirun -np 2 x 2 (exit $rc): no run.p0.json and run.p1.json, or a whole run.json: $(ls "$TMP"; cat "$TMP/trace.out")"
+fi
 
 if [[ $fails -gt 0 ]]; then echo "✗ tests/mpi.sh: $fails failed"; exit 1; fi
 echo "✓ tests/mpi.sh: every check passed"

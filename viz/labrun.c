@@ -11,6 +11,7 @@
 #include "paralab/watchdog.h"
 #include "vizint.h"
 #include "paralab/device.h"
+#include "paralab/dist.h"
 #include "vizint.h"
 
 typedef struct {
@@ -110,8 +111,27 @@ int pl_viz_run_lab(const pl_viz_config *vc, const pl_options *opt, int n, pl_ran
     if (opt->trace) {
         int modeled = pl_device_caps()->modeled;
         pl_trace_stamp origin = pl_trace_stamp_now(); /* the run starts now, on both clocks */
-        dr.writer = pl_trace_writer_open(opt->trace, n, modeled,
-                                         modeled ? origin.modeled_at : origin.at, err, err_size);
+        double at = modeled ? origin.modeled_at : origin.at;
+        if (pl_dist_procs() > 1) { /* under mpirun: this process's part (docs/multi-node.md) */
+            int T = opt->ranks_per_process > 0 ? opt->ranks_per_process : 1;
+            pl_trace_part part = {.process = pl_dist_proc(),
+                                  .processes = pl_dist_procs(),
+                                  .world = n,
+                                  .first_rank = pl_dist_proc() * T,
+                                  .nranks = T};
+            if (part.process == 0) pl_trace_run_id(part.run, sizeof part.run);
+            pl_dist_bcast_host(part.run, sizeof part.run); /* the same id in every part */
+            char path[4096];
+            if (pl_trace_path_for_process(opt->trace, part.process, part.processes, path,
+                                          sizeof path) != 0) {
+                snprintf(err, err_size, "--trace %s: the part's name is too long", opt->trace);
+                pl_trace_destroy(dr.trace);
+                pl_player_destroy(player);
+                return 2;
+            }
+            dr.writer = pl_trace_writer_open_part(path, &part, modeled, at, err, err_size);
+        } else
+            dr.writer = pl_trace_writer_open(opt->trace, n, modeled, at, err, err_size);
         if (!dr.writer) {
             pl_trace_destroy(dr.trace);
             pl_player_destroy(player);

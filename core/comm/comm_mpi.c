@@ -50,6 +50,7 @@ void pl_dist_gather_host(const pl_comm *world, void *base, size_t stride, size_t
 {
     (void)world, (void)base, (void)stride, (void)bytes;
 }
+void pl_dist_bcast_host(void *buf, size_t bytes) { (void)buf, (void)bytes; }
 
 pl_comm_result pl_comm_create_mpi(int n, int threads, const int *devices, double timeout_s,
                                   pl_comm **ranks, char *err, size_t err_size)
@@ -1293,7 +1294,14 @@ const pl_comm_engine pl_comm_mpi_engine = {
     .link_bytes = m_link_bytes,
 };
 
-/* ---- host data to rank 0 --------------------------------------------------------------------- */
+/* ---- host data from process 0, to rank 0 ----------------------------------------------------- */
+
+void pl_dist_bcast_host(void *buf, size_t bytes)
+{
+    if (!D.active) return;
+    MPI_Bcast(buf, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+}
+
 
 void pl_dist_gather_host(const pl_comm *world, void *base, size_t stride, size_t bytes)
 {

@@ -40,6 +40,11 @@ int pl_dist_built(void);
 pl_comm_result pl_comm_create_mpi(int n, int threads, const int *devices, double timeout_s,
                                   pl_comm **ranks, char *err, size_t err_size);
 
+/* bytes at buf in process 0 to buf in every process (MPI_Bcast over all
+ * processes): called by one thread of each process, every process alike,
+ * outside a world's run. Outside an MPI world it does nothing. */
+void pl_dist_bcast_host(void *buf, size_t bytes);
+
 /* Host data of every rank to rank 0 (for what a lab prints): each rank
  * calls it once with the same base, stride and bytes; the bytes of rank q,
  * at base + q * stride in q's process, are copied to base + q * stride in
