@@ -25,7 +25,7 @@ ASAN = $(SUB) VARIANT=sim SAN=address BUILD=build/sim-asan
 TSAN = $(SUB) VARIANT=sim SAN=thread BUILD=build/sim-tsan
 CUDAB = $(SUB) VARIANT=cuda BUILD=build/cuda CUDA_HOME=$(CUDA_HOME) NVCC=$(NVCC)
 
-.PHONY: all sim cuda deps data test cuda12-check cuda12-build check racecheck bench demo \
+.PHONY: all sim cuda deps deps-fuzz data test fuzz cuda12-check cuda12-build check racecheck bench demo \
         gpu-bundle gpu-check gpu-test gpu-labs gpu-bench format format-check clean help
 
 ## all: build the simulated variant (build/sim); also build/cuda with a GPU or CUDA=1
@@ -47,11 +47,15 @@ cuda:
 deps:
 	@scripts/deps.sh
 
+# the same, and clang with libFuzzer's runtime: what make test and make fuzz need
+deps-fuzz:
+	@scripts/deps.sh --fuzz
+
 ## data: fetch and verify the UCI handwritten digits into data/
 data:
 	@scripts/data.sh
 
-## test: everything: the layers, unit tests, lab checks on the solutions, the visualiser in tmux, paralab-train on the digits, again under ASan+UBSan (short runs), the race check, the CUDA build
+## test: everything: the layers, unit tests, lab checks on the solutions, the visualiser in tmux, paralab-train on the digits, again under ASan+UBSan (short runs), the race check, the fuzz targets (short runs), the CUDA build
 # The steps below run TEST_JOBS at a time (default 2): each step (one
 # command but for the builds) is a single thread for most of its time, and
 # the tmux steps mostly wait for a screen or a reader's pause, so one at a
@@ -65,7 +69,7 @@ TESTENV = env MAKEFLAGS=--no-print-directory MFLAGS=--no-print-directory
 # build/sim comes first, on every core, so that the steps start in the
 # order listed (make starts the steps that wait for a prerequisite in
 # reverse order once it is made: the long ones would start last)
-test: deps data
+test: deps-fuzz data
 	+@$(SIM)
 	+@$(MAKE) -j$(TEST_JOBS) -Otarget test-steps SIM_BUILT=1
 	@echo "make test: all passed"
@@ -77,7 +81,7 @@ SIMDEP = $(if $(SIM_BUILT),,t-sim)
 TEST_STEPS := t-format t-layers t-labcheck t-asan-unit t-asan-labcheck t-student t-unit t-solved \
               t-race t-smoke t-viz-pause t-viz-tty t-train t-viz-mesh t-viz-pipeline \
               t-viz-shards t-viz-zero t-viz-lab57 t-viz-lab01 t-viz-lab04 t-viz-lab02 t-viz-lab03 t-bench-zero t-bench-hybrid t-link t-viz-pure t-compile-fail \
-              t-cuda
+              t-fuzz t-cuda
 .PHONY: test-steps t-sim t-asan $(TEST_STEPS)
 test-steps: $(TEST_STEPS)
 
@@ -162,6 +166,9 @@ t-train: $(SIMDEP)
 t-compile-fail:
 	@echo "== what the simulated build refuses at compile time"
 	@$(TESTENV) tests/compile_fail.sh
+t-fuzz:
+	@echo "== the fuzz targets, short (trace reader, option parser, digits loader: the crashes found so far, then a few thousand runs each from the seeds, -seed=1)"
+	@$(TESTENV) tests/fuzz.sh --short
 t-asan:
 	+@$(ASAN)
 t-asan-unit: t-asan
@@ -181,6 +188,10 @@ else
 	@echo "✗ nvcc not found at $(NVCC): skipping the CUDA variant"
 endif
 	@if [ -f .cuda12/env.mk ]; then $(MAKE) cuda12-build; fi
+
+## fuzz: libFuzzer on the trace reader, the option parser and the digits loader, FUZZ_TIME seconds each (default 300; docs/fuzzing.md)
+fuzz: deps-fuzz
+	@$(TESTENV) tests/fuzz.sh $(FUZZ_TARGETS)
 
 ## cuda12-check: compile and link the CUDA variant against CUDA 12 (PyPI wheels in .cuda12/)
 cuda12-check:
