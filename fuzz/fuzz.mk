@@ -3,7 +3,7 @@
 # run by hand.
 #
 #   FUZZ_BUILD=build/fuzz  where the targets are built
-#   FUZZ_TARGETS           which of trace options digits (default: all)
+#   FUZZ_TARGETS           which of trace roundtrip options digits (default: all)
 #
 # Each target is fuzz/<target>.c and the library sources it reads with,
 # compiled by clang with libFuzzer's coverage and AddressSanitizer +
@@ -12,7 +12,7 @@
 
 FUZZ_BUILD ?= build/fuzz
 FUZZ_CC ?= clang
-FUZZ_TARGETS ?= trace options digits
+FUZZ_TARGETS ?= trace roundtrip options digits
 
 include mk/layers.mk
 
@@ -28,9 +28,11 @@ FUZZ_LDFLAGS := -fsanitize=fuzzer,address,undefined
 FUZZ_SRC_trace := viz/replay.c viz/model.c viz/panes.c viz/grid.c viz/memory.c viz/mesh.c \
                   $(wildcard viz/picture*.c) core/trace.c $(wildcard core/picture*.c) \
                   core/clock.c core/parallel/mesh.c fuzz/stubs.c
+FUZZ_SRC_roundtrip := $(FUZZ_SRC_trace)
 FUZZ_SRC_options := core/options.c core/cli.c fuzz/stubs.c
 FUZZ_SRC_digits := core/model/data.c
 FUZZ_LIBS_trace := -ljansson -lm
+FUZZ_LIBS_roundtrip := $(FUZZ_LIBS_trace)
 FUZZ_LIBS_options :=
 FUZZ_LIBS_digits :=
 
@@ -57,7 +59,7 @@ $(FUZZ_BUILD)/fuzz-$(1): $(call fobjs,fuzz/$(1).c $(FUZZ_SRC_$(1)))
 	@printf '  %-4s %s\n' LD $$@
 	@$(FUZZ_CC) $(FUZZ_LDFLAGS) $$^ $(FUZZ_LIBS_$(1)) -o $$@
 endef
-$(foreach t,trace options digits,$(eval $(call fuzz_rule,$(t))))
+$(foreach t,trace roundtrip options digits,$(eval $(call fuzz_rule,$(t))))
 
 -include $(shell find $(FOBJ) -name '*.d' 2>/dev/null)
 

@@ -2,7 +2,7 @@
 # tests/fuzz.sh — builds the libFuzzer targets (fuzz/, docs/fuzzing.md) and
 # runs them.
 #
-# Usage: tests/fuzz.sh [--short] [TARGET...]      (targets: trace options digits)
+# Usage: tests/fuzz.sh [--short] [TARGET...]  (targets: trace roundtrip options digits)
 #   --short  make test's step: every input of fuzz/regressions/<target>/ once
 #            (each crash found so far, fixed), then a short deterministic run
 #            from the seeds (fuzz/corpus/<target>/, -seed=1, a fixed number
@@ -24,12 +24,12 @@ targets=()
 for a in "$@"; do
     case "$a" in
         --short) short=1 ;;
-        trace | options | digits) targets+=("$a") ;;
+        trace | roundtrip | options | digits) targets+=("$a") ;;
         -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
-        *) echo "fuzz.sh: unknown argument '$a' (targets: trace options digits; --short)" >&2; exit 2 ;;
+        *) echo "fuzz.sh: unknown argument '$a' (targets: trace roundtrip options digits; --short)" >&2; exit 2 ;;
     esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(trace options digits)
+[ ${#targets[@]} -gt 0 ] || targets=(trace roundtrip options digits)
 build=build/fuzz
 FUZZ_TIME=${FUZZ_TIME:-300}
 FUZZ_SEED=${FUZZ_SEED:-0}
@@ -37,8 +37,8 @@ FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-10}
 
 # what each target may need: its largest input, its dictionary, and the
 # runs of the short step (about 2 s of CPU each here)
-declare -A max_len=([trace]=16384 [options]=1024 [digits]=4096)
-declare -A runs=([trace]=3000 [options]=30000 [digits]=20000)
+declare -A max_len=([trace]=16384 [roundtrip]=4096 [options]=1024 [digits]=4096)
+declare -A runs=([trace]=3000 [roundtrip]=5000 [options]=30000 [digits]=20000)
 declare -A dict=([trace]=fuzz/trace.dict)
 
 if ! command -v "${FUZZ_CC:-clang}" >/dev/null; then
