@@ -167,7 +167,7 @@ t-compile-fail:
 	@echo "== what the simulated build refuses at compile time"
 	@$(TESTENV) tests/compile_fail.sh
 t-fuzz:
-	@echo "== the fuzz targets, short (trace reader, option parser, digits loader: the crashes found so far, then a few thousand runs each from the seeds, -seed=1)"
+	@echo "== the fuzz targets, short (trace reader, trace written and read back, option parser, digits loader: the crashes found so far, then a few thousand runs each from the seeds, -seed=1)"
 	@$(TESTENV) tests/fuzz.sh --short
 t-asan:
 	+@$(ASAN)
@@ -189,7 +189,7 @@ else
 endif
 	@if [ -f .cuda12/env.mk ]; then $(MAKE) cuda12-build; fi
 
-## fuzz: libFuzzer on the trace reader, the option parser and the digits loader, FUZZ_TIME seconds each (default 300; docs/fuzzing.md)
+## fuzz: libFuzzer on the trace reader, the trace writer against it, the option parser and the digits loader, FUZZ_TIME seconds each (default 300; docs/fuzzing.md)
 fuzz: deps-fuzz
 	@$(TESTENV) tests/fuzz.sh $(FUZZ_TARGETS)
 
