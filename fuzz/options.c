@@ -5,9 +5,10 @@
  *
  * Each input is a command line, one argument a line ("--devices\n4\n"; an
  * empty line is an empty argument), at most 62 arguments. It is parsed
- * with the common options and two lab options like the labs' (--size N,
+ * with the common options and three lab options like the labs' (--size N,
  * a whole number 1..2^30, and --lr X, a number in (0, 10], through their
- * handler), then each argument alone as a whole number and as a number.
+ * handler; --quiet, no value), then each argument alone as a whole number
+ * and as a number.
  *
  * What it checks: the parser never crashes or reads past argv; it ends in
  * exactly one of OK, HELP (a usage text) or ERROR (a message); and what it
