@@ -40,7 +40,7 @@ MPIB = $(SUB) VARIANT=sim MPI=1 BUILD=build/sim-mpi
 # handout-omit-begin: scripts/handout.sh leaves out what lies between these
 # lines: the project's own targets (the tests, benchmarks, GPU checks), which
 # need tests/, bench/ or the solution sources
-.PHONY: test mpi deps-mpi cuda12-check cuda12-build racecheck bench gpu-bundle gpu-check gpu-test gpu-labs \
+.PHONY: test mpi deps-mpi deps-fuzz deps-test fuzz cuda12-check cuda12-build racecheck bench gpu-bundle gpu-check gpu-test gpu-labs \
         gpu-bench gpu-nccl-mpi format format-check handout
 # handout-omit-end
 
@@ -74,6 +74,12 @@ deps:
 # the same and Open MPI (make mpi, make test)
 deps-mpi:
 	@scripts/deps.sh --mpi
+# the same, and clang with libFuzzer's runtime: what make fuzz needs
+deps-fuzz:
+	@scripts/deps.sh --fuzz
+# all that make test needs: Open MPI and the fuzzers' clang too
+deps-test:
+	@scripts/deps.sh --mpi --fuzz
 # handout-omit-end
 
 ## data: fetch and verify the UCI handwritten digits into data/
@@ -81,7 +87,7 @@ data:
 	@scripts/data.sh
 
 # handout-omit-begin
-## test: everything: the layers, unit tests, lab checks on the solutions, the visualiser in tmux, paralab-train on the digits, again under ASan+UBSan (short runs), the race check, the CUDA build
+## test: everything: the layers, unit tests, lab checks on the solutions, the visualiser in tmux, paralab-train on the digits, again under ASan+UBSan (short runs), the race check, the fuzz targets (short runs), the MPI worlds, the CUDA build
 # The steps below run TEST_JOBS at a time (default 2): each step (one
 # command but for the builds) is a single thread for most of its time, and
 # the tmux steps mostly wait for a screen or a reader's pause, so one at a
@@ -95,7 +101,7 @@ TESTENV = env MAKEFLAGS=--no-print-directory MFLAGS=--no-print-directory
 # build/sim comes first, on every core, so that the steps start in the
 # order listed (make starts the steps that wait for a prerequisite in
 # reverse order once it is made: the long ones would start last)
-test: deps-mpi data
+test: deps-test data
 	+@$(SIM)
 	+@$(MAKE) -j$(TEST_JOBS) -Otarget test-steps SIM_BUILT=1
 	@echo "make test: all passed"
@@ -107,7 +113,7 @@ SIMDEP = $(if $(SIM_BUILT),,t-sim)
 TEST_STEPS := t-format t-layers t-zh t-instructors t-labcheck t-asan-unit t-asan-labcheck t-student t-handout t-grade t-unit t-solved \
               t-race t-smoke t-viz-pause t-viz-tty t-train t-viz-mesh t-viz-pipeline \
               t-viz-shards t-viz-zero t-viz-lab57 t-viz-lab01 t-viz-lab04 t-viz-lab02 t-viz-lab03 t-bench-zero t-bench-hybrid t-link t-viz-pure t-compile-fail \
-              t-mpi t-viz-parts t-nccl-id t-bench-mpi t-cuda
+              t-mpi t-viz-parts t-nccl-id t-bench-mpi t-fuzz t-cuda
 .PHONY: test-steps t-sim t-asan $(TEST_STEPS)
 test-steps: $(TEST_STEPS)
 
@@ -215,6 +221,9 @@ t-train: $(SIMDEP)
 t-compile-fail:
 	@echo "== what the simulated build refuses at compile time"
 	@$(TESTENV) tests/compile_fail.sh
+t-fuzz:
+	@echo "== the fuzz targets, short (trace reader, trace written and read back, option parser, digits loader: the crashes found so far, then a few thousand runs each from the seeds, -seed=1)"
+	@$(TESTENV) tests/fuzz.sh --short
 t-asan:
 	+@$(ASAN)
 t-asan-unit: t-asan
@@ -240,6 +249,10 @@ else
 	@echo "✗ nvcc not found at $(NVCC): skipping the CUDA variant"
 endif
 	@if [ -f .cuda12/env.mk ]; then $(MAKE) cuda12-build; fi
+
+## fuzz: libFuzzer on the trace reader, the trace writer against it, the option parser and the digits loader, FUZZ_TIME seconds each (default 300; docs/fuzzing.md)
+fuzz: deps-fuzz
+	@$(TESTENV) tests/fuzz.sh $(FUZZ_TARGETS)
 
 ## cuda12-check: compile and link the CUDA variant against CUDA 12 (PyPI wheels in .cuda12/)
 cuda12-check:

@@ -447,7 +447,9 @@ static int track_of(const pl_event *e)
     return e->stream ? PL_NUM_LANES + e->stream - 1 : e->lane < PL_NUM_LANES ? e->lane : 0;
 }
 
-/* The length of the valid UTF-8 sequence at s (1..4), or 0. */
+/* The length of the valid UTF-8 sequence at s (1..4), or 0: valid as RFC
+ * 3629 has it, which JSON readers (jansson: paralab-viz) hold a file to — no
+ * overlong form, no surrogate (U+D800..U+DFFF), nothing above U+10FFFF. */
 static int utf8_len(const unsigned char *s)
 {
     int n = s[0] < 0x80             ? 1
@@ -458,6 +460,10 @@ static int utf8_len(const unsigned char *s)
     if (n == 2 && s[0] < 0xc2) return 0; /* overlong */
     for (int i = 1; i < n; i++)
         if ((s[i] & 0xc0) != 0x80) return 0;
+    /* the second byte's range: E0 A0.., ED ..9F, F0 90.., F4 ..8F, F5.. none */
+    if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
+        (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f) || s[0] > 0xf4)
+        return 0;
     return n;
 }
 

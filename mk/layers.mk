@@ -15,7 +15,7 @@
 # kernels sit beside the host code that launches them, PL_TODO() and the
 # lab's header): they see everything, as the labs do.
 
-LAYERS := cudart dialect simt kernels core seam viz harness labs tests bench tools
+LAYERS := cudart dialect simt kernels core seam viz harness labs tests bench tools fuzz
 
 LAYER_FILES := \
     core/simt/cudart/%=cudart \
@@ -30,7 +30,8 @@ LAYER_FILES := \
     labs/%=labs \
     tests/%=tests \
     bench/%=bench \
-    tools/%=tools
+    tools/%=tools \
+    fuzz/%=fuzz
 
 # the CUDA runtime's API: the simulated one, or NVIDIA's (the CUDA variant
 # sets LAYER_cudart_INC to its headers)
@@ -69,6 +70,10 @@ LAYER_bench_SEES := bench labs harness viz core kernels seam simt dialect cudart
 # paralab-train and paralab-viz
 LAYER_tools_INC :=
 LAYER_tools_SEES := tools viz core kernels cudart
+# the fuzz targets (fuzz/*.c, docs/fuzzing.md): the readers of the
+# visualiser and core they feed
+LAYER_fuzz_INC :=
+LAYER_fuzz_SEES := fuzz viz core kernels cudart
 
 # $(call layer_of,path): the layer of a file (empty: in none)
 layer_of = $(firstword $(foreach r,$(LAYER_FILES),$(if $(filter $(firstword $(subst =, ,$(r))),$(1)),$(lastword $(subst =, ,$(r))))))

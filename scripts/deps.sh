@@ -13,12 +13,18 @@
 # For the MPI build (--mpi: `make mpi`, `make test`): the same Open MPI, whose
 #   mpicc and mpirun build and launch worlds of several processes.
 #
-# Usage: scripts/deps.sh [--check] [--bench] [--mpi] [--help]
+# For `make test` and `make fuzz` (--fuzz): clang and libclang-rt-dev
+#   (libFuzzer's runtime, libclang_rt.fuzzer; on Debian 12 it pulls in clang
+#   14's libclang-rt-14-dev), which the fuzz targets build with
+#   (docs/fuzzing.md). Without --fuzz they are reported, never fatal.
+#
+# Usage: scripts/deps.sh [--check] [--bench] [--mpi] [--fuzz] [--help]
 #   (no option)  report; if a required piece is missing, install it with apt-get
 #                when running as root, else print the sudo command and exit 1
 #   --check      report only; exit 1 if a required piece is missing
 #   --bench      also require what the benchmarks need (Open MPI)
 #   --mpi        also require what the MPI build needs (Open MPI)
+#   --fuzz       also require what the fuzz targets need (clang, libFuzzer)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -29,11 +35,13 @@ usage() {
 CHECK_ONLY=0
 BENCH=0
 MPI=0
+FUZZ=0
 for arg in "$@"; do
     case "$arg" in
         --check) CHECK_ONLY=1 ;;
         --bench) BENCH=1 ;;
         --mpi) MPI=1 ;;
+        --fuzz) FUZZ=1 ;;
         -h|--help) usage; exit 0 ;;
         *) echo "deps.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
     esac
@@ -125,11 +133,33 @@ check_required() {
             MISSING_PKGS+=(openmpi-bin libopenmpi-dev)
         fi
     fi
+    [[ $FUZZ -eq 1 ]] && check_fuzz required
     if [[ -f /etc/ssl/certs/ca-certificates.crt ]]; then
         ok "ca-certificates: /etc/ssl/certs/ca-certificates.crt"
     else
         bad "ca-certificates: /etc/ssl/certs/ca-certificates.crt missing (package ca-certificates)"; MISSING_PKGS+=(ca-certificates)
     fi
+}
+
+# The fuzz targets: clang and libFuzzer's runtime. check_fuzz required:
+# what is missing is installed; otherwise only reported.
+check_fuzz() {
+    local need=$1 rt fz tail=""
+    [[ $need == required ]] || tail="; needed by make test and make fuzz: scripts/deps.sh --fuzz"
+    if ! command -v clang >/dev/null 2>&1; then
+        bad "clang (fuzz targets): not found (packages clang libclang-rt-dev$tail)"
+        [[ $need == required ]] && MISSING_PKGS+=(clang libclang-rt-dev)
+        return 0
+    fi
+    rt=$(clang --print-runtime-dir 2>/dev/null || true)
+    fz="$rt/libclang_rt.fuzzer-$(uname -m).a"
+    if [[ -n "$rt" && -f "$fz" ]]; then
+        ok "clang (fuzz targets): $(clang --version 2>/dev/null | head -n1), $fz"
+    else
+        bad "libFuzzer runtime: no libclang_rt.fuzzer-$(uname -m).a in ${rt:-the runtime folder of clang} (package libclang-rt-dev$tail)"
+        [[ $need == required ]] && MISSING_PKGS+=(libclang-rt-dev)
+    fi
+    return 0
 }
 
 # ---- optional ---------------------------------------------------------------
@@ -159,6 +189,7 @@ find_lib() {  # find_lib NAME -> path of libNAME.so* in CUDA dirs, multiarch dir
 
 check_optional() {
     local nvcc hdr lib ver
+    [[ $FUZZ -eq 1 ]] || check_fuzz optional
     if nvcc=$(find_nvcc); then
         ver=$("$nvcc" --version 2>/dev/null | sed -n 's/.*release \([^,]*\), \(V[^ ]*\).*/\1 (\2)/p' | head -n1)
         ok "nvcc: $nvcc, CUDA ${ver:-unknown version}"

@@ -8,7 +8,11 @@
 
 #define COLUMNS (PL_DIGITS_FEATURES + 1)
 
-/* Parses one line into v[COLUMNS]. 0, or -1 with the message. */
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* Parses one line into v[COLUMNS]: each column a whole number (a sign
+ * allowed), with spaces or tabs around it and nothing else. 0, or -1 with
+ * the message. */
 static int parse_line(const char *path, long lineno, char *line, int *v, char *err, size_t cap)
 {
     int col = 0;
@@ -20,8 +24,11 @@ static int parse_line(const char *path, long lineno, char *line, int *v, char *e
         if (col < COLUMNS) {
             char *q = p, *stop;
             while (*q == ' ' || *q == '\t') q++;
+            /* strtol would also skip other white space (\f, \v, \r) */
+            int number = is_digit(*q) || ((*q == '+' || *q == '-') && is_digit(q[1]));
             errno = 0;
-            long x = strtol(q, &stop, 10);
+            long x = number ? strtol(q, &stop, 10) : 0;
+            if (!number) stop = q;
             while (*stop == ' ' || *stop == '\t') stop++;
             if (q == stop || *stop || errno) {
                 snprintf(err, cap, "%s:%ld, column %d: '%.20s' is not a whole number", path, lineno,
@@ -79,6 +86,14 @@ int pl_digits_load(const char *path, pl_digits *d, char *err, size_t cap)
         lineno++;
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = '\0';
         if (len == 0) continue; /* a blank line (the end of the file) */
+        /* a NUL would end the line early, and what follows it be ignored */
+        const char *nul = memchr(line, '\0', (size_t)len);
+        if (nul) {
+            snprintf(err, cap, "%s:%ld: a NUL byte (byte %zu of the line): not a text file", path,
+                     lineno, (size_t)(nul - line) + 1);
+            status = PL_DATA_BAD;
+            break;
+        }
         if (parse_line(path, lineno, line, v, err, cap)) {
             status = PL_DATA_BAD;
             break;

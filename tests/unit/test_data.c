@@ -127,6 +127,61 @@ static void test_bad_files(void)
                "file: run `make data` again)");
 }
 
+/* What fuzz/digits found the loader accepting: white space other than
+ * blanks before a value (strtol skips it), and a NUL byte (the rest of the
+ * line was ignored). */
+static void test_fuzz_found(void)
+{
+    char row64[400] = "", *p = row64, row[600];
+    for (int j = 0; j < 63; j++) p += sprintf(p, "1,");
+    sprintf(p, "1");
+    snprintf(row, sizeof row, "\f\f0,%s", row64 + 2);
+    snprintf(row + strlen(row), sizeof row - strlen(row), ",0");
+    expect_bad(row, 0, ":3, column 1: '\f\f0' is not a whole number");
+    snprintf(row, sizeof row, "%s,\v7", row64);
+    expect_bad(row, 0, ":3, column 65: '\v7' is not a whole number");
+    snprintf(row, sizeof row, "%s, \r 7", row64);
+    expect_bad(row, 0, ":3, column 65: ' \r 7' is not a whole number");
+    /* blanks around a value and a sign stay allowed */
+    char *csv = good_csv(10), path[64], err[512];
+    char *signed_csv = malloc(strlen(csv) + 8);
+    sprintf(signed_csv, " +0\t%s", csv + 1); /* line 1 begins " +0\t,1,2" */
+    write_file(path, signed_csv);
+    pl_digits d;
+    CU_ASSERT_EQUAL(pl_digits_load(path, &d, err, sizeof err), PL_DATA_OK);
+    CU_ASSERT_EQUAL(d.train.n + d.test.n, 10);
+    CU_ASSERT_EQUAL(d.train.x[0], 0.0f);
+    CU_ASSERT_EQUAL(d.train.x[1], 1 / 16.0f);
+    pl_digits_free(&d);
+    unlink(path);
+    free(signed_csv);
+    /* a NUL in line 2, after its last value: 10 samples of which one has
+     * bytes after the NUL */
+    size_t n = strlen(csv);
+    char *nl = strchr(strchr(csv, '\n') + 1, '\n');
+    size_t at = (size_t)(nl - csv), line2 = (size_t)(strchr(csv, '\n') + 1 - csv);
+    char *bytes = malloc(n + 4);
+    memcpy(bytes, csv, at);
+    memcpy(bytes + at, "\0,9", 3);
+    memcpy(bytes + at + 3, csv + at, n - at);
+    strcpy(path, "/tmp/paralab-data-XXXXXX");
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    CU_ASSERT_EQUAL(write(fd, bytes, n + 3), (ssize_t)(n + 3));
+    close(fd);
+    memset(err, 0, sizeof err);
+    CU_ASSERT_EQUAL(pl_digits_load(path, &d, err, sizeof err), PL_DATA_BAD);
+    char want[64];
+    snprintf(want, sizeof want, ":2: a NUL byte (byte %zu of the line): not a text file",
+             at - line2 + 1);
+    if (!strstr(err, want)) fprintf(stderr, "  got \"%s\", wanted \"...%s...\"\n", err, want);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, want));
+    CU_ASSERT_PTR_NULL(d.train.x);
+    unlink(path);
+    free(bytes);
+    free(csv);
+}
+
 static void test_missing_file(void)
 {
     char err[512];
@@ -184,6 +239,8 @@ int register_data_suite(void)
     static const unit_test t[] = {
         {"a good file: values, scaling, the fixed split, CRLF", test_good_file},
         {"malformed files: the line, the column and what is wrong", test_bad_files},
+        {"what fuzz/digits found: a NUL byte, white space but blanks before a value",
+         test_fuzz_found},
         {"a missing file: run make data", test_missing_file},
         {"the shuffle: a permutation from (seed, epoch)", test_shuffle},
         {"batches: the last holds the rest", test_batches},

@@ -587,6 +587,74 @@ static void test_notes_written(void)
     pl_trace_destroy(t);
 }
 
+/* Text the writer writes is UTF-8 as JSON readers take it (jansson:
+ * paralab-viz): an overlong form, a surrogate, a code point past U+10FFFF
+ * or a byte no UTF-8 begins with becomes '?' a byte, as a character cut in
+ * two does; the characters at each edge of the valid ranges stay. Found by
+ * fuzz/roundtrip: the writer let E0 80 80 (an overlong NUL) through and
+ * paralab-viz refused the file ("unable to decode byte 0xe0"). */
+static void test_text_utf8(void)
+{
+    static const struct {
+        const char *text, *written;
+    } cases[] = {
+        {"overlong \xe0\x80\x80 nul", "overlong ??? nul"},
+        {"overlong \xf0\x8f\xbf\xbf", "overlong ????"},
+        {"surrogate \xed\xa0\x80", "surrogate ???"},
+        {"past U+10FFFF \xf4\x90\x80\x80 \xf5\x80\x80\x80", "past U+10FFFF ???? ????"},
+        {"edges \xc2\x80 \xe0\xa0\x80 \xed\x9f\xbf \xee\x80\x80 \xf0\x90\x80\x80 "
+         "\xf4\x8f\xbf\xbf",
+         "edges \xc2\x80 \xe0\xa0\x80 \xed\x9f\xbf \xee\x80\x80 \xf0\x90\x80\x80 "
+         "\xf4\x8f\xbf\xbf"},
+    };
+    enum { N = sizeof cases / sizeof *cases };
+    char path[] = "/tmp/paralab-trace-XXXXXX", err[512];
+    close(mkstemp(path));
+    pl_trace_writer *w = pl_trace_writer_open(path, 1, 0, 0, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    for (int k = 0; k < N; k++) {
+        pl_note x = {.kind = PL_NOTE_STEP, .step = k + 1, .at = k, .text = (char *)cases[k].text};
+        CU_ASSERT_EQUAL(pl_trace_writer_add_notes(w, &x, 1), 0);
+        pl_event e = {.kind = PL_EV_KERNEL,
+                      .start = k + 0.5,
+                      .end = k + 0.75,
+                      .micro_batch = -1,
+                      .layer = -1,
+                      .peer = -1};
+        snprintf(e.label, sizeof e.label, "%.47s", cases[k].text);
+        CU_ASSERT_EQUAL(pl_trace_writer_add(w, &e, 1), 0);
+    }
+    CU_ASSERT_EQUAL(pl_trace_writer_close(w, err, sizeof err), 0);
+    json_error_t jerr;
+    json_t *root = json_load_file(path, 0, &jerr);
+    if (!root) fprintf(stderr, "  %s: %s\n", path, jerr.text);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    json_t *evs = json_object_get(root, "traceEvents"), *e;
+    size_t i;
+    int steps = 0, slices = 0;
+    json_array_foreach(evs, i, e)
+    {
+        const char *ph = json_string_value(json_object_get(e, "ph"));
+        json_t *args = json_object_get(e, "args");
+        if (!strcmp(ph, "i")) {
+            int k = (int)json_integer_value(json_object_get(args, "step")) - 1;
+            CU_ASSERT_FATAL(k == steps);
+            CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(args, "text")),
+                                   cases[k].written);
+            steps++;
+        } else if (!strcmp(ph, "X")) {
+            char want[48];
+            snprintf(want, sizeof want, "%.47s", cases[slices].written);
+            CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(e, "name")), want);
+            slices++;
+        }
+    }
+    CU_ASSERT_EQUAL(steps, N);
+    CU_ASSERT_EQUAL(slices, N);
+    json_decref(root);
+    unlink(path);
+}
+
 /* A rank's device memory as a note: taken in order with the others
  * (pl_trace_take_notes), a sample equal to the rank's last one not noted
  * again, a rank outside the trace ignored; written as a counter of the
@@ -715,6 +783,7 @@ int register_trace_suite(void)
         {"send and receive events", test_send_recv_events},
         {"a track per stream, all nested", test_tracks_per_stream},
         {"the narration and the metrics in the file", test_notes_written},
+        {"text in the file is UTF-8 a JSON reader takes (found by fuzz/roundtrip)", test_text_utf8},
         {"pl_step notes each step once", test_steps_noted},
         {"device memory notes: in order, once per change, as counters", test_memory_notes},
 #ifdef PARALAB_SIMULATED_CUDA

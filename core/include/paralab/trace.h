@@ -167,7 +167,11 @@ void pl_trace_free_notes(pl_note *notes, size_t n);
 double pl_trace_now(void);
 
 /* The Chrome Trace Event JSON writer. `modeled`: use modeled times (the
- * simulated GPU's) instead of measured ones. */
+ * simulated GPU's) instead of measured ones. Text (labels, narration,
+ * names, titles) is written as it is where it is UTF-8 as RFC 3629 has it;
+ * each byte of what is not (a character cut in two, an overlong form, a
+ * surrogate, a code point past U+10FFFF) is written as '?', so that every
+ * JSON reader (paralab-viz's jansson) reads the file back. */
 typedef struct pl_trace_writer pl_trace_writer;
 /* origin: the time (seconds, on the chosen clock) written as 0, no later
  * than any event (the clock's reading before the run: pl_trace_stamp_now());
