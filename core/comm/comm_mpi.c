@@ -659,6 +659,10 @@ static pl_comm_result chain_run(mcomm *c, const char *kind, int pos, char *mine,
         size_t lo = (size_t)ch * ce, mm = count - lo < ce ? count - lo : ce;
         pl_comm_result res;
         if (pos > 0) {
+            /* the previous chunk's reduction reads the scratch buffer on the
+             * stream: it must be done before the next chunk lands there (the
+             * last of the chain, which sends nothing, syncs nowhere else) */
+            if (reduce && ch > 0 && (res = sync_stream(c, s))) return res;
             if ((res = exchange(c, next, NULL, 0, prev, reduce ? c->scratch : mine + lo * es,
                                 mm * es, what)))
                 return res;
