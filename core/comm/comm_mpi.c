@@ -1306,7 +1306,6 @@ void pl_dist_bcast_host(void *buf, size_t bytes)
     MPI_Bcast(buf, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
 }
 
-
 void pl_dist_gather_host(const pl_comm *world, void *base, size_t stride, size_t bytes)
 {
     if (!D.active || !world || world->engine != &pl_comm_mpi_engine) return;
