@@ -3,6 +3,7 @@
 #
 # build/sim compiles each *.cu as C11 against simt/device.h (mk/build.mk).
 # Three forms of CUDA C++ have no C11 spelling that a header alone can give,
+# and one more is rewritten for the race check of the normal run,
 # so this filter rewrites them first, printing the file on stdout with the
 # same line numbers (a `#line` first, so __FILE__, diagnostics and debug
 # information name FILE.cu):
@@ -28,6 +29,13 @@
 #       a nested block; alone, at file scope) fits CUDA's 48 KiB per block,
 #       which ptxas enforces ("uses too much shared data"). A struct defined
 #       in the declaration is not checked.
+#   a scalar __shared__ declaration in a function (`__shared__ TYPE NAME;`,
+#       one name, no array): TYPE simt_shv_NAME[1] and a pointer to it that
+#       the compiler cannot see through (simt_launder), and each later NAME
+#       of that function (not after `.` or `->`) becomes (*simt_shp_NAME).
+#       GCC does not instrument an access to a variable it can see whole, so
+#       without this the normal run's race check (core/simt/races.c) never
+#       saw a shared counter (`count++` by every thread: a lost update).
 #
 # And __launch_bounds__(max, ...) before a kernel's name, on one line, makes
 # the SIMT_LAUNCHER of that name SIMT_LAUNCHER_BOUNDED((max), name, ...): a
@@ -129,6 +137,7 @@ sub rewrite {
     my $directive = 0;    # the line continues a preprocessor directive
     my @cond;             # the open #if groups: 'skip' (C++ only, #if 0), 'live-c', 'live'
     my @shared;           # the static __shared__ names at depth 1 of this function
+    my %scalar;           # this function's scalar __shared__ names -> their array's name
     my $out = "#line 1 \"$qpath\"\n";
 
     for my $lineno (1 .. @lines) {
@@ -209,6 +218,31 @@ sub rewrite {
             }
         }
 
+        # the scalar __shared__ names declared before, through their pointer
+        for my $name (keys %scalar) {
+            while ($code =~ /(?<![\w.])(?<!->)(?<!\bsimt_shv_)\b\Q$name\E\b/g) {
+                push @edits, [$-[0], length $name, "(*simt_shp_$name)"];
+            }
+        }
+
+        # a scalar __shared__ declaration in a function: an array of one and
+        # a laundered pointer to it (the names after it, above, next lines)
+        my %renamed;
+        while ($depth > 0 && $code =~ /(?<![\w])__shared__\s+([^;\[\]=,{}()]*?)\b([A-Za-z_]\w*)\s*;/g) {
+            my ($start, $end, $type, $name) = ($-[0], $+[0], $1, $2);
+            next if $type =~ /^\s*$/ || $type =~ /\b(?:extern|static)\b/;
+            $type =~ s/\s+$//;
+            push @edits, [$start, $end - $start,
+                          "__shared__ $type simt_shv_$name\[1]; $type *const simt_shp_$name = "
+                          . "($type *)simt_launder(simt_shv_$name);"];
+            $renamed{$name} = "simt_shv_$name";
+            # the rest of this line uses it through the pointer too
+            my $rest = substr($code, $end);
+            while ($rest =~ /(?<![\w.])(?<!->)\b\Q$name\E\b/g) {
+                push @edits, [$end + $-[0], length $name, "(*simt_shp_$name)"];
+            }
+        }
+
         # `static __shared__` (as some CUDA code writes a kernel's shared
         # array): __shared__ is static already in C (simt/device.h)
         while ($code =~ /\bstatic\s+(?=__shared__\b)|(?<=__shared__)\s+static\b/g) {
@@ -222,14 +256,14 @@ sub rewrite {
             my ($start, $end, $decl) = ($-[0], $+[0], $2);
             next if $decl =~ /[{}]/;    # a struct defined in place: not checked
             my $d = $depth_at->($start);
-            my @names = names_of($decl);
+            my @names = map { $renamed{$_} // $_ } names_of($decl);
             next unless @names;
             # a function's top-level declarations add up (they stay in scope to
             # its end); one in a nested block adds to them, alone
             push @shared, @names if $d == 1;
             my @all = $d == 1 ? @shared : $d > 1 ? (@shared, @names) : @names;
             my $sum = join ' + ', map { "sizeof($_)" } @all;
-            my $list = join ', ', @all;
+            my $list = join ', ', map { s/^simt_shv_//r } @all;
             my $msg = "static __shared__ memory over 48 KiB ($LIMIT bytes) per block "
                     . ($d > 0 && @all > 1 ? "in this function ($list)" : "($list)")
                     . ": nvcc refuses it (ptxas: too much shared data); use less, or dynamic "
@@ -289,7 +323,11 @@ sub rewrite {
         }
         $out .= $line;
         $depth += ($code =~ tr/{//) - ($code =~ tr/}//);
-        @shared = () if $depth <= 0;
+        %scalar = (%scalar, %renamed);
+        if ($depth <= 0) {
+            @shared = ();
+            %scalar = ();
+        }
     }
     $out .= "\n" unless $out =~ /\n$/;
     return $out;

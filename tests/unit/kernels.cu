@@ -595,6 +595,28 @@ cudaError_t tk_count_up(int *out, int global, int atomic)
     return launch_count_up(d1(1), d1(256), 0, 0, out, global, atomic);
 }
 
+/* 256 threads add 1 to a scalar __shared__ int (out[0] = its value), with
+ * ++ or atomicAdd: the race is on a variable, not an array element (the
+ * simulated build reaches it through a pointer: mk/cu2c.pl). */
+static __global__ void count_scalar(int *out, int atomic)
+{
+    __shared__ int count;
+    if (threadIdx.x == 0) count = 0;
+    __syncthreads();
+    if (atomic)
+        atomicAdd(&count, 1);
+    else
+        count++;
+    __syncthreads();
+    if (threadIdx.x == 0) out[0] = count;
+}
+SIMT_LAUNCHER(count_scalar, (int *out, int atomic), (out, atomic))
+
+cudaError_t tk_count_scalar(int *out, int atomic)
+{
+    return launch_count_scalar(d1(1), d1(256), 0, 0, out, atomic);
+}
+
 static __global__ void big_frame(int *out)
 {
     volatile int local[65536]; /* 256 KiB: more than a simulated thread's stack */

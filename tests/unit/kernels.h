@@ -88,6 +88,9 @@ cudaError_t tk_book_reduce(int *in, int *out, unsigned n, int chapter, int sync)
  * __shared__ histogram of 4 bins, bin threadIdx.x / 64 (global = 0;
  * out[0..3] = the bins), or into out[0] (global = 1). */
 cudaError_t tk_count_up(int *out, int global, int atomic);
+/* One block of 256: each thread adds 1 to a scalar __shared__ int (++ or
+ * atomicAdd); out[0] = its value. */
+cudaError_t tk_count_scalar(int *out, int atomic);
 /* 64 threads: thread 0 exits, the others wait at a __syncthreads(). */
 cudaError_t tk_thread0_skips_barrier(int *out);
 /* A thread with a 256 KiB local array: a stack overflow on the simulator. */

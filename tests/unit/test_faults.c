@@ -552,6 +552,20 @@ static void test_lost_update_reported(void)
         CU_ASSERT_STRING_EQUAL(simtLastFaultReport(), "");
         finish();
     }
+    /* a scalar __shared__ int: count++ by every thread */
+    int *p = buffer(1), got = -1;
+    LAUNCH_FAULTS(tk_count_scalar(p, 0), cudaErrorLaunchFailure);
+    report_has("kernel count_scalar");
+    report_has("race: lost update: thread (1,0,0) (warp 0, lane 1) reads, changes and writes "
+               "back the 4-byte word of shared memory at");
+    report_has("Use an atomic (atomicAdd(&counter[0], 1))");
+    finish();
+    p = buffer(1);
+    CU_ASSERT_OK(tk_count_scalar(p, 1));
+    CU_ASSERT_OK(cudaMemcpy(&got, p, sizeof got, cudaMemcpyDeviceToHost));
+    CU_ASSERT_EQUAL(got, 256);
+    CU_ASSERT_STRING_EQUAL(simtLastFaultReport(), "");
+    finish();
     simtSetRaceCheck(1);
 }
 
@@ -612,7 +626,7 @@ int register_faults_suite(void)
         {"asserts after a plain block turned into fibers", test_plain_turned_asserts},
         {"warp-synchronous code is reported (the book's reductions)",
          test_warp_synchronous_reported},
-        {"a lost update by 256 threads is reported (shared, global)", test_lost_update_reported},
+        {"a lost update by 256 threads is reported (shared, global, a __shared__ scalar)", test_lost_update_reported},
         {"runtime calls from a kernel are refused", test_runtime_from_device},
 #ifndef __SANITIZE_ADDRESS__
         {"stack overflow", test_stack_overflow},

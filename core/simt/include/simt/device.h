@@ -56,6 +56,15 @@
 /* Shared memory: blocks of a launch run one after another on one OS thread,
  * so one thread-local copy per OS thread is exactly one copy per block. */
 #define __shared__ static _Thread_local
+/* p, as a pointer the compiler knows nothing of: mk/cu2c.pl reaches a scalar
+ * __shared__ variable through it, so that its accesses are instrumented
+ * (the race check of the normal run sees them; GCC leaves an access to a
+ * variable it can see whole unchecked). */
+static inline void *simt_launder(void *p)
+{
+    __asm__("" : "+r"(p));
+    return p;
+}
 /* __constant__ memory is an ordinary global in host memory. */
 #define __constant__
 
