@@ -626,7 +626,8 @@ int register_faults_suite(void)
         {"asserts after a plain block turned into fibers", test_plain_turned_asserts},
         {"warp-synchronous code is reported (the book's reductions)",
          test_warp_synchronous_reported},
-        {"a lost update by 256 threads is reported (shared, global, a __shared__ scalar)", test_lost_update_reported},
+        {"a lost update by 256 threads is reported (shared, global, a __shared__ scalar)",
+         test_lost_update_reported},
         {"runtime calls from a kernel are refused", test_runtime_from_device},
 #ifndef __SANITIZE_ADDRESS__
         {"stack overflow", test_stack_overflow},
