@@ -37,9 +37,10 @@
  * its code, and shows in any block); SIMT_RACES=2 checks every block, 0
  * none. The checked block runs slower (a call and a table update per
  * access), up to 1<<22 accesses and 1<<20 distinct words. Not seen: a
- * __shared__ scalar or an element at a constant index (GCC's kernel-address
+ * __shared__ array's element at a constant index (GCC's kernel-address
  * instrumentation checks no access to a thread-local variable at a known
- * offset), and device memory reached only through pointers in memory.
+ * offset; a __shared__ scalar is reached through a pointer, mk/cu2c.pl, so
+ * it is seen), and device memory reached only through pointers in memory.
  */
 #include <pthread.h>
 #include <stdio.h>
