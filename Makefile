@@ -40,7 +40,7 @@ MPIB = $(SUB) VARIANT=sim MPI=1 BUILD=build/sim-mpi
 # handout-omit-begin: scripts/handout.sh leaves out what lies between these
 # lines: the project's own targets (the tests, benchmarks, GPU checks), which
 # need tests/, bench/ or the solution sources
-.PHONY: test mpi deps-mpi deps-fuzz deps-test fuzz cuda12-check cuda12-build racecheck bench gpu-bundle gpu-check gpu-test gpu-labs \
+.PHONY: test mpi deps-mpi deps-fuzz deps-test fuzz cuda12-check cuda12-build racecheck bench bench-mpi gpu-bundle gpu-check gpu-test gpu-labs \
         gpu-bench gpu-nccl-mpi format format-check handout
 # handout-omit-end
 
@@ -114,7 +114,7 @@ TEST_STEPS := t-format t-layers t-zh t-instructors t-labcheck t-asan-unit t-asan
               t-race t-smoke t-viz-pause t-viz-tty t-train t-viz-mesh t-viz-pipeline \
               t-viz-shards t-viz-zero t-viz-lab57 t-viz-lab01 t-viz-lab04 t-viz-lab02 t-viz-lab03 t-bench-zero t-bench-hybrid t-link t-viz-pure t-compile-fail \
               t-mpi t-viz-parts t-nccl-id t-bench-mpi t-fuzz t-cuda
-.PHONY: test-steps t-sim t-asan $(TEST_STEPS)
+.PHONY: test-steps t-sim t-asan t-mpi-build $(TEST_STEPS)
 test-steps: $(TEST_STEPS)
 
 t-sim:
@@ -139,9 +139,13 @@ t-link: $(SIMDEP) t-asan
 # build/sim-mpi's programs the step runs, then them under scripts/mpirun.sh
 # (each run under a generous limit: a hang fails, a busy machine does not)
 MPI_PROGS := $(addprefix build/sim-mpi/bin/,mpicheck lab06 lab07)
-t-mpi:
-	@echo "== worlds of several processes (mpirun, build/sim-mpi): every collective and a split across processes, a mismatch and a deadlock diagnosed, Labs 06 and 07 on 4 processes the same values and ledgers as one process"
+# t-bench-mpi's program, built with the others by one make (the two steps
+# run side by side: two makes in build/sim-mpi would compile the same files)
+MPI_PROGS += build/sim-mpi/bin/paralab-bench
+t-mpi-build:
 	+@$(MPIB) $(MPI_PROGS)
+t-mpi: t-mpi-build
+	@echo "== worlds of several processes (mpirun, build/sim-mpi): every collective and a split across processes, a mismatch and a deadlock diagnosed, Labs 06 and 07 on 4 processes the same values and ledgers as one process"
 	@$(TESTENV) tests/mpi.sh build/sim-mpi/bin
 t-unit: $(SIMDEP)
 	@echo "== unit tests (simulated GPU)"
@@ -234,9 +238,9 @@ t-asan-labcheck: t-asan
 	@build/sim-asan/bin/labcheck --solution --strict --short --timeout 900
 t-race:
 	@$(MAKE) racecheck
-t-bench-mpi: $(SIMDEP)
-	@echo "== paralab-bench comm under mpirun -np 4 (short): it knows, process 0 alone says what it measures and measures once (skipped without Open MPI)"
-	@$(TESTENV) tests/bench_mpi.sh build/sim/bin
+t-bench-mpi: $(SIMDEP) t-mpi-build
+	@echo "== paralab-bench comm under mpirun -np 4 (short, not timed): build/sim-mpi's table of all-reduce on the MPI engine, the local engine and Open MPI's MPI_Allreduce, every result checked; build/sim says it has no MPI engine and measures once (skipped without Open MPI)"
+	@$(TESTENV) tests/bench_mpi.sh build/sim/bin build/sim-mpi/bin
 t-nccl-id:
 	@echo "== NCCL across processes without a GPU: mpirun -np 2, rank 0's ncclGetUniqueId broadcast over MPI, the same 128 bytes in every process (skipped without nvcc, NCCL or Open MPI)"
 	@$(TESTENV) tests/nccl_id.sh 2
@@ -307,6 +311,13 @@ bench:
 	@build/sim/bin/paralab-bench hybrid
 	@echo
 	@build/sim/bin/paralab-bench zero
+	@if [ -d build/sim-mpi ]; then echo; $(MAKE) -s bench-mpi; \
+	 else echo; echo "(the MPI engine against Open MPI: make bench-mpi, which builds build/sim-mpi)"; fi
+
+## bench-mpi: paralab-bench comm under scripts/mpirun.sh -np 4 (build/sim-mpi; installs Open MPI as root): all-reduce from 4 KiB to 16 MiB on the MPI engine (a rank a process) and the local engine (4 threads in process 0) against Open MPI's MPI_Allreduce, same run; make bench runs it when build/sim-mpi exists
+bench-mpi: deps-mpi
+	+@$(MPIB) build/sim-mpi/bin/paralab-bench
+	@scripts/mpirun.sh -np 4 build/sim-mpi/bin/paralab-bench comm
 # handout-omit-end
 
 # play, unless ARGS asks for --step

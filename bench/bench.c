@@ -125,14 +125,19 @@ static double max_rel_err(const float *got, const float *want, int n)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: paralab-bench simt|gpu|trace|comm|train|viz|dp|tp|pp|hybrid|zero\n"
-               "                     [--repeat R] [--scale S]\n"
+               "                     [--repeat R] [--scale S] [--iters K]\n"
                "  simt      the SIMT emulator vs a plain C loop (simulated build)\n"
                "  gpu       the same kernels on a real GPU (CUDA build)\n"
                "  trace     the cost of recording a trace event (8 producers)\n"
                "  comm      collectives of the local engine, nccl-tests style (to 64 MiB),\n"
                "            vs memcpy, and vs Open MPI when $PARALAB_MPI_ALLREDUCE names\n"
                "            the program bench/mpi/allreduce.c builds (make bench does);\n"
-               "            under mpirun, process 0 alone runs it and says so\n"
+               "            under mpirun in the MPI build (build/sim-mpi): all-reduce at\n"
+               "            4 KiB..16 MiB, the MPI engine (a rank a process) and the local\n"
+               "            engine (process 0's threads) against MPI_Allreduce, same run,\n"
+               "            median of R repetitions (--repeat, default 7 there) of K calls\n"
+               "            (--iters; --scale S: sizes up to 16 MiB / 2^S); under mpirun in\n"
+               "            another build, process 0 alone runs the tables and says so\n"
                "  train     the digits MLP's training step on one device vs plain C, and\n"
                "            the tiled matmul vs a C triple loop (256^3)\n"
                "  viz       rendering one frame of the visualiser (200x60, 8 ranks, 100k events)\n"
@@ -155,14 +160,16 @@ static void usage(FILE *f)
                "            step per stage and N (simulated build; --scale S: the wide model's\n"
                "            h 256 / 2^S)\n"
                "  --repeat  runs per measurement, the best is kept (default 3)\n"
+               "  --iters   comm under mpirun: calls per timed repetition (default: by size)\n"
                "  --scale   divide the problem sizes by 2^S (default 0)\n");
 }
 
 int main(int argc, char **argv)
 {
-    int repeat = 3, scale = 0;
+    int repeat = 3, scale = 0, repeat_given = 0, iters = 0;
     static const struct option opts[] = {{"repeat", required_argument, 0, 'r'},
                                          {"scale", required_argument, 0, 's'},
+                                         {"iters", required_argument, 0, 'i'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int o;
@@ -172,6 +179,10 @@ int main(int argc, char **argv)
         switch (o) {
         case 'r':
             if (!(err = pl_parse_long("--repeat", optarg, 1, 100, &v))) repeat = (int)v;
+            repeat_given = 1;
+            break;
+        case 'i':
+            if (!(err = pl_parse_long("--iters", optarg, 1, 10000, &v))) iters = (int)v;
             break;
         case 's':
             if (!(err = pl_parse_long("--scale", optarg, 0, 12, &v))) scale = (int)v;
@@ -205,6 +216,11 @@ int main(int argc, char **argv)
         if (why) {
             fprintf(stderr, "paralab-bench: %s\n", why);
             return 2;
+        }
+        int mpi_rank, mpi_size;
+        if (bench_mpi_launch(&mpi_rank, &mpi_size)) { /* the MPI build's three ways */
+            int rc = bench_comm_mpi((16L << 20) >> scale, repeat_given ? repeat : 0, iters);
+            if (rc >= 0) return rc;
         }
         return bench_comm((64L << 20) >> scale);
     }

@@ -18,10 +18,12 @@
  * CUDA build (make gpu-check): the same tables for NCCL, where there is a
  * GPU per rank, then for the local engine with its busbw over NCCL's.
  *
- * Under mpirun (bench_mpi_launch): process 0 says so and what it measures
- * (the one-process tables, without Open MPI's reference: mpirun cannot
- * start from inside mpirun); the other processes end at once. The MPI
- * engine's comparison is a TODO (issue 21) until that engine is built in.
+ * Under mpirun (bench_mpi_launch): the MPI build (build/sim-mpi) measures
+ * the MPI engine, the local engine and MPI_Allreduce against each other
+ * (bench/comm_mpi_bench.c, bench_comm_mpi). In a build without MPI, process
+ * 0 says so and what it measures (the one-process tables, without Open
+ * MPI's reference: mpirun cannot start from inside mpirun); the other
+ * processes end at once.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -307,20 +309,16 @@ int bench_comm(long max_bytes)
     memset(&b, 0, sizeof b);
     int mpi_rank = 0, mpi_size = 1;
     if (bench_mpi_launch(&mpi_rank, &mpi_size)) {
-        /* TODO(issue 21, the MPI engine): under `mpirun -np 4` measure, at
-         * 4 ranks and the same sizes, the MPI engine (one rank a process,
-         * pl_world over MPI) against the local engine (4 rank threads in
-         * one process) and Open MPI's own MPI_Allreduce in these same
-         * processes, as the tables below print them. Until that engine is
-         * in this build, process 0 runs the one-process benchmark alone and
-         * says so; the others end at once. */
+        /* a build without the MPI engine (build/sim-mpi's bench_comm_mpi
+         * measures it): process 0 alone runs the one-process tables */
         if (mpi_rank != 0) return 0;
         printf("paralab-bench comm: started by mpirun as %d processes; process 0 measures, the "
-               "others end at once.\nThis build has no MPI engine to compare yet (TODO, issue "
-               "21: the MPI engine across the %d processes against the local engine and Open "
-               "MPI's own MPI_Allreduce): what follows is the one-process benchmark, in process "
-               "0 alone, without Open MPI's reference (mpirun cannot be started from inside "
-               "mpirun: run paralab-bench comm without mpirun for it).\n\n",
+               "others end at once.\nThis build has no MPI engine (the MPI build, `make mpi`: "
+               "scripts/mpirun.sh -np %d build/sim-mpi/bin/paralab-bench comm measures it against "
+               "the local engine and Open MPI's own MPI_Allreduce): what follows is the "
+               "one-process benchmark, in process 0 alone, without Open MPI's reference (mpirun "
+               "cannot be started from inside mpirun: run paralab-bench comm without mpirun for "
+               "it).\n\n",
                mpi_size, mpi_size);
     }
     b.max_bytes = max_bytes;
