@@ -135,7 +135,7 @@ static void usage(FILE *f)
                "            under mpirun in the MPI build (build/sim-mpi): all-reduce at\n"
                "            4 KiB..16 MiB, the MPI engine (a rank a process) and the local\n"
                "            engine (process 0's threads) against MPI_Allreduce, same run,\n"
-               "            median of R repetitions (--repeat, default 7 there) of K calls\n"
+               "            median of R repetitions (--repeat, default 9 there) of K calls\n"
                "            (--iters; --scale S: sizes up to 16 MiB / 2^S); under mpirun in\n"
                "            another build, process 0 alone runs the tables and says so\n"
                "  train     the digits MLP's training step on one device vs plain C, and\n"

@@ -13,7 +13,7 @@ int bench_mpi_launch(int *rank, int *size);
 /* paralab-bench comm under mpirun in the MPI build (bench/comm_mpi_bench.c):
  * all-reduce at 4 KiB, 64 KiB, 1 MiB, 16 MiB (those up to max_bytes; at
  * least one) on the MPI engine, the local engine (process 0's threads) and
- * MPI_Allreduce, the same run; repeat timed repetitions (0: 7) of iters
+ * MPI_Allreduce, the same run; repeat timed repetitions (0: 9) of iters
  * calls (0: by size). 0 when ran and every result was right, 1 when not, -1
  * when this build has no MPI engine or mpirun did not start it. */
 int bench_comm_mpi(long max_bytes, int repeat, int iters);

@@ -11,9 +11,11 @@
  *   Open MPI      MPI_Allreduce called here, on host buffers, by the P
  *                 processes: the reference the two others are divided by
  *
- * For each size and way: warm-up calls, then R timed repetitions of K calls
- * each; a repetition's time is the slowest rank's mean per call; the table
- * gives the median repetition, the fastest and the slowest (the spread),
+ * For each size and way: K warm-up calls (at least 3), then R timed
+ * repetitions (--repeat, default 9) of K calls each (--iters; by default
+ * 200, 100, 20, 4 by size); a repetition's time is the slowest rank's mean
+ * per call; the table gives the median repetition, the fastest and the
+ * slowest (the spread),
  * busbw = S / t x 2(P-1)/P (nccl-tests), and busbw over Open MPI's. Every
  * element of every rank's result is checked (rank q sends q + 1 + i mod
  * 251 at element i) after the last repetition, whose receive buffer was
@@ -225,7 +227,7 @@ int bench_comm_mpi(long max_bytes, int repeat, int iters)
                     MAX_P);
         return 1;
     }
-    int reps = repeat > 0 ? repeat : 7;
+    int reps = repeat > 0 ? repeat : 9;
     mpi_bench *b = calloc(1, sizeof *b);
     if (!b) return 1;
     const pl_collective *ar = &pl_collectives[PL_CALL_ALL_REDUCE];
@@ -245,7 +247,7 @@ int bench_comm_mpi(long max_bytes, int repeat, int iters)
                "repetition (the spread), busbw = size / time x 2(n-1)/n (GB/s), #wrong = "
                "elements of all ranks' results that differ from the sum (every one checked), "
                "busbw / Open MPI = Open MPI's time / this time\n\n",
-               n, n, n, n, n, reps, iters > 0 ? ", here --iters" : ": 50, 20, 5, 2");
+               n, n, n, n, n, reps, iters > 0 ? ", here --iters" : ": 200, 100, 20, 4");
         printf("%10s %9s  %-12s %10s %10s %10s %10s %9s %9s %16s\n", "size (B)", "count", "way",
                "time (us)", "min (us)", "max (us)", "busbw GB/s", "#wrong", "checked",
                "busbw / Open MPI");
@@ -264,10 +266,10 @@ int bench_comm_mpi(long max_bytes, int repeat, int iters)
         b->count = (size_t)bytes / sizeof(float) / (size_t)n * (size_t)n; /* n divides it */
         b->reps = reps;
         b->iters = iters > 0             ? iters
-                   : bytes < (64L << 10) ? 50
-                   : bytes < (1L << 20)  ? 20
-                   : bytes < (16L << 20) ? 5
-                                         : 2;
+                   : bytes < (64L << 10) ? 200
+                   : bytes < (1L << 20)  ? 100
+                   : bytes < (16L << 20) ? 20
+                                         : 4;
         b->warm = b->iters < 3 ? 3 : b->iters;
         result res[E_COUNT];
         /* the MPI engine: every process one rank of the world */

@@ -56,7 +56,7 @@ check "4 KiB: the local engine, 0 wrong of 4096" test "$(row '' '' 'local engine
 check "4 KiB and 64 KiB: Open MPI's own ratio 1.00" test "$(row '' '' 'Open MPI' '(4096|65536)' '1\.00')" = 2
 check "64 KiB: the MPI engine, 0 wrong of 4 x 16384 checked" test "$(row 65536 16384 'MPI engine' 65536 "$num")" = 1
 check "64 KiB: the local engine, 0 wrong of 65536" test "$(row '' '' 'local engine' 65536 "$num")" = 1
-check "two sizes (--scale 8: to 64 KiB), three rows each" test "$(count_re "^ +[0-9 ]* +(MPI engine|local engine|Open MPI) ")" = 6
+check "two sizes (--scale 8: to 64 KiB), three rows each" test "$(count_re "^ +[0-9 ]* +(MPI engine|local engine|Open MPI) +[0-9]+\.[0-9]")" = 6
 check "every element checked, none wrong" \
     test "$(count "results checked, every element of every rank (2 sizes): MPI engine 0 wrong of 69632, local engine 0 wrong of 69632, Open MPI 0 wrong of 69632")" = 1
 
