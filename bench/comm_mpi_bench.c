@@ -45,6 +45,7 @@ int bench_comm_mpi(long max_bytes, int repeat, int iters)
 #include "paralab/clock.h"
 #include "paralab/collectives.h"
 #include "paralab/comm.h"
+#include "paralab/device.h"
 #include "paralab/dist.h"
 #include "paralab/world.h"
 
@@ -219,7 +220,9 @@ int bench_comm_mpi(long max_bytes, int repeat, int iters)
         fprintf(stderr, "paralab-bench: %s\n", err);
         return 1;
     }
-    if (!pl_dist_active()) return -1; /* not started by mpirun */
+    /* not started by mpirun; or real GPUs (build/cuda-mpi), where the MPI
+     * engine does not run (NCCL is the engine across processes there) */
+    if (!pl_dist_active() || !pl_device_memory_is_host()) return -1;
     int me = pl_dist_proc(), n = pl_dist_procs();
     if (n > MAX_P) {
         if (me == 0)
