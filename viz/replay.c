@@ -692,6 +692,15 @@ static int resolve(const char *const *paths, int n, char ***files, int *nfiles, 
 /* Moves the parts (read, sorted by process, checked) into one trace t:
  * process 0's lab, narration, metrics and pictures; every part's events
  * (merged by start, a tie: the lower process first) and memory samples. */
+/* A viz_trace copied whole (t = part): its metadata's names point into the
+ * struct they were read into; point them at t's own copies. */
+static void own_names(viz_trace *t)
+{
+    for (int j = 0; j < t->nmatrices; j++) t->matrices[j].name = t->matrix_names[j];
+    t->pipeline.schedule = t->pipeline_schedule;
+    t->mesh.order = t->mesh_order;
+}
+
 static int merge(viz_trace *part, int n, viz_trace *t, char *err, size_t cap)
 {
     size_t nev = 0, nmem = 0;
@@ -746,6 +755,7 @@ static int merge(viz_trace *part, int n, viz_trace *t, char *err, size_t cap)
         }
     free(next);
     *t = *p0; /* process 0's lab, narration, metrics, pictures */
+    own_names(t);
     memset(p0, 0, sizeof *p0);
     free(t->ev);
     free(t->memory);
@@ -792,6 +802,7 @@ int viz_read_traces(const char *const *paths, int n, viz_trace *t, char ***files
             goto done;
         }
         *t = part[0];
+        own_names(t);
         memset(&part[0], 0, sizeof part[0]);
         rc = 0;
         goto done;

@@ -376,6 +376,65 @@ static void test_merge_steps(void)
     viz_trace_free(&t);
 }
 
+/* The panes' metadata (a matrix's name, the pipeline's schedule, the
+ * mesh's order) read from one whole trace, and from merged parts, names
+ * what the result owns: viz_read_traces copies the trace it read, and the
+ * names pointed into the copy it freed (the replay lost the mesh pane). */
+static void check_names(const viz_trace *t)
+{
+    CU_ASSERT_EQUAL_FATAL(t->nmatrices, 1);
+    CU_ASSERT_PTR_EQUAL(t->matrices[0].name, t->matrix_names[0]);
+    CU_ASSERT_STRING_EQUAL(t->matrices[0].name, "W1");
+    CU_ASSERT_PTR_EQUAL(t->pipeline.schedule, t->pipeline_schedule);
+    CU_ASSERT_STRING_EQUAL(t->pipeline.schedule, "1f1b");
+    CU_ASSERT_PTR_EQUAL(t->mesh.order, t->mesh_order);
+    CU_ASSERT_STRING_EQUAL(t->mesh.order, "picotron");
+}
+
+static void describe_all(pl_trace_writer *w)
+{
+    pl_trace_writer_describe(w, "names", 1, 0, 0);
+    CU_ASSERT_EQUAL(pl_trace_writer_describe_matrix(w, "W1", 4, 8, 'c', 0, 2), 0);
+    CU_ASSERT_EQUAL(pl_trace_writer_describe_pipeline(w, 2, 4, 1, "1f1b", 0.25, 0.2, NULL), 0);
+    CU_ASSERT_EQUAL(pl_trace_writer_describe_mesh(w, 2, 2, 2, "picotron"), 0);
+}
+
+static void test_pane_names_owned(void)
+{
+    char path[256], err[1024];
+    path_of(path, sizeof path, "names.json");
+    pl_trace_writer *w = pl_trace_writer_open(path, 8, 1, 0, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    describe_all(w);
+    CU_ASSERT_EQUAL(pl_trace_writer_close(w, err, sizeof err), 0);
+    const char *one[] = {path};
+    viz_trace t;
+    int rc = viz_read_traces(one, 1, &t, NULL, NULL, err, sizeof err);
+    if (rc) fprintf(stderr, "  %s\n", err);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    check_names(&t);
+    viz_trace_free(&t);
+    /* two parts: process 0's metadata */
+    for (int p = 0; p < 2; p++) {
+        char name[64];
+        pl_trace_path_for_process("nm.json", p, 2, name, sizeof name);
+        path_of(path, sizeof path, name);
+        pl_trace_part part = {
+            .process = p, .processes = 2, .world = 8, .first_rank = 4 * p, .nranks = 4};
+        snprintf(part.run, sizeof part.run, "N");
+        w = pl_trace_writer_open_part(path, &part, 1, 0, err, sizeof err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+        describe_all(w);
+        CU_ASSERT_EQUAL(pl_trace_writer_close(w, err, sizeof err), 0);
+    }
+    path_of(path, sizeof path, "nm.json");
+    rc = viz_read_traces(one, 1, &t, NULL, NULL, err, sizeof err);
+    if (rc) fprintf(stderr, "  %s\n", err);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    check_names(&t);
+    viz_trace_free(&t);
+}
+
 int register_parts_suite(void)
 {
     static const unit_test tests[] = {
@@ -386,6 +445,8 @@ int register_parts_suite(void)
         {"parts merged: events by start, a tie to the lower process; every rank", test_merge_order},
         {"parts of other runs, worlds, missing, twice, alone: refused", test_merge_refusals},
         {"a part's events without steps: process 0's step at their start", test_merge_steps},
+        {"the panes' names (matrix, schedule, mesh order) owned by what was read",
+         test_pane_names_owned},
     };
     return UNIT_SUITE_SETUP("parts", setup, cleanup, tests);
 }
