@@ -19,6 +19,7 @@
 #     differ: the MPI engine's transfers are not on the modeled clock), and
 #     every rank's ledger (PARALAB_LEDGER=1) is the same, byte for byte and
 #     call for call;
+#   - Lab 08 (its ranks share host memory) refuses mpirun -np 2, saying so;
 #   - Lab 06 with --trace on 2 processes x 2 ranks writes a part per process,
 #     and paralab-viz --check merges them with all 4 ranks.
 set -uo pipefail
@@ -120,6 +121,13 @@ grep -qE 'hash to [0-9a-f]{8} gathered' "$TMP/lab10.2x4.mpi" &&
     grep -qE 'Epoch 1/1: loss [0-9.]+ \(the mean over 1408 samples\), train [0-9.]+ %, test [0-9.]+ %' "$TMP/lab10.2x4.mpi" &&
     grep -qE '22 steps of a batch of 64 on dp 2 x tp 2 x pp 2 .*loss [0-9.]+, test accuracy [0-9.]+ %' "$TMP/lab10.2x4.mpi" ||
     fail "lab10 under mpirun: no gathered hash, replicas' hashes, epoch line or run line"
+
+# ---- a lab whose ranks share host memory refuses mpirun ---------------------
+out=$(timeout "$LIMIT" "$RUN" -np 2 "$BIN/lab08" --no-viz </dev/null 2>&1)
+rc=$?
+want="lab08: under mpirun (2 processes): lab 08's ranks share host memory in one process, so it runs without mpirun only (labs 06, 07 and 10 run under mpirun)"
+if [[ $rc -ne 0 && $rc -ne 124 && "$out" == *"$want"* ]]; then pass "lab08 refuses mpirun: $want"
+else fail "lab08 under mpirun (exit $rc): $out"; fi
 
 # ---- the trace of a multi-process run: a part per process, merged ---------
 # (2 processes x 2 rank threads: the parts hold global ranks 0-1 and 2-3)
