@@ -138,9 +138,9 @@ t-link: $(SIMDEP) t-asan
 	@$(TESTENV) tests/link_check.sh build/sim-asan
 # build/sim-mpi's programs the step runs, then them under scripts/mpirun.sh
 # (each run under a generous limit: a hang fails, a busy machine does not)
-MPI_PROGS := $(addprefix build/sim-mpi/bin/,mpicheck lab06 lab07 lab08 lab10)
+MPI_PROGS := $(addprefix build/sim-mpi/bin/,mpicheck lab06 lab07 lab08 lab09 lab10)
 t-mpi:
-	@echo "== worlds of several processes (mpirun, build/sim-mpi): every collective and a split across processes, a mismatch and a deadlock diagnosed, Labs 06 and 07 on 4 processes and Lab 10 on 2 x 4 the same values and ledgers as one process, Lab 08 refused"
+	@echo "== worlds of several processes (mpirun, build/sim-mpi): every collective and a split across processes, a mismatch and a deadlock diagnosed, Labs 06 and 07 on 4 processes, Lab 08 on 2 x 2 and Lab 10 on 2 x 4 the same values and ledgers as one process, Lab 09 refused"
 	+@$(MPIB) $(MPI_PROGS)
 	@$(TESTENV) tests/mpi.sh build/sim-mpi/bin
 t-unit: $(SIMDEP)

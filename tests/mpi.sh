@@ -12,14 +12,15 @@
 #     listed), a receive without its send times out with each rank's call:
 #     neither hangs (each run under a generous time limit);
 #   - Lab 06 (on 4 processes, and 2 x 2 rank threads), Lab 07 (2 epochs,
-#     4 processes) and Lab 10 (1 epoch, dp 2 x tp 2 x pp 2 on 2 processes x
-#     4 rank threads) under mpirun print the same values, losses, accuracies
+#     4 processes), Lab 08 (1 epoch, 2 processes x 2 rank threads) and Lab
+#     10 (1 epoch, dp 2 x tp 2 x pp 2 on 2 processes x 4 rank threads) under
+#     mpirun print the same values, losses, accuracies
 #     and parameter hashes as the one-process run of the same binary on as
 #     many ranks (only the modeled times, and what Lab 10 says from them, may
 #     differ: the MPI engine's transfers are not on the modeled clock), and
 #     every rank's ledger (PARALAB_LEDGER=1) is the same, byte for byte and
 #     call for call;
-#   - Lab 08 (its ranks share host memory) refuses mpirun -np 2, saying so;
+#   - Lab 09 (its ranks share host memory) refuses mpirun -np 2, saying so;
 #   - Lab 06 with --trace on 2 processes x 2 ranks writes a part per process,
 #     and paralab-viz --check merges them with all 4 ranks.
 set -uo pipefail
@@ -107,6 +108,7 @@ lab() { # name, processes, rank threads per process, extra options
 lab lab06 4 1
 lab lab06 2 2
 lab lab07 4 1 --epochs 2
+lab lab08 2 2 --epochs 1
 lab lab10 2 4 --epochs 1
 # what must be in them, so that the comparison compares something
 grep -q 'rank 3: 4 4 4 4' "$TMP/lab06.4x1.mpi" && grep -q '1048576 floats: every element right' "$TMP/lab06.4x1.mpi" ||
@@ -114,6 +116,12 @@ grep -q 'rank 3: 4 4 4 4' "$TMP/lab06.4x1.mpi" && grep -q '1048576 floats: every
 grep -qE 'Epoch 2/2: loss [0-9.]+ .*test [0-9.]+ %' "$TMP/lab07.4x1.mpi" &&
     grep -qE 'bit for bit \(hash [0-9a-f]{8}\)' "$TMP/lab07.4x1.mpi" ||
     fail "lab07 under mpirun: no epoch 2 line or no parameter hash"
+# Lab 08: the gathered model's hash, the replicated parameters compared
+# across the processes, the epoch
+grep -qE 'gathered, they hash to [0-9a-f]{8}' "$TMP/lab08.2x2.mpi" &&
+    grep -q 'are the same bits on every rank' "$TMP/lab08.2x2.mpi" &&
+    grep -qE 'Epoch 1/1: loss [0-9.]+ \(the mean over 1408 samples\), train [0-9.]+ %, test [0-9.]+ %' "$TMP/lab08.2x2.mpi" ||
+    fail "lab08 under mpirun: no gathered hash, replicated parameters' line or epoch line"
 # Lab 10: the gathered model's hash, every DP replica's hash, the epoch and
 # the run's line (its loss and accuracy)
 grep -qE 'hash to [0-9a-f]{8} gathered' "$TMP/lab10.2x4.mpi" &&
@@ -123,11 +131,11 @@ grep -qE 'hash to [0-9a-f]{8} gathered' "$TMP/lab10.2x4.mpi" &&
     fail "lab10 under mpirun: no gathered hash, replicas' hashes, epoch line or run line"
 
 # ---- a lab whose ranks share host memory refuses mpirun ---------------------
-out=$(timeout "$LIMIT" "$RUN" -np 2 "$BIN/lab08" --no-viz </dev/null 2>&1)
+out=$(timeout "$LIMIT" "$RUN" -np 2 "$BIN/lab09" --no-viz </dev/null 2>&1)
 rc=$?
-want="lab08: under mpirun (2 processes): lab 08's ranks share host memory in one process, so it runs without mpirun only (labs 06, 07 and 10 run under mpirun)"
-if [[ $rc -ne 0 && $rc -ne 124 && "$out" == *"$want"* ]]; then pass "lab08 refuses mpirun: $want"
-else fail "lab08 under mpirun (exit $rc): $out"; fi
+want="lab09: under mpirun (2 processes): lab 09's ranks share host memory in one process, so it runs without mpirun only (labs 06, 07, 08 and 10 run under mpirun)"
+if [[ $rc -ne 0 && $rc -ne 124 && "$out" == *"$want"* ]]; then pass "lab09 refuses mpirun: $want"
+else fail "lab09 under mpirun (exit $rc): $out"; fi
 
 # ---- the trace of a multi-process run: a part per process, merged ---------
 # (2 processes x 2 rank threads: the parts hold global ranks 0-1 and 2-3)
