@@ -2,7 +2,8 @@
 # tests/mpi.sh [BIN] — worlds of several processes (the MPI build, BIN
 # defaults to build/sim-mpi/bin) under scripts/mpirun.sh:
 #   - mpicheck: every collective, a group of sends and receives, a split
-#     across processes, each element against its closed form, on 4 processes
+#     across processes, each element against its closed form, a row of host
+#     data per rank in every process (pl_dist_allgather_host), on 4 processes
 #     x 1 rank and 2 processes x 2 ranks; Lab 10's TP, DP and PP groups
 #     (pl_mesh_split of dp 2 x tp 2 x pp 2) on 2 processes x 4 ranks; a
 #     rank held (a paused step) past the timeout in one process: the other
@@ -10,12 +11,16 @@
 #   - a mismatched all-reduce across processes is diagnosed (every call
 #     listed), a receive without its send times out with each rank's call:
 #     neither hangs (each run under a generous time limit);
-#   - Lab 06 (on 4 processes, and 2 x 2 rank threads) and Lab 07 (2 epochs,
-#     4 processes) under mpirun print the same values,
-#     losses, accuracies and parameter hashes as the one-process run of the
-#     same binary on 4 ranks (only the modeled times may differ: the MPI
-#     engine's transfers are not on the modeled clock), and every rank's
-#     ledger (PARALAB_LEDGER=1) is the same, byte for byte and call for call;
+#   - Lab 06 (on 4 processes, and 2 x 2 rank threads), Lab 07 (2 epochs,
+#     4 processes), Lab 08 (1 epoch, 2 processes x 2 rank threads) and Lab
+#     10 (1 epoch, dp 2 x tp 2 x pp 2 on 2 processes x 4 rank threads) under
+#     mpirun print the same values, losses, accuracies
+#     and parameter hashes as the one-process run of the same binary on as
+#     many ranks (only the modeled times, and what Lab 10 says from them, may
+#     differ: the MPI engine's transfers are not on the modeled clock), and
+#     every rank's ledger (PARALAB_LEDGER=1) is the same, byte for byte and
+#     call for call;
+#   - Lab 09 (its ranks share host memory) refuses mpirun -np 2, saying so;
 #   - Lab 06 with --trace on 2 processes x 2 ranks writes a part per process,
 #     and paralab-viz --check merges them with all 4 ranks.
 set -uo pipefail
@@ -70,9 +75,13 @@ if [[ $rc -ne 0 && $rc -ne 124 && "$out" == *"$w0"* && "$out" == *"$w1"* ]]; the
 else fail "deadlock (exit $rc): $out"; fi
 
 # ---- labs: the same values and ledgers as one process ----------------------
-# the modeled times (and the bandwidths from them) blanked
+# the modeled times (and the bandwidths from them) blanked; Lab 10's: its
+# bubble on the modeled clock (not the formula's), the DP reductions' spans
+# and which stage reduced first
 norm() {
-    sed -E 's/[0-9]+\.[0-9]+ us/T us/g' "$1" |
+    sed -E -e 's/[0-9]+\.[0-9]+ us/T us/g; s/[0-9]+\.[0-9]+-T us/T-T us/g' \
+        -e 's/(on the modeled clock: )[0-9.]+ % of the ideal time and [0-9.]+ % of the total/\1P % of the ideal time and P % of the total/' \
+        -e 's/ (The last stage|Stage [0-9]+) reduces first: [^.]*\./ S reduces first./' "$1" |
         awk '/^ +[0-9]+ +[0-9]+ +float +sum/ { $6 = $7 = $8 = "T" } { print }'
 }
 lab() { # name, processes, rank threads per process, extra options
@@ -99,12 +108,34 @@ lab() { # name, processes, rank threads per process, extra options
 lab lab06 4 1
 lab lab06 2 2
 lab lab07 4 1 --epochs 2
+lab lab08 2 2 --epochs 1
+lab lab10 2 4 --epochs 1
 # what must be in them, so that the comparison compares something
 grep -q 'rank 3: 4 4 4 4' "$TMP/lab06.4x1.mpi" && grep -q '1048576 floats: every element right' "$TMP/lab06.4x1.mpi" ||
     fail "lab06 under mpirun: no row of rank 3 or no 'every element right'"
 grep -qE 'Epoch 2/2: loss [0-9.]+ .*test [0-9.]+ %' "$TMP/lab07.4x1.mpi" &&
     grep -qE 'bit for bit \(hash [0-9a-f]{8}\)' "$TMP/lab07.4x1.mpi" ||
     fail "lab07 under mpirun: no epoch 2 line or no parameter hash"
+# Lab 08: the gathered model's hash, the replicated parameters compared
+# across the processes, the epoch
+grep -qE 'gathered, they hash to [0-9a-f]{8}' "$TMP/lab08.2x2.mpi" &&
+    grep -q 'are the same bits on every rank' "$TMP/lab08.2x2.mpi" &&
+    grep -qE 'Epoch 1/1: loss [0-9.]+ \(the mean over 1408 samples\), train [0-9.]+ %, test [0-9.]+ %' "$TMP/lab08.2x2.mpi" ||
+    fail "lab08 under mpirun: no gathered hash, replicated parameters' line or epoch line"
+# Lab 10: the gathered model's hash, every DP replica's hash, the epoch and
+# the run's line (its loss and accuracy)
+grep -qE 'hash to [0-9a-f]{8} gathered' "$TMP/lab10.2x4.mpi" &&
+    grep -qE '\(pp 1, tp 1\): ([0-9a-f]{8}) \1: the same bits in every replica' "$TMP/lab10.2x4.mpi" &&
+    grep -qE 'Epoch 1/1: loss [0-9.]+ \(the mean over 1408 samples\), train [0-9.]+ %, test [0-9.]+ %' "$TMP/lab10.2x4.mpi" &&
+    grep -qE '22 steps of a batch of 64 on dp 2 x tp 2 x pp 2 .*loss [0-9.]+, test accuracy [0-9.]+ %' "$TMP/lab10.2x4.mpi" ||
+    fail "lab10 under mpirun: no gathered hash, replicas' hashes, epoch line or run line"
+
+# ---- a lab whose ranks share host memory refuses mpirun ---------------------
+out=$(timeout "$LIMIT" "$RUN" -np 2 "$BIN/lab09" --no-viz </dev/null 2>&1)
+rc=$?
+want="lab09: under mpirun (2 processes): lab 09's ranks share host memory in one process, so it runs without mpirun only (labs 06, 07, 08 and 10 run under mpirun)"
+if [[ $rc -ne 0 && $rc -ne 124 && "$out" == *"$want"* ]]; then pass "lab09 refuses mpirun: $want"
+else fail "lab09 under mpirun (exit $rc): $out"; fi
 
 # ---- the trace of a multi-process run: a part per process, merged ---------
 # (2 processes x 2 rank threads: the parts hold global ranks 0-1 and 2-3)

@@ -51,6 +51,11 @@ void pl_dist_gather_host(const pl_comm *world, void *base, size_t stride, size_t
     (void)world, (void)base, (void)stride, (void)bytes;
 }
 void pl_dist_bcast_host(void *buf, size_t bytes) { (void)buf, (void)bytes; }
+pl_comm_result pl_dist_allgather_host(const pl_comm *world, void *base, size_t stride, size_t bytes)
+{
+    (void)world, (void)base, (void)stride, (void)bytes;
+    return PL_COMM_OK;
+}
 
 pl_comm_result pl_comm_create_mpi(int n, int threads, const int *devices, double timeout_s,
                                   pl_comm **ranks, char *err, size_t err_size)
@@ -92,7 +97,7 @@ const pl_comm_engine pl_comm_mpi_engine = {
 #define CH_DESC 0 /* a call's descriptor, and member 0's table */
 #define CH_DATA 1 /* a collective's chunks */
 #define CH_P2P 2  /* pl_send / pl_recv */
-#define CH_HOST 3 /* pl_dist_gather_host */
+#define CH_HOST 3 /* pl_dist_gather_host, pl_dist_allgather_host */
 #define NCH 4
 #define TAG_ABORT 1 /* on the control communicator */
 #define TAG_HOLD 2  /* a hold begins (+1) or ends (-1) in another process */
@@ -189,6 +194,10 @@ typedef struct mworld {
     pl_trace *trace;
     size_t chunk_bytes;
     int handles; /* alive */
+    /* pl_dist_allgather_host: this process's threads meet once their rows are in */
+    pthread_cond_t host_cv;
+    int host_in;
+    unsigned host_gen;
 } mworld;
 
 typedef struct mcomm {
@@ -1067,6 +1076,7 @@ static void handle_free(mcomm *c)
     free(c);
     if (last) {
         pthread_mutex_destroy(&w->lock);
+        pthread_cond_destroy(&w->host_cv);
         free(w);
     }
 }
@@ -1109,6 +1119,7 @@ pl_comm_result pl_comm_create_mpi(int n, int threads, const int *devices, double
     w->timeout = timeout_s > 0 ? timeout_s : 10;
     w->chunk_bytes = DEFAULT_CHUNK;
     pthread_mutex_init(&w->lock, NULL);
+    pthread_cond_init(&w->host_cv, NULL);
     for (int t = 0; t < threads; t++) w->next_ctx[t] = 1;
     for (int t = 0; t < threads; t++) {
         mcomm *c = handle_new(w, t, devices[t]);
@@ -1326,6 +1337,58 @@ void pl_dist_gather_host(const pl_comm *world, void *base, size_t stride, size_t
     /* a failed world or a timeout leaves the rows as they were (the lab's
      * next call reports the failure) */
     if (k) wait_all(c, k, rq, NULL, "the host data of the other processes' ranks");
+}
+
+/* Thread t of each process sends its row to thread t of every other process
+ * and receives theirs: the rows a thread writes are its own, no two threads
+ * write the same row. Then the threads of the process meet, so that each
+ * returns with every row in place. (CH_HOST as pl_dist_gather_host: a
+ * sending thread's messages to one thread keep their order.) */
+pl_comm_result pl_dist_allgather_host(const pl_comm *world, void *base, size_t stride, size_t bytes)
+{
+    if (!D.active || !world || world->engine != &pl_comm_mpi_engine) return PL_COMM_OK;
+    mcomm *c = (mcomm *)world;
+    mworld *w = c->w;
+    if (c->n != w->n)
+        return fail(c, PL_COMM_INVALID_ARGUMENT,
+                    "pl_dist_allgather_host: a communicator of %d ranks, not the world's %d (the "
+                    "world communicator only)",
+                    c->n, w->n);
+    int me = c->rank;
+    MPI_Request rq[2 * MAXR];
+    int k = 0;
+    for (int p = 0; p < D.procs; p++)
+        if (p != w->p) {
+            int q = p * w->T + c->thread;
+            MPI_Irecv((char *)base + (size_t)q * stride, (int)bytes, MPI_BYTE, p,
+                      tag_of(c, q, me, CH_HOST), D.data, &rq[k++]);
+            MPI_Isend((char *)base + (size_t)me * stride, (int)bytes, MPI_BYTE, p,
+                      tag_of(c, me, q, CH_HOST), D.data, &rq[k++]);
+        }
+    pl_comm_result r =
+        k ? wait_all(c, k, rq, NULL, "the host data of the other processes' ranks") : PL_COMM_OK;
+    /* the process's threads meet: a thread that failed stops the world,
+     * which ends the wait (a held rank is not waited for here: every thread
+     * of the process is in this call, or on its way) */
+    pthread_mutex_lock(&w->lock);
+    unsigned gen = w->host_gen;
+    if (++w->host_in == w->T) {
+        w->host_in = 0;
+        w->host_gen++;
+        pthread_cond_broadcast(&w->host_cv);
+    } else
+        while (gen == w->host_gen && !atomic_load(&w->aborted)) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 10000000;
+            if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
+            pthread_cond_timedwait(&w->host_cv, &w->lock, &ts);
+        }
+    int stopped = gen == w->host_gen;
+    pthread_mutex_unlock(&w->lock);
+    if (!r && stopped)
+        r = fail(c, PL_COMM_ABORTED, "stopped while the host data was shared: %s", w->abort_msg);
+    return r;
 }
 
 #endif

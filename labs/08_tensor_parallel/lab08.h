@@ -66,7 +66,14 @@ typedef struct lab08_run {
     const pl_tp_linear_ops *impl;
     const pl_digits *data;
     lab08_result *result;
-    float *part[PL_MAX_RANKS]; /* scratch: each rank's parameters, for gathering */
+    float *part[PL_MAX_RANKS]; /* scratch: each rank's parameters, for gathering (into rows) */
+    /* a row per rank of its parameters (lay.nparams floats, the same on
+     * every rank), in each process: its first rank allocates them, the
+     * last frees them. Under mpirun (paralab/dist.h) the other processes'
+     * rows come to rank 0 by pl_dist_gather_host; in one process it does
+     * nothing. */
+    float *rows;
+    int users;
 } lab08_run;
 
 /* The rank function: trains cfg->epochs (or max_steps) on r->size TP ranks. */

@@ -208,6 +208,7 @@ int main(int argc, char **argv)
         .on_option = on_option,
         .ctx = &a,
         .default_devices = 4,
+        .multi_process = 1, /* train.c: rank 0 gathers the parameters it checks and prints */
         .devices_hint = devices_hint,
         .lab = &lab08_tensor_parallel,
         .check = quick_check,

@@ -16,6 +16,7 @@
  * is evaluated in batches of B rows, the last one padded with rows no
  * label matches.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 #include "harness/train.h" /* FAIL, CK, STEP, BEGIN */
 #include "paralab/cuda_check.h"
 #include "paralab/device.h"
+#include "paralab/dist.h"
 #include "paralab/nn.h"
 #include "paralab/plural.h"
 #include "paralab/step.h"
@@ -197,6 +199,38 @@ static const pl_tp_linear_ops traced = {t_column_forward, t_row_forward, t_row_b
         if (rc_) FAIL("%s", tp.error[0] ? tp.error : #call " failed");                             \
     } while (0)
 
+/* run->rows: taken by every rank (the first allocates them), left by every
+ * rank (the last frees them). */
+static pthread_mutex_t rows_lock = PTHREAD_MUTEX_INITIALIZER;
+static float *rows_take(lab08_run *run, int n, long floats, int me)
+{
+    pthread_mutex_lock(&rows_lock);
+    if (!run->users) run->rows = calloc((size_t)n * (size_t)floats, sizeof(float));
+    float *mine = run->rows ? run->rows + (size_t)me * (size_t)floats : NULL;
+    if (mine) run->users++;
+    pthread_mutex_unlock(&rows_lock);
+    return mine;
+}
+static void rows_leave(lab08_run *run)
+{
+    pthread_mutex_lock(&rows_lock);
+    if (--run->users == 0) {
+        free(run->rows);
+        run->rows = NULL;
+    }
+    pthread_mutex_unlock(&rows_lock);
+}
+
+/* After a barrier: every rank's row (mine, in run->rows) on rank 0, in
+ * run->part (under mpirun the other processes' rows come to it). */
+static void rows_to_rank0(pl_rank *r, lab08_run *run, long floats)
+{
+    size_t bytes = (size_t)floats * sizeof(float);
+    pl_dist_gather_host(r->comm, run->rows, bytes, bytes);
+    if (r->rank == 0)
+        for (int q = 0; q < r->size; q++) run->part[q] = run->rows + (size_t)q * (size_t)floats;
+}
+
 /* Every rank's parameters to rank 0, written into the whole model (host). */
 static int gather(pl_rank *r, lab08_run *run, const pl_blocks *m, float *mine, float *whole)
 {
@@ -205,12 +239,14 @@ static int gather(pl_rank *r, lab08_run *run, const pl_blocks *m, float *mine, f
         return -1;
     run->part[r->rank] = mine;
     if (pl_comm_barrier(r->comm)) return -1;
+    rows_to_rank0(r, run, m->lay.nparams);
     if (r->rank == 0) {
         pl_blocks_config c = m->lay.cfg;
         for (int q = 0; q < r->size; q++) {
             pl_blocks_layout l;
             pl_blocks_part p = {0, c.layers, 1, 1, r->size, q};
-            pl_blocks_layout_make(&l, &c, p, NULL, 0);
+            if (pl_blocks_layout_make(&l, &c, p, NULL, 0) || l.nparams != m->lay.nparams)
+                return -1; /* a row is lay.nparams floats on every rank */
             pl_blocks_unslice(&l, run->part[q], whole);
         }
     }
@@ -226,6 +262,7 @@ static int replicated_same(pl_rank *r, lab08_run *run, const pl_blocks *m, float
         return -1;
     run->part[r->rank] = mine;
     if (pl_comm_barrier(r->comm)) return -1;
+    rows_to_rank0(r, run, m->lay.nparams);
     const pl_blocks_layout *l = &m->lay;
     int ok = 1;
     for (int q = 1; q < r->size && r->rank == 0; q++) {
@@ -269,7 +306,7 @@ int lab08_rank(pl_rank *r)
     hx = malloc((size_t)B * PL_DIGITS_FEATURES * sizeof *hx);
     hy = malloc((size_t)B * sizeof *hy);
     order = malloc((size_t)train->n * sizeof *order);
-    mine = malloc((size_t)lay.nparams * sizeof *mine);
+    mine = rows_take(run, t, lay.nparams, me); /* every rank's lay.nparams are the same */
     whole = malloc((size_t)pl_blocks_count(&c) * sizeof *whole);
     if (!hx || !hy || !order || !mine || !whole) FAIL("out of host memory");
     CK(cudaMalloc((void **)&dx, (size_t)R * PL_DIGITS_FEATURES * sizeof(float)));
@@ -523,7 +560,7 @@ out:
     free(hx);
     free(hy);
     free(order);
-    free(mine);
+    if (mine) rows_leave(run);
     free(whole);
     return status;
 }

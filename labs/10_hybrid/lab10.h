@@ -107,12 +107,23 @@ typedef struct lab10_result {
     double measured_step;             /* wall seconds per step, rank 0 */
 } lab10_result;
 
-/* Everything the ranks share. */
+/* Everything the ranks share. Under mpirun (paralab/dist.h) each process
+ * has its own: a rank writes its own entries, and what rank 0 reads of the
+ * other processes' ranks comes to it by pl_dist_gather_host (what every
+ * rank reads, by pl_dist_allgather_host); in one process those do nothing. */
 typedef struct lab10_run {
     const lab10_config *cfg;
     const pl_digits *data;
     lab10_result *result;
-    pthread_mutex_t lock; /* one rank at a time writes into the gathered model */
+    pthread_mutex_t lock; /* the rows below: the process's first rank allocates them */
+    int users;            /* ranks of this process using them (the last frees them) */
+    /* a row per rank: its parameters or gradients (its chunks one after
+     * another), of rows_stride floats, the most any rank holds; rank 0
+     * writes the DP-0 ranks' rows into the gathered model */
+    float *rows;
+    long rows_stride;
+    pl_pp_record *recs; /* a row per rank: its op records of the first step */
+    int recs_stride;    /* the most ops a stage's list has */
     /* scratch the ranks share between barriers */
     float *whole;
     unsigned hash[PL_MAX_RANKS];
@@ -121,10 +132,10 @@ typedef struct lab10_run {
     int right[PL_MAX_RANKS], test_right[PL_MAX_RANKS];
     pl_mesh_coord coord[PL_MAX_RANKS];
     int members[PL_MAX_RANKS][3][PL_MAX_RANKS]; /* each rank's groups (world ranks): tp, dp, pp */
-    const pl_pp_record *rec[PL_MAX_RANKS];
+    const pl_pp_record *rec[PL_MAX_RANKS];      /* into recs */
     int nrec[PL_MAX_RANKS];
     lab10_bytes eval_bytes[PL_MAX_RANKS]; /* one forward pass (step [2]) */
-    float *part[PL_MAX_RANKS];            /* each rank's own parameters (host) */
+    float *part[PL_MAX_RANKS];            /* each rank's own parameters (into rows) */
     long part_n[PL_MAX_RANKS];
     int bad[PL_MAX_RANKS]; /* its groups were refused */
 } lab10_run;

@@ -440,6 +440,7 @@ int main(int argc, char **argv)
         .on_option = on_option,
         .ctx = &a,
         .default_devices = 8,
+        .multi_process = 1, /* train.c: what rank 0 prints of other processes' ranks is gathered */
         .devices_hint = devices_hint,
         .lab = &lab10_hybrid,
         .check = quick_check,

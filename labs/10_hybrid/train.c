@@ -25,6 +25,7 @@
 #include "harness/train.h" /* FAIL, CK, STEP, BEGIN; pl_bytes_text, pl_appendf */
 #include "paralab/cuda_check.h"
 #include "paralab/device.h"
+#include "paralab/dist.h"
 #include "paralab/plural.h"
 #include "paralab/trace.h"
 
@@ -138,6 +139,104 @@ static void ledgers(const pl_mesh_groups *g, pl_ledger out[3])
     out[0] = pl_comm_ledger_own(g->tp);
     out[1] = pl_comm_ledger_own(g->dp);
     out[2] = pl_comm_ledger_own(g->pp);
+}
+
+/* The layout of chunk ch of the rank at `at` (as pl_pp_blocks_create_tp
+ * makes it: chunk ch of stage at.pp is the model's part ch p + at.pp): 0,
+ * or -1 with why. Rank 0 writes another rank's row into the whole model
+ * with it (under mpirun the rank's own layout is in its process). */
+static int part_layout(const pl_hybrid_config *hc, pl_mesh_coord at, int ch, pl_blocks_layout *lay,
+                       char *err, size_t cap)
+{
+    int p = hc->pp, v = hc->chunks;
+    int first[PL_PP_MAX_STAGES * PL_PP_MAX_CHUNKS], count[PL_PP_MAX_STAGES * PL_PP_MAX_CHUNKS];
+    if (pl_pp_split(hc->model.layers, p, v, first, count, err, cap)) return -1;
+    int q = ch * p + at.pp;
+    pl_blocks_part part = {first[q], first[q] + count[q], q == 0, q == p * v - 1, hc->tp, at.tp};
+    return pl_blocks_layout_make(lay, &hc->model, part, err, cap);
+}
+
+/* The floats the rank at `at` holds (its chunks'), or -1 with why. */
+static long part_floats(const pl_hybrid_config *hc, pl_mesh_coord at, char *err, size_t cap)
+{
+    long n = 0;
+    for (int ch = 0; ch < hc->chunks; ch++) {
+        pl_blocks_layout lay;
+        if (part_layout(hc, at, ch, &lay, err, cap)) return -1;
+        n += lay.nparams;
+    }
+    return n;
+}
+
+/* The process's rows (lab10_run): its first rank allocates them, each
+ * counts itself a user. 0, or -1 with why. */
+static int rows_take(lab10_run *run, const pl_mesh *mesh, char *err, size_t cap)
+{
+    const pl_hybrid_config *hc = &run->cfg->hc;
+    int rc = 0;
+    pthread_mutex_lock(&run->lock);
+    if (!run->users) {
+        long most = 0;
+        for (int q = 0; q < mesh->size && rc == 0; q++) {
+            pl_mesh_coord at;
+            pl_mesh_coords(mesh, q, &at);
+            long k = part_floats(hc, at, err, cap);
+            if (k < 0) rc = -1;
+            if (k > most) most = k;
+        }
+        int ops = 0;
+        for (int st = 0; st < run->cfg->schedule->stages; st++)
+            if (run->cfg->schedule->n[st] > ops) ops = run->cfg->schedule->n[st];
+        run->rows_stride = most;
+        run->recs_stride = ops > 0 ? ops : 1;
+        if (!rc) {
+            run->rows = calloc((size_t)mesh->size * (size_t)most, sizeof(float));
+            run->recs = calloc((size_t)mesh->size * (size_t)run->recs_stride, sizeof *run->recs);
+            if (!run->rows || !run->recs) {
+                free(run->rows);
+                free(run->recs);
+                run->rows = NULL;
+                run->recs = NULL;
+                snprintf(err, cap, "out of host memory");
+                rc = -1;
+            }
+        }
+    }
+    if (!rc) run->users++;
+    pthread_mutex_unlock(&run->lock);
+    return rc;
+}
+
+static void rows_leave(lab10_run *run)
+{
+    pthread_mutex_lock(&run->lock);
+    if (--run->users == 0) {
+        free(run->rows);
+        free(run->recs);
+        run->rows = NULL;
+        run->recs = NULL;
+    }
+    pthread_mutex_unlock(&run->lock);
+}
+
+/* Rank 0: the DP-0 ranks' rows written into run->whole with their layouts.
+ * 0, or -1 with why. */
+static int unslice_rows(lab10_run *run, const pl_mesh *mesh, char *err, size_t cap)
+{
+    const pl_hybrid_config *hc = &run->cfg->hc;
+    for (int q = 0; q < mesh->size; q++) {
+        pl_mesh_coord at;
+        pl_mesh_coords(mesh, q, &at);
+        if (at.dp != 0) continue;
+        const float *row = run->rows + (size_t)q * (size_t)run->rows_stride;
+        for (int ch = 0; ch < hc->chunks; ch++) {
+            pl_blocks_layout lay;
+            if (part_layout(hc, at, ch, &lay, err, cap)) return -1;
+            pl_blocks_unslice(&lay, row, run->whole);
+            row += lay.nparams;
+        }
+    }
+    return 0;
 }
 
 /* "{0, 2}" */
@@ -379,7 +478,7 @@ int lab10_rank(pl_rank *r)
     memset(&h, 0, sizeof h);
     pl_mesh mesh;
     pl_mesh_groups g = {0};
-    int created = 0, have_groups = 0;
+    int created = 0, have_groups = 0, took_rows = 0;
     float *hx = NULL, *dx = NULL, *mine = NULL;
     int *hy = NULL, *dy = NULL, *order = NULL;
     char why[1000];
@@ -391,6 +490,8 @@ int lab10_rank(pl_rank *r)
     /* a wrong group on any rank stops every rank (they free their groups together) */
     run->bad[me] = rc != 0;
     BARRIER();
+    if (pl_dist_allgather_host(r->comm, run->bad, sizeof run->bad[0], sizeof run->bad[0]))
+        FAIL("%s", pl_comm_last_error(r->comm));
     for (int q = 0; q < n; q++)
         if (run->bad[q]) {
             pl_mesh_groups_free(&g);
@@ -416,28 +517,57 @@ int lab10_rank(pl_rank *r)
     int first_stage = c.pp == 0, last_stage = c.pp == hc->pp - 1, rows = h.rows;
     int dp_after = cfg->dp_after(cfg->schedule, c.pp);
     long nparams = pl_blocks_count(&hc->model), mine_n = 0;
-    for (int ch = 0; ch < v; ch++) mine_n += h.pp.part[ch].lay.nparams;
+    for (int ch = 0; ch < v; ch++) {
+        /* the layout rank 0 will write this rank's row with: the one it has */
+        const pl_blocks_layout *have = &h.pp.part[ch].lay;
+        pl_blocks_layout lay;
+        if (part_layout(hc, c, ch, &lay, why, sizeof why)) FAIL("%s", why);
+        if (lay.nparams != have->nparams || lay.part.first != have->part.first ||
+            lay.part.last != have->part.last || lay.part.input != have->part.input ||
+            lay.part.head != have->part.head || lay.part.tp_rank != have->part.tp_rank)
+            FAIL("chunk %d: its layout (%ld floats, blocks %d..%d) is not the one the lab "
+                 "gathers it with (%ld floats, blocks %d..%d)",
+                 ch, have->nparams, have->part.first, have->part.last, lay.nparams, lay.part.first,
+                 lay.part.last);
+        mine_n += have->nparams;
+    }
+    if (rows_take(run, &mesh, why, sizeof why)) FAIL("%s", why);
+    took_rows = 1;
+    if (mine_n > run->rows_stride)
+        FAIL("%ld parameters, more than a row holds (%ld)", mine_n, run->rows_stride);
+    size_t row_bytes = (size_t)run->rows_stride * sizeof(float),
+           rec_bytes = (size_t)run->recs_stride * sizeof *run->recs;
+    mine = run->rows + (size_t)me * (size_t)run->rows_stride; /* this rank's row */
     hx = malloc((size_t)rows * PL_DIGITS_FEATURES * sizeof *hx);
     hy = malloc((size_t)rows * sizeof *hy);
     order = malloc((size_t)train->n * sizeof *order);
-    mine = malloc((size_t)mine_n * sizeof *mine);
-    if (!hx || !hy || !order || !mine) FAIL("out of host memory");
+    if (!hx || !hy || !order) FAIL("out of host memory");
     if (me == 0 && !(run->whole = calloc((size_t)nparams, sizeof(float))))
         FAIL("out of host memory");
     CK(cudaMalloc((void **)&dx, (size_t)rows * PL_DIGITS_FEATURES * sizeof(float)));
     CK(cudaMalloc((void **)&dy, (size_t)rows * sizeof(int)));
 
-/* The DP-0 ranks write their parts into run->whole, one at a time. */
-#define GATHER(grads)                                                                              \
+/* The whole model on rank 0: the DP-0 ranks copy their parts into their
+ * rows; under mpirun those of the other processes' ranks come to rank 0
+ * (pl_dist_gather_host); rank 0 writes each into its places (the
+ * replicated tensors, the same in every TP rank, once per rank). */
+#define GATHER(gradients)                                                                          \
     do {                                                                                           \
         BARRIER();                                                                                 \
         if (c.dp == 0) {                                                                           \
-            pthread_mutex_lock(&run->lock);                                                        \
-            int bad_ = pl_hybrid_unslice(&h, run->whole, (grads));                                 \
-            pthread_mutex_unlock(&run->lock);                                                      \
-            if (bad_) FAIL("%s", h.error);                                                         \
+            long at_ = 0;                                                                          \
+            for (int ch_ = 0; ch_ < v; ch_++) {                                                    \
+                const pl_blocks *b_ = &h.pp.part[ch_];                                             \
+                CK(cudaMemcpyAsync(mine + at_, (gradients) ? b_->grads.data : b_->params.data,     \
+                                   (size_t)b_->lay.nparams * sizeof(float),                        \
+                                   cudaMemcpyDeviceToHost, h.pp.stream));                          \
+                CK(cudaStreamSynchronize(h.pp.stream));                                            \
+                at_ += b_->lay.nparams;                                                            \
+            }                                                                                      \
         }                                                                                          \
         BARRIER();                                                                                 \
+        pl_dist_gather_host(r->comm, run->rows, row_bytes, row_bytes);                             \
+        if (me == 0 && unslice_rows(run, &mesh, why, sizeof why)) FAIL("%s", why);                 \
     } while (0)
 /* This rank's own parameters to the host, hashed. */
 #define OWN()                                                                                      \
@@ -454,8 +584,17 @@ int lab10_rank(pl_rank *r)
         run->part_n[me] = mine_n;                                                                  \
     } while (0)
 
+/* Under mpirun, an array of PL_MAX_RANKS entries, one per rank: the other
+ * processes' ranks' entries to rank 0 (paralab/dist.h; in one process
+ * nothing to do). After a barrier: every rank has written its own. */
+#define TO_RANK0(array) pl_dist_gather_host(r->comm, (array), sizeof(array)[0], sizeof(array)[0])
+
     GATHER(0);
     if (me == 0) res->init_hash = pl_blocks_hash(run->whole, nparams);
+    if (cfg->narrate) { /* step [1]'s mesh: rank 0 lists every rank's coordinates and groups */
+        TO_RANK0(run->coord);
+        TO_RANK0(run->members);
+    }
 
     /* one forward pass of the first batch's rows (step [2]'s TP collectives) */
     pl_shuffle(order, train->n, cfg->seed, 1);
@@ -476,6 +615,7 @@ int lab10_rank(pl_rank *r)
         run->eval_bytes[me] = ledger_delta(&g, before);
         if (last_stage) CK(pl_blocks_reset_correct(&h.pp.part[v - 1], cs));
         BARRIER();
+        TO_RANK0(run->eval_bytes);
     }
     {
         char text[8192] = "";
@@ -531,7 +671,13 @@ int lab10_rank(pl_rank *r)
                         h.pp.exec.result.record[h.dp_after].measured_end - tm.start;
                 }
                 res->first_bytes[me] = run->bytes[me];
-                run->rec[me] = h.pp.exec.result.record;
+                if (h.pp.exec.result.ops > run->recs_stride)
+                    FAIL("%d ops ran, more than a stage's list has (%d)", h.pp.exec.result.ops,
+                         run->recs_stride);
+                pl_pp_record *rec_row = run->recs + (size_t)me * (size_t)run->recs_stride;
+                memcpy(rec_row, h.pp.exec.result.record,
+                       (size_t)h.pp.exec.result.ops * sizeof *rec_row);
+                run->rec[me] = rec_row;
                 run->nrec[me] = h.pp.exec.result.ops;
                 if (cfg->keep_grads) {
                     GATHER(1);
@@ -543,9 +689,24 @@ int lab10_rank(pl_rank *r)
                 }
             }
             BARRIER();
+            TO_RANK0(run->loss);
+            if (steps == 0 || audit) TO_RANK0(run->bytes);
+            if (steps == 0) { /* what step [3] and [4] say of every rank */
+                TO_RANK0(res->dp_after);
+                TO_RANK0(res->dp_fired);
+                TO_RANK0(res->dp_buckets);
+                TO_RANK0(res->dp_start);
+                TO_RANK0(res->dp_end);
+                TO_RANK0(res->first_bytes);
+                TO_RANK0(run->nrec);
+                pl_dist_gather_host(r->comm, run->recs, rec_bytes, rec_bytes);
+                if (me == 0)
+                    for (int q = 0; q < n; q++)
+                        run->rec[q] = run->recs + (size_t)q * (size_t)run->recs_stride;
+            }
             double total = 0;
             for (int q = 0; q < n; q++) total += run->loss[q];
-            step_loss = (float)total; /* every replica's, on every rank */
+            step_loss = (float)total; /* every replica's (under mpirun: on rank 0) */
             if (steps == 0 && me == 0) res->first_loss = step_loss / B;
             if (steps == 0 || audit) {
                 char t_why[512] = "";
@@ -688,6 +849,13 @@ int lab10_rank(pl_rank *r)
                 OWN();
                 if (steps == 0) res->part_hash[me] = run->hash[me];
                 BARRIER();
+                TO_RANK0(run->hash);
+                TO_RANK0(run->part_n);
+                if (steps == 0) TO_RANK0(res->part_hash);
+                pl_dist_gather_host(r->comm, run->rows, row_bytes, row_bytes);
+                if (me == 0)
+                    for (int q = 0; q < n; q++)
+                        run->part[q] = run->rows + (size_t)q * (size_t)run->rows_stride;
                 char r_why[512] = "";
                 if (me == 0 && !res->replicas_differ_at &&
                     replicas_same(run, &mesh, run->part, run->part_n, r_why, sizeof r_why)) {
@@ -799,7 +967,9 @@ int lab10_rank(pl_rank *r)
         run->right[me] = last_stage && c.tp == 0 ? right : 0;
         run->test_right[me] = last_stage && c.tp == 0 ? test_right : 0;
         BARRIER();
-        right = test_right = 0;
+        TO_RANK0(run->right);
+        TO_RANK0(run->test_right);
+        right = test_right = 0; /* every rank's (under mpirun: on rank 0) */
         for (int q = 0; q < n; q++) right += run->right[q], test_right += run->test_right[q];
         BARRIER();
         double ep_loss = seen ? loss_sum / seen : 0, tr_acc = seen ? 100.0 * right / seen : 0,
@@ -836,7 +1006,7 @@ out:
     free(hx);
     free(hy);
     free(order);
-    free(mine);
+    if (took_rows) rows_leave(run);
     if (me == 0) {
         free(run->whole);
         run->whole = NULL;

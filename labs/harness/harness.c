@@ -136,10 +136,11 @@ static int start(const pl_lab_def *def, int argc, char **argv)
         return 2;
     }
     if (pl_dist_procs() > 1 && !def->multi_process) {
-        fprintf(stderr,
-                "%s: under mpirun (%d processes): lab %.2s's ranks share host memory in one "
-                "process, so it runs without mpirun only (labs 06 and 07 run under mpirun)\n",
-                def->program, pl_dist_procs(), def->program + 3);
+        fprintf(
+            stderr,
+            "%s: under mpirun (%d processes): lab %.2s's ranks share host memory in one "
+            "process, so it runs without mpirun only (labs 06, 07, 08 and 10 run under mpirun)\n",
+            def->program, pl_dist_procs(), def->program + 3);
         return 2;
     }
     /* The lab's range: above it, before the options are applied (--devices

@@ -7,8 +7,10 @@
  *
  * ok: every collective, point to point in a group, a split into two groups
  * (key reversing the order) and its all-reduce, each result checked element
- * by element against its closed form; process 0 prints one line. mesh (8
- * ranks): Lab 10's TP, DP and PP groups (rank_mesh). hold: rank 0 held
+ * by element against its closed form, and a row of host data per rank
+ * shared by pl_dist_allgather_host (host_allgather); process 0 prints one
+ * line. mesh (8 ranks): Lab 10's TP, DP and PP groups (rank_mesh), and the
+ * rows again. hold: rank 0 held
  * (pl_comm_hold) for 3 s, past the timeout: the others wait. mismatch:
  * rank 1 all-reduces 3 elements where the others give 4: every rank must get
  * PL_COMM_MISMATCH. deadlock: rank 0 receives from the last rank, which never
@@ -48,6 +50,28 @@ static int put(int *d, const int *h, size_t n)
 static int get(int *h, const int *d, size_t n)
 {
     return cudaMemcpy(h, d, n * sizeof *h, cudaMemcpyDeviceToHost) != cudaSuccess;
+}
+
+/* pl_dist_allgather_host: a row of host data per rank, written by its rank
+ * in its process, in every process after the call: two rounds, so that the
+ * second must bring new rows, not find the first's. */
+static int host_rows[64][2];
+static int host_allgather(pl_rank *r)
+{
+    int me = r->rank, n = r->size;
+    for (int round = 0; round < 2; round++) {
+        host_rows[me][0] = me * 10 + round;
+        host_rows[me][1] = -me - 100 * round;
+        COMM(pl_comm_barrier(r->comm)); /* this process's rows written */
+        COMM(pl_dist_allgather_host(r->comm, host_rows, sizeof host_rows[0], sizeof host_rows[0]));
+        for (int q = 0; q < n; q++)
+            if (host_rows[q][0] != q * 10 + round || host_rows[q][1] != -q - 100 * round)
+                FAILR("pl_dist_allgather_host, round %d: rank %d's row is {%d, %d}, not {%d, %d}",
+                      round + 1, q, host_rows[q][0], host_rows[q][1], q * 10 + round,
+                      -q - 100 * round);
+        COMM(pl_comm_barrier(r->comm)); /* read before the next round writes */
+    }
+    return 0;
 }
 
 /* every element of got against want, or a message naming the first wrong */
@@ -154,7 +178,7 @@ static int rank_ok(pl_rank *r)
               (unsigned long long)l.calls[PL_CALL_BARRIER]);
     cudaFree(s);
     cudaFree(d);
-    return 0;
+    return host_allgather(r);
 }
 
 /* Lab 10's groups across processes: the mesh dp 2 x tp 2 x pp 2 split into
@@ -205,7 +229,7 @@ static int rank_mesh(pl_rank *r)
     if (pl_mesh_groups_free(&g)) FAILR("pl_mesh_groups_free");
     cudaFree(s);
     cudaFree(d);
-    return 0;
+    return host_allgather(r);
 }
 
 /* A rank held (a paused step) longer than the timeout: the others, in other

@@ -1064,6 +1064,10 @@ static void test_mpi_engine_outside_mpirun(void)
     CU_ASSERT_EQUAL(pl_comm_create_mpi(2, 2, devs, 1, c, err, sizeof err),
                     PL_COMM_INVALID_ARGUMENT);
     CU_ASSERT_PTR_NULL(c[0]);
+    /* the ranks share the process's memory already: the host rows stay */
+    int rows[2][2] = {{1, 2}, {3, 4}};
+    CU_ASSERT_EQUAL(pl_dist_allgather_host(NULL, rows, sizeof rows[0], sizeof rows[0]), PL_COMM_OK);
+    CU_ASSERT(rows[0][0] == 1 && rows[0][1] == 2 && rows[1][0] == 3 && rows[1][1] == 4);
 #ifdef PARALAB_MPI
     CU_ASSERT_STRING_EQUAL(err, "not started by mpirun: the MPI engine needs an MPI world");
 #else

@@ -52,4 +52,17 @@ void pl_dist_bcast_host(void *buf, size_t bytes);
  * an MPI world it does nothing. Not counted in the ledger, not traced. */
 void pl_dist_gather_host(const pl_comm *world, void *base, size_t stride, size_t bytes);
 
+/* Host data of every rank to every process (for what every rank must know,
+ * e.g. whether any rank's groups were refused): each rank of the world
+ * communicator calls it once with the same base, stride and bytes, its own
+ * row written; when it returns, the bytes of every rank q are at base + q *
+ * stride in the caller's process. The rows of the caller's own process are
+ * its threads' own: a barrier before the call makes sure they are written.
+ * PL_COMM_OK; or, the world stopped or a wait timed out, the engine's
+ * result with pl_comm_last_error(world) (the rows then as they were).
+ * Outside an MPI world it does nothing (PL_COMM_OK). Not counted in the
+ * ledger, not traced. */
+pl_comm_result pl_dist_allgather_host(const pl_comm *world, void *base, size_t stride,
+                                      size_t bytes);
+
 #endif
