@@ -29,7 +29,7 @@ FUZZ_SRC_trace := viz/replay.c viz/model.c viz/panes.c viz/grid.c viz/memory.c v
                   $(wildcard viz/picture*.c) core/trace.c $(wildcard core/picture*.c) \
                   core/clock.c core/parallel/mesh.c fuzz/stubs.c
 FUZZ_SRC_roundtrip := $(FUZZ_SRC_trace)
-FUZZ_SRC_options := core/options.c core/cli.c fuzz/stubs.c
+FUZZ_SRC_options := core/options.c core/cli.c core/comm/comm_mpi.c fuzz/stubs.c
 FUZZ_SRC_digits := core/model/data.c
 FUZZ_LIBS_trace := -ljansson -lm
 FUZZ_LIBS_roundtrip := $(FUZZ_LIBS_trace)
