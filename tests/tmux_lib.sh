@@ -13,6 +13,22 @@ trap 'T kill-server 2>/dev/null' EXIT
 # a session that outlives the others: killing the last one would stop the
 # server, and a new session started meanwhile finds it gone
 T new-session -d -s keep "sleep 100000"
+# start_t WIDTH HEIGHT COMMAND: a fresh session t running COMMAND; made
+# again (up to 5 times) until the server has it, saying so on stderr (a
+# session that was not there made every check of a step fail at once,
+# "can't find pane: t", once in a CI run)
+start_t() {
+    local i
+    for i in 1 2 3 4 5; do
+        T kill-session -t t 2>/dev/null
+        if T new-session -d -s t -x "$1" -y "$2" "$3" && T has-session -t t 2>/dev/null; then
+            return 0
+        fi
+        echo "  (tmux: no session t after new-session, try $i; sessions: $(T ls 2>&1 | tr '\n' ' '))" >&2
+        sleep 1
+    done
+    return 1
+}
 # The processes of the session led by $1: their CPU ticks, and 1 if a thread
 # of theirs is runnable (running, or waiting for a CPU on a busy machine).
 pane_activity() {

@@ -24,8 +24,7 @@ sock="paralab-lab02-test-$$"
 screen() { T capture-pane -p -t t; }
 wait_for() { wait_screen t "$1"; }
 start() { # command line, in a fresh window $2 x $3
-    T kill-session -t t 2>/dev/null
-    T new-session -d -s t -x "$2" -y "$3" "cd '$root' && $1; echo EXIT=\$?; sleep 60"
+    start_t "$2" "$3" "cd '$root' && $1; echo EXIT=\$?; sleep 60"
 }
 # step K of 7 shown, waiting for the key (the last: shown, the run over)
 at_step() { if [ "$1" = 7 ]; then wait_for "step 7/7 |"; else wait_for "step $1/7 | step (space"; fi; }

@@ -27,8 +27,7 @@ sock="paralab-lab57-test-$$"
 screen() { T capture-pane -p -t t; }
 wait_for() { wait_screen t "$1"; }
 start() { # command line, in a fresh window $2 x $3
-    T kill-session -t t 2>/dev/null
-    T new-session -d -s t -x "$2" -y "$3" "cd '$root' && $1; echo EXIT=\$?; sleep 60"
+    start_t "$2" "$3" "cd '$root' && $1; echo EXIT=\$?; sleep 60"
 }
 # step_to K N: space until step K of N shows, each once the lab waits for it
 step_to() {

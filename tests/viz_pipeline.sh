@@ -28,8 +28,7 @@ screen() { T capture-pane -p -t t; }
 wait_for() { wait_screen t "$1"; }
 out=$(mktemp -d)
 start() { # command line, in a fresh window $2 x $3
-    T kill-session -t t 2>/dev/null
-    T new-session -d -s t -x "$2" -y "$3" "cd '$root' && $1; echo EXIT=\$?; sleep 60"
+    start_t "$2" "$3" "cd '$root' && $1; echo EXIT=\$?; sleep 60"
 }
 
 # GPipe, p stages, m micro-batches: F of micro-batch k on stage s at s + k

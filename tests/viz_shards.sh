@@ -20,8 +20,7 @@ screen() { T capture-pane -p -t t; }
 wait_for() { wait_screen t "$1"; }
 out=$(mktemp -d)
 start() { # command line, in a fresh window $2 x $3
-    T kill-session -t t 2>/dev/null
-    T new-session -d -s t -x "$2" -y "$3" "cd '$root' && $1; echo EXIT=\$?; sleep 60"
+    start_t "$2" "$3" "cd '$root' && $1; echo EXIT=\$?; sleep 60"
 }
 
 # the trace: per rank a matmul event around each linear layer (kind forward
