@@ -101,6 +101,12 @@ double pl_device_stream_now(cudaStream_t s)
     return 0;
 }
 void pl_device_start_clock(double t) { (void)t; }
+int pl_device_model_transfer(cudaStream_t s, size_t bytes, int src_device, int dst_device,
+                             double not_before)
+{
+    (void)s, (void)bytes, (void)src_device, (void)dst_device, (void)not_before;
+    return 0;
+}
 
 int pl_device_set_op_hook(pl_device_op_fn fn, void *user)
 {

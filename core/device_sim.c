@@ -115,6 +115,11 @@ int pl_device_alloc_room(const void *p, size_t *room, size_t *size, int *device)
 double pl_device_now(void) { return simtModeledNow(); }
 double pl_device_stream_now(cudaStream_t s) { return simtStreamModeledTime(s); }
 void pl_device_start_clock(double t) { simtHostClockAdvance(t); }
+int pl_device_model_transfer(cudaStream_t s, size_t bytes, int src_device, int dst_device,
+                             double not_before)
+{
+    return simtModelTransfer(s, bytes, src_device, dst_device, not_before) == cudaSuccess ? 0 : -1;
+}
 
 /* simt reports a simt_op_record; the seam's users get a pl_device_op. */
 static _Thread_local pl_device_op_fn op_fn;

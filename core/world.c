@@ -208,6 +208,7 @@ int pl_world_run_config(const pl_world_config *cfg, pl_rank_fn fn, void *arg, ch
     }
     _Atomic int first_failed = -1;
     double modeled_start = pl_device_now();
+    if (dist) modeled_start = pl_dist_max(modeled_start); /* one start in every process */
     int started = 0, failed = 0;
     for (int r = 0; r < nl; r++) {
         s[r].r = (pl_rank){.rank = lo + r,

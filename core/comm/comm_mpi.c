@@ -51,6 +51,7 @@ void pl_dist_gather_host(const pl_comm *world, void *base, size_t stride, size_t
     (void)world, (void)base, (void)stride, (void)bytes;
 }
 void pl_dist_bcast_host(void *buf, size_t bytes) { (void)buf, (void)bytes; }
+double pl_dist_max(double v) { return v; }
 pl_comm_result pl_dist_allgather_host(const pl_comm *world, void *base, size_t stride, size_t bytes)
 {
     (void)world, (void)base, (void)stride, (void)bytes;
@@ -98,7 +99,8 @@ const pl_comm_engine pl_comm_mpi_engine = {
 #define CH_DATA 1 /* a collective's chunks */
 #define CH_P2P 2  /* pl_send / pl_recv */
 #define CH_HOST 3 /* pl_dist_gather_host, pl_dist_allgather_host */
-#define NCH 4
+#define CH_DONE 4 /* a receive's end on the modeled clock, back to its blocking send */
+#define NCH 5
 #define TAG_ABORT 1 /* on the control communicator */
 #define TAG_HOLD 2  /* a hold begins (+1) or ends (-1) in another process */
 #define DEFAULT_CHUNK ((size_t)4 << 20)
@@ -200,6 +202,12 @@ typedef struct mworld {
     unsigned host_gen;
 } mworld;
 
+/* A message's stamp (exchange, below) */
+typedef struct stamp {
+    double t;
+    int32_t wants_done, pad;
+} stamp;
+
 typedef struct mcomm {
     pl_comm base;
     mworld *w;
@@ -209,7 +217,8 @@ typedef struct mcomm {
     pl_ledger own;
     void *scratch, *work;
     size_t scratch_bytes, work_bytes;
-    MPI_Request eager[256];
+    MPI_Request eager[2 * 256]; /* each eager send's stamp and data */
+    stamp eager_stamp[256];
     int neager;
     char doing[200];
     char err[2048];
@@ -572,23 +581,48 @@ static size_t chunk_elems(const mcomm *c, size_t es)
     return ce ? ce : 1;
 }
 
-/* One exchange of a step: send `sb` bytes to member `to` and receive `rb`
- * into `dst` from member `from` (either may be 0 bytes: none). */
-static pl_comm_result exchange(mcomm *c, int to, const void *src, size_t sb, int from, void *dst,
-                               size_t rb, const char *what)
+/* The modeled clock across processes. Each message's data is preceded by
+ * its sender's stamp, on the same tag (MPI keeps their order): the modeled
+ * time the sender's stream had reached, and whether the sender waits for
+ * the receive's end. The receiver puts the transfer on its stream's modeled
+ * clock as the local engine's peer copy would be — from no earlier than
+ * that time, for the link between the two ranks' devices
+ * (pl_device_model_transfer; the world's global ranks number the simulated
+ * cluster's devices, as in a one-process run) — and, when asked, sends the
+ * copy's end back (CH_DONE), which a blocking send's stream waits for, as
+ * the local engine's sender waits for its receive's copy. */
+static stamp stamp_of(cudaStream_t s, int wants_done)
 {
-    MPI_Request rq[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    return (stamp){pl_device_stream_now(s), wants_done, 0};
+}
+
+/* One exchange of a step: send `sb` bytes to member `to` and receive `rb`
+ * into `dst` from member `from` (either may be 0 bytes: none), each with
+ * its stamp; the received bytes on s's modeled clock. */
+static pl_comm_result exchange(mcomm *c, int to, const void *src, size_t sb, int from, void *dst,
+                               size_t rb, cudaStream_t s, const char *what)
+{
+    MPI_Request rq[4] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     int me = c->wrank[c->rank];
-    if (rb)
-        MPI_Irecv(dst, (int)rb, MPI_BYTE, proc_of(c->w, c->wrank[from]),
-                  tag_of(c, c->wrank[from], me, CH_DATA), D.data, &rq[0]);
-    if (sb)
-        MPI_Isend(src, (int)sb, MPI_BYTE, proc_of(c->w, c->wrank[to]),
-                  tag_of(c, me, c->wrank[to], CH_DATA), D.data, &rq[1]);
-    pl_comm_result r = wait_all(c, 2, rq, NULL, what);
+    stamp out = stamp_of(s, 0), in = {0, 0, 0};
+    if (rb) {
+        int pf = proc_of(c->w, c->wrank[from]), tf = tag_of(c, c->wrank[from], me, CH_DATA);
+        MPI_Irecv(&in, (int)sizeof in, MPI_BYTE, pf, tf, D.data, &rq[0]);
+        MPI_Irecv(dst, (int)rb, MPI_BYTE, pf, tf, D.data, &rq[1]);
+    }
+    if (sb) {
+        int pt = proc_of(c->w, c->wrank[to]), tt = tag_of(c, me, c->wrank[to], CH_DATA);
+        MPI_Isend(&out, (int)sizeof out, MPI_BYTE, pt, tt, D.data, &rq[2]);
+        MPI_Isend(src, (int)sb, MPI_BYTE, pt, tt, D.data, &rq[3]);
+    }
+    pl_comm_result r = wait_all(c, 4, rq, NULL, what);
     if (r) return r;
     if (sb) count_send(c, to, sb);
-    if (rb) count_recv(c, rb);
+    if (rb) {
+        count_recv(c, rb);
+        if (pl_device_model_transfer(s, rb, c->wrank[from], me, in.t))
+            return fail(c, PL_COMM_CUDA_ERROR, "the transfer on the modeled clock: a bad stream");
+    }
     return PL_COMM_OK;
 }
 
@@ -638,7 +672,7 @@ static pl_comm_result ring_run(mcomm *c, const char *kind, char *buf, size_t cou
             pl_comm_result res = sync_stream(c, s);
             if (!res)
                 res = exchange(c, next, buf + (soff + lo) * es, sm * es, prev,
-                               reduce ? c->scratch : mine, mm * es, what);
+                               reduce ? c->scratch : mine, mm * es, s, what);
             if (res) return res;
             if (reduce && mm) {
                 cudaError_t e = pl_k_reduce(mine, c->scratch, mm, type, op, s);
@@ -673,7 +707,7 @@ static pl_comm_result chain_run(mcomm *c, const char *kind, int pos, char *mine,
              * last of the chain, which sends nothing, syncs nowhere else) */
             if (reduce && ch > 0 && (res = sync_stream(c, s))) return res;
             if ((res = exchange(c, next, NULL, 0, prev, reduce ? c->scratch : mine + lo * es,
-                                mm * es, what)))
+                                mm * es, s, what)))
                 return res;
             if (reduce) {
                 cudaError_t e = pl_k_reduce(mine + lo * es, c->scratch, mm, type, op, s);
@@ -684,7 +718,8 @@ static pl_comm_result chain_run(mcomm *c, const char *kind, int pos, char *mine,
         }
         if (pos < n - 1) {
             if ((res = sync_stream(c, s))) return res;
-            if ((res = exchange(c, next, mine + lo * es, mm * es, prev, NULL, 0, what))) return res;
+            if ((res = exchange(c, next, mine + lo * es, mm * es, prev, NULL, 0, s, what)))
+                return res;
         }
         step_event(c, &m, kind, ch, chunks, pos > 0 ? pos - 1 : 0, pos > 0 ? mm * es : 0,
                    pos > 0 ? c->wrank[prev] : -1, -1);
@@ -832,7 +867,7 @@ static pl_comm_result all_to_all_impl(mcomm *c, const void *send, void *recv, si
     for (int j = 1; j < n; j++) {
         int from = (me - j + n) % n, to = (me + j) % n;
         if ((r = exchange(c, to, (const char *)send + (size_t)to * bytes, bytes, from,
-                          (char *)recv + (size_t)from * bytes, bytes, what)))
+                          (char *)recv + (size_t)from * bytes, bytes, s, what)))
             return r;
     }
     mark st = *m;
@@ -910,27 +945,39 @@ static pl_comm_result p2p_check(mcomm *c, int send, const void *buf, size_t coun
     return PL_COMM_OK;
 }
 
-/* Posts and completes ops together (a group, or one op alone). */
+/* Posts and completes ops together (a group, or one op alone), each with its
+ * stamp; then each receive's end on the modeled clock goes back to a
+ * blocking send (synchronous), whose stream waits for it. */
 static pl_comm_result run_ops(pop *ops, int n, int synchronous)
 {
-    MPI_Request rq[256];
-    MPI_Status st[256];
+    MPI_Request rq[2 * 256];
+    MPI_Status st[2 * 256];
+    stamp stamps[256];
+    double done[256];
     mark mk[256];
     pl_comm_result first = PL_COMM_OK;
     for (int i = 0; i < n; i++) {
         pop *o = &ops[i];
         mcomm *c = o->c;
         mark_start(&mk[i], o->s);
-        rq[i] = MPI_REQUEST_NULL;
+        rq[2 * i] = rq[2 * i + 1] = MPI_REQUEST_NULL;
         if (sync_stream(c, o->s)) return PL_COMM_CUDA_ERROR;
         size_t bytes = o->count * pl_dtype_size(o->type);
         int me = c->wrank[c->rank], pw = c->wrank[o->peer];
-        if (o->send)
+        if (o->send) {
+            int tag = tag_of(c, me, pw, CH_P2P);
+            stamps[i] = stamp_of(o->s, synchronous);
+            MPI_Isend(&stamps[i], (int)sizeof stamps[i], MPI_BYTE, proc_of(c->w, pw), tag, D.data,
+                      &rq[2 * i]);
             (synchronous ? MPI_Issend : MPI_Isend)(o->buf, (int)bytes, MPI_BYTE, proc_of(c->w, pw),
-                                                   tag_of(c, me, pw, CH_P2P), D.data, &rq[i]);
-        else
-            MPI_Irecv(o->buf, (int)bytes, MPI_BYTE, proc_of(c->w, pw), tag_of(c, pw, me, CH_P2P),
-                      D.data, &rq[i]);
+                                                   tag, D.data, &rq[2 * i + 1]);
+        } else {
+            int tag = tag_of(c, pw, me, CH_P2P);
+            MPI_Irecv(&stamps[i], (int)sizeof stamps[i], MPI_BYTE, proc_of(c->w, pw), tag, D.data,
+                      &rq[2 * i]);
+            MPI_Irecv(o->buf, (int)bytes, MPI_BYTE, proc_of(c->w, pw), tag, D.data,
+                      &rq[2 * i + 1]);
+        }
     }
     if (!n) return PL_COMM_OK;
     mcomm *c0 = ops[0].c;
@@ -942,7 +989,31 @@ static pl_comm_result run_ops(pop *ops, int n, int synchronous)
     else
         snprintf(what, sizeof what, "the %d sends and receives of its group", n);
     snprintf(c0->doing, sizeof c0->doing, "%.190s", what);
-    pl_comm_result r = wait_all(c0, n, rq, st, what);
+    pl_comm_result r = wait_all(c0, 2 * n, rq, st, what);
+    /* the receives on the modeled clock, and their ends back to the blocking sends */
+    for (int i = 0; i < n && !r; i++) {
+        pop *o = &ops[i];
+        mcomm *c = o->c;
+        int me = c->wrank[c->rank], pw = c->wrank[o->peer];
+        rq[i] = MPI_REQUEST_NULL;
+        if (o->send) {
+            if (synchronous)
+                MPI_Irecv(&done[i], 1, MPI_DOUBLE, proc_of(c->w, pw), tag_of(c, pw, me, CH_DONE),
+                          D.data, &rq[i]);
+            continue;
+        }
+        size_t bytes = o->count * pl_dtype_size(o->type);
+        if (bytes && pl_device_model_transfer(o->s, bytes, pw, me, stamps[i].t))
+            r = fail(c, PL_COMM_CUDA_ERROR, "the transfer on the modeled clock: a bad stream");
+        done[i] = pl_device_stream_now(o->s);
+        if (stamps[i].wants_done)
+            MPI_Isend(&done[i], 1, MPI_DOUBLE, proc_of(c->w, pw), tag_of(c, me, pw, CH_DONE),
+                      D.data, &rq[i]);
+    }
+    if (!r) r = wait_all(c0, n, rq, NULL, what);
+    for (int i = 0; i < n && !r && synchronous; i++)
+        if (ops[i].send && pl_device_model_transfer(ops[i].s, 0, 0, 0, done[i]))
+            r = fail(ops[i].c, PL_COMM_CUDA_ERROR, "the wait on the modeled clock: a bad stream");
     if (r) {
         for (int i = 1; i < n; i++)
             if (ops[i].c != c0) snprintf(ops[i].c->err, sizeof ops[i].c->err, "%s", c0->err);
@@ -955,7 +1026,7 @@ static pl_comm_result run_ops(pop *ops, int n, int synchronous)
         int pw = c->wrank[o->peer];
         if (!o->send) {
             int got = 0;
-            MPI_Get_count(&st[i], MPI_BYTE, &got);
+            MPI_Get_count(&st[2 * i + 1], MPI_BYTE, &got);
             if ((size_t)got != bytes && !first)
                 first =
                     fail(c, PL_COMM_MISMATCH,
@@ -1004,7 +1075,7 @@ static pl_comm_result m_send_eager(pl_comm *pc, const void *buf, size_t count, p
     mcomm *c = (mcomm *)pc;
     pl_comm_result r = p2p_check(c, 1, buf, count, t, peer);
     if (r) return r;
-    if (c->neager >= 256)
+    if (c->neager >= 2 * 256)
         return fail(c, PL_COMM_INVALID_ARGUMENT,
                     "more than 256 eager sends waiting: call pl_comm_wait_sends");
     if ((r = sync_stream(c, s))) return r;
@@ -1012,8 +1083,14 @@ static pl_comm_result m_send_eager(pl_comm *pc, const void *buf, size_t count, p
     int me = c->wrank[c->rank], pw = c->wrank[peer];
     mark m;
     mark_start(&m, s);
+    /* its stamp (no CH_DONE wanted: an eager send does not wait for its receive) */
+    int k = c->neager;
+    c->eager_stamp[k / 2] = stamp_of(s, 0);
+    MPI_Isend(&c->eager_stamp[k / 2], (int)sizeof(stamp), MPI_BYTE, proc_of(c->w, pw),
+              tag_of(c, me, pw, CH_P2P), D.data, &c->eager[k]);
     MPI_Isend(buf, (int)bytes, MPI_BYTE, proc_of(c->w, pw), tag_of(c, me, pw, CH_P2P), D.data,
-              &c->eager[c->neager++]);
+              &c->eager[k + 1]);
+    c->neager = k + 2;
     if (bytes) count_send(c, peer, bytes);
     char label[48];
     snprintf(label, sizeof label, "send to %d", pw);
@@ -1315,6 +1392,13 @@ void pl_dist_bcast_host(void *buf, size_t bytes)
 {
     if (!D.active) return;
     MPI_Bcast(buf, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+}
+
+double pl_dist_max(double v)
+{
+    double m = v;
+    if (D.active) MPI_Allreduce(&v, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return m;
 }
 
 void pl_dist_gather_host(const pl_comm *world, void *base, size_t stride, size_t bytes)

@@ -425,6 +425,13 @@ double simtStreamModeledTime(cudaStream_t st)
     return simt_stream_modeled_time(st, simt_cur_dev);
 }
 
+cudaError_t simtModelTransfer(cudaStream_t st, size_t bytes, int src_device, int dst_device,
+                              double not_before)
+{
+    ENTER();
+    return simt_ret(simt_model_transfer(st, simt_cur_dev, bytes, src_device, dst_device, not_before));
+}
+
 /* ---- events ---------------------------------------------------------- */
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *pe, unsigned flags)

@@ -230,8 +230,8 @@ static void execute(simt_op *op, device *dv)
         }
         break;
     }
-    case OP_COPY:
-        memmove(op->dst, op->staging ? op->staging : op->src, op->bytes);
+    case OP_COPY: /* no dst: a transfer on the modeled clock only (simt_model_transfer) */
+        if (op->dst) memmove(op->dst, op->staging ? op->staging : op->src, op->bytes);
         break;
     case OP_MEMSET:
         memset(op->dst, op->value, op->bytes);
@@ -629,6 +629,33 @@ double simt_stream_modeled_time(cudaStream_t st, int dev)
     double t = bad ? 0 : s->clock;
     pthread_mutex_unlock(&simt_lock);
     return t;
+}
+
+cudaError_t simt_model_transfer(cudaStream_t st, int dev, size_t n, int sd, int dd,
+                                double not_before)
+{
+    pthread_mutex_lock(&simt_lock);
+    int bad;
+    struct simt_stream *s = resolve_stream(st, dev, &bad);
+    cudaError_t r = cudaSuccess;
+    simt_op *op = bad ? NULL : op_new(n ? OP_COPY : OP_MARKER, s->device);
+    if (bad)
+        r = cudaErrorInvalidResourceHandle;
+    else if (!op)
+        r = cudaErrorMemoryAllocation;
+    else if (!n) { /* the wait alone */
+        op->m_start = not_before;
+        r = enqueue(s, op, ENG_NONE, 0);
+    } else {
+        int engine;
+        double duration = simt_cost_peer(simt_cfg.preset, n, sd, dd, 1, &engine);
+        op->bytes = n; /* reported; nothing is copied (no dst) */
+        op->peer_device = -1;
+        op->m_start = not_before; /* a lower bound (enqueue) */
+        r = enqueue(s, op, engine, duration);
+    }
+    pthread_mutex_unlock(&simt_lock);
+    return r;
 }
 
 /* ---- events ---------------------------------------------------------- */

@@ -51,6 +51,15 @@ cudaError_t simt_queue_kernel(struct simt_stream *s, simt_launch launch, const v
                               size_t args_size, double flops, double bytes, int engine,
                               double duration);
 
+/* A transfer whose bytes came by other means (another process's, over MPI):
+ * on the modeled clock only, a copy of n bytes on stream st from device sd
+ * to device dd of the simulated cluster (any numbers: their link is the
+ * preset's, by gpus_per_node), starting no earlier than not_before (the
+ * sender's modeled time); reported as a copy op. n = 0: only the wait (a
+ * marker, not reported). Takes the lock. */
+cudaError_t simt_model_transfer(cudaStream_t st, int dev, size_t n, int sd, int dd,
+                                double not_before);
+
 /* Waits for everything queued on device d, destroyed streams included, and
  * (advance) moves the calling thread's modeled clock to the device's. */
 void simt_device_drain(int d, int advance);

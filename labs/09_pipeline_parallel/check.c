@@ -295,7 +295,8 @@ static int train(const pl_digits *d, const pl_pp_schedule *s, pl_pp_kind kind, i
                         .seed = 0,
                         .keep_grads = 1};
     memset(res, 0, sizeof *res);
-    lab09_run run = {.cfg = &cfg, .data = d, .result = res};
+    lab09_run run;
+    lab09_run_init(&run, &cfg, d, res);
     return pl_world_run(s->stages, NULL, 60, lab09_rank, &run, err, cap) ? -1 : 0;
 }
 

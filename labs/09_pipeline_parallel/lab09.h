@@ -6,6 +6,7 @@
 #ifndef LAB09_H
 #define LAB09_H
 
+#include <pthread.h>
 #include <stddef.h>
 
 #include "paralab/blocks.h"
@@ -96,18 +97,32 @@ typedef struct lab09_result {
     double measured_step; /* wall seconds per step, rank 0 */
 } lab09_result;
 
-/* Everything the stages share. */
+/* Everything the stages share. Under mpirun (paralab/dist.h) each process
+ * has its own: a stage writes its own entries, and what rank 0 reads of the
+ * other processes' stages comes to it by pl_dist_gather_host (what every
+ * stage reads, by pl_dist_allgather_host); in one process those do nothing. */
 typedef struct lab09_run {
     const lab09_config *cfg;
     const pl_digits *data;
     lab09_result *result;
-    /* scratch the stages share between barriers */
-    float *part[PL_MAX_RANKS][PL_PP_MAX_CHUNKS];
-    const pl_pp_record *rec[PL_MAX_RANKS];
+    pthread_mutex_t lock; /* the rows below: the process's first stage allocates them */
+    int users;            /* stages of this process using them (the last frees them) */
+    /* a row per stage: its parameters or gradients (its chunks one after
+     * another), of rows_stride floats, the most any stage holds; rank 0
+     * writes them into the gathered model */
+    float *rows;
+    long rows_stride;
+    pl_pp_record *recs; /* a row per stage: its op records of the first step */
+    int recs_stride;
+    const pl_pp_record *rec[PL_MAX_RANKS]; /* into recs */
     int nrec[PL_MAX_RANKS];
-    double loss, norm;
-    int right, test_right;
+    double loss[PL_MAX_RANKS]; /* the step's loss sum (the last stage's) */
+    int right[PL_MAX_RANKS], test_right[PL_MAX_RANKS]; /* the epoch's (the last stage's) */
 } lab09_run;
+
+/* Fills run for cfg, data and result (its lock initialised). */
+void lab09_run_init(lab09_run *run, const lab09_config *cfg, const pl_digits *data,
+                    lab09_result *result);
 
 /* The rank function: stage r->rank of r->size trains cfg->epochs (or
  * max_steps). */

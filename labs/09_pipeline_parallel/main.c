@@ -223,7 +223,7 @@ static int setup(void *ctx, char *err, size_t cap)
                             .seed = opt->seed,
                             .narrate = 1,
                             .evaluate = 1};
-    a->run = (lab09_run){.cfg = &a->cfg, .data = &a->data, .result = &a->res};
+    lab09_run_init(&a->run, &a->cfg, &a->data, &a->res);
     double fi = -1, ft = -1;
     if (pl_pp_bubble_formula((pl_pp_kind)a->kind, p, m, v, &fi, &ft)) fi = ft = -1;
     a->pipe = (pl_viz_pipeline){p, m, v, pl_pp_kind_name((pl_pp_kind)a->kind), fi, ft, 0, {0}};
@@ -307,6 +307,7 @@ int main(int argc, char **argv)
         .on_option = on_option,
         .ctx = &a,
         .default_devices = 4,
+        .multi_process = 1, /* train.c: what rank 0 prints of other processes' stages is gathered */
         .devices_hint = devices_hint,
         .lab = &lab09_pipeline_parallel,
         .check = quick_check,

@@ -26,6 +26,7 @@
 #include "harness/train.h" /* FAIL, CK, STEP, BEGIN */
 #include "paralab/cuda_check.h"
 #include "paralab/device.h"
+#include "paralab/dist.h"
 #include "paralab/plural.h"
 #include "paralab/step.h"
 #include "paralab/trace.h"
@@ -38,35 +39,123 @@
     do {                                                                                           \
         if (pl_comm_barrier(r->comm)) FAIL("a barrier of the stages failed");                      \
     } while (0)
+/* Under mpirun, an array of one entry per stage: the other processes'
+ * stages' entries to rank 0 (TO_RANK0), or to every stage (TO_ALL)
+ * (paralab/dist.h; in one process nothing to do). After a barrier: every
+ * stage has written its own. */
+#define TO_RANK0(array) pl_dist_gather_host(r->comm, (array), sizeof(array)[0], sizeof(array)[0])
+#define TO_ALL(array)                                                                              \
+    do {                                                                                           \
+        if (pl_dist_allgather_host(r->comm, (array), sizeof(array)[0], sizeof(array)[0]))          \
+            FAIL("%s", pl_comm_last_error(r->comm));                                               \
+    } while (0)
 
 /* Times on the clock the build has: modeled on simulated GPUs. */
 static int modeled(void) { return pl_device_caps()->modeled; }
 static double rec_start(const pl_pp_record *x) { return modeled() ? x->start : x->measured_start; }
 static double rec_end(const pl_pp_record *x) { return modeled() ? x->end : x->measured_end; }
 
-/* Each stage's parameters to rank 0, written into the whole model (host). */
-static int gather(pl_rank *r, lab09_run *run, const pl_pp_blocks *pp, int grads, float **mine,
-                  float *whole)
+void lab09_run_init(lab09_run *run, const lab09_config *cfg, const pl_digits *data,
+                    lab09_result *result)
 {
+    memset(run, 0, sizeof *run);
+    run->cfg = cfg;
+    run->data = data;
+    run->result = result;
+    pthread_mutex_init(&run->lock, NULL);
+}
+
+/* Virtual stage q's blocks (stage q % p, its chunk q / p) and its layout. */
+static int vstage_layout(const pl_blocks_config *c, int p, int v, int q, pl_blocks_layout *l)
+{
+    int first[PL_PP_MAX_STAGES * PL_PP_MAX_CHUNKS], count[PL_PP_MAX_STAGES * PL_PP_MAX_CHUNKS];
+    if (pl_pp_split(c->layers, p, v, first, count, NULL, 0)) return -1;
+    pl_blocks_part part = {first[q], first[q] + count[q], q == 0, q == p * v - 1, 1, 0};
+    return pl_blocks_layout_make(l, c, part, NULL, 0);
+}
+
+/* The process's rows (lab09_run): its first stage allocates them, each
+ * counts itself a user. 0, or -1 with why. */
+static int rows_take(lab09_run *run, const pl_blocks_config *c, int p, char *err, size_t cap)
+{
+    int rc = 0, v = run->cfg->chunks;
+    pthread_mutex_lock(&run->lock);
+    if (!run->users) {
+        long most = 0;
+        for (int st = 0; st < p && !rc; st++) {
+            long k = 0;
+            for (int ch = 0; ch < v && !rc; ch++) {
+                pl_blocks_layout l;
+                if (vstage_layout(c, p, v, ch * p + st, &l))
+                    rc = -1, snprintf(err, cap, "stage %d's layout was refused", st);
+                else
+                    k += l.nparams;
+            }
+            if (k > most) most = k;
+        }
+        int ops = 0;
+        for (int st = 0; st < run->cfg->schedule->stages; st++)
+            if (run->cfg->schedule->n[st] > ops) ops = run->cfg->schedule->n[st];
+        run->rows_stride = most;
+        run->recs_stride = ops > 0 ? ops : 1;
+        if (!rc) {
+            run->rows = calloc((size_t)p * (size_t)most, sizeof(float));
+            run->recs = calloc((size_t)p * (size_t)run->recs_stride, sizeof *run->recs);
+            if (!run->rows || !run->recs) {
+                free(run->rows);
+                free(run->recs);
+                run->rows = NULL;
+                run->recs = NULL;
+                snprintf(err, cap, "out of host memory");
+                rc = -1;
+            }
+        }
+    }
+    if (!rc) run->users++;
+    pthread_mutex_unlock(&run->lock);
+    return rc;
+}
+
+static void rows_leave(lab09_run *run)
+{
+    pthread_mutex_lock(&run->lock);
+    if (--run->users == 0) {
+        free(run->rows);
+        free(run->recs);
+        run->rows = NULL;
+        run->recs = NULL;
+    }
+    pthread_mutex_unlock(&run->lock);
+}
+
+/* Each stage's parameters (or gradients) in its row, its chunks one after
+ * another; under mpirun the other processes' rows to rank 0; rank 0 writes
+ * each chunk into its place in the whole model (host). */
+static int gather(pl_rank *r, lab09_run *run, const pl_pp_blocks *pp, int grads, float *whole)
+{
+    float *row = run->rows + (size_t)r->rank * (size_t)run->rows_stride;
+    long at = 0;
     for (int c = 0; c < pp->chunks; c++) {
         const pl_blocks *b = &pp->part[c];
         const pl_tensor *t = grads ? &b->grads : &b->params;
-        if (cudaMemcpy(mine[c], t->data, (size_t)b->lay.nparams * sizeof(float),
+        if (cudaMemcpy(row + at, t->data, (size_t)b->lay.nparams * sizeof(float),
                        cudaMemcpyDeviceToHost))
             return -1;
-        run->part[r->rank][c] = mine[c];
+        at += b->lay.nparams;
     }
     if (pl_comm_barrier(r->comm)) return -1;
+    size_t row_bytes = (size_t)run->rows_stride * sizeof(float);
+    pl_dist_gather_host(r->comm, run->rows, row_bytes, row_bytes);
     if (r->rank == 0) {
-        pl_blocks_config c = pp->cfg;
-        int first[PL_PP_MAX_STAGES * PL_PP_MAX_CHUNKS], count[PL_PP_MAX_STAGES * PL_PP_MAX_CHUNKS];
         int p = r->size, v = pp->chunks;
-        if (pl_pp_split(c.layers, p, v, first, count, NULL, 0)) return -1;
-        for (int q = 0; q < p * v; q++) {
-            pl_blocks_layout l;
-            pl_blocks_part part = {first[q], first[q] + count[q], q == 0, q == p * v - 1, 1, 0};
-            if (pl_blocks_layout_make(&l, &c, part, NULL, 0)) return -1;
-            pl_blocks_unslice(&l, run->part[q % p][q / p], whole);
+        for (int st = 0; st < p; st++) {
+            const float *from = run->rows + (size_t)st * (size_t)run->rows_stride;
+            for (int ch = 0; ch < v; ch++) {
+                pl_blocks_layout l;
+                if (vstage_layout(&pp->cfg, p, v, ch * p + st, &l)) return -1;
+                pl_blocks_unslice(&l, from, whole);
+                from += l.nparams;
+            }
         }
     }
     return pl_comm_barrier(r->comm) ? -1 : 0;
@@ -156,15 +245,17 @@ int lab09_rank(pl_rank *r)
     cudaStream_t cs = r->stream;
     pl_pp_blocks pp;
     memset(&pp, 0, sizeof pp);
-    float *hx = NULL, *dx = NULL, *whole = NULL, *mine[PL_PP_MAX_CHUNKS] = {0};
+    float *hx = NULL, *dx = NULL, *whole = NULL;
     int *hy = NULL, *dy = NULL, *order = NULL;
-    int created = 0;
+    int created = 0, have_rows = 0;
     pl_blocks_config c = pl_blocks_config_make(cfg->hidden, cfg->layers);
     char why[1024];
     if (pl_pp_blocks_create(&pp, &c, p > 1 ? r->comm : NULL, v, B, m, cfg->seed, cs, why,
                             sizeof why))
         FAIL("%s", why);
     created = 1;
+    if (rows_take(run, &c, p, why, sizeof why)) FAIL("%s", why);
+    have_rows = 1;
     pp.exec.trace = r->trace;
     pp.exec.world_rank = me;
     hx = malloc((size_t)B * PL_DIGITS_FEATURES * sizeof *hx);
@@ -172,13 +263,10 @@ int lab09_rank(pl_rank *r)
     order = malloc((size_t)train->n * sizeof *order);
     whole = malloc((size_t)pl_blocks_count(&c) * sizeof *whole);
     if (!hx || !hy || !order || !whole) FAIL("out of host memory");
-    for (int ch = 0; ch < v; ch++)
-        if (!(mine[ch] = malloc((size_t)pp.part[ch].lay.nparams * sizeof(float))))
-            FAIL("out of host memory");
     CK(cudaMalloc((void **)&dx, (size_t)B * PL_DIGITS_FEATURES * sizeof(float)));
     CK(cudaMalloc((void **)&dy, (size_t)B * sizeof(int)));
 
-    if (gather(r, run, &pp, 0, mine, whole)) FAIL("gathering the initial weights failed");
+    if (gather(r, run, &pp, 0, whole)) FAIL("gathering the initial weights failed");
     if (me == 0) res->init_hash = pl_blocks_hash(whole, pl_blocks_count(&c));
     {
         char cut[2048];
@@ -224,10 +312,14 @@ int lab09_rank(pl_rank *r)
                 res->acts_bytes[me] = pl_pp_blocks_acts_bytes(&pp, 0);
                 res->peak_in_flight[me] = pp.peak_in_flight;
                 if (me == 0) res->first = tm;
-                run->rec[me] = pp.exec.result.record;
+                if (pp.exec.result.ops > run->recs_stride)
+                    FAIL("stage %d ran %d ops, more than its list's %d", me, pp.exec.result.ops,
+                         run->recs_stride);
+                pl_pp_record *row = run->recs + (size_t)me * (size_t)run->recs_stride;
+                memcpy(row, pp.exec.result.record, (size_t)pp.exec.result.ops * sizeof *row);
                 run->nrec[me] = pp.exec.result.ops;
                 if (cfg->keep_grads) {
-                    if (gather(r, run, &pp, 1, mine, whole)) FAIL("gathering the gradients failed");
+                    if (gather(r, run, &pp, 1, whole)) FAIL("gathering the gradients failed");
                     if (me == 0) {
                         res->grads = malloc((size_t)pl_blocks_count(&c) * sizeof(float));
                         if (!res->grads) FAIL("out of host memory");
@@ -235,9 +327,21 @@ int lab09_rank(pl_rank *r)
                     }
                 }
             }
-            if (me == last) run->loss = step_loss;
+            run->loss[me] = me == last ? step_loss : 0;
             BARRIER();
-            step_loss = (float)run->loss; /* the last stage's, on every stage */
+            TO_ALL(run->loss);
+            step_loss = (float)run->loss[last]; /* the last stage's, on every stage */
+            if (steps == 0) { /* what steps [2] to [5] say of every stage */
+                TO_RANK0(res->peak_bytes);
+                TO_RANK0(res->measured_peak);
+                TO_RANK0(res->acts_bytes);
+                TO_RANK0(res->peak_in_flight);
+                TO_RANK0(run->nrec);
+                size_t rec_bytes = (size_t)run->recs_stride * sizeof *run->recs;
+                pl_dist_gather_host(r->comm, run->recs, rec_bytes, rec_bytes);
+                for (int q = 0; q < p; q++)
+                    run->rec[q] = run->recs + (size_t)q * (size_t)run->recs_stride;
+            }
             if (steps == 0 && me == 0) res->first_loss = step_loss / B;
             if (narrate) {
                 /* [2] the first micro-batch through every (virtual) stage */
@@ -357,6 +461,7 @@ int lab09_rank(pl_rank *r)
                 char ends[1024] = "";
                 double t_end = tm->start + tm->makespan;
                 for (int st = 0; st < p && st < 8; st++) {
+                    if (run->nrec[st] < 1) continue; /* another process's (rank 0 has all) */
                     const pl_pp_record *x = &run->rec[st][run->nrec[st] - 1];
                     pl_appendf(ends, sizeof ends, "%sstage %d %.1f us", st ? ", " : "", st,
                                (t_end - rec_end(x)) * 1e6);
@@ -427,12 +532,14 @@ int lab09_rank(pl_rank *r)
             CK(cudaMemcpy(&test_right, pp.part[v - 1].correct, sizeof test_right,
                           cudaMemcpyDeviceToHost));
             CK(pl_blocks_reset_correct(&pp.part[v - 1], cs));
-            run->right = right;
-            run->test_right = test_right;
         }
+        run->right[me] = right;
+        run->test_right[me] = test_right;
         BARRIER();
-        right = run->right;
-        test_right = run->test_right;
+        TO_ALL(run->right);
+        TO_ALL(run->test_right);
+        right = run->right[last];
+        test_right = run->test_right[last];
         BARRIER();
         double ep_loss = seen ? loss_sum / seen : 0, tr_acc = seen ? 100.0 * right / seen : 0,
                te_acc = 100.0 * test_right / test->n;
@@ -449,7 +556,7 @@ int lab09_rank(pl_rank *r)
         if (me == 0) pl_metric(r, "epoch loss", ep_loss);
         if (cfg->max_steps && steps >= cfg->max_steps) break;
     }
-    if (gather(r, run, &pp, 0, mine, whole)) FAIL("gathering the weights failed");
+    if (gather(r, run, &pp, 0, whole)) FAIL("gathering the weights failed");
     if (me == 0) {
         res->steps = steps;
         res->modeled_step = steps ? modeled_total / steps : 0;
@@ -467,7 +574,7 @@ out:
     free(hx);
     free(hy);
     free(order);
-    for (int ch = 0; ch < PL_PP_MAX_CHUNKS; ch++) free(mine[ch]);
+    if (have_rows) rows_leave(run);
     free(whole);
     return status;
 }

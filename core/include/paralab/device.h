@@ -128,6 +128,16 @@ double pl_device_stream_now(cudaStream_t s);
 /* Moves the calling thread's modeled clock forward to t (a world starts all
  * its ranks at pl_device_now()). Nothing on real GPUs. */
 void pl_device_start_clock(double t);
+/* A transfer whose bytes came by other means (another process's rank, over
+ * MPI: the MPI engine), put on the modeled clock as the local engine's peer
+ * copy would be: the stream waits until not_before (the sender's modeled
+ * time), then for a copy of `bytes` from device src_device to dst_device of
+ * the simulated cluster (the world's global numbering; the link between
+ * them is the preset's: NVLink inside a node of gpus_per_node, the network
+ * across). Nothing is copied. bytes = 0: only the wait until not_before.
+ * 0, or -1 (a bad stream). Nothing on real GPUs. */
+int pl_device_model_transfer(cudaStream_t s, size_t bytes, int src_device, int dst_device,
+                             double not_before);
 
 /* ---- op reports (the trace of a rank's kernels and copies) ------------ */
 typedef enum { PL_OP_KERNEL, PL_OP_COPY, PL_OP_MEMSET } pl_op_kind;

@@ -44,6 +44,10 @@ pl_comm_result pl_comm_create_mpi(int n, int threads, const int *devices, double
  * processes): called by one thread of each process, every process alike,
  * outside a world's run. Outside an MPI world it does nothing. */
 void pl_dist_bcast_host(void *buf, size_t bytes);
+/* The largest of every process's v (MPI_Allreduce, MPI_MAX): called like
+ * pl_dist_bcast_host. Outside an MPI world, v. (A world of several
+ * processes starts every rank's modeled clock at the latest of theirs.) */
+double pl_dist_max(double v);
 
 /* Host data of every rank to rank 0 (for what a lab prints): each rank
  * calls it once with the same base, stride and bytes; the bytes of rank q,

@@ -191,6 +191,15 @@ cudaError_t simtEventElapsedMeasured(float *ms, cudaEvent_t start, cudaEvent_t e
 double simtStreamModeledTime(cudaStream_t stream);
 /* The latest modeled time any device, stream or engine has work until. */
 double simtModeledNow(void);
+/* A transfer whose bytes arrived by other means (from another process,
+ * over MPI), put on the modeled clock: the stream waits until not_before
+ * (the sender's modeled time), then for a peer copy of `bytes` from device
+ * src_device to dst_device of the simulated cluster (numbers beyond this
+ * process's devices allowed: the link is the preset's, by gpus_per_node).
+ * Nothing is copied; reported as a copy op. bytes = 0: only the wait (not
+ * reported). cudaErrorInvalidResourceHandle for a bad stream. */
+cudaError_t simtModelTransfer(cudaStream_t stream, size_t bytes, int src_device, int dst_device,
+                              double not_before);
 /* Moves the calling host thread's modeled clock forward to t (work it
  * enqueues starts no earlier). A world of ranks starts them all at
  * simtModeledNow(), so that earlier work does not skew their timelines. */
