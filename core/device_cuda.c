@@ -101,6 +101,7 @@ double pl_device_stream_now(cudaStream_t s)
     return 0;
 }
 void pl_device_start_clock(double t) { (void)t; }
+cudaError_t pl_device_stream_drain(cudaStream_t s) { return cudaStreamSynchronize(s); }
 int pl_device_model_transfer(cudaStream_t s, size_t bytes, int src_device, int dst_device,
                              double not_before)
 {

@@ -115,6 +115,7 @@ int pl_device_alloc_room(const void *p, size_t *room, size_t *size, int *device)
 double pl_device_now(void) { return simtModeledNow(); }
 double pl_device_stream_now(cudaStream_t s) { return simtStreamModeledTime(s); }
 void pl_device_start_clock(double t) { simtHostClockAdvance(t); }
+cudaError_t pl_device_stream_drain(cudaStream_t s) { return simtStreamSynchronizeQuiet(s); }
 int pl_device_model_transfer(cudaStream_t s, size_t bytes, int src_device, int dst_device,
                              double not_before)
 {

@@ -527,9 +527,11 @@ static pl_comm_result meet(mcomm *c, desc *mine, desc *all)
 
 /* ---- device buffers ------------------------------------------------------------------------- */
 
+/* The rank's stream done before MPI reads or writes its buffers: a wait of
+ * the emulation's, off the modeled clock (pl_device_stream_drain). */
 static pl_comm_result sync_stream(mcomm *c, cudaStream_t s)
 {
-    cudaError_t e = cudaStreamSynchronize(s);
+    cudaError_t e = pl_device_stream_drain(s);
     if (e) return fail(c, PL_COMM_CUDA_ERROR, "the stream failed: %s", cudaGetErrorString(e));
     return PL_COMM_OK;
 }

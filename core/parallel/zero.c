@@ -915,6 +915,52 @@ int pl_zero_slices_to_host(pl_zero *z, float *whole, int what)
     return 0;
 }
 
+int pl_zero_shard_to_host(pl_zero *z, float *row, int what)
+{
+    z->error[0] = '\0';
+    int st = z->cfg.stage;
+    if (what < 0 || what > 3) return ZFAIL("shard_to_host: what %d is not 0..3", what);
+    if (what == 3 && z->cfg.sgd) return ZFAIL("SGD keeps no second moment");
+    ZCUDA(cudaStreamSynchronize(z->stream));
+    for (int u = 0; u < z->units; u++) {
+        const pl_zero_bucket *b = &z->bucket[u];
+        if (b->real <= 0) continue;
+        long full = b->full_at + (long)z->rank * b->shard, slice = b->slice_at;
+        const float *src = NULL;
+        switch (what) {
+        case 0:
+            src = st == 3 ? z->param_shard + slice : z->params + full;
+            break;
+        case 1:
+            src = st >= 2 ? z->grad_shard + slice : z->grads + full;
+            break;
+        default: {
+            const float *s = what == 2 ? z->opt_m : z->opt_v;
+            src = st == 0 ? s + full : s + slice;
+            break;
+        }
+        }
+        ZCUDA(cudaMemcpy(row + slice, src, (size_t)b->real * sizeof(float),
+                         cudaMemcpyDeviceToHost));
+    }
+    return 0;
+}
+
+int pl_zero_shard_place(pl_zero *z, int q, const float *row, float *whole)
+{
+    z->error[0] = '\0';
+    if (q < 0 || q >= z->n) return ZFAIL("shard_place: rank %d is not 0..%d", q, z->n - 1);
+    pl_zero_bucket b[PL_ZERO_UNITS_MAX];
+    char why[256];
+    int U = pl_zero_buckets(&z->cfg.model, z->n, q, b, PL_ZERO_UNITS_MAX, why, sizeof why);
+    if (U != z->units) return ZFAIL("shard_place: rank %d's buckets: %s", q, why);
+    for (int u = 0; u < U; u++)
+        if (b[u].real > 0)
+            memcpy(whole + b[u].begin + (long)q * b[u].shard, row + b[u].slice_at,
+                   (size_t)b[u].real * sizeof(float));
+    return 0;
+}
+
 int pl_zero_params_to_host(pl_zero *z, float *whole)
 {
     z->error[0] = '\0';

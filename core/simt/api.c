@@ -425,6 +425,12 @@ double simtStreamModeledTime(cudaStream_t st)
     return simt_stream_modeled_time(st, simt_cur_dev);
 }
 
+cudaError_t simtStreamSynchronizeQuiet(cudaStream_t st)
+{
+    ENTER();
+    return simt_ret(simt_stream_sync_quiet(st, simt_cur_dev));
+}
+
 cudaError_t simtModelTransfer(cudaStream_t st, size_t bytes, int src_device, int dst_device,
                               double not_before)
 {

@@ -583,6 +583,18 @@ cudaError_t simt_stream_sync(cudaStream_t st, int dev)
     return e;
 }
 
+cudaError_t simt_stream_sync_quiet(cudaStream_t st, int dev)
+{
+    pthread_mutex_lock(&simt_lock);
+    int bad;
+    struct simt_stream *s = resolve_stream(st, dev, &bad);
+    if (!bad) wait_op(s->last);
+    cudaError_t e = bad ? cudaErrorInvalidResourceHandle : D[s->device].sticky;
+    pthread_mutex_unlock(&simt_lock);
+    simtFlushOps();
+    return e;
+}
+
 cudaError_t simt_stream_query(cudaStream_t st, int dev)
 {
     pthread_mutex_lock(&simt_lock);

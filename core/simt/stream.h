@@ -76,6 +76,8 @@ cudaError_t simt_stream_get_priority(cudaStream_t st, int dev, int *priority);
 cudaError_t simt_stream_destroy(cudaStream_t st, int dev);
 /* Waits for the stream's work (and reports finished ops, simtFlushOps). */
 cudaError_t simt_stream_sync(cudaStream_t st, int dev);
+/* The same, leaving the calling thread's modeled clock where it was. */
+cudaError_t simt_stream_sync_quiet(cudaStream_t st, int dev);
 /* cudaSuccess, cudaErrorNotReady while work is pending, or a bad handle. */
 cudaError_t simt_stream_query(cudaStream_t st, int dev);
 /* Waits for the device's work: its sticky error. */

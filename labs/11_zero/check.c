@@ -52,7 +52,8 @@ static int train(const pl_digits *d, int n, int stage, update_fn update, int h, 
                         .keep_steps = steps < LAB11_KEEP_MAX ? steps : LAB11_KEEP_MAX,
                         .progress = progress};
     memset(res, 0, sizeof *res);
-    lab11_run run = {.cfg = &cfg, .data = d, .result = res};
+    lab11_run run;
+    lab11_run_init(&run, &cfg, d, res);
     return pl_world_run(n, NULL, 60, lab11_rank, &run, err, cap) ? -1 : 0;
 }
 

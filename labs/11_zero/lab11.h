@@ -7,6 +7,7 @@
 #ifndef LAB11_H
 #define LAB11_H
 
+#include <pthread.h>
 #include <stddef.h>
 
 #include "paralab/check.h"
@@ -78,18 +79,30 @@ typedef struct lab11_result {
     double first_step;                /* the first step's modeled time, rank 0 */
 } lab11_result;
 
-/* Everything the ranks share. */
+/* Everything the ranks share. Under mpirun (paralab/dist.h) each process
+ * has its own: a rank writes its own entries, and what rank 0 reads of the
+ * other processes' ranks comes to it by pl_dist_gather_host (what every
+ * rank reads, by pl_dist_allgather_host); in one process those do nothing.
+ * (The checks' kept weights, result->kept, are of one process only.) */
 typedef struct lab11_run {
     const lab11_config *cfg;
     const pl_digits *data;
     lab11_result *result;
-    /* scratch the ranks share between barriers */
-    float *whole, *whole0;     /* Ψ floats: the slices put together (this engine, stage 0's) */
+    pthread_mutex_t lock; /* rows: the process's first rank allocates them */
+    int users;            /* ranks of this process using them (the last frees them) */
+    float *rows;          /* a row per rank: its slices (pl_zero_shard_to_host), Ψ_pad / N */
+    long rows_stride;
+    float *whole, *whole0;     /* rank 0: Ψ floats, the slices put together (this engine, stage
+                                  0's) */
     double loss[PL_MAX_RANKS]; /* each rank's rows' loss, unscaled */
     int right[PL_MAX_RANKS];   /* training rows predicted right, this epoch */
     int test_right[PL_MAX_RANKS];
-    int failed[PL_MAX_RANKS]; /* a rank's update failed (the others stop with it) */
+    int failed[PL_MAX_RANKS]; /* rank 0 could not compute the formulas (the others stop) */
 } lab11_run;
+
+/* Fills run for cfg, data and result (its lock initialised). */
+void lab11_run_init(lab11_run *run, const lab11_config *cfg, const pl_digits *data,
+                    lab11_result *result);
 
 /* The rank function: every rank trains cfg->epochs (or max_steps). */
 int lab11_rank(pl_rank *r);

@@ -159,7 +159,7 @@ static int setup(void *ctx, char *err, size_t cap)
                             .narrate = 1,
                             .evaluate = 1,
                             .compare = 1};
-    a->run = (lab11_run){.cfg = &a->cfg, .data = &a->data, .result = &a->res};
+    lab11_run_init(&a->run, &a->cfg, &a->data, &a->res);
     a->viz = (pl_viz_zero){.stage = zc.stage,
                            .ranks = n,
                            .psi = pl_blocks_count(&zc.model),
@@ -263,6 +263,7 @@ int main(int argc, char **argv)
         .on_option = on_option,
         .ctx = &a,
         .default_devices = 8,
+        .multi_process = 1, /* train.c: what rank 0 prints of other processes' ranks is gathered */
         .devices_hint = devices_hint,
         .lab = &lab11_zero,
         .check = quick_check,

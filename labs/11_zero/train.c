@@ -31,6 +31,7 @@
 #include "harness/train.h" /* FAIL, CK, STEP, BEGIN, pl_bytes_text, pl_appendf */
 #include "paralab/cuda_check.h"
 #include "paralab/device.h"
+#include "paralab/dist.h"
 #include "paralab/plural.h"
 #include "paralab/step.h"
 #include "paralab/trace.h"
@@ -43,6 +44,73 @@
     do {                                                                                           \
         if (pl_comm_barrier(r->comm)) FAIL("a barrier of the ranks failed");                       \
     } while (0)
+/* Under mpirun, an array of one entry per rank: the other processes' ranks'
+ * entries to rank 0 (TO_RANK0), or to every rank (TO_ALL) (paralab/dist.h;
+ * in one process nothing to do). After a barrier: every rank has written
+ * its own. */
+#define TO_RANK0(array) pl_dist_gather_host(r->comm, (array), sizeof(array)[0], sizeof(array)[0])
+#define TO_ALL(array)                                                                              \
+    do {                                                                                           \
+        if (pl_dist_allgather_host(r->comm, (array), sizeof(array)[0], sizeof(array)[0]))          \
+            FAIL("%s", pl_comm_last_error(r->comm));                                               \
+    } while (0)
+
+void lab11_run_init(lab11_run *run, const lab11_config *cfg, const pl_digits *data,
+                    lab11_result *result)
+{
+    memset(run, 0, sizeof *run);
+    run->cfg = cfg;
+    run->data = data;
+    run->result = result;
+    pthread_mutex_init(&run->lock, NULL);
+}
+
+/* The process's rows (lab11_run): its first rank allocates them, each
+ * counts itself a user. 0, or -1. */
+static int rows_take(lab11_run *run, int n, long shard_floats)
+{
+    int rc = 0;
+    pthread_mutex_lock(&run->lock);
+    if (!run->users) {
+        run->rows_stride = shard_floats;
+        run->rows = calloc((size_t)n * (size_t)shard_floats, sizeof(float));
+        if (!run->rows) rc = -1;
+    }
+    if (!rc) run->users++;
+    pthread_mutex_unlock(&run->lock);
+    return rc;
+}
+
+static void rows_leave(lab11_run *run)
+{
+    pthread_mutex_lock(&run->lock);
+    if (--run->users == 0) {
+        free(run->rows);
+        run->rows = NULL;
+    }
+    pthread_mutex_unlock(&run->lock);
+}
+
+/* Every rank's slices of z (what: pl_zero_slices_to_host's) put together
+ * in whole on rank 0: each rank its row (pl_zero_shard_to_host), a barrier,
+ * the other processes' rows to rank 0 (pl_dist_gather_host), and rank 0
+ * puts every row in its places. Every rank calls it. 0, or -1 with
+ * z->error or r->error. */
+static int slices_to_rank0(pl_rank *r, lab11_run *run, pl_zero *z, int what, float *whole)
+{
+    size_t row_bytes = (size_t)run->rows_stride * sizeof(float);
+    if (pl_zero_shard_to_host(z, run->rows + (size_t)r->rank * (size_t)run->rows_stride, what))
+        return -1;
+    if (pl_comm_barrier(r->comm)) {
+        snprintf(r->error, sizeof r->error, "a barrier of the ranks failed");
+        return -1;
+    }
+    pl_dist_gather_host(r->comm, run->rows, row_bytes, row_bytes);
+    for (int q = 0; q < r->size && r->rank == 0; q++)
+        if (pl_zero_shard_place(z, q, run->rows + (size_t)q * (size_t)run->rows_stride, whole))
+            return -1;
+    return 0;
+}
 
 static const char *const stage_name[4] = {"plain data parallelism", "ZeRO-1 (P_os)",
                                           "ZeRO-2 (P_os+g)", "ZeRO-3 (P_os+g+p)"};
@@ -189,7 +257,7 @@ int lab11_rank(pl_rank *r)
     int S = cfg->zc.stage;
     cudaStream_t cs = r->stream;
     pl_zero z, z0;
-    int created = 0, created0 = 0;
+    int created = 0, created0 = 0, have_rows = 0;
     float *hx = NULL, *dx = NULL;
     int *hy = NULL, *dy = NULL, *order = NULL;
     char why[1024];
@@ -198,6 +266,8 @@ int lab11_rank(pl_rank *r)
     if (pl_zero_create(&z, &zc, r->comm, cfg->seed, cs, why, sizeof why)) FAIL("%s", why);
     created = 1;
     long psi = z.psi;
+    if (rows_take(run, n, z.shard_floats)) FAIL("out of host memory");
+    have_rows = 1;
     hx = malloc((size_t)rows * PL_DIGITS_FEATURES * sizeof *hx);
     hy = malloc((size_t)rows * sizeof *hy);
     order = malloc((size_t)train->n * sizeof *order);
@@ -218,10 +288,11 @@ int lab11_rank(pl_rank *r)
     }
     res->mem[me] = z.mem;
     BARRIER();
-    if (!run->whole || !run->whole0) FAIL("out of host memory");
+    TO_RANK0(res->mem);
+    TO_ALL(run->failed);
+    if (me == 0 && (!run->whole || !run->whole0)) FAIL("out of host memory");
     if (run->failed[0]) FAIL("%.1000s", me == 0 ? why : "rank 0 could not compute the formulas");
-    ZE(pl_zero_slices_to_host(&z, run->whole, 0), z);
-    BARRIER();
+    if (slices_to_rank0(r, run, &z, 0, run->whole)) FAIL("%s", z.error[0] ? z.error : r->error);
     if (me == 0) {
         res->init_hash = pl_blocks_hash(run->whole, psi);
         if ((res->init = malloc((size_t)psi * sizeof(float))))
@@ -345,6 +416,9 @@ int lab11_rank(pl_rank *r)
                     ZE(pl_zero_slices_to_host(&z, res->kept[steps], 0), z);
             }
             BARRIER();
+            TO_ALL(run->loss);
+            TO_RANK0(res->sent);
+            TO_RANK0(res->calls);
             double step_loss = 0;
             for (int q = 0; q < n; q++) step_loss += run->loss[q];
             if (me == 0) {
@@ -418,23 +492,25 @@ int lab11_rank(pl_rank *r)
                 float l0 = 0;
                 ZE(pl_zero_step(&z0, dx, dy, &l0), z0);
                 ZE(pl_zero_update(&z0, cfg->lr), z0);
-                ZE(pl_zero_slices_to_host(&z0, run->whole0, 0), z0);
+                if (slices_to_rank0(r, run, &z0, 0, run->whole0))
+                    FAIL("%s", z0.error[0] ? z0.error : r->error);
                 /* rank 0's replica (stages 0-2: each rank holds the whole model after
                  * the update); stage 3: the ranks' slices put together */
                 if (S < 3 && me == 0) ZE(pl_zero_params_to_host(&z, run->whole), z);
-                if (S == 3) ZE(pl_zero_slices_to_host(&z, run->whole, 0), z);
-                BARRIER();
+                if (S == 3 && slices_to_rank0(r, run, &z, 0, run->whole))
+                    FAIL("%s", z.error[0] ? z.error : r->error);
                 long same = 0, worst = 0;
                 double diff = 0;
-                for (long i = 0; i < psi; i++) {
+                for (long i = 0; i < psi && me == 0; i++) {
                     same += !memcmp(&run->whole[i], &run->whole0[i], sizeof(float));
                     double d = fabs((double)run->whole[i] - run->whole0[i]) /
                                fmax(fabs((double)run->whole0[i]), 1e-30);
                     if (d > diff) diff = d, worst = i;
                 }
-                unsigned h = pl_blocks_hash(run->whole, psi), h0 = pl_blocks_hash(run->whole0, psi);
+                unsigned h = me == 0 ? pl_blocks_hash(run->whole, psi) : 0,
+                         h0 = me == 0 ? pl_blocks_hash(run->whole0, psi) : 0;
                 char first[200] = "";
-                if (same < psi)
+                if (me == 0 && same < psi)
                     snprintf(first, sizeof first,
                              " (the largest at weight %ld: %.9g here, %.9g in plain DP)", worst,
                              run->whole[worst], run->whole0[worst]);
@@ -490,6 +566,7 @@ int lab11_rank(pl_rank *r)
         }
         run->test_right[me] = test_right;
         BARRIER();
+        TO_ALL(run->test_right);
         test_right = 0;
         for (int q = 0; q < n; q++) test_right += run->test_right[q];
         BARRIER();
@@ -511,8 +588,7 @@ int lab11_rank(pl_rank *r)
         if (me == 0) pl_metric(r, "epoch loss", ep_loss);
         if (cfg->max_steps && steps >= cfg->max_steps) break;
     }
-    ZE(pl_zero_slices_to_host(&z, run->whole, 0), z);
-    BARRIER();
+    if (slices_to_rank0(r, run, &z, 0, run->whole)) FAIL("%s", z.error[0] ? z.error : r->error);
     if (me == 0) {
         res->steps = steps;
         res->modeled_step = steps ? modeled_total / steps : 0;
@@ -535,5 +611,6 @@ out:
         free(run->whole0);
         run->whole = run->whole0 = NULL;
     }
+    if (have_rows) rows_leave(run);
     return status;
 }

@@ -128,6 +128,13 @@ double pl_device_stream_now(cudaStream_t s);
 /* Moves the calling thread's modeled clock forward to t (a world starts all
  * its ranks at pl_device_now()). Nothing on real GPUs. */
 void pl_device_start_clock(double t);
+/* cudaStreamSynchronize for a wait the host makes only because the world is
+ * emulated (the MPI engine waits for a rank's stream before MPI reads its
+ * device buffers, where NCCL's kernels would not hold the host): the
+ * calling thread's modeled clock stays where it was, so what it queues next
+ * on another stream still overlaps on the modeled clock. On real GPUs,
+ * cudaStreamSynchronize. */
+cudaError_t pl_device_stream_drain(cudaStream_t s);
 /* A transfer whose bytes came by other means (another process's rank, over
  * MPI: the MPI engine), put on the modeled clock as the local engine's peer
  * copy would be: the stream waits until not_before (the sender's modeled

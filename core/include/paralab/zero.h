@@ -273,6 +273,16 @@ int pl_zero_evaluate(pl_zero *z, const float *X, const int *labels, int rows, fl
  * they fill it (stage 0 and, for the parameters, stages 1-2 hold
  * everything: each still writes only its slices). Waits for the stream. */
 int pl_zero_slices_to_host(pl_zero *z, float *whole, int what);
+/* The same slices one after another, as this rank's shard buffers hold
+ * them: bucket u's at its slice_at, its real floats, into row (host,
+ * z->shard_floats = Ψ_pad / N floats; the padding is not written). For a
+ * rank whose row must travel before it is put in place (another process's,
+ * under mpirun: pl_dist_gather_host). Waits for the stream. */
+int pl_zero_shard_to_host(pl_zero *z, float *row, int what);
+/* Rank q's row (pl_zero_shard_to_host on rank q) written into its places in
+ * whole (host, Ψ floats): host code only, any rank may call it for any q.
+ * 0, or -1 with z->error (q not a rank). */
+int pl_zero_shard_place(pl_zero *z, int q, const float *row, float *whole);
 /* The same for this rank's whole view: all Ψ parameters (stages 0-2 hold
  * them; stage 3 refuses). */
 int pl_zero_params_to_host(pl_zero *z, float *whole);

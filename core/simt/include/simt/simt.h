@@ -191,6 +191,12 @@ cudaError_t simtEventElapsedMeasured(float *ms, cudaEvent_t start, cudaEvent_t e
 double simtStreamModeledTime(cudaStream_t stream);
 /* The latest modeled time any device, stream or engine has work until. */
 double simtModeledNow(void);
+/* cudaStreamSynchronize, leaving the calling thread's modeled clock where it
+ * was: for a host wait that is the emulation's, not the program's (the MPI
+ * engine waits for a stream before MPI reads its buffers; on a GPU, NCCL's
+ * kernels would not hold the host), so work the thread queues next on
+ * another stream still overlaps on the modeled clock. */
+cudaError_t simtStreamSynchronizeQuiet(cudaStream_t stream);
 /* A transfer whose bytes arrived by other means (from another process,
  * over MPI), put on the modeled clock: the stream waits until not_before
  * (the sender's modeled time), then for a peer copy of `bytes` from device
