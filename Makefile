@@ -347,9 +347,12 @@ gpu-test: cuda
 gpu-labs: cuda
 	@scripts/gpu-labs.sh
 
-## gpu-nccl-mpi: on a GPU: NCCL across processes bootstrapped by MPI, one process (the id over MPI, ncclCommInitRank, an all-reduce; skipped without Open MPI)
+## gpu-nccl-mpi: on a GPU: NCCL across processes bootstrapped by MPI, one process (the id over MPI, ncclCommInitRank, an all-reduce; then Lab 07 under mpirun -np 1 on build/cuda-mpi, its world on pl_comm_create_dist's NCCL, against the same run without mpirun; skipped without Open MPI)
 gpu-nccl-mpi:
 	@tests/nccl_id.sh 1
+	@if command -v mpicc >/dev/null && command -v mpirun >/dev/null; then \
+	    $(MAKE) --no-print-directory cuda MPI=1 && tests/gpu_lab_mpi.sh; \
+	else echo "SKIP  Lab 07 on NCCL over MPI: Open MPI is not installed (scripts/deps.sh --mpi)"; fi
 
 ## gpu-bench: on a GPU: paralab-bench gpu (the CUDA variant)
 gpu-bench: cuda

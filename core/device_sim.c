@@ -12,6 +12,7 @@
 
 #include "paralab/comm.h"
 #include "paralab/device.h"
+#include "paralab/dist.h"
 #include "paralab/options.h"
 #include "simt/simt.h"
 
@@ -318,7 +319,18 @@ int pl_device_apply_options(const pl_options *o, char *msg, size_t cap)
         snprintf(msg, cap, "no device: %s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
         return -1;
     }
-    if (o->devices > count) {
+    /* under mpirun each process runs --ranks-per-process of the ranks, one
+     * of its own devices each (paralab/dist.h) */
+    if (pl_dist_active()) {
+        int t = o->ranks_per_process ? o->ranks_per_process : 1;
+        if (t > count) {
+            snprintf(msg, cap,
+                     "--ranks-per-process %d: each process has %d simulated device%s (%s, up to "
+                     "%d, makes more)",
+                     t, count, count == 1 ? "" : "s", devices_variable(), SIMT_MAX_DEVICES);
+            return -1;
+        }
+    } else if (o->devices > count) {
         snprintf(msg, cap,
                  "--devices %d: there are %d simulated devices (%s, up to %d, makes more)",
                  o->devices, count, devices_variable(), SIMT_MAX_DEVICES);

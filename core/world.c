@@ -180,9 +180,10 @@ int pl_world_run_config(const pl_world_config *cfg, pl_rank_fn fn, void *arg, ch
     if (engine == PL_COMM_AUTO) engine = pl_comm_auto_engine(n, dev);
     if (dist) {
         char why[512];
-        if (pl_comm_create_mpi(n, nl, dev + lo, comm_timeout_s, comms, why, sizeof why) !=
+        if (pl_comm_create_dist(n, nl, dev + lo, comm_timeout_s, comms, why, sizeof why) !=
             PL_COMM_OK) {
-            snprintf(err, err_size, "cannot create the MPI communicator of %d ranks: %s", n, why);
+            snprintf(err, err_size, "cannot create the %s communicator of %d ranks: %s",
+                     pl_device_caps()->modeled ? "MPI" : "NCCL (over MPI)", n, why);
             return 1;
         }
     } else if (engine == PL_COMM_NCCL) {

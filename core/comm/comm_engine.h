@@ -23,6 +23,8 @@ struct pl_trace;
 struct pl_comm {
     const struct pl_comm_engine *engine;
     int group; /* pl_group: stamped into its events (pl_comm_set_group) */
+    int procs; /* the processes its world spans: > 1 for pl_comm_create_dist's across
+                  processes (the MPI engine's, or NCCL's over MPI), else 0 or 1 */
 };
 
 typedef struct pl_comm_engine {

@@ -67,6 +67,12 @@ pl_comm_result pl_comm_create_mpi(int n, int threads, const int *devices, double
     return PL_COMM_INVALID_ARGUMENT;
 }
 
+pl_comm_result pl_comm_create_dist(int n, int threads, int *devices, double timeout_s,
+                                   pl_comm **ranks, char *err, size_t err_size)
+{
+    return pl_comm_create_mpi(n, threads, devices, timeout_s, ranks, err, err_size);
+}
+
 static pl_comm_result none_group(void) { return PL_COMM_OK; }
 static int none_fits(int n, const int *devices)
 {
@@ -90,6 +96,9 @@ const pl_comm_engine pl_comm_mpi_engine = {
 #include <unistd.h>
 
 #include "paralab/collectives.h"
+#ifdef PARALAB_CUDA
+#include "paralab/nccl_mpi.h" /* pl_comm_create_dist: NCCL across processes */
+#endif
 #include "paralab/device.h"
 #include "paralab/kernels.h"
 #include "paralab/trace.h"
@@ -1216,6 +1225,28 @@ pl_comm_result pl_comm_create_mpi(int n, int threads, const int *devices, double
     return PL_COMM_OK;
 }
 
+pl_comm_result pl_comm_create_dist(int n, int threads, int *devices, double timeout_s,
+                                   pl_comm **ranks, char *err, size_t err_size)
+{
+#ifdef PARALAB_CUDA /* real GPUs: NCCL, bootstrapped over MPI; the GPUs by host */
+    (void)timeout_s;
+    if (!D.active) {
+        snprintf(err, err_size, "not started by mpirun: NCCL across processes needs an MPI world");
+        return PL_COMM_INVALID_ARGUMENT;
+    }
+    if (n != D.procs * threads) {
+        snprintf(err, err_size, "%d ranks are not %d processes x %d", n, D.procs, threads);
+        return PL_COMM_INVALID_ARGUMENT;
+    }
+    pl_comm_result r =
+        pl_comm_create_nccl_mpi(MPI_COMM_WORLD, threads, ranks, devices, err, err_size);
+    for (int t = 0; t < threads && r == PL_COMM_OK; t++) ranks[t]->procs = D.procs;
+    return r;
+#else
+    return pl_comm_create_mpi(n, threads, devices, timeout_s, ranks, err, err_size);
+#endif
+}
+
 static pl_comm_result m_split(pl_comm *pc, int color, int key, pl_comm **out)
 {
     mcomm *c = (mcomm *)pc;
@@ -1403,9 +1434,66 @@ double pl_dist_max(double v)
     return m;
 }
 
+/* The host helpers on a world of another engine (NCCL's, in build/cuda-mpi):
+ * plain MPI between the processes' threads, thread t of one process to
+ * thread t' of another by the tag, on the data communicator (the MPI engine
+ * is not used in that build); the threads of a process meet on a
+ * process-wide generation count. No timeout: NCCL's own waits have none. */
+static pthread_mutex_t plain_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t plain_cv = PTHREAD_COND_INITIALIZER;
+static int plain_in;
+static unsigned plain_gen;
+
+static int plain_tag(int T, int from_thread, int to_thread)
+{
+    return (from_thread * T + to_thread) * NCH + CH_HOST;
+}
+
+static void plain_gather(const pl_comm *world, void *base, size_t stride, size_t bytes)
+{
+    int n = pl_comm_size(world), me = pl_comm_rank(world), T = n / D.procs, k = 0;
+    MPI_Request rq[MAXR];
+    if (me == 0) {
+        for (int q = T; q < n; q++) /* process 0 holds ranks 0..T-1 */
+            MPI_Irecv((char *)base + (size_t)q * stride, (int)bytes, MPI_BYTE, q / T,
+                      plain_tag(T, q % T, 0), D.data, &rq[k++]);
+        MPI_Waitall(k, rq, MPI_STATUSES_IGNORE);
+    } else if (me >= T)
+        MPI_Send((char *)base + (size_t)me * stride, (int)bytes, MPI_BYTE, 0,
+                 plain_tag(T, me % T, 0), D.data);
+}
+
+static void plain_allgather(const pl_comm *world, void *base, size_t stride, size_t bytes)
+{
+    int n = pl_comm_size(world), me = pl_comm_rank(world), T = n / D.procs, t = me % T, k = 0;
+    MPI_Request rq[2 * MAXR];
+    for (int p = 0; p < D.procs; p++)
+        if (p != D.proc) {
+            MPI_Irecv((char *)base + (size_t)(p * T + t) * stride, (int)bytes, MPI_BYTE, p,
+                      plain_tag(T, t, t), D.data, &rq[k++]);
+            MPI_Isend((char *)base + (size_t)me * stride, (int)bytes, MPI_BYTE, p,
+                      plain_tag(T, t, t), D.data, &rq[k++]);
+        }
+    MPI_Waitall(k, rq, MPI_STATUSES_IGNORE);
+    pthread_mutex_lock(&plain_lock); /* the process's threads meet */
+    unsigned gen = plain_gen;
+    if (++plain_in == T) {
+        plain_in = 0;
+        plain_gen++;
+        pthread_cond_broadcast(&plain_cv);
+    } else
+        while (gen == plain_gen) pthread_cond_wait(&plain_cv, &plain_lock);
+    pthread_mutex_unlock(&plain_lock);
+}
+
 void pl_dist_gather_host(const pl_comm *world, void *base, size_t stride, size_t bytes)
 {
-    if (!D.active || !world || world->engine != &pl_comm_mpi_engine) return;
+    if (!D.active || !world) return;
+    if (world->engine != &pl_comm_mpi_engine) {
+        if (world->procs != D.procs) return; /* a world of this process only */
+        plain_gather(world, base, stride, bytes);
+        return;
+    }
     mcomm *c = (mcomm *)world; /* its error and wait report; the handle is not changed */
     const mworld *w = c->w;
     int me = c->wrank[c->rank];
@@ -1432,7 +1520,12 @@ void pl_dist_gather_host(const pl_comm *world, void *base, size_t stride, size_t
  * sending thread's messages to one thread keep their order.) */
 pl_comm_result pl_dist_allgather_host(const pl_comm *world, void *base, size_t stride, size_t bytes)
 {
-    if (!D.active || !world || world->engine != &pl_comm_mpi_engine) return PL_COMM_OK;
+    if (!D.active || !world) return PL_COMM_OK;
+    if (world->engine != &pl_comm_mpi_engine) {
+        if (world->procs != D.procs) return PL_COMM_OK; /* a world of this process only */
+        plain_allgather(world, base, stride, bytes);
+        return PL_COMM_OK;
+    }
     mcomm *c = (mcomm *)world;
     mworld *w = c->w;
     if (c->n != w->n)

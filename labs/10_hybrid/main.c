@@ -23,6 +23,7 @@
 #include "harness/harness.h"
 #include "paralab/cli.h"
 #include "paralab/device.h"
+#include "paralab/dist.h"
 #include "paralab/options.h"
 #include "paralab/plural.h"
 #include "paralab/viz.h" /* the panes */
@@ -235,6 +236,18 @@ static int setup(void *ctx, char *err, size_t cap)
     /* a --devices of the user's: before the degrees (seen then), or after them */
     int given = a->user_devices;
     if (a->set_devices ? n != a->set_devices : n != 8) given = n;
+    if (pl_dist_active() && !a->user_devices && prod != n) { /* the world mpirun started */
+        char list[1024];
+        int P = pl_dist_procs(), T = n / P;
+        pl_hybrid_factorisations_str(&c, n, list, sizeof list);
+        snprintf(err, cap,
+                 "under mpirun the world is %d processes x %d rank%s = %d ranks, but --dp %ld "
+                 "--tp %ld --pp %ld make %ld: give degrees that make %d (valid (dp, tp, pp) for %d "
+                 "ranks here: %s), or start %ld ranks (mpirun -np P with --ranks-per-process T, "
+                 "P x T = %ld)",
+                 P, T, T == 1 ? "" : "s", n, a->dp, a->tp, a->pp, prod, n, n, list, prod, prod);
+        return -1;
+    }
     if (given && given != prod) {
         char list[1024];
         pl_hybrid_factorisations_str(&c, given, list, sizeof list);

@@ -138,8 +138,8 @@ static int start(const pl_lab_def *def, int argc, char **argv)
     if (pl_dist_procs() > 1 && !def->multi_process) {
         fprintf(
             stderr,
-            "%s: under mpirun (%d processes): lab %.2s's ranks share host memory in one "
-            "process, so it runs without mpirun only (labs 06, 07, 08 and 10 run under mpirun)\n",
+            "%s: under mpirun (%d processes): lab %.2s runs in one process, so without mpirun "
+            "only (labs 06 to 11 run under mpirun)\n",
             def->program, pl_dist_procs(), def->program + 3);
         return 2;
     }

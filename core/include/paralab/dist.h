@@ -40,6 +40,15 @@ int pl_dist_built(void);
 pl_comm_result pl_comm_create_mpi(int n, int threads, const int *devices, double timeout_s,
                                   pl_comm **ranks, char *err, size_t err_size);
 
+/* This process's T handles of the world of n = P * T ranks on the build's
+ * engine across processes: on simulated GPUs the MPI engine
+ * (pl_comm_create_mpi, devices[t] the device of thread t); in the CUDA
+ * build with MPI (build/cuda-mpi) NCCL, bootstrapped over MPI
+ * (pl_comm_create_nccl_mpi: devices[t] is written, the GPU of thread t by
+ * the processes on its host). Called as pl_comm_create_mpi. */
+pl_comm_result pl_comm_create_dist(int n, int threads, int *devices, double timeout_s,
+                                   pl_comm **ranks, char *err, size_t err_size);
+
 /* bytes at buf in process 0 to buf in every process (MPI_Bcast over all
  * processes): called by one thread of each process, every process alike,
  * outside a world's run. Outside an MPI world it does nothing. */
@@ -53,7 +62,10 @@ double pl_dist_max(double v);
  * calls it once with the same base, stride and bytes; the bytes of rank q,
  * at base + q * stride in q's process, are copied to base + q * stride in
  * rank 0's process. Ranks of one process share the memory already: outside
- * an MPI world it does nothing. Not counted in the ledger, not traced. */
+ * an MPI world it does nothing. Not counted in the ledger, not traced.
+ * world: the world communicator of pl_comm_create_dist, on either engine
+ * (the MPI engine's waits time out and stop with its world; on NCCL's
+ * world, build/cuda-mpi, plain MPI without a timeout). */
 void pl_dist_gather_host(const pl_comm *world, void *base, size_t stride, size_t bytes);
 
 /* Host data of every rank to every process (for what every rank must know,
@@ -65,7 +77,7 @@ void pl_dist_gather_host(const pl_comm *world, void *base, size_t stride, size_t
  * PL_COMM_OK; or, the world stopped or a wait timed out, the engine's
  * result with pl_comm_last_error(world) (the rows then as they were).
  * Outside an MPI world it does nothing (PL_COMM_OK). Not counted in the
- * ledger, not traced. */
+ * ledger, not traced. Either engine's world, as pl_dist_gather_host. */
 pl_comm_result pl_dist_allgather_host(const pl_comm *world, void *base, size_t stride,
                                       size_t bytes);
 
