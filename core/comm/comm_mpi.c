@@ -986,8 +986,7 @@ static pl_comm_result run_ops(pop *ops, int n, int synchronous)
             int tag = tag_of(c, pw, me, CH_P2P);
             MPI_Irecv(&stamps[i], (int)sizeof stamps[i], MPI_BYTE, proc_of(c->w, pw), tag, D.data,
                       &rq[2 * i]);
-            MPI_Irecv(o->buf, (int)bytes, MPI_BYTE, proc_of(c->w, pw), tag, D.data,
-                      &rq[2 * i + 1]);
+            MPI_Irecv(o->buf, (int)bytes, MPI_BYTE, proc_of(c->w, pw), tag, D.data, &rq[2 * i + 1]);
         }
     }
     if (!n) return PL_COMM_OK;

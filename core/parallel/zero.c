@@ -940,8 +940,8 @@ int pl_zero_shard_to_host(pl_zero *z, float *row, int what)
             break;
         }
         }
-        ZCUDA(cudaMemcpy(row + slice, src, (size_t)b->real * sizeof(float),
-                         cudaMemcpyDeviceToHost));
+        ZCUDA(
+            cudaMemcpy(row + slice, src, (size_t)b->real * sizeof(float), cudaMemcpyDeviceToHost));
     }
     return 0;
 }

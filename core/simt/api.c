@@ -435,7 +435,8 @@ cudaError_t simtModelTransfer(cudaStream_t st, size_t bytes, int src_device, int
                               double not_before)
 {
     ENTER();
-    return simt_ret(simt_model_transfer(st, simt_cur_dev, bytes, src_device, dst_device, not_before));
+    return simt_ret(
+        simt_model_transfer(st, simt_cur_dev, bytes, src_device, dst_device, not_before));
 }
 
 /* ---- events ---------------------------------------------------------- */

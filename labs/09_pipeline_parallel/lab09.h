@@ -116,7 +116,7 @@ typedef struct lab09_run {
     int recs_stride;
     const pl_pp_record *rec[PL_MAX_RANKS]; /* into recs */
     int nrec[PL_MAX_RANKS];
-    double loss[PL_MAX_RANKS]; /* the step's loss sum (the last stage's) */
+    double loss[PL_MAX_RANKS];                         /* the step's loss sum (the last stage's) */
     int right[PL_MAX_RANKS], test_right[PL_MAX_RANKS]; /* the epoch's (the last stage's) */
 } lab09_run;
 

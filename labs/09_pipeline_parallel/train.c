@@ -331,7 +331,7 @@ int lab09_rank(pl_rank *r)
             BARRIER();
             TO_ALL(run->loss);
             step_loss = (float)run->loss[last]; /* the last stage's, on every stage */
-            if (steps == 0) { /* what steps [2] to [5] say of every stage */
+            if (steps == 0) {                   /* what steps [2] to [5] say of every stage */
                 TO_RANK0(res->peak_bytes);
                 TO_RANK0(res->measured_peak);
                 TO_RANK0(res->acts_bytes);

@@ -136,11 +136,10 @@ static int start(const pl_lab_def *def, int argc, char **argv)
         return 2;
     }
     if (pl_dist_procs() > 1 && !def->multi_process) {
-        fprintf(
-            stderr,
-            "%s: under mpirun (%d processes): lab %.2s runs in one process, so without mpirun "
-            "only (labs 06 to 11 run under mpirun)\n",
-            def->program, pl_dist_procs(), def->program + 3);
+        fprintf(stderr,
+                "%s: under mpirun (%d processes): lab %.2s runs in one process, so without mpirun "
+                "only (labs 06 to 11 run under mpirun)\n",
+                def->program, pl_dist_procs(), def->program + 3);
         return 2;
     }
     /* The lab's range: above it, before the options are applied (--devices

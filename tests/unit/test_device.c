@@ -7,6 +7,7 @@
  * memory in use after an allocation; in the CUDA build: the "not here"
  * answers (-1, 0, "").
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,6 +213,62 @@ static void test_options(void)
         unsetenv("SIMT_GPUS_PER_NODE"); /* the labs this process starts later: the preset's */
 }
 
+/* The MPI engine's two hooks into the modeled clock: a transfer that came
+ * from another process (it waits until the sender's time, then for the
+ * link's copy of its bytes), and a wait for a stream that leaves the
+ * thread's clock where it was. */
+static void test_model_transfer(void)
+{
+#ifdef PARALAB_SIMULATED_CUDA
+    const simt_preset *p = simtCurrentPreset();
+    cudaStream_t a, b, c;
+    CU_ASSERT_EQUAL_FATAL(cudaSetDevice(0), cudaSuccess);
+    CU_ASSERT_EQUAL_FATAL(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking), cudaSuccess);
+    CU_ASSERT_EQUAL_FATAL(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking), cudaSuccess);
+    CU_ASSERT_EQUAL_FATAL(cudaStreamCreateWithFlags(&c, cudaStreamNonBlocking), cudaSuccess);
+    CU_ASSERT_EQUAL_FATAL(cudaStreamSynchronize(a), cudaSuccess);
+    double t0 = pl_device_now() + 1e-3, n = 1 << 20;
+    /* device 0 to 1 (one node): the peer link, from t0 on */
+    CU_ASSERT_EQUAL(pl_device_model_transfer(a, (size_t)n, 0, 1, t0), 0);
+    double want = t0 + p->peer_latency + n / p->peer_bw;
+    CU_ASSERT_DOUBLE_EQUAL(pl_device_stream_now(a), want, 1e-12);
+    /* bytes 0: the wait alone; a time already past: nothing */
+    CU_ASSERT_EQUAL(pl_device_model_transfer(a, 0, 0, 1, want + 5e-6), 0);
+    CU_ASSERT_DOUBLE_EQUAL(pl_device_stream_now(a), want + 5e-6, 1e-12);
+    CU_ASSERT_EQUAL(pl_device_model_transfer(a, 0, 0, 1, t0), 0);
+    CU_ASSERT_DOUBLE_EQUAL(pl_device_stream_now(a), want + 5e-6, 1e-12);
+    /* another node (devices past this process's own): the network */
+    if (p->gpus_per_node > 0) {
+        double t1 = pl_device_stream_now(b) + 2e-3;
+        int far = p->gpus_per_node;
+        CU_ASSERT_EQUAL(pl_device_model_transfer(b, (size_t)n, far, 0, t1), 0);
+        CU_ASSERT_DOUBLE_EQUAL(pl_device_stream_now(b),
+                               t1 + p->inter_node_latency + n / p->inter_node_bw, 1e-12);
+    }
+    CU_ASSERT_EQUAL(pl_device_model_transfer((cudaStream_t)(uintptr_t)0x1234, 8, 0, 1, 0), -1);
+    CU_ASSERT_EQUAL(cudaGetLastError(), cudaErrorInvalidResourceHandle); /* as a CUDA call's */
+    /* a drain leaves the thread's clock: what it queues next on stream c
+     * starts at c's own time; a synchronize moves the clock to a's end */
+    double a_end = pl_device_stream_now(a), c0 = pl_device_stream_now(c);
+    CU_ASSERT(c0 < a_end);
+    CU_ASSERT_EQUAL(pl_device_stream_drain(a), cudaSuccess);
+    void *buf = NULL;
+    CU_ASSERT_EQUAL_FATAL(cudaMalloc(&buf, 4096), cudaSuccess);
+    CU_ASSERT_EQUAL(cudaMemsetAsync(buf, 0, 4096, c), cudaSuccess);
+    CU_ASSERT(pl_device_stream_now(c) < a_end);
+    CU_ASSERT_EQUAL(cudaStreamSynchronize(a), cudaSuccess);
+    CU_ASSERT_EQUAL(cudaMemsetAsync(buf, 0, 4096, c), cudaSuccess);
+    CU_ASSERT(pl_device_stream_now(c) > a_end);
+    CU_ASSERT_EQUAL(cudaStreamSynchronize(c), cudaSuccess);
+    cudaFree(buf);
+    cudaStreamDestroy(a);
+    cudaStreamDestroy(b);
+    cudaStreamDestroy(c);
+#else
+    CU_ASSERT_EQUAL(pl_device_model_transfer(NULL, 8, 0, 1, 1.0), 0); /* nothing on real GPUs */
+#endif
+}
+
 int register_device_suite(void)
 {
     static const unit_test t[] = {
@@ -220,6 +277,7 @@ int register_device_suite(void)
         {"memory counters of a strided copy", test_mem_counts},
         {"device memory in use and in all", test_memory},
         {"options of one world", test_options},
+        {"a transfer from another process on the modeled clock; a drain", test_model_transfer},
     };
     return UNIT_SUITE("device", t);
 }

@@ -177,6 +177,8 @@ typedef struct zrun {
     int y[BATCH];
     long psi;
     float *params[STEPS]; /* the whole model's weights after each step */
+    float *rows[NR];      /* each rank's slices of the last step (pl_zero_shard_to_host) */
+    float *placed;        /* rank 0 put the rows in their places (pl_zero_shard_place) */
     pl_zero_memory mem[NR];
     pl_ledger sent[NR];  /* one step's, from the ledger */
     int padding_bad[NR]; /* a padding float found non-zero */
@@ -279,6 +281,15 @@ static int zero_rank(pl_rank *r)
         if (!padding_zero(&z)) q->padding_bad[me] = step + 1;
         RUN_CK(!pl_comm_barrier(r->comm), "barrier");
     }
+    /* the same slices as rows (as under mpirun), put in place by rank 0 */
+    RUN_CK((q->rows[me] = calloc((size_t)z.shard_floats, 4)) != NULL, "out of memory");
+    RUN_CK(!pl_zero_shard_to_host(&z, q->rows[me], 0), "%s", z.error);
+    RUN_CK(!pl_comm_barrier(r->comm), "barrier");
+    for (int k = 0; k < n && me == 0; k++)
+        RUN_CK(!pl_zero_shard_place(&z, k, q->rows[k], q->placed), "%s", z.error);
+    RUN_CK(pl_zero_shard_place(&z, n, q->rows[0], q->placed) == -1 &&
+               strstr(z.error, "shard_place: rank") != NULL,
+           "a rank out of range was not refused: %.900s", z.error);
     /* a rank updating more than its shard is refused, naming the range */
     if (z.cfg.stage > 0) {
         pl_zero_count_step(&z);
@@ -312,12 +323,15 @@ static zrun *new_run(pl_zero_config c, int n, int steps)
     for (int i = 0; i < BATCH; i++) q->y[i] = (i * 7 + 3) % 10;
     q->psi = pl_blocks_count(&c.model);
     for (int s = 0; s < steps; s++) q->params[s] = calloc((size_t)q->psi, 4);
+    q->placed = calloc((size_t)q->psi, 4);
     return q;
 }
 
 static void free_run(zrun *q)
 {
     for (int s = 0; s < q->steps; s++) free(q->params[s]);
+    for (int r = 0; r < NR; r++) free(q->rows[r]);
+    free(q->placed);
     free(q);
 }
 
@@ -373,6 +387,8 @@ static void check_n(int n)
         if (st) CU_ASSERT_EQUAL_FATAL(go(q), 0);
         for (int s = 0; s < STEPS; s++)
             CU_ASSERT_EQUAL(memcmp(q->params[s], base->params[s], (size_t)base->psi * 4), 0);
+        /* the rows put together are the last step's weights, every float */
+        CU_ASSERT_EQUAL(memcmp(q->placed, q->params[STEPS - 1], (size_t)q->psi * 4), 0);
         pl_zero_memory want;
         CU_ASSERT_EQUAL_FATAL(pl_zero_memory_of(&q->cfg, n, &want, NULL, 0), 0);
         /* bytes: params 4, grads 4, m and v 8 per float, each whole or a 1/n shard */
