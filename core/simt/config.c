@@ -16,7 +16,7 @@
 #include "config.h"
 
 simt_config simt_cfg;
-pthread_mutex_t simt_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t simt_lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
 
 #define DEFAULT_DEVICES 8
 
