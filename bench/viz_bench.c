@@ -7,6 +7,7 @@
  * Copying the grid to the terminal is ncurses' work and not timed here.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -17,7 +18,8 @@
 
 int bench_viz(int repeat)
 {
-    enum { RANKS = 8, EVENTS = 100000, W = 200, H = 60 };
+    enum { RANKS = 8, W = 200, H = 60 };
+    int EVENTS = getenv("VB_EVENTS") ? atoi(getenv("VB_EVENTS")) : 100000;
     viz_model m;
     viz_model_init(&m, RANKS);
     /* a training-like run: per rank, forward/backward kernels, copies and ring steps */

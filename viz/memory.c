@@ -52,6 +52,7 @@ int pl_viz_check_zero(const pl_viz_zero *z, int nranks, char *err, size_t cap)
 
 int viz_model_set_zero(viz_model *m, const pl_viz_zero *z, char *err, size_t cap)
 {
+    m->version++; /* what is cached from the events depends on it too */
     if (pl_viz_check_zero(z, 0, err, cap)) return -1;
     memset(&m->zero, 0, sizeof m->zero);
     if (!z) return 0;

@@ -35,6 +35,7 @@ int pl_viz_check_mesh(const pl_viz_mesh *m, int nranks, char *err, size_t cap)
 
 int viz_model_set_mesh(viz_model *m, const pl_viz_mesh *mesh, char *err, size_t cap)
 {
+    m->version++; /* what is cached from the events depends on it too */
     if (pl_viz_check_mesh(mesh, 0, err, cap)) return -1;
     memset(&m->mesh, 0, sizeof m->mesh);
     if (!mesh) return 0;

@@ -18,9 +18,18 @@ void viz_model_init(viz_model *m, int nranks)
 void viz_model_free(viz_model *m)
 {
     for (int r = 0; r < PL_MAX_RANKS; r++)
-        for (int l = 0; l < PL_NUM_LANES; l++) free(m->lanes[r][l].ev);
+        for (int l = 0; l < PL_NUM_LANES; l++) {
+            free(m->lanes[r][l].ev);
+            free(m->lanes[r][l].ck);
+            free(m->lanes[r][l].coll);
+        }
     for (int r = 0; r < PL_MAX_RANKS; r++)
-        for (int k = 0; k < VIZ_STREAM_LANES; k++) free(m->streams[r][k].ev);
+        for (int k = 0; k < VIZ_STREAM_LANES; k++) {
+            free(m->streams[r][k].ev);
+            free(m->streams[r][k].ck);
+            free(m->streams[r][k].coll);
+        }
+    free(m->pp_cache);
     for (int k = 0; k < m->nseries; k++) {
         free(m->series[k].v);
         free(m->series[k].seq);
@@ -62,7 +71,72 @@ static int lane_insert(viz_lane *L, const pl_event *e)
     memmove(&L->ev[i + 1], &L->ev[i], (L->n - i) * sizeof *L->ev);
     L->ev[i] = *e;
     L->n++;
+    if (i < L->dirty || L->dirty > L->swept) L->dirty = i; /* the busy sweep: from here */
+    /* the collectives' places: those after i move one on (few: an event
+     * lands near the end), and a collective takes its own */
+    size_t k = L->ncoll;
+    while (k > 0 && L->coll[k - 1] >= i) L->coll[--k]++;
+    if (e->kind == PL_EV_COLLECTIVE) {
+        if (L->ncoll == L->capcoll) {
+            size_t cap = L->capcoll ? 2 * L->capcoll : 64;
+            size_t *c = realloc(L->coll, cap * sizeof *c);
+            if (!c) return -1;
+            L->coll = c;
+            L->capcoll = cap;
+        }
+        memmove(&L->coll[k + 1], &L->coll[k], (L->ncoll - k) * sizeof *L->coll);
+        L->coll[k] = i;
+        L->ncoll++;
+    }
     return 0;
+}
+
+double viz_lane_busy(const viz_lane *cL, int modeled)
+{
+    viz_lane *L = (viz_lane *)cL; /* the sweep's state is a cache */
+    if (L->dirty < L->swept) {    /* an event landed in what was swept: from its checkpoint */
+        size_t k = L->dirty / VIZ_BUSY_EVERY;
+        if (k < L->nck) {
+            L->covered[0] = L->ck[k][0], L->busy[0] = L->ck[k][1];
+            L->covered[1] = L->ck[k][2], L->busy[1] = L->ck[k][3];
+            L->swept = k * VIZ_BUSY_EVERY;
+            L->nck = k;
+        } else
+            L->swept = 0;
+    }
+    if (L->swept == 0) {
+        L->covered[0] = L->covered[1] = -1e300;
+        L->busy[0] = L->busy[1] = 0;
+        L->nck = 0;
+    }
+    for (size_t i = L->swept; i < L->n; i++) {
+        if (i % VIZ_BUSY_EVERY == 0) { /* the state before event i */
+            if (L->nck == L->capck) {
+                size_t cap = L->capck ? 2 * L->capck : 16;
+                double(*ck)[4] = realloc(L->ck, cap * sizeof *ck);
+                if (!ck) { /* no checkpoint: a later insertion sweeps from the start */
+                    L->swept = i;
+                    goto keep;
+                }
+                L->ck = ck;
+                L->capck = cap;
+            }
+            double *c = L->ck[L->nck++];
+            c[0] = L->covered[0], c[1] = L->busy[0], c[2] = L->covered[1], c[3] = L->busy[1];
+        }
+    keep:;
+        const pl_event *e = &L->ev[i];
+        if (e->kind == PL_EV_COLLECTIVE || e->kind == PL_EV_RING_STEP) continue;
+        for (int c = 0; c < 2; c++) {
+            double a = viz_ev_start(e, c), b = viz_ev_end(e, c);
+            if (b > L->covered[c]) {
+                L->busy[c] += b - (a > L->covered[c] ? a : L->covered[c]);
+                L->covered[c] = b;
+            }
+        }
+    }
+    L->swept = L->dirty = L->n;
+    return L->busy[modeled ? 1 : 0];
 }
 
 int viz_model_add(viz_model *m, const pl_event *e)
@@ -76,7 +150,25 @@ int viz_model_add(viz_model *m, const pl_event *e)
         if (k + 1 > m->nstreams[e->rank]) m->nstreams[e->rank] = k + 1;
     }
     m->nevents++;
+    m->version++;
     if (e->kind < sizeof m->nkind / sizeof *m->nkind) m->nkind[e->kind]++;
+    if (e->rank == 0 && e->lane == PL_LANE_COMPUTE && e->kind == PL_EV_BACKWARD &&
+        e->micro_batch < 0 && e->layer < 0)
+        m->whole_backwards0++; /* the topology's buckets look for the latest */
+    if (e->kind == PL_EV_COLLECTIVE && e->rank == 0) { /* the metrics pane's */
+        struct viz_colls *k = &m->colls;
+        k->bytes += (double)e->bytes;
+        k->calls++;
+        k->newest_step = e->step > k->newest_step ? e->step : k->newest_step;
+        for (int c = 0; c < 2; c++) {
+            double s = viz_ev_start(e, c);
+            k->secs[c] += viz_ev_end(e, c) - s;
+            int tiny = e->bytes <= VIZ_TINY_COLL;
+            pl_event *p = tiny ? &k->tiny[c] : &k->last[c];
+            int *have = tiny ? &k->have_tiny[c] : &k->have_last[c];
+            if (!*have || s >= viz_ev_start(p, c)) *p = *e, *have = 1;
+        }
+    }
     if (e->group > PL_GROUP_NONE && e->group < PL_NUM_GROUPS &&
         (e->kind == PL_EV_COLLECTIVE || e->kind == PL_EV_RING_STEP || e->kind == PL_EV_SEND ||
          e->kind == PL_EV_RECV)) {
@@ -439,6 +531,7 @@ int pl_viz_check_matrices(const pl_viz_matrix *m, int n, int tp, int nranks, cha
 int viz_model_set_matrices(viz_model *m, const pl_viz_matrix *mx, int n, int tp, char *err,
                            size_t cap)
 {
+    m->version++; /* what is cached from the events depends on it too */
     if (pl_viz_check_matrices(mx, n, tp, 0, err, cap)) return -1;
     m->nmatrices = n;
     m->tp = n ? tp : 0;
@@ -541,6 +634,7 @@ int pl_viz_check_pipeline(const pl_viz_pipeline *p, int nranks, char *err, size_
 
 int viz_model_set_pipeline(viz_model *m, const pl_viz_pipeline *p, char *err, size_t cap)
 {
+    m->version++; /* what is cached from the events depends on it too */
     if (pl_viz_check_pipeline(p, 0, err, cap)) return -1;
     memset(&m->pp, 0, sizeof m->pp);
     if (!p) return 0;
@@ -573,7 +667,31 @@ static int op_index(const pl_event *e)
 
 #define SEEN_KEYS (PL_PP_MAX_MICRO * PL_PP_MAX_CHUNKS)
 
+static void pp_round_compute(const viz_model *m, int modeled, viz_pp_round *R);
+
+/* The answer on each clock until the model changes: the pipeline pane and
+ * the metrics' bubble ask every frame, and it walks every compute event. */
+struct viz_pp_cache {
+    int valid[2];
+    unsigned long version[2];
+    viz_pp_round R[2];
+};
+
 void viz_pp_round_find(const viz_model *m, int modeled, viz_pp_round *R)
+{
+    viz_model *mm = (viz_model *)m; /* the cache's only */
+    int c = modeled ? 1 : 0;
+    if (!mm->pp_cache) mm->pp_cache = calloc(1, sizeof *mm->pp_cache);
+    struct viz_pp_cache *k = mm->pp_cache;
+    if (k && k->valid[c] && k->version[c] == m->version) {
+        *R = k->R[c];
+        return;
+    }
+    pp_round_compute(m, modeled, R);
+    if (k) k->R[c] = *R, k->version[c] = m->version, k->valid[c] = 1;
+}
+
+static void pp_round_compute(const viz_model *m, int modeled, viz_pp_round *R)
 {
     memset(R, 0, sizeof *R);
     R->lo = 1e300;

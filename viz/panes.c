@@ -861,14 +861,9 @@ static int ring_steps_fill(const viz_model *m, int n, size_t ord, int modeled, r
     T->n = n;
     for (int b = 0; b < n; b++) {
         const viz_lane *L = &m->lanes[b][PL_LANE_COMM];
-        size_t k = 0, i = 0;
-        const pl_event *Cb = NULL;
-        for (; i < L->n; i++)
-            if (L->ev[i].kind == PL_EV_COLLECTIVE && k++ == ord) {
-                Cb = &L->ev[i];
-                break;
-            }
-        if (!Cb) return 0;
+        if (ord >= L->ncoll) return 0;
+        size_t i = L->coll[ord]; /* its ord-th collective */
+        const pl_event *Cb = &L->ev[i];
         if (b == 0) {
             snprintf(T->kind, sizeof T->kind, "%s", Cb->label);
             T->step = Cb->step;
@@ -895,12 +890,8 @@ static int ring_steps_fill(const viz_model *m, int n, size_t ord, int modeled, r
 static int ring_steps_find(const viz_model *m, int n, double t, int modeled, ring_table *T)
 {
     const viz_lane *L0 = &m->lanes[0][PL_LANE_COMM];
-    size_t ord = 0;
-    for (size_t i = 0; i < L0->n; i++) ord += L0->ev[i].kind == PL_EV_COLLECTIVE;
-    for (size_t i = L0->n; i-- > 0;) { /* rank 0's collectives, newest first */
-        const pl_event *e = &L0->ev[i];
-        if (e->kind != PL_EV_COLLECTIVE) continue;
-        ord--;
+    for (size_t ord = L0->ncoll; ord-- > 0;) { /* rank 0's collectives, newest first */
+        const pl_event *e = &L0->ev[L0->coll[ord]];
         if (viz_ev_start(e, modeled) <= t && ring_steps_fill(m, n, ord, modeled, T)) return 1;
     }
     memset(T, 0, sizeof *T);
@@ -997,7 +988,7 @@ static size_t lane_from(const viz_lane *L, double t, int modeled)
 static int buckets_find(const viz_model *m, double t, int modeled, bucket_view *B)
 {
     memset(B, 0, sizeof *B);
-    if (has_own_pane(m)) return 0;
+    if (has_own_pane(m) || !m->whole_backwards0) return 0;
     const viz_lane *C = &m->lanes[0][PL_LANE_COMPUTE], *K = &m->lanes[0][PL_LANE_COMM];
     const pl_event *bw = NULL;
     size_t at = 0;
@@ -2013,7 +2004,6 @@ static void curve(viz_grid *g, pl_rect r, const viz_model *m)
     free(val);
 }
 
-#define VIZ_TINY_COLL 8 /* bytes: a collective of one or two numbers, bookkeeping */
 
 static void metrics(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v)
 {
@@ -2021,38 +2011,24 @@ static void metrics(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *
     pl_rect in = inside(r);
     if (in.w < 10 || in.h < 1) return;
     int row = 0;
-    /* throughput: bytes of every collective over their time */
-    double bytes = 0, secs = 0, busy[PL_NUM_LANES] = {0};
-    size_t calls = 0;
-    /* rank 0's latest collective, past bookkeeping ones of at most
-     * VIZ_TINY_COLL bytes (a lab's clock alignment before a timed one: a
-     * 1-float all-reduce) while a larger one was made; newest: the step
-     * of its latest collective, tiny or not (last from an earlier step:
-     * "last:" says its step) */
-    const pl_event *last = NULL, *tiny = NULL;
-    int newest = 0;
+    /* throughput: bytes of every collective over their time; rank 0's
+     * latest collective, past bookkeeping ones of at most VIZ_TINY_COLL
+     * bytes (a lab's clock alignment before a timed one: a 1-float
+     * all-reduce) while a larger one was made; newest: the step of its
+     * latest collective, tiny or not (last from an earlier step: "last:"
+     * says its step). Kept as events arrive (viz_model_add), and each
+     * lane's busy time (the union of its events: a forward and the kernels
+     * inside it count once) swept as they arrive (viz_lane_busy): a frame
+     * costs the same with 10 million events as with a thousand. */
+    int clk = v->modeled ? 1 : 0;
+    const struct viz_colls *co = &m->colls;
+    double bytes = co->bytes, secs = co->secs[clk], busy[PL_NUM_LANES] = {0};
+    size_t calls = co->calls;
+    const pl_event *last = co->have_last[clk] ? &co->last[clk] : NULL,
+                   *tiny = co->have_tiny[clk] ? &co->tiny[clk] : NULL;
+    int newest = co->newest_step;
     for (int rk = 0; rk < m->nranks; rk++)
-        for (int l = 0; l < PL_NUM_LANES; l++) {
-            /* busy time: the union of the lane's events (a forward and the
-             * kernels inside it count once), swept in start order */
-            double covered = -1e300;
-            for (size_t i = 0; i < m->lanes[rk][l].n; i++) {
-                const pl_event *e = &m->lanes[rk][l].ev[i];
-                double s = viz_ev_start(e, v->modeled), t = viz_ev_end(e, v->modeled);
-                if (e->kind != PL_EV_COLLECTIVE && e->kind != PL_EV_RING_STEP && t > covered) {
-                    busy[l] += t - (s > covered ? s : covered);
-                    covered = t;
-                }
-                if (e->kind == PL_EV_COLLECTIVE && rk == 0) {
-                    bytes += (double)e->bytes;
-                    secs += t - s;
-                    calls++;
-                    const pl_event **p = e->bytes <= VIZ_TINY_COLL ? &tiny : &last;
-                    if (!*p || s >= viz_ev_start(*p, v->modeled)) *p = e;
-                    newest = e->step > newest ? e->step : newest;
-                }
-            }
-        }
+        for (int l = 0; l < PL_NUM_LANES; l++) busy[l] += viz_lane_busy(&m->lanes[rk][l], clk);
     if (!last) last = tiny;
     /* the lines of numbers, then the curve; with a curve, the numbers leave
      * it at least 4 rows (its headline, 2 rows of bars, the axis) */

@@ -102,7 +102,21 @@ char *viz_grid_text(const viz_grid *g);
 typedef struct {
     pl_event *ev; /* by start time */
     size_t n, cap;
+    /* the metrics' busy time, swept as events arrive (viz_lane_busy): the
+     * lowest index inserted at since the last sweep (n when none), how far
+     * the sweep got, its state on each clock, and the state before every
+     * VIZ_BUSY_EVERY-th event (an insertion before `swept` sweeps again
+     * from the checkpoint before it, not from the start) */
+    size_t dirty, swept;
+    double covered[2], busy[2];
+    double (*ck)[4]; /* covered and busy, measured then modeled */
+    size_t nck, capck;
+    /* where its collectives are (pl_event kind PL_EV_COLLECTIVE), in lane
+     * order: the topology's ring table finds the k-th without a walk */
+    size_t *coll, ncoll, capcoll;
 } viz_lane;
+#define VIZ_BUSY_EVERY 1024
+#define VIZ_TINY_COLL 8 /* bytes: a collective of one or two numbers, bookkeeping */
 
 #define VIZ_STREAM_LANES 8 /* streams per rank drawn apart; the 8th takes the rest */
 
@@ -163,6 +177,22 @@ typedef struct viz_model {
     double act_now[PL_MAX_RANKS], act_peak[PL_MAX_RANKS];
     unsigned char act_seen[PL_MAX_RANKS];
     size_t nkind[16]; /* events of each kind (pl_event.kind), for the timeline's legend */
+    size_t whole_backwards0; /* rank 0's backwards of a whole step (micro_batch and layer < 0) */
+    /* rank 0's collectives (the metrics pane), kept as they arrive: on each
+     * clock ([0] measured, [1] modeled) their bytes, time and count, and the
+     * latest to start of those above VIZ_TINY_COLL bytes and of the others
+     * (the later one to arrive on a tie) */
+    struct viz_colls {
+        double bytes, secs[2];
+        size_t calls;
+        int newest_step;
+        pl_event last[2], tiny[2];
+        int have_last[2], have_tiny[2];
+    } colls;
+    /* what changes with every event: viz_pp_round_find's answer on each
+     * clock, kept until the next event (version) */
+    unsigned long version;
+    struct viz_pp_cache *pp_cache;
     /* every picture noted (viz_model_note of a PL_NOTE_PICTURE; not a
      * metric: no curve), in the order noted: a deep copy, the note's time
      * on both clocks ([0] measured, [1] modeled), when the model took it
@@ -442,6 +472,11 @@ int viz_topology_links(const viz_model *m, const viz_view *v, pl_rect r, int *co
 void viz_fmt_time(char *buf, size_t cap, double s);
 /* "512 B", "1.5 KiB", "3.0 MiB", "2.0 GiB" */
 void viz_fmt_bytes(char *buf, size_t cap, double b);
+/* The busy time of a lane on a clock (modeled 0 or 1): the union of its
+ * events but collectives and ring steps, swept in start order (measured).
+ * Sweeps only what arrived since the last call (the lane's sweep state is
+ * a cache: the model is otherwise unchanged). */
+double viz_lane_busy(const viz_lane *L, int modeled);
 /* A pipeline op: a forward, backward or W event of a micro-batch
  * (micro_batch >= 0) on a stage (layer 0..PL_MAX_RANKS-1) that is no
  * matmul of the shards pane. */

@@ -1592,6 +1592,93 @@ static void test_ring_steps_recorded(void)
 /* Lab 07: a backward of three layers (L2 100 B, L1 300 B, L0 100 B of
  * gradients) and four buckets (100, 200, 100, 100 B) all-reduced one after
  * the other: each fills while its layer runs, waits, is all-reduced. */
+/* The model's caches (viz_lane_busy's sweep with its checkpoints, the
+ * collectives' places, rank 0's collectives, the pipeline round) against
+ * the same computed from scratch, as events arrive out of order: some land
+ * thousands of places back (before the last sweep's checkpoints), between
+ * frames that ask. */
+static double busy_by_hand(const viz_lane *L, int c)
+{
+    double covered = -1e300, busy = 0;
+    for (size_t i = 0; i < L->n; i++) {
+        const pl_event *e = &L->ev[i];
+        if (e->kind == PL_EV_COLLECTIVE || e->kind == PL_EV_RING_STEP) continue;
+        double a = viz_ev_start(e, c), b = viz_ev_end(e, c);
+        if (b > covered) {
+            busy += b - (a > covered ? a : covered);
+            covered = b;
+        }
+    }
+    return busy;
+}
+
+static void test_model_caches(void)
+{
+    viz_model m;
+    viz_model_init(&m, 2);
+    unsigned long long x = 99;
+    int bad_busy = 0, bad_coll = 0, asked = 0;
+    for (int i = 0; i < 12000; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        pl_event e;
+        memset(&e, 0, sizeof e);
+        e.rank = (int)(x >> 60) & 1;
+        e.lane = (uint8_t)((x >> 50) % 3);
+        e.kind = (uint8_t)(e.lane == PL_LANE_COMM
+                               ? ((x >> 40) % 4 == 0 ? PL_EV_COLLECTIVE : PL_EV_RING_STEP)
+                               : e.lane == PL_LANE_COPY ? PL_EV_COPY
+                                                        : PL_EV_KERNEL);
+        e.micro_batch = e.layer = e.peer = -1;
+        /* mostly in order; one in 50 lands up to 3000 us back */
+        double t = i * 1e-6 - ((x >> 20) % 50 == 0 ? (double)((x >> 8) % 3000) * 1e-6 : 0);
+        e.start = t;
+        e.end = t + (double)((x >> 30) % 5) * 1e-6;
+        e.modeled_start = 2 * t;
+        e.modeled_end = 2 * e.end + 1e-7;
+        e.bytes = (x >> 12) % 3 ? 4096 : 4;
+        snprintf(e.label, sizeof e.label, "all_reduce");
+        CU_ASSERT_EQUAL_FATAL(viz_model_add(&m, &e), 0);
+        if (i % 997 == 0 || i == 11999) { /* a frame asks */
+            asked++;
+            for (int r = 0; r < 2; r++)
+                for (int l = 0; l < PL_NUM_LANES; l++)
+                    for (int c = 0; c < 2; c++) {
+                        const viz_lane *L = &m.lanes[r][l];
+                        double got = viz_lane_busy(L, c), want = busy_by_hand(L, c);
+                        if (fabs(got - want) > 1e-9 * (want > 1 ? want : 1)) bad_busy++;
+                        size_t k = 0;
+                        for (size_t j = 0; j < L->n; j++)
+                            if (L->ev[j].kind == PL_EV_COLLECTIVE)
+                                bad_coll += k >= L->ncoll || L->coll[k++] != j;
+                        bad_coll += k != L->ncoll;
+                    }
+        }
+    }
+    CU_ASSERT_EQUAL(bad_busy, 0);
+    CU_ASSERT_EQUAL(bad_coll, 0);
+    CU_ASSERT(asked >= 12);
+    CU_ASSERT(m.lanes[0][PL_LANE_COMPUTE].nck > 1); /* checkpoints were made */
+    /* rank 0's collectives: bytes, count, time and the latest large one */
+    double bytes = 0, secs = 0, latest = -1e300;
+    size_t calls = 0;
+    for (int l = 0; l < PL_NUM_LANES; l++)
+        for (size_t j = 0; j < m.lanes[0][l].n; j++) {
+            const pl_event *e = &m.lanes[0][l].ev[j];
+            if (e->kind != PL_EV_COLLECTIVE) continue;
+            bytes += (double)e->bytes;
+            secs += e->modeled_end - e->modeled_start;
+            calls++;
+            if (e->bytes > VIZ_TINY_COLL && e->modeled_start > latest) latest = e->modeled_start;
+        }
+    CU_ASSERT(calls > 100);
+    CU_ASSERT_EQUAL(m.colls.calls, calls);
+    CU_ASSERT_DOUBLE_EQUAL(m.colls.bytes, bytes, 0.5);
+    CU_ASSERT_DOUBLE_EQUAL(m.colls.secs[1], secs, 1e-9);
+    CU_ASSERT(m.colls.have_last[1]);
+    CU_ASSERT_DOUBLE_EQUAL(m.colls.last[1].modeled_start, latest, 0);
+    viz_model_free(&m);
+}
+
 static void test_buckets(void)
 {
     viz_model m;
@@ -1679,6 +1766,8 @@ int register_viz_suite(void)
          test_ring_steps_table},
         {"the engine's ring records each step's segment", test_ring_steps_recorded},
         {"topology: gradient buckets filling in backward, then all-reduced (Lab 07)", test_buckets},
+        {"the model's caches equal the whole computed again, events out of order",
+         test_model_caches},
     };
     /* and the shards pane's own suite (test_shards.c), with it */
     return UNIT_SUITE("viz", t) || register_shards_suite() || register_pipeline_pane_suite() ||
