@@ -887,12 +887,26 @@ static int ring_steps_fill(const viz_model *m, int n, size_t ord, int modeled, r
     return full;
 }
 
+#define VIZ_RING_TRIES 64
 static int ring_steps_find(const viz_model *m, int n, double t, int modeled, ring_table *T)
 {
+    /* rank 0's collectives, newest first from the last to start by t (a
+     * binary search: the lane is in start order), at most VIZ_RING_TRIES of
+     * them (a ring table of an older one would be a stale picture) */
     const viz_lane *L0 = &m->lanes[0][PL_LANE_COMM];
-    for (size_t ord = L0->ncoll; ord-- > 0;) { /* rank 0's collectives, newest first */
+    size_t lo = 0, hi = L0->ncoll;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (viz_ev_start(&L0->ev[L0->coll[mid]], modeled) <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t ord = lo, tries = 0; ord-- > 0 && tries < VIZ_RING_TRIES;) {
         const pl_event *e = &L0->ev[L0->coll[ord]];
-        if (viz_ev_start(e, modeled) <= t && ring_steps_fill(m, n, ord, modeled, T)) return 1;
+        if (viz_ev_start(e, modeled) > t) continue;
+        tries++;
+        if (ring_steps_fill(m, n, ord, modeled, T)) return 1;
     }
     memset(T, 0, sizeof *T);
     return 0;
@@ -2003,7 +2017,6 @@ static void curve(viz_grid *g, pl_rect r, const viz_model *m)
         viz_text(g, x0 + (end - ll - ul + 1) / 2, ay, ul, unit, COL_DIM, 0);
     free(val);
 }
-
 
 static void metrics(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v)
 {

@@ -176,7 +176,7 @@ typedef struct viz_model {
      * "activations s<r>": not series) now and at most; act_seen: noted */
     double act_now[PL_MAX_RANKS], act_peak[PL_MAX_RANKS];
     unsigned char act_seen[PL_MAX_RANKS];
-    size_t nkind[16]; /* events of each kind (pl_event.kind), for the timeline's legend */
+    size_t nkind[16];        /* events of each kind (pl_event.kind), for the timeline's legend */
     size_t whole_backwards0; /* rank 0's backwards of a whole step (micro_batch and layer < 0) */
     /* rank 0's collectives (the metrics pane), kept as they arrive: on each
      * clock ([0] measured, [1] modeled) their bytes, time and count, and the

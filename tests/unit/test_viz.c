@@ -1626,8 +1626,8 @@ static void test_model_caches(void)
         e.lane = (uint8_t)((x >> 50) % 3);
         e.kind = (uint8_t)(e.lane == PL_LANE_COMM
                                ? ((x >> 40) % 4 == 0 ? PL_EV_COLLECTIVE : PL_EV_RING_STEP)
-                               : e.lane == PL_LANE_COPY ? PL_EV_COPY
-                                                        : PL_EV_KERNEL);
+                           : e.lane == PL_LANE_COPY ? PL_EV_COPY
+                                                    : PL_EV_KERNEL);
         e.micro_batch = e.layer = e.peer = -1;
         /* mostly in order; one in 50 lands up to 3000 us back */
         double t = i * 1e-6 - ((x >> 20) % 50 == 0 ? (double)((x >> 8) % 3000) * 1e-6 : 0);
