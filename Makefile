@@ -285,7 +285,7 @@ racecheck:
 	+@$(TSAN)
 	@build/sim-tsan/bin/racecheck
 
-## bench: the SIMT emulator vs a C loop, trace recording, collectives vs memcpy and Open MPI, training vs plain C, rendering, data parallelism vs the alpha-beta model and its overlap, tensor parallelism's step and communication share, pipeline schedules' bubble and step against their formulas, every 3D factorisation of 8 ranks on one node and two, ZeRO stages 0-3's memory and traffic against their formulas (same-run ratios)
+## bench: the SIMT emulator vs a C loop, trace recording, collectives vs memcpy and Open MPI, training vs plain C, rendering (100k and 10M events), each lab's default run timed, data parallelism vs the alpha-beta model and its overlap, tensor parallelism's step and communication share, pipeline schedules' bubble and step against their formulas, every 3D factorisation of 8 ranks on one node and two, ZeRO stages 0-3's memory and traffic against their formulas (same-run ratios)
 bench:
 	@scripts/deps.sh --bench
 	+@$(SIM)
@@ -302,6 +302,8 @@ bench:
 	@build/sim/bin/paralab-bench viz
 	@echo
 	@$(MAKE) -s data
+	@build/sim/bin/paralab-bench labs
+	@echo
 	@build/sim/bin/paralab-bench dp
 	@echo
 	@build/sim/bin/paralab-bench tp

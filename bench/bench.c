@@ -124,7 +124,7 @@ static double max_rel_err(const float *got, const float *want, int n)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: paralab-bench simt|gpu|trace|comm|train|viz|dp|tp|pp|hybrid|zero\n"
+    fprintf(f, "usage: paralab-bench simt|gpu|trace|comm|train|viz|labs|dp|tp|pp|hybrid|zero\n"
                "                     [--repeat R] [--scale S] [--iters K]\n"
                "  simt      the SIMT emulator vs a plain C loop (simulated build)\n"
                "  gpu       the same kernels on a real GPU (CUDA build)\n"
@@ -140,7 +140,9 @@ static void usage(FILE *f)
                "            another build, process 0 alone runs the tables and says so\n"
                "  train     the digits MLP's training step on one device vs plain C, and\n"
                "            the tiled matmul vs a C triple loop (256^3)\n"
-               "  viz       rendering one frame of the visualiser (200x60, 8 ranks, 100k events)\n"
+               "  viz       rendering one frame of the visualiser (200x60, 8 ranks, 100k and\n"
+               "            10M events)\n"
+               "  labs      each lab's default run (labNN --no-viz) timed: wall and CPU time\n"
                "  dp        Lab 07's data-parallel step, N = 1, 2, 4, 8, overlap on and off,\n"
                "            against the alpha-beta model, and the block model's (h 256, 8\n"
                "            blocks) on ZeRO's engine at N = 8: how much of the gradient\n"
@@ -201,8 +203,8 @@ int main(int argc, char **argv)
     }
     if (optind >= argc) {
         fprintf(stderr,
-                "paralab-bench: which benchmark? simt, gpu, trace, comm, train, viz, dp, tp, pp, "
-                "hybrid or zero\n");
+                "paralab-bench: which benchmark? simt, gpu, trace, comm, train, viz, labs, dp, tp, "
+                "pp, hybrid or zero\n");
         usage(stderr);
         return 2;
     }
@@ -225,6 +227,7 @@ int main(int argc, char **argv)
         return bench_comm((64L << 20) >> scale);
     }
     if (!strcmp(argv[optind], "viz")) return bench_viz(repeat);
+    if (!strcmp(argv[optind], "labs")) return bench_labs();
     if (!strcmp(argv[optind], "dp")) return bench_dp(repeat); /* on a modeled clock only */
     if (!strcmp(argv[optind], "tp")) return bench_tp(repeat); /* the same */
     if (!strcmp(argv[optind], "pp")) return bench_pp(repeat); /* the same */
@@ -241,7 +244,7 @@ int main(int argc, char **argv)
     if (strcmp(argv[optind], "simt") && strcmp(argv[optind], "gpu")) {
         fprintf(stderr,
                 "paralab-bench: no benchmark '%s'; the benchmarks are simt, gpu, trace, comm, "
-                "train, viz, dp, tp, pp, hybrid and zero\n",
+                "train, viz, labs, dp, tp, pp, hybrid and zero\n",
                 argv[optind]);
         return 2;
     }

@@ -21,6 +21,8 @@ int bench_comm_mpi(long max_bytes, int repeat, int iters);
 int bench_train(int repeat);
 /* paralab-bench viz: rendering one frame; 0 when ran. */
 int bench_viz(int repeat);
+/* paralab-bench labs: each lab's default run timed (labs_bench.c) */
+int bench_labs(void);
 /* paralab-bench dp: Lab 07's step against the alpha-beta model (build/sim). */
 int bench_dp(int repeat);
 /* paralab-bench tp: the block model's step on t = 1, 2, 4, 8 TP ranks (build/sim). */
