@@ -21,11 +21,32 @@
 /* U: the type the arithmetic is done in. Integers use their unsigned twin,
  * so that sums and products wrap as on a GPU (and in NCCL) instead of
  * overflowing, which C leaves undefined. */
+/* Which elements of its block's tile a thread takes: on a GPU every
+ * 256th from its index (a warp's loads coalesce); in the emulator, which
+ * runs a block's threads one after another on one core, a run of 16 in a
+ * row (the core's prefetcher and vector unit see one sweep of the tile, not
+ * 256 strided ones: measured below). The same elements are computed either
+ * way, each once, so the results are the same bits; the modeled time is
+ * the launch's declared cost, not the body's. */
+#ifdef PARALAB_SIMULATED_CUDA
+#define TILE_FIRST() ((size_t)blockIdx.x * TILE + (size_t)threadIdx.x * (TILE / blockDim.x))
+#define TILE_STRIDE() ((size_t)1)
+#define TILE_END(n)                                                                                \
+    ((n) < (size_t)blockIdx.x * TILE + (size_t)(threadIdx.x + 1) * (TILE / blockDim.x)            \
+         ? (n)                                                                                     \
+         : (size_t)blockIdx.x * TILE + (size_t)(threadIdx.x + 1) * (TILE / blockDim.x))
+#else
+#define TILE_FIRST() ((size_t)blockIdx.x * TILE + threadIdx.x)
+#define TILE_STRIDE() ((size_t)blockDim.x)
+#define TILE_END(n)                                                                                \
+    ((n) < (size_t)blockIdx.x * TILE + TILE ? (n) : (size_t)blockIdx.x * TILE + TILE)
+#endif
+
 #define REDUCE_KERNEL(suffix, T, U)                                                                \
     static __global__ void reduce_##suffix(T *dst, const T *src, size_t n, int op)                 \
     {                                                                                              \
-        size_t i = (size_t)blockIdx.x * TILE + threadIdx.x, stride = blockDim.x;                   \
-        n = n < i - threadIdx.x + TILE ? n : i - threadIdx.x + TILE; /* this block's tile */       \
+        size_t i = TILE_FIRST(), stride = TILE_STRIDE();                                           \
+        n = TILE_END(n); /* this thread's part of its block's tile */                              \
         switch (op) {                                                                              \
         case PL_K_PROD:                                                                            \
             for (; i < n; i += stride) dst[i] = (T)((U)dst[i] * (U)src[i]);                        \
@@ -43,8 +64,8 @@
     SIMT_LAUNCHER(reduce_##suffix, (T * dst, const T *src, size_t n, int op), (dst, src, n, op))   \
     static __global__ void divide_##suffix(T *buf, size_t n, T divisor)                            \
     {                                                                                              \
-        size_t i = (size_t)blockIdx.x * TILE + threadIdx.x, stride = blockDim.x;                   \
-        n = n < i - threadIdx.x + TILE ? n : i - threadIdx.x + TILE;                               \
+        size_t i = TILE_FIRST(), stride = TILE_STRIDE();                                           \
+        n = TILE_END(n);                                                                           \
         for (; i < n; i += stride) buf[i] = buf[i] / divisor;                                      \
     }                                                                                              \
     SIMT_LAUNCHER(divide_##suffix, (T * buf, size_t n, T divisor), (buf, n, divisor))
