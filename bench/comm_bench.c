@@ -50,6 +50,17 @@ static const pl_collective *const coll[C_COUNT] = {
 enum { MPI_N = 4, MAX_SIZES = 16 }; /* Open MPI is compared at N = 4 */
 
 enum { MAX_N = 3 }; /* N = 2, 4, 8 */
+/* Each size: a warm-up call, then REPS repetitions of K calls; a
+ * repetition's time is the slowest rank's mean per call; the table gives
+ * the median repetition and the spread (the fastest and slowest over the
+ * median). */
+enum { REPS = 5 };
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
 
 typedef struct {
     long max_bytes;
@@ -61,7 +72,7 @@ typedef struct {
     int mpi_ok;                 /* -1: no Open MPI numbers; else the goal so far */
     double mpi_time[MAX_SIZES]; /* seconds per MPI_Allreduce, by size index */
     long mpi_wrong[MAX_SIZES];
-    double t[64];
+    double t[64][REPS]; /* each rank's seconds per call in each repetition */
     long wrong[64];
 } comm_bench;
 
@@ -105,10 +116,10 @@ static int rank_main(pl_rank *r)
     for (int kind = 0; kind < C_COUNT; kind++) {
         int vs_mpi = kind == C_ALL_REDUCE && n == MPI_N && b->mpi_ok >= 0;
         if (me == 0) {
-            printf("\n%s, %d ranks, %s\n%12s %12s %6s %6s %11s %11s %11s %7s %14s",
+            printf("\n%s, %d ranks, %s\n%12s %12s %6s %6s %11s %8s %11s %11s %7s %14s",
                    coll[kind]->name, n, b->engine == PL_COMM_NCCL ? "NCCL" : "local engine",
-                   "size (B)", "count", "type", "redop", "time (us)", "algbw GB/s", "busbw GB/s",
-                   "#wrong",
+                   "size (B)", "count", "type", "redop", "time (us)", "spread", "algbw GB/s",
+                   "busbw GB/s", "#wrong",
                    b->memcpy_bw > 0            ? "busbw / memcpy"
                    : b->engine == PL_COMM_NCCL ? ""
                                                : "busbw / NCCL");
@@ -119,18 +130,20 @@ static int rank_main(pl_rank *r)
         for (size_t bytes = 64; bytes <= (size_t)b->max_bytes; bytes *= 4, si++) {
             size_t count = bytes / sizeof(float) / (size_t)n * (size_t)n; /* N divides it */
             size_t call_count = pl_collective_count(coll[kind], count, n);
-            int iters = bytes < (1u << 20) ? 20 : bytes < (16u << 20) ? 5 : 2;
+            int iters = bytes < (1u << 20) ? 10 : bytes < (16u << 20) ? 3 : 1;
             if (run_one(r, kind, send, recv, count) || cudaStreamSynchronize(r->stream)) {
                 snprintf(r->error, sizeof r->error, "%s: %s", coll[kind]->name,
                          pl_comm_last_error(r->comm));
                 return 1;
             }
-            if (pl_comm_barrier(r->comm)) return 1;
-            double t0 = pl_now();
-            for (int it = 0; it < iters; it++)
-                if (run_one(r, kind, send, recv, count)) return 1;
-            cudaStreamSynchronize(r->stream);
-            b->t[me] = (pl_now() - t0) / iters;
+            for (int rp = 0; rp < REPS; rp++) {
+                if (pl_comm_barrier(r->comm)) return 1;
+                double t0 = pl_now();
+                for (int it = 0; it < iters; it++)
+                    if (run_one(r, kind, send, recv, count)) return 1;
+                cudaStreamSynchronize(r->stream);
+                b->t[me][rp] = (pl_now() - t0) / iters;
+            }
             size_t out = pl_collective_recv_count(coll[kind], call_count, n);
             cudaMemcpy(h, recv, out * sizeof(float), cudaMemcpyDeviceToHost);
             long wrong = 0;
@@ -138,18 +151,22 @@ static int rank_main(pl_rank *r)
             b->wrong[me] = wrong;
             if (pl_comm_barrier(r->comm)) return 1;
             if (me == 0) {
-                double t = 0;
+                double rt[REPS] = {0};
                 long all_wrong = 0;
                 for (int q = 0; q < n; q++) {
-                    t = b->t[q] > t ? b->t[q] : t;
+                    for (int rp = 0; rp < REPS; rp++)
+                        rt[rp] = b->t[q][rp] > rt[rp] ? b->t[q][rp] : rt[rp];
                     all_wrong += b->wrong[q];
                 }
+                qsort(rt, REPS, sizeof *rt, cmp_double);
+                double t = rt[REPS / 2], spread = t > 0 ? (rt[REPS - 1] - rt[0]) / t : 0;
                 double S = (double)pl_collective_bytes(coll[kind], call_count, PL_FLOAT32, n);
                 double alg = S / t / 1e9;
                 double bus = alg * pl_collective_busbw_factor(coll[kind], n);
                 double ratio = b->memcpy_bw > 0 ? bus * 1e9 / b->memcpy_bw : 0;
-                printf("%12zu %12zu %6s %6s %11.1f %11.2f %11.2f %7ld", (size_t)S, count, "float",
-                       coll[kind]->has_op ? "sum" : "none", t * 1e6, alg, bus, all_wrong);
+                printf("%12zu %12zu %6s %6s %11.1f %6.0f %% %11.2f %11.2f %7ld", (size_t)S, count,
+                       "float", coll[kind]->has_op ? "sum" : "none", t * 1e6, spread * 100, alg,
+                       bus, all_wrong);
                 double nccl = si < MAX_SIZES ? b->nccl_bus[kind][b->ni][si] : 0;
                 if (b->engine == PL_COMM_NCCL && si < MAX_SIZES)
                     b->nccl_bus[kind][b->ni][si] = bus;
@@ -182,25 +199,34 @@ static int rank_main(pl_rank *r)
     return 0;
 }
 
-/* Bytes copied per second by memcpy over `bytes` (B/t), best of 3. */
-static double memcpy_bandwidth(size_t bytes)
+/* Bytes copied per second by memcpy over `bytes` (B/t): a warm-up copy,
+ * then the median of 7; *spread: the slowest and fastest over the median. */
+static double memcpy_bandwidth(size_t bytes, double *spread)
 {
     char *a = malloc(bytes), *b = malloc(bytes);
-    if (!a || !b) return 0;
+    *spread = 0;
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return 0;
+    }
     memset(a, 1, bytes);
     memset(b, 2, bytes);
-    double best = 1e30;
-    for (int i = 0; i < 3; i++) {
-        double t = pl_now();
+    memcpy(b, a, bytes);
+    double t[7];
+    for (int i = 0; i < 7; i++) {
+        double t0 = pl_now();
         memcpy(b, a, bytes);
-        t = pl_now() - t;
-        if (t < best) best = t;
+        t[i] = pl_now() - t0;
+        a[i] = (char)i; /* the next copy is another copy */
     }
+    qsort(t, 7, sizeof *t, cmp_double);
     volatile char sink = b[bytes / 2];
     (void)sink;
     free(a);
     free(b);
-    return (double)bytes / best;
+    *spread = (t[6] - t[0]) / t[3];
+    return (double)bytes / t[3];
 }
 
 /* Runs Open MPI's MPI_Allreduce over the same sizes with MPI_N processes;
@@ -331,12 +357,15 @@ int bench_comm(long max_bytes)
     }
     /* simulated devices: the CPU moves the data, so memcpy and MPI are the references */
     b.mpi_ok = measure_mpi(&b) == 0 ? 1 : -1;
-    b.memcpy_bw =
-        memcpy_bandwidth((size_t)max_bytes < (64u << 20) ? (64u << 20) : (size_t)max_bytes);
+    double mspread = 0;
+    b.memcpy_bw = memcpy_bandwidth(
+        (size_t)max_bytes < (64u << 20) ? (64u << 20) : (size_t)max_bytes, &mspread);
     printf("paralab-bench comm: the local engine on simulated devices, wall clock (this CPU moves "
-           "the data)\nreference, same run: memcpy %.2f GB/s (bytes copied per second: one hop of "
-           "an in-memory ring); goal: busbw >= 0.5 x memcpy from 1 MiB\n",
-           b.memcpy_bw / 1e9);
+           "the data); each size: a warm-up call, then %d repetitions; time = the median "
+           "repetition, spread = (slowest - fastest) / median\nreference, same run: memcpy %.2f "
+           "GB/s, median of 7 (spread %.0f %%; bytes copied per second: one hop of an in-memory "
+           "ring); goal: busbw >= 0.5 x memcpy from 1 MiB\n",
+           REPS, b.memcpy_bw / 1e9, mspread * 100);
     if (b.mpi_ok >= 0)
         printf("reference, same run: Open MPI MPI_Allreduce, %d processes (all_reduce at %d "
                "ranks); goal: busbw >= MPI's from 1 MiB\n",

@@ -32,7 +32,7 @@
 #define TILE_FIRST() ((size_t)blockIdx.x * TILE + (size_t)threadIdx.x * (TILE / blockDim.x))
 #define TILE_STRIDE() ((size_t)1)
 #define TILE_END(n)                                                                                \
-    ((n) < (size_t)blockIdx.x * TILE + (size_t)(threadIdx.x + 1) * (TILE / blockDim.x)            \
+    ((n) < (size_t)blockIdx.x * TILE + (size_t)(threadIdx.x + 1) * (TILE / blockDim.x)             \
          ? (n)                                                                                     \
          : (size_t)blockIdx.x * TILE + (size_t)(threadIdx.x + 1) * (TILE / blockDim.x))
 #else
