@@ -291,30 +291,8 @@ bench:
 	+@$(SIM)
 	@mkdir -p build/mpi
 	@mpicc -std=c11 -O2 -Wall -Wextra -Werror bench/mpi/allreduce.c -o build/mpi/allreduce
-	@build/sim/bin/paralab-bench simt
-	@echo
-	@build/sim/bin/paralab-bench trace
-	@echo
-	@PARALAB_MPI_ALLREDUCE=build/mpi/allreduce build/sim/bin/paralab-bench comm
-	@echo
-	@build/sim/bin/paralab-bench train
-	@echo
-	@build/sim/bin/paralab-bench viz
-	@echo
 	@$(MAKE) -s data
-	@build/sim/bin/paralab-bench labs
-	@echo
-	@build/sim/bin/paralab-bench dp
-	@echo
-	@build/sim/bin/paralab-bench tp
-	@echo
-	@build/sim/bin/paralab-bench pp
-	@echo
-	@build/sim/bin/paralab-bench hybrid
-	@echo
-	@build/sim/bin/paralab-bench zero
-	@if [ -d build/sim-mpi ]; then echo; $(MAKE) -s bench-mpi; \
-	 else echo; echo "(the MPI engine against Open MPI: make bench-mpi, which builds build/sim-mpi)"; fi
+	@scripts/bench.sh
 
 ## bench-mpi: paralab-bench comm under scripts/mpirun.sh -np 4 (build/sim-mpi; installs Open MPI as root): all-reduce from 4 KiB to 16 MiB on the MPI engine (a rank a process) and the local engine (4 threads in process 0) against Open MPI's MPI_Allreduce, same run; make bench runs it when build/sim-mpi exists
 bench-mpi: deps-mpi
