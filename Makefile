@@ -138,14 +138,14 @@ t-link: $(SIMDEP) t-asan
 	@$(TESTENV) tests/link_check.sh build/sim-asan
 # build/sim-mpi's programs the step runs, then them under scripts/mpirun.sh
 # (each run under a generous limit: a hang fails, a busy machine does not)
-MPI_PROGS := $(addprefix build/sim-mpi/bin/,mpicheck lab06 lab07 lab08 lab09 lab10)
+MPI_PROGS := $(addprefix build/sim-mpi/bin/,mpicheck lab05 lab06 lab07 lab08 lab09 lab10 lab11)
 # t-bench-mpi's program, built with the others by one make (the two steps
 # run side by side: two makes in build/sim-mpi would compile the same files)
 MPI_PROGS += build/sim-mpi/bin/paralab-bench
 t-mpi-build:
 	+@$(MPIB) $(MPI_PROGS)
 t-mpi: t-mpi-build
-	@echo "== worlds of several processes (mpirun, build/sim-mpi): every collective and a split across processes, a mismatch and a deadlock diagnosed, Labs 06 and 07 on 4 processes, Lab 08 on 2 x 2 and Lab 10 on 2 x 4 the same values and ledgers as one process, Lab 09 refused, a trace's parts merged"
+	@echo "== worlds of several processes (mpirun, build/sim-mpi): every collective and a split across processes, a mismatch and a deadlock diagnosed, Labs 06 to 11 the same values, ledgers and modeled times as one process, one device a process, Lab 05 refused, a trace's parts merged"
 	@$(TESTENV) tests/mpi.sh build/sim-mpi/bin
 t-unit: $(SIMDEP)
 	@echo "== unit tests (simulated GPU)"
