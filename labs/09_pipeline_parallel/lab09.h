@@ -114,7 +114,7 @@ typedef struct lab09_run {
     long rows_stride;
     pl_pp_record *recs; /* a row per stage: its op records of the first step */
     int recs_stride;
-    const pl_pp_record *rec[PL_MAX_RANKS]; /* into recs */
+    const pl_pp_record *rec[PL_MAX_RANKS]; /* into recs (set with it) */
     int nrec[PL_MAX_RANKS];
     double loss[PL_MAX_RANKS];                         /* the step's loss sum (the last stage's) */
     int right[PL_MAX_RANKS], test_right[PL_MAX_RANKS]; /* the epoch's (the last stage's) */

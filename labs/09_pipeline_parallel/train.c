@@ -108,7 +108,9 @@ static int rows_take(lab09_run *run, const pl_blocks_config *c, int p, char *err
                 run->recs = NULL;
                 snprintf(err, cap, "out of host memory");
                 rc = -1;
-            }
+            } else
+                for (int q = 0; q < p; q++)
+                    run->rec[q] = run->recs + (size_t)q * (size_t)run->recs_stride;
         }
     }
     if (!rc) run->users++;
@@ -339,8 +341,6 @@ int lab09_rank(pl_rank *r)
                 TO_RANK0(run->nrec);
                 size_t rec_bytes = (size_t)run->recs_stride * sizeof *run->recs;
                 pl_dist_gather_host(r->comm, run->recs, rec_bytes, rec_bytes);
-                for (int q = 0; q < p; q++)
-                    run->rec[q] = run->recs + (size_t)q * (size_t)run->recs_stride;
             }
             if (steps == 0 && me == 0) res->first_loss = step_loss / B;
             if (narrate) {

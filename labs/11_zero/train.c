@@ -93,8 +93,8 @@ static void rows_leave(lab11_run *run)
 
 /* Every rank's slices of z (what: pl_zero_slices_to_host's) put together
  * in whole on rank 0: each rank its row (pl_zero_shard_to_host), a barrier,
- * the other processes' rows to rank 0 (pl_dist_gather_host), and rank 0
- * puts every row in its places. Every rank calls it. 0, or -1 with
+ * the other processes' rows to rank 0 (pl_dist_gather_host), rank 0 puts
+ * every row in its places, a barrier. Every rank calls it. 0, or -1 with
  * z->error or r->error. */
 static int slices_to_rank0(pl_rank *r, lab11_run *run, pl_zero *z, int what, float *whole)
 {
@@ -109,6 +109,11 @@ static int slices_to_rank0(pl_rank *r, lab11_run *run, pl_zero *z, int what, flo
     for (int q = 0; q < r->size && r->rank == 0; q++)
         if (pl_zero_shard_place(z, q, run->rows + (size_t)q * (size_t)run->rows_stride, whole))
             return -1;
+    /* rank 0 has read every row before any rank writes its row again */
+    if (pl_comm_barrier(r->comm)) {
+        snprintf(r->error, sizeof r->error, "a barrier of the ranks failed");
+        return -1;
+    }
     return 0;
 }
 
