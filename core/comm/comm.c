@@ -5,8 +5,11 @@
  * nccl_none.c (which makes no handles) in the simulated one; the build
  * compiles one of the two (mk/build.mk), so nothing here asks which.
  */
+#include <stdio.h>
+
 #include "comm_engine.h"
 #include "paralab/comm.h"
+#include "paralab/device.h"
 #include "paralab/kernels.h"
 
 /* ---- types ------------------------------------------------------------- */
@@ -215,4 +218,35 @@ pl_group pl_comm_group(const pl_comm *c) { return c ? (pl_group)c->group : PL_GR
 uint64_t pl_comm_link_bytes(const pl_comm *c, int from, int to)
 {
     return c->engine->link_bytes(c, from, to);
+}
+
+/* ---- the engines' trace events ----------------------------------------------------------- */
+
+void pl_comm_mark_start(pl_comm_mark *m, cudaStream_t s)
+{
+    m->start = pl_trace_now();
+    m->modeled_start = pl_device_stream_now(s);
+    m->stream = s;
+}
+
+void pl_comm_emit(struct pl_trace *t, const pl_comm *c, int rank, const pl_comm_mark *m,
+                  pl_event_kind kind, const char *label, uint64_t bytes, int peer, int chunk)
+{
+    if (!t) return;
+    pl_device_flush_ops(); /* this rank's finished copies and kernels first, in order */
+    pl_event e = {.rank = rank,
+                  .lane = PL_LANE_COMM,
+                  .kind = (uint8_t)kind,
+                  .group = (uint8_t)c->group,
+                  .micro_batch = -1,
+                  .layer = -1,
+                  .peer = peer,
+                  .chunk = chunk,
+                  .bytes = bytes,
+                  .start = m->start,
+                  .end = pl_trace_now(),
+                  .modeled_start = m->modeled_start,
+                  .modeled_end = pl_device_stream_now(m->stream)};
+    snprintf(e.label, sizeof e.label, "%s", label);
+    pl_trace_record(t, &e);
 }

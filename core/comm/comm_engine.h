@@ -16,8 +16,24 @@
 #define PARALAB_COMM_ENGINE_H
 
 #include "paralab/comm.h"
+#include "paralab/trace.h"
 
 struct pl_trace;
+
+/* Where a communicator's trace event began: the host clock, and the
+ * modeled end of the rank's stream's work then. */
+typedef struct pl_comm_mark {
+    double start, modeled_start;
+    cudaStream_t stream;
+} pl_comm_mark;
+void pl_comm_mark_start(pl_comm_mark *m, cudaStream_t s);
+/* One event of global rank `rank` on the comm lane into t (NULL: nothing),
+ * from m to now on both clocks, stamped with c's group: kind, label, bytes,
+ * peer (-1: none), chunk (pl_event.chunk). The rank's finished copies and
+ * kernels are reported first, so that they come before it, in order. The
+ * engines that run on the CUDA runtime's streams (local, MPI) share it. */
+void pl_comm_emit(struct pl_trace *t, const pl_comm *c, int rank, const pl_comm_mark *m,
+                  pl_event_kind kind, const char *label, uint64_t bytes, int peer, int chunk);
 
 /* Every engine's handle begins with this (its first member). */
 struct pl_comm {

@@ -66,34 +66,13 @@ static void l_comm_set_trace(pl_comm *pc, pl_trace *t)
 
 /* ---- trace events ------------------------------------------------------------ */
 
-void lc_mark_start(mark *m, cudaStream_t s)
-{
-    m->start = pl_trace_now();
-    m->modeled_start = pl_device_stream_now(s);
-    m->stream = s;
-}
+void lc_mark_start(mark *m, cudaStream_t s) { pl_comm_mark_start(m, s); }
 
 void lc_emit(lcomm *c, const mark *m, pl_event_kind kind, const char *label, uint64_t bytes,
              int peer)
 {
-    pl_trace *t = c->g->w->trace;
-    if (!t) return;
-    pl_device_flush_ops(); /* this rank's finished copies and kernels first, in order */
-    pl_event e = {.rank = c->g->wrank[c->rank],
-                  .lane = PL_LANE_COMM,
-                  .kind = (uint8_t)kind,
-                  .group = (uint8_t)c->base.group,
-                  .micro_batch = -1,
-                  .layer = -1,
-                  .peer = peer,
-                  .chunk = kind == PL_EV_RING_STEP && c->step_seg >= 0 ? c->step_seg + 1 : 0,
-                  .bytes = bytes,
-                  .start = m->start,
-                  .end = pl_trace_now(),
-                  .modeled_start = m->modeled_start,
-                  .modeled_end = pl_device_stream_now(m->stream)};
-    snprintf(e.label, sizeof e.label, "%s", label);
-    pl_trace_record(t, &e);
+    pl_comm_emit(c->g->w->trace, &c->base, c->g->wrank[c->rank], m, kind, label, bytes, peer,
+                 kind == PL_EV_RING_STEP && c->step_seg >= 0 ? c->step_seg + 1 : 0);
 }
 
 /* ---- creation --------------------------------------------------------------- */

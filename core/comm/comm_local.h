@@ -76,10 +76,7 @@ typedef struct call {
 } call;
 
 /* The times an event starts at: measured, and modeled on the stream. */
-typedef struct mark {
-    double start, modeled_start;
-    cudaStream_t stream;
-} mark;
+typedef pl_comm_mark mark; /* comm_engine.h */
 
 typedef struct p2p {
     struct p2p *next;

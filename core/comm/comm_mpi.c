@@ -391,39 +391,14 @@ static void count_recv(mcomm *c, size_t bytes)
     c->own.messages_received++;
 }
 
-typedef struct mark {
-    double start, modeled_start;
-    cudaStream_t stream;
-} mark;
+typedef pl_comm_mark mark; /* comm_engine.h */
 
-static void mark_start(mark *m, cudaStream_t s)
-{
-    m->start = pl_trace_now();
-    m->modeled_start = pl_device_stream_now(s);
-    m->stream = s;
-}
+static void mark_start(mark *m, cudaStream_t s) { pl_comm_mark_start(m, s); }
 
 static void emit(mcomm *c, const mark *m, pl_event_kind kind, const char *label, uint64_t bytes,
                  int peer, int chunk)
 {
-    pl_trace *t = c->w->trace;
-    if (!t) return;
-    pl_device_flush_ops();
-    pl_event e = {.rank = c->wrank[c->rank],
-                  .lane = PL_LANE_COMM,
-                  .kind = (uint8_t)kind,
-                  .group = (uint8_t)c->base.group,
-                  .micro_batch = -1,
-                  .layer = -1,
-                  .peer = peer,
-                  .chunk = chunk,
-                  .bytes = bytes,
-                  .start = m->start,
-                  .end = pl_trace_now(),
-                  .modeled_start = m->modeled_start,
-                  .modeled_end = pl_device_stream_now(m->stream)};
-    snprintf(e.label, sizeof e.label, "%s", label);
-    pl_trace_record(t, &e);
+    pl_comm_emit(c->w->trace, &c->base, c->wrank[c->rank], m, kind, label, bytes, peer, chunk);
 }
 
 /* ---- a call's meeting: descriptors to member 0, its table back ----------------------------- */
