@@ -12,6 +12,7 @@
 
 #include "paralab/comm.h"
 #include "paralab/device.h"
+#include "paralab/dist.h"
 #include "paralab/options.h"
 
 #ifdef PARALAB_SIMULATED_CUDA
@@ -189,7 +190,9 @@ int pl_device_apply_options(const pl_options *o, char *msg, size_t cap)
         snprintf(msg, cap, "no device: %s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
         return -1;
     }
-    if (o->comm == PL_COMM_NCCL && o->devices > count) {
+    /* under mpirun the world spans processes and hosts: NCCL over MPI
+     * checks each host's GPUs (pl_comm_create_dist) */
+    if (o->comm == PL_COMM_NCCL && o->devices > count && !pl_dist_active()) {
         snprintf(msg, cap,
                  "--devices %d with --comm nccl: NCCL needs one GPU per rank and there are %d "
                  "(use --comm local to share GPUs)",
