@@ -249,6 +249,11 @@ ifeq ($(HAVE_NVCC),1)
 	@echo "== CUDA variant: compile and link (build/cuda)"
 	+@$(CUDAB)
 	@echo "✓ build/cuda compiled and linked (not run: $(if $(HAVE_GPU),run make gpu-check,no GPU here))"
+	@echo "== CUDA variant with NCCL across processes over MPI: compile and link (build/cuda-mpi)"
+	+@if command -v mpicc >/dev/null; then \
+	    $(SUB) VARIANT=cuda BUILD=build/cuda-mpi MPI=1 CUDA_HOME=$(CUDA_HOME) NVCC=$(NVCC) && \
+	    echo "✓ build/cuda-mpi compiled and linked (not run: its labs under mpirun need a GPU per rank)"; \
+	else echo "✗ mpicc not found: build/cuda-mpi not built (scripts/deps.sh --mpi)"; exit 1; fi
 else
 	@echo "✗ nvcc not found at $(NVCC): skipping the CUDA variant"
 endif
