@@ -55,6 +55,9 @@ enum { MAX_N = 3 }; /* N = 2, 4, 8 */
  * the median repetition and the spread (the fastest and slowest over the
  * median). */
 enum { REPS = 5 };
+/* a pipeline's hop: one activation of Lab 09 ([8 x 64] floats), sent back
+ * and forth between 2 ranks, PING_ROUNDS round trips a repetition, halved */
+enum { PING_BYTES = 2048, PING_ROUNDS = 100 };
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -74,6 +77,8 @@ typedef struct {
     double small_vs_mpi;        /* the highest all_reduce time / Open MPI's up to 4 KiB at N = 4 */
     int mpi_ok;                 /* -1: no Open MPI numbers; else the goal so far */
     double mpi_time[MAX_SIZES]; /* seconds per MPI_Allreduce, by size index */
+    double mpi_pingpong;        /* seconds one way of Open MPI's 2 KiB ping-pong (0: none) */
+    double pingpong[REPS];      /* the local engine's, each repetition */
     long mpi_wrong[MAX_SIZES];
     double t[64][REPS]; /* each rank's seconds per call in each repetition */
     long wrong[64];
@@ -269,6 +274,10 @@ static int measure_mpi(comm_bench *b)
         size_t bytes, count;
         double t;
         long wrong;
+        if (sscanf(line, "pingpong %zu %lf", &bytes, &t) == 2 && bytes == PING_BYTES) {
+            b->mpi_pingpong = t;
+            continue;
+        }
         if (sscanf(line, "%zu %zu %lf %ld", &bytes, &count, &t, &wrong) == 4 && n < MAX_SIZES &&
             bytes <= want && t > 0) {
             b->mpi_time[n] = t;
@@ -287,6 +296,40 @@ static int measure_mpi(comm_bench *b)
         memset(b->mpi_time, 0, sizeof b->mpi_time);
         return -1;
     }
+    return 0;
+}
+
+/* Ranks 0 and 1 send one activation back and forth (pl_send, pl_recv,
+ * each on the rank's stream and waited for, as a pipeline stage's hop):
+ * a warm-up repetition, then REPS of PING_ROUNDS round trips; rank 0
+ * writes each repetition's one-way time. */
+static int pingpong_rank(pl_rank *r)
+{
+    comm_bench *b = r->arg;
+    int me = r->rank, peer = 1 - me;
+    float *buf;
+    if (cudaMalloc((void **)&buf, PING_BYTES)) {
+        snprintf(r->error, sizeof r->error, "out of memory");
+        return 1;
+    }
+    size_t count = PING_BYTES / sizeof(float);
+    for (int rp = -1; rp < REPS; rp++) {
+        if (pl_comm_barrier(r->comm)) return 1;
+        double t0 = pl_now();
+        for (int it = 0; it < PING_ROUNDS; it++) {
+            pl_comm_result e = me == 0 ? pl_send(r->comm, buf, count, PL_FLOAT32, peer, r->stream)
+                                       : pl_recv(r->comm, buf, count, PL_FLOAT32, peer, r->stream);
+            if (!e)
+                e = me == 0 ? pl_recv(r->comm, buf, count, PL_FLOAT32, peer, r->stream)
+                            : pl_send(r->comm, buf, count, PL_FLOAT32, peer, r->stream);
+            if (e || cudaStreamSynchronize(r->stream)) {
+                snprintf(r->error, sizeof r->error, "ping-pong: %s", pl_comm_last_error(r->comm));
+                return 1;
+            }
+        }
+        if (rp >= 0 && me == 0) b->pingpong[rp] = (pl_now() - t0) / PING_ROUNDS / 2;
+    }
+    cudaFree(buf);
     return 0;
 }
 
@@ -379,7 +422,20 @@ int bench_comm(long max_bytes)
                "ranks); goal: busbw >= MPI's from 1 MiB\n",
                MPI_N, MPI_N);
     if (run_tables(&b, PL_COMM_LOCAL)) return 1;
-    printf("\n");
+    char err[512];
+    if (pl_world_run(2, NULL, 30, pingpong_rank, &b, err, sizeof err)) {
+        fprintf(stderr, "paralab-bench: the ping-pong: %s\n", err);
+        return 1;
+    }
+    qsort(b.pingpong, REPS, sizeof *b.pingpong, cmp_double);
+    double pp = b.pingpong[REPS / 2];
+    printf("\nsend/recv of one activation (%d B, [8 x 64] floats: a hop of Lab 09's pipeline), 2 "
+           "ranks, one way (half a round trip; median of %d repetitions of %d, spread %.0f %%): "
+           "local engine %.1f us",
+           PING_BYTES, REPS, PING_ROUNDS,
+           pp > 0 ? (b.pingpong[REPS - 1] - b.pingpong[0]) / pp * 100 : 0, pp * 1e6);
+    if (b.mpi_pingpong > 0) printf(", Open MPI %.1f us", b.mpi_pingpong * 1e6);
+    printf("\n\n");
     if (b.worst_mem < 1e30)
         printf("goal (every collective's busbw >= 0.5 x memcpy from 1 MiB at 4 and 8 ranks): "
                "lowest %.2f: %s\n",
@@ -398,5 +454,11 @@ int bench_comm(long max_bytes)
                MPI_N, b.small_vs_mpi, b.small_vs_mpi <= 3 ? "met" : "not met");
     else
         printf("goal (small all_reduce within 3x of Open MPI's): not measured\n");
+    if (b.mpi_ok >= 0 && b.mpi_pingpong > 0)
+        printf("goal (a pipeline's send/recv of one activation within 3x of Open MPI's time): "
+               "%.1fx: %s\n",
+               pp / b.mpi_pingpong, pp <= 3 * b.mpi_pingpong ? "met" : "not met");
+    else
+        printf("goal (a pipeline's send/recv within 3x of Open MPI's): not measured\n");
     return 0;
 }

@@ -5,12 +5,24 @@
  * engine's table. Built with mpicc by `make bench`, run by paralab-bench as
  *   mpirun -np N build/mpi/allreduce MAX_BYTES
  * Rank 0 prints one line per size: "bytes count seconds wrong", where
- * seconds is the slowest rank's mean time per call and wrong counts the
- * elements (over all ranks) that differ from N(N+1)/2.
+ * seconds is the median of 5 repetitions (each the slowest rank's mean time
+ * per call, after a warm-up call) and wrong counts the elements (over all
+ * ranks) that differ from N(N+1)/2. Then "pingpong bytes seconds": ranks 0
+ * and 1 send one activation of Lab 09 (2 KiB) back and forth, the median
+ * of 5 repetitions of 100 round trips, halved: the one-way time of a
+ * pipeline's send and receive.
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+enum { REPS = 5, PING_BYTES = 2048, PING_ROUNDS = 100 };
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
 
 int main(int argc, char **argv)
 {
@@ -39,16 +51,44 @@ int main(int argc, char **argv)
         size_t count = bytes / sizeof(float) / (size_t)n * (size_t)n;
         int iters = bytes < (1u << 20) ? 20 : bytes < (16u << 20) ? 5 : 2;
         MPI_Allreduce(send, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); /* warm-up */
-        MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = MPI_Wtime();
-        for (int it = 0; it < iters; it++)
-            MPI_Allreduce(send, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-        double t = (MPI_Wtime() - t0) / iters, tmax = 0;
+        double reps[REPS];
+        for (int rp = 0; rp < REPS; rp++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t0 = MPI_Wtime();
+            for (int it = 0; it < iters; it++)
+                MPI_Allreduce(send, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            double t = (MPI_Wtime() - t0) / iters;
+            MPI_Allreduce(&t, &reps[rp], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        }
+        qsort(reps, REPS, sizeof *reps, cmp_double);
         long wrong = 0, all_wrong = 0;
         for (size_t i = 0; i < count; i++) wrong += recv[i] != want;
-        MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
         MPI_Reduce(&wrong, &all_wrong, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-        if (me == 0) printf("%zu %zu %.9e %ld\n", count * sizeof(float), count, tmax, all_wrong);
+        if (me == 0)
+            printf("%zu %zu %.9e %ld\n", count * sizeof(float), count, reps[REPS / 2], all_wrong);
+    }
+    /* a pipeline's hop: ranks 0 and 1, one activation back and forth */
+    if (n >= 2) {
+        double reps[REPS];
+        int peer = me == 0 ? 1 : 0;
+        for (int rp = -1; rp < REPS; rp++) { /* -1: the warm-up */
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t0 = MPI_Wtime();
+            for (int it = 0; me < 2 && it < PING_ROUNDS; it++) {
+                if (me == 0) {
+                    MPI_Send(send, PING_BYTES, MPI_BYTE, peer, 7, MPI_COMM_WORLD);
+                    MPI_Recv(recv, PING_BYTES, MPI_BYTE, peer, 7, MPI_COMM_WORLD,
+                             MPI_STATUS_IGNORE);
+                } else {
+                    MPI_Recv(recv, PING_BYTES, MPI_BYTE, peer, 7, MPI_COMM_WORLD,
+                             MPI_STATUS_IGNORE);
+                    MPI_Send(send, PING_BYTES, MPI_BYTE, peer, 7, MPI_COMM_WORLD);
+                }
+            }
+            if (rp >= 0) reps[rp] = (MPI_Wtime() - t0) / PING_ROUNDS / 2;
+        }
+        qsort(reps, REPS, sizeof *reps, cmp_double);
+        if (me == 0) printf("pingpong %d %.9e\n", PING_BYTES, reps[REPS / 2]);
     }
     free(send);
     free(recv);
