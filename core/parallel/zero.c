@@ -884,67 +884,50 @@ int pl_zero_evaluate(pl_zero *z, const float *X, const int *labels, int rows, fl
     return 0;
 }
 
-int pl_zero_slices_to_host(pl_zero *z, float *whole, int what)
+/* Where bucket b's slice of this rank lives on the device, for what (0 the
+ * parameters, 1 the gradients, 2 and 3 the optimizer's m and v): in the
+ * full buffer or in the shard, by the stage. */
+static const float *slice_src(const pl_zero *z, const pl_zero_bucket *b, int what)
+{
+    int st = z->cfg.stage;
+    long full = b->full_at + (long)z->rank * b->shard, slice = b->slice_at;
+    switch (what) {
+    case 0:
+        return st == 3 ? z->param_shard + slice : z->params + full;
+    case 1:
+        return st >= 2 ? z->grad_shard + slice : z->grads + full;
+    default: {
+        const float *s = what == 2 ? z->opt_m : z->opt_v;
+        return st == 0 ? s + full : s + slice;
+    }
+    }
+}
+
+/* Each of this rank's slices of what into host memory: into whole at its
+ * place in the model (packed 0), or into row at its place in the shard
+ * (packed 1). */
+static int slices_out(pl_zero *z, float *dst, int what, int packed)
 {
     z->error[0] = '\0';
-    int st = z->cfg.stage;
-    if (what < 0 || what > 3) return ZFAIL("slices_to_host: what %d is not 0..3", what);
+    if (what < 0 || what > 3) return ZFAIL("slices to the host: what %d is not 0..3", what);
     if (what == 3 && z->cfg.sgd) return ZFAIL("SGD keeps no second moment");
     ZCUDA(cudaStreamSynchronize(z->stream));
     for (int u = 0; u < z->units; u++) {
         const pl_zero_bucket *b = &z->bucket[u];
         if (b->real <= 0) continue;
-        long full = b->full_at + (long)z->rank * b->shard, slice = b->slice_at;
-        const float *src = NULL;
-        switch (what) {
-        case 0:
-            src = st == 3 ? z->param_shard + slice : z->params + full;
-            break;
-        case 1:
-            src = st >= 2 ? z->grad_shard + slice : z->grads + full;
-            break;
-        default: {
-            const float *s = what == 2 ? z->opt_m : z->opt_v;
-            src = st == 0 ? s + full : s + slice;
-            break;
-        }
-        }
-        ZCUDA(cudaMemcpy(whole + b->begin + (long)z->rank * b->shard, src,
-                         (size_t)b->real * sizeof(float), cudaMemcpyDeviceToHost));
+        float *to = packed ? dst + b->slice_at : dst + b->begin + (long)z->rank * b->shard;
+        ZCUDA(cudaMemcpy(to, slice_src(z, b, what), (size_t)b->real * sizeof(float),
+                         cudaMemcpyDeviceToHost));
     }
     return 0;
 }
 
-int pl_zero_shard_to_host(pl_zero *z, float *row, int what)
+int pl_zero_slices_to_host(pl_zero *z, float *whole, int what)
 {
-    z->error[0] = '\0';
-    int st = z->cfg.stage;
-    if (what < 0 || what > 3) return ZFAIL("shard_to_host: what %d is not 0..3", what);
-    if (what == 3 && z->cfg.sgd) return ZFAIL("SGD keeps no second moment");
-    ZCUDA(cudaStreamSynchronize(z->stream));
-    for (int u = 0; u < z->units; u++) {
-        const pl_zero_bucket *b = &z->bucket[u];
-        if (b->real <= 0) continue;
-        long full = b->full_at + (long)z->rank * b->shard, slice = b->slice_at;
-        const float *src = NULL;
-        switch (what) {
-        case 0:
-            src = st == 3 ? z->param_shard + slice : z->params + full;
-            break;
-        case 1:
-            src = st >= 2 ? z->grad_shard + slice : z->grads + full;
-            break;
-        default: {
-            const float *s = what == 2 ? z->opt_m : z->opt_v;
-            src = st == 0 ? s + full : s + slice;
-            break;
-        }
-        }
-        ZCUDA(
-            cudaMemcpy(row + slice, src, (size_t)b->real * sizeof(float), cudaMemcpyDeviceToHost));
-    }
-    return 0;
+    return slices_out(z, whole, what, 0);
 }
+
+int pl_zero_shard_to_host(pl_zero *z, float *row, int what) { return slices_out(z, row, what, 1); }
 
 int pl_zero_shard_place(pl_zero *z, int q, const float *row, float *whole)
 {

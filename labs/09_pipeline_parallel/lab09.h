@@ -6,7 +6,6 @@
 #ifndef LAB09_H
 #define LAB09_H
 
-#include <pthread.h>
 #include <stddef.h>
 
 #include "paralab/blocks.h"
@@ -16,6 +15,7 @@
 #include "paralab/pipeline.h"
 #include "paralab/pp_blocks.h"
 #include "paralab/world.h"
+#include "harness/shared.h"
 
 /* Returns the call's non-zero status (pl_pp_push's -1 when a list is
  * full or the stage is not one) from the function it is in. */
@@ -105,8 +105,7 @@ typedef struct lab09_run {
     const lab09_config *cfg;
     const pl_digits *data;
     lab09_result *result;
-    pthread_mutex_t lock; /* the rows below: the process's first stage allocates them */
-    int users;            /* stages of this process using them (the last frees them) */
+    pl_lab_shared shared; /* the rows below: the process's first stage allocates them */
     /* a row per stage: its parameters or gradients (its chunks one after
      * another), of rows_stride floats, the most any stage holds; rank 0
      * writes them into the gathered model */

@@ -39,16 +39,6 @@
     do {                                                                                           \
         if (pl_comm_barrier(r->comm)) FAIL("a barrier of the stages failed");                      \
     } while (0)
-/* Under mpirun, an array of one entry per stage: the other processes'
- * stages' entries to rank 0 (TO_RANK0), or to every stage (TO_ALL)
- * (paralab/dist.h; in one process nothing to do). After a barrier: every
- * stage has written its own. */
-#define TO_RANK0(array) pl_dist_gather_host(r->comm, (array), sizeof(array)[0], sizeof(array)[0])
-#define TO_ALL(array)                                                                              \
-    do {                                                                                           \
-        if (pl_dist_allgather_host(r->comm, (array), sizeof(array)[0], sizeof(array)[0]))          \
-            FAIL("%s", pl_comm_last_error(r->comm));                                               \
-    } while (0)
 
 /* Times on the clock the build has: modeled on simulated GPUs. */
 static int modeled(void) { return pl_device_caps()->modeled; }
@@ -62,7 +52,7 @@ void lab09_run_init(lab09_run *run, const lab09_config *cfg, const pl_digits *da
     run->cfg = cfg;
     run->data = data;
     run->result = result;
-    pthread_mutex_init(&run->lock, NULL);
+    pl_lab_shared_init(&run->shared);
 }
 
 /* Virtual stage q's blocks (stage q % p, its chunk q / p) and its layout. */
@@ -74,60 +64,58 @@ static int vstage_layout(const pl_blocks_config *c, int p, int v, int q, pl_bloc
     return pl_blocks_layout_make(l, c, part, NULL, 0);
 }
 
-/* The process's rows (lab09_run): its first stage allocates them, each
- * counts itself a user. 0, or -1 with why. */
-static int rows_take(lab09_run *run, const pl_blocks_config *c, int p, char *err, size_t cap)
-{
-    int rc = 0, v = run->cfg->chunks;
-    pthread_mutex_lock(&run->lock);
-    if (!run->users) {
-        long most = 0;
-        for (int st = 0; st < p && !rc; st++) {
-            long k = 0;
-            for (int ch = 0; ch < v && !rc; ch++) {
-                pl_blocks_layout l;
-                if (vstage_layout(c, p, v, ch * p + st, &l))
-                    rc = -1, snprintf(err, cap, "stage %d's layout was refused", st);
-                else
-                    k += l.nparams;
-            }
-            if (k > most) most = k;
-        }
-        int ops = 0;
-        for (int st = 0; st < run->cfg->schedule->stages; st++)
-            if (run->cfg->schedule->n[st] > ops) ops = run->cfg->schedule->n[st];
-        run->rows_stride = most;
-        run->recs_stride = ops > 0 ? ops : 1;
-        if (!rc) {
-            run->rows = calloc((size_t)p * (size_t)most, sizeof(float));
-            run->recs = calloc((size_t)p * (size_t)run->recs_stride, sizeof *run->recs);
-            if (!run->rows || !run->recs) {
-                free(run->rows);
-                free(run->recs);
-                run->rows = NULL;
-                run->recs = NULL;
-                snprintf(err, cap, "out of host memory");
-                rc = -1;
-            } else
-                for (int q = 0; q < p; q++)
-                    run->rec[q] = run->recs + (size_t)q * (size_t)run->recs_stride;
-        }
-    }
-    if (!rc) run->users++;
-    pthread_mutex_unlock(&run->lock);
-    return rc;
-}
+/* The process's rows (lab09_run, pl_lab_shared_take): a row of the most
+ * floats any stage holds, and of the most ops any stage's list has. */
+typedef struct {
+    lab09_run *run;
+    const pl_blocks_config *c;
+    int p;
+} rows_arg;
 
-static void rows_leave(lab09_run *run)
+static int rows_make(void *arg, char *err, size_t cap)
 {
-    pthread_mutex_lock(&run->lock);
-    if (--run->users == 0) {
+    const rows_arg *a = arg;
+    lab09_run *run = a->run;
+    int p = a->p, v = run->cfg->chunks;
+    long most = 0;
+    for (int st = 0; st < p; st++) {
+        long k = 0;
+        for (int ch = 0; ch < v; ch++) {
+            pl_blocks_layout l;
+            if (vstage_layout(a->c, p, v, ch * p + st, &l)) {
+                snprintf(err, cap, "stage %d's layout was refused", st);
+                return -1;
+            }
+            k += l.nparams;
+        }
+        if (k > most) most = k;
+    }
+    int ops = 0;
+    for (int st = 0; st < run->cfg->schedule->stages; st++)
+        if (run->cfg->schedule->n[st] > ops) ops = run->cfg->schedule->n[st];
+    run->rows_stride = most;
+    run->recs_stride = ops > 0 ? ops : 1;
+    run->rows = calloc((size_t)p * (size_t)most, sizeof(float));
+    run->recs = calloc((size_t)p * (size_t)run->recs_stride, sizeof *run->recs);
+    if (!run->rows || !run->recs) {
         free(run->rows);
         free(run->recs);
         run->rows = NULL;
         run->recs = NULL;
+        snprintf(err, cap, "out of host memory");
+        return -1;
     }
-    pthread_mutex_unlock(&run->lock);
+    for (int q = 0; q < p; q++) run->rec[q] = run->recs + (size_t)q * (size_t)run->recs_stride;
+    return 0;
+}
+
+static void rows_free(void *arg)
+{
+    lab09_run *run = arg;
+    free(run->rows);
+    free(run->recs);
+    run->rows = NULL;
+    run->recs = NULL;
 }
 
 /* Each stage's parameters (or gradients) in its row, its chunks one after
@@ -256,7 +244,8 @@ int lab09_rank(pl_rank *r)
                             sizeof why))
         FAIL("%s", why);
     created = 1;
-    if (rows_take(run, &c, p, why, sizeof why)) FAIL("%s", why);
+    rows_arg ra = {run, &c, p};
+    if (pl_lab_shared_take(&run->shared, rows_make, &ra, why, sizeof why)) FAIL("%s", why);
     have_rows = 1;
     pp.exec.trace = r->trace;
     pp.exec.world_rank = me;
@@ -574,7 +563,7 @@ out:
     free(hx);
     free(hy);
     free(order);
-    if (have_rows) rows_leave(run);
+    if (have_rows) pl_lab_shared_leave(&run->shared, rows_free, run);
     free(whole);
     return status;
 }

@@ -395,7 +395,7 @@ static int train(const pl_digits *d, const lab10_impl *impl, pl_hybrid_config hc
     static lab10_run run;
     lab10_run_init(&run, &cfg, d, res);
     int rc = pl_world_run(hc.dp * hc.tp * hc.pp, NULL, 60, lab10_rank, &run, err, cap) ? -1 : 0;
-    pthread_mutex_destroy(&run.lock);
+    pthread_mutex_destroy(&run.shared.lock);
     pl_pp_schedule_free(&s);
     return rc;
 }

@@ -7,7 +7,6 @@
 #ifndef LAB10_H
 #define LAB10_H
 
-#include <pthread.h>
 #include <stddef.h>
 
 #include "paralab/check.h"
@@ -18,6 +17,7 @@
 #include "paralab/mesh.h"
 #include "paralab/pipeline.h"
 #include "paralab/world.h"
+#include "harness/shared.h"
 
 /* The exercise. 0: coords; 1: make_groups; 2: dp_after. Each returns 0 (a
  * count for dp_after), or a non-zero status (PL_TODO_STATUS while TODO). */
@@ -115,8 +115,7 @@ typedef struct lab10_run {
     const lab10_config *cfg;
     const pl_digits *data;
     lab10_result *result;
-    pthread_mutex_t lock; /* the rows below: the process's first rank allocates them */
-    int users;            /* ranks of this process using them (the last frees them) */
+    pl_lab_shared shared; /* the rows below: the process's first rank allocates them */
     /* a row per rank: its parameters or gradients (its chunks one after
      * another), of rows_stride floats, the most any rank holds; rank 0
      * writes the DP-0 ranks' rows into the gathered model */

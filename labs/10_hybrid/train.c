@@ -48,7 +48,7 @@ void lab10_run_init(lab10_run *run, const lab10_config *cfg, const pl_digits *da
     run->cfg = cfg;
     run->data = data;
     run->result = result;
-    pthread_mutex_init(&run->lock, NULL);
+    pl_lab_shared_init(&run->shared);
 }
 
 int lab10_groups(const lab10_impl *impl, pl_comm *world, const pl_mesh *m, pl_mesh_groups *g,
@@ -168,55 +168,51 @@ static long part_floats(const pl_hybrid_config *hc, pl_mesh_coord at, char *err,
     return n;
 }
 
-/* The process's rows (lab10_run): its first rank allocates them, each
- * counts itself a user. 0, or -1 with why. */
-static int rows_take(lab10_run *run, const pl_mesh *mesh, char *err, size_t cap)
-{
-    const pl_hybrid_config *hc = &run->cfg->hc;
-    int rc = 0;
-    pthread_mutex_lock(&run->lock);
-    if (!run->users) {
-        long most = 0;
-        for (int q = 0; q < mesh->size && rc == 0; q++) {
-            pl_mesh_coord at;
-            pl_mesh_coords(mesh, q, &at);
-            long k = part_floats(hc, at, err, cap);
-            if (k < 0) rc = -1;
-            if (k > most) most = k;
-        }
-        int ops = 0;
-        for (int st = 0; st < run->cfg->schedule->stages; st++)
-            if (run->cfg->schedule->n[st] > ops) ops = run->cfg->schedule->n[st];
-        run->rows_stride = most;
-        run->recs_stride = ops > 0 ? ops : 1;
-        if (!rc) {
-            run->rows = calloc((size_t)mesh->size * (size_t)most, sizeof(float));
-            run->recs = calloc((size_t)mesh->size * (size_t)run->recs_stride, sizeof *run->recs);
-            if (!run->rows || !run->recs) {
-                free(run->rows);
-                free(run->recs);
-                run->rows = NULL;
-                run->recs = NULL;
-                snprintf(err, cap, "out of host memory");
-                rc = -1;
-            }
-        }
-    }
-    if (!rc) run->users++;
-    pthread_mutex_unlock(&run->lock);
-    return rc;
-}
+/* The process's rows (lab10_run, pl_lab_shared_take): a row of the most
+ * floats any rank holds, and of the most ops any stage's list has. */
+typedef struct {
+    lab10_run *run;
+    const pl_mesh *mesh;
+} rows_arg;
 
-static void rows_leave(lab10_run *run)
+static int rows_make(void *arg, char *err, size_t cap)
 {
-    pthread_mutex_lock(&run->lock);
-    if (--run->users == 0) {
+    const rows_arg *a = arg;
+    lab10_run *run = a->run;
+    const pl_mesh *mesh = a->mesh;
+    long most = 0;
+    for (int q = 0; q < mesh->size; q++) {
+        pl_mesh_coord at;
+        pl_mesh_coords(mesh, q, &at);
+        long k = part_floats(&run->cfg->hc, at, err, cap);
+        if (k < 0) return -1;
+        if (k > most) most = k;
+    }
+    int ops = 0;
+    for (int st = 0; st < run->cfg->schedule->stages; st++)
+        if (run->cfg->schedule->n[st] > ops) ops = run->cfg->schedule->n[st];
+    run->rows_stride = most;
+    run->recs_stride = ops > 0 ? ops : 1;
+    run->rows = calloc((size_t)mesh->size * (size_t)most, sizeof(float));
+    run->recs = calloc((size_t)mesh->size * (size_t)run->recs_stride, sizeof *run->recs);
+    if (!run->rows || !run->recs) {
         free(run->rows);
         free(run->recs);
         run->rows = NULL;
         run->recs = NULL;
+        snprintf(err, cap, "out of host memory");
+        return -1;
     }
-    pthread_mutex_unlock(&run->lock);
+    return 0;
+}
+
+static void rows_free(void *arg)
+{
+    lab10_run *run = arg;
+    free(run->rows);
+    free(run->recs);
+    run->rows = NULL;
+    run->recs = NULL;
 }
 
 /* Rank 0: the DP-0 ranks' rows written into run->whole with their layouts.
@@ -531,7 +527,8 @@ int lab10_rank(pl_rank *r)
                  lay.part.last);
         mine_n += have->nparams;
     }
-    if (rows_take(run, &mesh, why, sizeof why)) FAIL("%s", why);
+    rows_arg ra = {run, &mesh};
+    if (pl_lab_shared_take(&run->shared, rows_make, &ra, why, sizeof why)) FAIL("%s", why);
     took_rows = 1;
     if (mine_n > run->rows_stride)
         FAIL("%ld parameters, more than a row holds (%ld)", mine_n, run->rows_stride);
@@ -583,11 +580,6 @@ int lab10_rank(pl_rank *r)
         run->part[me] = mine;                                                                      \
         run->part_n[me] = mine_n;                                                                  \
     } while (0)
-
-/* Under mpirun, an array of PL_MAX_RANKS entries, one per rank: the other
- * processes' ranks' entries to rank 0 (paralab/dist.h; in one process
- * nothing to do). After a barrier: every rank has written its own. */
-#define TO_RANK0(array) pl_dist_gather_host(r->comm, (array), sizeof(array)[0], sizeof(array)[0])
 
     GATHER(0);
     if (me == 0) res->init_hash = pl_blocks_hash(run->whole, nparams);
@@ -1006,7 +998,7 @@ out:
     free(hx);
     free(hy);
     free(order);
-    if (took_rows) rows_leave(run);
+    if (took_rows) pl_lab_shared_leave(&run->shared, rows_free, run);
     if (me == 0) {
         free(run->whole);
         run->whole = NULL;

@@ -7,7 +7,6 @@
 #ifndef LAB11_H
 #define LAB11_H
 
-#include <pthread.h>
 #include <stddef.h>
 
 #include "paralab/check.h"
@@ -16,6 +15,7 @@
 #include "paralab/exercise.h"
 #include "paralab/world.h"
 #include "paralab/zero.h"
+#include "harness/shared.h"
 
 /* The exercise (exercise.c): stage 1's optimizer step on z, at lr. 0, or
  * -1 with the reason in z->error (PL_TODO_STATUS while TODO). The
@@ -88,8 +88,7 @@ typedef struct lab11_run {
     const lab11_config *cfg;
     const pl_digits *data;
     lab11_result *result;
-    pthread_mutex_t lock; /* rows: the process's first rank allocates them */
-    int users;            /* ranks of this process using them (the last frees them) */
+    pl_lab_shared shared; /* rows: the process's first rank allocates them */
     float *rows;          /* a row per rank: its slices (pl_zero_shard_to_host), Ψ_pad / N */
     long rows_stride;
     float *whole, *whole0;     /* rank 0: Ψ floats, the slices put together (this engine, stage

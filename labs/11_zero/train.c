@@ -44,16 +44,6 @@
     do {                                                                                           \
         if (pl_comm_barrier(r->comm)) FAIL("a barrier of the ranks failed");                       \
     } while (0)
-/* Under mpirun, an array of one entry per rank: the other processes' ranks'
- * entries to rank 0 (TO_RANK0), or to every rank (TO_ALL) (paralab/dist.h;
- * in one process nothing to do). After a barrier: every rank has written
- * its own. */
-#define TO_RANK0(array) pl_dist_gather_host(r->comm, (array), sizeof(array)[0], sizeof(array)[0])
-#define TO_ALL(array)                                                                              \
-    do {                                                                                           \
-        if (pl_dist_allgather_host(r->comm, (array), sizeof(array)[0], sizeof(array)[0]))          \
-            FAIL("%s", pl_comm_last_error(r->comm));                                               \
-    } while (0)
 
 void lab11_run_init(lab11_run *run, const lab11_config *cfg, const pl_digits *data,
                     lab11_result *result)
@@ -62,33 +52,32 @@ void lab11_run_init(lab11_run *run, const lab11_config *cfg, const pl_digits *da
     run->cfg = cfg;
     run->data = data;
     run->result = result;
-    pthread_mutex_init(&run->lock, NULL);
+    pl_lab_shared_init(&run->shared);
 }
 
-/* The process's rows (lab11_run): its first rank allocates them, each
- * counts itself a user. 0, or -1. */
-static int rows_take(lab11_run *run, int n, long shard_floats)
+/* The process's rows (lab11_run, pl_lab_shared_take): n rows of a rank's
+ * shard, Ψ_pad / N floats. */
+typedef struct {
+    lab11_run *run;
+    int n;
+    long shard_floats;
+} rows_arg;
+
+static int rows_make(void *arg, char *err, size_t cap)
 {
-    int rc = 0;
-    pthread_mutex_lock(&run->lock);
-    if (!run->users) {
-        run->rows_stride = shard_floats;
-        run->rows = calloc((size_t)n * (size_t)shard_floats, sizeof(float));
-        if (!run->rows) rc = -1;
-    }
-    if (!rc) run->users++;
-    pthread_mutex_unlock(&run->lock);
-    return rc;
+    const rows_arg *a = arg;
+    a->run->rows_stride = a->shard_floats;
+    a->run->rows = calloc((size_t)a->n * (size_t)a->shard_floats, sizeof(float));
+    if (a->run->rows) return 0;
+    snprintf(err, cap, "out of host memory");
+    return -1;
 }
 
-static void rows_leave(lab11_run *run)
+static void rows_free(void *arg)
 {
-    pthread_mutex_lock(&run->lock);
-    if (--run->users == 0) {
-        free(run->rows);
-        run->rows = NULL;
-    }
-    pthread_mutex_unlock(&run->lock);
+    lab11_run *run = arg;
+    free(run->rows);
+    run->rows = NULL;
 }
 
 /* Every rank's slices of z (what: pl_zero_slices_to_host's) put together
@@ -271,7 +260,8 @@ int lab11_rank(pl_rank *r)
     if (pl_zero_create(&z, &zc, r->comm, cfg->seed, cs, why, sizeof why)) FAIL("%s", why);
     created = 1;
     long psi = z.psi;
-    if (rows_take(run, n, z.shard_floats)) FAIL("out of host memory");
+    rows_arg ra = {run, n, z.shard_floats};
+    if (pl_lab_shared_take(&run->shared, rows_make, &ra, why, sizeof why)) FAIL("%s", why);
     have_rows = 1;
     hx = malloc((size_t)rows * PL_DIGITS_FEATURES * sizeof *hx);
     hy = malloc((size_t)rows * sizeof *hy);
@@ -616,6 +606,6 @@ out:
         free(run->whole0);
         run->whole = run->whole0 = NULL;
     }
-    if (have_rows) rows_leave(run);
+    if (have_rows) pl_lab_shared_leave(&run->shared, rows_free, run);
     return status;
 }

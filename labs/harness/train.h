@@ -20,6 +20,14 @@
  * and two helpers for the narration's text:
  *   pl_bytes_text(b, buf, cap)   "12.3 KiB", "2.0 MiB", "512 B"
  *   pl_appendf(buf, cap, ...)    printf onto the end of buf (cut at cap)
+ *
+ * Under mpirun (paralab/dist.h) each process has its own copy of what the
+ * ranks share; for an array of one entry per rank, after a barrier (every
+ * rank has written its own):
+ *   TO_RANK0(array)    the other processes' ranks' entries to rank 0
+ *   TO_ALL(array)      ... to every rank (FAIL if the world stopped)
+ * In one process both do nothing. (A buffer the ranks of a process share
+ * for them: harness/shared.h.)
  */
 #ifndef PARALAB_HARNESS_TRAIN_H
 #define PARALAB_HARNESS_TRAIN_H
@@ -29,6 +37,7 @@
 #include <string.h>
 
 #include "paralab/cuda_check.h"
+#include "paralab/dist.h"
 #include "paralab/step.h"
 
 #define FAIL(...)                                                                                  \
@@ -44,6 +53,13 @@
 #define BEGIN()                                                                                    \
     do {                                                                                           \
         if (cfg->narrate && pl_step_begin(r)) goto out;                                            \
+    } while (0)
+
+#define TO_RANK0(array) pl_dist_gather_host(r->comm, (array), sizeof(array)[0], sizeof(array)[0])
+#define TO_ALL(array)                                                                              \
+    do {                                                                                           \
+        if (pl_dist_allgather_host(r->comm, (array), sizeof(array)[0], sizeof(array)[0]))          \
+            FAIL("%s", pl_comm_last_error(r->comm));                                               \
     } while (0)
 
 static inline void pl_bytes_text(unsigned long long b, char *buf, size_t cap)
