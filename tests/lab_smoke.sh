@@ -427,6 +427,8 @@ if [ -x "$bin/lab06" ] && [[ "$bin" == *sim* ]]; then
         simt_env 2 SIMT_RACES=$bad -- "$bin/lab01" --no-viz
         check "SIMT_RACES=$bad: the message names it" grep -qx "simt: SIMT_RACES=$bad is not 0 (no race check), 1 (the first block of each kernel's first launch) or 2 (every block)" <<<"$simt_out"
     done
+    simt_env 2 SIMT_EAGER=2 -- "$bin/lab01" --no-viz
+    check "SIMT_EAGER=2: the message names it" grep -qx "simt: SIMT_EAGER=2 is not 0 or 1" <<<"$simt_out"
 fi
 # labcheck --short (the sanitizer passes): Lab 07 without its 20-epoch runs
 if [ -x "$bin/labcheck" ]; then

@@ -104,6 +104,7 @@ cudaError_t pl_k_reduce(void *dst, const void *src, size_t n, int type, int op, 
     dim3 g = grid_for(n), b = {256, 1, 1};
     size_t bytes = elem_size(type);
     SIMT_LAUNCH_COST((double)n, 3.0 * (double)(n * bytes)); /* 1 op; read 2, write 1 */
+    SIMT_LAUNCH_EAGER();
     switch (type) {
     case PL_K_FLOAT32:
         return launch_reduce_f32(g, b, 0, stream, (float *)dst, (const float *)src, n, op);
@@ -123,6 +124,7 @@ cudaError_t pl_k_divide(void *buf, size_t n, int type, int divisor, cudaStream_t
     dim3 g = grid_for(n), b = {256, 1, 1};
     size_t bytes = elem_size(type);
     SIMT_LAUNCH_COST((double)n, 2.0 * (double)(n * bytes));
+    SIMT_LAUNCH_EAGER();
     switch (type) {
     case PL_K_FLOAT32:
         return launch_divide_f32(g, b, 0, stream, (float *)buf, n, (float)divisor);

@@ -44,7 +44,7 @@ static int nattrs;
 _Thread_local int simt_cur_dev;
 static _Thread_local cudaError_t last_err;
 static _Thread_local double next_flops, next_bytes;
-static _Thread_local int next_cost_set;
+static _Thread_local int next_cost_set, next_eager;
 
 /* ---- initialisation --------------------------------------------------- */
 
@@ -510,6 +510,8 @@ void simtLaunchCost(double flops, double bytes)
     next_cost_set = 1;
 }
 
+void simtLaunchEager(void) { next_eager = 1; }
+
 cudaError_t cudaFuncSetAttribute(const void *fn, enum cudaFuncAttribute attr, int value)
 {
     ENTER();
@@ -549,8 +551,8 @@ cudaError_t simtLaunchKernel(const simt_kernel *k, dim3 grid, dim3 block, size_t
                              cudaStream_t st, const void *args, size_t args_size)
 {
     double flops = next_flops, bytes = next_bytes;
-    int has_cost = next_cost_set;
-    next_cost_set = 0;
+    int has_cost = next_cost_set, eager = next_eager;
+    next_cost_set = next_eager = 0;
     next_flops = next_bytes = 0;
     ENTER();
     /* Limits: CUDA C++ Programming Guide, "Compute Capabilities". */
@@ -575,7 +577,8 @@ cudaError_t simtLaunchKernel(const simt_kernel *k, dim3 grid, dim3 block, size_t
          * stream's) run beside the others on the modeled clock */
         unsigned ticket = simt_record_take();
         r = simt_queue_kernel(
-            s, (simt_launch){k, grid, block, shmem, NULL, args_size, simt_cur_dev, ticket}, args,
+            s, (simt_launch){k, grid, block, shmem, NULL, args_size, simt_cur_dev, ticket, eager},
+            args,
             args_size, flops, bytes, simt_stream_priority(s) < 0 ? ENG_COMPUTE_HI : ENG_COMPUTE,
             simt_cost_kernel(simt_cfg.preset, has_cost, flops, bytes));
         if (r != cudaSuccess && ticket) simt_record_unclaim(ticket);

@@ -154,6 +154,13 @@ cudaError_t simt_config_read(void)
         }
         simt_cfg.lazy_legacy = *s == '1';
     }
+    if ((s = getenv("SIMT_EAGER")) && *s) {
+        if (strcmp(s, "0") && strcmp(s, "1")) {
+            fprintf(stderr, "simt: SIMT_EAGER=%s is not 0 or 1\n", s);
+            return cudaErrorInitializationError;
+        }
+        simt_cfg.no_eager = *s == '0';
+    }
     /* As CUDA reads it (CUDA C++ Programming Guide, "CUDA Environment
      * Variables"): 1 makes every launch synchronous, any other value not. */
     simt_cfg.launch_blocking = (s = getenv("CUDA_LAUNCH_BLOCKING")) && strcmp(s, "1") == 0;

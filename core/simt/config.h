@@ -23,6 +23,7 @@ typedef struct simt_config {
     unsigned long long seed;   /* of random:SEED */
     int lazy_legacy;           /* SIMT_LAZY_LEGACY: 0 or 1 (simtSetLazyLegacy) */
     int launch_blocking;       /* CUDA_LAUNCH_BLOCKING=1: a launch returns once its kernel ran */
+    int no_eager;              /* SIMT_EAGER=0: every op runs on its stream's worker (stream.c) */
 } simt_config;
 
 /* Settled by simt_config_read before any other part of the runtime runs. */

@@ -172,10 +172,23 @@ static int prime(executor *x, fiber *f)
     return 0;
 }
 
+/* A thread that ran a kernel and ends without simt_emu_thread_exit (a host
+ * thread that ran an eager launch, stream.c) frees its executor here. */
+static pthread_key_t exit_key;
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+static void exit_destructor(void *x)
+{
+    (void)x;
+    simt_emu_thread_exit();
+}
+static void exit_key_make(void) { (void)pthread_key_create(&exit_key, exit_destructor); }
+
 static executor *get_executor(void)
 {
     if (!simt_X) {
+        pthread_once(&exit_once, exit_key_make);
         simt_X = calloc(1, sizeof *simt_X);
+        if (simt_X) pthread_setspecific(exit_key, simt_X);
         if (simt_X)
             simt_X->have_cpu_clock = pthread_getcpuclockid(pthread_self(), &simt_X->cpu_clock) == 0;
         if (simt_X) simt_register_executor(simt_X);

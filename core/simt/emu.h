@@ -21,6 +21,7 @@ typedef struct simt_launch {
     size_t args_size;
     int device;
     unsigned record; /* simtRecord*: the ticket of the record it claimed, or 0 */
+    int eager;       /* launched after simtLaunchEager: may run on the launching thread */
 } simt_launch;
 
 /* Runs every block of the launch on the calling OS thread. Returns

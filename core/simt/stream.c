@@ -51,6 +51,7 @@ struct simt_op {
     unsigned long long seq;       /* its place in a lazy legacy stream (1, 2...), else 0 */
     double flops, declared_bytes; /* a kernel's declared work (simtLaunchCost) */
     simt_op *next;                /* in its stream's queue */
+    int eager;                    /* run by the thread that queued it (run_eager) */
     simt_launch launch;           /* OP_KERNEL */
     void *dst;                    /* OP_COPY, OP_MEMSET */
     const void *src;
@@ -241,13 +242,71 @@ static void execute(simt_op *op, device *dv)
     }
 }
 
+/* The end of op, the head of s: done at wall times w0..w, off the queue
+ * (which drops the queue's reference), its waiters woken. the runtime lock
+ * held. */
+static void finish(struct simt_stream *s, simt_op *op, double w0, double w)
+{
+    op->w_start = w0;
+    op->w_end = w;
+    op->done = 1;
+    atomic_fetch_add_explicit(&simt_progress_count, 1, memory_order_relaxed);
+    /* Done: what it waited for no longer matters. Dropping the
+     * dependencies now keeps a held op (a pending report) from keeping
+     * the whole chain of earlier ops alive. */
+    for (int i = 0; i < op->ndeps; i++) op_unref(op->deps[i]);
+    op->ndeps = 0;
+    s->head = op->next;
+    if (!s->head) s->tail = NULL;
+    else if (op->eager) pthread_cond_signal(&s->cv); /* the worker skipped what came after */
+    pthread_cond_broadcast(&D[s->device].done_cv);
+    op_unref(op);
+}
+
+/* Eager execution. An op that nothing is ahead of on its stream (the
+ * worker is idle), whose dependencies are all done, and whose work is
+ * bounded (an event's marker, a copy, a memset, a kernel launched after
+ * simtLaunchEager) runs at once on the thread that queues it: the same
+ * bytes the worker would move, the same modeled times (assigned before, at
+ * enqueue), but no hand-off to the worker and back, which is most of a
+ * small transfer's wall time on a busy machine. What is queued behind it
+ * meanwhile waits for it as for any op. */
+static int eager_ok(const struct simt_stream *s, const simt_op *op)
+{
+    if (s->head != op || op->seq || s->destroyed || simt_cfg.no_eager) return 0;
+    if (op->kind == OP_KERNEL && !op->launch.eager) return 0;
+    for (int i = 0; i < op->ndeps; i++)
+        if (!op->deps[i]->done) return 0;
+    return 1;
+}
+
+/* Runs op (eager_ok) on this thread: outside the runtime lock unless it
+ * has nothing to move. the runtime lock held. */
+static void run_eager(struct simt_stream *s, simt_op *op)
+{
+    op->eager = 1;
+    op->refs++; /* finish drops the queue's */
+    double w0 = now_wall(), w = w0;
+    if (op->kind == OP_KERNEL || ((op->kind == OP_COPY || op->kind == OP_MEMSET) && op->dst)) {
+        pthread_mutex_unlock(&simt_lock);
+        execute(op, &D[s->device]);
+        w = now_wall();
+        pthread_mutex_lock(&simt_lock);
+    } else
+        execute(op, &D[s->device]);
+    finish(s, op, w0, w);
+    op_unref(op);
+}
+
 static void *worker_main(void *arg)
 {
     struct simt_stream *s = arg;
     device *dv = &D[s->device];
     pthread_mutex_lock(&simt_lock);
     for (;;) {
-        while ((!s->head || (s->head->seq && s->head->seq > s->wanted)) && !s->destroyed)
+        /* an eager head is its queuing thread's to run (run_eager) */
+        while (s->head ? s->head->eager || (s->head->seq && s->head->seq > s->wanted)
+                       : !s->destroyed)
             pthread_cond_wait(&s->cv, &simt_lock);
         if (!s->head) break; /* destroyed and drained */
         simt_op *op = s->head;
@@ -260,19 +319,7 @@ static void *worker_main(void *arg)
         execute(op, dv);
         double w = now_wall();
         pthread_mutex_lock(&simt_lock);
-        op->w_start = w0;
-        op->w_end = w;
-        op->done = 1;
-        atomic_fetch_add_explicit(&simt_progress_count, 1, memory_order_relaxed);
-        /* Done: what it waited for no longer matters. Dropping the
-         * dependencies now keeps a held op (a pending report) from keeping
-         * the whole chain of earlier ops alive. */
-        for (int i = 0; i < op->ndeps; i++) op_unref(op->deps[i]);
-        op->ndeps = 0;
-        s->head = op->next;
-        if (!s->head) s->tail = NULL;
-        pthread_cond_broadcast(&dv->done_cv);
-        op_unref(op);
+        finish(s, op, w0, w);
     }
     /* A destroyed stream frees itself once its work is done. */
     op_unref(s->last);
@@ -367,7 +414,10 @@ static cudaError_t enqueue(struct simt_stream *s, simt_op *op, int engine, doubl
     else
         s->head = op;
     s->tail = op;
-    pthread_cond_signal(&s->cv);
+    if (eager_ok(s, op))
+        run_eager(s, op);
+    else
+        pthread_cond_signal(&s->cv);
     return cudaSuccess;
 }
 

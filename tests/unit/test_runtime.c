@@ -15,6 +15,7 @@
 
 #include "kernels.h"
 #include "paralab/device.h"
+#include "paralab/kernels.h"
 #include "suites.h"
 #ifdef PARALAB_SIMULATED_CUDA
 #include "simt/simt.h"
@@ -936,6 +937,83 @@ static void test_op_hook(void)
     CU_ASSERT_OK(cudaFree(d));
 }
 
+/* SIM ONLY: eager execution (stream.c). Work that nothing is ahead of on
+ * its stream, and whose waits are over, runs on the calling thread: done
+ * when the call returns, without a synchronisation. Work behind a kernel
+ * still running, or behind an event of another stream's unfinished work,
+ * waits for it. A student's kernel never runs so; the library's element-wise
+ * kernels (simtLaunchEager) do. The modeled times are those of the queue. */
+static void test_eager(void)
+{
+    int *flag;
+    unsigned *a, *b;
+    float *x, *y;
+    cudaStream_t s, t;
+    cudaEvent_t ev;
+    CU_ASSERT_OK(cudaMallocHost((void **)&flag, sizeof *flag));
+    CU_ASSERT_OK(cudaMalloc((void **)&a, 4096));
+    CU_ASSERT_OK(cudaMalloc((void **)&b, 4096));
+    CU_ASSERT_OK(cudaMalloc((void **)&x, 64 * sizeof *x));
+    CU_ASSERT_OK(cudaMalloc((void **)&y, 64 * sizeof *y));
+    CU_ASSERT_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CU_ASSERT_OK(cudaStreamCreateWithFlags(&t, cudaStreamNonBlocking));
+    CU_ASSERT_OK(cudaEventCreate(&ev));
+    CU_ASSERT_OK(cudaStreamSynchronize(s));
+    /* an idle stream: done on return (device memory is host memory here) */
+    double t0 = simtStreamModeledTime(s);
+    CU_ASSERT_OK(cudaMemsetAsync(a, 0x11, 4096, s));
+    CU_ASSERT_EQUAL(a[1023], 0x11111111u);
+    CU_ASSERT_OK(cudaMemcpyAsync(b, a, 4096, cudaMemcpyDeviceToDevice, s));
+    CU_ASSERT_EQUAL(b[0], 0x11111111u);
+    CU_ASSERT_EQUAL(b[1023], 0x11111111u);
+    CU_ASSERT_OK(cudaStreamQuery(s));
+    double eager = simtStreamModeledTime(s) - t0;
+    CU_ASSERT(eager > 0);
+    /* the library's reduction kernel (simtLaunchEager): done on return */
+    for (int i = 0; i < 64; i++) x[i] = (float)i, y[i] = 0.5f;
+    CU_ASSERT_OK(pl_k_reduce(x, y, 64, PL_K_FLOAT32, PL_K_SUM, s));
+    int ok = 1;
+    for (int i = 0; i < 64; i++) ok &= x[i] == (float)i + 0.5f;
+    CU_ASSERT(ok);
+    /* behind a student's kernel still running: it waits (the same modeled
+     * times as eager); so does a stream that waits for an event recorded
+     * behind it */
+    __atomic_store_n(flag, 0, __ATOMIC_SEQ_CST);
+    CU_ASSERT_OK(tk_spin_until(flag, s));
+    double t1 = simtStreamModeledTime(s);
+    CU_ASSERT_OK(cudaMemsetAsync(a, 0x22, 4096, s));
+    CU_ASSERT_OK(cudaMemcpyAsync(b, a, 4096, cudaMemcpyDeviceToDevice, s));
+    CU_ASSERT_DOUBLE_EQUAL(simtStreamModeledTime(s) - t1, eager, eager * 1e-9);
+    CU_ASSERT_OK(cudaEventRecord(ev, s));
+    CU_ASSERT_OK(cudaStreamWaitEvent(t, ev, 0));
+    CU_ASSERT_OK(cudaMemsetAsync(b + 512, 0x33, 2048, t));
+    CU_ASSERT_OK(pl_k_reduce(x, y, 64, PL_K_FLOAT32, PL_K_SUM, t));
+    usleep(20000);
+    CU_ASSERT_EQUAL(__atomic_load_n(&a[0], __ATOMIC_SEQ_CST), 0x11111111u);
+    CU_ASSERT_EQUAL(__atomic_load_n(&b[1023], __ATOMIC_SEQ_CST), 0x11111111u);
+    CU_ASSERT_EQUAL(((volatile float *)x)[63], 63.5f);
+    CU_ASSERT_CUDA(cudaStreamQuery(t), cudaErrorNotReady);
+    __atomic_store_n(flag, 1, __ATOMIC_SEQ_CST);
+    CU_ASSERT_OK(cudaStreamSynchronize(t));
+    CU_ASSERT_EQUAL(a[1023], 0x22222222u);
+    CU_ASSERT_EQUAL(b[0], 0x22222222u);
+    CU_ASSERT_EQUAL(b[1023], 0x33333333u);
+    ok = 1;
+    for (int i = 0; i < 64; i++) ok &= x[i] == (float)i + 1.0f;
+    CU_ASSERT(ok);
+    /* idle again: eager again */
+    CU_ASSERT_OK(cudaMemsetAsync(b, 0x44, 4096, t));
+    CU_ASSERT_EQUAL(b[1023], 0x44444444u);
+    CU_ASSERT_OK(cudaEventDestroy(ev));
+    CU_ASSERT_OK(cudaStreamDestroy(t));
+    CU_ASSERT_OK(cudaStreamDestroy(s));
+    CU_ASSERT_OK(cudaFree(y));
+    CU_ASSERT_OK(cudaFree(x));
+    CU_ASSERT_OK(cudaFree(b));
+    CU_ASSERT_OK(cudaFree(a));
+    CU_ASSERT_OK(cudaFreeHost(flag));
+}
+
 /* SIM ONLY: simtEnvSource names the variable that sets a setting now: the
  * new SIMT_* name when it is set, else its old PARALAB_SIM_* name, else
  * none (an empty value counts as unset). Only the environment is read: the
@@ -1014,6 +1092,7 @@ int register_runtime_suite(void)
         {"stream priorities: a high-priority kernel runs beside (sim)", test_stream_priorities},
         {"bad handles (sim)", test_bad_handles},
         {"op reports for traces (sim)", test_op_hook},
+        {"eager execution: an idle stream's work runs on the calling thread (sim)", test_eager},
         {"nodes and the network (sim)", test_nodes_and_network},
         {"SIMT_GPUS_PER_NODE=4: nodes of 4, in a fresh process (sim)", test_nodes_resized},
         {"the variable that set a setting: SIMT_* or the old name (sim)", test_env_source},

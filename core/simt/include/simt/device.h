@@ -448,6 +448,7 @@ static inline double simt_max_d(double a, double b) { return fmax(a, b); }
         return cudaGetLastError(); /* as <<<...>>> then cudaGetLastError() */                      \
     }
 #define SIMT_LAUNCH_COST(flops, bytes) simtLaunchCost((double)(flops), (double)(bytes))
+#define SIMT_LAUNCH_EAGER() simtLaunchEager()
 
 /* clang-format on */
 

@@ -29,7 +29,10 @@
  * SIMT_LAUNCH_COST(flops, bytes) before a launch declares the work it does
  * (floating-point operations, bytes of device memory read + written); the
  * simulated GPU uses it for the kernel's modeled time (a roofline). It is a
- * no-op on real GPUs, where time is measured.
+ * no-op on real GPUs, where time is measured. SIMT_LAUNCH_EAGER() before a
+ * launch says the kernel's work is bounded, so the simulated GPU may run it
+ * on the launching thread when its stream is idle (simtLaunchEager); a
+ * no-op on real GPUs.
  *
  * The dynamic shared-memory array is declared as in CUDA,
  * `extern __shared__ type name[];` (build/sim: mk/cu2c.pl rewrites it), or
@@ -66,6 +69,7 @@
         return cudaGetLastError();                                                                 \
     }
 #define SIMT_LAUNCH_COST(flops, bytes) ((void)(flops), (void)(bytes))
+#define SIMT_LAUNCH_EAGER() ((void)0)
 #define SIMT_DYNAMIC_SHARED(type, name) extern __shared__ type name[]
 
 #else /* the simulated build */

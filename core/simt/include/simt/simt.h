@@ -73,6 +73,14 @@ cudaError_t simtLaunchKernel(const simt_kernel *k, dim3 grid, dim3 block, size_t
  *   launch latency + max(flops / peak FP32 FLOP/s, bytes / memory bandwidth). */
 void simtLaunchCost(double flops, double bytes);
 
+/* Declares the next launch on this host thread bounded (it ends after a
+ * known amount of work, as the library's element-wise kernels do): when
+ * nothing is ahead of it on its stream and what it waits for is done, it
+ * runs at once on the launching thread instead of the stream's worker
+ * (stream.c, "Eager execution"). Same results, same modeled times; a
+ * student's kernel, which may loop forever, is never launched so. */
+void simtLaunchEager(void);
+
 enum simt_warp_op {
     SIMT_WOP_SYNCWARP,
     SIMT_WOP_SHFL,
