@@ -255,14 +255,14 @@ static pl_comm_result l_comm_split(pl_comm *pc, int color, int key, pl_comm **ou
     pthread_mutex_lock(&w->lock);
     int leader = -1;
     for (int i = 0; i < g->n && leader < 0; i++)
-        if (g->calls[i].color == color) leader = i;
+        if (CALLS(c)[i].color == color) leader = i;
     if (color >= 0 && leader == me) {
         int members[MAX_RANKS], m = 0;
         for (int i = 0; i < g->n; i++)
-            if (g->calls[i].color == color) members[m++] = i;
+            if (CALLS(c)[i].color == color) members[m++] = i;
         for (int a = 1; a < m; a++) /* by key, then by rank: insertion sort */
             for (int b = a; b > 0; b--) {
-                const call *x = &g->calls[members[b - 1]], *y = &g->calls[members[b]];
+                const call *x = &CALLS(c)[members[b - 1]], *y = &CALLS(c)[members[b]];
                 if (x->key < y->key || (x->key == y->key && members[b - 1] < members[b])) break;
                 int tmp = members[b];
                 members[b] = members[b - 1];

@@ -132,16 +132,20 @@ typedef struct group {
     /* rendezvous */
     int arrived;
     unsigned long gen;
-    /* what each member posted for the current call */
-    call calls[MAX_RANKS];
-    const void *send[MAX_RANKS];
-    void *recv[MAX_RANKS];
-    void *work[MAX_RANKS]; /* per-member device scratch for the current call */
+    /* what each member posted for a call, by the parity of its number
+     * (CALLS, SENDS, RECVS): a member that has left call k's meeting may post
+     * call k+1 while the others still read call k; it posts call k+2 only
+     * once all of them have come to call k+1's meeting, done with call k */
+    call calls[2][MAX_RANKS];
+    const void *send[2][MAX_RANKS];
+    void *recv[2][MAX_RANKS];
     /* each member's FIFO of events: `ready` (its buffer holds step i's
      * data) and `read` (it has copied what it needed of its predecessor's
      * buffer for step i); how many of each it has recorded, and how many its
      * one waiter has enqueued a wait for (the successor waits for `ready`,
-     * the predecessor for `read`); reset at every call */
+     * the predecessor for `read`). A count holds its call's number in the
+     * high 32 bits (EPOCH), so it needs no reset between calls: a member
+     * still in an earlier call counts below every count of this one. */
     cudaEvent_t ready[MAX_RANKS][FIFO], read[MAX_RANKS][FIFO];
     unsigned long rec_ready[MAX_RANKS], rec_read[MAX_RANKS];
     unsigned long cons_ready[MAX_RANKS], cons_read[MAX_RANKS];
@@ -172,6 +176,12 @@ struct lcomm {
 };
 
 #define MOD(a, n) ((((a) % (n)) + (n)) % (n))
+/* Member c's current call's posts (group.calls, send, recv) */
+#define CALLS(c) ((c)->g->calls[(c)->seq & 1])
+#define SENDS(c) ((c)->g->send[(c)->seq & 1])
+#define RECVS(c) ((c)->g->recv[(c)->seq & 1])
+/* The base of member c's current call's FIFO counts */
+#define EPOCH(c) ((unsigned long)(c)->seq << 32)
 /* Returns from the calling function with a PL_COMM_CUDA_ERROR naming `what`
  * (the handle is `c`). */
 #define CK(call, what)                                                                             \

@@ -78,7 +78,7 @@ static pl_comm_result ring_run(lcomm *c, const char *kind, char *buf, size_t cou
     group *g = c->g;
     int n = g->n, r = c->rank, prev = MOD(r - 1, n), next = MOD(r + 1, n);
     size_t es = pl_dtype_size((pl_dtype)type), ce = chunk_elems(c, es);
-    char *prevbuf = g->recv[prev];
+    char *prevbuf = RECVS(c)[prev];
     int per_chunk = (rs + ag) * (n - 1);
     int chunks = chunks_of(blocks ? count : (count + (size_t)n - 1) / (size_t)n, ce);
     pl_comm_result res;
@@ -124,7 +124,7 @@ static pl_comm_result chain_run(lcomm *c, const char *kind, int pos, char *mine,
     group *g = c->g;
     int n = g->n, r = c->rank, prev = MOD(r - 1, n), next = MOD(r + 1, n);
     size_t es = pl_dtype_size((pl_dtype)type), ce = chunk_elems(c, es);
-    const char *prevbuf = g->recv[prev];
+    const char *prevbuf = RECVS(c)[prev];
     int chunks = chunks_of(count, ce);
     pl_comm_result res;
     c->fifo_step = 0;
@@ -298,7 +298,7 @@ static pl_comm_result all_to_all_impl(lcomm *c, const void *send, void *recv, si
         int from = MOD(me - j, n);
         CK(cudaStreamWaitEvent(s, g->ready[from][1], 0), "cudaStreamWaitEvent");
         CK(cudaMemcpyPeerAsync((char *)recv + (size_t)from * bytes, g->device[me],
-                               (const char *)g->send[from] + (size_t)me * bytes, g->device[from],
+                               (const char *)SENDS(c)[from] + (size_t)me * bytes, g->device[from],
                                bytes, s),
            "cudaMemcpyPeerAsync");
         lc_account(g, from, me, bytes);

@@ -64,8 +64,12 @@ static int same_call(const call *a, const call *b)
  * all_gather(count=256, float)": the members grouped by what they called;
  * then what was wrong with each other member's invalid arguments ("; rank
  * 2's error: all_reduce: ..."), for member `me`. */
-static void describe_mismatch(group *g, int me, unsigned long seq, char *buf, size_t cap)
+static void describe_mismatch(const lcomm *c, char *buf, size_t cap)
 {
+    const group *g = c->g;
+    const call *calls = CALLS(c);
+    int me = c->rank;
+    unsigned long seq = c->seq;
     int done[MAX_RANKS] = {0};
     size_t n = (size_t)snprintf(buf, cap, "the ranks disagree about call #%lu: ", seq);
     for (int i = 0; i < g->n && n < cap; i++) {
@@ -74,22 +78,22 @@ static void describe_mismatch(group *g, int me, unsigned long seq, char *buf, si
         size_t rn = 0;
         int count = 0;
         for (int j = i; j < g->n; j++)
-            if (!done[j] && (j == i || (same_call(&g->calls[i], &g->calls[j]) ||
-                                        (g->calls[i].bad && g->calls[j].bad &&
-                                         g->calls[i].kind == g->calls[j].kind)))) {
+            if (!done[j] && (j == i || (same_call(&calls[i], &calls[j]) ||
+                                        (calls[i].bad && calls[j].bad &&
+                                         calls[i].kind == calls[j].kind)))) {
                 done[j] = 1;
                 count++;
                 rn += (size_t)snprintf(ranks + rn, sizeof ranks - rn, "%s%d", rn ? "," : "",
                                        g->wrank[j]);
             }
-        describe_call(&g->calls[i], what, sizeof what);
+        describe_call(&calls[i], what, sizeof what);
         n += (size_t)snprintf(buf + n, cap - n, "%s%s %s %s", i ? "; " : "",
                               count > 1 ? "ranks" : "rank", ranks, what);
     }
     for (int j = 0; j < g->n && n < cap; j++)
-        if (j != me && g->calls[j].bad && g->calls[j].why[0])
+        if (j != me && calls[j].bad && calls[j].why[0])
             n += (size_t)snprintf(buf + n, cap - n, "; rank %d's error: %s", g->wrank[j],
-                                  g->calls[j].why);
+                                  calls[j].why);
 }
 
 /* Stops the world because this rank failed in call k, number seq, with the
@@ -143,32 +147,29 @@ pl_comm_result lc_begin(lcomm *c, const call *k, const void *send, void *recv, c
     c->step_peer = -1;
     c->step_seg = -1;
     pthread_mutex_lock(&w->lock);
-    g->calls[c->rank] = *k;
+    call *calls = CALLS(c);
+    calls[c->rank] = *k;
     if (k->bad) { /* its message without "rank R: ", for the others */
         const char *why = strstr(c->err, ": ");
-        copy_text(g->calls[c->rank].why, sizeof g->calls[0].why, why ? why + 2 : c->err);
+        copy_text(calls[c->rank].why, sizeof calls[0].why, why ? why + 2 : c->err);
     }
-    g->send[c->rank] = send;
-    g->recv[c->rank] = recv;
+    SENDS(c)[c->rank] = send;
+    RECVS(c)[c->rank] = recv;
     char what[200], desc[160];
     describe_call(k, desc, sizeof desc);
     snprintf(what, sizeof what, "waits in %s (call #%lu) for the other ranks", desc, c->seq);
     r = lc_rendezvous(c, what);
+    /* One meeting: every member has left its previous call (its FIFO
+     * counts are below this call's EPOCH, its events waited for), and the
+     * posts are read by parity (CALLS) */
     int agree = 1;
-    for (int i = 0; i < g->n; i++) agree &= same_call(&g->calls[0], &g->calls[i]);
+    for (int i = 0; i < g->n; i++) agree &= same_call(&calls[0], &calls[i]);
     char msg[1800];
-    if (r == PL_COMM_OK && !agree) describe_mismatch(g, c->rank, c->seq, msg, sizeof msg);
-    /* every member has left its previous call: its FIFO starts afresh */
-    g->rec_ready[c->rank] = g->rec_read[c->rank] = 0;
-    g->cons_ready[c->rank] = g->cons_read[c->rank] = 0;
-    /* a second meeting: no member may post its next call while others read
-     * this one, or use a FIFO before its owner has reset it */
-    pl_comm_result r2 = r ? r : lc_rendezvous(c, what);
+    if (r == PL_COMM_OK && !agree) describe_mismatch(c, msg, sizeof msg);
+    int all_bad = 1;
+    for (int i = 0; i < g->n; i++) all_bad &= calls[i].bad;
     pthread_mutex_unlock(&w->lock);
     if (r) return r;
-    if (r2) return r2;
-    int all_bad = 1;
-    for (int i = 0; i < g->n; i++) all_bad &= g->calls[i].bad;
     if (!agree) {
         pl_comm_result code = k->bad ? PL_COMM_INVALID_ARGUMENT : PL_COMM_MISMATCH;
         if (all_bad) return code; /* everyone erred alike: its own message says it all */
@@ -188,7 +189,7 @@ pl_comm_result lc_end(lcomm *c, pl_comm_result r)
     int was_in = c->in_call;
     c->in_call = 0;
     if (!r || !was_in || r == PL_COMM_ABORTED || r == PL_COMM_TIMEOUT) return r;
-    return stop_world(c, &c->g->calls[c->rank], c->seq, r);
+    return stop_world(c, &CALLS(c)[c->rank], c->seq, r);
 }
 
 /* One step's meeting, with what this rank is doing for the deadlock report. */

@@ -35,19 +35,21 @@ static int ctr_reached(void *p)
     return a->ctr[a->who] >= a->need;
 }
 
-/* Waits (on the host) until counter ctr[who] of this group reaches need. */
+/* Waits (on the host) until counter ctr[who] of this group reaches need in
+ * this call. */
 static pl_comm_result await_ctr(lcomm *c, const unsigned long *ctr, int who, unsigned long need,
                                 const char *fmt, int peer)
 {
     world *w = c->g->w;
     pl_comm_result r = PL_COMM_OK;
+    need += EPOCH(c);
     pthread_mutex_lock(&w->lock);
     if (w->aborted)
         r = lc_fail(c, w->abort_code, "%s", w->abort_msg);
     else if (ctr[who] < need) {
         char *doing = w->doing[c->g->wrank[c->rank]];
         int k = snprintf(doing, sizeof w->doing[0], "waits in %s (call #%lu, step %lu of %lu) ",
-                         lc_kind_name(c->g->calls[c->rank].kind), c->seq, c->fifo_step + 1,
+                         lc_kind_name(CALLS(c)[c->rank].kind), c->seq, c->fifo_step + 1,
                          c->fifo_steps);
         snprintf(doing + k, sizeof w->doing[0] - (size_t)k, fmt, c->g->wrank[peer]);
         ctr_arg a = {ctr, who, need};
@@ -58,12 +60,13 @@ static pl_comm_result await_ctr(lcomm *c, const unsigned long *ctr, int who, uns
     return r;
 }
 
-/* Sets counter ctr[who] and wakes the one member that waits for it. */
+/* Sets counter ctr[who] to v in this call and wakes the one member that
+ * waits for it. */
 static void set_ctr(lcomm *c, unsigned long *ctr, int who, unsigned long v, int waiter)
 {
     world *w = c->g->w;
     pthread_mutex_lock(&w->lock);
-    ctr[who] = v;
+    ctr[who] = EPOCH(c) + v;
     pthread_cond_signal(&w->cv[c->g->wrank[waiter]]);
     pthread_mutex_unlock(&w->lock);
 }
