@@ -78,9 +78,9 @@ static void describe_mismatch(const lcomm *c, char *buf, size_t cap)
         size_t rn = 0;
         int count = 0;
         for (int j = i; j < g->n; j++)
-            if (!done[j] && (j == i || (same_call(&calls[i], &calls[j]) ||
-                                        (calls[i].bad && calls[j].bad &&
-                                         calls[i].kind == calls[j].kind)))) {
+            if (!done[j] &&
+                (j == i || (same_call(&calls[i], &calls[j]) ||
+                            (calls[i].bad && calls[j].bad && calls[i].kind == calls[j].kind)))) {
                 done[j] = 1;
                 count++;
                 rn += (size_t)snprintf(ranks + rn, sizeof ranks - rn, "%s%d", rn ? "," : "",

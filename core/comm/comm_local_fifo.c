@@ -48,9 +48,9 @@ static pl_comm_result await_ctr(lcomm *c, const unsigned long *ctr, int who, uns
         r = lc_fail(c, w->abort_code, "%s", w->abort_msg);
     else if (ctr[who] < need) {
         char *doing = w->doing[c->g->wrank[c->rank]];
-        int k = snprintf(doing, sizeof w->doing[0], "waits in %s (call #%lu, step %lu of %lu) ",
-                         lc_kind_name(CALLS(c)[c->rank].kind), c->seq, c->fifo_step + 1,
-                         c->fifo_steps);
+        int k =
+            snprintf(doing, sizeof w->doing[0], "waits in %s (call #%lu, step %lu of %lu) ",
+                     lc_kind_name(CALLS(c)[c->rank].kind), c->seq, c->fifo_step + 1, c->fifo_steps);
         snprintf(doing + k, sizeof w->doing[0] - (size_t)k, fmt, c->g->wrank[peer]);
         ctr_arg a = {ctr, who, need};
         r = lc_wait_until(c, ctr_reached, &a);

@@ -578,8 +578,8 @@ cudaError_t simtLaunchKernel(const simt_kernel *k, dim3 grid, dim3 block, size_t
         unsigned ticket = simt_record_take();
         r = simt_queue_kernel(
             s, (simt_launch){k, grid, block, shmem, NULL, args_size, simt_cur_dev, ticket, eager},
-            args,
-            args_size, flops, bytes, simt_stream_priority(s) < 0 ? ENG_COMPUTE_HI : ENG_COMPUTE,
+            args, args_size, flops, bytes,
+            simt_stream_priority(s) < 0 ? ENG_COMPUTE_HI : ENG_COMPUTE,
             simt_cost_kernel(simt_cfg.preset, has_cost, flops, bytes));
         if (r != cudaSuccess && ticket) simt_record_unclaim(ticket);
     }
