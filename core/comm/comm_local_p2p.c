@@ -101,7 +101,7 @@ static pl_comm_result p2p_post(lcomm *c, int send, const void *buf, size_t count
     }
     pthread_mutex_lock(&g->w->lock);
     append_post(g->w, o);
-    lc_wake_all(g->w);
+    pthread_cond_broadcast(&g->w->cv[send ? o->to : o->from]); /* the one rank it concerns */
     pthread_mutex_unlock(&g->w->lock);
     *out = o;
     return PL_COMM_OK;
@@ -145,7 +145,7 @@ static pl_comm_result refuse_mismatch(lcomm *c, const p2p *o, p2p *m)
              o->count, pl_dtype_name(o->type), pl_s((long long)o->count), o->from);
     m->err = PL_COMM_MISMATCH;
     m->taken = 1;
-    lc_wake_all(c->g->w);
+    pthread_cond_broadcast(&c->g->w->cv[m->from]); /* its sender */
     return lc_fail(c, PL_COMM_MISMATCH, "%s", m->msg);
 }
 
@@ -182,7 +182,7 @@ static pl_comm_result recv_copy(lcomm *c, p2p *o, p2p *m, cudaStream_t s)
     m->done = o->done; /* the sender waits for the copy */
     m->taken = 1;
     o->done = NULL;
-    lc_wake_all(w);
+    pthread_cond_broadcast(&w->cv[m->from]); /* its sender */
     return r;
 }
 

@@ -174,7 +174,8 @@ pl_comm_result lc_rendezvous(lcomm *c, const char *what)
     if (++g->arrived == g->n) {
         g->arrived = 0;
         g->gen++;
-        lc_wake_all(w);
+        for (int i = 0; i < g->n; i++)
+            pthread_cond_broadcast(&w->cv[g->wrank[i]]); /* its members */
     } else
         r = lc_wait_until(c, gen_moved, &a);
     w->doing[g->wrank[c->rank]][0] = '\0';
