@@ -52,9 +52,12 @@ sleep 1
 check "lab01 step 1 (host code only): no event yet" has "$(screen s1)" "0 events, 0 collectives"
 T send-keys -t s1 Space
 check "lab01 step 2: the kernel's result" wait_for s1 "1000 of 1000 elements correct"
+# 6: the recorded run for the pictures (a kernel), the copies, memset and kernel.
+# A frame may draw the narration before the step's last events (the UI reads
+# the events first): wait for the count, then see that it stays
+check "lab01 step 2: its pictures' kernel, copies, memset and kernel (6 events)" wait_for s1 "6 events, 0 collectives"
 sleep 1
-# 6: the recorded run for the pictures (a kernel), the copies, memset and kernel
-check "lab01 step 2: its pictures' kernel, copies, memset and kernel (6 events)" has "$(screen s1)" "6 events, 0 collectives"
+check "lab01 step 2: still 6 events a second later" has "$(screen s1)" "6 events, 0 collectives"
 T send-keys -t s1 q
 check "lab01 --step: q exits 0" wait_for s1 "EXIT=0"
 T send-keys -t s6 Space
@@ -103,14 +106,16 @@ for k in 4 5 6 7; do
     T send-keys -t s7 Space
     wait_for s7 "step $k/8 | step (space" >/dev/null
 done
-sleep 1
 check "lab07 step 7: one batch's 7 collectives (6 buckets, the loss), not the epoch's" \
-    has "$(screen s7)" "7 collectives"
+    wait_for s7 " 7 collectives"
+sleep 1
+check "lab07 step 7: still 7 collectives a second later" has "$(screen s7)" " 7 collectives"
 T send-keys -t s7 Space
 check "lab07 step 8: the epoch's narration" wait_for s7 "Epoch 1/1: loss"
-sleep 1
 check "lab07 step 8: the epoch's 155 collectives (22 batches x 7, the accuracy)" \
-    has "$(screen s7)" "155 collectives"
+    wait_for s7 "155 collectives"
+sleep 1
+check "lab07 step 8: still 155 collectives a second later" has "$(screen s7)" "155 collectives"
 advance s7
 # (at 80x24 the narration pane is too short for the status line: the header says done)
 check "lab06 --step: the run is over" wait_for s6 "step 9/9 | done |"

@@ -394,7 +394,9 @@ check "plain text, Ctrl-C: the trace is complete" bash -c "'$bin/paralab-viz' '$
 # --- a crash while the UI owns the screen: the terminal comes back first
 start "TERM=xterm-256color '$bin/lab06' --step"
 wait_for "step 1/9" >/dev/null
-pid=$(pgrep -n -f "$bin/lab06 --step")
+# this session's lab06 only: another step of make test (viz_pause.sh) may
+# run a lab06 --step of the same build at the same time
+pid=$(pgrep -s "$(T display -p -t t '#{pane_pid}')" -f "$bin/lab06 --step")
 kill -SEGV "$pid" 2>/dev/null
 check "a crash (SIGSEGV): the process dies of it (exit 139)" wait_for "EXIT=139"
 sleep 0.3
