@@ -9,17 +9,21 @@
  *
  * Every collective starts with a rendezvous at which each member posts its
  * call (kind, count, type, op, root) and its buffers; the calls are compared
- * (consistency check), then the algorithm runs as a sequence of steps, one
- * rendezvous per step. Within a step each rank only enqueues work on its own
- * stream: copies from a neighbour's device buffer (cudaMemcpyPeerAsync) and
- * the reduction kernel. Device-side order comes from events: a rank records
- * `ready` after each step that changes its buffer and `read` after each copy
- * out of a neighbour; a rank's stream waits for its predecessor's `ready`
- * before copying from it and for its successor's `read` before overwriting
- * what the successor still reads. Events alternate by step parity, and the
- * per-step rendezvous guarantees every wait is enqueued before its event is
- * recorded again two steps later. Nothing blocks a stream on the host, so
- * the modeled clock of the simulated GPU sees the real dependency chain.
+ * (consistency check), then the algorithm runs as a sequence of steps: in
+ * the ring and the chain a rank waits only for its two neighbours, the
+ * pairwise exchange meets at each step. Within a step each rank only
+ * enqueues work on its own stream: copies from a neighbour's device buffer
+ * (cudaMemcpyPeerAsync) and the reduction kernel. Device-side order comes
+ * from events: a rank records `ready` after each step that changes its
+ * buffer and `read` after each copy out of a neighbour; a rank's stream
+ * waits for its predecessor's `ready` before copying from it and for its
+ * successor's `read` before overwriting what the successor still reads. The
+ * events are kept in FIFOs of 8 slots a rank (comm_local_fifo.c): a slot is
+ * recorded again only once its one waiter has enqueued its wait. Nothing
+ * blocks a stream on the host, so the modeled clock of the simulated GPU
+ * sees the real dependency chain. On simulated GPUs a step's copies,
+ * records and reduction run on the rank's own thread when its stream is
+ * idle (eager execution, core/simt/stream.c): no hand-off to a worker.
  *
  * Ring all-reduce = ring reduce-scatter then ring all-gather: 2(N-1) steps,
  * each moving one of N segments, so each rank sends 2(N-1)/N of the array
@@ -52,6 +56,14 @@
 #include "paralab/trace.h"
 
 #define MAX_RANKS 64
+/* A rank about to wait for another (a FIFO count, a meeting, a matching
+ * send or receive) first gives its core away this many times
+ * (sched_yield, lc_yield_until), looking again after each:
+ * when ranks outnumber cores the one it waits for is often runnable but
+ * not running, and the yield lets it run at once, where sleeping on the
+ * condition variable costs a futex wait and a wake-up. With a core to
+ * itself a yield returns at once: a short spin. */
+#define LC_YIELDS 32
 /* Events between neighbours: slots per rank and kind, as NCCL keeps
  * NCCL_STEPS = 8 slots per connection. */
 #define FIFO 8
@@ -210,7 +222,11 @@ double lc_free_clock(const world *w); /* the watchdog's clock: seconds no rank w
 /* One wait on cv: 1 when the watchdog ran out (see its definition). */
 int lc_watch(world *w, pthread_cond_t *cv, double *since, unsigned long long *seen);
 void lc_trip(world *w); /* aborts the world with the report of what every rank waits for */
-/* Waits until cond(arg) holds, the watchdog runs out or the world stops. */
+/* Whether cond(arg) holds, after giving the core away up to LC_YIELDS
+ * times while it does not (w->lock released around each sched_yield). */
+int lc_yield_until(world *w, int (*cond)(void *), void *arg);
+/* Waits until cond(arg) holds, the watchdog runs out or the world stops
+ * (first lc_yield_until, then sleeping on the rank's condition variable). */
 pl_comm_result lc_wait_until(lcomm *c, int (*cond)(void *), void *arg);
 /* Every member of the group arrives before any leaves; `what` is this
  * rank's line in a deadlock report. */

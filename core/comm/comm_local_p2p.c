@@ -122,11 +122,23 @@ static void say_waiting(world *w, int me, const p2p *o)
 
 /* A receive waits for its send to be posted: the send, or NULL when the
  * watchdog ran out or the world stopped (w->lock held). */
+typedef struct {
+    world *w;
+    const p2p *o;
+} match_arg;
+
+static int has_match(void *p)
+{
+    const match_arg *a = p;
+    return find_match(a->w, a->o) != NULL;
+}
+
 static p2p *await_send(world *w, int me, const p2p *o)
 {
     double since = lc_free_clock(w);
     unsigned long long seen = pl_watchdog_progress_count();
     p2p *m;
+    lc_yield_until(w, has_match, &(match_arg){w, o});
     while (!(m = find_match(w, o)) && !w->aborted)
         if (lc_watch(w, &w->cv[me], &since, &seen) && !find_match(w, o)) {
             lc_trip(w);

@@ -4,6 +4,7 @@
  * what every rank waits for, holds (a paused step stops the watchdog's
  * clock) and aborts.
  */
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -136,9 +137,22 @@ void lc_hold(pl_comm *pc, int on)
 /* Waits on this rank's w->cv until *cond holds or the watchdog runs out
  * (w->lock held). On timeout the world is aborted with a report of what
  * every rank waits for. */
+int lc_yield_until(world *w, int (*cond)(void *), void *arg)
+{
+    for (int i = 0; i < LC_YIELDS && !w->aborted; i++) {
+        if (cond(arg)) return 1;
+        pthread_mutex_unlock(&w->lock);
+        sched_yield();
+        pthread_mutex_lock(&w->lock);
+    }
+    return cond(arg);
+}
+
 pl_comm_result lc_wait_until(lcomm *c, int (*cond)(void *), void *arg)
 {
     world *w = c->g->w;
+    if (lc_yield_until(w, cond, arg))
+        return w->aborted ? lc_fail(c, w->abort_code, "%s", w->abort_msg) : PL_COMM_OK;
     double since = lc_free_clock(w);
     unsigned long long seen = pl_watchdog_progress_count();
     while (!cond(arg)) {

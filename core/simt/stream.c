@@ -258,8 +258,9 @@ static void finish(struct simt_stream *s, simt_op *op, double w0, double w)
     op->ndeps = 0;
     s->head = op->next;
     if (!s->head) s->tail = NULL;
-    /* the worker skipped what came after, or waits to end a destroyed stream */
-    if (op->eager) pthread_cond_signal(&s->cv);
+    /* the worker skipped what came after, or waits to end a destroyed
+     * stream (an idle worker is not woken for nothing) */
+    if (op->eager && (s->head || s->destroyed)) pthread_cond_signal(&s->cv);
     pthread_cond_broadcast(&D[s->device].done_cv);
     op_unref(op);
 }
