@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "paralab/collectives.h"
 #include "paralab/comm.h"
@@ -518,6 +519,79 @@ static void test_mismatch(void)
             CU_ASSERT_EQUAL(b.result[r], PL_COMM_MISMATCH);
             has(b.msg[r], t[i].want);
         }
+    }
+}
+
+/* Calls back to back: a rank that has left a call's meeting posts the next
+ * call while the others still read this one (the posts alternate by the
+ * call's parity, the FIFO counts carry the call's number). 4 ranks, 600
+ * calls of every kind and size 0..3 elements, one rank slowed now and then;
+ * every result exact; then a mismatch at an even call number names it. */
+typedef struct {
+    int wrong[4], calls[4];
+    pl_comm_result last[4];
+    char msg[4][1024];
+} b2b_case;
+
+static int run_back_to_back(pl_rank *r)
+{
+    b2b_case *b = r->arg;
+    int me = r->rank;
+    float *d, h[16];
+    if (cudaMalloc((void **)&d, 16 * sizeof *d)) return 1;
+    for (int i = 0; i < 600; i++) {
+        size_t n = (size_t)(i % 4);
+        if (i % 97 == me * 13) usleep(2000); /* a rank late now and then */
+        for (size_t k = 0; k < 16; k++) h[k] = (float)(me + 1) * (float)(k + 1);
+        cudaMemcpy(d, h, sizeof h, cudaMemcpyHostToDevice);
+        pl_comm_result e;
+        float want = 0;
+        switch (i % 3) {
+        case 0: /* 1+2+3+4 = 10 times (k+1) */
+            e = pl_all_reduce(r->comm, d, d, n, PL_FLOAT32, PL_SUM, r->stream);
+            want = 10;
+            break;
+        case 1: /* root's (root+1) times (k+1) */
+            e = pl_broadcast(r->comm, d, d, n, PL_FLOAT32, i % 4, r->stream);
+            want = (float)(i % 4 + 1);
+            break;
+        default:
+            e = pl_comm_barrier(r->comm);
+            n = 0;
+        }
+        if (e) {
+            b->last[me] = e;
+            snprintf(b->msg[me], sizeof b->msg[0], "call %d: %s", i, pl_comm_last_error(r->comm));
+            break;
+        }
+        cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+        for (size_t k = 0; k < n; k++) b->wrong[me] += h[k] != want * (float)(k + 1);
+        b->calls[me]++;
+    }
+    /* call #601 (odd) agreed above; call #602 (even): rank 3 disagrees */
+    pl_comm_result e = pl_all_reduce(r->comm, d, d, 4, PL_FLOAT32, PL_SUM, r->stream);
+    if (!e)
+        e = me == 3 ? pl_all_gather(r->comm, d, d, 1, PL_FLOAT32, r->stream)
+                    : pl_all_reduce(r->comm, d, d, 4, PL_FLOAT32, PL_SUM, r->stream);
+    if (!b->last[me]) {
+        b->last[me] = e;
+        snprintf(b->msg[me], sizeof b->msg[0], "%s", pl_comm_last_error(r->comm));
+    }
+    cudaFree(d);
+    return 0;
+}
+
+static void test_back_to_back(void)
+{
+    b2b_case b = {0};
+    char err[1200];
+    CU_ASSERT_EQUAL(pl_world_run(4, NULL, 30, run_back_to_back, &b, err, sizeof err), 0);
+    for (int r = 0; r < 4; r++) {
+        CU_ASSERT_EQUAL(b.calls[r], 600);
+        CU_ASSERT_EQUAL(b.wrong[r], 0);
+        CU_ASSERT_EQUAL(b.last[r], PL_COMM_MISMATCH);
+        has(b.msg[r], "the ranks disagree about call #602: ranks 0,1,2 all_reduce(count=4, "
+                      "float, sum); rank 3 all_gather(count=1, float)");
     }
 }
 
@@ -1705,6 +1779,8 @@ int register_comm_suite(void)
         {"broadcast and reduce from every root", test_broadcast_and_reduce_roots},
         {"all_gather, reduce_scatter, all_to_all", test_gather_scatter_all_to_all},
         {"mismatched calls name every rank's call", test_mismatch},
+        {"600 calls back to back, a rank late now and then; a mismatch at call #602",
+         test_back_to_back},
         {"bad arguments name the value and the range", test_bad_arguments},
         {"send/recv in a group", test_send_recv_group},
         {"two ranks that both send first: deadlock reported", test_send_deadlock_reported},
