@@ -122,6 +122,14 @@ int pl_device_model_transfer(cudaStream_t s, size_t bytes, int src_device, int d
 {
     return simtModelTransfer(s, bytes, src_device, dst_device, not_before) == cudaSuccess ? 0 : -1;
 }
+int pl_device_model_peer_copy(cudaStream_t s, size_t bytes, int src_device, int dst_device)
+{
+    return simtModelPeerCopy(s, bytes, src_device, dst_device) == cudaSuccess ? 0 : -1;
+}
+cudaError_t pl_device_event_record_at(cudaEvent_t e, cudaStream_t s, double t)
+{
+    return simtEventRecordAt(e, s, t);
+}
 
 /* simt reports a simt_op_record; the seam's users get a pl_device_op. */
 static _Thread_local pl_device_op_fn op_fn;

@@ -282,6 +282,13 @@ pl_comm_result lc_fifo_wait(lcomm *c, int which, int who, unsigned long i, cudaS
 /* A copy out of member from's buffer, counted in the ledger and the step. */
 pl_comm_result lc_fifo_copy(lcomm *c, int from, void *dst, const void *src, size_t bytes,
                             cudaStream_t s);
+/* Simulated GPUs (pl_device_memory_is_host): lc_fifo_copy on the modeled
+ * clock only, the ledger and the step's counts as lc_fifo_copy's; the
+ * caller reads the neighbour's buffer itself (ring_run's reduction), then
+ * records `read` with lc_fifo_record_at at the copy's modeled end. */
+pl_comm_result lc_fifo_model_copy(lcomm *c, int from, size_t bytes, cudaStream_t s);
+/* lc_fifo_record on the modeled clock at t (pl_device_event_record_at). */
+pl_comm_result lc_fifo_record_at(lcomm *c, int which, unsigned long i, cudaStream_t s, double t);
 /* The end of one chunk step: its trace event. */
 void lc_step_done(lcomm *c, const char *kind, int chunk, int chunks, int st, int steps);
 

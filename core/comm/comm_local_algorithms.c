@@ -6,6 +6,7 @@
  * event.
  */
 #include "comm_local.h"
+#include "paralab/device.h"
 #include "paralab/kernels.h"
 
 /* ---- buffers and segments ----------------------------------------------------------------- */
@@ -80,6 +81,9 @@ static pl_comm_result ring_run(lcomm *c, const char *kind, char *buf, size_t cou
     size_t es = pl_dtype_size((pl_dtype)type), ce = chunk_elems(c, es);
     char *prevbuf = RECVS(c)[prev];
     int per_chunk = (rs + ag) * (n - 1);
+    /* simulated device memory is host memory: a reduce step reads its
+     * neighbour's buffer directly (lc_fifo_model_copy) */
+    int direct = pl_device_memory_is_host();
     int chunks = chunks_of(blocks ? count : (count + (size_t)n - 1) / (size_t)n, ce);
     pl_comm_result res;
     c->fifo_step = 0;
@@ -99,11 +103,20 @@ static pl_comm_result ring_run(lcomm *c, const char *kind, char *buf, size_t cou
             const char *theirs = prevbuf + (off + lo) * es;
             if ((res = lc_fifo_wait(c, 1, prev, i, s)) || (res = lc_fifo_wait(c, 0, next, i, s)))
                 return res;
-            if ((res = lc_fifo_copy(c, prev, reduce ? c->scratch : mine, theirs, m * es, s)))
-                return res;
-            if ((res = lc_fifo_record(c, 0, i + 1, s))) return res;
-            if (reduce && m)
-                CK(pl_k_reduce(mine, c->scratch, m, type, op, s), "the reduction kernel");
+            if (reduce && direct) {
+                /* one pass: the copy on the modeled clock only, the reduction
+                 * out of the neighbour's buffer, then `read`, at the copy's end */
+                if ((res = lc_fifo_model_copy(c, prev, m * es, s))) return res;
+                double copied = pl_device_stream_now(s);
+                if (m) CK(pl_k_reduce(mine, theirs, m, type, op, s), "the reduction kernel");
+                if ((res = lc_fifo_record_at(c, 0, i + 1, s, copied))) return res;
+            } else {
+                if ((res = lc_fifo_copy(c, prev, reduce ? c->scratch : mine, theirs, m * es, s)))
+                    return res;
+                if ((res = lc_fifo_record(c, 0, i + 1, s))) return res;
+                if (reduce && m)
+                    CK(pl_k_reduce(mine, c->scratch, m, type, op, s), "the reduction kernel");
+            }
             if ((res = lc_fifo_record(c, 1, i + 1, s))) return res;
             c->step_seg = seg; /* into the step's event: which segment came in */
             lc_step_done(c, kind, ch, chunks, st, per_chunk);

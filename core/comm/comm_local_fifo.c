@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "comm_local.h"
+#include "paralab/device.h"
 
 /* This rank's events on its device, made at first use. */
 pl_comm_result lc_ensure_events(lcomm *c)
@@ -74,7 +75,7 @@ static void set_ctr(lcomm *c, unsigned long *ctr, int who, unsigned long v, int 
 /* Record i of this rank's `ready` (which = 1) or `read` (0) event: into slot
  * i % FIFO, once the one neighbour that waits for it has enqueued its wait
  * for the record the slot held before (i - FIFO). */
-pl_comm_result lc_fifo_record(lcomm *c, int which, unsigned long i, cudaStream_t s)
+static pl_comm_result fifo_record(lcomm *c, int which, unsigned long i, cudaStream_t s, double at)
 {
     group *g = c->g;
     int me = c->rank;
@@ -88,11 +89,21 @@ pl_comm_result lc_fifo_record(lcomm *c, int which, unsigned long i, cudaStream_t
                               MOD(me - 1, g->n));
         if (r) return r;
     }
-    CK(cudaEventRecord(which ? g->ready[me][i % FIFO] : g->read[me][i % FIFO], s),
-       "cudaEventRecord");
+    cudaEvent_t ev = which ? g->ready[me][i % FIFO] : g->read[me][i % FIFO];
+    CK(at >= 0 ? pl_device_event_record_at(ev, s, at) : cudaEventRecord(ev, s), "cudaEventRecord");
     /* the successor waits for `ready`, the predecessor for `read` */
     set_ctr(c, which ? g->rec_ready : g->rec_read, me, i + 1, MOD(me + (which ? 1 : -1), g->n));
     return PL_COMM_OK;
+}
+
+pl_comm_result lc_fifo_record(lcomm *c, int which, unsigned long i, cudaStream_t s)
+{
+    return fifo_record(c, which, i, s, -1);
+}
+
+pl_comm_result lc_fifo_record_at(lcomm *c, int which, unsigned long i, cudaStream_t s, double t)
+{
+    return fifo_record(c, which, i, s, t);
 }
 
 /* Makes this rank's stream wait for record i of member `who`'s `ready`
@@ -119,6 +130,19 @@ pl_comm_result lc_fifo_copy(lcomm *c, int from, void *dst, const void *src, size
     if (!bytes) return PL_COMM_OK;
     CK(cudaMemcpyPeerAsync(dst, g->device[c->rank], src, g->device[from], bytes, s),
        "cudaMemcpyPeerAsync");
+    lc_account(g, from, c->rank, bytes);
+    c->step_bytes += bytes;
+    c->step_peer = g->wrank[from];
+    return PL_COMM_OK;
+}
+
+pl_comm_result lc_fifo_model_copy(lcomm *c, int from, size_t bytes, cudaStream_t s)
+{
+    group *g = c->g;
+    if (!bytes) return PL_COMM_OK;
+    if (pl_device_model_peer_copy(s, bytes, g->device[from], g->device[c->rank]))
+        return lc_fail(c, PL_COMM_CUDA_ERROR, "the modeled peer copy from rank %d failed",
+                       g->wrank[from]);
     lc_account(g, from, c->rank, bytes);
     c->step_bytes += bytes;
     c->step_peer = g->wrank[from];

@@ -436,7 +436,23 @@ cudaError_t simtModelTransfer(cudaStream_t st, size_t bytes, int src_device, int
 {
     ENTER();
     return simt_ret(
-        simt_model_transfer(st, simt_cur_dev, bytes, src_device, dst_device, not_before));
+        simt_model_transfer(st, simt_cur_dev, bytes, src_device, dst_device, not_before, -1));
+}
+
+cudaError_t simtModelPeerCopy(cudaStream_t st, size_t bytes, int src_device, int dst_device)
+{
+    ENTER();
+    if (src_device < 0 || src_device >= simt_cfg.ndev || dst_device < 0 ||
+        dst_device >= simt_cfg.ndev)
+        return simt_ret(cudaErrorInvalidDevice);
+    return simt_ret(simt_model_transfer(st, simt_cur_dev, bytes, src_device, dst_device, 0,
+                                        simt_peer_enabled(src_device, dst_device)));
+}
+
+cudaError_t simtEventRecordAt(cudaEvent_t ev, cudaStream_t st, double t)
+{
+    ENTER();
+    return simt_ret(simt_event_record_at(ev, st, simt_cur_dev, t));
 }
 
 /* ---- events ---------------------------------------------------------- */

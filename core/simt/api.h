@@ -32,5 +32,7 @@ cudaError_t simt_enter(const char *fn);
 
 /* Forgets which peers the device enabled (cudaDeviceReset; runtime lock held). */
 void simt_peer_reset(int dev);
+/* Whether peer access is on between devices a and b, either way. */
+int simt_peer_enabled(int a, int b);
 
 #endif

@@ -21,6 +21,12 @@ static unsigned char peer_enabled[SIMT_MAX_DEVICES][SIMT_MAX_DEVICES];
 
 void simt_peer_reset(int dev) { memset(peer_enabled[dev], 0, sizeof peer_enabled[dev]); }
 
+int simt_peer_enabled(int a, int b)
+{
+    return a >= 0 && b >= 0 && a < SIMT_MAX_DEVICES && b < SIMT_MAX_DEVICES &&
+           (peer_enabled[a][b] || peer_enabled[b][a]);
+}
+
 /* ---- device memory ---------------------------------------------------- */
 
 cudaError_t cudaMalloc(void **p, size_t size)

@@ -52,6 +52,7 @@ struct simt_op {
     double flops, declared_bytes; /* a kernel's declared work (simtLaunchCost) */
     simt_op *next;                /* in its stream's queue */
     int eager;                    /* run by the thread that queued it (run_eager) */
+    int at;                       /* a marker at a given modeled time (simt_event_record_at) */
     simt_launch launch;           /* OP_KERNEL */
     void *dst;                    /* OP_COPY, OP_MEMSET */
     const void *src;
@@ -381,10 +382,12 @@ static cudaError_t enqueue(struct simt_stream *s, simt_op *op, int engine, doubl
         start = maxd(start, dv->engine_free[engine]);
         dv->engine_free[engine] = start + duration;
     }
+    if (op->at) /* runs after the stream's work, but is on the modeled clock at m_start */
+        start = maxd(host_clock, op->m_start);
     op->m_start = start;
     op->m_end = start + duration;
     op->engine = engine;
-    s->clock = op->m_end;
+    s->clock = maxd(s->clock, op->m_end);
     if (!s->worker_started) {
         if (pthread_create(&s->worker, NULL, worker_main, s) != 0) {
             op_unref(op);
@@ -696,7 +699,7 @@ double simt_stream_modeled_time(cudaStream_t st, int dev)
 }
 
 cudaError_t simt_model_transfer(cudaStream_t st, int dev, size_t n, int sd, int dd,
-                                double not_before)
+                                double not_before, int peer)
 {
     pthread_mutex_lock(&simt_lock);
     int bad;
@@ -712,9 +715,9 @@ cudaError_t simt_model_transfer(cudaStream_t st, int dev, size_t n, int sd, int 
         r = enqueue(s, op, ENG_NONE, 0);
     } else {
         int engine;
-        double duration = simt_cost_peer(simt_cfg.preset, n, sd, dd, 1, &engine);
+        double duration = simt_cost_peer(simt_cfg.preset, n, sd, dd, peer != 0, &engine);
         op->bytes = n; /* reported; nothing is copied (no dst) */
-        op->peer_device = -1;
+        op->peer_device = peer >= 0 ? (s->device == dd ? sd : dd) : -1;
         op->m_start = not_before; /* a lower bound (enqueue) */
         r = enqueue(s, op, engine, duration);
     }
@@ -781,6 +784,36 @@ cudaError_t simt_event_record(cudaEvent_t ev, cudaStream_t st, int dev)
         if (!op)
             r = cudaErrorMemoryAllocation;
         else {
+            op->refs++; /* the event's */
+            r = enqueue(s, op, ENG_NONE, 0);
+            if (r == cudaSuccess) {
+                op_unref(e->op);
+                e->op = op;
+            } else
+                op_unref(op);
+        }
+    }
+    pthread_mutex_unlock(&simt_lock);
+    return r;
+}
+
+cudaError_t simt_event_record_at(cudaEvent_t ev, cudaStream_t st, int dev, double t)
+{
+    pthread_mutex_lock(&simt_lock);
+    struct simt_event *e = find_event(ev);
+    int bad;
+    struct simt_stream *s = resolve_stream(st, dev, &bad);
+    cudaError_t r = cudaSuccess;
+    if (!e || bad || s->device != e->device || t > s->clock)
+        r = !e || bad || s->device != e->device ? cudaErrorInvalidResourceHandle
+                                                : cudaErrorInvalidValue;
+    else {
+        simt_op *op = op_new(OP_MARKER, s->device);
+        if (!op)
+            r = cudaErrorMemoryAllocation;
+        else {
+            op->at = 1;
+            op->m_start = t;
             op->refs++; /* the event's */
             r = enqueue(s, op, ENG_NONE, 0);
             if (r == cudaSuccess) {

@@ -56,9 +56,18 @@ cudaError_t simt_queue_kernel(struct simt_stream *s, simt_launch launch, const v
  * to device dd of the simulated cluster (any numbers: their link is the
  * preset's, by gpus_per_node), starting no earlier than not_before (the
  * sender's modeled time); reported as a copy op. n = 0: only the wait (a
- * marker, not reported). Takes the lock. */
+ * marker, not reported). peer < 0: the bytes came from another process
+ * (costed as over a peer link, reported without a peer device); 0 or 1: a
+ * peer copy between this process's devices sd and dd, as
+ * cudaMemcpyPeerAsync would cost and report it with peer access off or on
+ * (simtModelPeerCopy). Takes the lock. */
 cudaError_t simt_model_transfer(cudaStream_t st, int dev, size_t n, int sd, int dd,
-                                double not_before);
+                                double not_before, int peer);
+/* cudaEventRecord, but on the modeled clock at t (no later than the
+ * stream's time): the marker completes after the work queued before it,
+ * and a wait for the event waits until t (simtEventRecordAt). Takes the
+ * lock. */
+cudaError_t simt_event_record_at(cudaEvent_t ev, cudaStream_t st, int dev, double t);
 
 /* Waits for everything queued on device d, destroyed streams included, and
  * (advance) moves the calling thread's modeled clock to the device's. */

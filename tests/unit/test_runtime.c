@@ -1014,6 +1014,85 @@ static void test_eager(void)
     CU_ASSERT_OK(cudaFreeHost(flag));
 }
 
+/* SIM ONLY: simtModelPeerCopy costs and reports a peer copy as
+ * cudaMemcpyPeerAsync does, copying nothing; simtEventRecordAt records an
+ * event that completes after the work before it, but that a waiting stream
+ * waits for only until the given modeled time (the local engine's ring
+ * reduces straight out of its neighbour's buffer with these two). */
+static void test_model_peer_copy_and_record_at(void)
+{
+    enum { N = 1 << 20 };
+    char *a, *b;
+    int *flag, *out;
+    cudaStream_t s, t, u;
+    cudaEvent_t ev;
+    CU_ASSERT_OK(cudaSetDevice(1));
+    CU_ASSERT_OK(cudaMalloc((void **)&b, N));
+    CU_ASSERT_OK(cudaMalloc((void **)&out, sizeof *out));
+    CU_ASSERT_OK(cudaMemset(out, 0, sizeof *out));
+    CU_ASSERT_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CU_ASSERT_OK(cudaStreamCreateWithFlags(&t, cudaStreamNonBlocking));
+    CU_ASSERT_OK(cudaStreamCreateWithFlags(&u, cudaStreamNonBlocking));
+    CU_ASSERT_OK(cudaEventCreate(&ev));
+    CU_ASSERT_OK(cudaSetDevice(0));
+    CU_ASSERT_OK(cudaMalloc((void **)&a, N));
+    CU_ASSERT_OK(cudaMallocHost((void **)&flag, sizeof *flag));
+    CU_ASSERT_OK(cudaMemset(a, 7, N));
+    CU_ASSERT_OK(cudaSetDevice(1));
+    CU_ASSERT_OK(cudaMemset(b, 1, N));
+    CU_ASSERT_OK(cudaDeviceSynchronize());
+    /* the same modeled duration as the real copy, one after the other on
+     * one stream (they share the copy engine), and nothing copied */
+    CU_ASSERT_OK(cudaEventRecord(ev, t)); /* t's clock up to the host's */
+    double t0 = simtStreamModeledTime(t);
+    CU_ASSERT_OK(cudaMemcpyPeerAsync(b, 1, a, 0, N, t));
+    double t1 = simtStreamModeledTime(t);
+    CU_ASSERT_OK(simtModelPeerCopy(t, N, 0, 1));
+    double real = t1 - t0, model = simtStreamModeledTime(t) - t1;
+    CU_ASSERT(real > 0);
+    CU_ASSERT_DOUBLE_EQUAL(model, real, real * 1e-9);
+    CU_ASSERT_OK(cudaStreamSynchronize(t));
+    CU_ASSERT_OK(cudaMemset(b, 1, N));
+    CU_ASSERT_OK(simtModelPeerCopy(s, N, 0, 1));
+    CU_ASSERT_OK(cudaStreamSynchronize(s));
+    CU_ASSERT_EQUAL(b[N - 1], 1); /* nothing copied */
+    CU_ASSERT_CUDA(simtModelPeerCopy(s, N, 0, 99), cudaErrorInvalidDevice);
+    cudaGetLastError();
+    /* record at the copy's end, after a kernel still running: a stream that
+     * waits starts (modeled) at the copy's end, runs (wall) after the kernel */
+    double copied = simtStreamModeledTime(s);
+    __atomic_store_n(flag, 0, __ATOMIC_SEQ_CST);
+    CU_ASSERT_OK(tk_spin_until(flag, s));
+    CU_ASSERT_OK(tk_cost(out, simtCurrentPreset()->fp32_flops * 1e-3, 8, s)); /* 1 ms modeled */
+    CU_ASSERT(simtStreamModeledTime(s) > copied + 1e-3);
+    CU_ASSERT_OK(simtEventRecordAt(ev, s, copied));
+    CU_ASSERT_OK(cudaStreamWaitEvent(u, ev, 0));
+    CU_ASSERT_DOUBLE_EQUAL(simtStreamModeledTime(u), copied, 1e-12); /* not the kernels' end */
+    CU_ASSERT_OK(cudaMemcpyAsync(out, b + 64, sizeof *out, cudaMemcpyDeviceToDevice, u));
+    usleep(20000);
+    CU_ASSERT_CUDA(cudaStreamQuery(u), cudaErrorNotReady); /* behind the kernel */
+    __atomic_store_n(flag, 1, __ATOMIC_SEQ_CST);
+    CU_ASSERT_OK(cudaStreamSynchronize(u));
+    int h = 0;
+    CU_ASSERT_OK(cudaMemcpy(&h, out, sizeof h, cudaMemcpyDeviceToHost));
+    CU_ASSERT_EQUAL(h, 0x01010101); /* b's bytes, copied once the kernels ran */
+    /* the copy waited until `copied` on the modeled clock (its own engine) */
+    CU_ASSERT(simtStreamModeledTime(u) > copied);
+    CU_ASSERT(simtStreamModeledTime(u) < copied + 1e-4);
+    /* past the stream's time: refused */
+    CU_ASSERT_CUDA(simtEventRecordAt(ev, s, simtStreamModeledTime(s) + 1.0), cudaErrorInvalidValue);
+    cudaGetLastError();
+    CU_ASSERT_OK(cudaEventDestroy(ev));
+    CU_ASSERT_OK(cudaStreamDestroy(u));
+    CU_ASSERT_OK(cudaStreamDestroy(t));
+    CU_ASSERT_OK(cudaStreamDestroy(s));
+    CU_ASSERT_OK(cudaFree(out));
+    CU_ASSERT_OK(cudaFree(b));
+    CU_ASSERT_OK(cudaSetDevice(0));
+    CU_ASSERT_OK(cudaFreeHost(flag));
+    CU_ASSERT_OK(cudaFree(a));
+}
+
 /* SIM ONLY: simtEnvSource names the variable that sets a setting now: the
  * new SIMT_* name when it is set, else its old PARALAB_SIM_* name, else
  * none (an empty value counts as unset). Only the environment is read: the
@@ -1093,6 +1172,8 @@ int register_runtime_suite(void)
         {"bad handles (sim)", test_bad_handles},
         {"op reports for traces (sim)", test_op_hook},
         {"eager execution: an idle stream's work runs on the calling thread (sim)", test_eager},
+        {"a peer copy on the modeled clock only; an event recorded at a modeled time (sim)",
+         test_model_peer_copy_and_record_at},
         {"nodes and the network (sim)", test_nodes_and_network},
         {"SIMT_GPUS_PER_NODE=4: nodes of 4, in a fresh process (sim)", test_nodes_resized},
         {"the variable that set a setting: SIMT_* or the old name (sim)", test_env_source},

@@ -145,6 +145,17 @@ cudaError_t pl_device_stream_drain(cudaStream_t s);
  * 0, or -1 (a bad stream). Nothing on real GPUs. */
 int pl_device_model_transfer(cudaStream_t s, size_t bytes, int src_device, int dst_device,
                              double not_before);
+/* A peer copy of `bytes` from src_device to dst_device on the modeled clock
+ * only, costed and reported as cudaMemcpyPeerAsync would be; nothing is
+ * copied: the caller reads the source itself, which simulated device
+ * memory allows (the local engine's ring reduces straight out of its
+ * neighbour's buffer, one pass over memory instead of a copy and then a
+ * reduction). 0; -1 on real GPUs (nothing done: copy for real). */
+int pl_device_model_peer_copy(cudaStream_t s, size_t bytes, int src_device, int dst_device);
+/* cudaEventRecord whose wait is, on the modeled clock, until t (no later
+ * than the stream's modeled time; what was queued before it still runs
+ * first). Real GPUs: cudaEventRecord. */
+cudaError_t pl_device_event_record_at(cudaEvent_t e, cudaStream_t s, double t);
 
 /* ---- op reports (the trace of a rank's kernels and copies) ------------ */
 typedef enum { PL_OP_KERNEL, PL_OP_COPY, PL_OP_MEMSET } pl_op_kind;

@@ -212,6 +212,19 @@ cudaError_t simtStreamSynchronizeQuiet(cudaStream_t stream);
  * process's devices allowed: the link is the preset's, by gpus_per_node).
  * Nothing is copied; reported as a copy op. bytes = 0: only the wait (not
  * reported). cudaErrorInvalidResourceHandle for a bad stream. */
+/* A peer copy of `bytes` from src_device to dst_device (this process's
+ * devices) on the modeled clock only, costed and reported exactly as
+ * cudaMemcpyPeerAsync would be; nothing is copied (the caller moves the
+ * bytes itself: the local engine's ring reduces straight out of its
+ * neighbour's buffer). cudaErrorInvalidDevice for a device out of range. */
+cudaError_t simtModelPeerCopy(cudaStream_t stream, size_t bytes, int src_device, int dst_device);
+/* cudaEventRecord on the modeled clock at t, no later than the stream's
+ * modeled time: the event completes after all the work queued before it
+ * (as cudaEventRecord), but a stream that waits for it waits until t only.
+ * The local engine's ring records `read` so once its reduction has read the
+ * neighbour's buffer, at the time its modeled copy ended.
+ * cudaErrorInvalidValue for t past the stream's time. */
+cudaError_t simtEventRecordAt(cudaEvent_t event, cudaStream_t stream, double t);
 cudaError_t simtModelTransfer(cudaStream_t stream, size_t bytes, int src_device, int dst_device,
                               double not_before);
 /* Moves the calling host thread's modeled clock forward to t (work it
