@@ -134,9 +134,8 @@ void lc_hold(pl_comm *pc, int on)
     pthread_mutex_unlock(&w->lock);
 }
 
-/* Waits on this rank's w->cv until *cond holds or the watchdog runs out
- * (w->lock held). On timeout the world is aborted with a report of what
- * every rank waits for. */
+/* Before a rank sleeps on its w->cv: up to LC_YIELDS times, the lock let go
+ * and the core given to whoever else can run (comm_local.h) (w->lock held). */
 int lc_yield_until(world *w, int (*cond)(void *), void *arg)
 {
     for (int i = 0; i < LC_YIELDS && !w->aborted; i++) {
@@ -148,6 +147,9 @@ int lc_yield_until(world *w, int (*cond)(void *), void *arg)
     return cond(arg);
 }
 
+/* Waits on this rank's w->cv until *cond holds or the watchdog runs out
+ * (w->lock held). On timeout the world is aborted with a report of what
+ * every rank waits for. */
 pl_comm_result lc_wait_until(lcomm *c, int (*cond)(void *), void *arg)
 {
     world *w = c->g->w;
