@@ -770,7 +770,8 @@ cudaError_t simt_event_destroy(cudaEvent_t ev)
     return cudaSuccess;
 }
 
-cudaError_t simt_event_record(cudaEvent_t ev, cudaStream_t st, int dev)
+/* cudaEventRecord; at >= 0: on the modeled clock at `at` (simt_event_record_at) */
+static cudaError_t event_record(cudaEvent_t ev, cudaStream_t st, int dev, double at)
 {
     pthread_mutex_lock(&simt_lock);
     struct simt_event *e = find_event(ev);
@@ -779,11 +780,17 @@ cudaError_t simt_event_record(cudaEvent_t ev, cudaStream_t st, int dev)
     cudaError_t r = cudaSuccess;
     if (!e || bad || s->device != e->device)
         r = cudaErrorInvalidResourceHandle;
+    else if (at > s->clock)
+        r = cudaErrorInvalidValue;
     else {
         simt_op *op = op_new(OP_MARKER, s->device);
         if (!op)
             r = cudaErrorMemoryAllocation;
         else {
+            if (at >= 0) {
+                op->at = 1;
+                op->m_start = at;
+            }
             op->refs++; /* the event's */
             r = enqueue(s, op, ENG_NONE, 0);
             if (r == cudaSuccess) {
@@ -797,34 +804,14 @@ cudaError_t simt_event_record(cudaEvent_t ev, cudaStream_t st, int dev)
     return r;
 }
 
+cudaError_t simt_event_record(cudaEvent_t ev, cudaStream_t st, int dev)
+{
+    return event_record(ev, st, dev, -1);
+}
+
 cudaError_t simt_event_record_at(cudaEvent_t ev, cudaStream_t st, int dev, double t)
 {
-    pthread_mutex_lock(&simt_lock);
-    struct simt_event *e = find_event(ev);
-    int bad;
-    struct simt_stream *s = resolve_stream(st, dev, &bad);
-    cudaError_t r = cudaSuccess;
-    if (!e || bad || s->device != e->device || t > s->clock)
-        r = !e || bad || s->device != e->device ? cudaErrorInvalidResourceHandle
-                                                : cudaErrorInvalidValue;
-    else {
-        simt_op *op = op_new(OP_MARKER, s->device);
-        if (!op)
-            r = cudaErrorMemoryAllocation;
-        else {
-            op->at = 1;
-            op->m_start = t;
-            op->refs++; /* the event's */
-            r = enqueue(s, op, ENG_NONE, 0);
-            if (r == cudaSuccess) {
-                op_unref(e->op);
-                e->op = op;
-            } else
-                op_unref(op);
-        }
-    }
-    pthread_mutex_unlock(&simt_lock);
-    return r;
+    return event_record(ev, st, dev, t < 0 ? 0 : t);
 }
 
 cudaError_t simt_stream_wait_event(cudaStream_t st, cudaEvent_t ev, unsigned flags, int dev)

@@ -72,6 +72,15 @@ typedef struct {
     int p;
 } rows_arg;
 
+static void rows_free(void *arg)
+{
+    lab09_run *run = arg;
+    free(run->rows);
+    free(run->recs);
+    run->rows = NULL;
+    run->recs = NULL;
+}
+
 static int rows_make(void *arg, char *err, size_t cap)
 {
     const rows_arg *a = arg;
@@ -98,24 +107,12 @@ static int rows_make(void *arg, char *err, size_t cap)
     run->rows = calloc((size_t)p * (size_t)most, sizeof(float));
     run->recs = calloc((size_t)p * (size_t)run->recs_stride, sizeof *run->recs);
     if (!run->rows || !run->recs) {
-        free(run->rows);
-        free(run->recs);
-        run->rows = NULL;
-        run->recs = NULL;
+        rows_free(run);
         snprintf(err, cap, "out of host memory");
         return -1;
     }
     for (int q = 0; q < p; q++) run->rec[q] = run->recs + (size_t)q * (size_t)run->recs_stride;
     return 0;
-}
-
-static void rows_free(void *arg)
-{
-    lab09_run *run = arg;
-    free(run->rows);
-    free(run->recs);
-    run->rows = NULL;
-    run->recs = NULL;
 }
 
 /* Each stage's parameters (or gradients) in its row, its chunks one after

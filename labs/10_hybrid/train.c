@@ -175,6 +175,15 @@ typedef struct {
     const pl_mesh *mesh;
 } rows_arg;
 
+static void rows_free(void *arg)
+{
+    lab10_run *run = arg;
+    free(run->rows);
+    free(run->recs);
+    run->rows = NULL;
+    run->recs = NULL;
+}
+
 static int rows_make(void *arg, char *err, size_t cap)
 {
     const rows_arg *a = arg;
@@ -196,23 +205,11 @@ static int rows_make(void *arg, char *err, size_t cap)
     run->rows = calloc((size_t)mesh->size * (size_t)most, sizeof(float));
     run->recs = calloc((size_t)mesh->size * (size_t)run->recs_stride, sizeof *run->recs);
     if (!run->rows || !run->recs) {
-        free(run->rows);
-        free(run->recs);
-        run->rows = NULL;
-        run->recs = NULL;
+        rows_free(run);
         snprintf(err, cap, "out of host memory");
         return -1;
     }
     return 0;
-}
-
-static void rows_free(void *arg)
-{
-    lab10_run *run = arg;
-    free(run->rows);
-    free(run->recs);
-    run->rows = NULL;
-    run->recs = NULL;
 }
 
 /* Rank 0: the DP-0 ranks' rows written into run->whole with their layouts.
