@@ -66,7 +66,15 @@ static void l_comm_set_trace(pl_comm *pc, pl_trace *t)
 
 /* ---- trace events ------------------------------------------------------------ */
 
-void lc_mark_start(mark *m, cudaStream_t s) { pl_comm_mark_start(m, s); }
+/* Without a trace nothing reads a mark but its stream: no clock is read (the
+ * modeled one takes the runtime's lock). */
+void lc_mark_start(lcomm *c, mark *m, cudaStream_t s)
+{
+    if (c->g->w->trace)
+        pl_comm_mark_start(m, s);
+    else
+        *m = (mark){.stream = s};
+}
 
 void lc_emit(lcomm *c, const mark *m, pl_event_kind kind, const char *label, uint64_t bytes,
              int peer)
@@ -169,6 +177,7 @@ static void handle_free(lcomm *c)
     cudaGetDevice(&cur);
     cudaSetDevice(dev);
     lc_drop_eager(c);
+    lc_p2p_free_spares(c);
     for (int p = 0; p < FIFO; p++) {
         if (g->ready[c->rank][p]) cudaEventDestroy(g->ready[c->rank][p]);
         if (g->read[c->rank][p]) cudaEventDestroy(g->read[c->rank][p]);
@@ -193,6 +202,8 @@ static void handle_free(lcomm *c)
     pthread_mutex_unlock(&w->lock);
     if (last_member) free(g);
     if (last_group) {
+        for (int r = 0; r < MAX_RANKS; r++)
+            for (int k = 0; k < w->done_pooled[r]; k++) cudaEventDestroy(w->done_pool[r][k]);
         pthread_mutex_destroy(&w->lock);
         for (int r = 0; r < MAX_RANKS; r++) pthread_cond_destroy(&w->cv[r]);
         free(w);

@@ -47,6 +47,7 @@
 #define PARALAB_COMM_LOCAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -67,6 +68,8 @@
 /* Events between neighbours: slots per rank and kind, as NCCL keeps
  * NCCL_STEPS = 8 slots per connection. */
 #define FIFO 8
+/* `done` events kept per receiving rank for its next receives. */
+#define DONE_POOL 4
 /* Chunk size default: NCCL's default NCCL_BUFFSIZE (4 MiB). */
 #define DEFAULT_CHUNK_BYTES ((size_t)4 << 20)
 
@@ -117,6 +120,10 @@ typedef struct world {
     pthread_mutex_t lock;
     pthread_cond_t cv[MAX_RANKS]; /* each world rank sleeps on its own: woken alone when
                                      a neighbour moves its FIFO, all together otherwise */
+    /* how often each world rank has been woken (lc_wake): a rank that yields
+     * before it sleeps (lc_yield_until) looks again, taking the lock, only
+     * when its count moved */
+    _Atomic unsigned long pokes[MAX_RANKS];
     int aborted;
     pl_comm_result abort_code; /* PL_COMM_TIMEOUT (the watchdog) or PL_COMM_ABORTED */
     /* pl_comm_hold: while a rank is held (by the student), the watchdog's
@@ -125,6 +132,12 @@ typedef struct world {
     double held_since, held_total; /* CLOCK_MONOTONIC seconds */
     char abort_msg[2048];
     char doing[MAX_RANKS][160]; /* what each world rank waits for */
+    /* each world rank's receives' `done` events, given back by the sends
+     * that waited for them (comm_local_p2p.c) */
+    cudaEvent_t done_pool[MAX_RANKS][DONE_POOL];
+    int done_pooled[MAX_RANKS];
+    const struct p2p *waits_on[MAX_RANKS]; /* ... or the send or receive it completes: its
+                                              `doing`, written when a report needs it */
     pl_ledger ledger[MAX_RANKS];
     uint64_t link[MAX_RANKS][MAX_RANKS];
     p2p *posts;
@@ -183,7 +196,9 @@ struct lcomm {
     size_t scratch_bytes;
     void *work; /* a copy of the operands (reduce, reduce_scatter), kept between calls */
     size_t work_bytes;
-    struct p2p *eager; /* its eager sends not yet reaped, oldest first (pl_send_eager) */
+    struct p2p *eager;       /* its eager sends not yet reaped, oldest first (pl_send_eager) */
+    struct p2p *spare_op;    /* its last send or receive, kept for the next (op_free) */
+    cudaEvent_t spare_ready; /* ... and a send's `ready`, on this rank's device */
     char err[2048];
 };
 
@@ -208,8 +223,8 @@ struct lcomm {
 pl_comm_result lc_fail(lcomm *c, pl_comm_result r, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 pl_comm_result lc_cuda_fail(lcomm *c, cudaError_t e, const char *what);
-/* The times an event starts at, now, on stream s. */
-void lc_mark_start(mark *m, cudaStream_t s);
+/* The times an event starts at, now, on stream s (none without a trace). */
+void lc_mark_start(lcomm *c, mark *m, cudaStream_t s);
 /* One event on this rank's comm lane, from *m to now (no trace: nothing). */
 void lc_emit(lcomm *c, const mark *m, pl_event_kind kind, const char *label, uint64_t bytes,
              int peer);
@@ -217,14 +232,16 @@ void lc_emit(lcomm *c, const mark *m, pl_event_kind kind, const char *label, uin
 /* ---- comm_local_wait.c ------------------------------------------------------------------- */
 
 /* Each needs w->lock held. */
+void lc_wake(world *w, int wrank);    /* world rank wrank looks again at what it waits for */
 void lc_wake_all(world *w);           /* every waiting rank looks again */
 double lc_free_clock(const world *w); /* the watchdog's clock: seconds no rank was held */
 /* One wait on cv: 1 when the watchdog ran out (see its definition). */
 int lc_watch(world *w, pthread_cond_t *cv, double *since, unsigned long long *seen);
 void lc_trip(world *w); /* aborts the world with the report of what every rank waits for */
 /* Whether cond(arg) holds, after giving the core away up to LC_YIELDS
- * times while it does not (w->lock released around each sched_yield). */
-int lc_yield_until(world *w, int (*cond)(void *), void *arg);
+ * times while it does not (w->lock released around each sched_yield; looked
+ * at again only when world rank `me` was woken, lc_wake). */
+int lc_yield_until(world *w, int me, int (*cond)(void *), void *arg);
 /* Waits until cond(arg) holds, the watchdog runs out or the world stops
  * (first lc_yield_until, then sleeping on the rank's condition variable). */
 pl_comm_result lc_wait_until(lcomm *c, int (*cond)(void *), void *arg);
@@ -319,6 +336,11 @@ pl_comm_result lc_send_eager(pl_comm *pc, const void *buf, size_t count, pl_dtyp
 pl_comm_result lc_wait_sends(pl_comm *pc);
 /* Forgets c's eager sends not yet reaped (a handle freed after a failure). */
 void lc_drop_eager(lcomm *c);
+/* Frees what c keeps for its next send or receive. */
+void lc_p2p_free_spares(lcomm *c);
+/* Writes the `doing` line of every rank that waits in a send or receive
+ * (w->lock held): for a deadlock report. */
+void lc_p2p_say_waiting(world *w);
 pl_comm_result lc_group_start(void);
 pl_comm_result lc_group_end(void);
 

@@ -141,7 +141,7 @@ pl_comm_result lc_begin(lcomm *c, const call *k, const void *send, void *recv, c
     pl_comm_result r = lc_ensure_events(c);
     if (r) return stop_world(c, k, c->seq + 1, r);
     c->seq++;
-    lc_mark_start(&c->call_mark, stream);
+    lc_mark_start(c, &c->call_mark, stream);
     c->step_mark = c->call_mark;
     c->step_bytes = 0;
     c->step_peer = -1;
@@ -202,12 +202,12 @@ pl_comm_result lc_step(lcomm *c, const char *kind, int s, int steps)
     pthread_mutex_lock(&w->lock);
     pl_comm_result r = lc_rendezvous(c, what);
     pthread_mutex_unlock(&w->lock);
-    if (!r && s >= 0 && s < steps) {
+    if (!r && s >= 0 && s < steps && w->trace) {
         char label[48];
         snprintf(label, sizeof label, "%s step %d", kind, s + 1);
         lc_emit(c, &c->step_mark, PL_EV_RING_STEP, label, c->step_bytes, c->step_peer);
     }
-    lc_mark_start(&c->step_mark, c->call_mark.stream);
+    lc_mark_start(c, &c->step_mark, c->call_mark.stream);
     c->step_bytes = 0;
     c->step_peer = -1;
     c->step_seg = -1;

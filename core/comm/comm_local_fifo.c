@@ -68,7 +68,7 @@ static void set_ctr(lcomm *c, unsigned long *ctr, int who, unsigned long v, int 
     world *w = c->g->w;
     pthread_mutex_lock(&w->lock);
     ctr[who] = EPOCH(c) + v;
-    pthread_cond_signal(&w->cv[c->g->wrank[waiter]]);
+    lc_wake(w, c->g->wrank[waiter]);
     pthread_mutex_unlock(&w->lock);
 }
 
@@ -152,14 +152,16 @@ pl_comm_result lc_fifo_model_copy(lcomm *c, int from, size_t bytes, cudaStream_t
 /* The end of one step: its trace event (nested in the collective's). */
 void lc_step_done(lcomm *c, const char *kind, int chunk, int chunks, int st, int steps)
 {
-    char label[48];
-    if (chunks > 1)
-        snprintf(label, sizeof label, "%s chunk %d step %d", kind, chunk + 1, st + 1);
-    else
-        snprintf(label, sizeof label, "%s step %d", kind, st + 1);
     (void)steps;
-    lc_emit(c, &c->step_mark, PL_EV_RING_STEP, label, c->step_bytes, c->step_peer);
-    lc_mark_start(&c->step_mark, c->call_mark.stream);
+    if (c->g->w->trace) { /* the label only for a trace */
+        char label[48];
+        if (chunks > 1)
+            snprintf(label, sizeof label, "%s chunk %d step %d", kind, chunk + 1, st + 1);
+        else
+            snprintf(label, sizeof label, "%s step %d", kind, st + 1);
+        lc_emit(c, &c->step_mark, PL_EV_RING_STEP, label, c->step_bytes, c->step_peer);
+    }
+    lc_mark_start(c, &c->step_mark, c->call_mark.stream);
     c->step_bytes = 0;
     c->step_peer = -1;
     c->step_seg = -1;

@@ -8,6 +8,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "comm_local.h"
 #include "paralab/plural.h"
@@ -56,6 +57,60 @@ static void remove_post(world *w, p2p *o)
         }
 }
 
+/* Frees a completed op of handle c, or keeps it and its send's `ready` for
+ * c's next post: a message then costs no allocation and no event made and
+ * destroyed. A receive's `done` went to its send, which gave it back to the
+ * receiver's pool (send_complete) or destroys it here. */
+static void op_free(lcomm *c, p2p *o)
+{
+    if (o->ready) {
+        if (!c->spare_ready)
+            c->spare_ready = o->ready;
+        else
+            cudaEventDestroy(o->ready);
+    }
+    if (o->done) cudaEventDestroy(o->done);
+    if (!c->spare_op)
+        c->spare_op = o;
+    else
+        free(o);
+}
+
+void lc_p2p_free_spares(lcomm *c)
+{
+    free(c->spare_op);
+    if (c->spare_ready) cudaEventDestroy(c->spare_ready);
+    c->spare_op = NULL;
+    c->spare_ready = NULL;
+}
+
+/* A receive's `done` event for world rank `to`: one its sends gave back
+ * (w->lock held), else NULL. */
+static cudaEvent_t done_take(world *w, int to)
+{
+    return w->done_pooled[to] ? w->done_pool[to][--w->done_pooled[to]] : NULL;
+}
+
+/* Gives a receive's `done` back to its receiver's pool (w->lock held): 0
+ * when the pool is full (the caller destroys it). */
+static int done_give(world *w, int to, cudaEvent_t ev)
+{
+    if (w->done_pooled[to] == DONE_POOL) return 0;
+    w->done_pool[to][w->done_pooled[to]++] = ev;
+    return 1;
+}
+
+/* A new event on `device` (made there: a stream of that device records it). */
+static cudaError_t event_on(int device, cudaEvent_t *ev)
+{
+    int cur = device;
+    cudaGetDevice(&cur);
+    cudaError_t e = cur == device ? cudaSuccess : cudaSetDevice(device);
+    if (!e) e = cudaEventCreateWithFlags(ev, cudaEventDisableTiming);
+    if (cur != device) cudaSetDevice(cur);
+    return e;
+}
+
 static pl_comm_result p2p_post(lcomm *c, int send, const void *buf, size_t count, pl_dtype t,
                                int peer, cudaStream_t s, p2p **out)
 {
@@ -80,11 +135,15 @@ static pl_comm_result p2p_post(lcomm *c, int send, const void *buf, size_t count
         return PL_COMM_INVALID_ARGUMENT;
     cudaError_t e = cudaSetDevice(g->device[c->rank]);
     if (e) return lc_cuda_fail(c, e, "cudaSetDevice");
-    p2p *o = calloc(1, sizeof *o);
-    if (!o) return lc_fail(c, PL_COMM_SYSTEM_ERROR, "out of memory");
+    p2p *o = c->spare_op; /* the last one freed, kept (op_free) */
+    if (o) {
+        c->spare_op = NULL;
+        memset(o, 0, sizeof *o);
+    } else if (!(o = calloc(1, sizeof *o)))
+        return lc_fail(c, PL_COMM_SYSTEM_ERROR, "out of memory");
     o->send = send;
     o->grp = g;
-    lc_mark_start(&o->posted, s);
+    lc_mark_start(c, &o->posted, s);
     o->from = send ? g->wrank[c->rank] : g->wrank[peer];
     o->to = send ? g->wrank[peer] : g->wrank[c->rank];
     o->count = count;
@@ -94,14 +153,18 @@ static pl_comm_result p2p_post(lcomm *c, int send, const void *buf, size_t count
         o->sbuf = buf;
     else
         o->rbuf = (void *)buf;
-    if ((e = cudaEventCreateWithFlags(send ? &o->ready : &o->done, cudaEventDisableTiming)) ||
-        (send && (e = cudaEventRecord(o->ready, s)))) {
-        free(o);
-        return lc_cuda_fail(c, e, "cudaEventRecord");
+    if (send) { /* a receive takes its `done` when it copies (recv_copy) */
+        o->ready = c->spare_ready;
+        c->spare_ready = NULL;
+        if ((!o->ready && (e = cudaEventCreateWithFlags(&o->ready, cudaEventDisableTiming))) ||
+            (e = cudaEventRecord(o->ready, s))) {
+            op_free(c, o);
+            return lc_cuda_fail(c, e, "cudaEventRecord");
+        }
     }
     pthread_mutex_lock(&g->w->lock);
     append_post(g->w, o);
-    pthread_cond_broadcast(&g->w->cv[send ? o->to : o->from]); /* the one rank it concerns */
+    lc_wake(g->w, send ? o->to : o->from); /* the one rank it concerns */
     pthread_mutex_unlock(&g->w->lock);
     *out = o;
     return PL_COMM_OK;
@@ -110,6 +173,7 @@ static pl_comm_result p2p_post(lcomm *c, int send, const void *buf, size_t count
 /* What this rank waits for, for the deadlock report (w->lock held). */
 static void say_waiting(world *w, int me, const p2p *o)
 {
+    w->waits_on[me] = NULL;
     if (o->send)
         snprintf(w->doing[me], sizeof w->doing[0],
                  "waits in send to rank %d (%zu %s%s) for the matching receive", o->to, o->count,
@@ -118,6 +182,12 @@ static void say_waiting(world *w, int me, const p2p *o)
         snprintf(w->doing[me], sizeof w->doing[0],
                  "waits in recv from rank %d (%zu %s%s) for the matching send", o->from, o->count,
                  pl_dtype_name(o->type), pl_s((long long)o->count));
+}
+
+void lc_p2p_say_waiting(world *w)
+{
+    for (int r = 0; r < w->n; r++)
+        if (w->waits_on[r]) say_waiting(w, r, w->waits_on[r]);
 }
 
 /* A receive waits for its send to be posted: the send, or NULL when the
@@ -138,7 +208,7 @@ static p2p *await_send(world *w, int me, const p2p *o)
     double since = lc_free_clock(w);
     unsigned long long seen = pl_watchdog_progress_count();
     p2p *m;
-    lc_yield_until(w, has_match, &(match_arg){w, o});
+    lc_yield_until(w, me, has_match, &(match_arg){w, o});
     while (!(m = find_match(w, o)) && !w->aborted)
         if (lc_watch(w, &w->cv[me], &since, &seen) && !find_match(w, o)) {
             lc_trip(w);
@@ -157,7 +227,7 @@ static pl_comm_result refuse_mismatch(lcomm *c, const p2p *o, p2p *m)
              o->count, pl_dtype_name(o->type), pl_s((long long)o->count), o->from);
     m->err = PL_COMM_MISMATCH;
     m->taken = 1;
-    pthread_cond_broadcast(&c->g->w->cv[m->from]); /* its sender */
+    lc_wake(c->g->w, m->from); /* its sender */
     return lc_fail(c, PL_COMM_MISMATCH, "%s", m->msg);
 }
 
@@ -171,8 +241,10 @@ static pl_comm_result recv_copy(lcomm *c, p2p *o, p2p *m, cudaStream_t s)
     const void *src = m->sbuf;
     int sdev = m->device;
     cudaEvent_t ready = m->ready;
+    o->done = done_take(w, o->to);
     pthread_mutex_unlock(&w->lock);
-    cudaError_t e = cudaStreamWaitEvent(s, ready, 0);
+    cudaError_t e = o->done ? cudaSuccess : event_on(o->device, &o->done);
+    if (!e) e = cudaStreamWaitEvent(s, ready, 0);
     size_t bytes = o->count * pl_dtype_size((pl_dtype)o->type);
     if (!e && bytes) e = cudaMemcpyPeerAsync(o->rbuf, o->device, src, sdev, bytes, s);
     if (!e) e = cudaEventRecord(o->done, s);
@@ -194,7 +266,7 @@ static pl_comm_result recv_copy(lcomm *c, p2p *o, p2p *m, cudaStream_t s)
     m->done = o->done; /* the sender waits for the copy */
     m->taken = 1;
     o->done = NULL;
-    pthread_cond_broadcast(&w->cv[m->from]); /* its sender */
+    lc_wake(w, m->from); /* its sender */
     return r;
 }
 
@@ -220,7 +292,10 @@ static pl_comm_result send_complete(lcomm *c, p2p *o, cudaStream_t s)
         pthread_mutex_unlock(&w->lock);
         cudaError_t e = cudaStreamWaitEvent(s, done, 0);
         pthread_mutex_lock(&w->lock);
-        if (e) r = lc_cuda_fail(c, e, "send");
+        if (e)
+            r = lc_cuda_fail(c, e, "send");
+        else if (done_give(w, o->to, done)) /* waited for: its receiver may record it again */
+            o->done = NULL;
     }
     return r;
 }
@@ -228,25 +303,13 @@ static pl_comm_result send_complete(lcomm *c, p2p *o, cudaStream_t s)
 /* The op's trace event, from its post to now. */
 static void trace_op(lcomm *c, const p2p *o)
 {
+    if (!c->g->w->trace) return;
     size_t bytes = o->count * pl_dtype_size((pl_dtype)o->type);
     char label[48];
     snprintf(label, sizeof label, o->send ? "send to %d" : "recv from %d",
              o->send ? o->to : o->from);
     lc_emit(c, &o->posted, o->send ? PL_EV_SEND : PL_EV_RECV, label, bytes,
             o->send ? o->to : o->from);
-}
-
-/* Frees a completed op. Its events: a send's `ready` and the receive's
- * `done` (passed to the send) are destroyed by the sender, once its stream
- * waits for them. */
-static void op_free(p2p *o)
-{
-    if (o->send) {
-        cudaEventDestroy(o->ready);
-        if (o->done) cudaEventDestroy(o->done);
-    } else if (o->done)
-        cudaEventDestroy(o->done);
-    free(o);
 }
 
 /* Completes a posted op: a receive waits for its send and copies it; a send
@@ -256,13 +319,14 @@ static pl_comm_result p2p_complete(lcomm *c, p2p *o, cudaStream_t s)
     world *w = c->g->w;
     int me = c->g->wrank[c->rank];
     pthread_mutex_lock(&w->lock);
-    say_waiting(w, me, o);
+    w->waits_on[me] = o; /* written out only for a report (lc_p2p_say_waiting) */
     pl_comm_result r = o->send ? send_complete(c, o, s) : recv_complete(c, o, s);
     remove_post(w, o);
+    w->waits_on[me] = NULL;
     w->doing[me][0] = '\0';
     pthread_mutex_unlock(&w->lock);
     if (!r) trace_op(c, o);
-    op_free(o);
+    op_free(c, o);
     return r;
 }
 
@@ -316,15 +380,16 @@ static pl_comm_result reap_eager(lcomm *c, int wait)
             pp = &o->eager_next;
             continue;
         }
-        say_waiting(w, me, o);
+        w->waits_on[me] = o;
         pl_comm_result r = send_complete(c, o, o->stream);
         remove_post(w, o);
+        w->waits_on[me] = NULL;
         w->doing[me][0] = '\0';
         pthread_mutex_unlock(&w->lock);
         if (!r) trace_op(c, o);
         if (r && !first) first = r;
         *pp = o->eager_next;
-        op_free(o);
+        op_free(c, o);
     }
     return first;
 }
@@ -354,7 +419,7 @@ void lc_drop_eager(lcomm *c)
         pthread_mutex_lock(&w->lock);
         remove_post(w, o);
         pthread_mutex_unlock(&w->lock);
-        op_free(o);
+        op_free(c, o);
     }
 }
 

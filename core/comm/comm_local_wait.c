@@ -5,6 +5,7 @@
  * clock) and aborts.
  */
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -13,10 +14,17 @@
 #include "comm_local.h"
 #include "paralab/watchdog.h"
 
+/* World rank r re-checks what it waits for (w->lock held). */
+void lc_wake(world *w, int r)
+{
+    atomic_fetch_add_explicit(&w->pokes[r], 1, memory_order_release);
+    pthread_cond_broadcast(&w->cv[r]);
+}
+
 /* Every rank waiting in the world re-checks what it waits for (w->lock held). */
 void lc_wake_all(world *w)
 {
-    for (int r = 0; r < w->n; r++) pthread_cond_broadcast(&w->cv[r]);
+    for (int r = 0; r < w->n; r++) lc_wake(w, r);
 }
 
 void lc_abort(pl_comm *pc, const char *why)
@@ -85,6 +93,7 @@ int lc_watch(world *w, pthread_cond_t *cv, double *since, unsigned long long *se
 static void describe_world(world *w, char *buf, size_t cap)
 {
     size_t n = 0;
+    lc_p2p_say_waiting(w);
     for (int r = 0; r < w->n && n < cap; r++) {
         int k = snprintf(buf + n, cap - n, "%srank %d %s", r ? "; " : "", r,
                          w->doing[r][0] ? w->doing[r] : "is in no communicator call");
@@ -135,13 +144,20 @@ void lc_hold(pl_comm *pc, int on)
 }
 
 /* Before a rank sleeps on its w->cv: up to LC_YIELDS times, the lock let go
- * and the core given to whoever else can run (comm_local.h) (w->lock held). */
-int lc_yield_until(world *w, int (*cond)(void *), void *arg)
+ * and the core given to whoever else can run (comm_local.h); the lock is
+ * taken again to look only once the rank was woken (w->lock held). Without
+ * the lock between looks, the rank it waits for does not queue on it to
+ * move the very count it waits for. */
+int lc_yield_until(world *w, int me, int (*cond)(void *), void *arg)
 {
-    for (int i = 0; i < LC_YIELDS && !w->aborted; i++) {
+    int i = 0;
+    while (i < LC_YIELDS && !w->aborted) {
         if (cond(arg)) return 1;
+        unsigned long seen = atomic_load_explicit(&w->pokes[me], memory_order_acquire);
         pthread_mutex_unlock(&w->lock);
-        sched_yield();
+        do sched_yield();
+        while (++i < LC_YIELDS &&
+               atomic_load_explicit(&w->pokes[me], memory_order_acquire) == seen);
         pthread_mutex_lock(&w->lock);
     }
     return cond(arg);
@@ -153,7 +169,7 @@ int lc_yield_until(world *w, int (*cond)(void *), void *arg)
 pl_comm_result lc_wait_until(lcomm *c, int (*cond)(void *), void *arg)
 {
     world *w = c->g->w;
-    if (lc_yield_until(w, cond, arg))
+    if (lc_yield_until(w, c->g->wrank[c->rank], cond, arg))
         return w->aborted ? lc_fail(c, w->abort_code, "%s", w->abort_msg) : PL_COMM_OK;
     double since = lc_free_clock(w);
     unsigned long long seen = pl_watchdog_progress_count();
@@ -190,8 +206,7 @@ pl_comm_result lc_rendezvous(lcomm *c, const char *what)
     if (++g->arrived == g->n) {
         g->arrived = 0;
         g->gen++;
-        for (int i = 0; i < g->n; i++)
-            pthread_cond_broadcast(&w->cv[g->wrank[i]]); /* its members */
+        for (int i = 0; i < g->n; i++) lc_wake(w, g->wrank[i]); /* its members */
     } else
         r = lc_wait_until(c, gen_moved, &a);
     w->doing[g->wrank[c->rank]][0] = '\0';

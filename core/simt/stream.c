@@ -28,6 +28,7 @@
 
 #include "config.h"
 #include "cost.h"
+#include "handles.h"
 #include "stream.h"
 
 #define REPORT_CAP 2048
@@ -335,13 +336,14 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+/* The streams and events alive now, on every device (the runtime lock). */
+static simt_handle_set live_streams, live_events;
+
 static struct simt_stream *resolve_stream(cudaStream_t st, int dev, int *bad)
 {
     *bad = 0;
     if (!st || st == cudaStreamLegacy) return &D[dev].legacy;
-    for (int d = 0; d < simt_cfg.ndev; d++)
-        for (struct simt_stream *s = D[d].streams; s; s = s->next)
-            if (s == st) return s;
+    if (simt_handles_has(&live_streams, st)) return st;
     *bad = 1;
     return NULL;
 }
@@ -563,6 +565,12 @@ cudaError_t simt_stream_create(int dev, unsigned flags, cudaStream_t *ps)
     s->flags = flags;
     pthread_cond_init(&s->cv, NULL);
     pthread_mutex_lock(&simt_lock);
+    if (simt_handles_add(&live_streams, s) != 0) {
+        pthread_mutex_unlock(&simt_lock);
+        pthread_cond_destroy(&s->cv);
+        free(s);
+        return cudaErrorMemoryAllocation;
+    }
     s->clock = host_clock;
     s->number = free_stream_number(&D[dev]);
     s->next = D[dev].streams;
@@ -607,6 +615,7 @@ cudaError_t simt_stream_destroy(cudaStream_t st, int dev)
             *pp = s->next;
             break;
         }
+    simt_handles_remove(&live_streams, s);
     s->magic = 0;
     if (s->worker_started) { /* the worker drains the queue, then frees s */
         s->destroyed = 1;
@@ -729,10 +738,7 @@ cudaError_t simt_model_transfer(cudaStream_t st, int dev, size_t n, int sd, int 
 
 static struct simt_event *find_event(cudaEvent_t ev)
 {
-    for (int d = 0; d < simt_cfg.ndev; d++)
-        for (struct simt_event *e = D[d].events; e; e = e->next)
-            if (e == ev) return e;
-    return NULL;
+    return simt_handles_has(&live_events, ev) ? ev : NULL;
 }
 
 cudaError_t simt_event_create(int dev, unsigned flags, cudaEvent_t *pe)
@@ -743,6 +749,11 @@ cudaError_t simt_event_create(int dev, unsigned flags, cudaEvent_t *pe)
     e->device = dev;
     e->flags = flags;
     pthread_mutex_lock(&simt_lock);
+    if (simt_handles_add(&live_events, e) != 0) {
+        pthread_mutex_unlock(&simt_lock);
+        free(e);
+        return cudaErrorMemoryAllocation;
+    }
     e->next = D[dev].events;
     D[dev].events = e;
     pthread_mutex_unlock(&simt_lock);
@@ -763,6 +774,7 @@ cudaError_t simt_event_destroy(cudaEvent_t ev)
             *pp = e->next;
             break;
         }
+    simt_handles_remove(&live_events, e);
     op_unref(e->op);
     e->magic = 0;
     free(e);
@@ -956,12 +968,14 @@ void simt_device_reset_queues(int dev)
     while (dv->events) {
         struct simt_event *ev = dv->events;
         dv->events = ev->next;
+        simt_handles_remove(&live_events, ev);
         op_unref(ev->op);
         free(ev);
     }
     while (dv->streams) {
         struct simt_stream *s = dv->streams;
         dv->streams = s->next;
+        simt_handles_remove(&live_streams, s);
         s->magic = 0;
         if (s->worker_started) {
             s->destroyed = 1;

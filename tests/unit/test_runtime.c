@@ -868,6 +868,56 @@ static void test_bad_handles(void)
     cudaGetLastError();
     CU_ASSERT_OK(cudaFree(out));
 }
+
+/* SIM ONLY: with hundreds of streams and events alive (the runtime's set
+ * of live handles grows several times), destroying them in an order of
+ * their own leaves every live one usable and refuses every destroyed one. */
+static void test_many_handles(void)
+{
+    enum { NE = 600, NS = 150 };
+    static cudaEvent_t ev[NE];
+    static cudaStream_t st[NS];
+    static char gone_e[NE], gone_s[NS];
+    memset(gone_e, 0, sizeof gone_e);
+    memset(gone_s, 0, sizeof gone_s);
+    for (int i = 0; i < NE; i++) CU_ASSERT_OK(cudaEventCreate(&ev[i]));
+    for (int i = 0; i < NS; i++) CU_ASSERT_OK(cudaStreamCreate(&st[i]));
+    /* every third, then every other of what is left, from the end */
+    for (int i = 0; i < NE; i += 3) gone_e[i] = 1;
+    for (int i = NE - 1; i >= 0; i -= 2) gone_e[i] = 1;
+    for (int i = 1; i < NS; i += 3) gone_s[i] = 1;
+    for (int i = 0; i < NE; i++)
+        if (gone_e[i]) CU_ASSERT_OK(cudaEventDestroy(ev[i]));
+    for (int i = NS - 1; i >= 0; i--)
+        if (gone_s[i]) CU_ASSERT_OK(cudaStreamDestroy(st[i]));
+    int live_ok = 0, live_n = 0, gone_refused = 0, gone_n = 0;
+    for (int i = 0; i < NE; i++) {
+        cudaError_t e = cudaEventRecord(ev[i], st[i % NS]);
+        int stream_gone = gone_s[i % NS];
+        if (gone_e[i] || stream_gone) {
+            gone_n++;
+            gone_refused += e == cudaErrorInvalidResourceHandle;
+        } else {
+            live_n++;
+            live_ok += e == cudaSuccess;
+        }
+        cudaGetLastError();
+    }
+    CU_ASSERT_EQUAL(live_ok, live_n);
+    CU_ASSERT_EQUAL(gone_refused, gone_n);
+    CU_ASSERT_EQUAL(live_n, 100); /* i = 2 mod 6: i = 4 mod 6 records on a destroyed stream */
+    CU_ASSERT_EQUAL(gone_n, NE - 100);
+    for (int i = 0; i < NS; i++)
+        if (!gone_s[i]) {
+            CU_ASSERT_OK(cudaStreamSynchronize(st[i]));
+            CU_ASSERT_OK(cudaStreamDestroy(st[i]));
+        }
+    for (int i = 0; i < NE; i++)
+        if (!gone_e[i]) CU_ASSERT_OK(cudaEventDestroy(ev[i]));
+    CU_ASSERT_CUDA(cudaEventDestroy(ev[1]), cudaErrorInvalidResourceHandle);
+    CU_ASSERT_CUDA(cudaStreamDestroy(st[0]), cudaErrorInvalidResourceHandle);
+    cudaGetLastError();
+}
 #endif
 
 #ifdef PARALAB_SIMULATED_CUDA
@@ -1170,6 +1220,8 @@ int register_runtime_suite(void)
         {"overlap and stream wait event (sim)", test_overlap_and_wait_event},
         {"stream priorities: a high-priority kernel runs beside (sim)", test_stream_priorities},
         {"bad handles (sim)", test_bad_handles},
+        {"hundreds of streams and events: destroyed ones refused, live ones usable (sim)",
+         test_many_handles},
         {"op reports for traces (sim)", test_op_hook},
         {"eager execution: an idle stream's work runs on the calling thread (sim)", test_eager},
         {"a peer copy on the modeled clock only; an event recorded at a modeled time (sim)",
