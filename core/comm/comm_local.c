@@ -140,7 +140,13 @@ pl_comm_result pl_comm_create(int n, const int *devices, double timeout_s, pl_co
     w->n = n;
     w->timeout = timeout_s > 0 ? timeout_s : 10.0;
     w->chunk_bytes = DEFAULT_CHUNK_BYTES;
-    pthread_mutex_init(&w->lock, NULL);
+    /* adaptive: a rank woken while its waker still holds the lock (lc_wake)
+     * spins a little for it instead of sleeping in the kernel at once */
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
+    pthread_mutex_init(&w->lock, &a);
+    pthread_mutexattr_destroy(&a);
     for (int r = 0; r < MAX_RANKS; r++) pthread_cond_init(&w->cv[r], NULL);
     group *g = group_new(w, n);
     if (!g) {

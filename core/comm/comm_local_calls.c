@@ -349,9 +349,10 @@ static int check_room(lcomm *c, const char *what, const char *which, const void 
     size_t need = (shape == PL_BUF_BLOCKS ? (size_t)n : 1) * count * pl_dtype_size((pl_dtype)type);
     size_t room = 0, size = 0;
     char elems[96];
-    describe_elems(elems, sizeof elems, shape, n, count, type);
     int found = pl_device_alloc_room(p, &room, &size, &dev);
     if (found < 0) return 1; /* the world cannot tell: the copies will */
+    if (found > 0 && room >= need && dev == mydev) return 1;
+    describe_elems(elems, sizeof elems, shape, n, count, type); /* for the message */
     if (found == 0) {
         lc_fail(c, PL_COMM_INVALID_ARGUMENT,
                 "%s: the %s buffer %p lies in no live device allocation (freed, or not from "
