@@ -99,9 +99,27 @@ static dim3 grid_for(size_t n)
     return g;
 }
 
+/* 256 threads a block; in the emulator, a launch of fewer than TILE
+ * elements (one block) gets one thread, which takes the whole tile
+ * (TILE_FIRST, TILE_END): of 256, only the first n/16 would find work,
+ * and each of the others costs a call. A ring step of a small message then
+ * runs one emulated thread, a plain loop. The same elements, each computed
+ * once: the same bits; the modeled time is the declared cost, whatever the
+ * block. */
+static dim3 block_for(size_t n)
+{
+    dim3 b = {256, 1, 1};
+#ifdef PARALAB_SIMULATED_CUDA
+    if (n < TILE) b.x = 1;
+#else
+    (void)n;
+#endif
+    return b;
+}
+
 cudaError_t pl_k_reduce(void *dst, const void *src, size_t n, int type, int op, cudaStream_t stream)
 {
-    dim3 g = grid_for(n), b = {256, 1, 1};
+    dim3 g = grid_for(n), b = block_for(n);
     size_t bytes = elem_size(type);
     SIMT_LAUNCH_COST((double)n, 3.0 * (double)(n * bytes)); /* 1 op; read 2, write 1 */
     SIMT_LAUNCH_EAGER();
@@ -121,7 +139,7 @@ cudaError_t pl_k_reduce(void *dst, const void *src, size_t n, int type, int op, 
 
 cudaError_t pl_k_divide(void *buf, size_t n, int type, int divisor, cudaStream_t stream)
 {
-    dim3 g = grid_for(n), b = {256, 1, 1};
+    dim3 g = grid_for(n), b = block_for(n);
     size_t bytes = elem_size(type);
     SIMT_LAUNCH_COST((double)n, 2.0 * (double)(n * bytes));
     SIMT_LAUNCH_EAGER();
