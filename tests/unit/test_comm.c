@@ -775,6 +775,91 @@ static void test_send_eager(void)
     }
 }
 
+/* 300 messages back and forth between 2 ranks, 4 B to 8 KiB, plain and
+ * eager sends: each sender sets its buffer to the round's byte, sends, and
+ * at once overwrites it on its stream. Every fourth round the receiver's
+ * stream is held (simulated GPUs: a kernel spins until the receiver lets it
+ * go, which it does only once the sender has queued its overwrite), so the
+ * receiver's copy comes late and only the sender's stream waiting for it
+ * keeps the overwrite out. Every byte of every message is checked. (Each
+ * rank reuses its last op and events, and a receive's `done` comes back to
+ * its receiver: a reuse too early, or no wait, shows as 0xEE bytes.) */
+enum { REUSE_ROUNDS = 300, REUSE_MAX = 2048 };
+typedef struct {
+    int bad[2], checked[2];
+    pl_comm_result res[2];
+} reuse_case;
+
+static int run_reuse(pl_rank *r)
+{
+    reuse_case *p = r->arg;
+    int me = r->rank, peer = 1 - me;
+    static const size_t sizes[3] = {1, 300, REUSE_MAX};
+    int32_t *buf = NULL;
+    int *flag = NULL;
+    unsigned char *host = malloc(REUSE_MAX * sizeof(int32_t));
+    cudaMalloc((void **)&buf, REUSE_MAX * sizeof(int32_t));
+    cudaMallocHost((void **)&flag, sizeof *flag);
+    pl_comm_result res = host && buf && flag ? PL_COMM_OK : PL_COMM_SYSTEM_ERROR;
+    for (int k = 0; k < REUSE_ROUNDS && !res; k++) {
+        size_t n = sizes[k % 3], bytes = n * sizeof(int32_t);
+        int value = 1 + k % 200;
+#ifdef PARALAB_SIMULATED_CUDA
+        int hold = k % 4 == 1;
+#else
+        int hold = 0;
+#endif
+        if (k % 2 == me) { /* the sender */
+            cudaMemsetAsync(buf, value, bytes, r->stream);
+            if (k % 5 == 0) {
+                res = pl_send_eager(r->comm, buf, n, PL_INT32, peer, r->stream);
+                if (!res) res = pl_comm_wait_sends(r->comm);
+            } else
+                res = pl_send(r->comm, buf, n, PL_INT32, peer, r->stream);
+            cudaMemsetAsync(buf, 0xEE, bytes, r->stream);     /* at once, on its stream */
+            if (hold && !res) res = pl_comm_barrier(r->comm); /* overwrite queued */
+        } else {
+            if (hold) {
+                __atomic_store_n(flag, 0, __ATOMIC_SEQ_CST);
+                if (tk_spin_until(flag, r->stream)) res = PL_COMM_CUDA_ERROR;
+            }
+            if (!res) res = pl_recv(r->comm, buf, n, PL_INT32, peer, r->stream);
+            if (hold && !res) res = pl_comm_barrier(r->comm);
+            if (hold) __atomic_store_n(flag, 1, __ATOMIC_SEQ_CST); /* let the copy run */
+            if (!res && cudaMemcpyAsync(host, buf, bytes, cudaMemcpyDeviceToHost, r->stream))
+                res = PL_COMM_CUDA_ERROR;
+            cudaStreamSynchronize(r->stream);
+            for (size_t b = 0; b < bytes && !res; b++) {
+                p->checked[me]++;
+                p->bad[me] += host[b] != (unsigned char)value;
+            }
+        }
+    }
+    cudaStreamSynchronize(r->stream);
+    p->res[me] = res;
+    free(host);
+    cudaFree(buf);
+    cudaFreeHost(flag);
+    return 0;
+}
+
+static void test_send_recv_reuse(void)
+{
+    reuse_case p;
+    memset(&p, 0, sizeof p);
+    char err[1200];
+    CU_ASSERT_EQUAL(pl_world_run(2, NULL, 30, run_reuse, &p, err, sizeof err), 0);
+    /* bytes each rank received: 150 rounds, sizes 1, 300, 2048 ints in turn */
+    int want[2] = {0, 0};
+    for (int k = 0; k < REUSE_ROUNDS; k++)
+        want[1 - k % 2] += (int)((k % 3 == 0 ? 1 : k % 3 == 1 ? 300 : REUSE_MAX) * 4);
+    for (int r = 0; r < 2; r++) {
+        CU_ASSERT_EQUAL(p.res[r], PL_COMM_OK);
+        CU_ASSERT_EQUAL(p.checked[r], want[r]);
+        CU_ASSERT_EQUAL(p.bad[r], 0);
+    }
+}
+
 static void test_send_eager_never_received(void)
 {
     eager_case p = {.never_received = 1};
@@ -1785,6 +1870,8 @@ int register_comm_suite(void)
         {"send/recv in a group", test_send_recv_group},
         {"two ranks that both send first: deadlock reported", test_send_deadlock_reported},
         {"eager sends: none waits for its receive", test_send_eager},
+        {"300 messages, each send buffer overwritten at once: every byte received",
+         test_send_recv_reuse},
         {"an eager send never received: the watchdog names it", test_send_eager_never_received},
         {"the ledger counts each call by name", test_ledger_counts_calls},
         {"comm_split by color and key", test_split},
