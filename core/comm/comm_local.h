@@ -59,7 +59,8 @@
 #define MAX_RANKS 64
 /* A rank about to wait for another (a FIFO count, a meeting, a matching
  * send or receive) first gives its core away this many times
- * (sched_yield, lc_yield_until), looking again after each:
+ * (sched_yield, lc_yield_until), looking again (under the lock) after
+ * each that follows a wake-up meant for it (lc_wake):
  * when ranks outnumber cores the one it waits for is often runnable but
  * not running, and the yield lets it run at once, where sleeping on the
  * condition variable costs a futex wait and a wake-up. With a core to
