@@ -105,13 +105,17 @@ typedef struct simt_block_view {
     void *dynamic_shared;
 } simt_block_view;
 
+/* What a switch touches comes first, in one cache line (fibers are
+ * 64-byte aligned): the leaving fiber writes state, file, line and its
+ * context; the next one's state, threadIdx and context are read. */
 typedef struct fiber {
-    uint3 idx; /* its threadIdx */
-    simt_ctx ctx;
     int state;
-    unsigned linear, lane, warp;
-    const char *file; /* where it waits */
     int line;
+    const char *file; /* where it waits */
+    uint3 idx;        /* its threadIdx */
+    unsigned linear;
+    simt_ctx ctx; /* __builtin_setjmp uses its first three words */
+    unsigned lane, warp;
     /* the pending warp operation */
     int wop;
     unsigned wmask;
@@ -123,7 +127,7 @@ typedef struct fiber {
     void *tsan_fiber;
     char tsan_name[96];
 #endif
-} fiber;
+} __attribute__((aligned(64))) fiber;
 
 typedef struct executor {
     fiber *fibers;

@@ -117,7 +117,8 @@ int simt_stacks_ensure(executor *x, unsigned n, char *report, size_t cap)
     if (!budget) read_budget();
     if (!x->fibers) {
         x->stack_size = stack_size_from_env();
-        x->fibers = calloc(MAXT, sizeof *x->fibers);
+        x->fibers = aligned_alloc(_Alignof(fiber), MAXT * sizeof *x->fibers);
+        if (x->fibers) memset(x->fibers, 0, MAXT * sizeof *x->fibers);
         x->order = calloc(MAXT, sizeof *x->order);
         if (!x->fibers || !x->order) {
             pthread_mutex_unlock(&lock);
