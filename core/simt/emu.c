@@ -14,12 +14,12 @@
  * A block's thread 0 runs first, as a fiber. If it finishes without reaching
  * any barrier or warp operation, the block's other threads run as plain
  * function calls on this stack: kernels with no barrier pay no fiber switch
- * (SIMT_PLAIN=0 turns this off). Should one of them reach a barrier or warp
- * operation after all (legal for a warp operation whose mask leaves out
- * thread 0's warp or lane), the block turns into fibers there: that thread
- * keeps running on this stack as the block's "host" fiber, the threads that
- * have not run yet become fibers, and the rest of the block is scheduled from
- * a small stack of its own (the aux scheduler, below).
+ * (SIMT_PLAIN=0 turns this off); in the forward schedule from a loop of the
+ * kernel's own (simt_kernel.run_plain), into which it may be inlined. Should one of them reach a
+ * barrier or warp operation after all (legal for a warp operation whose mask leaves out thread 0's
+ * warp or lane), the block turns into fibers there: that thread keeps running on this stack as the
+ * block's "host" fiber, the threads that have not run yet become fibers, and the rest of the block
+ * is scheduled from a small stack of its own (the aux scheduler, below).
  *
  * Barriers: __syncthreads() waits for every live thread of the block and
  * checks they all reached the same call site; warp operations (__syncwarp,
@@ -86,6 +86,7 @@ __attribute__((used)) static void (*const pull_memcheck)(executor *, uintptr_t, 
                                                          int) = simt_check_slow;
 
 _Thread_local uint3 simt_threadIdx, simt_blockIdx;
+_Thread_local int simt_plain_stop;
 _Thread_local dim3 simt_blockDim, simt_gridDim;
 _Thread_local void *simt_dynamic_shared;
 _Thread_local executor *simt_X;
@@ -416,6 +417,7 @@ fiber *simt_plain_to_fibers(executor *x)
     x->alive = alive;
     x->plain = 0;
     x->host = f;
+    simt_plain_stop = 1; /* its run_plain loop stops after it */
     x->cur = f;
     memcpy(x->sched, x->aux_ctx, sizeof x->sched); /* its yields go to the aux scheduler */
     x->sched_bottom = x->aux_stack;
@@ -460,7 +462,18 @@ static __attribute__((noinline)) void run_plain_from(executor *x)
     unsigned n = x->nthreads;
     void (*entry)(const void *) = x->launch->kernel->entry;
     const void *args = x->launch->args;
-    if (x->plain_forward) {
+    if (x->plain_forward && x->launch->kernel->run_plain && !x->rec &&
+        !atomic_load_explicit(&simt_counting, memory_order_relaxed)) {
+        /* the kernel's own loop (SIMT_LAUNCHER's run_plain): no indirect
+         * call and no unpacking of the arguments per thread. Not while
+         * accesses are counted, logged or tracked: they are told apart by
+         * their call site, and the kernel inlined into the loop has sites
+         * of its own, not those of the copy thread 0 and fibers run. */
+        simt_threadIdx = thread_index(x->plain_pos, bd);
+        simt_plain_stop = 0;
+        x->launch->kernel->run_plain(args, x->plain_pos, n);
+        if (x->host) host_exit(x); /* a thread became the host fiber */
+    } else if (x->plain_forward) {
         uint3 t = thread_index(x->plain_pos, bd);
         for (unsigned i = x->plain_pos; i < n; i++) { /* the index counts up, no division */
             x->plain_pos = i + 1;
@@ -508,6 +521,11 @@ static void run_plain(executor *x)
         if (x->host) {
             host_exit(x);
             goto done;
+        }
+        if (x->plain_forward) { /* on with the thread after the one that failed */
+            const dim3 bd = x->bv.block_dim;
+            x->plain_pos =
+                simt_threadIdx.x + bd.x * (simt_threadIdx.y + bd.y * simt_threadIdx.z) + 1;
         }
     }
     run_plain_from(x);

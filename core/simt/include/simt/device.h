@@ -420,6 +420,7 @@ static inline double simt_max_d(double a, double b) { return fmax(a, b); }
 #define SIMT_LIST_16(f, x, ...) f(x), SIMT_LIST_15(f, __VA_ARGS__)
 #define SIMT_FIELD(decl) decl;
 #define SIMT_ARGREF(name) simt_a->name
+#define SIMT_LOCALREF(name) simt_l.name
 
 /* The launcher copies the arguments into a struct (launches are
  * asynchronous); the trampoline hands them back to the kernel.
@@ -438,8 +439,28 @@ static inline double simt_max_d(double a, double b) { return fmax(a, b); }
         const struct simt_args_##name *simt_a = simt_p;                                            \
         name(SIMT_LIST(SIMT_ARGREF, SIMT_UNPAREN args));                                           \
     }                                                                                              \
+    /* a block's threads as plain calls, threadIdx counting up (simt_kernel.run_plain) */          \
+    static void simt_run_##name(const void *simt_p, unsigned simt_i, unsigned simt_n)              \
+    {                                                                                              \
+        const struct simt_args_##name simt_l = *(const struct simt_args_##name *)simt_p;           \
+        uint3 simt_t = simt_threadIdx;                                                             \
+        const dim3 simt_bd = simt_blockDim;                                                        \
+        for (; simt_i < simt_n; simt_i++) {                                                        \
+            simt_threadIdx = simt_t;                                                               \
+            name(SIMT_LIST(SIMT_LOCALREF, SIMT_UNPAREN args));                                     \
+            if (__builtin_expect(simt_plain_stop, 0)) return;                                      \
+            if (++simt_t.x == simt_bd.x) {                                                         \
+                simt_t.x = 0;                                                                      \
+                if (++simt_t.y == simt_bd.y) {                                                     \
+                    simt_t.y = 0;                                                                  \
+                    simt_t.z++;                                                                    \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
     static const simt_kernel simt_kernel_##name = {                                                \
-        #name, __FILE__, __LINE__, simt_entry_##name, (const void *)name, (unsigned)(max)};        \
+        #name,           __FILE__,       __LINE__, simt_entry_##name, (const void *)name,          \
+        (unsigned)(max), simt_run_##name};                                                         \
     static __attribute__((unused)) cudaError_t launch_##name(                                      \
         dim3 grid, dim3 block, size_t shmem, cudaStream_t stream, SIMT_UNPAREN params)             \
     {                                                                                              \

@@ -47,6 +47,10 @@ extern "C" {
 extern _Thread_local uint3 simt_threadIdx, simt_blockIdx;
 extern _Thread_local dim3 simt_blockDim, simt_gridDim;
 extern _Thread_local void *simt_dynamic_shared;
+/* 1 once the CUDA thread running as a plain call (simt_kernel.run_plain)
+ * has turned into a fiber at a barrier or warp operation: its loop stops
+ * after that thread. */
+extern _Thread_local int simt_plain_stop;
 
 /* One per kernel, made by SIMT_LAUNCHER. */
 typedef struct simt_kernel {
@@ -56,6 +60,12 @@ typedef struct simt_kernel {
     void (*entry)(const void *args); /* unpacks the argument copy, calls the kernel */
     const void *function;            /* the kernel itself (for cudaFuncSetAttribute) */
     unsigned max_threads;            /* __launch_bounds__'s threads per block, or 0 */
+    /* Runs the threads of linear index from..n-1 of the current block, in
+     * that order, as plain calls, the first at simt_threadIdx; returns after
+     * the last, or after the one that set simt_plain_stop. The kernel's
+     * call is in the loop (inlined where the compiler sees fit), its
+     * arguments unpacked once per block. NULL: entry, once per thread. */
+    void (*run_plain)(const void *args, unsigned from, unsigned n);
 } simt_kernel;
 
 /* Validates the configuration like CUDA (cudaErrorInvalidConfiguration for
