@@ -127,7 +127,9 @@ static void fiber_main(void)
 #endif
         f->state = T_EXITED;
         x->alive--;
-        fiber_yield(f);
+        /* in place, not fiber_yield: resumed for the next block, it goes
+         * on here, with no return the CPU would mispredict */
+        FIBER_YIELD(x, f);
     }
 }
 
@@ -298,14 +300,12 @@ static uint3 thread_index(unsigned i, dim3 bd)
 static void init_fiber(executor *x, fiber *f, unsigned i, uint3 idx)
 {
     f->linear = i;
-    f->lane = i & 31u;
-    f->warp = i >> 5;
     f->idx = idx;
     f->state = T_RUNNABLE;
 #ifdef SIMT_TSAN
     snprintf(f->tsan_name, sizeof f->tsan_name,
              "CUDA thread (%u,%u,%u) of block (%u,%u,%u), warp %u lane %u", idx.x, idx.y, idx.z,
-             x->bv.block_idx.x, x->bv.block_idx.y, x->bv.block_idx.z, f->warp, f->lane);
+             x->bv.block_idx.x, x->bv.block_idx.y, x->bv.block_idx.z, FIBER_WARP(f), FIBER_LANE(f));
     __tsan_set_fiber_name(f->tsan_fiber, f->tsan_name);
 #else
     (void)x;

@@ -138,9 +138,8 @@ typedef struct fiber {
     int line;
     const char *file; /* where it waits */
     uint3 idx;        /* its threadIdx */
-    unsigned linear;
-    simt_ctx ctx; /* __builtin_setjmp uses its first three words */
-    unsigned lane, warp;
+    unsigned linear;  /* its lane is linear % 32 and its warp linear / 32 (FIBER_LANE, _WARP) */
+    simt_ctx ctx;     /* __builtin_setjmp uses its first three words */
     /* the pending warp operation */
     int wop;
     unsigned wmask;
@@ -153,6 +152,8 @@ typedef struct fiber {
     char tsan_name[96];
 #endif
 } __attribute__((aligned(64))) fiber;
+#define FIBER_LANE(f) ((f)->linear & 31u)
+#define FIBER_WARP(f) ((f)->linear >> 5)
 
 typedef struct executor {
     fiber *fibers;

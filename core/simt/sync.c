@@ -127,7 +127,7 @@ unsigned simt_resolve(executor *x)
                     simt_fault(cudaErrorLaunchFailure, f,
                                "%s at %s:%d: mask 0x%08x names lane %u of warp %u, which does not "
                                "exist (the block has %u threads)",
-                               wop_name(f->wop), f->file, f->line, mask, j, f->warp, n);
+                               wop_name(f->wop), f->file, f->line, mask, j, FIBER_WARP(f), n);
                 const fiber *g = &w0[j];
                 if (g->state == T_EXITED)
                     simt_fault(cudaErrorLaunchFailure, f,
@@ -245,10 +245,10 @@ static inline __attribute__((always_inline)) fiber *
 warp_arrive(int wop, unsigned mask, uint64_t v, int arg, int width, const char *file, int line)
 {
     fiber *f = arrive(wop_name(wop), file, line);
-    if (!(mask >> f->lane & 1u))
+    if (!(mask >> FIBER_LANE(f) & 1u))
         simt_fault(cudaErrorLaunchFailure, f,
                    "%s at %s:%d: the mask 0x%08x does not include the calling lane %u",
-                   wop_name(wop), file, line, mask, f->lane);
+                   wop_name(wop), file, line, mask, FIBER_LANE(f));
     if (width < 1 || width > 32 || (width & (width - 1)))
         simt_fault(cudaErrorLaunchFailure, f,
                    "%s at %s:%d: width %d is not a power of two from 1 to 32", wop_name(wop), file,
@@ -260,13 +260,13 @@ warp_arrive(int wop, unsigned mask, uint64_t v, int arg, int width, const char *
     f->wwidth = width;
     f->state = T_WARP;
 #ifdef SIMT_TSAN
-    __tsan_release(&simt_X->tsan_warp[f->warp % 32]);
+    __tsan_release(&simt_X->tsan_warp[FIBER_WARP(f) % 32]);
 #endif
     return f;
 }
 
 #ifdef SIMT_TSAN
-#define WARP_ACQUIRE(x, f) __tsan_acquire(&(x)->tsan_warp[(f)->warp % 32])
+#define WARP_ACQUIRE(x, f) __tsan_acquire(&(x)->tsan_warp[FIBER_WARP(f) % 32])
 #else
 #define WARP_ACQUIRE(x, f) ((void)0)
 #endif
@@ -302,7 +302,7 @@ unsigned simt_activemask(void)
 {
     executor *x = simt_X;
     const fiber *f = x->cur;
-    unsigned base = f->warp * 32, m = 0;
+    unsigned base = FIBER_WARP(f) * 32, m = 0;
     for (unsigned l = 0; l < 32 && base + l < x->nthreads; l++)
         if (x->fibers[base + l].state != T_EXITED) m |= 1u << l;
     return m;
