@@ -110,12 +110,11 @@ static void fiber_yield(fiber *f)
 
 static void fiber_main(void)
 {
-    executor *x = simt_X;
-    fiber *f = x->priming;
-    ASAN_FINISH(NULL, &x->sched_bottom, &x->sched_size);
+    fiber *f = simt_X->priming;
+    ASAN_FINISH(NULL, &simt_X->sched_bottom, &simt_X->sched_size);
     fiber_yield(f); /* primed: back to the scheduler */
     for (;;) {
-        x = simt_X;
+        executor *x = simt_X; /* not kept across the switch below (_setjmp builds) */
         x->launch->kernel->entry(x->launch->args);
 #ifdef SIMT_TSAN
         /* Blocks run one after another: the scheduler acquires every exit
