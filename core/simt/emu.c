@@ -14,12 +14,14 @@
  * A block's thread 0 runs first, as a fiber. If it finishes without reaching
  * any barrier or warp operation, the block's other threads run as plain
  * function calls on this stack: kernels with no barrier pay no fiber switch
- * (SIMT_PLAIN=0 turns this off); in the forward schedule from a loop of the
- * kernel's own (simt_kernel.run_plain), into which it may be inlined. Should one of them reach a
- * barrier or warp operation after all (legal for a warp operation whose mask leaves out thread 0's
- * warp or lane), the block turns into fibers there: that thread keeps running on this stack as the
- * block's "host" fiber, the threads that have not run yet become fibers, and the rest of the block
- * is scheduled from a small stack of its own (the aux scheduler, below).
+ * (SIMT_PLAIN=0 turns this off); in the forward schedule from a loop of
+ * the kernel's own (simt_kernel.run_plain), into which it may be inlined.
+ * Should one of them reach a barrier or warp operation after all (legal for
+ * a warp operation whose mask leaves out thread 0's warp or lane), the
+ * block turns into fibers there: that thread keeps running on this stack
+ * as the block's "host" fiber, the threads that have not run yet become
+ * fibers, and the rest of the block is scheduled from a small stack of its
+ * own (the aux scheduler, below).
  *
  * Barriers: __syncthreads() waits for every live thread of the block and
  * checks they all reached the same call site; warp operations (__syncwarp,

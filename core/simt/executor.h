@@ -284,9 +284,11 @@ static inline __attribute__((always_inline)) fiber *next_runnable(executor *x)
  * only barriers order the accesses of different threads.
  *
  * A macro, expanded in the frame of the barrier function the kernel called:
- * after a switch every return up the resumed fiber's call chain mispredicts
- * (the CPU's return-stack buffer holds the other fiber's), so the chain from
- * kernel code to the switch is kept one call deep. */
+ * after a switch the CPU's return-stack buffer holds the leaving fiber's
+ * returns, which the resumed fiber's match only where both came the same
+ * way (the same barrier of the same kernel), so the chain from kernel code
+ * to the switch is kept one call deep, and the jump is not a call
+ * (ctx_hand_over). */
 #define FIBER_YIELD(x, f)                                                                          \
     do {                                                                                           \
         if (!CTX_SAVE((f)->ctx)) {                                                                 \

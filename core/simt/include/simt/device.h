@@ -458,9 +458,13 @@ static inline double simt_max_d(double a, double b) { return fmax(a, b); }
             }                                                                                      \
         }                                                                                          \
     }                                                                                              \
-    static const simt_kernel simt_kernel_##name = {                                                \
-        #name,           __FILE__,       __LINE__, simt_entry_##name, (const void *)name,          \
-        (unsigned)(max), simt_run_##name};                                                         \
+    static const simt_kernel simt_kernel_##name = {.name = #name,                                  \
+                                                   .file = __FILE__,                               \
+                                                   .line = __LINE__,                               \
+                                                   .entry = simt_entry_##name,                     \
+                                                   .function = (const void *)name,                 \
+                                                   .max_threads = (unsigned)(max),                 \
+                                                   .run_plain = simt_run_##name};                  \
     static __attribute__((unused)) cudaError_t launch_##name(                                      \
         dim3 grid, dim3 block, size_t shmem, cudaStream_t stream, SIMT_UNPAREN params)             \
     {                                                                                              \
