@@ -458,7 +458,8 @@ static inline double simt_max_d(double a, double b) { return fmax(a, b); }
             }                                                                                      \
         }                                                                                          \
     }                                                                                              \
-    static const simt_kernel simt_kernel_##name = {.name = #name,                                  \
+    /* the name positionally: `.name` would be this macro's parameter */                           \
+    static const simt_kernel simt_kernel_##name = {#name,                                          \
                                                    .file = __FILE__,                               \
                                                    .line = __LINE__,                               \
                                                    .entry = simt_entry_##name,                     \
