@@ -105,6 +105,7 @@ wait_for "EXIT=0" >/dev/null
 # --- Lab 06 at 120x40: the reduce-scatter's steps, then the all-reduce's
 start "TERM=xterm-256color LANG=C.UTF-8 '$bin/lab06' --step" 120 40
 step_to 6 9
+wait_for "│ 3 + c1  c2  c3  c0" >/dev/null # the step's events drawn (step 7 says why)
 s=$(screen)
 check "lab06: the reduce-scatter's table, under the ring" has "$s" "│reduce_scatter: cK a>b +add =copy"
 check "lab06: a column per link" has "$s" "│step 0>1 1>2 2>3 3>0"
@@ -118,6 +119,9 @@ check "lab06: the exercise's text numbers the segments as the table" bash -c \
     'grep -q "sends segment (r − s − 1)" "$1/labs/06_collectives/README.md" && grep -q "sends segment (r - s - 1)" "$1/labs/06_collectives/exercise.c" && grep -q "lab06_mod(r - s - 1, n), in = lab06_mod(r - s - 2, n)" "$1/labs/06_collectives/solution.c"' _ "$root"
 T send-keys -t t Space
 wait_for "step 7/9 | step (space" >/dev/null
+# a frame may show a step's narration before its last events (the UI draws
+# what has arrived): wait for the table's last row, then look at the whole
+wait_for "│ 6 = c2  c3  c0  c1" >/dev/null
 s=$(screen)
 check "lab06 step 7: the all-reduce's six steps: reduce-scatter (+)" has "$s" "│ 3 + c1  c2  c3  c0"
 check "lab06 step 7: then all-gather (=)" has "$s" "│ 4 = c0  c1  c2  c3"
@@ -128,12 +132,14 @@ wait_for "EXIT=0" >/dev/null
 # --- Lab 06 at 80x24 without colour
 start "TERM=xterm LANG=C NO_COLOR=1 '$bin/lab06' --step" 80 24
 step_to 6 9
+wait_for "| 3 + c1  c2  c3  c0" >/dev/null
 s=$(screen)
 check "lab06 80x24: the reduce-scatter's steps" bash -c 'grep -q "|step 0>1 1>2 2>3 3>0" <<<"$1" && grep -q "| 1 + c3  c0  c1  c2" <<<"$1" && grep -q "| 3 + c1  c2  c3  c0" <<<"$1"' _ "$s"
 check "lab06 80x24: the links paged, saying so" has "$s" "links 1-2 of 4, up/down"
 check "lab06 80x24: ASCII only" ascii_only "$s"
 T send-keys -t t Space
 wait_for "step 7/9 | step (space" >/dev/null
+wait_for "|ring steps: no room" >/dev/null # once step 7's events are drawn (above)
 s=$(screen)
 check "lab06 80x24 step 7: the all-reduce's table does not fit, and says so" has "$s" "|ring steps: no room"
 T send-keys -t t Space
