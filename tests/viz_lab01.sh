@@ -96,6 +96,9 @@ check "120x40: step 1: no picture yet" has "$s" "│no picture yet"
 T send-keys -t t Space
 check "120x40: space: step 2" wait_for "step 2/4 | step (space"
 check "120x40: step 2: the blocks' picture" wait_for "│0 wave 0: blocks 0-3 on 4 SMs, up to 1 per SM"
+# a frame may show a step's narration before its last events and notes (the
+# UI draws what has arrived): wait for the element map, noted after the blocks
+wait_for "│! past the end: none (no store at element 1000 or later)  │" >/dev/null
 s=$(screen)
 check "120x40: the pane's title and the element map's rule" bash -c \
     'grep -qF "┌ blocks on SMs ─" <<<"$1" && grep -qF "│─ which thread wrote which element ─" <<<"$1"' _ "$s"
@@ -123,6 +126,7 @@ wait_for "step 1/4 | step (space" >/dev/null
 T send-keys -t t Space
 check "80x24 NO_COLOR: step 2" wait_for "step 2/4 | step (space"
 check "80x24 NO_COLOR: the pictures side by side" wait_for "┌ blocks on SMs ───"
+wait_for "│0 wave 0: blocks 0-3 on 4 SMs         │? never written: 0                     │" >/dev/null
 s=$(screen)
 check "80x24 NO_COLOR: both whole, compact" bash -c '
     grep -qF "│4 blocks x 256 threads: 1 wave        │1000 elements; 1 cell = 18 elements    │" <<<"$1" &&
@@ -138,6 +142,7 @@ wait_for "step 1/4 | step (space" >/dev/null
 T send-keys -t t Space
 check "80x24 LANG=C: step 2" wait_for "step 2/4 | step (space"
 check "80x24 LANG=C: ASCII borders and marks" wait_for "+ blocks on SMs ---"
+wait_for "|! past the end: none                   |" >/dev/null
 s=$(screen)
 check "80x24 LANG=C: the compact pictures in ASCII" bash -c '
     grep -qF "|SM       0   1   2   3                |" <<<"$1" &&

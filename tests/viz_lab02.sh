@@ -42,12 +42,16 @@ hasall() { # screen, then strings that must all be on it
 start "TERM=xterm-256color LANG=C.UTF-8 '$bin/lab02' --step" 120 40
 check "120x40: lab02 waits at step 1/7" at_step 1
 check "120x40: step 2: the copies" next 1
+# a frame may show a step's narration before its pictures (the UI draws what
+# has arrived; step 2's are noted after it): wait for the last one's text
+wait_for "┊ the host link: 64.0 GB/s" >/dev/null
 s=$(screen)
 check "120x40: step 2: the copies' bars, labelled, with the host link's line" hasall "$s" \
     "to device, pageable" "to device, pinned" "to host, pageable" "to host, pinned" \
     "GB/s" "┊ the host link: 64.0 GB/s"
 check "120x40: step 2: the bars' axis" has "$s" "└─"
 check "120x40: step 3: the strides" next 2
+wait_for "32 sectors (8x the fewest): 1024 B moved for 128 B used" >/dev/null
 s=$(screen)
 check "120x40: step 3: stride 1, coalesced: 4 sectors, the fewest" hasall "$s" \
     "one warp's loads: coalesced (stride 1)" "4 sectors (the fewest: 4): 128 B moved for 128 B used"
@@ -59,10 +63,12 @@ check "120x40: step 3: the lanes, their lines down, the sectors" hasall "$s" \
     "sectors │██████││██████││██████││██████│" "sectors █▓█▓█▓█▓█▓█▓█▓█▓█▓█▓█▓█▓█▓█▓█▓█▓" \
     "memory  ████ 128 B" "memory  ████████████████████████████████ 1024 B"
 check "120x40: step 4: the naive transpose" next 3
+wait_for "one warp's stores: transposed (naive)" >/dev/null
 s=$(screen)
 check "120x40: step 4: its stores, a column of out: 32 sectors" hasall "$s" \
     "one warp's stores: transposed (naive)" "32 sectors (8x the fewest): 1024 B moved for 128 B used"
 check "120x40: step 5: the tiled transpose" next 4
+wait_for "one warp's stores: tiled: a row of out" >/dev/null
 s=$(screen)
 check "120x40: step 5: the 32x32 tile's column read: 32 wavefronts" hasall "$s" \
     "shared-memory banks: 32x32 tile, a column read" "wavefronts: 32 (32-way conflict)"
@@ -72,11 +78,13 @@ check "120x40: step 5: bank 0 serves all 32 words (4 rows a line)" hasall "$s" \
 check "120x40: step 5: its stores by rows: 4 sectors" hasall "$s" \
     "one warp's stores: tiled: a row of out" "4 sectors (the fewest: 4)"
 check "120x40: step 6: the padded transpose" next 5
+wait_for "wavefronts: 1 (no conflict); row pitch 33 words" >/dev/null
 s=$(screen)
 check "120x40: step 6: the 32x33 tile's column read: 1 wavefront" hasall "$s" \
     "shared-memory banks: 32x33 tile, a column read" "wavefronts: 1 (no conflict); row pitch 33 words" \
     "   w0 ●●●●····" " w896 ····························●●●●" "waves 11111111111111111111111111111111"
 check "120x40: step 7: the lesson" next 6
+wait_for "┊ peak (the preset): 3350.0 GB/s" >/dev/null
 s=$(screen)
 check "120x40: step 7: every kernel's bar, the student's lit, the preset's peak" hasall "$s" \
     "copy, stride 1" "copy, stride 32" "transpose, naive" "▶ transpose, tiled (ref)" \
@@ -89,6 +97,7 @@ start "TERM=xterm-256color LANG=C.UTF-8 NO_COLOR=1 '$bin/lab02' --step" 80 24
 check "80x24: lab02 waits at step 1/7" at_step 1
 next 1 >/dev/null
 check "80x24: step 3" next 2
+wait_for "+1 picture (one warp's loads: strided x8)" >/dev/null
 s=$(screen)
 # a 6-row pane: the first picture reduced, the second named
 check "80x24: step 3: the coalesced request reduced, the strided one named" hasall "$s" \
@@ -96,9 +105,11 @@ check "80x24: step 3: the coalesced request reduced, the strided one named" hasa
     "4 sectors (the fewest: 4)" "+1 picture (one warp's loads: strided x8)"
 for k in 3 4; do next $k >/dev/null; done
 check "80x24: step 6" next 5
+wait_for "wavefronts: 1 (no conflict)" >/dev/null
 s=$(screen)
 check "80x24: step 6: the padded tile, 1 wavefront" has "$s" "wavefronts: 1 (no conflict)"
 check "80x24: step 7" next 6
+wait_for "copy, stride 1" >/dev/null
 s=$(screen)
 check "80x24: step 7: the bars (reduced: some left out, saying so, or all)" bash -c \
     'grep -qF "copy, stride 1" <<<"$1" && { grep -qF "more)" <<<"$1" || grep -qF "transpose, padded" <<<"$1"; }' _ "$s"
@@ -110,12 +121,14 @@ start "TERM=xterm LANG=C NO_COLOR=1 '$bin/lab02' --step" 80 24
 check "ASCII: lab02 waits at step 1/7" at_step 1
 next 1 >/dev/null
 check "ASCII: step 3" next 2
+wait_for "+1 picture (one warp's loads: strided x8)" >/dev/null
 s=$(screen)
 check "ASCII: step 3: the sectors in [#]" hasall "$s" \
     "sectors [##############][##############][##############][##############]" \
     "4 sectors (the fewest: 4)"
 for k in 3 4; do next $k >/dev/null; done
 check "ASCII: step 6" next 5
+wait_for "wavefronts: 1 (no conflict)" >/dev/null
 s=$(screen)
 check "ASCII: step 6: the padded tile in o, no UTF-8 on the screen" bash -c \
     'grep -qF "wavefronts: 1 (no conflict)" <<<"$1" && ! LC_ALL=C grep -q "[^ -~]" <<<"$1"' _ "$s"

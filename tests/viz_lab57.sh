@@ -57,6 +57,9 @@ print(row.rfind(g) if last else row.find(g))' "$@"
 # --- Lab 05 at 120x40
 start "TERM=xterm-256color LANG=C.UTF-8 '$bin/lab05' --step" 120 40
 step_to 3 4
+# a frame may show a step's narration before its last events (Lab 06's step
+# 7 below): wait for the row they name, then look at the whole
+wait_for "│step 3: 4 streams, 8 kernels, 399.9 us, 1.69x as fast as step 2" >/dev/null
 s=$(screen)
 check "lab05: the one-stream run, named" has "$s" "│step 2: 1 stream, 1 kernel, 674.4 us"
 check "lab05: the chunked run, named with its speed-up" has "$s" \
@@ -80,6 +83,7 @@ wait_for "EXIT=0" >/dev/null
 # --- Lab 05 with chunks on one stream: slower, and said so (never "0.91x as fast")
 start "TERM=xterm-256color LANG=C.UTF-8 '$bin/lab05' --step --chunks 8 --streams 1" 120 40
 step_to 3 4
+wait_for "step 3: 1 stream, 8 kernels, " >/dev/null
 s=$(screen)
 check "lab05 --streams 1: the chunked run, slower than step 2" bash -c 'grep -qE "step 3: 1 stream, 8 kernels, [0-9.]+ us, 1\.[0-9]{2}x slower than step 2" <<<"$1" && ! grep -q "x as fast" <<<"$1"' _ "$s"
 T send-keys -t t q
@@ -88,6 +92,7 @@ wait_for "EXIT=0" >/dev/null
 # --- Lab 05 at 80x24, ASCII, no colour
 start "TERM=xterm LANG=C NO_COLOR=1 '$bin/lab05' --step" 80 24
 step_to 3 4
+wait_for "399.9 us, 1.69x as fast" >/dev/null
 s=$(screen)
 check "lab05 80x24: both runs named" bash -c 'grep -q "|step 2: 1 stream" <<<"$1" && grep -q "step 3: 4 streams, .*399.9 us, 1.69x as fast" <<<"$1"' _ "$s"
 check "lab05 80x24: a chunk's kernel (#) between its copies (=)" has "$s" "==#=="
@@ -144,6 +149,7 @@ s=$(screen)
 check "lab06 80x24 step 7: the all-reduce's table does not fit, and says so" has "$s" "|ring steps: no room"
 T send-keys -t t Space
 wait_for "step 8/9 | step (space" >/dev/null
+wait_for "last: all_reduce 4.0 MiB, 116 GB/s (step 7)" >/dev/null # "(step 7)" once step 8's events are drawn
 s=$(screen)
 check "lab06 80x24 step 8: no step 7 table without its label" bash -c '! grep -q "| 1 + c3" <<<"$1" || grep -q "step 7.s all_reduce" <<<"$1"' _ "$s"
 check "lab06 80x24 step 8: 'last:' names the 4 MiB all-reduce of step 7" has "$s" "last: all_reduce 4.0 MiB, 116 GB/s (step 7)"
@@ -187,6 +193,7 @@ t7="${TMPDIR:-/tmp}/paralab-lab57-$$.json"
 (cd "$root" && "$bin/lab07" --no-viz --trace "$t7" --epochs 2 >/dev/null 2>&1)
 start "TERM=xterm-256color LANG=C.UTF-8 '$bin/lab07' --step --epochs 2" 120 40
 step_to 4 9
+wait_for "│b6 " >/dev/null # the last bucket's row: the step's backward drawn
 live=$(buckets "$(screen)")
 T send-keys -t t q
 wait_for "EXIT=0" >/dev/null

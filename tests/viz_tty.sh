@@ -80,6 +80,9 @@ start "TERM=xterm-256color LANG=C.UTF-8 '$bin/lab01' --step --trace '$out/lab01.
 check "lab01: the UI comes up at step 1/4" wait_for "lab 01 hello threads | step 1/4"
 T send-keys -t t Space
 check "lab01: space, step 2 (the kernel's result)" wait_for "1000 of 1000 elements correct"
+# a frame may show a step's narration before its last events (the UI draws
+# what has arrived): wait for the count of them, then look at the whole
+wait_for "6 events, 0 collectives" >/dev/null
 s=$(screen)
 check "lab01: the timeline shows the copies and the kernel" bash -c 'grep -q "r0  cmp .*█" <<<"$1" && grep -q " 0  cpy .*▒" <<<"$1"' _ "$s"
 T send-keys -t t q
@@ -342,6 +345,7 @@ check "120x40: lab10, Ctrl-C: exit 130" wait_for "EXIT=130"
 # metrics; q exits 0 and the terminal is restored.
 start "TERM=xterm-256color LANG=C.UTF-8 NO_COLOR=1 '$bin/lab11' --step --epochs 1 --stage 0" 80 24
 check "80x24: lab11 --stage 0 comes up at step 1/7" wait_for "lab 11 zero | step 1/7"
+wait_for "r0 ppggooooo 1,115.3 KiB" >/dev/null # the memory notes drawn
 s=$(screen)
 check "80x24: lab11 --stage 0, the memory pane's formula: plain DP's 16Ψ" has "$s" "ZeRO-0, plain DP: 16Ψ = 16·71,376 B = 1,115.3 KiB"
 check "80x24: lab11 --stage 0, rank 0's bar is full" has "$s" "r0 ppggooooo 1,115.3 KiB"
@@ -350,6 +354,7 @@ check "80x24: lab11 --stage 0, Ctrl-C: exit 130" wait_for "EXIT=130"
 start "TERM=xterm-256color LANG=C.UTF-8 NO_COLOR=1 '$bin/lab11' --step --epochs 1" 80 24
 check "80x24: lab11 comes up at step 1/7" wait_for "lab 11 zero | step 1/7"
 check "80x24: lab11 step 1, what a replica holds" wait_for "[1] What a replica holds: ZeRO-3 (P_os+g+p) on 8 ranks"
+wait_for "r0 pgo░░░░░░░░ 139.4 KiB" >/dev/null
 s=$(screen)
 for pane in "memory per device" timeline topology metrics narration; do
     check "80x24: lab11 pane: $pane" has "$s" "┌ $pane"
