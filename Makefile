@@ -249,6 +249,8 @@ ifeq ($(HAVE_NVCC),1)
 	@echo "== CUDA variant: compile and link (build/cuda)"
 	+@$(CUDAB)
 	@echo "✓ build/cuda compiled and linked (not run: $(if $(HAVE_GPU),run make gpu-check,no GPU here))"
+	@echo "== Lab 04's warp tiles in the PTX for sm_90: 16-byte global and shared accesses, a barrier a step, accumulators in registers"
+	@tests/cuda_ptx.sh $(NVCC)
 	@echo "== CUDA variant with NCCL across processes over MPI: compile and link (build/cuda-mpi)"
 	+@if command -v mpicc >/dev/null; then \
 	    $(SUB) VARIANT=cuda BUILD=build/cuda-mpi MPI=1 CUDA_HOME=$(CUDA_HOME) NVCC=$(NVCC) && \

@@ -81,6 +81,8 @@ fi
 if [ -x "$bin/lab04" ]; then
     out=$("$bin/lab04" --no-viz --size 512 --kernel 3 2>&1)
     check "lab04 --size 512 --kernel 3: too few blocks" grep -qE 'only 16 blocks of 128x128 for [0-9]+ SMs' <<<"$out"
+    out=$("$bin/lab04" --no-viz --size 512 --kernel 4 2>&1)
+    check "lab04 --size 512 --kernel 4 (warp tiles): too few blocks" grep -qE '^\[2\] warp tiles .*only 16 blocks of 128x128 for [0-9]+ SMs' <<<"$out"
     out=$("$bin/lab04" --no-viz --size 512 --kernel 2 2>&1)
     check "lab04 --size 512 --kernel 2: 1024 blocks of 16x16, enough" bash -c '! grep -q "blocks of 16x16 for" <<<"$1"' _ "$out"
     # --size 2048 says at once what it costs on the simulated GPU (read its
@@ -124,7 +126,14 @@ if [[ "$bin" == *sim* ]]; then
 fi
 if [ -n "${out04:-}" ]; then
     check "lab04: the naive kernel moves 4 bytes per FLOP" grep -qE '^\[2\] naive .*: 0\.25 FLOP per byte' <<<"$out04"
-    check "lab04 (exercise TODO): the reference's tiles, not yours" bash -c 'grep -qE "register tiles ran [0-9.]+x as fast as naive, the reference.s tiles \(yours are still TODO\) [0-9.]+x\.$" <<<"$1" && ! grep -q "your tiles" <<<"$1"' _ "$out04"
+    check "lab04 (exercise TODO): the reference's tiles, not yours" bash -c 'grep -qE "register tiles ran [0-9.]+x as fast as naive, warp tiles [0-9.]+x, the reference.s tiles \(yours are still TODO\) [0-9.]+x\.$" <<<"$1" && ! grep -q "your tiles" <<<"$1"' _ "$out04"
+    if [[ "$bin" == *sim* ]]; then
+        # the warp tiles move what the register tiles move: the modeled clock gives them the same time
+        t3=$(grep -oE '^\[4\] register tiles [^:]*: [0-9.]+ us' <<<"$out04" | grep -oE '[0-9.]+ us$')
+        t4=$(grep -oE '^\[5\] warp tiles [^:]*: [0-9.]+ us' <<<"$out04" | grep -oE '[0-9.]+ us$')
+        check "lab04: the warp tiles take the register tiles' modeled time ($t3, $t4)" test -n "$t3" -a "$t3" = "$t4"
+        check "lab04: the warp tiles' step says why" grep -qE "^\[5\] warp tiles .*The register tiles' FLOPs and bytes, so the modeled clock gives it their time: what it saves \(load instructions, a barrier per step, waiting for memory\) only a real GPU shows" <<<"$out04"
+    fi
     check "lab04: no 'most of the GPU waits' on the modeled clock" bash -c '! grep -q "most of the GPU waits" <<<"$1"' _ "$out04"
 fi
 if [ -n "${out07:-}" ]; then

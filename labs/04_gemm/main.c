@@ -1,8 +1,9 @@
 /*
  * Lab 04 — GEMM: C = A·B naive (every operand from global memory), with
- * 16x16 shared-memory tiles (yours), and register-tiled (128x128 tiles, 8x8
- * outputs per thread); each one's arithmetic intensity and its place under
- * the roofline of the device.
+ * 16x16 shared-memory tiles (yours), register-tiled (128x128 tiles, 8x8
+ * outputs per thread), and the same tiles by warps with float4 loads and
+ * double-buffered shared memory; each one's arithmetic intensity and its
+ * place under the roofline of the device.
  *
  * Usage: lab04 [--size N] [--solution] [common options] [--help]
  */
@@ -32,12 +33,13 @@ enum { KEY_SIZE = 300, KEY_KERNEL };
 /* The versions --kernel picks (cuBLAS in the CUDA build) and the narrated
  * steps: the roofline, every version, the lesson. */
 #ifdef PARALAB_CUBLAS
-#define LAB04_KERNELS 4
-#define LAB04_KERNEL_LIST "1 naive, 2 tiled (yours), 3 register tiles, 4 cuBLAS"
+#define LAB04_KERNELS 5
+#define LAB04_KERNEL_LIST "1 naive, 2 tiled (yours), 3 register tiles, 4 warp tiles, 5 cuBLAS"
 #else
-#define LAB04_KERNELS 3
-#define LAB04_KERNEL_LIST "1 naive, 2 tiled (yours), 3 register tiles"
+#define LAB04_KERNELS 4
+#define LAB04_KERNEL_LIST "1 naive, 2 tiled (yours), 3 register tiles, 4 warp tiles"
 #endif
+#define LAB04_OURS 4 /* the versions before cuBLAS */
 #define LAB04_STEPS (LAB04_KERNELS + 2)
 
 typedef struct {
@@ -218,18 +220,21 @@ static int run_steps(pl_rank *r)
     else
         PL_LAB_STEP("C = A.B for %dx%d matrices: %.2f GFLOP on %s (measured).", n, n, flop / 1e9,
                     prop.name);
-    static const char *names[] = {"naive (one thread per element of C)",
-                                  "shared-memory tiles of 16x16 (yours)",
-                                  "register tiles (128x128 per block, 8x8 per thread)"};
-    gemm_fn fns[3] = {lab04_matmul_naive, matmul_tiled, lab04_matmul_registers};
-    double moved[3] = {lab04_bytes_naive(n, n, n), lab04_bytes_tiled(n, n, n, 16),
-                       lab04_bytes_tiled(n, n, n, 128)};
-    double gf[4] = {0, 0, 0, 0}, ais[4] = {0, 0, 0, 0};
+    static const char *names[] = {
+        "naive (one thread per element of C)", "shared-memory tiles of 16x16 (yours)",
+        "register tiles (128x128 per block, 8x8 per thread)",
+        "warp tiles (128x128 per block, 64x32 per warp, 4x4 sub-tiles per lane), float4 loads, "
+        "two shared buffers"};
+    gemm_fn fns[LAB04_OURS] = {lab04_matmul_naive, matmul_tiled, lab04_matmul_registers,
+                               lab04_matmul_warptiles};
+    double moved[LAB04_OURS] = {lab04_bytes_naive(n, n, n), lab04_bytes_tiled(n, n, n, 16),
+                                lab04_bytes_tiled(n, n, n, 128), lab04_bytes_tiled(n, n, n, 128)};
+    double gf[LAB04_OURS + 1] = {0}, ais[LAB04_OURS + 1] = {0};
     /* the roofline's names (cuBLAS in the CUDA build: its bytes are not known, so its point sits
      * at the fewest bytes C = A.B can move, each matrix once: an upper bound on its intensity) */
-    const char *short_names[4] = {"naive", "tiles 16x16 (yours)", "register tiles",
-                                  "cuBLAS (fewest bytes)"};
-    for (int v = 0; v < 3; v++) {
+    const char *short_names[LAB04_OURS + 1] = {"naive", "tiles 16x16 (yours)", "register tiles",
+                                               "warp tiles", "cuBLAS (fewest bytes)"};
+    for (int v = 0; v < LAB04_OURS; v++) {
         /* the naive kernel always runs: its C is the reference */
         int show = !l->kernel || l->kernel == v + 1;
         if (!show && v) continue;
@@ -274,7 +279,7 @@ static int run_steps(pl_rank *r)
             pl_lab_picture(r, &roof_pic);
         /* big tiles, few blocks: a small matrix leaves most SMs idle */
         char few[320] = "";
-        long tile = v == 2 ? 128 : 16, blocks = ((n + tile - 1) / tile) * ((n + tile - 1) / tile);
+        long tile = v >= 2 ? 128 : 16, blocks = ((n + tile - 1) / tile) * ((n + tile - 1) / tile);
         if (v > 0 && blocks < prop.multiProcessorCount)
             snprintf(few, sizeof few,
                      strcmp(pl_clock_name(), "modeled") == 0
@@ -285,23 +290,35 @@ static int run_steps(pl_rank *r)
                            "(try a larger --size)",
                      blocks, pl_s(blocks), tile, tile, prop.multiProcessorCount,
                      (long)prop.multiProcessorCount - blocks);
+        /* the warp tiles: the register tiles' FLOPs and bytes, fewer instructions and waits */
+        char same[240] = "";
+        if (v == 3 && pl_device_caps()->modeled)
+            snprintf(same, sizeof same,
+                     ". The register tiles' FLOPs and bytes, so the modeled clock gives it their "
+                     "time: what it saves (load instructions, a barrier per step, waiting for "
+                     "memory) only a real GPU shows");
+        else if (v == 3 && gf[2] > 0)
+            snprintf(same, sizeof same,
+                     ". The register tiles' FLOPs and bytes in %.2fx their time: fewer load "
+                     "instructions, a barrier per step, loads in flight during the arithmetic",
+                     gflops / gf[2]);
         if (peak > 0)
             PL_LAB_STEP(
                 "%s: %.1f us (%s), %.0f GFLOP/s. It moves %.1f MB: %.*f FLOP per byte, so its "
-                "roof is %.0f GFLOP/s (%s)%s%s%s%s.",
+                "roof is %.0f GFLOP/s (%s)%s%s%s%s%s.",
                 names[v], ms * 1e3, pl_clock_name(), gflops, moved[v] / 1e6, ai < 1 ? 2 : 1, ai,
                 roof, bw * ai < peak ? "memory-bound" : "compute-bound",
                 gflops > 1.05 * roof ? "; above that roof: the L1 and L2 caches served operands "
                                        "the count charges to device memory"
                                      : "",
-                few, wrong ? "; SOME ELEMENTS DIFFER from the naive result" : "", seen);
+                few, wrong ? "; SOME ELEMENTS DIFFER from the naive result" : "", same, seen);
         else
-            PL_LAB_STEP("%s: %.1f us (%s), %.0f GFLOP/s%s%s%s.", names[v], ms * 1e3,
+            PL_LAB_STEP("%s: %.1f us (%s), %.0f GFLOP/s%s%s%s%s.", names[v], ms * 1e3,
                         pl_clock_name(), gflops, few,
-                        wrong ? "; SOME ELEMENTS DIFFER from the naive result" : "", seen);
+                        wrong ? "; SOME ELEMENTS DIFFER from the naive result" : "", same, seen);
     }
 #ifdef PARALAB_CUBLAS
-    if (!l->kernel || l->kernel == 4) {
+    if (!l->kernel || l->kernel == LAB04_OURS + 1) {
         PL_LAB_BEGIN();
         if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) {
             snprintf(r->error, sizeof r->error, "cublasCreate failed");
@@ -316,18 +333,19 @@ static int run_steps(pl_rank *r)
         for (size_t i = 0; i < (size_t)n * n; i++)
             wrong += !(fabs((double)got[i] - ref[i]) <= 1e-6 + 1e-5 * n * 0.25);
         double bar = ms > 0 ? flop / (ms * 1e-3) / 1e9 : 0;
-        gf[3] = bar;
-        ais[3] = flop / (4.0 * 3 * n * n);
-        if (l->kernel &&
-            roofline(&prop, peak, bw, 1, &ais[3], &gf[3], &short_names[3], -1, 4, &roof_pic) == 0)
+        gf[LAB04_OURS] = bar;
+        ais[LAB04_OURS] = flop / (4.0 * 3 * n * n);
+        if (l->kernel && roofline(&prop, peak, bw, 1, &ais[LAB04_OURS], &gf[LAB04_OURS],
+                                  &short_names[LAB04_OURS], -1, LAB04_OURS + 1, &roof_pic) == 0)
             pl_lab_picture(r, &roof_pic);
-        char share[160] = "";
+        char share[200] = "";
         if (bar > 0 && !l->kernel)
             snprintf(share, sizeof share,
-                     " %s reaches %.1f %% of it, the register-tiled kernel %.1f %%.",
+                     " %s reaches %.1f %% of it, the register tiles %.1f %%, the warp tiles "
+                     "%.1f %%.",
                      pl_lab_is_todo(0) ? "The reference's (tiles of 16; yours are still TODO)"
                                        : "Yours (tiles of 16)",
-                     100.0 * gf[1] / bar, 100.0 * gf[2] / bar);
+                     100.0 * gf[1] / bar, 100.0 * gf[2] / bar, 100.0 * gf[3] / bar);
         PL_LAB_STEP("cuBLAS SGEMM, the bar: %.1f us (measured), %.0f GFLOP/s%s.%s", ms * 1e3, bar,
                     wrong ? "; SOME ELEMENTS DIFFER from the naive result" : "", share);
     }
@@ -335,22 +353,35 @@ static int run_steps(pl_rank *r)
     if (!l->kernel) {
         PL_LAB_BEGIN();
         char seen[400] = "";
-        if (roofline(&prop, peak, bw, LAB04_KERNELS, ais, gf, short_names, 1, 1, &roof_pic) == 0) {
+        /* the modeled clock puts the warp tiles on the register tiles' point: one point for both */
+        double pts[LAB04_OURS + 1];
+        const char *pt_names[LAB04_OURS + 1];
+        memcpy(pts, gf, sizeof pts);
+        memcpy(pt_names, short_names, sizeof pt_names);
+        int merged = gf[3] == gf[2] && ais[3] == ais[2];
+        if (merged) {
+            pts[3] = 0; /* not drawn */
+            pt_names[2] = "register and warp tiles";
+        }
+        if (roofline(&prop, peak, bw, LAB04_KERNELS, ais, pts, pt_names, 1, 1, &roof_pic) == 0) {
             pl_lab_picture(r, &roof_pic);
             snprintf(seen, sizeof seen,
                      " The picture: the roofline of the %s, each kernel at the FLOP per byte of "
                      "the FLOPs and bytes it declares (what its algorithm moves: counted, not "
-                     "measured) and the FLOP/s of its %s time, %s highlighted.",
+                     "measured) and the FLOP/s of its %s time, %s highlighted%s.",
                      pl_device_model(&(pl_hw_model){0}) == 0 ? "simulated preset (its datasheet)"
                                                              : "GPU (from its attributes)",
-                     pl_clock_name(), pl_lab_is_todo(0) ? "the reference's tiles" : "yours");
+                     pl_clock_name(), pl_lab_is_todo(0) ? "the reference's tiles" : "yours",
+                     merged ? ", the register and warp tiles one point (3)" : "");
         }
         PL_LAB_STEP(
             "Each tile loaded into shared memory (or registers) is used 16 (or 128) times: the "
             "bytes moved per FLOP drop by that factor, and the kernel climbs the roofline's "
-            "slope towards the compute roof.%s Here: register tiles ran %.1fx as fast as naive, "
-            "%s %.1fx.",
-            seen, gf[0] > 0 ? gf[2] / gf[0] : 0,
+            "slope towards the compute roof. Past that the bytes stay and the instructions go: "
+            "the warp tiles sit at the register tiles' intensity, and come closer to the roof "
+            "only on a GPU that pays for instructions and waits.%s Here: register tiles ran "
+            "%.1fx as fast as naive, warp tiles %.1fx, %s %.1fx.",
+            seen, gf[0] > 0 ? gf[2] / gf[0] : 0, gf[0] > 0 ? gf[3] / gf[0] : 0,
             pl_lab_is_todo(0) ? "the reference's tiles (yours are still TODO)" : "your tiles",
             gf[0] > 0 ? gf[1] / gf[0] : 0);
     }

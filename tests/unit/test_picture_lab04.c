@@ -300,6 +300,121 @@ static void test_tiles_recorded(void)
     pl_kernel_record_free(&rec);
 }
 
+/* Lab 04's warp tiles (lab04_matmul_warptiles) recorded for one block of
+ * C = A.B with A M x K, B K x N (small integers: C exact, checked): how
+ * many loads of A and B fell in each barrier round, how many rounds the
+ * block had, and whether every byte of A and B was loaded exactly once and
+ * every byte of C stored exactly once (nothing else of them touched).
+ *
+ * The emulator logs a float4 whose members the kernel then uses one by
+ * one as four 4-byte accesses (GCC splits the copy before the accesses are
+ * instrumented): the counts below are in floats. That the GPU build's
+ * loads are 16 bytes wide, tests/cuda_ptx.sh checks in its PTX. */
+typedef struct {
+    size_t loads_in_round[8]; /* floats of A and B */
+    unsigned rounds;          /* the highest round seen, plus one */
+    int once[3];              /* A and B loaded, C stored: every byte exactly once */
+} wt_seen;
+
+static void record_warptiles(int M, int N, int K, wt_seen *w)
+{
+    size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N;
+    float *A = malloc(na * sizeof *A), *B = malloc(nb * sizeof *B), *C = malloc(nc * sizeof *C);
+    size_t len[3] = {na * sizeof *A, nb * sizeof *B, nc * sizeof *C};
+    unsigned char *hit[3] = {calloc(len[0], 1), calloc(len[1], 1), calloc(len[2], 1)};
+    float *dA = NULL, *dB = NULL, *dC = NULL;
+    CU_ASSERT_FATAL(A && B && C && hit[0] && hit[1] && hit[2]);
+    memset(w, 0, sizeof *w);
+    for (size_t i = 0; i < na; i++) A[i] = (float)(i % 7) - 3;
+    for (size_t i = 0; i < nb; i++) B[i] = (float)(i % 5) - 2;
+    CU_ASSERT_EQUAL_FATAL(cudaMalloc((void **)&dA, len[0]), cudaSuccess);
+    CU_ASSERT_EQUAL_FATAL(cudaMalloc((void **)&dB, len[1]), cudaSuccess);
+    CU_ASSERT_EQUAL_FATAL(cudaMalloc((void **)&dC, len[2]), cudaSuccess);
+    CU_ASSERT_EQUAL(cudaMemcpy(dA, A, len[0], cudaMemcpyHostToDevice), cudaSuccess);
+    CU_ASSERT_EQUAL(cudaMemcpy(dB, B, len[1], cudaMemcpyHostToDevice), cudaSuccess);
+    pl_record_config c = {
+        .max_accesses = 1 << 18, .nranges = 3, .block_first = 0, .block_count = 1};
+    void *lo[3] = {dA, dB, dC};
+    for (int i = 0; i < 3; i++) {
+        c.range[i].lo = lo[i];
+        c.range[i].len = len[i];
+    }
+    pl_kernel_record rec;
+    CU_ASSERT_EQUAL_FATAL(pl_device_record_begin(&c), 0);
+    CU_ASSERT_EQUAL(lab04_matmul_warptiles(dC, dA, dB, M, N, K), cudaSuccess);
+    CU_ASSERT_EQUAL(cudaDeviceSynchronize(), cudaSuccess);
+    CU_ASSERT_EQUAL_FATAL(pl_device_record_end(&rec), 0);
+    CU_ASSERT_STRING_EQUAL(rec.kernel, "matmul_warptiles");
+    CU_ASSERT_EQUAL(rec.block[0], 256);
+    CU_ASSERT_EQUAL(rec.truncated, 0);
+    for (int r = 0; r < 3; r++) w->once[r] = 1;
+    for (size_t i = 0; i < rec.naccess; i++) {
+        const pl_record_access *a = &rec.access[i];
+        if (a->space == PL_RECORD_SHARED) continue;
+        int r = a->space - 1;
+        if (a->round + 1 > w->rounds) w->rounds = a->round + 1;
+        if (a->store != (r == 2)) w->once[r] = 0; /* a store to A or B, a load of C */
+        if (r < 2 && a->round < 8) w->loads_in_round[a->round] += a->size / 4;
+        for (unsigned b = 0; b < a->size; b++)
+            if (a->offset + b >= len[r] || hit[r][a->offset + b]++) w->once[r] = 0;
+    }
+    for (int r = 0; r < 3; r++)
+        for (size_t b = 0; b < len[r]; b++)
+            if (hit[r][b] != 1) w->once[r] = 0;
+    pl_kernel_record_free(&rec);
+    CU_ASSERT_EQUAL(cudaMemcpy(C, dC, len[2], cudaMemcpyDeviceToHost), cudaSuccess);
+    long wrong = 0;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double want = 0;
+            for (int k = 0; k < K; k++) want += (double)A[(size_t)i * K + k] * B[(size_t)k * N + j];
+            wrong += C[(size_t)i * N + j] != (float)want;
+        }
+    CU_ASSERT_EQUAL(wrong, 0);
+    cudaFree(dA);
+    cudaFree(dB);
+    cudaFree(dC);
+    free(A);
+    free(B);
+    free(C);
+    for (int r = 0; r < 3; r++) free(hit[r]);
+}
+
+static void test_warptiles_recorded(void)
+{
+    wt_seen w;
+    /* 64^3, one block, steps of 16 along K: the first slice (16 columns of
+     * A, 16 rows of B: 2048 floats) is loaded in round 0, before the first
+     * barrier; in round t (t = 1..3) slice t, fetched while slice t-1 is
+     * multiplied; nothing in round 4, the last slice's multiply; C written
+     * after the last of the 5 barriers (one before the loop, one a step:
+     * the register tiles need two), in round 5. */
+    record_warptiles(64, 64, 64, &w);
+    for (int r = 0; r < 3; r++) CU_ASSERT_EQUAL(w.once[r], 1);
+    for (int r = 0; r < 8; r++) CU_ASSERT_EQUAL(w.loads_in_round[r], r < 4 ? 2048 : 0);
+    CU_ASSERT_EQUAL(w.rounds, 6);
+
+    /* 17^3 (rows not 16-byte aligned: one float at a time): two steps, of
+     * 16 and of 1; zeros past the edges, never loaded */
+    record_warptiles(17, 17, 17, &w);
+    for (int r = 0; r < 3; r++) CU_ASSERT_EQUAL(w.once[r], 1);
+    CU_ASSERT_EQUAL(w.loads_in_round[0], 2 * 17 * 16);
+    CU_ASSERT_EQUAL(w.loads_in_round[1], 2 * 17 * 1);
+    CU_ASSERT_EQUAL(w.loads_in_round[2], 0);
+    CU_ASSERT_EQUAL(w.rounds, 4);
+
+    /* M = 100, N = 64, K = 36: float4 rows, cut by the edges: the last
+     * step's slice is 4 columns of A and 4 rows of B, rows 100-127 of the
+     * block's tile load nothing */
+    record_warptiles(100, 64, 36, &w);
+    for (int r = 0; r < 3; r++) CU_ASSERT_EQUAL(w.once[r], 1);
+    CU_ASSERT_EQUAL(w.loads_in_round[0], (100 + 64) * 16);
+    CU_ASSERT_EQUAL(w.loads_in_round[1], (100 + 64) * 16);
+    CU_ASSERT_EQUAL(w.loads_in_round[2], (100 + 64) * 4);
+    CU_ASSERT_EQUAL(w.loads_in_round[3], 0);
+    CU_ASSERT_EQUAL(w.rounds, 5);
+}
+
 /* A tiles picture of M x N x K, tiles of T, for the block at (tr, tc),
  * made by the builder from the hand-made record. */
 static void tiles_picture(int M, int N, int K, int T, int tr, int tc, pl_picture *p)
@@ -883,6 +998,9 @@ int register_picture_lab04_suite(void)
         {"the tiles along K of a 64^3 GEMM's block", test_tiles_builder},
         {"tiles cut by the edges; one matrix a round; refusals", test_tiles_edges},
         {"the tiles of Lab 04's tiled kernel, recorded", test_tiles_recorded},
+        {"Lab 04's warp tiles, recorded: each element once, the next slice during the "
+         "multiply, a barrier a step",
+         test_warptiles_recorded},
         {"the tiles drawn step by step, UTF-8 and ASCII", test_tiles_render},
         {"512^3 folded: 2x2 tiles a cell at 120 columns, 4x4 at 80x24", test_tiles_folded},
         {"the roofline's picture", test_roofline_builder},
