@@ -23,6 +23,10 @@ int bench_train(int repeat);
 int bench_viz(int repeat);
 /* paralab-bench labs: each lab's default run timed (labs_bench.c) */
 int bench_labs(void);
+/* The goal of Lab 04's warp tiles against cuBLAS at 4096^3, from the lab04 beside this program:
+ * measured in the CUDA build (paralab-bench gpu), "not measured" in the simulated one
+ * (labs_bench.c); 0 when it could say. */
+int bench_gemm_goal(void);
 /* paralab-bench dp: Lab 07's step against the alpha-beta model (build/sim). */
 int bench_dp(int repeat);
 /* paralab-bench tp: the block model's step on t = 1, 2, 4, 8 TP ranks (build/sim). */

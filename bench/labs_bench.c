@@ -63,6 +63,53 @@ static int run_lab(const char *path, double *wall, double *cpu)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+#ifdef PARALAB_CUDA
+/* The GFLOP/s of the one version `lab04 --no-viz --solution --size N --kernel K` ran: its step
+ * says "... (measured), X GFLOP/s". 0 when it did not run or said no such thing. */
+static double lab04_gflops(const char *dir, int n, int kernel)
+{
+    char cmd[PATH_MAX + 128], line[4096];
+    snprintf(cmd, sizeof cmd, "'%slab04' --no-viz --solution --size %d --kernel %d 2>&1", dir, n,
+             kernel);
+    FILE *f = popen(cmd, "r");
+    if (!f) return 0;
+    double got = 0;
+    while (fgets(line, sizeof line, f)) {
+        const char *m = strstr(line, " (measured), ");
+        if (m && line[0] == '[' && strstr(m, " GFLOP/s")) got = strtod(m + 13, NULL);
+    }
+    return pclose(f) == 0 ? got : 0;
+}
+#endif
+
+#define GEMM_GOAL "goal (Lab 04's warp tiles at least 80 %% of cuBLAS SGEMM at 4096^3, on a GPU): "
+
+int bench_gemm_goal(void)
+{
+#ifdef PARALAB_CUDA
+    char dir[PATH_MAX];
+    if (own_dir(dir, sizeof dir)) return 1;
+    printf("\nLab 04 at 4096^3 (lab04 --no-viz --solution --size 4096 --kernel 4, then 5: the warp "
+           "tiles, then cuBLAS, each the mean of 5 timed runs after one untimed)\n");
+    fflush(stdout);
+    double warp = lab04_gflops(dir, 4096, 4), blas = lab04_gflops(dir, 4096, 5);
+    if (warp > 0 && blas > 0) {
+        printf("  warp tiles %.0f GFLOP/s, cuBLAS SGEMM %.0f GFLOP/s\n", warp, blas);
+        printf(GEMM_GOAL "%.1f %%: %s\n", 100 * warp / blas,
+               warp >= 0.8 * blas ? "met" : "not met");
+        return 0;
+    }
+    printf(GEMM_GOAL "not measured (lab04 --kernel 4 or 5 did not run: run it to see why)\n");
+    return 1;
+#else
+    printf(GEMM_GOAL
+           "not measured: the simulated build has neither a GPU nor cuBLAS (its modeled "
+           "clock gives the warp tiles the register tiles' time); make gpu-bench on a GPU "
+           "measures it\n");
+    return 0;
+#endif
+}
+
 int bench_labs(void)
 {
     char dir[PATH_MAX];
@@ -109,5 +156,6 @@ int bench_labs(void)
            !all         ? "not measured for every lab"
            : worst < 60 ? "met"
                         : "not met");
+    bench_gemm_goal();
     return measured ? 0 : 1;
 }
