@@ -6,7 +6,9 @@
 # its multiply-adds is 16 bytes (ld.shared.v4.f32, no ld.shared.f32), it
 # has two barriers (bar.sync: one before the loop, one a step: double
 # buffering), and its 8x8 accumulators live in registers (no .local
-# memory). The emulator cannot show this: it logs a float4 whose members
+# memory); and from ptxas (-Xptxas -v, the machine code for sm_90): at most
+# 128 registers a thread (__launch_bounds__(256, 2): two blocks of 256 an
+# SM) and no spills to local memory. The emulator cannot show this: it logs a float4 whose members
 # are used one by one as four 4-byte accesses (tests/unit/test_picture_lab04.c).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,5 +38,13 @@ check "every shared read 16 bytes (ld.shared.v4.f32: $(count 'ld\.shared\.v4\.f3
     test "$(count 'ld\.shared\.v4\.f32')" -gt 0 -a "$(count 'ld\.shared\.f32')" -eq 0
 check "two barriers in its code, one before the loop and one in it (bar.sync: $(count 'bar\.sync'))" test "$(count 'bar\.sync')" -eq 2
 check "the accumulators in registers (no .local memory)" bash -c '! grep -q "\.local" <<<"$1"' _ "$body"
+# ptxas's report: "Used N registers" and "N bytes spill stores, N bytes spill loads"
+info=$("$nvcc" -std=c++17 -O2 -arch=sm_90 -I"$root/core/include" -I"$root/core/simt/include" \
+    -I"$root/labs" -cubin -Xptxas -v "$root/labs/04_gemm/lab04_kernels.cu" -o /dev/null 2>&1 |
+    awk '/Compiling entry function .*matmul_warptiles/ {on = 1; next} on && /Compiling entry/ {exit} on')
+regs=$(grep -oE 'Used [0-9]+ registers' <<<"$info" | grep -oE '[0-9]+')
+spills=$(grep -oE '[0-9]+ bytes spill stores, [0-9]+ bytes spill loads' <<<"$info")
+check "ptxas: at most 128 registers a thread (${regs:-none reported})" test -n "$regs" -a "${regs:-999}" -le 128
+check "ptxas: no spills (${spills:-none reported})" test "$spills" = "0 bytes spill stores, 0 bytes spill loads"
 echo "cuda_ptx: $fails failed"
 [ "$fails" -eq 0 ]

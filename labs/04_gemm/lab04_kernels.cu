@@ -135,12 +135,25 @@ int lab04_matmul_registers(float *C, const float *A, const float *B, int M, int 
 #define WT_WM 64 /* a warp's tile: 64 rows x 32 columns */
 #define WT_WN 32
 
+/* A float4 access must be 16-byte aligned: a GPU stops the kernel at one
+ * that is not (cudaErrorMisalignedAddress). The emulator runs it as any
+ * access (this CPU allows it) and does not check, so in the simulated build
+ * the kernel checks it itself: a device assert, naming this line. */
+#ifdef __CUDACC__
+#define WT_ALIGNED16(p) ((void)0)
+#else
+#define WT_ALIGNED16(p) assert(((size_t)(p)&15) == 0)
+#endif
+
 /* p[0..3] of a row of which `valid` (at most 4, may be 0 or less) exist:
  * one 16-byte load when all four exist and `vec` (p is 16-byte aligned),
  * else one load each, zeros past the edge. */
 static __device__ float4 wt_load4(const float *p, int valid, int vec)
 {
-    if (vec && valid >= 4) return *(const float4 *)p;
+    if (vec && valid >= 4) {
+        WT_ALIGNED16(p);
+        return *(const float4 *)p;
+    }
     float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     if (valid > 0) v.x = p[0];
     if (valid > 1) v.y = p[1];
@@ -237,10 +250,11 @@ static __global__ void __launch_bounds__(256, 2)
         int r = row0 + wm0 + 32 * i + 4 * lr + p, c = col0 + wn0 + 16 * j + 4 * lc;
         if (r >= M) continue;
         float *out = &C[r * N + c];
-        if (vec_c && c + 3 < N)
+        if (vec_c && c + 3 < N) {
+            WT_ALIGNED16(out);
             *(float4 *)out =
                 make_float4(acc[i][j][p][0], acc[i][j][p][1], acc[i][j][p][2], acc[i][j][p][3]);
-        else
+        } else
             SIMT_UNROLL for (int q = 0; q < 4; q++) if (c + q < N) out[q] = acc[i][j][p][q];
     }
 }

@@ -37,7 +37,8 @@ enum { KEY_SIZE = 300, KEY_KERNEL };
 #define LAB04_KERNEL_LIST "1 naive, 2 tiled (yours), 3 register tiles, 4 warp tiles, 5 cuBLAS"
 #else
 #define LAB04_KERNELS 4
-#define LAB04_KERNEL_LIST "1 naive, 2 tiled (yours), 3 register tiles, 4 warp tiles"
+#define LAB04_KERNEL_LIST                                                                          \
+    "1 naive, 2 tiled (yours), 3 register tiles, 4 warp tiles; 5, cuBLAS, needs the CUDA build"
 #endif
 #define LAB04_OURS 4 /* the versions before cuBLAS */
 #define LAB04_STEPS (LAB04_KERNELS + 2)
@@ -299,7 +300,7 @@ static int run_steps(pl_rank *r)
                      "memory) only a real GPU shows");
         else if (v == 3 && gf[2] > 0)
             snprintf(same, sizeof same,
-                     ". The register tiles' FLOPs and bytes in %.2fx their time: fewer load "
+                     ". The register tiles' FLOPs and bytes at %.2fx their speed: fewer load "
                      "instructions, a barrier per step, loads in flight during the arithmetic",
                      gflops / gf[2]);
         if (peak > 0)
@@ -426,7 +427,8 @@ int main(int argc, char **argv)
     };
     static const pl_lab_def me = {
         .program = "lab04",
-        .summary = "Lab 04, GEMM: naive, shared-memory tiles, register tiles, and the roofline.",
+        .summary = "Lab 04, GEMM: naive, shared-memory tiles, register tiles, warp tiles, and the "
+                   "roofline.",
         .exercise = "labs/04_gemm/exercise.cu",
         .title = "lab 04 gemm",
         .options = options,

@@ -301,10 +301,13 @@ static void test_tiles_recorded(void)
 }
 
 /* Lab 04's warp tiles (lab04_matmul_warptiles) recorded for one block of
- * C = A.B with A M x K, B K x N (small integers: C exact, checked): how
- * many loads of A and B fell in each barrier round, how many rounds the
- * block had, and whether every byte of A and B was loaded exactly once and
- * every byte of C stored exactly once (nothing else of them touched).
+ * C = A.B with A M x K, B K x N (small integers: C exact, checked), each
+ * matrix `off` floats past a 16-byte boundary (0, or 1: no float4 then):
+ * how many loads of A and B fell in each barrier round, how many rounds
+ * the block had, whether every byte of A and B was loaded exactly once and
+ * every byte of C stored exactly once (nothing else of them touched), and
+ * whether thread 0 fetched the next slice before it read the shared
+ * buffers in round 1 (the loads in flight during the multiply-adds).
  *
  * The emulator logs a float4 whose members the kernel then uses one by
  * one as four 4-byte accesses (GCC splits the copy before the accesses are
@@ -314,26 +317,30 @@ typedef struct {
     size_t loads_in_round[8]; /* floats of A and B */
     unsigned rounds;          /* the highest round seen, plus one */
     int once[3];              /* A and B loaded, C stored: every byte exactly once */
+    int fetch_first;          /* thread 0, round 1: a load of A or B before any shared read */
 } wt_seen;
 
-static void record_warptiles(int M, int N, int K, wt_seen *w)
+static void record_warptiles(int M, int N, int K, int off, wt_seen *w)
 {
     size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N;
     float *A = malloc(na * sizeof *A), *B = malloc(nb * sizeof *B), *C = malloc(nc * sizeof *C);
     size_t len[3] = {na * sizeof *A, nb * sizeof *B, nc * sizeof *C};
     unsigned char *hit[3] = {calloc(len[0], 1), calloc(len[1], 1), calloc(len[2], 1)};
-    float *dA = NULL, *dB = NULL, *dC = NULL;
+    float *bA = NULL, *bB = NULL, *bC = NULL, *dA, *dB, *dC;
     CU_ASSERT_FATAL(A && B && C && hit[0] && hit[1] && hit[2]);
     memset(w, 0, sizeof *w);
     for (size_t i = 0; i < na; i++) A[i] = (float)(i % 7) - 3;
     for (size_t i = 0; i < nb; i++) B[i] = (float)(i % 5) - 2;
-    CU_ASSERT_EQUAL_FATAL(cudaMalloc((void **)&dA, len[0]), cudaSuccess);
-    CU_ASSERT_EQUAL_FATAL(cudaMalloc((void **)&dB, len[1]), cudaSuccess);
-    CU_ASSERT_EQUAL_FATAL(cudaMalloc((void **)&dC, len[2]), cudaSuccess);
+    CU_ASSERT_EQUAL_FATAL(cudaMalloc((void **)&bA, len[0] + 16), cudaSuccess);
+    CU_ASSERT_EQUAL_FATAL(cudaMalloc((void **)&bB, len[1] + 16), cudaSuccess);
+    CU_ASSERT_EQUAL_FATAL(cudaMalloc((void **)&bC, len[2] + 16), cudaSuccess);
+    dA = bA + off;
+    dB = bB + off;
+    dC = bC + off;
     CU_ASSERT_EQUAL(cudaMemcpy(dA, A, len[0], cudaMemcpyHostToDevice), cudaSuccess);
     CU_ASSERT_EQUAL(cudaMemcpy(dB, B, len[1], cudaMemcpyHostToDevice), cudaSuccess);
     pl_record_config c = {
-        .max_accesses = 1 << 18, .nranges = 3, .block_first = 0, .block_count = 1};
+        .max_accesses = 1 << 20, .shared = 1, .nranges = 3, .block_first = 0, .block_count = 1};
     void *lo[3] = {dA, dB, dC};
     for (int i = 0; i < 3; i++) {
         c.range[i].lo = lo[i];
@@ -348,8 +355,11 @@ static void record_warptiles(int M, int N, int K, wt_seen *w)
     CU_ASSERT_EQUAL(rec.block[0], 256);
     CU_ASSERT_EQUAL(rec.truncated, 0);
     for (int r = 0; r < 3; r++) w->once[r] = 1;
+    int seen0 = 0; /* thread 0's first access in round 1: 1 global, 2 shared */
     for (size_t i = 0; i < rec.naccess; i++) {
         const pl_record_access *a = &rec.access[i];
+        if (a->thread == 0 && a->round == 1 && !a->store && !seen0)
+            seen0 = a->space == PL_RECORD_SHARED ? 2 : 1;
         if (a->space == PL_RECORD_SHARED) continue;
         int r = a->space - 1;
         if (a->round + 1 > w->rounds) w->rounds = a->round + 1;
@@ -361,6 +371,7 @@ static void record_warptiles(int M, int N, int K, wt_seen *w)
     for (int r = 0; r < 3; r++)
         for (size_t b = 0; b < len[r]; b++)
             if (hit[r][b] != 1) w->once[r] = 0;
+    w->fetch_first = seen0 == 1;
     pl_kernel_record_free(&rec);
     CU_ASSERT_EQUAL(cudaMemcpy(C, dC, len[2], cudaMemcpyDeviceToHost), cudaSuccess);
     long wrong = 0;
@@ -371,9 +382,9 @@ static void record_warptiles(int M, int N, int K, wt_seen *w)
             wrong += C[(size_t)i * N + j] != (float)want;
         }
     CU_ASSERT_EQUAL(wrong, 0);
-    cudaFree(dA);
-    cudaFree(dB);
-    cudaFree(dC);
+    cudaFree(bA);
+    cudaFree(bB);
+    cudaFree(bC);
     free(A);
     free(B);
     free(C);
@@ -389,14 +400,23 @@ static void test_warptiles_recorded(void)
      * multiplied; nothing in round 4, the last slice's multiply; C written
      * after the last of the 5 barriers (one before the loop, one a step:
      * the register tiles need two), in round 5. */
-    record_warptiles(64, 64, 64, &w);
+    record_warptiles(64, 64, 64, 0, &w);
+    for (int r = 0; r < 3; r++) CU_ASSERT_EQUAL(w.once[r], 1);
+    for (int r = 0; r < 8; r++) CU_ASSERT_EQUAL(w.loads_in_round[r], r < 4 ? 2048 : 0);
+    CU_ASSERT_EQUAL(w.rounds, 6);
+    CU_ASSERT_EQUAL(w.fetch_first, 1);
+
+    /* the same with A, B and C a float past a 16-byte boundary: rows of 64
+     * floats, but no float4 may be used (the kernel's device assert stops
+     * a misaligned one: the launch would fail); the same result */
+    record_warptiles(64, 64, 64, 1, &w);
     for (int r = 0; r < 3; r++) CU_ASSERT_EQUAL(w.once[r], 1);
     for (int r = 0; r < 8; r++) CU_ASSERT_EQUAL(w.loads_in_round[r], r < 4 ? 2048 : 0);
     CU_ASSERT_EQUAL(w.rounds, 6);
 
     /* 17^3 (rows not 16-byte aligned: one float at a time): two steps, of
      * 16 and of 1; zeros past the edges, never loaded */
-    record_warptiles(17, 17, 17, &w);
+    record_warptiles(17, 17, 17, 0, &w);
     for (int r = 0; r < 3; r++) CU_ASSERT_EQUAL(w.once[r], 1);
     CU_ASSERT_EQUAL(w.loads_in_round[0], 2 * 17 * 16);
     CU_ASSERT_EQUAL(w.loads_in_round[1], 2 * 17 * 1);
@@ -406,7 +426,7 @@ static void test_warptiles_recorded(void)
     /* M = 100, N = 64, K = 36: float4 rows, cut by the edges: the last
      * step's slice is 4 columns of A and 4 rows of B, rows 100-127 of the
      * block's tile load nothing */
-    record_warptiles(100, 64, 36, &w);
+    record_warptiles(100, 64, 36, 0, &w);
     for (int r = 0; r < 3; r++) CU_ASSERT_EQUAL(w.once[r], 1);
     CU_ASSERT_EQUAL(w.loads_in_round[0], (100 + 64) * 16);
     CU_ASSERT_EQUAL(w.loads_in_round[1], (100 + 64) * 16);
@@ -998,8 +1018,8 @@ int register_picture_lab04_suite(void)
         {"the tiles along K of a 64^3 GEMM's block", test_tiles_builder},
         {"tiles cut by the edges; one matrix a round; refusals", test_tiles_edges},
         {"the tiles of Lab 04's tiled kernel, recorded", test_tiles_recorded},
-        {"Lab 04's warp tiles, recorded: each element once, the next slice during the "
-         "multiply, a barrier a step",
+        {"Lab 04's warp tiles, recorded: each element once, the next slice fetched before the "
+         "multiply, a barrier a step, unaligned pointers",
          test_warptiles_recorded},
         {"the tiles drawn step by step, UTF-8 and ASCII", test_tiles_render},
         {"512^3 folded: 2x2 tiles a cell at 120 columns, 4x4 at 80x24", test_tiles_folded},
