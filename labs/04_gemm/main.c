@@ -379,7 +379,7 @@ static int run_steps(pl_rank *r)
             "Each tile loaded into shared memory (or registers) is used 16 (or 128) times: the "
             "bytes moved per FLOP drop by that factor, and the kernel climbs the roofline's "
             "slope towards the compute roof. Past that the bytes stay and the instructions go: "
-            "the warp tiles sit at the register tiles' intensity, and come closer to the roof "
+            "the warp tiles sit at the register tiles' intensity, and can come closer to the roof "
             "only on a GPU that pays for instructions and waits.%s Here: register tiles ran "
             "%.1fx as fast as naive, warp tiles %.1fx, %s %.1fx.",
             seen, gf[0] > 0 ? gf[2] / gf[0] : 0, gf[0] > 0 ? gf[3] / gf[0] : 0,
