@@ -435,7 +435,7 @@ static __attribute__((noinline)) void host_exit(executor *x)
     f->state = T_EXITED;
     x->alive--;
     if (!CTX_SAVE(x->aux_back)) {
-        fiber *g = DIRECT_SWITCH ? next_runnable(x) : NULL;
+        fiber *g = DIRECT_SWITCH ? next_runnable(x, f) : NULL;
         if (g) {
             x->cur = g;
             simt_threadIdx = g->idx;

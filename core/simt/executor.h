@@ -268,9 +268,28 @@ unsigned long simt_stacks_guards(unsigned long *limit);
 
 /* ---- the context switch between fibers (emu.c, sync.c) ------------------ */
 
-/* The next runnable thread of this round after the one running now. */
-static inline __attribute__((always_inline)) fiber *next_runnable(executor *x)
+/* The next runnable thread of this round after f, the one running now (at
+ * position x->pos of the order). In the forward order (the default) the
+ * order is the identity, so the next candidates are f + 1, f + 2, ...:
+ * found from f, which the caller holds in a register, not from x->pos and
+ * order[] in memory. Two loads fewer on the chain from one fiber's switch
+ * to the next one's first instruction (the next fiber's stack pointer comes
+ * from its address). x->pos is kept up to date all the same. */
+static inline __attribute__((always_inline)) fiber *next_runnable(executor *x, fiber *f)
 {
+    if (simt_schedule_kind == 0) {
+        /* x->pos past the end: no hand-over (run_block probing thread 0
+         * alone); a branch, predicted, not a load the next address waits for */
+        if (x->pos >= x->nthreads) return NULL;
+        fiber *end = x->fibers + x->nthreads;
+        for (fiber *g = f + 1; g < end; g++)
+            if (g->state == T_RUNNABLE) {
+                x->pos = (unsigned)(g - x->fibers);
+                return g;
+            }
+        x->pos = x->nthreads;
+        return NULL;
+    }
     while (++x->pos < x->nthreads) {
         fiber *g = &x->fibers[x->order[x->pos]];
         if (g->state == T_RUNNABLE) return g;
@@ -292,7 +311,7 @@ static inline __attribute__((always_inline)) fiber *next_runnable(executor *x)
 #define FIBER_YIELD(x, f)                                                                          \
     do {                                                                                           \
         if (!CTX_SAVE((f)->ctx)) {                                                                 \
-            fiber *g_ = DIRECT_SWITCH && !(x)->priming ? next_runnable(x) : NULL;                  \
+            fiber *g_ = DIRECT_SWITCH && !(x)->priming ? next_runnable(x, f) : NULL;               \
             if (g_) {                                                                              \
                 (x)->cur = g_;                                                                     \
                 simt_threadIdx = g_->idx;                                                          \

@@ -209,16 +209,23 @@ static __attribute__((noinline, cold)) fiber *to_fibers(executor *x, const char 
     return f;
 }
 
-static inline __attribute__((always_inline)) fiber *arrive(const char *what, const char *file,
-                                                           int line)
+/* What a thread waits at, for messages: wop, or -1 for __syncthreads() (named only when a
+ * message is written, not at every call). */
+static const char *waits_at(int wop) { return wop < 0 ? "__syncthreads()" : wop_name(wop); }
+
+static __attribute__((noinline, cold, noreturn)) void outside_kernel(int wop, const char *file,
+                                                                     int line)
+{
+    fprintf(stderr, "simt: %s called outside a kernel (%s:%d)\n", waits_at(wop), file, line);
+    abort();
+}
+
+static inline __attribute__((always_inline)) fiber *arrive(int wop, const char *file, int line)
 {
     executor *x = simt_X;
-    if (!x || !x->cur) {
-        fprintf(stderr, "simt: %s called outside a kernel (%s:%d)\n", what, file, line);
-        abort();
-    }
+    if (__builtin_expect(!x || !x->cur, 0)) outside_kernel(wop, file, line);
     /* thread 0 reached no barrier, so this thread runs as a plain call: fibers from here */
-    fiber *f = __builtin_expect(x->plain, 0) ? to_fibers(x, what, file, line) : x->cur;
+    fiber *f = __builtin_expect(x->plain, 0) ? to_fibers(x, waits_at(wop), file, line) : x->cur;
     x->synced = 1;
     f->file = file;
     f->line = line;
@@ -227,7 +234,7 @@ static inline __attribute__((always_inline)) fiber *arrive(const char *what, con
 
 void simt_syncthreads(const char *file, int line)
 {
-    fiber *f = arrive("__syncthreads()", file, line);
+    fiber *f = arrive(-1, file, line);
     executor *x = simt_X;
     f->state = T_BARRIER;
 #ifdef SIMT_TSAN
@@ -244,7 +251,7 @@ void simt_syncthreads(const char *file, int line)
 static inline __attribute__((always_inline)) fiber *
 warp_arrive(int wop, unsigned mask, uint64_t v, int arg, int width, const char *file, int line)
 {
-    fiber *f = arrive(wop_name(wop), file, line);
+    fiber *f = arrive(wop, file, line);
     if (!(mask >> FIBER_LANE(f) & 1u))
         simt_fault(cudaErrorLaunchFailure, f,
                    "%s at %s:%d: the mask 0x%08x does not include the calling lane %u",
