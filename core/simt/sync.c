@@ -92,6 +92,46 @@ static void complete_warp_op(executor *x, fiber *w0, unsigned count, unsigned ma
     if (__builtin_expect(x->track, 0)) simt_races_warp_sync(x, w0->linear, mask);
 }
 
+/* The common case of a warp operation: all 32 lanes of a full warp at the
+ * same shuffle with the full mask, the same offset and width; completed in
+ * one pass (the general path below checks lane by lane against the mask and
+ * decides the same). 0 when the warp is not that case. Not while the block
+ * is logged or race-checked: those go through complete_warp_op. */
+static int uniform_shuffle(fiber *w0)
+{
+    const int wop = w0->wop, arg = w0->warg, width = w0->wwidth;
+    if (w0->wmask != 0xffffffffu || wop < SIMT_WOP_SHFL || wop > SIMT_WOP_SHFL_XOR) return 0;
+    int same = 1;
+    for (unsigned l = 0; l < 32; l++) {
+        const fiber *g = &w0[l];
+        same &= g->state == T_WARP && g->wop == wop && g->wmask == 0xffffffffu && g->warg == arg &&
+                g->wwidth == width;
+    }
+    if (!same || width < 1 || width > 32 || (width & (width - 1))) return 0;
+    const unsigned w = (unsigned)width, a = (unsigned)arg;
+    for (unsigned l = 0; l < 32; l++) {
+        unsigned seg = l & ~(w - 1), src;
+        switch (wop) {
+        case SIMT_WOP_SHFL:
+            src = seg + (a & (w - 1));
+            break;
+        case SIMT_WOP_SHFL_UP:
+            src = a > l - seg ? l : l - a;
+            break;
+        case SIMT_WOP_SHFL_DOWN:
+            src = l + a >= seg + w ? l : l + a;
+            break;
+        default: /* SIMT_WOP_SHFL_XOR */
+            src = l ^ a;
+            if (src >= seg + w) src = l;
+            break;
+        }
+        w0[l].wres = w0[src].wval;
+    }
+    for (unsigned l = 0; l < 32; l++) w0[l].state = T_RUNNABLE;
+    return 1;
+}
+
 /* Releases what can be released once every runnable thread has run: warp
  * operations whose lanes have all arrived, else the block barrier. Faults
  * on what can never complete. Returns the number of threads released. */
@@ -113,9 +153,14 @@ unsigned simt_resolve(executor *x)
         TSAN_NEXT_BARRIER(x);
         return n;
     }
+    const int plain_warps = !x->rec_log && !x->track;
     for (unsigned base = 0; base < n; base += 32) {
         unsigned count = n - base < 32 ? n - base : 32;
         fiber *w0 = &F[base];
+        if (plain_warps && count == 32 && w0->state == T_WARP && uniform_shuffle(w0)) {
+            released += 32;
+            continue;
+        }
         for (unsigned l = 0; l < count; l++) {
             fiber *f = &w0[l];
             if (f->state != T_WARP) continue;
