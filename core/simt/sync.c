@@ -31,6 +31,36 @@ static const char *wop_name(int wop)
     return wop >= 0 && wop < (int)(sizeof names / sizeof *names) ? names[wop] : "?";
 }
 
+/* The lane whose value lane l reads in a shuffle of kind wop (SIMT_WOP_SHFL
+ * .. _XOR, any other: l itself) with argument arg and width w; *outside: the
+ * source lies outside l's segment of w lanes, so l keeps its own value. */
+static inline unsigned shfl_source(int wop, unsigned l, unsigned arg, unsigned w, int *outside)
+{
+    unsigned seg = l & ~(w - 1), src = l;
+    *outside = 0;
+    switch (wop) {
+    case SIMT_WOP_SHFL:
+        src = seg + (arg & (w - 1));
+        break;
+    case SIMT_WOP_SHFL_UP:
+        *outside = arg > l - seg;
+        src = *outside ? l : l - arg;
+        break;
+    case SIMT_WOP_SHFL_DOWN:
+        *outside = l + arg >= seg + w;
+        src = *outside ? l : l + arg;
+        break;
+    case SIMT_WOP_SHFL_XOR:
+        src = l ^ arg;
+        *outside = src >= seg + w;
+        if (*outside) src = l;
+        break;
+    default:
+        break;
+    }
+    return src;
+}
+
 /* Completes the warp operation of the lanes in `mask` of warp w: every lane
  * it names has arrived at the same operation. */
 static void complete_warp_op(executor *x, fiber *w0, unsigned count, unsigned mask, int wop)
@@ -41,28 +71,8 @@ static void complete_warp_op(executor *x, fiber *w0, unsigned count, unsigned ma
     for (unsigned l = 0; l < count; l++) {
         if (!(mask >> l & 1u)) continue;
         fiber *f = &w0[l];
-        unsigned w = (unsigned)f->wwidth, seg = l & ~(w - 1), src = l;
-        int outside = 0; /* the source lies outside the width: the lane keeps its own value */
-        switch (wop) {
-        case SIMT_WOP_SHFL:
-            src = seg + ((unsigned)f->warg & (w - 1));
-            break;
-        case SIMT_WOP_SHFL_UP:
-            outside = (unsigned)f->warg > l - seg;
-            src = outside ? l : l - (unsigned)f->warg;
-            break;
-        case SIMT_WOP_SHFL_DOWN:
-            outside = l + (unsigned)f->warg >= seg + w;
-            src = outside ? l : l + (unsigned)f->warg;
-            break;
-        case SIMT_WOP_SHFL_XOR:
-            src = l ^ (unsigned)f->warg;
-            outside = src >= seg + w;
-            if (outside) src = l;
-            break;
-        default:
-            break;
-        }
+        int outside;
+        unsigned src = shfl_source(wop, l, (unsigned)f->warg, (unsigned)f->wwidth, &outside);
         switch (wop) {
         case SIMT_WOP_BALLOT:
             f->wres = votes;
@@ -108,25 +118,9 @@ static int uniform_shuffle(fiber *w0)
                 g->wwidth == width;
     }
     if (!same || width < 1 || width > 32 || (width & (width - 1))) return 0;
-    const unsigned w = (unsigned)width, a = (unsigned)arg;
     for (unsigned l = 0; l < 32; l++) {
-        unsigned seg = l & ~(w - 1), src;
-        switch (wop) {
-        case SIMT_WOP_SHFL:
-            src = seg + (a & (w - 1));
-            break;
-        case SIMT_WOP_SHFL_UP:
-            src = a > l - seg ? l : l - a;
-            break;
-        case SIMT_WOP_SHFL_DOWN:
-            src = l + a >= seg + w ? l : l + a;
-            break;
-        default: /* SIMT_WOP_SHFL_XOR */
-            src = l ^ a;
-            if (src >= seg + w) src = l;
-            break;
-        }
-        w0[l].wres = w0[src].wval;
+        int outside;
+        w0[l].wres = w0[shfl_source(wop, l, (unsigned)arg, (unsigned)width, &outside)].wval;
     }
     for (unsigned l = 0; l < 32; l++) w0[l].state = T_RUNNABLE;
     return 1;
