@@ -134,6 +134,15 @@ int lab04_matmul_registers(float *C, const float *A, const float *B, int M, int 
 #define WT_BK 16
 #define WT_WM 64 /* a warp's tile: 64 rows x 32 columns */
 #define WT_WN 32
+/* A's rows in shared memory (As[k][m]) are WT_AP = WT_BM + 4 floats apart,
+ * not 128. A warp stores A's slice transposed, one float at a time: 8 rows
+ * m..m+7 at columns k, k+4, k+8, k+12. 128 floats apart, word 128 k + m is
+ * in bank m % 32 whatever k, so 4 lanes meet in each of 8 banks: 4
+ * wavefronts a store. 132 apart, k+4 lands 16 banks over: 2 wavefronts.
+ * The pitch must stay a multiple of 4 floats (each row's float4 reads are
+ * 16-byte aligned), and then k and k+8 are a multiple of 32 words apart:
+ * 2 is the least. Lab 02 pads its tile the same way, by one float. */
+#define WT_AP (WT_BM + 4)
 
 /* A float4 access must be 16-byte aligned: a GPU stops the kernel at one
  * that is not (cudaErrorMisalignedAddress). The emulator runs it as any
@@ -184,8 +193,8 @@ static __device__ void wt_fetch(float4 *pa, float4 *pb, const float *A, const fl
 }
 
 /* Stores fetched slices into buffer `buf`: A transposed (As[k][m], so that
- * a lane's 4 rows for one k are adjacent), B as it is. */
-static __device__ void wt_stash(float (*As)[WT_BM], float (*Bs)[WT_BN], const float4 *pa,
+ * a lane's 4 rows for one k are adjacent; rows WT_AP apart), B as it is. */
+static __device__ void wt_stash(float (*As)[WT_AP], float (*Bs)[WT_BN], const float4 *pa,
                                 const float4 *pb)
 {
     int t = threadIdx.x;
@@ -204,7 +213,7 @@ static __device__ void wt_stash(float (*As)[WT_BM], float (*Bs)[WT_BN], const fl
 static __global__ void __launch_bounds__(256, 2)
     matmul_warptiles(float *C, const float *A, const float *B, int M, int N, int K)
 {
-    __shared__ __align__(16) float As[2][WT_BK][WT_BM];
+    __shared__ __align__(16) float As[2][WT_BK][WT_AP];
     __shared__ __align__(16) float Bs[2][WT_BK][WT_BN];
     int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     int wm0 = (warp / 4) * WT_WM, wn0 = (warp % 4) * WT_WN; /* the warp's tile in the block's */

@@ -307,7 +307,8 @@ static void test_tiles_recorded(void)
  * the block had, whether every byte of A and B was loaded exactly once and
  * every byte of C stored exactly once (nothing else of them touched), and
  * whether thread 0 fetched the next slice before it read the shared
- * buffers in round 1 (the loads in flight during the multiply-adds).
+ * buffers in round 1 (the loads in flight during the multiply-adds), and
+ * how many wavefronts warp 0's stores of A into shared memory take.
  *
  * The emulator logs a float4 whose members the kernel then uses one by
  * one as four 4-byte accesses (GCC splits the copy before the accesses are
@@ -318,6 +319,7 @@ typedef struct {
     unsigned rounds;          /* the highest round seen, plus one */
     int once[3];              /* A and B loaded, C stored: every byte exactly once */
     int fetch_first;          /* thread 0, round 1: a load of A or B before any shared read */
+    unsigned a_wavefronts[4]; /* warp 0's first 4 shared stores (slice 0 of A: pa[0].x..w) */
 } wt_seen;
 
 static void record_warptiles(int M, int N, int K, int off, wt_seen *w)
@@ -355,11 +357,16 @@ static void record_warptiles(int M, int N, int K, int off, wt_seen *w)
     CU_ASSERT_EQUAL(rec.block[0], 256);
     CU_ASSERT_EQUAL(rec.truncated, 0);
     for (int r = 0; r < 3; r++) w->once[r] = 1;
-    int seen0 = 0; /* thread 0's first access in round 1: 1 global, 2 shared */
+    int seen0 = 0;                /* thread 0's first access in round 1: 1 global, 2 shared */
+    unsigned nst[32] = {0};       /* warp 0: shared stores so far, per lane */
+    uint64_t word[4][32] = {{0}}; /* ... the word its j-th store wrote (j < 4) */
     for (size_t i = 0; i < rec.naccess; i++) {
         const pl_record_access *a = &rec.access[i];
         if (a->thread == 0 && a->round == 1 && !a->store && !seen0)
             seen0 = a->space == PL_RECORD_SHARED ? 2 : 1;
+        if (a->space == PL_RECORD_SHARED && a->store && a->round == 0 && a->thread < 32 &&
+            nst[a->thread] < 4)
+            word[nst[a->thread]++][a->thread] = a->offset / 4;
         if (a->space == PL_RECORD_SHARED) continue;
         int r = a->space - 1;
         if (a->round + 1 > w->rounds) w->rounds = a->round + 1;
@@ -372,6 +379,22 @@ static void record_warptiles(int M, int N, int K, int off, wt_seen *w)
         for (size_t b = 0; b < len[r]; b++)
             if (hit[r][b] != 1) w->once[r] = 0;
     w->fetch_first = seen0 == 1;
+    /* a request's wavefronts: the most distinct words any one bank holds
+     * (the offsets count from the block's lowest shared byte: a shift of
+     * every word alike, which moves banks but not how many meet) */
+    for (int j = 0; j < 4; j++) {
+        unsigned most = 0;
+        for (int l = 0; l < 32; l++) {
+            unsigned in_bank = 0;
+            for (int o = 0; o < 32 && nst[o] > (unsigned)j; o++) {
+                int earlier = 0; /* word[j][o] already counted (lanes sharing a word) */
+                for (int p = 0; p < o; p++) earlier |= word[j][p] == word[j][o];
+                in_bank += !earlier && word[j][o] % 32 == word[j][l] % 32;
+            }
+            if (nst[l] > (unsigned)j && in_bank > most) most = in_bank;
+        }
+        w->a_wavefronts[j] = most;
+    }
     pl_kernel_record_free(&rec);
     CU_ASSERT_EQUAL(cudaMemcpy(C, dC, len[2], cudaMemcpyDeviceToHost), cudaSuccess);
     long wrong = 0;
@@ -405,6 +428,11 @@ static void test_warptiles_recorded(void)
     for (int r = 0; r < 8; r++) CU_ASSERT_EQUAL(w.loads_in_round[r], r < 4 ? 2048 : 0);
     CU_ASSERT_EQUAL(w.rounds, 6);
     CU_ASSERT_EQUAL(w.fetch_first, 1);
+    /* warp 0 stores slice 0 of A transposed, a float at a time: lanes 4i..4i+3
+     * write rows i, columns 0, 4, 8, 12 (+0..3 in the 4 stores): with A's
+     * shared rows 132 floats apart (WT_AP), 2 words in each of 16 banks, 2
+     * wavefronts a store (128 apart: 4 in each of 8, 4 wavefronts) */
+    for (int j = 0; j < 4; j++) CU_ASSERT_EQUAL(w.a_wavefronts[j], 2);
 
     /* the same with A, B and C a float past a 16-byte boundary: rows of 64
      * floats, but no float4 may be used (the kernel's device assert stops
@@ -1019,7 +1047,7 @@ int register_picture_lab04_suite(void)
         {"tiles cut by the edges; one matrix a round; refusals", test_tiles_edges},
         {"the tiles of Lab 04's tiled kernel, recorded", test_tiles_recorded},
         {"Lab 04's warp tiles, recorded: each element once, the next slice fetched before the "
-         "multiply, a barrier a step, unaligned pointers",
+         "multiply, a barrier a step, A's shared stores 2 wavefronts, unaligned pointers",
          test_warptiles_recorded},
         {"the tiles drawn step by step, UTF-8 and ASCII", test_tiles_render},
         {"512^3 folded: 2x2 tiles a cell at 120 columns, 4x4 at 80x24", test_tiles_folded},
