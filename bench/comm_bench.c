@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #include <cuda_runtime.h>
@@ -38,6 +39,7 @@
 #include "paralab/collectives.h"
 #include "paralab/comm.h"
 #include "paralab/device.h"
+#include "paralab/kernels.h"
 #include "paralab/world.h"
 
 /* The tables, in order; each collective's name, sizes and busbw factor are
@@ -333,6 +335,49 @@ static int pingpong_rank(pl_rank *r)
     return 0;
 }
 
+/* The simulated runtime's calls that one rank's ring all-reduce of 64 bytes
+ * makes (comm_local_algorithms.c's ring_run), timed alone on this thread,
+ * without the engine's waits for the other ranks: a reduce-scatter step
+ * waits for two events, models the neighbour's copy, reads its stream's
+ * clock, launches the reduction kernel and records two events; an
+ * all-gather step copies instead of the three middle calls. Seconds for the
+ * (N-1) steps of each at n ranks, median of 5 runs of K steps (0: failed). */
+static double ring_calls_per_rank(int n)
+{
+    enum { K = 2000 };
+    cudaStream_t s;
+    cudaEvent_t e;
+    float *a = NULL, *b = NULL;
+    if (cudaSetDevice(0) || cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)) return 0;
+    if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) || cudaMalloc((void **)&a, 64) ||
+        cudaMalloc((void **)&b, 64) || cudaMemset(a, 0, 64) || cudaMemset(b, 0, 64))
+        return 0;
+    double t[5];
+    int bad = 0;
+    for (int rp = 0; rp < 5; rp++) {
+        double t0 = pl_now();
+        for (int i = 0; i < K; i++) {
+            bad |= cudaStreamWaitEvent(s, e, 0) || cudaStreamWaitEvent(s, e, 0);
+            bad |= pl_device_model_peer_copy(s, 64, 0, 0) != 0;
+            bad |= pl_device_stream_now(s) < 0;
+            bad |= pl_k_reduce(a, b, 16, PL_K_FLOAT32, PL_K_SUM, s) != 0;
+            bad |=
+                pl_device_event_record_at(e, s, pl_device_stream_now(s)) || cudaEventRecord(e, s);
+            bad |= cudaStreamWaitEvent(s, e, 0) || cudaStreamWaitEvent(s, e, 0);
+            bad |= cudaMemcpyPeerAsync(a, 0, b, 0, 64, s) != 0;
+            bad |= cudaEventRecord(e, s) || cudaEventRecord(e, s);
+        }
+        bad |= cudaStreamSynchronize(s) != 0;
+        t[rp] = (pl_now() - t0) / K;
+    }
+    qsort(t, 5, sizeof *t, cmp_double);
+    cudaFree(a);
+    cudaFree(b);
+    cudaEventDestroy(e);
+    cudaStreamDestroy(s);
+    return bad ? 0 : t[2] * (n - 1);
+}
+
 /* One table per collective for N = 2, 4, 8 ranks on `engine`. */
 static int run_tables(comm_bench *b, pl_comm_engine_choice engine)
 {
@@ -454,6 +499,22 @@ int bench_comm(long max_bytes)
                MPI_N, b.small_vs_mpi, b.small_vs_mpi <= 3 ? "met" : "not met");
     else
         printf("goal (small all_reduce within 3x of Open MPI's): not measured\n");
+    double calls = ring_calls_per_rank(MPI_N);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (calls > 0 && cores > 0) {
+        /* the N ranks' calls, spread over at most N cores */
+        double floor = calls * MPI_N / (double)(cores < MPI_N ? cores : MPI_N);
+        printf("  the simulated runtime's calls alone of a ring all_reduce of 64 B at %d ranks "
+               "(%d steps a rank, each enqueues its copy, reduction and events on simulated "
+               "devices: the modeled clock follows them), timed on one thread: %.1f us a rank; "
+               "the %d ranks on this machine's %ld core%s: at least %.1f us",
+               MPI_N, 2 * (MPI_N - 1), calls * 1e6, MPI_N, cores, cores == 1 ? "" : "s",
+               floor * 1e6);
+        if (b.mpi_ok >= 0 && b.mpi_time[0] > 0)
+            printf(" = %.1fx Open MPI's %.1f us, before any wait", floor / b.mpi_time[0],
+                   b.mpi_time[0] * 1e6);
+        printf("\n");
+    }
     if (b.mpi_ok >= 0 && b.mpi_pingpong > 0)
         printf("goal (a pipeline's send/recv of one activation within 3x of Open MPI's time): "
                "%.1fx: %s\n",
