@@ -59,13 +59,21 @@ enum { MAX_N = 3 }; /* N = 2, 4, 8 */
 enum { REPS = 5 };
 /* a pipeline's hop: one activation of Lab 09 ([8 x 64] floats), sent back
  * and forth between 2 ranks, PING_ROUNDS round trips a repetition, halved */
-enum { PING_BYTES = 2048, PING_ROUNDS = 100 };
+enum { PING_BYTES = 2048, PING_ROUNDS = 1000 };
 
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
+
+/* One run of Open MPI's reference program (bench/mpi/allreduce.c). */
+typedef struct {
+    double time[MAX_SIZES]; /* seconds per MPI_Allreduce, by size index */
+    long wrong[MAX_SIZES];  /* elements of the result that differ from the sum */
+    int sizes;              /* how many sizes it has */
+    double pingpong;        /* seconds one way of its 2 KiB ping-pong (0: none) */
+} mpi_ref;
 
 typedef struct {
     long max_bytes;
@@ -74,15 +82,13 @@ typedef struct {
     double memcpy_bw;                           /* simulated build: bytes copied per second */
     double nccl_bus[C_COUNT][MAX_N][MAX_SIZES]; /* CUDA build: NCCL's busbw, GB/s (0: none) */
     int worst_ratio_ok;
-    double worst_mem;           /* the lowest busbw / memcpy from 1 MiB at N = 4 and 8 */
-    double worst_mpi;           /* the lowest all_reduce busbw / Open MPI's from 1 MiB at N = 4 */
-    double small_vs_mpi;        /* the highest all_reduce time / Open MPI's up to 4 KiB at N = 4 */
-    int mpi_ok;                 /* -1: no Open MPI numbers; else the goal so far */
-    double mpi_time[MAX_SIZES]; /* seconds per MPI_Allreduce, by size index */
-    double mpi_pingpong;        /* seconds one way of Open MPI's 2 KiB ping-pong (0: none) */
-    double pingpong[REPS];      /* the local engine's, each repetition */
-    long mpi_wrong[MAX_SIZES];
-    double t[64][REPS]; /* each rank's seconds per call in each repetition */
+    double worst_mem;      /* the lowest busbw / memcpy from 1 MiB at N = 4 and 8 */
+    double worst_mpi;      /* the lowest all_reduce busbw / Open MPI's from 1 MiB at N = 4 */
+    double small_vs_mpi;   /* the highest all_reduce time / Open MPI's up to 4 KiB at N = 4 */
+    int mpi_ok;            /* -1: no Open MPI numbers; else the goal so far */
+    mpi_ref mpi;           /* Open MPI at the start: what the tables compare with */
+    double pingpong[REPS]; /* the local engine's, each repetition */
+    double t[64][REPS];    /* each rank's seconds per call in each repetition */
     long wrong[64];
 } comm_bench;
 
@@ -188,19 +194,19 @@ static int rank_main(pl_rank *r)
                     if (n >= 4 && ratio < b->worst_mem) b->worst_mem = ratio;
                 } else if (vs_mpi)
                     printf(" %14s %6s", "", ""); /* keeps the MPI columns aligned */
-                if (vs_mpi && si < MAX_SIZES && b->mpi_time[si] > 0) {
+                if (vs_mpi && si < MAX_SIZES && b->mpi.time[si] > 0) {
                     double mpi_bus =
-                        S / b->mpi_time[si] / 1e9 * pl_collective_busbw_factor(coll[kind], n);
+                        S / b->mpi.time[si] / 1e9 * pl_collective_busbw_factor(coll[kind], n);
                     double vs = bus / mpi_bus;
-                    printf(" %10.1f %11.2f", b->mpi_time[si] * 1e6, mpi_bus);
-                    if (b->mpi_wrong[si]) printf(" (MPI: %ld wrong)", b->mpi_wrong[si]);
+                    printf(" %10.1f %11.2f", b->mpi.time[si] * 1e6, mpi_bus);
+                    if (b->mpi.wrong[si]) printf(" (MPI: %ld wrong)", b->mpi.wrong[si]);
                     if (S >= (1 << 20)) {
                         printf(" %12.2f %s", vs, vs >= 1.0 ? "met" : "MISSED");
                         if (vs < 1.0) b->mpi_ok = 0;
                         if (vs < b->worst_mpi) b->worst_mpi = vs;
                     }
-                    if (S <= 4096 && t / b->mpi_time[si] > b->small_vs_mpi)
-                        b->small_vs_mpi = t / b->mpi_time[si];
+                    if (S <= 4096 && t / b->mpi.time[si] > b->small_vs_mpi)
+                        b->small_vs_mpi = t / b->mpi.time[si];
                 }
                 printf("\n");
             }
@@ -213,8 +219,12 @@ static int rank_main(pl_rank *r)
     return 0;
 }
 
-/* Bytes copied per second by memcpy over `bytes` (B/t): a warm-up copy,
- * then the median of 7; *spread: the slowest and fastest over the median. */
+/* Bytes copied per second by memcpy over `bytes` (B/t), once the machine
+ * is warm: copies until three in a row agree within 5 % (at most 30; a
+ * virtual machine's first copies of fresh memory are several times slower,
+ * and the next ones speed up over a few copies), then the median of
+ * MEMCPY_REPS; *spread: the slowest and fastest over the median. */
+enum { MEMCPY_REPS = 9 };
 static double memcpy_bandwidth(size_t bytes, double *spread)
 {
     char *a = malloc(bytes), *b = malloc(bytes);
@@ -226,27 +236,50 @@ static double memcpy_bandwidth(size_t bytes, double *spread)
     }
     memset(a, 1, bytes);
     memset(b, 2, bytes);
-    memcpy(b, a, bytes);
-    double t[7];
-    for (int i = 0; i < 7; i++) {
+    double t[MEMCPY_REPS > 30 ? MEMCPY_REPS : 30];
+    for (int i = 0; i < 30; i++) { /* the warm-up */
         double t0 = pl_now();
         memcpy(b, a, bytes);
         t[i] = pl_now() - t0;
         a[i] = (char)i; /* the next copy is another copy */
+        if (i >= 2) {
+            double lo = t[i], hi = t[i];
+            for (int k = i - 2; k < i; k++) {
+                lo = t[k] < lo ? t[k] : lo;
+                hi = t[k] > hi ? t[k] : hi;
+            }
+            if (hi <= 1.05 * lo) break;
+        }
     }
-    qsort(t, 7, sizeof *t, cmp_double);
+    for (int i = 0; i < MEMCPY_REPS; i++) {
+        double t0 = pl_now();
+        memcpy(b, a, bytes);
+        t[i] = pl_now() - t0;
+        a[i] = (char)(i + 1);
+    }
+    qsort(t, MEMCPY_REPS, sizeof *t, cmp_double);
     volatile char sink = b[bytes / 2];
     (void)sink;
     free(a);
     free(b);
-    *spread = (t[6] - t[0]) / t[3];
-    return (double)bytes / t[3];
+    *spread = (t[MEMCPY_REPS - 1] - t[0]) / t[MEMCPY_REPS / 2];
+    return (double)bytes / t[MEMCPY_REPS / 2];
 }
 
-/* Runs Open MPI's MPI_Allreduce over the same sizes with MPI_N processes;
- * fills b->mpi_time. Returns 0, or -1 with the reason printed. */
-static int measure_mpi(comm_bench *b)
+/* How far apart two measurements of one reference are: |x - y| over the
+ * smaller (0.25: one is 25 % above the other). */
+static double apart(double x, double y)
 {
+    double lo = x < y ? x : y, hi = x < y ? y : x;
+    return lo > 0 ? (hi - lo) / lo : 0;
+}
+
+/* Runs Open MPI's MPI_Allreduce over the same sizes, up to max_bytes, with
+ * MPI_N processes, and its ping-pong; fills *m. Returns 0, or -1 with the
+ * reason printed (*m zeroed). */
+static int measure_mpi(long max_bytes, mpi_ref *m)
+{
+    memset(m, 0, sizeof *m);
     const char *prog = getenv("PARALAB_MPI_ALLREDUCE");
     int rank, size;
     if (bench_mpi_launch(&rank, &size)) {
@@ -263,7 +296,7 @@ static int measure_mpi(comm_bench *b)
      * processes than cores want --oversubscribe (it then yields when idle) */
     snprintf(cmd, sizeof cmd,
              "mpirun --allow-run-as-root --oversubscribe -np %d '%s' %ld 2>&1 </dev/null", MPI_N,
-             prog, b->max_bytes);
+             prog, max_bytes);
     FILE *p = popen(cmd, "r");
     if (!p) {
         printf("Open MPI: cannot run mpirun\n");
@@ -277,25 +310,26 @@ static int measure_mpi(comm_bench *b)
         double t;
         long wrong;
         if (sscanf(line, "pingpong %zu %lf", &bytes, &t) == 2 && bytes == PING_BYTES) {
-            b->mpi_pingpong = t;
+            m->pingpong = t;
             continue;
         }
         if (sscanf(line, "%zu %zu %lf %ld", &bytes, &count, &t, &wrong) == 4 && n < MAX_SIZES &&
             bytes <= want && t > 0) {
-            b->mpi_time[n] = t;
-            b->mpi_wrong[n] = wrong;
+            m->time[n] = t;
+            m->wrong[n] = wrong;
             n++;
             want *= 4;
         } else if (line[strspn(line, "- \n")] && shown++ < 8) /* mpirun's words, not its rules */
             printf("Open MPI: %s", line);
     }
     int st = pclose(p);
+    m->sizes = n;
     if (st != 0 || n == 0) {
         if (st != -1 && WIFEXITED(st))
             printf("Open MPI: mpirun exited with status %d; not compared\n", WEXITSTATUS(st));
         else
             printf("Open MPI: mpirun failed; not compared\n");
-        memset(b->mpi_time, 0, sizeof b->mpi_time);
+        memset(m, 0, sizeof *m);
         return -1;
     }
     return 0;
@@ -359,10 +393,9 @@ static double ring_calls_per_rank(int n)
         for (int i = 0; i < K; i++) {
             bad |= cudaStreamWaitEvent(s, e, 0) || cudaStreamWaitEvent(s, e, 0);
             bad |= pl_device_model_peer_copy(s, 64, 0, 0) != 0;
-            bad |= pl_device_stream_now(s) < 0;
+            double copied = pl_device_stream_now(s);
             bad |= pl_k_reduce(a, b, 16, PL_K_FLOAT32, PL_K_SUM, s) != 0;
-            bad |=
-                pl_device_event_record_at(e, s, pl_device_stream_now(s)) || cudaEventRecord(e, s);
+            bad |= pl_device_event_record_at(e, s, copied) || cudaEventRecord(e, s);
             bad |= cudaStreamWaitEvent(s, e, 0) || cudaStreamWaitEvent(s, e, 0);
             bad |= cudaMemcpyPeerAsync(a, 0, b, 0, 64, s) != 0;
             bad |= cudaEventRecord(e, s) || cudaEventRecord(e, s);
@@ -452,16 +485,16 @@ int bench_comm(long max_bytes)
         return run_tables(&b, PL_COMM_NCCL) || run_tables(&b, PL_COMM_LOCAL) ? 1 : 0;
     }
     /* simulated devices: the CPU moves the data, so memcpy and MPI are the references */
-    b.mpi_ok = measure_mpi(&b) == 0 ? 1 : -1;
+    b.mpi_ok = measure_mpi(b.max_bytes, &b.mpi) == 0 ? 1 : -1;
     double mspread = 0;
-    b.memcpy_bw = memcpy_bandwidth(
-        (size_t)max_bytes < (64u << 20) ? (64u << 20) : (size_t)max_bytes, &mspread);
+    size_t mbytes = (size_t)max_bytes < (64u << 20) ? (64u << 20) : (size_t)max_bytes;
+    b.memcpy_bw = memcpy_bandwidth(mbytes, &mspread);
     printf("paralab-bench comm: the local engine on simulated devices, wall clock (this CPU moves "
            "the data); each size: a warm-up call, then %d repetitions; time = the median "
            "repetition, spread = (slowest - fastest) / median\nreference, same run: memcpy %.2f "
-           "GB/s, median of 7 (spread %.0f %%; bytes copied per second: one hop of an in-memory "
-           "ring); goal: busbw >= 0.5 x memcpy from 1 MiB\n",
-           REPS, b.memcpy_bw / 1e9, mspread * 100);
+           "GB/s, median of %d once warm (spread %.0f %%; bytes copied per second: one hop of "
+           "an in-memory ring); goal: busbw >= 0.5 x memcpy from 1 MiB\n",
+           REPS, b.memcpy_bw / 1e9, MEMCPY_REPS, mspread * 100);
     if (b.mpi_ok >= 0)
         printf("reference, same run: Open MPI MPI_Allreduce, %d processes (all_reduce at %d "
                "ranks); goal: busbw >= MPI's from 1 MiB\n",
@@ -479,8 +512,41 @@ int bench_comm(long max_bytes)
            "local engine %.1f us",
            PING_BYTES, REPS, PING_ROUNDS,
            pp > 0 ? (b.pingpong[REPS - 1] - b.pingpong[0]) / pp * 100 : 0, pp * 1e6);
-    if (b.mpi_pingpong > 0) printf(", Open MPI %.1f us", b.mpi_pingpong * 1e6);
+    if (b.mpi.pingpong > 0) printf(", Open MPI %.1f us", b.mpi.pingpong * 1e6);
     printf("\n\n");
+    /* the references again, now that the tables ran: as far apart as two
+     * runs of the benchmark would see them? */
+    double mspread2 = 0, mem2 = memcpy_bandwidth(mbytes, &mspread2),
+           worst = apart(b.memcpy_bw, mem2);
+    char worst_what[64] = "memcpy; Open MPI not measured";
+    if (b.mpi_ok >= 0) snprintf(worst_what, sizeof worst_what, "memcpy");
+    printf("the references again, after the tables: memcpy %.2f GB/s (spread %.0f %%), %.0f %% "
+           "apart from the first",
+           mem2 / 1e9, mspread2 * 100, worst * 100);
+    mpi_ref again;
+    if (b.mpi_ok >= 0 && measure_mpi(b.max_bytes, &again) == 0) {
+        double wa = 0, pa = apart(b.mpi.pingpong, again.pingpong);
+        int wi = 0;
+        for (int i = 0; i < again.sizes && i < b.mpi.sizes; i++)
+            if (apart(b.mpi.time[i], again.time[i]) > wa) {
+                wa = apart(b.mpi.time[i], again.time[i]);
+                wi = i;
+            }
+        printf("; Open MPI's all_reduce %.0f %% apart at most (%ld B: %.1f then %.1f us), its "
+               "ping-pong %.0f %% (%.2f then %.2f us)",
+               wa * 100, 64L << (2 * wi), b.mpi.time[wi] * 1e6, again.time[wi] * 1e6, pa * 100,
+               b.mpi.pingpong * 1e6, again.pingpong * 1e6);
+        if (wa > worst) {
+            worst = wa;
+            snprintf(worst_what, sizeof worst_what, "Open MPI's all_reduce at %ld B",
+                     64L << (2 * wi));
+        }
+        if (pa > worst) {
+            worst = pa;
+            snprintf(worst_what, sizeof worst_what, "Open MPI's ping-pong");
+        }
+    }
+    printf("\n");
     if (b.worst_mem < 1e30)
         printf("goal (every collective's busbw >= 0.5 x memcpy from 1 MiB at 4 and 8 ranks): "
                "lowest %.2f: %s\n",
@@ -510,16 +576,19 @@ int bench_comm(long max_bytes)
                "the %d ranks on this machine's %ld core%s: at least %.1f us",
                MPI_N, 2 * (MPI_N - 1), calls * 1e6, MPI_N, cores, cores == 1 ? "" : "s",
                floor * 1e6);
-        if (b.mpi_ok >= 0 && b.mpi_time[0] > 0)
-            printf(" = %.1fx Open MPI's %.1f us, before any wait", floor / b.mpi_time[0],
-                   b.mpi_time[0] * 1e6);
+        if (b.mpi_ok >= 0 && b.mpi.time[0] > 0)
+            printf(" = %.1fx Open MPI's %.1f us, before any wait", floor / b.mpi.time[0],
+                   b.mpi.time[0] * 1e6);
         printf("\n");
     }
-    if (b.mpi_ok >= 0 && b.mpi_pingpong > 0)
+    if (b.mpi_ok >= 0 && b.mpi.pingpong > 0)
         printf("goal (a pipeline's send/recv of one activation within 3x of Open MPI's time): "
                "%.1fx: %s\n",
-               pp / b.mpi_pingpong, pp <= 3 * b.mpi_pingpong ? "met" : "not met");
+               pp / b.mpi.pingpong, pp <= 3 * b.mpi.pingpong ? "met" : "not met");
     else
         printf("goal (a pipeline's send/recv within 3x of Open MPI's): not measured\n");
+    printf("goal (the references stable: memcpy and Open MPI, measured again after the tables, "
+           "within 20 %% of the first): %.0f %% apart at most (%s): %s\n",
+           worst * 100, worst_what, worst <= 0.2 ? "met" : "not met");
     return 0;
 }

@@ -9,7 +9,10 @@
 #    each with 0 wrong of 4 x count elements checked and Open MPI's ratio
 #    1.00; the summary line says every element was checked, 0 wrong.
 # 2. SIM_BIN (build/sim/bin, no MPI engine): --scale 12: process 0 alone says
-#    the build has none, where it is, and runs the one-process tables once.
+#    the build has none, where it is, and runs the one-process tables once;
+#    then memcpy's reference again and the goal of stable references (Open
+#    MPI's reference cannot be run from inside mpirun), and the runtime's
+#    calls of a small ring all-reduce timed alone.
 # Skipped (exit 0, saying so) where Open MPI's mpirun is missing.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -73,5 +76,11 @@ check "Open MPI's reference: not measured from inside mpirun" \
     test "$(count "Open MPI: not measured (under mpirun)")" = 1
 check "the tables once (process 0's): all_reduce at 2, 4 and 8 ranks" \
     test "$(count "all_reduce, 2 ranks, local engine"):$(count "all_reduce, 4 ranks, local engine"):$(count "all_reduce, 8 ranks, local engine")" = 1:1:1
+check "memcpy measured again after the tables, and how far apart from the first" \
+    test "$(count_re '^the references again, after the tables: memcpy [0-9]+\.[0-9]+ GB/s \(spread [0-9]+ %\), [0-9]+ % apart from the first$')" = 1
+check "the goal of stable references: memcpy's alone here (Open MPI not measured)" \
+    test "$(count_re '^goal \(the references stable: memcpy and Open MPI, measured again after the tables, within 20 % of the first\): [0-9]+ % apart at most \(memcpy; Open MPI not measured\): (met|not met)$')" = 1
+check "the runtime's calls of a 64 B ring all_reduce at 4 ranks, timed alone, and their least time on this machine's cores" \
+    test "$(count_re '^  the simulated runtime.s calls alone of a ring all_reduce of 64 B at 4 ranks \(6 steps a rank, .*\), timed on one thread: [0-9]+\.[0-9] us a rank; the 4 ranks on this machine.s [0-9]+ cores?: at least [0-9]+\.[0-9] us$')" = 1
 [ "$fails" = 0 ] || { echo "$all" | head -60; echo "✗ bench_mpi: $fails failed"; exit 1; }
 echo "✓ bench_mpi: every check passed"
