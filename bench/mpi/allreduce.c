@@ -8,14 +8,18 @@
  * seconds is the median of 9 repetitions (each the slowest rank's mean
  * time per call, after a warm-up call; 2000 calls a repetition up to 4 KiB,
  * 200 below 1 MiB, 5 below 16 MiB, then 2) and wrong counts the elements
- * (over all ranks) that differ from N(N+1)/2. Then "pingpong bytes
- * seconds": ranks 0 and 1 send one activation of Lab 09 (2 KiB) back and
- * forth, the median of 9 repetitions of 1000 round trips, halved: the
- * one-way time of a pipeline's send and receive.
+ * (over all ranks) that differ from N(N+1)/2. As
+ *   mpirun -np 2 build/mpi/allreduce pingpong
+ * it prints "pingpong bytes seconds": the 2 ranks send one activation of
+ * Lab 09 (2 KiB) back and forth, the median of 9 repetitions of 1000 round
+ * trips, halved: the one-way time of a pipeline's send and receive (2
+ * processes, as the local engine's ping-pong is 2 rank threads: others
+ * waiting beside them would poll for cores).
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum { REPS = 9, PING_BYTES = 2048, PING_ROUNDS = 1000 };
 
@@ -25,17 +29,49 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* ranks 0 and 1 send one activation back and forth: the median one-way time */
+static void pingpong(int me)
+{
+    char *buf = calloc(PING_BYTES, 1);
+    if (!buf) MPI_Abort(MPI_COMM_WORLD, 1);
+    double reps[REPS];
+    int peer = 1 - me;
+    for (int rp = -1; rp < REPS; rp++) { /* -1: the warm-up */
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        for (int it = 0; it < PING_ROUNDS; it++) {
+            if (me == 0) {
+                MPI_Send(buf, PING_BYTES, MPI_BYTE, peer, 7, MPI_COMM_WORLD);
+                MPI_Recv(buf, PING_BYTES, MPI_BYTE, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            } else {
+                MPI_Recv(buf, PING_BYTES, MPI_BYTE, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Send(buf, PING_BYTES, MPI_BYTE, peer, 7, MPI_COMM_WORLD);
+            }
+        }
+        if (rp >= 0) reps[rp] = (MPI_Wtime() - t0) / PING_ROUNDS / 2;
+    }
+    qsort(reps, REPS, sizeof *reps, cmp_double);
+    if (me == 0) printf("pingpong %d %.9e\n", PING_BYTES, reps[REPS / 2]);
+    free(buf);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     int me, n;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
+    if (argc == 2 && strcmp(argv[1], "pingpong") == 0 && n == 2) {
+        pingpong(me);
+        MPI_Finalize();
+        return 0;
+    }
     char *end;
     long max_bytes = argc == 2 ? strtol(argv[1], &end, 10) : 0;
     if (argc != 2 || *end || max_bytes < 64 || max_bytes > (1L << 30)) {
         if (me == 0)
-            fprintf(stderr, "usage: mpirun -np N build/mpi/allreduce MAX_BYTES (64..2^30)\n");
+            fprintf(stderr, "usage: mpirun -np N build/mpi/allreduce MAX_BYTES (64..2^30)\n"
+                            "       mpirun -np 2 build/mpi/allreduce pingpong\n");
         MPI_Finalize();
         return 2;
     }
@@ -70,29 +106,6 @@ int main(int argc, char **argv)
         MPI_Reduce(&wrong, &all_wrong, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
         if (me == 0)
             printf("%zu %zu %.9e %ld\n", count * sizeof(float), count, reps[REPS / 2], all_wrong);
-    }
-    /* a pipeline's hop: ranks 0 and 1, one activation back and forth */
-    if (n >= 2) {
-        double reps[REPS];
-        int peer = me == 0 ? 1 : 0;
-        for (int rp = -1; rp < REPS; rp++) { /* -1: the warm-up */
-            MPI_Barrier(MPI_COMM_WORLD);
-            double t0 = MPI_Wtime();
-            for (int it = 0; me < 2 && it < PING_ROUNDS; it++) {
-                if (me == 0) {
-                    MPI_Send(send, PING_BYTES, MPI_BYTE, peer, 7, MPI_COMM_WORLD);
-                    MPI_Recv(recv, PING_BYTES, MPI_BYTE, peer, 7, MPI_COMM_WORLD,
-                             MPI_STATUS_IGNORE);
-                } else {
-                    MPI_Recv(recv, PING_BYTES, MPI_BYTE, peer, 7, MPI_COMM_WORLD,
-                             MPI_STATUS_IGNORE);
-                    MPI_Send(send, PING_BYTES, MPI_BYTE, peer, 7, MPI_COMM_WORLD);
-                }
-            }
-            if (rp >= 0) reps[rp] = (MPI_Wtime() - t0) / PING_ROUNDS / 2;
-        }
-        qsort(reps, REPS, sizeof *reps, cmp_double);
-        if (me == 0) printf("pingpong %d %.9e\n", PING_BYTES, reps[REPS / 2]);
     }
     free(send);
     free(recv);
