@@ -118,6 +118,24 @@ pl_options_status pl_options_parse(pl_options *o, int argc, char **argv, const c
     while ((c = getopt_long(argc, argv, ":n:h", opts, NULL)) != -1) {
         long v;
         const char *err;
+        /* A value given as the next word that is itself an option (--trace
+         * --no-viz): the value was forgotten, and taking the option as a
+         * file name or a number would lose it (and, for --trace, write a
+         * file named --no-viz). A value that starts with -- is still
+         * possible as --trace=--name. */
+        if (optarg && optind >= 2 && optarg == argv[optind - 1] && !strncmp(optarg, "--", 2) &&
+            optarg[2]) {
+            const char *opt = argv[optind - 2];
+            int k = snprintf(msg, cap,
+                             "option '%s' needs a value, but the next word is the option '%s' "
+                             "(see --help",
+                             opt, optarg);
+            if (k > 0 && (size_t)k < cap)
+                snprintf(msg + k, cap - (size_t)k, "%s%s%s)",
+                         strncmp(opt, "--", 2) ? "" : "; for a value that starts with --, write ",
+                         strncmp(opt, "--", 2) ? "" : opt, strncmp(opt, "--", 2) ? "" : "=VALUE");
+            return PL_OPTIONS_ERROR;
+        }
         switch (c) {
         case 'n':
             if ((err = pl_parse_long("--devices", optarg, 1, 64, &v))) {

@@ -70,6 +70,13 @@ static void test_values(void)
     CU_ASSERT_EQUAL(batch, 64);
     CU_ASSERT_EQUAL(parse(&o, &batch, msg, sizeof msg, "--devices=2", (char *)NULL), PL_OPTIONS_OK);
     CU_ASSERT_EQUAL(o.devices, 2);
+    /* a value that starts with --, given after = (as the next word it is
+     * taken for a forgotten value: test_bad_values) */
+    CU_ASSERT_EQUAL(
+        parse(&o, &batch, msg, sizeof msg, "--trace=--odd.json", "--no-viz", (char *)NULL),
+        PL_OPTIONS_OK);
+    CU_ASSERT_STRING_EQUAL(o.trace, "--odd.json");
+    CU_ASSERT_EQUAL(o.viz, 0);
 }
 
 static void test_help(void)
@@ -98,6 +105,14 @@ static void test_bad_values(void)
         {"--comm", "mpi", "--comm 'mpi' is not an engine: choose local or nccl"},
         {"--comm-timeout", "0", "--comm-timeout '0' is not a number from 0.1 to 3600"},
         {"--trace", "", "--trace needs a file name (FILE.json)"},
+        {"--trace", "--no-viz",
+         "option '--trace' needs a value, but the next word is the option '--no-viz' (see "
+         "--help; for a value that starts with --, write --trace=VALUE)"},
+        {"-n", "--no-viz",
+         "option '-n' needs a value, but the next word is the option '--no-viz' (see --help)"},
+        {"--batch", "--step",
+         "option '--batch' needs a value, but the next word is the option '--step' (see "
+         "--help; for a value that starts with --, write --batch=VALUE)"},
         {"--batch", "0", "--batch '0' must be a positive number"},
         {"--bogus", NULL, "unknown option '--bogus' (see --help)"},
         {"extra", NULL, "unexpected argument 'extra' (see --help)"},
