@@ -102,6 +102,19 @@ if [ -x "$bin/lab01" ]; then
     out=$("$bin/lab01" --no-viz 2>&1 >/dev/null); rc=$?
     check "lab01 without --step says nothing on stderr" test -z "$out"
 fi
+# Started from another folder (the data found from the repository the
+# program was built in), and an option's value forgotten before another
+# option (refused: it was taken for the value, --trace wrote a file named
+# --no-viz and the run lost --no-viz)
+if [ -x "$bin/lab09" ] && [ -f data/digits.csv ]; then
+    abs=$(cd "$bin" && pwd)
+    elsewhere=$(mktemp -d)
+    out=$(cd "$elsewhere" && "$abs/lab09" --no-viz --epochs 1 --batch 256 2>&1); rc=$?
+    check "lab09 started from another folder finds data/digits.csv (exit $rc)" bash -c 'test "$1" = 0 && grep -q "^  5 steps of a batch of 256 " <<<"$2"' _ "$rc" "$out"
+    err=$(cd "$elsewhere" && "$abs/lab08" --trace --no-viz 2>&1 >/dev/null); rc=$?
+    check "lab08 --trace --no-viz: exit 2, the value forgotten, no file named --no-viz ($rc)" bash -c 'test "$1" = 2 && grep -qF "option '"'"'--trace'"'"' needs a value, but the next word is the option '"'"'--no-viz'"'"'" <<<"$2" && test ! -e "$3/--no-viz"' _ "$rc" "$err" "$elsewhere"
+    rm -rf "$elsewhere"
+fi
 # Words that are right: one thing in the singular, the reference named as
 # such while the exercise is TODO, the modeled clock's missing occupancy,
 # the arithmetic of the guide (4 bytes per FLOP: 0.25 FLOP per byte).
@@ -446,13 +459,17 @@ if [ -x "$bin/labcheck" ]; then
 fi
 # make check before make data: the exercises that train on the digits and
 # are not attempted yet say TODO (exit 0), not "cannot read data/digits.csv"
+# (labcheck copied into a tree of its own, so that the data is not found
+# from the repository the program was built in either)
 if [ -x "$bin/labcheck" ]; then
-    nodata=$(mktemp -d) labcheck_abs=$(cd "$bin" && pwd)/labcheck
+    nodata=$(mktemp -d)
+    mkdir -p "$nodata/build/x/bin" && cp "$bin/labcheck" "$nodata/build/x/bin/"
+    labcheck_abs=$nodata/build/x/bin/labcheck
     out=$(cd "$nodata" && "$labcheck_abs" 07 11 2>&1); rc=$?
     check "labcheck 07 11 without data/digits.csv: TODO, exit 0" bash -c 'test "$1" = 0 && grep -qE "^TODO  11_zero +zero1_update" <<<"$2" && grep -qE "^TODO  07_data_parallel +sync_gradients" <<<"$2" && ! grep -q "cannot read" <<<"$2"' _ "$rc" "$out"
     out=$(cd "$nodata" && "$labcheck_abs" --solution 11 2>&1); rc=$?
     rm -rf "$nodata"
-    check "labcheck --solution 11 without data/digits.csv: FAIL naming make data" bash -c 'test "$1" = 1 && grep -qE "^FAIL  11_zero +zero1_update +cannot read data/digits.csv: .*run .make data." <<<"$2"' _ "$rc" "$out"
+    check "labcheck --solution 11 without data/digits.csv: FAIL naming make data" bash -c 'test "$1" = 1 && grep -qE "^FAIL  11_zero +zero1_update +cannot read data/digits.csv, neither from this folder nor as .*/data/digits.csv .*run .make data. there" <<<"$2"' _ "$rc" "$out"
 fi
 echo "lab smoke: $fails failed"
 [ $fails = 0 ]

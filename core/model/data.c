@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "paralab/data.h"
 
@@ -68,10 +69,40 @@ static int grow(pl_dataset *ds, int *cap)
     return 0;
 }
 
+/* A relative path not found here, looked for from the repository the
+ * running program was built in: its binary is <root>/build/<variant>/bin/
+ * (the labs, paralab-train), so <root>/path, for a lab started from
+ * another folder. 0 and the path in out, or -1 (no /proc/self/exe, or too
+ * long). */
+static int beside_program(const char *path, char *out, size_t cap)
+{
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return -1;
+    exe[n] = '\0';
+    for (int up = 0; up < 4; up++) { /* the binary's name, bin, the variant, build */
+        char *slash = strrchr(exe, '/');
+        if (!slash || slash == exe) return -1;
+        *slash = '\0';
+    }
+    int k = snprintf(out, cap, "%s/%s", exe, path);
+    return k > 0 && (size_t)k < cap ? 0 : -1;
+}
+
 int pl_digits_load(const char *path, pl_digits *d, char *err, size_t cap)
 {
     memset(d, 0, sizeof *d);
     FILE *f = fopen(path, "r");
+    if (!f && errno == ENOENT && path[0] != '/') {
+        char there[4096];
+        if (beside_program(path, there, sizeof there) == 0 && (f = fopen(there, "r")) == NULL) {
+            snprintf(err, cap,
+                     "cannot read %s, neither from this folder nor as %s (the repository this "
+                     "program was built in): run `make data` there to fetch the digits",
+                     path, there);
+            return PL_DATA_MISSING;
+        }
+    }
     if (!f) {
         snprintf(err, cap, "cannot read %s: %s; run `make data` to fetch the digits", path,
                  strerror(errno));

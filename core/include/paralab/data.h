@@ -34,12 +34,15 @@ typedef struct pl_digits {
 
 enum { PL_DATA_OK = 0, PL_DATA_MISSING = 1, PL_DATA_BAD = 2 };
 
-/* Reads and splits path. PL_DATA_MISSING: the file cannot be opened (the
- * message says to run `make data`); PL_DATA_BAD: a malformed file, with a
- * message naming the line and column (a wrong column count, a value that is
- * not a whole number (spaces or tabs around it are allowed, a sign too, no
- * other white space), a pixel out of 0..16, a label out of 0..9, a NUL
- * byte, no samples at all, or out of memory). Nothing is kept on failure. */
+/* Reads and splits path; a relative path not found from the working folder
+ * is looked for from the repository the program was built in (its binary
+ * in <root>/build/<variant>/bin: <root>/path), so that a lab started from
+ * another folder finds data/digits.csv. PL_DATA_MISSING: the file cannot
+ * be opened (the message says where it looked, and to run `make data`); PL_DATA_BAD: a malformed
+ * file, with a message naming the line and column (a wrong column count, a value that is not a
+ * whole number (spaces or tabs around it are allowed, a sign too, no other white space), a pixel
+ * out of 0..16, a label out of 0..9, a NUL byte, no samples at all, or out of memory). Nothing is
+ * kept on failure. */
 int pl_digits_load(const char *path, pl_digits *d, char *err, size_t err_size);
 void pl_digits_free(pl_digits *d);
 
