@@ -186,6 +186,13 @@ sed 's/        long off = k->full_at + me \* k->shard;/        long off = k->ful
     "$work/gen/lab11_correct.c" >"$work/gen/lab11_next_slice.c"
 sed 's/        long off = k->full_at + me \* k->shard;/        long off = k->full_at + me * k->shard + 1;/' \
     "$work/gen/lab11_correct.c" >"$work/gen/lab11_off_by_one.c"
+# the exercise's PL_TODO() deleted and nothing written: pl_zero_count_step
+# never called (the message must not speak of calling it per bucket)
+sed '/^    PL_TODO();$/d' "$root/labs/11_zero/exercise.c" >"$work/gen/lab11_empty.c"
+if cmp -s "$root/labs/11_zero/exercise.c" "$work/gen/lab11_empty.c"; then
+    echo "FAIL  lab11_empty.c: labs/11_zero/exercise.c has no PL_TODO(); line to delete"
+    exit 1
+fi
 for f in lab11_all_reduce lab11_whole_buffer lab11_no_all_gather lab11_count_per_bucket \
     lab11_next_slice lab11_off_by_one; do
     if cmp -s "$work/gen/lab11_correct.c" "$work/gen/$f.c"; then
@@ -617,6 +624,8 @@ TREE=lab11 LAB_ARGS="--epochs 1 --stage 1 --devices 2" lab_run lab11_no_all_gath
     '^  \(yours\)      FAIL  11_zero +zero1_update +N=2, after step 1: rank 0.s replica of the weights'
 l11 lab11_count_per_bucket.c 11_zero 1 \
     '^FAIL  11_zero +zero1_update +N=2, stage 1, rank [01]: after your lab11_zero1_update \(exercise.c\): z->step is 4 after 1 step: call pl_zero_count_step once per step \(before the loop over the buckets\), not once per bucket: AdamW.s bias correction \(1 - beta\^t\) uses the step count t$'
+l11 lab11_empty.c 11_zero 1 \
+    '^FAIL  11_zero +zero1_update +N=2, stage 1, rank [01]: after your lab11_zero1_update \(exercise.c\): z->step is 0 after 1 step: call pl_zero_count_step once per step \(before the loop over the buckets\): AdamW.s bias correction \(1 - beta\^t\) uses the step count t$'
 l11 lab11_next_slice.c 11_zero 1 \
     '^FAIL  11_zero +zero1_update +N=2, after step 1: rank 0.s replica of the weights holds [-0-9.e]+ at weight [0-9]+ \(unit in, in the slice rank 0 owns\); plain data parallelism \(stage 0\) has [-0-9.e]+: unchanged by the step: your update did not reach this rank.s own slice: check the slice offset \(full_at \+ rank \* shard\)$'
 l11 lab11_off_by_one.c 11_zero 1 \

@@ -390,9 +390,10 @@ int lab11_rank(pl_rank *r)
                          cudaGetErrorName(se), pl_fault_report());
                 if (z.step != steps + 1)
                     FAIL("after %s: z->step is %d after %d step%s: call pl_zero_count_step once "
-                         "per step (before the loop over the buckets), not once per bucket: "
-                         "AdamW's bias correction (1 - beta^t) uses the step count t",
-                         cfg->update_from, z.step, steps + 1, pl_s(steps + 1));
+                         "per step (before the loop over the buckets)%s: AdamW's bias "
+                         "correction (1 - beta^t) uses the step count t",
+                         cfg->update_from, z.step, steps + 1, pl_s(steps + 1),
+                         z.step > steps + 1 ? ", not once per bucket" : "");
             } else {
                 ZE(pl_zero_update(&z, cfg->lr), z);
             }
