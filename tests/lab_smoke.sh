@@ -304,11 +304,11 @@ if [ -x "$bin/lab10" ]; then
     }
     refused10 "lab10: --order 'zigzag' is not a rank order: use megatron (TP fastest, PP outermost) or picotron (TP fastest, DP outermost)" --order zigzag
     refused10 "lab10: --dp 'two' is not a whole number from 1 to 64" --dp two
-    refused10 "lab10: --tp 3: the hidden width does not divide by it (h = 64, f = 4h = 256); tensor parallelism can split this model over 1, 2, 4, 8, 16, 32 or 64 ranks; valid (dp, tp, pp) for 6 ranks and this model: none" --dp 1 --tp 3
+    refused10 "lab10: --tp 3: the hidden width does not divide by it (h = 64, f = 4h = 256); tensor parallelism can split this model over 1, 2 or 4 ranks (of the devices here); valid (dp, tp, pp) for 6 ranks and this model: none" --dp 1 --tp 3
     refused10 "lab10: --pp 4: L = 3 blocks cannot fill 4 stages of 1 chunk (each virtual stage needs a block: --layers 4 at least); valid (dp, tp, pp) for 8 ranks and this model: (8, 1, 1), (4, 2, 1), (4, 1, 2), (2, 4, 1), (2, 2, 2), (1, 8, 1) or (1, 4, 2)" --dp 1 --pp 4 --layers 3
     refused10 "lab10: --devices 4, but --dp 2 --tp 2 --pp 2 make 8 ranks: --devices is their product (leave it out, or give degrees that make 4: valid (dp, tp, pp) for 4 ranks here: (4, 1, 1), (2, 2, 1), (2, 1, 2), (1, 4, 1) or (1, 2, 2))" --devices 4
     refused10 "lab10: --devices 8, but --dp 1 --tp 2 --pp 2 make 4 ranks: --devices is their product (leave it out, or give degrees that make 8: valid (dp, tp, pp) for 8 ranks here: (8, 1, 1), (4, 2, 1), (4, 1, 2), (2, 4, 1), (2, 2, 2), (1, 8, 1) or (1, 4, 2))" --dp 1 --devices 8
-    refused10 "lab10: --batch 30: the global batch is cut into dp = 2 replicas of m = 4 micro-batches each, so it must be a multiple of dp m = 8; valid (dp, tp, pp) for 8 ranks and this model: none" --batch 30
+    refused10 "lab10: --batch 30: the global batch is cut into dp = 2 replicas of m = 4 micro-batches each, so it must be a multiple of dp m = 8 (the nearest that are: 24 and 32); valid (dp, tp, pp) for 8 ranks and this model: none" --batch 30
     refused10 "lab10: --lr '0' is not a number in (0, 10]" --lr 0
     refused10 "lab10: --micro-batches 5: each replica's rows (B / dp = 64 / 2 = 32) are cut into m micro-batches of the same size, so m must divide 32: m = 1, 2, 4, 8, 16 or 32" --micro-batches 5
     refused10 "lab10: --batch 48 --micro-batches 5: each replica's rows (B / dp = 48 / 2 = 24) are cut into m micro-batches of the same size, so m must divide 24: m = 1, 2, 3, 4, 6, 8, 12 or 24" --batch 48 --micro-batches 5

@@ -51,7 +51,9 @@ static int check_one(const pl_hybrid_config *c, int world, char *err, size_t cap
     if (c->micro_batches < 1 || c->micro_batches > PL_PP_MAX_MICRO)
         return fail(err, cap, "--micro-batches %d: m must be 1..%d", c->micro_batches,
                     PL_PP_MAX_MICRO);
-    if (pl_blocks_check(&c->model, c->tp, "--tp", 64, err, cap)) {
+    /* the degrees TP could have here: at most the ranks there are */
+    if (pl_blocks_check(&c->model, c->tp, "--tp", world >= 1 && world < 64 ? world : 64, err,
+                        cap)) {
         *degrees = c->model.hidden >= 1 && c->model.layers >= 1 && c->model.hidden <= 4096 &&
                    c->model.layers <= PL_BLOCKS_MAX;
         return -1;
@@ -68,12 +70,18 @@ static int check_one(const pl_hybrid_config *c, int world, char *err, size_t cap
     }
     long per = (long)c->dp * c->micro_batches;
     if (c->batch < 1 || c->batch % per) {
+        long lo = c->batch / per * per, hi = lo + per;
+        char nearest[96];
+        if (lo > 0)
+            snprintf(nearest, sizeof nearest, "the nearest that are: %ld and %ld", lo, hi);
+        else
+            snprintf(nearest, sizeof nearest, "the smallest: %ld", per);
         *degrees = c->dp > 1;
         return fail(err, cap,
                     "--batch %d: the global batch is cut into dp = %d replica%s of m = %d "
-                    "micro-batch%s each, so it must be a multiple of dp m = %ld",
+                    "micro-batch%s each, so it must be a multiple of dp m = %ld (%s)",
                     c->batch, c->dp, c->dp == 1 ? "" : "s", c->micro_batches,
-                    c->micro_batches == 1 ? "" : "es", per);
+                    c->micro_batches == 1 ? "" : "es", per, nearest);
     }
     int rows = (int)(c->batch / per);
     if (c->sequence_parallel && rows % c->tp) {

@@ -62,10 +62,11 @@ static void test_hybrid_check(void)
     c = config(1, 3, 2, 2);
     c.dp = 1;
     CU_ASSERT_EQUAL(pl_hybrid_check(&c, 6, err, sizeof err), -1);
+    /* the TP degrees that split the model, up to the 6 ranks there are */
     CU_ASSERT_STRING_EQUAL(err, "--tp 3: the hidden width does not divide by it (h = 16, f = 4h = "
-                                "64); tensor parallelism can split this model over 1, 2, 4, 8 or "
-                                "16 ranks; valid (dp, tp, pp) for 6 ranks and this model: (2, 1, "
-                                "3) or (1, 2, 3)");
+                                "64); tensor parallelism can split this model over 1, 2 or 4 "
+                                "ranks (of the devices here); valid (dp, tp, pp) for 6 ranks and "
+                                "this model: (2, 1, 3) or (1, 2, 3)");
     c = config(1, 1, 8, 2);
     CU_ASSERT_EQUAL(pl_hybrid_check(&c, 8, err, sizeof err), -1);
     CU_ASSERT_EQUAL(strncmp(err,
@@ -76,11 +77,17 @@ static void test_hybrid_check(void)
                     0);
     c = config(4, 1, 1, 8);
     CU_ASSERT_EQUAL(pl_hybrid_check(&c, 4, err, sizeof err), -1);
-    CU_ASSERT_EQUAL(strncmp(err,
-                            "--batch 16: the global batch is cut into dp = 4 replicas of m = 8 "
-                            "micro-batches each, so it must be a multiple of dp m = 32; valid",
-                            130),
-                    0);
+    const char *want_batch = "--batch 16: the global batch is cut into dp = 4 replicas of m = 8 "
+                             "micro-batches each, so it must be a multiple of dp m = 32 (the "
+                             "smallest: 32); valid";
+    CU_ASSERT_EQUAL(strncmp(err, want_batch, strlen(want_batch)), 0);
+    c = config(2, 1, 2, 4); /* 30 rows, dp m = 8: the multiples of 8 around 30 */
+    c.batch = 30;
+    CU_ASSERT_EQUAL(pl_hybrid_check(&c, 4, err, sizeof err), -1);
+    const char *want_near = "--batch 30: the global batch is cut into dp = 2 replicas of m = 4 "
+                            "micro-batches each, so it must be a multiple of dp m = 8 (the nearest "
+                            "that are: 24 and 32)";
+    CU_ASSERT_EQUAL(strncmp(err, want_near, strlen(want_near)), 0);
     c = config(1, 4, 1, 8); /* 2 rows per micro-batch cannot split over 4 */
     c.sequence_parallel = 1;
     CU_ASSERT_EQUAL(pl_hybrid_check(&c, 4, err, sizeof err), -1);
