@@ -182,6 +182,12 @@ size_t pl_device_describe_running(char *buf, size_t cap)
     return 0;
 }
 
+size_t pl_device_hw_presets(char *buf, size_t cap)
+{
+    if (cap) buf[0] = '\0';
+    return 0;
+}
+
 int pl_device_apply_options(const pl_options *o, char *msg, size_t cap)
 {
     if (o->hw) {

@@ -294,6 +294,20 @@ size_t pl_device_describe_stalled(double cpu_seconds, char *buf, size_t cap)
 
 size_t pl_device_describe_running(char *buf, size_t cap) { return simtDescribeRunning(buf, cap); }
 
+size_t pl_device_hw_presets(char *buf, size_t cap)
+{
+    size_t n = 0;
+    if (cap) buf[0] = '\0';
+    const simt_preset *const *p = simtPresets();
+    for (int i = 0; p[i] && n < cap; i++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s%s",
+                              i == 0     ? ""
+                              : p[i + 1] ? ", "
+                                         : " or ",
+                              p[i]->name, i == 0 ? " (the default)" : "");
+    return n < cap ? n : cap ? cap - 1 : 0;
+}
+
 int pl_device_apply_options(const pl_options *o, char *msg, size_t cap)
 {
     if (o->hw) {

@@ -38,9 +38,53 @@ void pl_options_defaults(pl_options *o, int default_devices)
     o->stall_timeout = 60.0;
 }
 
+/* text's words into out, as a line that starts at column col and lines
+ * of `indent` blanks after it, none past column 80 where a word fits. A
+ * line does not break inside "default 64", "f = 4h" or before a word of 3
+ * characters or less ("64)"): such a group moves to the next line whole.
+ * Returns out. */
+static char *wrapped(const char *text, size_t col, size_t indent, char *out, size_t cap)
+{
+    char words[1024], *save = NULL, *w[256];
+    int nw = 0;
+    snprintf(words, sizeof words, "%s", text);
+    for (char *t = strtok_r(words, " ", &save); t && nw < 256; t = strtok_r(NULL, " ", &save))
+        w[nw++] = t;
+    size_t h = 0;
+    out[0] = '\0';
+    for (int i = 0; i < nw && h < cap;) {
+        int j = i + 1; /* the group: w[i] .. w[j - 1] */
+        while (j < nw && (w[j][0] == '=' || !strcmp(w[j - 1], "=") || strlen(w[j]) <= 3 ||
+                          !strcmp(w[j - 1], "default")))
+            j++;
+        size_t len = (size_t)(j - i - 1);
+        for (int k = i; k < j; k++) len += strlen(w[k]);
+        int first = i == 0, wrap = !first && col + 1 + len > 80;
+        h += (size_t)snprintf(out + h, cap - h, "%s%*s", wrap ? "\n" : "",
+                              wrap    ? (int)indent
+                              : first ? 0
+                                      : 1,
+                              "");
+        for (int k = i; k < j && h < cap; k++)
+            h += (size_t)snprintf(out + h, cap - h, "%s%s", k > i ? " " : "", w[k]);
+        col = (wrap ? indent : first ? col : col + 1) + len;
+        i = j;
+    }
+    return out;
+}
+
 static void usage(char *msg, size_t cap, const char *prog, const char *summary,
                   const pl_lab_option *extra)
 {
+    /* the presets under the option's help, the summary: wrapped at 80 columns */
+    char presets[256], hw[400] = "", about[1200];
+    if (pl_device_hw_presets(presets, sizeof presets)) {
+        hw[0] = ':';
+        hw[1] = '\n';
+        memset(hw + 2, ' ', 24);
+        wrapped(presets, 24, 24, hw + 26, sizeof hw - 26);
+    }
+    wrapped(summary, 0, 0, about, sizeof about);
     size_t n = (size_t)snprintf(
         msg, cap,
         "usage: %s [options]\n%s\n\n"
@@ -52,7 +96,7 @@ static void usage(char *msg, size_t cap, const char *prog, const char *summary,
         "                        2 s + 0.3 s a word of its narration; X divides it)\n"
         "      --trace FILE      write a Chrome trace (open in Perfetto)\n"
         "      --seed S          random seed (default 0)\n"
-        "      --hw PRESET       hardware preset for the modeled clock\n"
+        "      --hw PRESET       hardware preset for the modeled clock%s\n"
         "      --comm ENGINE     local or nccl (default: nccl when every rank\n"
         "                        has its own real GPU, else local)\n"
         "      --comm-timeout S  seconds a rank may wait in a collective "
@@ -61,7 +105,7 @@ static void usage(char *msg, size_t cap, const char *prog, const char *summary,
         "      --stall-timeout S CPU seconds the lab may run without progress before\n"
         "                        it is stopped as an endless loop (default 60)\n"
         "%s",
-        prog, summary,
+        prog, about, hw,
         pl_dist_built() ? "      --ranks-per-process T  under mpirun: rank threads per process\n"
                           "                        (default 1); the world is processes x T\n"
                         : "");
@@ -69,10 +113,12 @@ static void usage(char *msg, size_t cap, const char *prog, const char *summary,
         char left[64];
         snprintf(left, sizeof left, "--%s%s%s", e->name, e->has_arg ? " " : "",
                  e->has_arg ? e->arg_name : "");
+        char help[1200];
+        wrapped(e->help, 24, 24, help, sizeof help);
         if (strlen(left) < 18)
-            n += (size_t)snprintf(msg + n, cap - n, "      %-18s%s\n", left, e->help);
+            n += (size_t)snprintf(msg + n, cap - n, "      %-18s%s\n", left, help);
         else /* too long for the column: the help on a line of its own */
-            n += (size_t)snprintf(msg + n, cap - n, "      %s\n%24s%s\n", left, "", e->help);
+            n += (size_t)snprintf(msg + n, cap - n, "      %s\n%24s%s\n", left, "", help);
     }
     if (n < cap) snprintf(msg + n, cap - n, "  -h, --help            this help\n");
 }

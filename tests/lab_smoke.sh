@@ -209,14 +209,18 @@ if [ -x "$bin/lab08" ]; then
     refused "lab08: --batch 60: sequence parallelism splits the batch's rows over the 8 ranks, and 60 does not divide by 8 (the nearest batch sizes that do are 56 and 64)" --sequence-parallel --batch 60 --devices 8
     refused "lab08: --batch 4: sequence parallelism gives each of the 8 ranks a row at least (the smallest batch is 8)" --sequence-parallel --batch 4 --devices 8
     # --help: every option of the lab, each with its help on the same line
-    # or, too long for the column, on the next one
+    # or, too long for the column, on the next one; wrapped at 80 columns,
+    # "default 64" and "f = 4h" kept on one line
     help=$("$bin/lab08" --help 2>&1)
-    for want in '^      --hidden h        the width of the residual stream \(1\.\.1024, default 64; f = 4h\)$' \
+    for want in '^      --hidden h        the width of the residual stream \(1\.\.1024,$' \
+                '^                        default 64; f = 4h\)$' \
                 '^      --layers L        residual MLP blocks \(1\.\.64, default 2\)$' \
                 '^      --sequence-parallel$' \
-                '^                        split the batch.s rows over the ranks outside the parallel region$' \
-                '^      --batch B         samples per step, the same on every rank \(1\.\.1438, default 64\)$' \
-                '^      --epochs E        passes over the training set \(1\.\.1000, default 5; make check trains 20\)$' \
+                '^                        split the batch.s rows over the ranks outside the$' \
+                '^                        parallel region$' \
+                '^      --batch B         samples per step, the same on every rank \(1\.\.1438,$' \
+                '^      --epochs E        passes over the training set \(1\.\.1000, default 5; make$' \
+                '^                        check trains 20\)$' \
                 '^      --lr X            AdamW.s learning rate \(default 0\.002\)$' \
                 '^  -n, --devices N       ranks, one device each'; do
         check "lab08 --help: $want" grep -qE -- "$want" <<<"$help"
@@ -263,8 +267,8 @@ if [ -x "$bin/lab09" ]; then
         refused09 "lab09: --devices 9: there are 8 simulated devices (SIMT_DEVICES, up to 64, makes more); a pipeline runs one stage per device: --stages 1 to 8 here" --stages 9
     fi
     help=$("$bin/lab09" --help 2>&1)
-    for want in '^      --stages p        pipeline stages, one device each \(--devices; default 4\)$' \
-                '^      --micro-batches m micro-batches a step.s batch is cut into \(default 8\)$' \
+    for want in '^      --stages p        pipeline stages, one device each \(--devices; 1\.\.64,$' \
+                '^      --micro-batches m micro-batches a step.s batch is cut into \(1\.\.B,$' \
                 '^      --schedule NAME   naive, gpipe, 1f1b, interleaved or zb-h1 \(default 1f1b\)$' \
                 '^      --chunks v        model chunks per stage \(1\.\.8; interleaved.s default 2\)$' \
                 '^      --layers L        residual MLP blocks \(1\.\.64, default p v: one per chunk\)$' \
@@ -403,6 +407,11 @@ if [ -x "$bin/lab11" ]; then
         check "lab11 --help: $want" grep -qE -- "$want" <<<"$help"
     done
 fi
+# every lab's --help within 80 columns
+for lab in "$bin"/lab[0-9][0-9]; do
+    wide=$("$lab" --help 2>&1 | awk 'length($0) > 80' | head -1)
+    check "$(basename "$lab") --help: no line wider than 80 columns${wide:+ ($wide)}" test -z "$wide"
+done
 # The simulator's settings (simulated build only): SIMT_DEVICES, SIMT_GPU and
 # SIMT_MEM_MB take effect; the old PARALAB_SIM_* names still do, with one note
 # on stderr naming the new name; a bad value's message names the variable

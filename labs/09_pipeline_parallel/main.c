@@ -281,8 +281,9 @@ int main(int argc, char **argv)
     static lab a = {
         .micro = 8, .hidden = 64, .batch = 64, .epochs = 2, .lr = 2e-3, .kind = PL_PP_1F1B};
     static const pl_lab_option options[] = {
-        {"stages", 1, "p", "pipeline stages, one device each (--devices; default 4)", KEY_STAGES},
-        {"micro-batches", 1, "m", "micro-batches a step's batch is cut into (default 8)",
+        {"stages", 1, "p", "pipeline stages, one device each (--devices; 1..64, default 4)",
+         KEY_STAGES},
+        {"micro-batches", 1, "m", "micro-batches a step's batch is cut into (1..B, default 8)",
          KEY_MICRO},
         {"schedule", 1, "NAME", "naive, gpipe, 1f1b, interleaved or zb-h1 (default 1f1b)",
          KEY_SCHEDULE},

@@ -88,6 +88,21 @@ static void test_help(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(msg, "usage: labxx [options]\na test lab\n"));
     CU_ASSERT_PTR_NOT_NULL(strstr(msg, "  -n, --devices N "));
     CU_ASSERT_PTR_NOT_NULL(strstr(msg, "      --batch B         global batch size\n"));
+#ifdef PARALAB_SIMULATED_CUDA
+    /* the presets --hw takes, wrapped at 80 columns */
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg,
+                                  "      --hw PRESET       hardware preset for the modeled clock:\n"
+                                  "                        H100-SXM (the default), H200-SXM, "
+                                  "A100-SXM-80GB or\n"
+                                  "                        RTX-4090\n"));
+#endif
+    for (const char *l = msg; *l;) { /* no line of the help wider than 80 columns */
+        const char *e = strchr(l, '\n');
+        size_t len = e ? (size_t)(e - l) : strlen(l);
+        if (len > 80) fprintf(stderr, "  a help line of %zu columns: %.*s\n", len, (int)len, l);
+        CU_ASSERT(len <= 80);
+        l += len + (e != NULL);
+    }
 }
 
 static void test_bad_values(void)

@@ -335,5 +335,9 @@ struct pl_options;
  * Call before any other CUDA call (--hw and gpus_per_node are read when the
  * simulated runtime starts). */
 int pl_device_apply_options(const struct pl_options *o, char *msg, size_t cap);
+/* The --hw presets for --help: "H100-SXM (the default), H200-SXM, ..." in
+ * the simulated build (core/simt/presets.c), "" on real GPUs (no --hw
+ * there). Returns the length written (as snprintf, within cap). */
+size_t pl_device_hw_presets(char *buf, size_t cap);
 
 #endif
