@@ -128,12 +128,13 @@ words() { # lab, its arguments..., then -- and the patterns its output must show
     for want in "$@"; do
         check "$lab ${args[*]} says: $want" grep -qE -- "$want" <<<"$out"
     done
-    check "$lab ${args[*]}: no count of 1 in the plural" bash -c '! grep -E "(^|[^0-9.])1 (blocks|threads|elements|floats|values|chunks|streams|rows|ranks|shards|samples|buckets)\b" <<<"$1"' _ "$out"
+    check "$lab ${args[*]}: no count of 1 in the plural" bash -c '! grep -E "(^|[^0-9.])1 (blocks|threads|elements|floats|values|chunks|streams|rows|ranks|shards|samples|buckets|steps|micro-batches|stages)\b" <<<"$1"' _ "$out"
 }
 words lab01 --size 1 --block 1 -- '^\[1\] grid size: 1 element, 1 thread per block -> 1 block \(1 thread\)$'
 words lab03 --size 1 -- '^\[1\] 1 float; their sum is -3\. A block of 256 threads sums up to 256 of them'
 words lab05 --size 1 --chunks 1 --streams 1 -- '^\[1\] 1 float \(0\.0 MiB\)' '^\[3\] 1 chunk over 1 stream \(chunked, the reference\)'
 words lab06 --devices 2 --count 1 --max-bytes 8 -- '^\[2\] Send and receive: rank 0 sends its 1 value to rank 1\.'
+words lab09 --batch 1400 --epochs 1 -- '^  1 step of a batch of 1400 in 8 micro-batches on 4 stages \(1f1b\)'
 if [[ "$bin" == *sim* ]]; then
     words lab04 --size 1 --kernel 2 -- 'only 1 block of 16x16 for 132 SMs: on a real GPU 131 SMs would get none and wait, but the modeled clock charges no occupancy'
 fi

@@ -165,9 +165,10 @@ static int report(void *ctx)
     lab *a = ctx;
     int t = pl_lab_options()->devices;
     if (!a->res.todo)
-        printf("\n  %d steps of a batch of %d on %d TP rank%s%s: loss %.4f, test accuracy %.1f "
+        printf("\n  %d step%s of a batch of %d on %d TP rank%s%s: loss %.4f, test accuracy %.1f "
                "%%; a step takes %.1f us (%s)\n",
-               a->res.steps, a->cfg.batch, t, pl_s(t), a->sp ? " (sequence parallel)" : "",
+               a->res.steps, pl_s(a->res.steps), a->cfg.batch, t, pl_s(t),
+               a->sp ? " (sequence parallel)" : "",
                a->res.epoch_loss[a->cfg.epochs - 1 < 1000 ? a->cfg.epochs - 1 : 999],
                a->res.test_acc,
                (pl_device_caps()->modeled ? a->res.modeled_step : a->res.measured_step) * 1e6,

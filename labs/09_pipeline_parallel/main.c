@@ -254,10 +254,10 @@ static int report(void *ctx)
             !pl_pp_bubble_formula(a->cfg.kind, p, a->cfg.micro_batches, a->cfg.chunks, &fi, &ft);
         char formula[64] = "";
         if (has) snprintf(formula, sizeof formula, " (formula %.1f %%)", ft * 100);
-        printf("\n  %d steps of a batch of %d in %d micro-batch%s on %d stage%s (%s): loss %.4f, "
+        printf("\n  %d step%s of a batch of %d in %d micro-batch%s on %d stage%s (%s): loss %.4f, "
                "test accuracy %.1f %%; a step takes %.1f us (%s), the first step's bubble %.1f "
                "%% of the total%s\n",
-               a->res.steps, a->cfg.batch, a->cfg.micro_batches,
+               a->res.steps, pl_s(a->res.steps), a->cfg.batch, a->cfg.micro_batches,
                a->cfg.micro_batches == 1 ? "" : "es", p, pl_s(p), pl_pp_kind_name(a->cfg.kind),
                a->res.epoch_loss[a->cfg.epochs - 1 < 1000 ? a->cfg.epochs - 1 : 999],
                a->res.test_acc,

@@ -350,11 +350,17 @@ int lab09_rank(pl_rank *r)
                     }
                 }
                 int hops = p * v - 1;
-                STEP("Micro-batch 0 (rows 0 to %d of the batch of %d; %d micro-batches of %d "
-                     "rows) forward through the %s: %s. %d hop%s, each an activation [%d x %d] "
+                char span[32]; /* "rows 0 to 7", "row 0" */
+                if (rows > 1)
+                    snprintf(span, sizeof span, "rows 0 to %d", rows - 1);
+                else
+                    snprintf(span, sizeof span, "row 0");
+                STEP("Micro-batch 0 (%s of the batch of %d; %d micro-batch%s of %d "
+                     "row%s) forward through the %s: %s. %d hop%s, each an activation [%d x %d] "
                      "of %s sent to the next stage: %.1f us from its first op to the loss%s.",
-                     rows - 1, B, m, rows, v > 1 ? "virtual stages" : "stages", text, hops,
-                     pl_s(hops), rows, c.hidden, sz, (t_last - t_first) * 1e6,
+                     span, B, m, m == 1 ? "" : "es", rows, pl_s(rows),
+                     v > 1 ? "virtual stages" : "stages", text, hops, pl_s(hops), rows, c.hidden,
+                     sz, (t_last - t_first) * 1e6,
                      m > 1 ? "; the other micro-batches follow it, a stage behind each other" : "");
                 /* [3] the bubble, measured against the formula */
                 const pl_pp_timing *tm = &res->first;

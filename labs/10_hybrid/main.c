@@ -385,10 +385,10 @@ static int report(void *ctx)
     int bad = 0;
     const pl_hybrid_config *c = &a->cfg.hc;
     if (a->res.steps) {
-        printf("\n  %d steps of a batch of %d on dp %d x tp %d x pp %d (%s, %d micro-batch%s per "
+        printf("\n  %d step%s of a batch of %d on dp %d x tp %d x pp %d (%s, %d micro-batch%s per "
                "replica): loss %.4f, test accuracy %.1f %%; a step takes %.1f us (%s)\n",
-               a->res.steps, c->batch, c->dp, c->tp, c->pp, pl_pp_kind_name(a->cfg.kind),
-               c->micro_batches, c->micro_batches == 1 ? "" : "es",
+               a->res.steps, pl_s(a->res.steps), c->batch, c->dp, c->tp, c->pp,
+               pl_pp_kind_name(a->cfg.kind), c->micro_batches, c->micro_batches == 1 ? "" : "es",
                a->res.epoch_loss[a->cfg.epochs - 1 < 1000 ? a->cfg.epochs - 1 : 999],
                a->res.test_acc,
                (pl_device_caps()->modeled ? a->res.modeled_step : a->res.measured_step) * 1e6,

@@ -193,10 +193,10 @@ static int report(void *ctx)
     const lab11_result *res = &a->res;
     if (res->steps) {
         const pl_zero_memory *m = &res->mem[0];
-        printf("\n  %d steps of a batch of %d at stage %d on %d rank%s: loss %.4f, test accuracy "
+        printf("\n  %d step%s of a batch of %d at stage %d on %d rank%s: loss %.4f, test accuracy "
                "%.1f %%; rank 0 holds %zu bytes (parameters %zu, gradients %zu, optimizer "
                "state %zu, buckets %zu); a step takes %.1f us (%s)\n",
-               res->steps, a->cfg.zc.batch, a->cfg.zc.stage, n, pl_s(n),
+               res->steps, pl_s(res->steps), a->cfg.zc.batch, a->cfg.zc.stage, n, pl_s(n),
                res->epoch_loss[a->cfg.epochs - 1 < 1000 ? a->cfg.epochs - 1 : 999], res->test_acc,
                m->params + m->grads + m->optim + m->buffers, m->params, m->grads, m->optim,
                m->buffers,
