@@ -918,7 +918,7 @@ int main(int argc, char **argv)
         for (int l = 0; pl_labs[l]; l++)
             for (int e = 0; pl_labs[l]->exercises[e]; e++)
                 if (selected(pl_labs[l], e, argc, argv, exercise))
-                    printf("%s  %-18s %3d points\n", pl_labs[l]->id, pl_labs[l]->exercises[e],
+                    printf("%-20s %-18s %3d points\n", pl_labs[l]->id, pl_labs[l]->exercises[e],
                            grade_of(pl_labs[l]->id, pl_labs[l]->exercises[e])->points);
         return fflush(stdout) == 0 ? 0 : 1;
     }
