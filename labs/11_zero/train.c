@@ -519,8 +519,13 @@ int lab11_rank(pl_rank *r)
                 else if (k > 1 && S >= 2)
                     note = " With k > 1, stages 2 and 3 reduce every micro-step and add the sums, "
                            "while stage 0 adds the micro-steps first and reduces once: the same "
-                           "sum in another order, so the last bits differ (the unit suite checks "
-                           "k > 1 within 1e-6 relative); bit for bit holds for k = 1.";
+                           "sum in another order, so gradients differ in their last bits, and by "
+                           "more, relatively, where their terms nearly cancel. AdamW moves a "
+                           "weight by about lr g / (|g| + eps), as far for a tiny gradient as for "
+                           "a large one, so such a difference shows in the weights (the largest "
+                           "above); with SGD (lr g) it stays as small as the gradient's: the unit "
+                           "suite checks k > 1 with SGD, within 1e-6 relative. Bit for bit holds "
+                           "for k = 1.";
                 STEP("The weights against plain data parallelism: a stage-0 engine (the same "
                      "buckets, every gradient summed in the same order) ran the same step beside "
                      "it. Of the %ld weights %s, %ld are the same bits%s (hashes %08x and %08x); "
