@@ -272,7 +272,7 @@ if [ -x "$bin/lab09" ]; then
                 '^      --micro-batches m micro-batches a step.s batch is cut into \(1\.\.B,$' \
                 '^      --schedule NAME   naive, gpipe, 1f1b, interleaved or zb-h1 \(default 1f1b\)$' \
                 '^      --chunks v        model chunks per stage \(1\.\.8; interleaved.s default 2\)$' \
-                '^      --layers L        residual MLP blocks \(1\.\.64, default p v: one per chunk\)$' \
+                '^      --layers L        residual MLP blocks \(1\.\.64, default p x v, a chunk each\)$' \
                 '^      --clip-grad-norm X$'; do
         check "lab09 --help: $want" grep -qE -- "$want" <<<"$help"
     done
@@ -336,7 +336,7 @@ if [ -x "$bin/lab10" ]; then
     for want in '^      --dp N            data-parallel replicas \(default 2\)$' \
                 '^      --order NAME      rank order: megatron \(default\) or picotron$' \
                 '^      --micro-batches m micro-batches of each replica.s rows \(default 4\)$' \
-                '^      --layers L        residual MLP blocks \(1\.\.64, default max\(2, p v\)\)$' \
+                '^      --layers L        residual MLP blocks \(1\.\.64, default max\(2, p x v\)\)$' \
                 '^      --sequence-parallel$'; do
         check "lab10 --help: $want" grep -qE -- "$want" <<<"$help"
     done

@@ -288,7 +288,7 @@ int main(int argc, char **argv)
         {"schedule", 1, "NAME", "naive, gpipe, 1f1b, interleaved or zb-h1 (default 1f1b)",
          KEY_SCHEDULE},
         {"chunks", 1, "v", "model chunks per stage (1..8; interleaved's default 2)", KEY_CHUNKS},
-        {"layers", 1, "L", "residual MLP blocks (1..64, default p v: one per chunk)", KEY_LAYERS},
+        {"layers", 1, "L", "residual MLP blocks (1..64, default p x v, a chunk each)", KEY_LAYERS},
         {"hidden", 1, "h", "the width of the residual stream (1..1024, default 64; f = 4h)",
          KEY_HIDDEN},
         {"batch", 1, "B", "samples per step, the global batch (1..1438, default 64)", KEY_BATCH},

@@ -433,7 +433,7 @@ int main(int argc, char **argv)
         {"schedule", 1, "NAME", "naive, gpipe, 1f1b, interleaved or zb-h1 (default 1f1b)",
          KEY_SCHEDULE},
         {"chunks", 1, "v", "model chunks per stage (1..8; interleaved's default 2)", KEY_CHUNKS},
-        {"layers", 1, "L", "residual MLP blocks (1..64, default max(2, p v))", KEY_LAYERS},
+        {"layers", 1, "L", "residual MLP blocks (1..64, default max(2, p x v))", KEY_LAYERS},
         {"hidden", 1, "h", "residual stream width (1..1024, default 64; f = 4h)", KEY_HIDDEN},
         {"batch", 1, "B", "samples per step, all replicas (1..1438, default 64)", KEY_BATCH},
         {"epochs", 1, "E", "passes over the training set (1..1000, default 2)", KEY_EPOCHS},
