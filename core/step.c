@@ -46,18 +46,31 @@ double pl_step_read_seconds(const char *text)
     return PL_READ_BASE_S + PL_READ_WORD_S * words;
 }
 
-/* Step mode on a terminal: Enter advances, q (then Enter) quits. */
-static void *read_keys(void *arg)
+int pl_player_read_lines(pl_player *p, FILE *in)
 {
-    pl_player *p = arg;
-    char line[64];
-    while (fgets(line, sizeof line, stdin)) {
-        if (line[0] == 'q') {
+    int advances = 0;
+    for (;;) {
+        int c;
+        do c = getc(in);
+        while (c == ' ' || c == '\t' || c == '\r');
+        if (c == EOF) break;
+        int quit = c == 'q' || c == 'Q';
+        while (c != '\n' && c != EOF) c = getc(in); /* the rest of the line, however long */
+        if (quit) {
             pl_player_quit(p);
             break;
         }
         pl_player_advance(p);
+        advances++;
+        if (c == EOF) break;
     }
+    return advances;
+}
+
+/* Step mode on a terminal without the UI: the terminal's lines, as they come. */
+static void *read_keys(void *arg)
+{
+    pl_player_read_lines(arg, stdin);
     return NULL;
 }
 
@@ -215,7 +228,7 @@ static int show(pl_player *p, const char *text, pl_trace_stamp *began)
         if (!p->quiet) {
             fprintf(p->out, "[%d] %s%s\n", p->step, text,
                     !p->headless && p->mode == PL_MODE_STEP && p->reader_started
-                        ? "   (Enter: next step, q: quit)"
+                        ? "   (Enter: next step, q then Enter: quit)"
                         : "");
             fflush(p->out);
         }

@@ -12,9 +12,10 @@
 #     of the ideal time.
 #   * ZB-H1, p = 2, m = 2, F, B and W 1 us each: 1/7 = 14.3 % of the time.
 # At 120x40 (colour) and 80x24 without colour (NO_COLOR): step 2 paused
-# (the forwards only, as they came), then played to the end; every stage's
-# row, the bubble line, the gauges' peaks, the links' bytes on the
-# topology, the loss (not the activations) in the metrics. The ZB-H1 one
+# (the forwards only, as they came: the bubble line says the iteration is
+# in progress), then played to the end; every stage's row, the bubble
+# line, the gauges' peaks, the links' bytes on the topology, the loss (not
+# the activations) in the metrics. The ZB-H1 one
 # at 80x24 in ASCII (LANG=C): its F, B and W boxes cell by cell. A corrupt
 # pipeline is refused naming its event. About 15 s.
 set -uo pipefail
@@ -120,6 +121,9 @@ s=$(screen)
 # until one has run), 1.18 cells a us; stage 0 idle from 32 us to the
 # newest op's end, 39; nothing after it yet
 check "120x40: step 2: the pipeline pane across the top" has "$s" "┌ pipeline: gpipe, p 8, m 32, iteration 1, 39.0 us "
+# the iteration runs: no bubble figure from its forwards alone
+check "120x40: step 2: the bubble line says the iteration is in progress" has "$s" \
+    "│bubble: iteration 1 in progress     "
 check "120x40: step 2: stage 0's forwards, then idle until the newest op's end" has "$s" \
     "│s0  FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF········                                               ██████████   32.0 KiB│"
 check "120x40: step 2: stage 7 idle for its first 7 us" has "$s" \

@@ -4,7 +4,9 @@
 # ?, q, Ctrl-C), the screen is read back with capture-pane; the window is
 # shrunk below the minimum and grown again; the terminal must be usable
 # afterwards (canonical mode and echo back). Then the fallbacks (TERM dumb,
-# unset or unknown; LANG=C; a pipe) and replaying traces with paralab-viz:
+# unset or unknown, and its plain-text step mode: Enter and a blank line
+# step, q or a blank then q quits; LANG=C; a pipe) and replaying traces
+# with paralab-viz:
 # a trace of every lab, played to its end with its narration and metrics;
 # Lab 08 at 80x24 without colour, stopped with q and Ctrl-C, TERM unset;
 # Lab 09 at 80x24 without colour to its end, and at 120x40 stopped with Ctrl-C;
@@ -430,12 +432,28 @@ for term in "TERM=dumb" "env -u TERM" "TERM=no-such-terminal"; do
     check "$term: plain narration" has "$s" "[9] algbw"
 done
 
-# plain-text step mode: Enter steps, q (then Enter) quits as the UI's q does
+# plain-text step mode: Enter steps, q (then Enter) quits as the UI's q does;
+# the prompt says Enter is needed (stdin stays line-buffered)
 start "env -u TERM '$bin/lab06' --step"
-wait_for "(Enter: next step, q: quit)" >/dev/null
+wait_for "(Enter: next step, q then Enter: quit)" >/dev/null
 T send-keys -t t q Enter
 check "TERM unset, --step: q then Enter stops, exit 0" wait_for "EXIT=0"
 check "TERM unset, --step: q says so" has "$(history)" "stopped by the student"
+# an empty line and a blank one step; a line whose first non-blank character
+# is q quits (" q": once a step)
+start "env -u TERM '$bin/lab06' --step"
+wait_for "[1] " >/dev/null
+T send-keys -t t Enter
+check "TERM unset, --step: Enter steps to [2]" wait_for "[2] "
+T send-keys -t t -l ' '
+T send-keys -t t Enter
+check "TERM unset, --step: a space then Enter steps to [3]" wait_for "[3] "
+T send-keys -t t -l ' q'
+T send-keys -t t Enter
+check "TERM unset, --step: a space, q, Enter stops, exit 0" wait_for "EXIT=0"
+s=$(history)
+check "TERM unset, --step: ' q' says so, no step [4]" bash -c \
+    'grep -qF "stopped by the student" <<<"$1" && ! grep -qF "[4] " <<<"$1"' _ "$s"
 
 # --- a pipe: plain text, no escape bytes
 piped=$(TERM=xterm-256color "$bin/lab06" 2>&1 | cat)

@@ -723,12 +723,20 @@ static void pp_round_compute(const viz_model *m, int modeled, viz_pp_round *R)
         memset(seen, 0, sizeof seen);
         call = 1;
     }
-    int it[PL_MAX_RANKS] = {0};
-    double lo[PL_MAX_RANKS], hi[PL_MAX_RANKS], busy[PL_MAX_RANKS], slot[PL_MAX_RANKS];
+    int it[PL_MAX_RANKS] = {0}, wgrad = 0;
+    double slot[PL_MAX_RANKS];
+    /* each stage's sums of its newest KEPT iterations, iteration j at [j % KEPT]:
+     * the newest complete one may be a stage's newest or the two before it */
+    enum { KEPT = 3 };
+    struct it_sums {
+        double lo, hi, busy;
+        int n[3]; /* its F, B (or BW) and W ops */
+    } kept[PL_MAX_RANKS][KEPT];
     for (int s = 0; s <= top; s++) {
         if (R->owner[s] < 0) continue;
         uint64_t base = call << 40 | (uint64_t)s << 32;
         const viz_lane *L = &m->lanes[R->owner[s]][PL_LANE_COMPUTE];
+        struct it_sums *cur = NULL;
         for (size_t i = 0; i < L->n; i++) {
             const pl_event *e = &L->ev[i];
             if (!viz_is_pipeline_op(m, e) || e->layer != s) continue;
@@ -739,17 +747,18 @@ static void pp_round_compute(const viz_model *m, int modeled, viz_pp_round *R)
                     (e->kind == PL_EV_FORWARD && seen[key] == (base | (unsigned)it[s]))) {
                     it[s]++; /* the next iteration */
                     R->first[s] = i;
-                    lo[s] = 1e300;
-                    hi[s] = -1e300;
-                    busy[s] = 0;
+                    cur = &kept[s][it[s] % KEPT];
+                    *cur = (struct it_sums){1e300, -1e300, 0, {0, 0, 0}};
                     slot[s] = 1e300;
                 }
                 if (e->kind == PL_EV_FORWARD) seen[key] = base | (unsigned)it[s];
             }
             double a = viz_ev_start(e, modeled), b = viz_ev_end(e, modeled);
-            lo[s] = a < lo[s] ? a : lo[s];
-            hi[s] = b > hi[s] ? b : hi[s];
-            busy[s] += b - a;
+            cur->lo = a < cur->lo ? a : cur->lo;
+            cur->hi = b > cur->hi ? b : cur->hi;
+            cur->busy += b - a;
+            cur->n[op_index(e)]++;
+            if (e->kind == PL_EV_WEIGHT_GRAD) wgrad = 1;
             if (b - a > 0 && b - a < slot[s]) slot[s] = b - a;
         }
     }
@@ -760,12 +769,44 @@ static void pp_round_compute(const viz_model *m, int modeled, viz_pp_round *R)
     R->slot = 1e300;
     for (int s = 0; s <= top; s++) {
         if (it[s] != R->iteration || R->owner[s] < 0) continue;
-        R->lo = lo[s] < R->lo ? lo[s] : R->lo;
-        R->hi = hi[s] > R->hi ? hi[s] : R->hi;
-        R->busy += busy[s];
+        const struct it_sums *k = &kept[s][it[s] % KEPT];
+        R->lo = k->lo < R->lo ? k->lo : R->lo;
+        R->hi = k->hi > R->hi ? k->hi : R->hi;
+        R->busy += k->busy;
         R->slot = slot[s] < R->slot ? slot[s] : R->slot;
     }
     if (R->slot >= 1e300) R->slot = 0;
+    /* the newest iteration complete on every stage of the pane */
+    int need = m->pp.stages > 0 ? m->pp.micro_batches * m->pp.chunks : 0;
+    int w = wgrad || !strncmp(m->pp.schedule, "zb", 2);
+    for (int j = R->iteration; j >= 1 && j > R->iteration - KEPT && !R->done; j--) {
+        int ok = R->stages <= top + 1, forwards = -1;
+        for (int s = 0; ok && s < R->stages; s++) {
+            const struct it_sums *k = &kept[s][j % KEPT];
+            if (R->owner[s] < 0 || it[s] < j || it[s] - j >= KEPT)
+                ok = 0;
+            else if (it[s] > j) /* it has begun the next */
+                ok = 1;
+            else if (need)
+                ok = k->n[0] >= need && k->n[1] >= need && (!w || k->n[2] >= need);
+            else
+                ok = k->n[0] > 0 && k->n[1] == k->n[0] && (!w || k->n[2] == k->n[0]);
+            if (ok && !need) { /* and as many forwards as the other stages ran in it */
+                ok = forwards < 0 || k->n[0] == forwards;
+                forwards = k->n[0];
+            }
+        }
+        if (!ok) continue;
+        R->done = j;
+        R->done_lo = 1e300;
+        R->done_hi = -1e300;
+        for (int s = 0; s < R->stages; s++) {
+            const struct it_sums *k = &kept[s][j % KEPT];
+            R->done_lo = k->lo < R->done_lo ? k->lo : R->done_lo;
+            R->done_hi = k->hi > R->done_hi ? k->hi : R->done_hi;
+            R->done_busy += k->busy;
+        }
+    }
 }
 
 double viz_bubble_fraction(const viz_model *m, int modeled)
@@ -774,7 +815,7 @@ double viz_bubble_fraction(const viz_model *m, int modeled)
     if (m->zero.ranks > 0) return -1;
     viz_pp_round R;
     viz_pp_round_find(m, modeled, &R);
-    if (!R.iteration || R.hi <= R.lo || R.stages < 1) return -1;
-    double f = 1.0 - R.busy / ((R.hi - R.lo) * R.stages);
+    if (!R.done || R.done_hi <= R.done_lo || R.stages < 1) return -1;
+    double f = 1.0 - R.done_busy / ((R.done_hi - R.done_lo) * R.stages);
     return f < 0 ? 0 : f;
 }

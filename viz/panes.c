@@ -1653,8 +1653,9 @@ static void shards(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *v
  * (2 from m = 1 to 10) when the iteration fits, else the whole iteration (its expected time,
  * from the formula, while it runs) takes the row's width, and the boxes are their letter
  * alone, in every cell (the first bold).
- * Above the rows the bubble line, beside them each stage's activations (now, and │ at the
- * peak), under them the legend. */
+ * Above the rows the bubble line (of the newest complete iteration, named when it is not the
+ * one drawn; "in progress" before the first completes), beside them each stage's activations
+ * (now, and │ at the peak), under them the legend. */
 
 /* The letter of an op's box. */
 static uint32_t op_letter(const pl_event *e)
@@ -1673,9 +1674,10 @@ static viz_glyph op_fill(const pl_event *e)
 static void pct(char *b, size_t cap, double f) { snprintf(b, cap, "%.1f %%", f * 100); }
 
 /* The bubble line in five lengths (form 0..4): x_total of the time and x_ideal of the ideal
- * time, from the events; the formula's beside them. */
-static void bubble_words(const viz_model *m, double x_total, double x_ideal, int form, char *buf,
-                         size_t cap)
+ * time, from the events of a complete iteration; the formula's beside them. Each form begins
+ * with `pre` ("iteration 13: " when that iteration is not the one drawn, else ""). */
+static void bubble_words(const viz_model *m, const char *pre, double x_total, double x_ideal,
+                         int form, char *buf, size_t cap)
 {
     char xt[32], xi[32], yt[32], yi[32], f1[64] = "", f2[64] = "";
     pct(xt, sizeof xt, x_total);
@@ -1689,19 +1691,20 @@ static void bubble_words(const viz_model *m, double x_total, double x_ideal, int
         snprintf(f1, sizeof f1, " (no formula)");
     switch (form) {
     case 0:
-        snprintf(buf, cap, "bubble %s of the time%s, %s of the ideal time%s", xt, f1, xi, f2);
+        snprintf(buf, cap, "%sbubble %s of the time%s, %s of the ideal time%s", pre, xt, f1, xi,
+                 f2);
         break;
     case 1:
-        snprintf(buf, cap, "bubble %s of the time%s; %s of ideal%s", xt, f1, xi, f2);
+        snprintf(buf, cap, "%sbubble %s of the time%s; %s of ideal%s", pre, xt, f1, xi, f2);
         break;
     case 2:
-        snprintf(buf, cap, "bubble %s of the time%s", xt, f1);
+        snprintf(buf, cap, "%sbubble %s of the time%s", pre, xt, f1);
         break;
     case 3:
-        snprintf(buf, cap, "bubble %s of the time", xt);
+        snprintf(buf, cap, "%sbubble %s of the time", pre, xt);
         break;
     default:
-        snprintf(buf, cap, "bubble %s", xt);
+        snprintf(buf, cap, "%sbubble %s", pre, xt);
         break;
     }
 }
@@ -1809,17 +1812,28 @@ static void pipeline(viz_grid *g, pl_rect r, const viz_model *m, const viz_view 
         viz_text(g, in.x, in.y, in.w, "no forward/backward events yet", COL_DIM, 0);
         return;
     }
-    /* the bubble line: the longest form that fits */
-    double total = (R.hi - R.lo) * R.stages, idle = total - R.busy;
-    if (idle < 0) idle = 0;
-    double x_total = idle / total, x_ideal = R.busy > 0 ? idle / R.busy : 0;
-    char words[5][160];
+    /* the bubble line, the longest form that fits: the newest complete iteration's (named
+     * when the rows show a later one), never one still running */
+    char words[5][192];
     const char *forms[5];
-    for (int k = 0; k < 5; k++) {
-        bubble_words(m, x_total, x_ideal, k, words[k], sizeof words[k]);
-        forms[k] = words[k];
+    if (R.done > 0 && R.done_hi > R.done_lo) {
+        double total = (R.done_hi - R.done_lo) * R.stages, idle = total - R.done_busy;
+        if (idle < 0) idle = 0;
+        double x_total = idle / total, x_ideal = R.done_busy > 0 ? idle / R.done_busy : 0;
+        char pre[40] = "";
+        if (R.done != R.iteration) snprintf(pre, sizeof pre, "iteration %d: ", R.done);
+        for (int k = 0; k < 5; k++) {
+            bubble_words(m, pre, x_total, x_ideal, k, words[k], sizeof words[k]);
+            forms[k] = words[k];
+        }
+        viz_text(g, in.x, in.y, in.w, fitting(forms, 5, in.w), COL_DEFAULT, ATTR_BOLD);
+    } else {
+        snprintf(words[0], sizeof words[0], "bubble: iteration %d in progress", R.iteration);
+        snprintf(words[1], sizeof words[1], "bubble: in progress");
+        forms[0] = words[0];
+        forms[1] = words[1];
+        viz_text(g, in.x, in.y, in.w, fitting(forms, 2, in.w), COL_DIM, 0);
     }
-    viz_text(g, in.x, in.y, in.w, fitting(forms, 5, in.w), COL_DEFAULT, ATTR_BOLD);
     if (in.h < 2) return;
     /* the rows: a stage each, then the legend (in the bottom border when no row is left) */
     int n = R.stages, rows = in.h - 1, own_legend = rows > n;
@@ -2096,8 +2110,16 @@ static void metrics(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *
         const char *fs[] = {f[0], f[1], f[2]};
         viz_text(g, in.x, in.y + row++, in.w, fitting(fs, 3, in.w), COL_DIM, 0);
     }
-    if (bubble >= 0 && row < most)
-        viz_textf(g, in.x, in.y + row++, in.w, COL_DEFAULT, 0, "bubble %.1f %%", bubble * 100);
+    if (bubble >= 0 && row < most) { /* the newest complete iteration's, named if not the newest */
+        viz_pp_round R;
+        viz_pp_round_find(m, v->modeled, &R);
+        int named = R.done != R.iteration;
+        snprintf(f[0], sizeof f[0], "bubble %.1f %% (iteration %d)", bubble * 100, R.done);
+        snprintf(f[1], sizeof f[1], "bubble %.1f %% (it. %d)", bubble * 100, R.done);
+        snprintf(f[2], sizeof f[2], "bubble %.1f %%", bubble * 100);
+        const char *fs[] = {f[named ? 0 : 2], f[named ? 1 : 2], f[2]};
+        viz_text(g, in.x, in.y + row++, in.w, fitting(fs, 3, in.w), COL_DEFAULT, 0);
+    }
     if (crows) curve(g, (pl_rect){in.x, in.y + row, in.w, in.h - row}, m);
 }
 

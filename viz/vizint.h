@@ -484,7 +484,14 @@ int viz_is_pipeline_op(const viz_model *m, const pl_event *e);
 /* The iteration (optimizer step) of the pipeline the pane shows: the
  * newest. A stage's ops belong to one iteration until a forward of a
  * (micro-batch, chunk) it already ran in it starts the next. Per stage,
- * the ops of the lowest rank that runs that stage. */
+ * the ops of the lowest rank that runs that stage.
+ * And the newest complete iteration (done), whose sums the bubble is
+ * computed from: complete on a stage once the stage has begun the next, or
+ * has run all its ops (with the pipeline's description: m x v forwards, as
+ * many backwards, and as many W where there are any or the schedule is
+ * zero-bubble; without one: as many backwards as forwards, as many W where
+ * there are any, and the same number of forwards on every stage), and
+ * complete when it is on every stage of the pane. */
 typedef struct viz_pp_round {
     int iteration;           /* 1, 2...; 0: no pipeline op */
     int stages;              /* the pane's rows: the pipeline's p, else the highest stage + 1 */
@@ -496,12 +503,17 @@ typedef struct viz_pp_round {
     /* per stage: its newest iteration, and where it begins on its owner's compute lane */
     int stage_it[PL_MAX_RANKS];
     size_t first[PL_MAX_RANKS];
+    /* the newest complete iteration, 0: none yet (the first is in progress);
+     * its first start, last end and ops' time as lo, hi and busy above */
+    int done;
+    double done_lo, done_hi, done_busy;
 } viz_pp_round;
 void viz_pp_round_find(const viz_model *m, int modeled, viz_pp_round *r);
-/* The iteration's bubble as a fraction of its time: idle / (stages x
+/* The bubble as a fraction of an iteration's time: idle / (stages x
  * (hi - lo)) = 1 - busy / (stages x (hi - lo)), from the pipeline ops of
- * the newest iteration (viz_pp_round_find); -1 when there are none, and
- * in a ZeRO run (its forwards and backwards are units on every rank). */
+ * the newest complete iteration (viz_pp_round_find's done: never from one
+ * still running); -1 when none is complete yet, and in a ZeRO run (its
+ * forwards and backwards are units on every rank). */
 double viz_bubble_fraction(const viz_model *m, int modeled);
 
 /* ---- the mesh pane (mesh.c) ---------------------------------------------------------- */

@@ -554,7 +554,11 @@ static void test_matmul_events(void)
             x.micro_batch = 0;
             viz_model_add(&plain, &x);
         }
-    CU_ASSERT(viz_bubble_fraction(&plain, 0) >= 0);
+    viz_pp_round R;
+    viz_pp_round_find(&plain, 0, &R);
+    CU_ASSERT(R.iteration > 0);
+    viz_pp_round_find(&no_mb, 0, &R);
+    CU_ASSERT_EQUAL(R.iteration, 0);
     CU_ASSERT_EQUAL(viz_bubble_fraction(&no_mb, 0), -1);
     viz_model_free(&no_mb);
     viz_grid_free(&g);

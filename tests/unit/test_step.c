@@ -50,6 +50,48 @@ static void test_headless(void)
     pl_player_destroy(p);
 }
 
+/* The terminal reader of step mode without the UI: an empty line, blanks
+ * alone or any word but q advance; a line whose first non-blank character
+ * is q (or Q) quits, and nothing after it is read; a long line is one line. */
+static void test_read_lines(void)
+{
+    struct {
+        const char *in;
+        int advances, quits;
+        const char *left; /* what stays unread */
+    } c[] = {
+        {"\n \n\t\nnext\n", 4, 0, ""},
+        {"q\nnot read\n", 0, 1, "not read\n"},
+        {"\n q\nnot read\n", 1, 1, "not read\n"},
+        {" \t Q and more words\n\n", 0, 1, "\n"},
+        {"\r\n  quit\r\n", 1, 1, ""},
+        {"x q\n", 1, 0, ""},
+        {"\n\n\n", 3, 0, ""},
+    };
+    char longline[300];
+    memset(longline, ' ', 200);
+    snprintf(longline + 200, sizeof longline - 200, "q\nleft\n"); /* blanks past any buffer */
+    for (size_t i = 0; i <= sizeof c / sizeof *c; i++) {
+        const char *in = i < sizeof c / sizeof *c ? c[i].in : longline;
+        int want_adv = i < sizeof c / sizeof *c ? c[i].advances : 0,
+            want_quit = i < sizeof c / sizeof *c ? c[i].quits : 1;
+        const char *want_left = i < sizeof c / sizeof *c ? c[i].left : "left\n";
+        char buf[512];
+        snprintf(buf, sizeof buf, "%s", in);
+        FILE *f = fmemopen(buf, strlen(buf), "r");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        pl_player *p = pl_player_create(PL_MODE_STEP, 1, 1, NULL);
+        CU_ASSERT_EQUAL(pl_player_read_lines(p, f), want_adv);
+        CU_ASSERT_EQUAL(pl_player_quitting(p), want_quit);
+        char rest[512] = "";
+        size_t n = fread(rest, 1, sizeof rest - 1, f);
+        rest[n] = '\0';
+        CU_ASSERT_STRING_EQUAL(rest, want_left);
+        fclose(f);
+        pl_player_destroy(p);
+    }
+}
+
 static void test_read_seconds(void)
 {
     /* 2 s, and 0.3 s a word (200 words a minute) */
@@ -495,6 +537,8 @@ int register_step_suite(void)
     static const unit_test t[] = {
         {"headless: one line per step, no wait", test_headless},
         {"a narration's reading time", test_read_seconds},
+        {"step mode's terminal lines: q (after blanks) quits, any other line advances",
+         test_read_lines},
         {"play: a step's reading time over the speed", test_play_paces},
         {"step: waits for the student", test_step_waits_for_advance},
         {"quit stops every rank", test_quit_stops_every_rank},

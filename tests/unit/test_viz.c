@@ -205,6 +205,98 @@ static void test_pipeline_gpipe(void)
     viz_model_free(&m);
 }
 
+/* GPipe, p = 2, m = 4, every op one time unit, in the order of their ends
+ * (as a run's events arrive): stage 0's forwards at 0..4, stage 1's at
+ * 1..5, stage 1's backwards (micro-batches 3 to 0) at 5..9, stage 0's at
+ * 6..10; iteration it starts at 10 x (it - 1). */
+static int gpipe_2x4_ops(pl_event *out, int it)
+{
+    int n = 0;
+    double t0 = 10.0 * (it - 1);
+    for (int end = 1; end <= 10; end++)
+        for (int st = 0; st < 2; st++)
+            for (int k = 0; k < 4; k++) {
+                int f = k + st + 1, b = st ? 6 + k : 7 + k; /* ends */
+                if (f == end) out[n++] = ev(st, 0, PL_EV_FORWARD, t0 + f - 1, t0 + f, k, st, "F");
+                if (b == end)
+                    out[n++] = ev(st, 0, PL_EV_BACKWARD, t0 + b - 1, t0 + b, 3 - k, st, "B");
+            }
+    return n;
+}
+
+/* The pane's row y at w x h, inside its borders, without the blanks at its end. */
+static void pane_row(viz_grid *g, int pane, const viz_model *m, int w, int h, int y, char *out)
+{
+    viz_view v;
+    memset(&v, 0, sizeof v);
+    CU_ASSERT_EQUAL_FATAL(viz_grid_resize(g, w, h), 0);
+    viz_render_pane(g, pane, (pl_rect){0, 0, w, h}, m, &v);
+    row_of(g, y, 1, w - 2, out);
+    for (size_t n = strlen(out); n > 0 && out[n - 1] == ' '; n--) out[n - 1] = '\0';
+}
+
+/* Play mode: no bubble figure from an iteration still running. Every
+ * prefix of GPipe 2 x 4's ops (with the pipeline's description, and
+ * without one) says the first iteration is in progress and has no figure;
+ * the whole iteration gives its exact figures (busy 16 of 2 x 10: 20 % of
+ * the time, 4 / 16 = 25 % of the ideal time, as the formula); while the
+ * second runs, the line is the first's and names it. (Before: 25 % and
+ * 33.3 % of the ideal time from stage 0's F0 F1 and stage 1's F0.) */
+static void test_pipeline_partial_iteration(void)
+{
+    pl_event ops[16], next[16];
+    CU_ASSERT_EQUAL_FATAL(gpipe_2x4_ops(ops, 1), 16);
+    CU_ASSERT_EQUAL_FATAL(gpipe_2x4_ops(next, 2), 16);
+    viz_grid g = {0};
+    g.utf8 = 0;
+    char line[128];
+    for (int described = 0; described < 2; described++) {
+        viz_model m;
+        viz_model_init(&m, 2);
+        char err[256];
+        pl_viz_pipeline pp = {2, 4, 1, "gpipe", 0.25, 0.2, 0, {0}};
+        if (described) CU_ASSERT_EQUAL_FATAL(viz_model_set_pipeline(&m, &pp, err, sizeof err), 0);
+        for (int i = 0; i < 16; i++) {
+            CU_ASSERT_EQUAL(viz_model_add(&m, &ops[i]), 0);
+            viz_pp_round R;
+            viz_pp_round_find(&m, 0, &R);
+            CU_ASSERT_EQUAL(R.iteration, 1);
+            if (i == 15) break;
+            CU_ASSERT_EQUAL(viz_bubble_fraction(&m, 0), -1.0);
+            pane_row(&g, PL_PANE_PIPELINE, &m, 100, 6, 1, line);
+            CU_ASSERT_STRING_EQUAL(line, "bubble: iteration 1 in progress");
+        }
+        CU_ASSERT_DOUBLE_EQUAL(viz_bubble_fraction(&m, 0), 0.2, 1e-12);
+        pane_row(&g, PL_PANE_PIPELINE, &m, 100, 6, 1, line);
+        CU_ASSERT_STRING_EQUAL(line, described ? "bubble 20.0 % of the time (formula 20.0 %), "
+                                                 "25.0 % of the ideal time (formula 25.0 %)"
+                                               : "bubble 20.0 % of the time, 25.0 % of the ideal "
+                                                 "time");
+        pane_row(&g, PL_PANE_METRICS, &m, 40, 8, 3, line);
+        CU_ASSERT_STRING_EQUAL(line, "bubble 20.0 %");
+        /* the second iteration's first ops: stage 0's F0 F1, stage 1's F0 */
+        for (int i = 0; i < 3; i++) CU_ASSERT_EQUAL(viz_model_add(&m, &next[i]), 0);
+        CU_ASSERT_DOUBLE_EQUAL(viz_bubble_fraction(&m, 0), 0.2, 1e-12);
+        pane_row(&g, PL_PANE_PIPELINE, &m, 100, 6, 0, line);
+        const char *title = described ? " pipeline: gpipe, p 2, m 4, iteration 2, 2.00 s --"
+                                      : " pipeline: iteration 2, 2.00 s --";
+        CU_ASSERT_NSTRING_EQUAL(line, title, strlen(title));
+        pane_row(&g, PL_PANE_PIPELINE, &m, 100, 6, 1, line);
+        CU_ASSERT_STRING_EQUAL(line, described
+                                         ? "iteration 1: bubble 20.0 % of the time (formula "
+                                           "20.0 %), 25.0 % of the ideal time (formula 25.0 %)"
+                                         : "iteration 1: bubble 20.0 % of the time, 25.0 % "
+                                           "of the ideal time");
+        /* narrower: the shorter forms keep the iteration's name */
+        pane_row(&g, PL_PANE_PIPELINE, &m, 40, 6, 1, line);
+        CU_ASSERT_STRING_EQUAL(line, "iteration 1: bubble 20.0 % of the time");
+        pane_row(&g, PL_PANE_METRICS, &m, 40, 8, 3, line);
+        CU_ASSERT_STRING_EQUAL(line, "bubble 20.0 % (iteration 1)");
+        viz_model_free(&m);
+    }
+    viz_grid_free(&g);
+}
+
 /* A timeline row: rank 0's compute lane with a kernel over the middle
  * half of the window and a forward of micro-batch 7 at the end. */
 static void test_timeline_row(void)
@@ -1735,6 +1827,9 @@ int register_viz_suite(void)
     static const unit_test t[] = {
         {"layout: every size to 1x1, 0..64 devices, no overlap", test_layout_everywhere},
         {"pipeline pane: an exact GPipe schedule and its bubble", test_pipeline_gpipe},
+        {"pipeline pane: no bubble figure from an iteration still running; the last "
+         "complete one's, named",
+         test_pipeline_partial_iteration},
         {"timeline pane: a row of kernels and micro-batches", test_timeline_row},
         {"topology pane: a ring all-reduce's bytes per link", test_topology_ring_bytes},
         {"ASCII twins; too small a screen says what it needs", test_ascii_and_too_small},

@@ -35,8 +35,17 @@
 typedef struct pl_player pl_player;
 
 /* out: where the narration goes (stdout). In step mode with a terminal on
- * stdin, Enter advances and q quits. NULL when out of memory. */
+ * stdin (and no UI), a thread reads its lines (pl_player_read_lines): Enter
+ * advances, q then Enter quits. NULL when out of memory. */
 pl_player *pl_player_create(pl_mode mode, double speed, int headless, FILE *out);
+/* What that thread does with stdin, from in: a line whose first character
+ * other than blanks (space, tab, CR) is q or Q quits (pl_player_quit) and
+ * ends the reading; any other line, an empty one or blanks alone too,
+ * advances (pl_player_advance). A line is read to its end however long.
+ * The terminal stays line-buffered (canonical mode: a key arrives with its
+ * Enter; nothing to restore on any exit), so the prompt says "q then
+ * Enter". Returns the advances; stops at EOF. */
+int pl_player_read_lines(pl_player *p, FILE *in);
 void pl_player_destroy(pl_player *p);
 /* Step mode blocks only when something will advance it: the terminal
  * reader (set by pl_player_create) or a UI, which calls this. */
