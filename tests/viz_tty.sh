@@ -304,7 +304,7 @@ for pane in timeline pipeline "mesh dp2 pp2 tp2 megatron" metrics narration; do
 done
 # the mesh keeps its rows (the devices give theirs up: the mesh shows the ranks)
 s=$(screen)
-check "80x24: lab10's header, too long for 80 columns, keeps the help key on the right" bash -c 'head -1 <<<"$1" | grep -qE "^ lab 10 hybrid \| step [0-9]/6 \| .* \| 8 dev +\? help ?$"' _ "$s"
+check "80x24: lab10's header, too long for 80 columns, keeps the help key on the right" bash -c 'head -1 <<<"$1" | grep -qE "^ lab 10 hybrid \| step [0-9]/6 \| .* \| modeled \| 8 devices +\? help ?$"' _ "$s"
 check "80x24: lab10, the mesh pane draws both replicas' stage 1" bash -c 'grep -qE "pp1 │ 4[tdp ] 5[tdp ]│ │ 6[tdp ] 7[tdp ]│" <<<"$1"' _ "$s"
 check "80x24: lab10, the mesh pane is not too small" bash -c '! grep -q "too small for the mesh" <<<"$1"' _ "$s"
 for k in 2 3 4; do

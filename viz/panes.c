@@ -80,26 +80,91 @@ static pl_rect inside(pl_rect r) { return (pl_rect){r.x + 1, r.y + 1, r.w - 2, r
 
 /* ---- header and narration ----------------------------------------------------------- */
 
+/* The cells a UTF-8 text takes (a code point a cell). */
+static int cells_of(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+/* The header: every field where it fits (" paralab | title | step | mode | clock | devices |
+ * ? help "); else the help key on the right and, before it, the fields shortened or dropped
+ * whole, least important first (never a word or a number cut at the edge): the name
+ * "paralab"; "clock modeled" said "modeled" ("(recorded)" dropped: the mode says "replay");
+ * the devices; the title's first two words ("lab 09"); the mode's note in parentheses
+ * ("step (space: next)" said "step"); the clock; the word "step" before the count; the title;
+ * the mode; the count. */
 static void header(viz_grid *g, pl_rect r, const viz_view *v)
 {
     for (int x = r.x; x < r.x + r.w; x++) viz_put(g, x, r.y, ' ', COL_TITLE, ATTR_REVERSE);
-    char steps[32];
+    char steps[40], count[32];
     if (v->steps > 0)
-        snprintf(steps, sizeof steps, "step %d/%d", v->step, v->steps);
+        snprintf(count, sizeof count, "%d/%d", v->step, v->steps);
     else
-        snprintf(steps, sizeof steps, "step %d", v->step);
+        snprintf(count, sizeof count, "%d", v->step);
+    snprintf(steps, sizeof steps, "step %s", count);
     const char *title = v->title ? v->title : "", *mode = v->mode ? v->mode : "";
     const char *clock = v->modeled ? "modeled" : "measured",
                *rec = v->recorded ? " (recorded)" : "";
     char text[512];
     snprintf(text, sizeof text, " paralab | %s | %s | %s | clock %s%s | %d device%s | ? help ",
              title, steps, mode, clock, rec, v->ndev, v->ndev == 1 ? "" : "s");
-    if ((int)strlen(text) > r.w) /* narrow: the short form, and the help key kept on the right */
-        snprintf(text, sizeof text, " %s | %s | %s | %s%s | %d dev", title, steps, mode, clock, rec,
-                 v->ndev);
-    viz_textf(g, r.x, r.y, r.w, COL_TITLE, ATTR_REVERSE | ATTR_BOLD, "%s", text);
-    if (strstr(text, "? help") == NULL && r.w >= 8)
-        viz_textf(g, r.x + r.w - 8, r.y, 8, COL_TITLE, ATTR_REVERSE | ATTR_BOLD, " ? help ");
+    if (cells_of(text) <= r.w) {
+        viz_text(g, r.x, r.y, r.w, text, COL_TITLE, ATTR_REVERSE | ATTR_BOLD);
+        return;
+    }
+    /* narrow: the short forms, each a whole field */
+    char devs[32], short_title[256], short_mode[64];
+    snprintf(devs, sizeof devs, "%d device%s", v->ndev, v->ndev == 1 ? "" : "s");
+    const char *sp = strchr(title, ' '), *sp2 = sp ? strchr(sp + 1, ' ') : NULL;
+    snprintf(short_title, sizeof short_title, "%.*s", sp2 ? (int)(sp2 - title) : 255, title);
+    const char *paren = strstr(mode, " (");
+    snprintf(short_mode, sizeof short_mode, "%.*s", paren ? (int)(paren - mode) : 63, mode);
+    enum { F_TITLE, F_STEPS, F_MODE, F_CLOCK, F_DEVS, F_COUNT };
+    const char *f[F_COUNT] = {title, steps, mode, clock, devs};
+    for (int cut = 0;; cut++) {
+        switch (cut) { /* one field shorter or gone each time round */
+        case 0:
+            break;
+        case 1:
+            f[F_DEVS] = NULL;
+            break;
+        case 2:
+            f[F_TITLE] = short_title;
+            break;
+        case 3:
+            f[F_MODE] = short_mode;
+            break;
+        case 4:
+            f[F_CLOCK] = NULL;
+            break;
+        case 5:
+            f[F_STEPS] = count;
+            break;
+        case 6:
+            f[F_TITLE] = NULL;
+            break;
+        case 7:
+            f[F_MODE] = NULL;
+            break;
+        default:
+            f[F_STEPS] = NULL;
+            break;
+        }
+        size_t n = 0;
+        text[0] = '\0';
+        for (int i = 0; i < F_COUNT; i++)
+            if (f[i] && f[i][0] && n < sizeof text)
+                n += (size_t)snprintf(text + n, sizeof text - n, "%s%s", n ? " | " : " ", f[i]);
+        if (cut > 7 || cells_of(text) + 8 <= r.w) break;
+    }
+    if (cells_of(text) + 8 <= r.w)
+        viz_text(g, r.x, r.y, r.w, text, COL_TITLE, ATTR_REVERSE | ATTR_BOLD);
+    if (r.w >= 8)
+        viz_text(g, r.x + r.w - 8, r.y, 8, " ? help ", COL_TITLE, ATTR_REVERSE | ATTR_BOLD);
+    else
+        viz_text(g, r.x, r.y, r.w, "? help", COL_TITLE, ATTR_REVERSE | ATTR_BOLD);
 }
 
 /* Words wrapped into the box; returns the rows used. A '\n' starts a new
