@@ -209,7 +209,7 @@ for k in 10 11; do
 done
 check "80x24: lab08 step 11, the epoch" wait_for "[11] Epoch 1/1: loss"
 loss=$(screen | grep -oE "Epoch 1/1: loss [0-9.]+" | grep -oE "[0-9.]+$")
-check "80x24: lab08's curve gives the narration's loss ($loss), epoch 1's" wait_for "loss $loss: epoch 1's"
+check "80x24: lab08's curve gives the narration's loss ($loss), epoch 1's" wait_for "loss $loss (epoch 1)"
 check "80x24: lab08, the run is over" wait_for "the run is over: q quits"
 T send-keys -t t q
 check "80x24: lab08, q exits 0" wait_for "EXIT=0"

@@ -1498,6 +1498,30 @@ static const char *fitting_or_none(const char *const *s, int n, int w)
     return (int)strlen(f) <= w ? f : "";
 }
 
+/* A line of n items in w cells, never one cut (a number apart from its unit): all of them
+ * where they fit, else as many whole ones as fit with an ellipsis after them (" …", " ..." on
+ * an ASCII grid), else the ellipsis alone (or "" in fewer cells). Each item after the first
+ * starts with its separator (", 1 coll"). Into buf; returns buf. */
+static const char *whole_items(const viz_grid *g, const char *const *item, int n, int w, char *buf,
+                               size_t cap)
+{
+    const char *dots = g->utf8 ? "\xe2\x80\xa6" : "...";
+    int total = 0, k = 0, used = 0;
+    for (int i = 0; i < n; i++) total += cells_of(item[i]);
+    if (total > w) /* the first k whole, then " ..." */
+        while (k < n && used + cells_of(item[k]) + 1 + cells_of(dots) <= w)
+            used += cells_of(item[k++]);
+    else
+        k = n;
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < k && len < cap; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s", item[i]);
+    if (k < n && len < cap && used + (k ? 1 : 0) + cells_of(dots) <= w)
+        snprintf(buf + len, cap - len, "%s%s", k ? " " : "", dots);
+    return buf;
+}
+
 /* "W1 64x256: 4 column shards of 64x64" in three lengths (form 0..2). */
 static void matrix_words(const struct viz_matrix *x, int tp, int form, char *buf, size_t cap)
 {
@@ -2017,14 +2041,25 @@ static void curve(viz_grid *g, pl_rect r, const viz_model *m)
     double *val = malloc(nv * sizeof *val);
     if (!val) return;
     for (size_t i = 0; i < nv; i++) val[i] = E ? (i < ne ? E->v[i] : cur_sum / cur) : B->v[i];
-    char head[128];
-    if (E && cur)
-        snprintf(head, sizeof head, "%s %.4f: epoch %zu's mean; epoch %zu so far %.4f", name,
-                 E->v[ne - 1], ne, ne + 1, cur_sum / cur);
-    else if (E)
-        snprintf(head, sizeof head, "%s %.4f: epoch %zu's mean", name, E->v[ne - 1], ne);
+    /* the headline: "loss 1.5000: epoch 2's mean; epoch 3 so far 0.7500", its items whole */
+    char head[160], it[3][64];
+    snprintf(it[0], sizeof it[0], "%s %.4f", name, E ? E->v[ne - 1] : B->v[B->n - 1]);
+    if (E)
+        snprintf(it[1], sizeof it[1], ": epoch %zu's mean", ne);
     else
-        snprintf(head, sizeof head, "%s %.4f, the last of %zu", name, B->v[B->n - 1], B->n);
+        snprintf(it[1], sizeof it[1], ", the last of %zu", B->n);
+    snprintf(it[2], sizeof it[2], "; epoch %zu so far %.4f", ne + 1, E && cur ? cur_sum / cur : 0);
+    const char *is[] = {it[0], it[1], it[2]};
+    int nit = E && cur ? 3 : 2;
+    whole_items(g, is, nit, r.w, head, sizeof head);
+    char c0[96];
+    snprintf(c0, sizeof c0, "%s (epoch %zu)", it[0], ne);
+    if (E && cells_of(it[0]) + cells_of(it[1]) > r.w) { /* narrow: "loss 1.5000 (epoch 2)" */
+        char alt[160];
+        const char *cs[] = {c0, it[2]};
+        if (!strncmp(whole_items(g, cs, nit - 1, r.w, alt, sizeof alt), c0, strlen(c0)))
+            snprintf(head, sizeof head, "%s", alt);
+    }
     viz_text(g, r.x, r.y, r.w, head, COL_DEFAULT, 0);
     int ph = r.h - 2; /* the bars' rows, between the headline and the axis */
     double mx = 0;
@@ -2125,8 +2160,15 @@ static void metrics(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *
                  pl_s((long long)m->nevents), calls, pl_s((long long)calls), b);
         snprintf(f[1], sizeof f[1], "%zu events, %zu coll. (%s)", m->nevents, calls, b);
         snprintf(f[2], sizeof f[2], "%zu ev, %zu coll, %s", m->nevents, calls, b);
-        const char *fs[] = {f[0], f[1], f[2]};
-        viz_text(g, in.x, in.y + row++, in.w, fitting(fs, 3, in.w), COL_DEFAULT, 0);
+        const char *fs[] = {f[0], f[1], f[2]}, *line = fitting_or_none(fs, 3, in.w);
+        if (!*line) { /* the events dropped, then the bytes */
+            char it[2][48];
+            snprintf(it[0], sizeof it[0], "%zu coll", calls);
+            snprintf(it[1], sizeof it[1], ", %s", b);
+            const char *is[] = {it[0], it[1]};
+            line = whole_items(g, is, 2, in.w, f[3], sizeof f[3]);
+        }
+        viz_text(g, in.x, in.y + row++, in.w, line, COL_DEFAULT, 0);
     }
     /* the latest collective's own algbw, as the narration and nccl-tests
      * give it: a sum over every call would let the small, latency-bound
@@ -2150,19 +2192,38 @@ static void metrics(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *
         snprintf(f[1], sizeof f[1], "last: %s %s, %.0f %s%s", name, lb, bw / pow(1e3, k), unit, st);
         snprintf(f[2], sizeof f[2], "last: %s %s%s", name, lb, st);
         snprintf(f[3], sizeof f[3], "%s %s", name, lb);
-        const char *fs[] = {f[0], f[1], f[2], f[3]};
-        viz_text(g, in.x, in.y + row++, in.w, fitting(fs, 4, in.w), COL_COMM, 0);
+        const char *fs[] = {f[0], f[1], f[2], f[3]}, *line = fitting_or_none(fs, 4, in.w);
+        char it[2][64], one[160];
+        if (!*line) { /* the name without its bytes, never the bytes cut */
+            snprintf(it[0], sizeof it[0], "%s", name);
+            snprintf(it[1], sizeof it[1], " %s", lb);
+            const char *is[] = {it[0], it[1]};
+            line = whole_items(g, is, 2, in.w, one, sizeof one);
+        }
+        viz_text(g, in.x, in.y + row++, in.w, line, COL_COMM, 0);
     }
     if (span > 0 && m->nranks > 0 && row < most) {
         double c = 100 * busy[0] / (span * m->nranks), p = 100 * busy[1] / (span * m->nranks);
         snprintf(f[0], sizeof f[0], "busy: compute %.0f %%, copy %.0f %%", c, p);
         snprintf(f[1], sizeof f[1], "busy: cmp %.0f %%, cpy %.0f %%", c, p);
         snprintf(f[2], sizeof f[2], "cmp %.0f%% cpy %.0f%%", c, p);
-        const char *fs[] = {f[0], f[1], f[2]};
-        viz_text(g, in.x, in.y + row++, in.w, fitting(fs, 3, in.w), COL_DIM, 0);
+        const char *fs[] = {f[0], f[1], f[2]}, *line = fitting_or_none(fs, 3, in.w);
+        if (!*line) {
+            char it[2][32];
+            snprintf(it[0], sizeof it[0], "cmp %.0f%%", c);
+            snprintf(it[1], sizeof it[1], " cpy %.0f%%", p);
+            const char *is[] = {it[0], it[1]};
+            line = whole_items(g, is, 2, in.w, f[3], sizeof f[3]);
+        }
+        viz_text(g, in.x, in.y + row++, in.w, line, COL_DIM, 0);
     }
-    if (bubble >= 0 && row < most)
-        viz_textf(g, in.x, in.y + row++, in.w, COL_DEFAULT, 0, "bubble %.1f %%", bubble * 100);
+    if (bubble >= 0 && row < most) {
+        snprintf(f[0], sizeof f[0], "bubble %.1f %%", bubble * 100);
+        snprintf(f[1], sizeof f[1], "bubble %.1f%%", bubble * 100);
+        snprintf(f[2], sizeof f[2], "bub %.1f%%", bubble * 100);
+        const char *fs[] = {f[0], f[1], f[2]};
+        viz_text(g, in.x, in.y + row++, in.w, fitting_or_none(fs, 3, in.w), COL_DEFAULT, 0);
+    }
     if (crows) curve(g, (pl_rect){in.x, in.y + row, in.w, in.h - row}, m);
 }
 

@@ -786,6 +786,127 @@ static void test_header_fields_whole(void)
     }
 }
 
+/* The pane's row y inside its box (x 1 to w - 2), as UTF-8, trailing blanks dropped. */
+static void metrics_row(const viz_grid *g, int y, char *out, size_t cap)
+{
+    row_text(g, y, 1, g->w - 2, out, cap);
+    size_t n = strlen(out);
+    while (n && out[n - 1] == ' ') out[--n] = '\0';
+}
+
+/* The metrics pane as narrow as beside Lab 08's shards at 80x24 (25 cells) and narrower: a
+ * line too long drops whole items (the events first), then ends after its last whole item
+ * with an ellipsis ("…", "..." in ASCII); never "1170 coll, 9" for 9.7 MiB. */
+static void test_metrics_items_whole(void)
+{
+    viz_model m;
+    viz_model_init(&m, 1);
+    for (int i = 0; i < 1170; i++) { /* 1170 x 8704 B: 9.7 MiB */
+        pl_event c = ev(0, PL_LANE_COMM, PL_EV_COLLECTIVE, i, i + 0.5, -1, -1, "reduce_scatter");
+        c.bytes = 8704;
+        c.step = 3;
+        CU_ASSERT_EQUAL(viz_model_add(&m, &c), 0);
+    }
+    pl_event k = ev(0, PL_LANE_COMPUTE, PL_EV_KERNEL, 0, 292.5, -1, -1, "k");
+    CU_ASSERT_EQUAL(viz_model_add(&m, &k), 0);
+    viz_view v;
+    memset(&v, 0, sizeof v);
+    static const struct {
+        int w, utf8;
+        const char *want[3];
+    } c[] = {
+        {80,
+         1,
+         {"1171 events, 1170 collectives (9.7 MiB)",
+          "last: reduce_scatter 8.5 KiB in 500.00 ms, 17.41 kB/s algbw",
+          "busy: compute 25 %, copy 0 %"}},
+        {32,
+         1,
+         {"1171 ev, 1170 coll, 9.7 MiB", "last: reduce_scatter 8.5 KiB",
+          "busy: compute 25 %, copy 0 %"}},
+        {25, 1, {"1170 coll, 9.7 MiB", "reduce_scatter 8.5 KiB", "busy: cmp 25 %, cpy 0 %"}},
+        {20, 1, {"1170 coll, 9.7 MiB", "reduce_scatter …", "cmp 25% cpy 0%"}},
+        {20, 0, {"1170 coll, 9.7 MiB", "reduce_scatter ...", "cmp 25% cpy 0%"}},
+        {14, 1, {"1170 coll …", "…", "cmp 25% …"}},
+        {15, 0, {"1170 coll ...", "...", "cmp 25% ..."}},
+        {14, 0, {"...", "...", "cmp 25% ..."}},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        viz_grid g = {0};
+        g.utf8 = c[i].utf8;
+        CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, c[i].w, 5), 0);
+        viz_render_pane(&g, PL_PANE_METRICS, (pl_rect){0, 0, c[i].w, 5}, &m, &v);
+        for (int y = 0; y < 3; y++) {
+            char got[256];
+            metrics_row(&g, 1 + y, got, sizeof got);
+            CU_ASSERT_STRING_EQUAL(got, c[i].want[y]);
+            if (strcmp(got, c[i].want[y]))
+                printf("\n  %d cells, row %d: '%s'\n  want '%s'", c[i].w, y, got, c[i].want[y]);
+        }
+        viz_grid_free(&g);
+    }
+    viz_model_free(&m);
+
+    /* the loss curve's headline: its items whole */
+    viz_model_init(&m, 1);
+    static const struct {
+        const char *name;
+        double v;
+    } pushed[] = {{"loss", 4}, {"epoch loss", 3}, {"loss", 1}, {"epoch loss", 1.5}, {"loss", 0.75}};
+    for (size_t i = 0; i < sizeof pushed / sizeof *pushed; i++)
+        CU_ASSERT_EQUAL(viz_model_push_named(&m, pushed[i].name, pushed[i].v), 0);
+    static const struct {
+        int w;
+        const char *want;
+    } h[] = {
+        {60, "loss 1.5000: epoch 2's mean; epoch 3 so far 0.7500"},
+        {40, "loss 1.5000: epoch 2's mean …"},
+        {25, "loss 1.5000 (epoch 2) …"}, /* beside Lab 08's shards at 80x24 */
+        {20, "loss 1.5000 …"},
+        {12, "…"},
+    };
+    for (size_t i = 0; i < sizeof h / sizeof *h; i++) {
+        viz_grid g = {0};
+        g.utf8 = 1;
+        CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, h[i].w, 10), 0);
+        viz_render_pane(&g, PL_PANE_METRICS, (pl_rect){0, 0, h[i].w, 10}, &m, &v);
+        char got[256];
+        metrics_row(&g, 2, got, sizeof got);
+        CU_ASSERT_STRING_EQUAL(got, h[i].want);
+        if (strcmp(got, h[i].want))
+            printf("\n  %d cells: '%s'\n  want '%s'", h[i].w, got, h[i].want);
+        viz_grid_free(&g);
+    }
+    viz_model_free(&m);
+
+    /* a pipeline's bubble (2 stages, GPipe, 20 %): shorter words, never the number cut */
+    viz_model_init(&m, 2);
+    for (int i = 0; i < 4; i++) {
+        pl_event e[4] = {ev(0, 0, PL_EV_FORWARD, i, i + 1, i, 0, "fwd"),
+                         ev(1, 0, PL_EV_FORWARD, i + 1, i + 2, i, 1, "fwd"),
+                         ev(1, 0, PL_EV_BACKWARD, 5 + i, 6 + i, 3 - i, 1, "bwd"),
+                         ev(0, 0, PL_EV_BACKWARD, 6 + i, 7 + i, 3 - i, 0, "bwd")};
+        for (int j = 0; j < 4; j++) viz_model_add(&m, &e[j]);
+    }
+    static const struct {
+        int w;
+        const char *want;
+    } b[] = {{40, "bubble 20.0 %"}, {14, "bubble 20.0%"}, {12, "bub 20.0%"}};
+    for (size_t i = 0; i < sizeof b / sizeof *b; i++) {
+        viz_grid g = {0};
+        g.utf8 = 0;
+        CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, b[i].w, 6), 0);
+        viz_render_pane(&g, PL_PANE_METRICS, (pl_rect){0, 0, b[i].w, 6}, &m, &v);
+        char got[256];
+        metrics_row(&g, 3, got, sizeof got);
+        CU_ASSERT_STRING_EQUAL(got, b[i].want);
+        if (strcmp(got, b[i].want))
+            printf("\n  %d cells: '%s'\n  want '%s'", b[i].w, got, b[i].want);
+        viz_grid_free(&g);
+    }
+    viz_model_free(&m);
+}
+
 /* Without colour a kernel and a copy still differ: a stream's row with a
  * copy, then a kernel, then a copy (Lab 05's chunk); one row per rank
  * (comm over compute over copy) with a ring step, a collective and a
@@ -1923,6 +2044,8 @@ int register_viz_suite(void)
          test_metrics_last_skips_tiny},
         {"header: fields shortened or dropped whole, the help key kept (80 columns and less)",
          test_header_fields_whole},
+        {"metrics: a line too narrow drops whole items, then an ellipsis; never a number cut",
+         test_metrics_items_whole},
         {"layout: the narration grows for a step with more to say", test_layout_narration_grows},
         {"timeline: a glyph per kind without colour; the legend", test_timeline_glyphs_legend},
         {"topology: every link's bytes at 4, 8, 64 ranks; scrolled", test_topology_every_link},
