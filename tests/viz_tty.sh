@@ -211,7 +211,7 @@ for k in 10 11; do
 done
 check "80x24: lab08 step 11, the epoch" wait_for "[11] Epoch 1/1: loss"
 loss=$(screen | grep -oE "Epoch 1/1: loss [0-9.]+" | grep -oE "[0-9.]+$")
-check "80x24: lab08's curve gives the narration's loss ($loss), epoch 1's" wait_for "loss $loss: epoch 1's"
+check "80x24: lab08's curve gives the narration's loss ($loss), epoch 1's" wait_for "loss $loss (epoch 1)"
 check "80x24: lab08, the run is over" wait_for "the run is over: q quits"
 T send-keys -t t q
 check "80x24: lab08, q exits 0" wait_for "EXIT=0"
@@ -306,7 +306,7 @@ for pane in timeline pipeline "mesh dp2 pp2 tp2 megatron" metrics narration; do
 done
 # the mesh keeps its rows (the devices give theirs up: the mesh shows the ranks)
 s=$(screen)
-check "80x24: lab10's header, too long for 80 columns, keeps the help key on the right" bash -c 'head -1 <<<"$1" | grep -qE "^ lab 10 hybrid \| step [0-9]/6 \| .* \| 8 dev +\? help ?$"' _ "$s"
+check "80x24: lab10's header, too long for 80 columns, keeps the help key on the right" bash -c 'head -1 <<<"$1" | grep -qE "^ lab 10 hybrid \| step [0-9]/6 \| .* \| modeled \| 8 devices +\? help ?$"' _ "$s"
 check "80x24: lab10, the mesh pane draws both replicas' stage 1" bash -c 'grep -qE "pp1 │ 4[tdp ] 5[tdp ]│ │ 6[tdp ] 7[tdp ]│" <<<"$1"' _ "$s"
 check "80x24: lab10, the mesh pane is not too small" bash -c '! grep -q "too small for the mesh" <<<"$1"' _ "$s"
 for k in 2 3 4; do

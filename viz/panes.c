@@ -80,26 +80,91 @@ static pl_rect inside(pl_rect r) { return (pl_rect){r.x + 1, r.y + 1, r.w - 2, r
 
 /* ---- header and narration ----------------------------------------------------------- */
 
+/* The cells a UTF-8 text takes (a code point a cell). */
+static int cells_of(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+/* The header: every field where it fits (" paralab | title | step | mode | clock | devices |
+ * ? help "); else the help key on the right and, before it, the fields shortened or dropped
+ * whole, least important first (never a word or a number cut at the edge): the name
+ * "paralab"; "clock modeled" said "modeled" ("(recorded)" dropped: the mode says "replay");
+ * the devices; the title's first two words ("lab 09"); the mode's note in parentheses
+ * ("step (space: next)" said "step"); the clock; the word "step" before the count; the title;
+ * the mode; the count. */
 static void header(viz_grid *g, pl_rect r, const viz_view *v)
 {
     for (int x = r.x; x < r.x + r.w; x++) viz_put(g, x, r.y, ' ', COL_TITLE, ATTR_REVERSE);
-    char steps[32];
+    char steps[40], count[32];
     if (v->steps > 0)
-        snprintf(steps, sizeof steps, "step %d/%d", v->step, v->steps);
+        snprintf(count, sizeof count, "%d/%d", v->step, v->steps);
     else
-        snprintf(steps, sizeof steps, "step %d", v->step);
+        snprintf(count, sizeof count, "%d", v->step);
+    snprintf(steps, sizeof steps, "step %s", count);
     const char *title = v->title ? v->title : "", *mode = v->mode ? v->mode : "";
     const char *clock = v->modeled ? "modeled" : "measured",
                *rec = v->recorded ? " (recorded)" : "";
     char text[512];
     snprintf(text, sizeof text, " paralab | %s | %s | %s | clock %s%s | %d device%s | ? help ",
              title, steps, mode, clock, rec, v->ndev, v->ndev == 1 ? "" : "s");
-    if ((int)strlen(text) > r.w) /* narrow: the short form, and the help key kept on the right */
-        snprintf(text, sizeof text, " %s | %s | %s | %s%s | %d dev", title, steps, mode, clock, rec,
-                 v->ndev);
-    viz_textf(g, r.x, r.y, r.w, COL_TITLE, ATTR_REVERSE | ATTR_BOLD, "%s", text);
-    if (strstr(text, "? help") == NULL && r.w >= 8)
-        viz_textf(g, r.x + r.w - 8, r.y, 8, COL_TITLE, ATTR_REVERSE | ATTR_BOLD, " ? help ");
+    if (cells_of(text) <= r.w) {
+        viz_text(g, r.x, r.y, r.w, text, COL_TITLE, ATTR_REVERSE | ATTR_BOLD);
+        return;
+    }
+    /* narrow: the short forms, each a whole field */
+    char devs[32], short_title[256], short_mode[64];
+    snprintf(devs, sizeof devs, "%d device%s", v->ndev, v->ndev == 1 ? "" : "s");
+    const char *sp = strchr(title, ' '), *sp2 = sp ? strchr(sp + 1, ' ') : NULL;
+    snprintf(short_title, sizeof short_title, "%.*s", sp2 ? (int)(sp2 - title) : 255, title);
+    const char *paren = strstr(mode, " (");
+    snprintf(short_mode, sizeof short_mode, "%.*s", paren ? (int)(paren - mode) : 63, mode);
+    enum { F_TITLE, F_STEPS, F_MODE, F_CLOCK, F_DEVS, F_COUNT };
+    const char *f[F_COUNT] = {title, steps, mode, clock, devs};
+    for (int cut = 0;; cut++) {
+        switch (cut) { /* one field shorter or gone each time round */
+        case 0:
+            break;
+        case 1:
+            f[F_DEVS] = NULL;
+            break;
+        case 2:
+            f[F_TITLE] = short_title;
+            break;
+        case 3:
+            f[F_MODE] = short_mode;
+            break;
+        case 4:
+            f[F_CLOCK] = NULL;
+            break;
+        case 5:
+            f[F_STEPS] = count;
+            break;
+        case 6:
+            f[F_TITLE] = NULL;
+            break;
+        case 7:
+            f[F_MODE] = NULL;
+            break;
+        default:
+            f[F_STEPS] = NULL;
+            break;
+        }
+        size_t n = 0;
+        text[0] = '\0';
+        for (int i = 0; i < F_COUNT; i++)
+            if (f[i] && f[i][0] && n < sizeof text)
+                n += (size_t)snprintf(text + n, sizeof text - n, "%s%s", n ? " | " : " ", f[i]);
+        if (cut > 7 || cells_of(text) + 8 <= r.w) break;
+    }
+    if (cells_of(text) + 8 <= r.w)
+        viz_text(g, r.x, r.y, r.w, text, COL_TITLE, ATTR_REVERSE | ATTR_BOLD);
+    if (r.w >= 8)
+        viz_text(g, r.x + r.w - 8, r.y, 8, " ? help ", COL_TITLE, ATTR_REVERSE | ATTR_BOLD);
+    else
+        viz_text(g, r.x, r.y, r.w, "? help", COL_TITLE, ATTR_REVERSE | ATTR_BOLD);
 }
 
 /* Words wrapped into the box; returns the rows used. A '\n' starts a new
@@ -1433,6 +1498,30 @@ static const char *fitting_or_none(const char *const *s, int n, int w)
     return (int)strlen(f) <= w ? f : "";
 }
 
+/* A line of n items in w cells, never one cut (a number apart from its unit): all of them
+ * where they fit, else as many whole ones as fit with an ellipsis after them (" …", " ..." on
+ * an ASCII grid), else the ellipsis alone (or "" in fewer cells). Each item after the first
+ * starts with its separator (", 1 coll"). Into buf; returns buf. */
+static const char *whole_items(const viz_grid *g, const char *const *item, int n, int w, char *buf,
+                               size_t cap)
+{
+    const char *dots = g->utf8 ? "\xe2\x80\xa6" : "...";
+    int total = 0, k = 0, used = 0;
+    for (int i = 0; i < n; i++) total += cells_of(item[i]);
+    if (total > w) /* the first k whole, then " ..." */
+        while (k < n && used + cells_of(item[k]) + 1 + cells_of(dots) <= w)
+            used += cells_of(item[k++]);
+    else
+        k = n;
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < k && len < cap; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s", item[i]);
+    if (k < n && len < cap && used + (k ? 1 : 0) + cells_of(dots) <= w)
+        snprintf(buf + len, cap - len, "%s%s", k ? " " : "", dots);
+    return buf;
+}
+
 /* "W1 64x256: 4 column shards of 64x64" in three lengths (form 0..2). */
 static void matrix_words(const struct viz_matrix *x, int tp, int form, char *buf, size_t cap)
 {
@@ -1966,14 +2055,25 @@ static void curve(viz_grid *g, pl_rect r, const viz_model *m)
     double *val = malloc(nv * sizeof *val);
     if (!val) return;
     for (size_t i = 0; i < nv; i++) val[i] = E ? (i < ne ? E->v[i] : cur_sum / cur) : B->v[i];
-    char head[128];
-    if (E && cur)
-        snprintf(head, sizeof head, "%s %.4f: epoch %zu's mean; epoch %zu so far %.4f", name,
-                 E->v[ne - 1], ne, ne + 1, cur_sum / cur);
-    else if (E)
-        snprintf(head, sizeof head, "%s %.4f: epoch %zu's mean", name, E->v[ne - 1], ne);
+    /* the headline: "loss 1.5000: epoch 2's mean; epoch 3 so far 0.7500", its items whole */
+    char head[160], it[3][64];
+    snprintf(it[0], sizeof it[0], "%s %.4f", name, E ? E->v[ne - 1] : B->v[B->n - 1]);
+    if (E)
+        snprintf(it[1], sizeof it[1], ": epoch %zu's mean", ne);
     else
-        snprintf(head, sizeof head, "%s %.4f, the last of %zu", name, B->v[B->n - 1], B->n);
+        snprintf(it[1], sizeof it[1], ", the last of %zu", B->n);
+    snprintf(it[2], sizeof it[2], "; epoch %zu so far %.4f", ne + 1, E && cur ? cur_sum / cur : 0);
+    const char *is[] = {it[0], it[1], it[2]};
+    int nit = E && cur ? 3 : 2;
+    whole_items(g, is, nit, r.w, head, sizeof head);
+    char c0[96];
+    snprintf(c0, sizeof c0, "%s (epoch %zu)", it[0], ne);
+    if (E && cells_of(it[0]) + cells_of(it[1]) > r.w) { /* narrow: "loss 1.5000 (epoch 2)" */
+        char alt[160];
+        const char *cs[] = {c0, it[2]};
+        if (!strncmp(whole_items(g, cs, nit - 1, r.w, alt, sizeof alt), c0, strlen(c0)))
+            snprintf(head, sizeof head, "%s", alt);
+    }
     viz_text(g, r.x, r.y, r.w, head, COL_DEFAULT, 0);
     int ph = r.h - 2; /* the bars' rows, between the headline and the axis */
     double mx = 0;
@@ -2074,8 +2174,15 @@ static void metrics(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *
                  pl_s((long long)m->nevents), calls, pl_s((long long)calls), b);
         snprintf(f[1], sizeof f[1], "%zu events, %zu coll. (%s)", m->nevents, calls, b);
         snprintf(f[2], sizeof f[2], "%zu ev, %zu coll, %s", m->nevents, calls, b);
-        const char *fs[] = {f[0], f[1], f[2]};
-        viz_text(g, in.x, in.y + row++, in.w, fitting(fs, 3, in.w), COL_DEFAULT, 0);
+        const char *fs[] = {f[0], f[1], f[2]}, *line = fitting_or_none(fs, 3, in.w);
+        if (!*line) { /* the events dropped, then the bytes */
+            char it[2][48];
+            snprintf(it[0], sizeof it[0], "%zu coll", calls);
+            snprintf(it[1], sizeof it[1], ", %s", b);
+            const char *is[] = {it[0], it[1]};
+            line = whole_items(g, is, 2, in.w, f[3], sizeof f[3]);
+        }
+        viz_text(g, in.x, in.y + row++, in.w, line, COL_DEFAULT, 0);
     }
     /* the latest collective's own algbw, as the narration and nccl-tests
      * give it: a sum over every call would let the small, latency-bound
@@ -2099,26 +2206,43 @@ static void metrics(viz_grid *g, pl_rect r, const viz_model *m, const viz_view *
         snprintf(f[1], sizeof f[1], "last: %s %s, %.0f %s%s", name, lb, bw / pow(1e3, k), unit, st);
         snprintf(f[2], sizeof f[2], "last: %s %s%s", name, lb, st);
         snprintf(f[3], sizeof f[3], "%s %s", name, lb);
-        const char *fs[] = {f[0], f[1], f[2], f[3]};
-        viz_text(g, in.x, in.y + row++, in.w, fitting(fs, 4, in.w), COL_COMM, 0);
+        const char *fs[] = {f[0], f[1], f[2], f[3]}, *line = fitting_or_none(fs, 4, in.w);
+        char it[2][64], one[160];
+        if (!*line) { /* the name without its bytes, never the bytes cut */
+            snprintf(it[0], sizeof it[0], "%s", name);
+            snprintf(it[1], sizeof it[1], " %s", lb);
+            const char *is[] = {it[0], it[1]};
+            line = whole_items(g, is, 2, in.w, one, sizeof one);
+        }
+        viz_text(g, in.x, in.y + row++, in.w, line, COL_COMM, 0);
     }
     if (span > 0 && m->nranks > 0 && row < most) {
         double c = 100 * busy[0] / (span * m->nranks), p = 100 * busy[1] / (span * m->nranks);
         snprintf(f[0], sizeof f[0], "busy: compute %.0f %%, copy %.0f %%", c, p);
         snprintf(f[1], sizeof f[1], "busy: cmp %.0f %%, cpy %.0f %%", c, p);
         snprintf(f[2], sizeof f[2], "cmp %.0f%% cpy %.0f%%", c, p);
-        const char *fs[] = {f[0], f[1], f[2]};
-        viz_text(g, in.x, in.y + row++, in.w, fitting(fs, 3, in.w), COL_DIM, 0);
+        const char *fs[] = {f[0], f[1], f[2]}, *line = fitting_or_none(fs, 3, in.w);
+        if (!*line) {
+            char it[2][32];
+            snprintf(it[0], sizeof it[0], "cmp %.0f%%", c);
+            snprintf(it[1], sizeof it[1], " cpy %.0f%%", p);
+            const char *is[] = {it[0], it[1]};
+            line = whole_items(g, is, 2, in.w, f[3], sizeof f[3]);
+        }
+        viz_text(g, in.x, in.y + row++, in.w, line, COL_DIM, 0);
     }
     if (bubble >= 0 && row < most) { /* the newest complete iteration's, named if not the newest */
         viz_pp_round R;
         viz_pp_round_find(m, v->modeled, &R);
         int named = R.done != R.iteration;
-        snprintf(f[0], sizeof f[0], "bubble %.1f %% (iteration %d)", bubble * 100, R.done);
-        snprintf(f[1], sizeof f[1], "bubble %.1f %% (it. %d)", bubble * 100, R.done);
-        snprintf(f[2], sizeof f[2], "bubble %.1f %%", bubble * 100);
-        const char *fs[] = {f[named ? 0 : 2], f[named ? 1 : 2], f[2]};
-        viz_text(g, in.x, in.y + row++, in.w, fitting(fs, 3, in.w), COL_DEFAULT, 0);
+        char g5[5][64];
+        snprintf(g5[0], sizeof g5[0], "bubble %.1f %% (iteration %d)", bubble * 100, R.done);
+        snprintf(g5[1], sizeof g5[1], "bubble %.1f %% (it. %d)", bubble * 100, R.done);
+        snprintf(g5[2], sizeof g5[2], "bubble %.1f %%", bubble * 100);
+        snprintf(g5[3], sizeof g5[3], "bubble %.1f%%", bubble * 100);
+        snprintf(g5[4], sizeof g5[4], "bub %.1f%%", bubble * 100);
+        const char *fs[] = {g5[named ? 0 : 2], g5[named ? 1 : 2], g5[2], g5[3], g5[4]};
+        viz_text(g, in.x, in.y + row++, in.w, fitting_or_none(fs, 5, in.w), COL_DEFAULT, 0);
     }
     if (crows) curve(g, (pl_rect){in.x, in.y + row, in.w, in.h - row}, m);
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../../viz/vizint.h"
+#include "grid_text.h"
 #include "paralab/comm.h"
 #include "paralab/trace.h"
 #include "paralab/viz.h"
@@ -701,6 +702,300 @@ static void test_metrics_last_skips_tiny(void)
         strstr(r[1], "last: all_reduce 4.0 MiB in 1.00 s, 4.19 MB/s algbw (step 7)"));
     if (!strstr(r[1], "(step 7)")) printf("\n  row 1: '%s'", r[1]);
     viz_grid_free(&g);
+    viz_model_free(&m);
+}
+
+/* The header alone, w cells wide, as UTF-8. */
+static void header_at(int w, const viz_view *v, char *out, size_t cap)
+{
+    viz_grid g = {0};
+    g.utf8 = 1;
+    if (viz_grid_resize(&g, w, 1)) {
+        out[0] = '\0';
+        return;
+    }
+    viz_render_pane(&g, PL_PANE_HEADER, (pl_rect){0, 0, w, 1}, NULL, v);
+    row_text(&g, 0, 0, w, out, cap);
+    viz_grid_free(&g);
+}
+
+/* left, blanks, then " ? help " in the last 8 of w cells. */
+static void help_right(const char *left, int w, char *out, size_t cap)
+{
+    snprintf(out, cap, "%-*s ? help ", w - 8, left);
+}
+
+/* The header at 80x24 and narrower (the minimum is 40 or 60 columns): fields shortened or
+ * dropped whole, the least important first, the help key always on the right; never a word
+ * or a number cut at the edge ("| modeled | 4  ? help", "| 4 d ? help", "| 1 dev"). Where
+ * everything fits (120 columns) the whole header as before. */
+static void test_header_fields_whole(void)
+{
+    viz_view v;
+    memset(&v, 0, sizeof v);
+    v.title = "lab 09 pipeline parallel";
+    v.step = 4;
+    v.steps = 8;
+    v.mode = "step (space: next)";
+    v.modeled = 1;
+    v.ndev = 4;
+    char got[1024], want[1024];
+    static const struct {
+        int w;
+        const char *left; /* NULL: the whole header, as wide as it is */
+    } lab09[] = {
+        {120, NULL},
+        {105, NULL},
+        {104, " lab 09 pipeline parallel | step 4/8 | step (space: next) | modeled | 4 devices"},
+        {80, " lab 09 pipeline parallel | step 4/8 | step (space: next) | modeled"},
+        {60, " lab 09 | step 4/8 | step (space: next) | modeled"},
+        {50, " lab 09 | step 4/8 | step | modeled"},
+        {40, " lab 09 | step 4/8 | step"},
+        {30, " lab 09 | 4/8 | step"},
+        {20, " 4/8 | step"},
+        {14, " 4/8"},
+    };
+    for (size_t i = 0; i < sizeof lab09 / sizeof *lab09; i++) {
+        int w = lab09[i].w;
+        header_at(w, &v, got, sizeof got);
+        if (lab09[i].left)
+            help_right(lab09[i].left, w, want, sizeof want);
+        else
+            snprintf(want, sizeof want, "%-*s", w,
+                     " paralab | lab 09 pipeline parallel | step 4/8 | step (space: next) | "
+                     "clock modeled | 4 devices | ? help ");
+        CU_ASSERT_STRING_EQUAL(got, want);
+        if (strcmp(got, want)) printf("\n  %3d: '%s'\n  want '%s'", w, got, want);
+    }
+    /* Lab 10 at 80 columns keeps its devices, spelt whole; Lab 01 its 1 device */
+    v.title = "lab 10 hybrid";
+    v.steps = 7;
+    v.ndev = 8;
+    header_at(80, &v, got, sizeof got);
+    help_right(" lab 10 hybrid | step 4/7 | step (space: next) | modeled | 8 devices", 80, want,
+               sizeof want);
+    CU_ASSERT_STRING_EQUAL(got, want);
+    v.title = "lab 01 hello threads";
+    v.steps = 4;
+    v.mode = "done";
+    v.ndev = 1;
+    header_at(80, &v, got, sizeof got);
+    help_right(" lab 01 hello threads | step 4/4 | done | modeled | 1 device", 80, want,
+               sizeof want);
+    CU_ASSERT_STRING_EQUAL(got, want);
+    /* a replay: "(recorded)" goes with "clock" (its mode says "replay") */
+    v.title = "lab 04 gemm";
+    v.steps = 6;
+    v.step = 1;
+    v.mode = "replay paused (space: next)";
+    v.recorded = 1;
+    header_at(80, &v, got, sizeof got);
+    help_right(" lab 04 gemm | step 1/6 | replay paused (space: next) | modeled", 80, want,
+               sizeof want);
+    CU_ASSERT_STRING_EQUAL(got, want);
+    if (strcmp(got, want)) printf("\n  80: '%s'\n want '%s'", got, want);
+    header_at(130, &v, got, sizeof got);
+    snprintf(want, sizeof want, "%-130s",
+             " paralab | lab 04 gemm | step 1/6 | replay paused (space: next) | clock modeled "
+             "(recorded) | 1 device | ? help ");
+    CU_ASSERT_STRING_EQUAL(got, want);
+
+    /* every width from 14 to 140, several headers: the help key on the right, and each field
+     * one of its whole forms, each at most once, in order */
+    static const struct {
+        const char *title, *mode;
+        int steps, ndev, modeled, recorded;
+    } hs[] = {
+        {"lab 09 pipeline parallel", "step (space: next)", 8, 4, 1, 0},
+        {"lab 08 tensor parallel", "step (running...)", 15, 4, 0, 0},
+        {"lab 11 zero", "play x1.0", 8, 8, 1, 0},
+        {"lab 06 collectives", "replay paused (space: next)", 9, 4, 0, 1},
+        {"/tmp/a-long-trace-file-name-from-lab07-data-parallel.json", "replay done", 27, 16, 1, 1},
+        {"", "", 0, 0, 1, 0},
+    };
+    for (size_t h = 0; h < sizeof hs / sizeof *hs; h++) {
+        v.title = hs[h].title;
+        v.mode = hs[h].mode;
+        v.step = hs[h].steps ? hs[h].steps - 1 : 3;
+        v.steps = hs[h].steps;
+        v.ndev = hs[h].ndev;
+        v.modeled = hs[h].modeled;
+        v.recorded = hs[h].recorded;
+        char forms[5][3][128];
+        int nf[5] = {1, 2, 2, 1, 1};
+        const char *clock = v.modeled ? "modeled" : "measured";
+        snprintf(forms[0][0], 128, "%s", v.title);
+        const char *sp = strchr(v.title, ' '), *sp2 = sp ? strchr(sp + 1, ' ') : NULL;
+        snprintf(forms[0][1], 128, "%.*s", sp2 ? (int)(sp2 - v.title) : 127, v.title);
+        nf[0] = sp2 ? 2 : 1;
+        if (v.steps) {
+            snprintf(forms[1][0], 128, "step %d/%d", v.step, v.steps);
+            snprintf(forms[1][1], 128, "%d/%d", v.step, v.steps);
+        } else {
+            snprintf(forms[1][0], 128, "step %d", v.step);
+            snprintf(forms[1][1], 128, "%d", v.step);
+        }
+        snprintf(forms[2][0], 128, "%s", v.mode);
+        const char *paren = strstr(v.mode, " (");
+        snprintf(forms[2][1], 128, "%.*s", paren ? (int)(paren - v.mode) : 127, v.mode);
+        snprintf(forms[3][0], 128, "%s", clock);
+        snprintf(forms[4][0], 128, "%d device%s", v.ndev, v.ndev == 1 ? "" : "s");
+        char full[512];
+        snprintf(full, sizeof full, " paralab | %s | %s | %s | clock %s%s | %d device%s | ? help ",
+                 v.title, forms[1][0], v.mode, clock, v.recorded ? " (recorded)" : "", v.ndev,
+                 v.ndev == 1 ? "" : "s");
+        for (int w = 14; w <= 140; w++) {
+            header_at(w, &v, got, sizeof got);
+            int ok = (int)strlen(got) == w;
+            if (w >= (int)strlen(full)) {
+                ok = ok && !strncmp(got, full, strlen(full));
+            } else {
+                ok = ok && !strcmp(got + w - 8, " ? help ");
+                char left[512];
+                snprintf(left, sizeof left, "%.*s", w - 8, got);
+                size_t n = strlen(left);
+                while (n && left[n - 1] == ' ') left[--n] = '\0';
+                /* " f1 | f2 | ..." */
+                int field = 0;
+                char *p = left;
+                ok = ok && (!*p || *p == ' ');
+                if (*p) p++;
+                while (ok && *p) {
+                    char *bar = strstr(p, " | ");
+                    size_t len = bar ? (size_t)(bar - p) : strlen(p);
+                    int found = 0;
+                    for (; field < 5 && !found; field++)
+                        for (int k = 0; k < nf[field] && !found; k++)
+                            found =
+                                strlen(forms[field][k]) == len && !strncmp(forms[field][k], p, len);
+                    ok = found;
+                    p = bar ? bar + 3 : p + len;
+                }
+            }
+            CU_ASSERT(ok);
+            if (!ok) printf("\n  header %zu at %d: '%s'", h, w, got);
+        }
+    }
+}
+
+/* The pane's row y inside its box (x 1 to w - 2), as UTF-8, trailing blanks dropped. */
+static void metrics_row(const viz_grid *g, int y, char *out, size_t cap)
+{
+    row_text(g, y, 1, g->w - 2, out, cap);
+    size_t n = strlen(out);
+    while (n && out[n - 1] == ' ') out[--n] = '\0';
+}
+
+/* The metrics pane as narrow as beside Lab 08's shards at 80x24 (25 cells) and narrower: a
+ * line too long drops whole items (the events first), then ends after its last whole item
+ * with an ellipsis ("…", "..." in ASCII); never "1170 coll, 9" for 9.7 MiB. */
+static void test_metrics_items_whole(void)
+{
+    viz_model m;
+    viz_model_init(&m, 1);
+    for (int i = 0; i < 1170; i++) { /* 1170 x 8704 B: 9.7 MiB */
+        pl_event c = ev(0, PL_LANE_COMM, PL_EV_COLLECTIVE, i, i + 0.5, -1, -1, "reduce_scatter");
+        c.bytes = 8704;
+        c.step = 3;
+        CU_ASSERT_EQUAL(viz_model_add(&m, &c), 0);
+    }
+    pl_event k = ev(0, PL_LANE_COMPUTE, PL_EV_KERNEL, 0, 292.5, -1, -1, "k");
+    CU_ASSERT_EQUAL(viz_model_add(&m, &k), 0);
+    viz_view v;
+    memset(&v, 0, sizeof v);
+    static const struct {
+        int w, utf8;
+        const char *want[3];
+    } c[] = {
+        {80,
+         1,
+         {"1171 events, 1170 collectives (9.7 MiB)",
+          "last: reduce_scatter 8.5 KiB in 500.00 ms, 17.41 kB/s algbw",
+          "busy: compute 25 %, copy 0 %"}},
+        {32,
+         1,
+         {"1171 ev, 1170 coll, 9.7 MiB", "last: reduce_scatter 8.5 KiB",
+          "busy: compute 25 %, copy 0 %"}},
+        {25, 1, {"1170 coll, 9.7 MiB", "reduce_scatter 8.5 KiB", "busy: cmp 25 %, cpy 0 %"}},
+        {20, 1, {"1170 coll, 9.7 MiB", "reduce_scatter …", "cmp 25% cpy 0%"}},
+        {20, 0, {"1170 coll, 9.7 MiB", "reduce_scatter ...", "cmp 25% cpy 0%"}},
+        {14, 1, {"1170 coll …", "…", "cmp 25% …"}},
+        {15, 0, {"1170 coll ...", "...", "cmp 25% ..."}},
+        {14, 0, {"...", "...", "cmp 25% ..."}},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        viz_grid g = {0};
+        g.utf8 = c[i].utf8;
+        CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, c[i].w, 5), 0);
+        viz_render_pane(&g, PL_PANE_METRICS, (pl_rect){0, 0, c[i].w, 5}, &m, &v);
+        for (int y = 0; y < 3; y++) {
+            char got[256];
+            metrics_row(&g, 1 + y, got, sizeof got);
+            CU_ASSERT_STRING_EQUAL(got, c[i].want[y]);
+            if (strcmp(got, c[i].want[y]))
+                printf("\n  %d cells, row %d: '%s'\n  want '%s'", c[i].w, y, got, c[i].want[y]);
+        }
+        viz_grid_free(&g);
+    }
+    viz_model_free(&m);
+
+    /* the loss curve's headline: its items whole */
+    viz_model_init(&m, 1);
+    static const struct {
+        const char *name;
+        double v;
+    } pushed[] = {{"loss", 4}, {"epoch loss", 3}, {"loss", 1}, {"epoch loss", 1.5}, {"loss", 0.75}};
+    for (size_t i = 0; i < sizeof pushed / sizeof *pushed; i++)
+        CU_ASSERT_EQUAL(viz_model_push_named(&m, pushed[i].name, pushed[i].v), 0);
+    static const struct {
+        int w;
+        const char *want;
+    } h[] = {
+        {60, "loss 1.5000: epoch 2's mean; epoch 3 so far 0.7500"},
+        {40, "loss 1.5000: epoch 2's mean …"},
+        {25, "loss 1.5000 (epoch 2) …"}, /* beside Lab 08's shards at 80x24 */
+        {20, "loss 1.5000 …"},
+        {12, "…"},
+    };
+    for (size_t i = 0; i < sizeof h / sizeof *h; i++) {
+        viz_grid g = {0};
+        g.utf8 = 1;
+        CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, h[i].w, 10), 0);
+        viz_render_pane(&g, PL_PANE_METRICS, (pl_rect){0, 0, h[i].w, 10}, &m, &v);
+        char got[256];
+        metrics_row(&g, 2, got, sizeof got);
+        CU_ASSERT_STRING_EQUAL(got, h[i].want);
+        if (strcmp(got, h[i].want))
+            printf("\n  %d cells: '%s'\n  want '%s'", h[i].w, got, h[i].want);
+        viz_grid_free(&g);
+    }
+    viz_model_free(&m);
+
+    /* a pipeline's bubble (2 stages, GPipe, 20 %): shorter words, never the number cut */
+    viz_model_init(&m, 2);
+    for (int i = 0; i < 4; i++) {
+        pl_event e[4] = {ev(0, 0, PL_EV_FORWARD, i, i + 1, i, 0, "fwd"),
+                         ev(1, 0, PL_EV_FORWARD, i + 1, i + 2, i, 1, "fwd"),
+                         ev(1, 0, PL_EV_BACKWARD, 5 + i, 6 + i, 3 - i, 1, "bwd"),
+                         ev(0, 0, PL_EV_BACKWARD, 6 + i, 7 + i, 3 - i, 0, "bwd")};
+        for (int j = 0; j < 4; j++) viz_model_add(&m, &e[j]);
+    }
+    static const struct {
+        int w;
+        const char *want;
+    } b[] = {{40, "bubble 20.0 %"}, {14, "bubble 20.0%"}, {12, "bub 20.0%"}};
+    for (size_t i = 0; i < sizeof b / sizeof *b; i++) {
+        viz_grid g = {0};
+        g.utf8 = 0;
+        CU_ASSERT_EQUAL_FATAL(viz_grid_resize(&g, b[i].w, 6), 0);
+        viz_render_pane(&g, PL_PANE_METRICS, (pl_rect){0, 0, b[i].w, 6}, &m, &v);
+        char got[256];
+        metrics_row(&g, 3, got, sizeof got);
+        CU_ASSERT_STRING_EQUAL(got, b[i].want);
+        if (strcmp(got, b[i].want))
+            printf("\n  %d cells: '%s'\n  want '%s'", b[i].w, got, b[i].want);
+        viz_grid_free(&g);
+    }
     viz_model_free(&m);
 }
 
@@ -1842,6 +2137,10 @@ int register_viz_suite(void)
          test_metrics_small_values},
         {"metrics: \"last:\" skips a 4-byte bookkeeping all-reduce (Lab 06 step 8)",
          test_metrics_last_skips_tiny},
+        {"header: fields shortened or dropped whole, the help key kept (80 columns and less)",
+         test_header_fields_whole},
+        {"metrics: a line too narrow drops whole items, then an ellipsis; never a number cut",
+         test_metrics_items_whole},
         {"layout: the narration grows for a step with more to say", test_layout_narration_grows},
         {"timeline: a glyph per kind without colour; the legend", test_timeline_glyphs_legend},
         {"topology: every link's bytes at 4, 8, 64 ranks; scrolled", test_topology_every_link},
