@@ -413,6 +413,39 @@ for lab in "$bin"/lab[0-9][0-9]; do
     wide=$("$lab" --help 2>&1 | awk 'length($0) > 80' | head -1)
     check "$(basename "$lab") --help: no line wider than 80 columns${wide:+ ($wide)}" test -z "$wide"
 done
+# A model too large for the machine's memory (simulated build: the devices'
+# memory is the host's): Labs 08-11 refuse it before allocating anything,
+# at once, with exit 2, naming --hidden and --layers, the bytes needed, the
+# memory there is and the sizes that fit. PARALAB_MEMORY_LIMIT sets the
+# memory they count on, so the checks do not depend on this machine's RAM.
+if [[ "$bin" == *sim* ]] && [ -x "$bin/lab11" ]; then
+    for n in 08 09 10 11; do
+        start=$(date +%s)
+        err=$(PARALAB_MEMORY_LIMIT=8G timeout 60 "$bin/lab$n" --layers 64 --hidden 1024 --no-viz --epochs 1 2>&1 >/dev/null); rc=$?
+        secs=$(($(date +%s) - start))
+        check "PARALAB_MEMORY_LIMIT=8G lab$n --layers 64 --hidden 1024: exit 2 ($rc) in ${secs} s, names the values, the limit and the sizes that fit" \
+            bash -c 'test "$1" = 2 && test "$2" -le 10 && grep -qE "^lab$3: --hidden 1024 --layers 64: this run needs about [0-9.]+ GiB of memory \([0-9,]+ bytes: the 537,408,522 parameters.* simulated GPUs whose memory is this machine.s, and 128 MiB for the program itself\), and this machine has 8\.0 GiB available \(PARALAB_MEMORY_LIMIT=8G\); with --layers 64 the widest that fits is --hidden [0-9]+, with --hidden 1024 the most is --layers [0-9]+$" <<<"$4"' _ "$rc" "$secs" "$n" "$err"
+    done
+    err=$(PARALAB_MEMORY_LIMIT=8G "$bin/lab11" --layers 64 --hidden 1024 --stage 0 --no-viz --epochs 1 2>&1); rc=$?
+    check "PARALAB_MEMORY_LIMIT=8G lab11 --layers 64 --hidden 1024 --stage 0: exit 2 ($rc), the whole message and nothing else" bash -c 'test "$1" = 2 && test "$2" = "$3"' _ "$rc" "$err" \
+        "lab11: --hidden 1024 --layers 64: this run needs about 168.6 GiB of memory (181,078,657,504 bytes: the 537,408,522 parameters' values, gradients and AdamW moments and the activations, on 8 simulated GPUs whose memory is this machine's, and 128 MiB for the program itself), and this machine has 8.0 GiB available (PARALAB_MEMORY_LIMIT=8G); with --layers 64 the widest that fits is --hidden 219, with --hidden 1024 the most is --layers 2"
+    # the batch, when the activations are a large part: named too
+    err=$(PARALAB_MEMORY_LIMIT=300M "$bin/lab09" --hidden 256 --layers 8 --batch 1024 --schedule gpipe --no-viz --epochs 1 2>&1 >/dev/null); rc=$?
+    check "PARALAB_MEMORY_LIMIT=300M lab09 --hidden 256 --layers 8 --batch 1024: exit 2 ($rc), names --batch" bash -c 'test "$1" = 2 && grep -qE "^lab09: --hidden 256 --layers 8 --batch 1024: this run needs about " <<<"$2"' _ "$rc" "$err"
+    # a default run under a limit it fits runs as before; under a tiny one it is refused
+    out=$(PARALAB_MEMORY_LIMIT=1G "$bin/lab08" --no-viz --epochs 1 2>&1); rc=$?
+    check "PARALAB_MEMORY_LIMIT=1G lab08 --epochs 1: exit 0 ($rc)" test "$rc" = 0
+    err=$(PARALAB_MEMORY_LIMIT=1M "$bin/lab09" --no-viz 2>&1 >/dev/null); rc=$?
+    check "PARALAB_MEMORY_LIMIT=1M lab09: exit 2 ($rc), names --hidden 64 --layers 4 and the limit" bash -c 'test "$1" = 2 && grep -qE "^lab09: --hidden 64 --layers 4[ :].*, and this machine has 1\.0 MiB available \(PARALAB_MEMORY_LIMIT=1M\); that is less than the 128 MiB the program itself takes$" <<<"$2"' _ "$rc" "$err"
+    err=$(PARALAB_MEMORY_LIMIT=lots "$bin/lab08" --no-viz 2>&1 >/dev/null); rc=$?
+    check "PARALAB_MEMORY_LIMIT=lots lab08: exit 2 ($rc), names the variable" bash -c 'test "$1" = 2 && test "$2" = "$3"' _ "$rc" "$err" \
+        "lab08: PARALAB_MEMORY_LIMIT=lots: not a number of bytes (e.g. 8000000000 or 8G)"
+    # an address-space limit: the message names it (not vm.overcommit_memory)
+    if [[ "$bin" != *asan* ]]; then # (the sanitizer build reserves no shadow of its own)
+        err=$(ulimit -v 8000000; "$bin/lab08" --no-viz 2>&1 >/dev/null); rc=$?
+        check "ulimit -v 8000000 lab08: exit 70 ($rc), the message names ulimit -v" bash -c 'test "$1" = 70 && grep -qF "This process'"'"'s address space is limited to 7812 MiB (ulimit -v 8000000)" <<<"$2" && ! grep -q overcommit <<<"$2"' _ "$rc" "$err"
+    fi
+fi
 # The simulator's settings (simulated build only): SIMT_DEVICES, SIMT_GPU and
 # SIMT_MEM_MB take effect; the old PARALAB_SIM_* names still do, with one note
 # on stderr naming the new name; a bad value's message names the variable

@@ -3,8 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "paralab/blocks.h"
+#include "paralab/device.h"
 #include "paralab/nn.h"
 
 pl_blocks_config pl_blocks_config_make(int hidden, int layers)
@@ -878,4 +880,263 @@ cudaError_t pl_blocks_sgd(pl_blocks *m, float lr, cudaStream_t s)
 cudaError_t pl_blocks_reset_correct(pl_blocks *m, cudaStream_t s)
 {
     return cudaMemsetAsync(m->correct, 0, sizeof(int), s);
+}
+
+/* ---- the memory a run takes -------------------------------------------------------------- */
+
+#define RUN_PAGE 4096
+
+/* A ZeRO unit's floats rounded up to a multiple of n (paralab/zero.h's padding). */
+static long padded(long floats, int n) { return (floats + n - 1) / n * n; }
+
+size_t pl_blocks_run_bytes(const pl_blocks_run *r, pl_blocks_run_memory *parts)
+{
+    pl_blocks_run_memory m = {0, 0, 0, 0};
+    if (parts) *parts = m;
+    const pl_blocks_config *c = &r->model;
+    int dp = r->dp, tp = r->tp, pp = r->pp, v = r->chunks, mb = r->micro_batches;
+    if (dp < 1 || tp < 1 || pp < 1 || v < 1 || mb < 1 || r->batch < 1 || r->in_flight < 0 ||
+        r->extra_states < 0 || r->host_models < 0 || r->zero_stage < -1 || r->zero_stage > 3 ||
+        (r->zero_stage >= 0 && (tp > 1 || pp > 1)))
+        return 0;
+    if (pl_blocks_check(c, tp, NULL, 64, NULL, 0)) return 0;
+    const size_t F = sizeof(float);
+    size_t ranks = (size_t)dp * (size_t)tp * (size_t)pp;
+    size_t psi = (size_t)pl_blocks_count(c);
+    /* the heaviest part a rank runs: ceil(L / (p v)) blocks, the input layer and the head */
+    int vstages = pp * v, k = (c->layers + vstages - 1) / vstages;
+    pl_blocks_layout lay;
+    if (pl_blocks_layout_make(&lay, c, (pl_blocks_part){0, k, 1, 1, tp, 0}, NULL, 0)) return 0;
+    int rows = r->batch / (dp * mb);
+    if (rows < 1) rows = 1;
+    int local = r->sequence_parallel ? rows / tp : rows;
+    if (local < 1) local = 1;
+    /* an activation set: its tensors, each allocation rounded up to a page */
+    size_t own = pl_blocks_acts_bytes(&lay, rows, local, 0) + (size_t)(8 * k + 14) * RUN_PAGE;
+    size_t held = pl_blocks_acts_bytes(&lay, rows, local, 1) + (size_t)(9 * k + 14) * RUN_PAGE;
+    size_t scratch =
+        (size_t)rows * (3 * (size_t)c->hidden + (size_t)lay.ffn_local + (size_t)lay.classes_local) *
+            F +
+        5 * RUN_PAGE;
+    size_t per_rank = (size_t)v * (own + (size_t)r->in_flight * held + scratch);
+    m.activations = ranks * per_rank;
+    if (r->zero_stage < 0) {
+        /* a TP rank's parts over every stage hold the whole model's blocks, sharded */
+        size_t shards = 0;
+        for (int i = 0; i < tp; i++) {
+            pl_blocks_layout w;
+            if (pl_blocks_layout_make(&w, c, (pl_blocks_part){0, c->layers, 1, 1, tp, i}, NULL, 0))
+                return 0;
+            shards += (size_t)w.nparams;
+        }
+        m.states = (size_t)dp * shards * 4 * F; /* params, grads, m, v */
+        m.host = ranks * psi * F + (size_t)dp * shards * F;
+    } else {
+        /* ZeRO over n = dp ranks: the units (the input layer, each block, the head) padded */
+        int n = dp, st = r->zero_stage;
+        pl_blocks_layout w;
+        if (pl_blocks_layout_make(&w, c, pl_blocks_whole(c), NULL, 0)) return 0;
+        long pad = padded(w.in_end - w.in_w, n), big = pad;
+        for (int j = 0; j < c->layers; j++) {
+            long u = padded(w.block[j].end - w.block[j].begin, n);
+            pad += u;
+            if (u > big) big = u;
+        }
+        long head = padded(w.head_end - w.head_begin, n);
+        pad += head;
+        if (head > big) big = head;
+        size_t P = (size_t)pad, S = P / (size_t)n, B = (size_t)big;
+        size_t floats = (st <= 2 ? P : S) + (st <= 1 ? P : S) + 2 * (st == 0 ? P : S);
+        if (st >= 2) floats += 2 * B + (mb > 1 ? B / (size_t)n : 0);
+        if (st == 3) floats += 2 * B;
+        m.states = ranks * floats * F;
+        m.host = ranks * (psi + P) * F;
+        m.states += (size_t)r->extra_states * ranks * 4 * P * F;
+        m.activations += (size_t)r->extra_states * ranks * (own + scratch);
+    }
+    if (r->zero_stage < 0 && r->extra_states) { /* a whole replica's state on every rank */
+        m.states += (size_t)r->extra_states * ranks * psi * 4 * F;
+        m.activations += (size_t)r->extra_states * ranks * (own + scratch);
+    }
+    m.host += (size_t)r->host_models * psi * F;
+    m.total = m.states + m.activations + m.host;
+    if (parts) *parts = m;
+    return m.total;
+}
+
+/* The first number on the line of /proc/meminfo (or a file of one number) that starts with key. */
+static int read_number(const char *path, const char *key, unsigned long long *out)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    char line[256];
+    int found = -1;
+    size_t kl = strlen(key);
+    while (found && fgets(line, sizeof line, f)) {
+        if (strncmp(line, key, kl)) continue;
+        char *end;
+        unsigned long long x = strtoull(line + kl, &end, 10);
+        if (end != line + kl) {
+            *out = x;
+            found = 0;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+size_t pl_host_memory_available(char *source, size_t cap)
+{
+    const char *env = getenv("PARALAB_MEMORY_LIMIT");
+    if (env && *env) {
+        char *end;
+        double x = strtod(env, &end);
+        double unit = 1;
+        if (*end && strchr("kKmMgGtT", *end)) {
+            int e = (int)(strchr("kmgt", *end | 32) - "kmgt") + 1;
+            unit = ldexp(1, 10 * e);
+            end++;
+        }
+        if (end == env || *end || !(x >= 0) || x * unit > 1e18) {
+            if (cap)
+                snprintf(source, cap,
+                         "PARALAB_MEMORY_LIMIT=%s: not a number of bytes (e.g. 8000000000 or 8G)",
+                         env);
+            return (size_t)-1;
+        }
+        if (cap) snprintf(source, cap, "PARALAB_MEMORY_LIMIT=%s", env);
+        return (size_t)(x * unit);
+    }
+    unsigned long long kb = 0, max = 0, cur = 0;
+    size_t have = 0;
+    if (!read_number("/proc/meminfo", "MemAvailable:", &kb)) {
+        have = (size_t)kb * 1024;
+        if (cap) snprintf(source, cap, "MemAvailable in /proc/meminfo");
+    } else {
+        long pages = sysconf(_SC_AVPHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+        if (pages > 0 && size > 0) have = (size_t)pages * (size_t)size;
+        if (cap) snprintf(source, cap, "sysconf's available pages");
+    }
+    /* cgroup v2: the limit of the group this process runs in ("max": none) */
+    char group[512] = "";
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    if (f) {
+        char line[512];
+        while (fgets(line, sizeof line, f))
+            if (!strncmp(line, "0::", 3)) {
+                line[strcspn(line, "\n")] = '\0';
+                snprintf(group, sizeof group, "%s", line + 3);
+            }
+        fclose(f);
+    }
+    char pmax[600], pcur[600];
+    snprintf(pmax, sizeof pmax, "/sys/fs/cgroup%s/memory.max", strcmp(group, "/") ? group : "");
+    snprintf(pcur, sizeof pcur, "/sys/fs/cgroup%s/memory.current", strcmp(group, "/") ? group : "");
+    if (*group && !read_number(pmax, "", &max) && !read_number(pcur, "", &cur)) {
+        size_t left = max > cur ? (size_t)(max - cur) : 0;
+        if (!have || left < have) {
+            have = left;
+            if (cap) snprintf(source, cap, "the cgroup's memory.max less memory.current");
+        }
+    }
+    return have;
+}
+
+/* "83.4 GiB" */
+static void human(size_t b, char *buf, size_t cap)
+{
+    const char *u[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+    double x = (double)b;
+    int i = 0;
+    while (x >= 1024 && i < 4) x /= 1024, i++;
+    if (i == 0)
+        snprintf(buf, cap, "%zu bytes", b);
+    else
+        snprintf(buf, cap, "%.1f %s", x, u[i]);
+}
+
+/* "89,548,419,072" */
+static void grouped(size_t b, char *buf, size_t cap)
+{
+    char digits[32];
+    int n = snprintf(digits, sizeof digits, "%zu", b), o = 0;
+    for (int i = 0; i < n && o + 2 < (int)cap; i++) {
+        if (i && (n - i) % 3 == 0) buf[o++] = ',';
+        buf[o++] = digits[i];
+    }
+    buf[o] = '\0';
+}
+
+int pl_blocks_run_fits(const pl_blocks_run *r, char *err, size_t cap)
+{
+    char source[256] = "";
+    size_t have = pl_host_memory_available(source, sizeof source);
+    if (have == (size_t)-1) {
+        if (cap) snprintf(err, cap, "%s", source);
+        return -1;
+    }
+    if (!have) return 0; /* nothing to compare with: let the run try */
+    int sim = !strcmp(pl_device_caps()->world, "simulated");
+    pl_blocks_run_memory m;
+    if (!pl_blocks_run_bytes(r, &m)) return 0; /* not valid: the lab's checks say why */
+    size_t need = (sim ? m.total : m.host) + PL_RUN_PROGRAM_BYTES;
+    if (need <= have) return 0;
+    int H = r->model.hidden, L = r->model.layers, least = r->pp * r->chunks;
+    /* the widest --hidden that fits with these --layers, the most --layers with this --hidden */
+    int h_fit = 0, l_fit = 0;
+    pl_blocks_run t = *r;
+    for (int h = H - 1; h >= 1 && !h_fit; h--) {
+        t.model = pl_blocks_config_make(h, L);
+        t.model.inputs = r->model.inputs;
+        t.model.classes = r->model.classes;
+        if (pl_blocks_check(&t.model, r->tp, NULL, 64, NULL, 0)) continue;
+        pl_blocks_run_memory x;
+        if (pl_blocks_run_bytes(&t, &x) && (sim ? x.total : x.host) + PL_RUN_PROGRAM_BYTES <= have)
+            h_fit = h;
+    }
+    for (int l = L - 1; l >= (least > 1 ? least : 1) && !l_fit; l--) {
+        t.model = r->model;
+        t.model.layers = l;
+        pl_blocks_run_memory x;
+        if (pl_blocks_run_bytes(&t, &x) && (sim ? x.total : x.host) + PL_RUN_PROGRAM_BYTES <= have)
+            l_fit = l;
+    }
+    char hn[32], hb[32], avail[32], what[64] = "";
+    human(need, hn, sizeof hn);
+    grouped(need, hb, sizeof hb);
+    human(have, avail, sizeof avail);
+    int by_batch = sim && m.activations >= m.total / 4;
+    if (by_batch) snprintf(what, sizeof what, " --batch %d", r->batch);
+    size_t ranks = (size_t)r->dp * (size_t)r->tp * (size_t)r->pp;
+    char np[32], on[96];
+    grouped((size_t)pl_blocks_count(&r->model), np, sizeof np);
+    snprintf(on, sizeof on, "on %zu simulated GPU%s whose memory is this machine's", ranks,
+             ranks == 1 ? "" : "s");
+    int len = snprintf(err, cap,
+                       "--hidden %d --layers %d%s: this run needs about %s of memory (%s bytes: "
+                       "%s%s parameters%s%s, and 128 MiB for the program itself), and this machine "
+                       "has %s available (%s)",
+                       H, L, what, hn, hb, sim ? "the " : "the host's copies of the ", np,
+                       sim ? "' values, gradients and AdamW moments and the activations, " : "",
+                       sim ? on : "", avail, source);
+    if (len < 0 || (size_t)len >= cap) return -1;
+    char more[512];
+    if (h_fit && l_fit)
+        snprintf(more, sizeof more,
+                 "; with --layers %d the widest that fits is --hidden %d, with --hidden %d the "
+                 "most is --layers %d",
+                 L, h_fit, H, l_fit);
+    else if (h_fit)
+        snprintf(more, sizeof more, "; with --layers %d the widest that fits is --hidden %d", L,
+                 h_fit);
+    else if (l_fit)
+        snprintf(more, sizeof more, "; with --hidden %d the most that fits is --layers %d", H,
+                 l_fit);
+    else if (have <= PL_RUN_PROGRAM_BYTES)
+        snprintf(more, sizeof more, "; that is less than the 128 MiB the program itself takes");
+    else
+        snprintf(more, sizeof more, "; no --hidden or --layers fits with the others as given%s",
+                 by_batch ? ": a smaller --batch" : "");
+    snprintf(err + len, cap - (size_t)len, "%s", more);
+    return -1;
 }

@@ -16,11 +16,13 @@
  * device's bytes in use, its free ranges, the pinned blocks) is guarded by
  * the runtime lock, which the callers hold.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -86,7 +88,20 @@ cudaError_t simt_alloc_init(int ndev, size_t capacity)
             if (a != MAP_FAILED) break;
         }
         if (a == MAP_FAILED) {
-            fprintf(stderr, "simt: cannot reserve address space for %d simulated devices\n", ndev);
+            int err = errno;
+            struct rlimit as;
+            if (!getrlimit(RLIMIT_AS, &as) && as.rlim_cur != RLIM_INFINITY)
+                fprintf(stderr,
+                        "simt: cannot reserve address space for %d simulated devices (%s): this "
+                        "process's address space is limited to %llu MiB (ulimit -v %llu); the "
+                        "devices' memory is reserved as address space, not used: lift the limit "
+                        "(ulimit -v unlimited), or fewer devices (SIMT_DEVICES)\n",
+                        ndev, strerror(err), (unsigned long long)(as.rlim_cur >> 20),
+                        (unsigned long long)(as.rlim_cur >> 10));
+            else
+                fprintf(stderr,
+                        "simt: cannot reserve address space for %d simulated devices (%s)\n", ndev,
+                        strerror(err));
             return cudaErrorInitializationError;
         }
         M.span = span;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "shadow.h"
@@ -40,18 +41,62 @@ void simt_shadow_mark(uintptr_t base, size_t size, size_t span)
     if (full < total) shadow_fill(s + full, (signed char)0xfa, total - full);
 }
 
+/* Why the reservation failed, for its message: the address-space limit
+ * (ulimit -v) when one is set, vm.overcommit_memory=2 when it is the
+ * policy (no NORESERVE mapping then: the 16 TiB count against the commit
+ * limit), else the kernel's word for it. */
+static void why_not_reserved(void *p, char *buf, size_t cap)
+{
+    struct rlimit as;
+    if (p != MAP_FAILED) {
+        snprintf(buf, cap, "Something else is mapped there.");
+        return;
+    }
+    if (!getrlimit(RLIMIT_AS, &as) && as.rlim_cur != RLIM_INFINITY) {
+        snprintf(buf, cap,
+                 "This process's address space is limited to %llu MiB (ulimit -v %llu), and "
+                 "the range is 16 TiB of address space (reserved, not used: no memory). Lift "
+                 "the limit (ulimit -v unlimited); to bound the memory a run takes, limit memory "
+                 "instead of address space (a cgroup: systemd-run --user --scope -p "
+                 "MemoryMax=8G ...; Labs 08-11 refuse a run that would not fit, and "
+                 "PARALAB_MEMORY_LIMIT=bytes sets the memory they count on).",
+                 (unsigned long long)(as.rlim_cur >> 20), (unsigned long long)(as.rlim_cur >> 10));
+        return;
+    }
+    int policy = -1;
+    FILE *f = fopen("/proc/sys/vm/overcommit_memory", "r");
+    if (f) {
+        if (fscanf(f, "%d", &policy) != 1) policy = -1;
+        fclose(f);
+    }
+    if (policy == 2) {
+        snprintf(buf, cap,
+                 "vm.overcommit_memory is 2, where no NORESERVE mapping is possible (the 16 TiB "
+                 "would count against the commit limit): set it to 0 or 1, or use the "
+                 "sanitizer build (build/sim-asan).");
+        return;
+    }
+    snprintf(buf, cap,
+             "With no address-space limit (ulimit -v) and vm.overcommit_memory %d, the kernel "
+             "refused the mapping (out of memory for it, or too many mappings: "
+             "vm.max_map_count); the sanitizer build (build/sim-asan) does without it.",
+             policy);
+}
+
 /* Reserved before main: instrumented code may run before the first CUDA call. */
 __attribute__((constructor)) static void reserve_shadow(void)
 {
     void *p = mmap((void *)SIMT_SHADOW_OFFSET, SIMT_SHADOW_SPAN, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
     if (p != (void *)SIMT_SHADOW_OFFSET) {
+        int err = errno;
+        char why[1024];
+        why_not_reserved(p, why, sizeof why);
         fprintf(stderr,
                 "simt: cannot reserve the address range [%#llx, %#llx) that the simulated GPU's "
-                "memory checks use (%s). With vm.overcommit_memory=2 no NORESERVE mapping is "
-                "possible: set it to 0 or 1, or use the sanitizer build (build/sim-asan).\n",
+                "memory checks use (%s). %s\n",
                 SIMT_SHADOW_OFFSET, SIMT_SHADOW_OFFSET + SIMT_SHADOW_SPAN,
-                p == MAP_FAILED ? strerror(errno) : "address taken");
+                p == MAP_FAILED ? strerror(err) : "address taken", why);
         _exit(70);
     }
 }

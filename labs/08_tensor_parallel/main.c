@@ -128,6 +128,20 @@ static int setup(void *ctx, char *err, size_t cap)
                      a->batch, t, t);
         return -1;
     }
+    /* the memory it takes, before anything is allocated: each rank its shard of
+     * every block and its activations; on the host rank 0's gathered model and
+     * the ranks' rows of the gather */
+    pl_blocks_run need = {.model = c,
+                          .dp = 1,
+                          .tp = t,
+                          .pp = 1,
+                          .chunks = 1,
+                          .batch = (int)a->batch,
+                          .micro_batches = 1,
+                          .sequence_parallel = a->sp,
+                          .zero_stage = -1,
+                          .host_models = 2};
+    if (pl_blocks_run_fits(&need, err, cap)) return -1;
     if (pl_digits_load("data/digits.csv", &a->data, err, cap)) return -1;
     const pl_tp_linear_ops *col = pl_lab_uses_reference(0) ? &lab08_solution : &lab08_exercise,
                            *row = pl_lab_uses_reference(1) ? &lab08_solution : &lab08_exercise;

@@ -207,6 +207,20 @@ static int setup(void *ctx, char *err, size_t cap)
                  a->batch, m, a->batch, m, lo, hi);
         return -1;
     }
+    /* the memory it takes, before anything is allocated: each stage its blocks
+     * and up to m micro-batches' activations; on the host rank 0's gathered
+     * weights and gradients, and the stages' rows of the gather */
+    pl_blocks_run need = {.model = c,
+                          .dp = 1,
+                          .tp = 1,
+                          .pp = p,
+                          .chunks = v,
+                          .batch = (int)a->batch,
+                          .micro_batches = m,
+                          .in_flight = m,
+                          .zero_stage = -1,
+                          .host_models = 3};
+    if (pl_blocks_run_fits(&need, err, cap)) return -1;
     if (make_schedule(a, p, err, cap)) return -1;
     if (pl_digits_load("data/digits.csv", &a->data, err, cap)) return -1;
     a->cfg = (lab09_config){.hidden = (int)a->hidden,

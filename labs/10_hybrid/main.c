@@ -284,6 +284,22 @@ static int setup(void *ctx, char *err, size_t cap)
         }
         return -1;
     }
+    /* the memory it takes, before anything is allocated: each rank its TP shard
+     * of its stage's blocks and up to m micro-batches' activations; on the host
+     * rank 0's gathered weights and gradients, and every rank's row of the
+     * gather (a model per replica) */
+    pl_blocks_run need = {.model = c.model,
+                          .dp = c.dp,
+                          .tp = c.tp,
+                          .pp = c.pp,
+                          .chunks = c.chunks,
+                          .batch = c.batch,
+                          .micro_batches = c.micro_batches,
+                          .in_flight = c.micro_batches,
+                          .sequence_parallel = c.sequence_parallel,
+                          .zero_stage = -1,
+                          .host_models = c.dp + 2};
+    if (pl_blocks_run_fits(&need, err, cap)) return -1;
     int p = c.pp, m = c.micro_batches, v = c.chunks;
     if (pl_pp_build(&a->sched, (pl_pp_kind)a->kind, p, m, v, err, cap)) return -1;
     a->have_sched = 1;

@@ -143,6 +143,20 @@ static int setup(void *ctx, char *err, size_t cap)
                          .overlap = !a->no_overlap,
                          .sgd = 0};
     if (pl_zero_check(&zc, n, err, cap)) return -1;
+    /* the memory it takes, before anything is allocated: the engine's stage on
+     * each rank, and the plain-DP engine beside it for the first step; on the
+     * host rank 0's two gathered models, the initial one and the shards' rows */
+    pl_blocks_run need = {.model = zc.model,
+                          .dp = n,
+                          .tp = 1,
+                          .pp = 1,
+                          .chunks = 1,
+                          .batch = zc.batch,
+                          .micro_batches = zc.accumulate,
+                          .zero_stage = zc.stage,
+                          .extra_states = 1,
+                          .host_models = 4};
+    if (pl_blocks_run_fits(&need, err, cap)) return -1;
     if (pl_digits_load("data/digits.csv", &a->data, err, cap)) return -1;
     int yours = !pl_lab_uses_reference(LAB11_ZERO1);
     if (yours)

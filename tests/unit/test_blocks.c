@@ -520,6 +520,198 @@ static void test_sp_rows_refused(void)
     CU_ASSERT_EQUAL(tp.local_rows, 4); /* one rank: all of them */
 }
 
+/* ---- the memory a run takes (pl_blocks_run_bytes) ------------------------
+ *
+ * The values by hand, for h = 4 (f = 16), 64 inputs, 10 classes. One block:
+ * Ψ = 64*4 + 4 (input) + 3*4 + 4*16 + 16 + 16*4 (block) + 2*4 + 4*10 + 10
+ * (head) = 260 + 156 + 58 = 474; two blocks 630. An activation set of the
+ * whole one-block model for B = R = 2 rows (pl_blocks_acts_bytes' list):
+ * input 2*64, block x ln 8 each, mean rstd 2 each, z1 a 2*16 each, the
+ * head's x ln 8 each, mean rstd 2 each, logits 2*10, rowmax sumexp target
+ * losses pred 2 each: 262 floats = 1048 bytes, plus a page for each of
+ * its 8 + 14 allocations (90112); the scratch 2 (3*4 + 16 + 10) floats =
+ * 304 bytes and 5 pages (20480). */
+static pl_blocks_run run_of(int h, int layers)
+{
+    pl_blocks_run r = {.model = pl_blocks_config_make(h, layers),
+                       .dp = 1,
+                       .tp = 1,
+                       .pp = 1,
+                       .chunks = 1,
+                       .batch = 2,
+                       .micro_batches = 1,
+                       .zero_stage = -1};
+    return r;
+}
+
+static void test_run_bytes(void)
+{
+    pl_blocks_run_memory m;
+    /* one device: 16 bytes a parameter; the set and scratch; the whole
+     * model drawn on the host and the part sliced from it */
+    pl_blocks_run r = run_of(4, 1);
+    CU_ASSERT_EQUAL(pl_blocks_count(&r.model), 474);
+    CU_ASSERT_EQUAL(pl_blocks_run_bytes(&r, &m), 123320u);
+    CU_ASSERT_EQUAL(m.states, 474u * 16);
+    CU_ASSERT_EQUAL(m.activations, 1048u + 90112 + 304 + 20480);
+    CU_ASSERT_EQUAL(m.host, 474u * 4 * 2);
+    CU_ASSERT_EQUAL(m.total, m.states + m.activations + m.host);
+
+    /* TP t = 2 with SP, B = 4 (R = 2), 3 host models: each rank holds the
+     * input layer (260), a block of 3*4 + 4*8 + 8 + 8*4 = 84, the head's LNf
+     * and 5 classes (8 + 20 + 5): 377 floats. A set: input 2*64, block x ln
+     * 8, mean rstd 2, xfull 4*4, z1 a 4*8, head x ln 8, mean rstd 2, xfull
+     * 16, logits 4*5, five of 4: 304 floats; scratch 4 (12 + 8 + 5) floats */
+    r = run_of(4, 1);
+    r.tp = 2;
+    r.batch = 4;
+    r.sequence_parallel = 1;
+    r.host_models = 3;
+    CU_ASSERT_EQUAL(pl_blocks_run_bytes(&r, &m), 248976u);
+    CU_ASSERT_EQUAL(m.states, 2u * 377 * 16);
+    CU_ASSERT_EQUAL(m.activations, 2u * (1216 + 90112 + 400 + 20480));
+    CU_ASSERT_EQUAL(m.host, 2u * 474 * 4 + 2 * 377 * 4 + 3 * 474 * 4);
+
+    /* a pipeline of 2 stages, 2 blocks, m = 2 micro-batches of 2 rows, both
+     * in flight: each stage's heaviest part is one block with the input and
+     * the head (the set above), and two held sets with the B/W split's
+     * dy 2*4, dlogits 2*10 and dinput 2*4 more (1192 bytes, 23 pages) */
+    r = run_of(4, 2);
+    r.pp = 2;
+    r.batch = 4;
+    r.micro_batches = 2;
+    r.in_flight = 2;
+    CU_ASSERT_EQUAL(pl_blocks_count(&r.model), 630);
+    CU_ASSERT_EQUAL(pl_blocks_run_bytes(&r, &m), 623128u);
+    CU_ASSERT_EQUAL(m.states, 630u * 16);
+    CU_ASSERT_EQUAL(m.activations, 2u * (91160 + 2 * (1192 + 94208) + 20784));
+    CU_ASSERT_EQUAL(m.host, 2u * 630 * 4 + 630 * 4);
+
+    /* ZeRO-3 over 4 ranks, B = 8 (2 rows each), the stage-0 engine beside
+     * it, 5 host models: units 260, 156, 58 -> 60 padded: Ψ_pad = 476, a
+     * shard 119, the largest unit 260. Per rank 16 Ψ_pad / 4 = 476 floats
+     * and four buckets of 260; the stage-0 engine 16 Ψ_pad bytes a rank */
+    r = run_of(4, 1);
+    r.dp = 4;
+    r.batch = 8;
+    r.zero_stage = 3;
+    r.extra_states = 1;
+    r.host_models = 5;
+    CU_ASSERT_EQUAL(pl_blocks_run_bytes(&r, &m), 974952u);
+    CU_ASSERT_EQUAL(m.states, 4u * (476 + 4 * 260) * 4 + 4 * 476 * 16);
+    CU_ASSERT_EQUAL(m.activations, 2u * 4 * 111944);
+    CU_ASSERT_EQUAL(m.host, 4u * (474 + 476) * 4 + 5 * 474 * 4);
+    /* stage 1: full parameters and gradients, the moments sharded; no buckets */
+    r.zero_stage = 1;
+    r.extra_states = 0;
+    pl_blocks_run_bytes(&r, &m);
+    CU_ASSERT_EQUAL(m.states, 4u * (476 + 476 + 2 * 119) * 4);
+
+    /* not a run: 0 */
+    r = run_of(4, 1);
+    r.tp = 3; /* h = 4 does not divide by 3 */
+    CU_ASSERT_EQUAL(pl_blocks_run_bytes(&r, NULL), 0u);
+    r = run_of(4, 1);
+    r.tp = 2;
+    r.zero_stage = 1; /* ZeRO is over data parallelism alone */
+    CU_ASSERT_EQUAL(pl_blocks_run_bytes(&r, NULL), 0u);
+    r = run_of(4, 1);
+    r.dp = 0;
+    CU_ASSERT_EQUAL(pl_blocks_run_bytes(&r, NULL), 0u);
+
+    /* it grows with each of --hidden, --layers and --batch */
+    pl_blocks_run a = run_of(64, 2), b = run_of(128, 2), c = run_of(64, 4), d = run_of(64, 2);
+    d.batch = 64;
+    size_t base = pl_blocks_run_bytes(&a, NULL);
+    CU_ASSERT(pl_blocks_run_bytes(&b, NULL) > base);
+    CU_ASSERT(pl_blocks_run_bytes(&c, NULL) > base);
+    CU_ASSERT(pl_blocks_run_bytes(&d, NULL) > base);
+}
+
+static void test_run_fits(void)
+{
+    char err[2048], src[256];
+    const char *old = getenv("PARALAB_MEMORY_LIMIT");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("PARALAB_MEMORY_LIMIT", "1G", 1);
+    CU_ASSERT_EQUAL(pl_host_memory_available(src, sizeof src), (size_t)1 << 30);
+    CU_ASSERT_PTR_NOT_NULL(strstr(src, "PARALAB_MEMORY_LIMIT=1G"));
+    setenv("PARALAB_MEMORY_LIMIT", "123456789", 1);
+    CU_ASSERT_EQUAL(pl_host_memory_available(NULL, 0), 123456789u);
+    setenv("PARALAB_MEMORY_LIMIT", "lots", 1);
+    CU_ASSERT_EQUAL(pl_host_memory_available(src, sizeof src), (size_t)-1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(src, "PARALAB_MEMORY_LIMIT=lots: not a number"));
+    pl_blocks_run r = run_of(4, 1);
+    CU_ASSERT_EQUAL(pl_blocks_run_fits(&r, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "PARALAB_MEMORY_LIMIT=lots"));
+    unsetenv("PARALAB_MEMORY_LIMIT");
+    CU_ASSERT(pl_host_memory_available(src, sizeof src) > 0); /* this machine's */
+
+    /* exactly at the limit (the estimate, 123320, and PL_RUN_PROGRAM_BYTES)
+     * it fits; a byte less, it is refused, naming the values */
+    CU_ASSERT_EQUAL(PL_RUN_PROGRAM_BYTES, 134217728u);
+    setenv("PARALAB_MEMORY_LIMIT", "134341048", 1);
+    CU_ASSERT_EQUAL(pl_blocks_run_fits(&r, err, sizeof err), 0);
+    setenv("PARALAB_MEMORY_LIMIT", "134341047", 1);
+    CU_ASSERT_EQUAL(pl_blocks_run_fits(&r, err, sizeof err), -1);
+    /* (the activations, at this size most of it: --batch named) */
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "--hidden 4 --layers 1 --batch 2: "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err,
+                                  "needs about 128.1 MiB of memory (134,341,048 bytes: the 474 "
+                                  "parameters' values, gradients and AdamW moments and the "
+                                  "activations, on 1 simulated GPU whose memory"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "128.1 MiB available (PARALAB_MEMORY_LIMIT=134341047)"));
+    /* nothing smaller with these --layers; one block is the least */
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "with --layers 1 the widest that fits is --hidden 3"));
+
+    /* the suggestions fit, and one more does not */
+    r = run_of(1024, 64);
+    r.tp = 4;
+    r.batch = 64;
+    r.host_models = 6;
+    size_t limit = (size_t)8 << 30;
+    setenv("PARALAB_MEMORY_LIMIT", "8G", 1);
+    CU_ASSERT_EQUAL(pl_blocks_run_fits(&r, err, sizeof err), -1);
+    int h = 0, l = 0;
+    const char *ph = strstr(err, "the widest that fits is --hidden "),
+               *pl = strstr(err, "the most is --layers ");
+    CU_ASSERT_FATAL(ph && pl);
+    CU_ASSERT_EQUAL(sscanf(ph, "the widest that fits is --hidden %d", &h), 1);
+    CU_ASSERT_EQUAL(sscanf(pl, "the most is --layers %d", &l), 1);
+    CU_ASSERT_EQUAL(h % 4, 0); /* TP over 4 ranks needs h a multiple of 4 */
+    pl_blocks_run t = r;
+    t.model = pl_blocks_config_make(h, 64);
+    CU_ASSERT(pl_blocks_run_bytes(&t, NULL) + PL_RUN_PROGRAM_BYTES <= limit);
+    t.model = pl_blocks_config_make(h + 4, 64);
+    CU_ASSERT(pl_blocks_run_bytes(&t, NULL) + PL_RUN_PROGRAM_BYTES > limit);
+    t.model = pl_blocks_config_make(1024, l);
+    CU_ASSERT(pl_blocks_run_bytes(&t, NULL) + PL_RUN_PROGRAM_BYTES <= limit);
+    t.model = pl_blocks_config_make(1024, l + 1);
+    CU_ASSERT(pl_blocks_run_bytes(&t, NULL) + PL_RUN_PROGRAM_BYTES > limit);
+    /* a batch that drives it is named */
+    r = run_of(64, 2);
+    r.batch = 1438;
+    pl_blocks_run least = r;
+    least.model = pl_blocks_config_make(1, 2);
+    size_t below = pl_blocks_run_bytes(&least, NULL) + PL_RUN_PROGRAM_BYTES - 1;
+    char lim[32];
+    snprintf(lim, sizeof lim, "%zu", below);
+    setenv("PARALAB_MEMORY_LIMIT", lim, 1);
+    CU_ASSERT_EQUAL(pl_blocks_run_fits(&r, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "--hidden 64 --layers 2 --batch 1438: "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "no --hidden or --layers fits with the others as given: a "
+                                       "smaller --batch"));
+    /* a limit below what the program itself takes says so */
+    setenv("PARALAB_MEMORY_LIMIT", "1M", 1);
+    CU_ASSERT_EQUAL(pl_blocks_run_fits(&r, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "; that is less than the 128 MiB the program itself takes"));
+    if (saved) {
+        setenv("PARALAB_MEMORY_LIMIT", saved, 1);
+        free(saved);
+    } else
+        unsetenv("PARALAB_MEMORY_LIMIT");
+}
+
 int register_blocks_suite(void)
 {
     static const unit_test t[] = {
@@ -536,6 +728,8 @@ int register_blocks_suite(void)
         {"TP + sequence parallelism t=8 (1 row per rank)", test_sp_8},
         {"one block alone, t = 1..8, with and without SP", test_block_alone},
         {"SP: rows that do not divide by t refused, naming both", test_sp_rows_refused},
+        {"a run's memory: exact bytes for small runs by hand", test_run_bytes},
+        {"a run that does not fit the memory: refused, naming the values", test_run_fits},
     };
     /* and the B/W split's (test_blocks_split.c), with it */
     return UNIT_SUITE("blocks", t) || register_blocks_split_suite();

@@ -247,6 +247,107 @@ void pl_blocks_acts_free(pl_blocks_acts *a);
  * refuses them: 1 <= local_rows <= max_rows). */
 size_t pl_blocks_acts_bytes(const pl_blocks_layout *lay, int max_rows, int local_rows, int split);
 
+/* ---- the memory a run takes ----------------------------------------------
+ *
+ * In build/sim every simulated GPU's memory is this machine's memory, so a
+ * run of Labs 08-11 at the widest --hidden and the most --layers their
+ * options allow can ask for many times the RAM there is (and be killed by
+ * the kernel's OOM killer with no message). A lab describes its run as a
+ * pl_blocks_run and asks pl_blocks_run_fits before it allocates anything.
+ */
+typedef struct pl_blocks_run {
+    pl_blocks_config model;
+    int dp, tp, pp;        /* the degrees, 1 where unused: dp tp pp ranks, a device each */
+    int chunks;            /* model chunks per pipeline stage (1: none) */
+    int batch;             /* the global batch: samples per step, all replicas */
+    int micro_batches;     /* a replica's rows cut into m micro-batches (a pipeline's m,
+                              ZeRO's --accumulate; 1: none) */
+    int in_flight;         /* activation sets a rank holds per chunk beyond its part's own
+                              (a pipeline's micro-batches in flight: m is an upper bound, made
+                              with the B/W split's buffers; 0: none) */
+    int sequence_parallel; /* TP's: R = rows / tp outside the parallel region */
+    int zero_stage;        /* -1: no ZeRO (each rank holds its part's parameters, gradients
+                              and AdamW moments); 0..3: ZeRO over the dp ranks (tp = pp = 1) */
+    int extra_states;      /* whole stage-0 training states more on every rank, each with an
+                              activation set (Lab 11's plain-DP engine beside it: 1) */
+    int host_models;       /* whole-model float arrays the lab writes on the host (the
+                              gathered weights, the copies it compares; an array allocated
+                              but never written takes no memory and does not count) */
+} pl_blocks_run;
+
+/* What pl_blocks_run_bytes counts, in bytes, all ranks together. */
+typedef struct pl_blocks_run_memory {
+    size_t states;      /* parameters, gradients, AdamW m and v (fp32) of every rank's part
+                           (ZeRO: its stage's shards and full buffers, and its working
+                           buckets), and the extra_states */
+    size_t activations; /* every rank's activation sets (pl_blocks_acts_bytes of its
+                           heaviest part, each allocation rounded up to a 4 KiB page) and
+                           backward scratch (d_x, d_ln, d_full, d_ffn, d_out) */
+    size_t host;        /* host arrays: the whole model each rank draws to slice its part
+                           from (pl_blocks_init_whole: Ψ floats, and the part), and
+                           host_models whole models */
+    size_t total;       /* the sum */
+} pl_blocks_run_memory;
+
+/* An upper-ish estimate of the bytes a run takes, the simulated devices'
+ * memory (which in build/sim is this machine's) and the host arrays above
+ * together; the parts into *parts (may be NULL). Counted from the layouts
+ * the run makes (pl_blocks_layout_make, pl_blocks_acts_bytes, ZeRO's
+ * padded units), not measured: it leaves out the program's own memory (a
+ * default run of Labs 08-11 peaks at 25-85 MB of RSS) and the per-rank
+ * transient buffers of the collectives; an array allocated but never
+ * written (calloc, untouched pages) takes no memory and is not counted.
+ * Units: bytes; fp32 and int32 tensors, 4 bytes an element.
+ *
+ * Measured against the peak RSS of runs (build/sim, /usr/bin/time -v
+ * "Maximum resident set size", --no-viz --epochs 1, the program's own
+ * 25-85 MB included in the RSS), estimate / RSS:
+ *   lab08 --hidden 256 --layers 8                  199 / 178 MB = 1.12
+ *   lab09 --hidden 256 --layers 8                  215 / 175 MB = 1.23
+ *   lab10 --hidden 256 --layers 8                  392 / 321 MB = 1.22
+ *   lab11 --hidden 256 --layers 8                 1032 / 1102 MB = 0.94
+ *   lab11 --hidden 512 --layers 4 --stage 0
+ *     (its first 120 s)                           2853 / 2854 MB = 1.00
+ *   lab08 --hidden 512 --layers 16 (first 40 s)   1523 / 1213 MB = 1.26
+ * (the last two stopped early: their peak may be higher), within 0.9-1.3
+ * of the real peak: pl_blocks_run_fits adds 128 MiB for the program
+ * (PL_RUN_PROGRAM_BYTES) on top. 0 for a run that is not valid (a degree below 1, a model
+ * pl_blocks_check refuses). */
+size_t pl_blocks_run_bytes(const pl_blocks_run *r, pl_blocks_run_memory *parts);
+
+/* The bytes of memory this machine can give a run, and where the figure
+ * comes from into source (cap bytes; may be NULL): PARALAB_MEMORY_LIMIT
+ * when set (bytes, or a number with a K, M, G or T suffix: KiB ... TiB;
+ * tests set it for a limit that does not depend on the machine), else
+ * MemAvailable of /proc/meminfo, lowered to what the process's cgroup
+ * (v2: memory.max less memory.current) still allows; sysconf's available
+ * pages where /proc/meminfo cannot be read. 0 when none of these can be
+ * read; (size_t)-1 when PARALAB_MEMORY_LIMIT is not a number (source says
+ * so). */
+size_t pl_host_memory_available(char *source, size_t cap);
+
+/* What pl_blocks_run_fits allows the program itself besides the estimate
+ * (its code, the digits, the trace: a default run of Labs 08-11 peaks at
+ * 25-85 MB of RSS). */
+#define PL_RUN_PROGRAM_BYTES ((size_t)128 << 20)
+
+/* 0 when the run's estimate (pl_blocks_run_bytes: in build/sim all of it;
+ * on real GPUs the host arrays only) and PL_RUN_PROGRAM_BYTES fit in
+ * pl_host_memory_available (or that cannot be read); else -1 and a message in err, in the labs'
+ * words for a refused option: the values, the bytes needed, the memory
+ * there is and where that figure comes from, and the widest --hidden that
+ * fits with these --layers and the most --layers with this --hidden, e.g.
+ * "--hidden 1024 --layers 64: this run needs about 113.6 GiB of memory
+ * (121,963,561,696 bytes: the 537,408,522 parameters' values, gradients
+ * and AdamW moments and the activations, on 8 simulated GPUs whose memory
+ * is this machine's, and 128 MiB for the program itself), and this
+ * machine has 23.1 GiB available (MemAvailable in /proc/meminfo); with
+ * --layers 64 the widest that fits is --hidden 459, with --hidden 1024
+ * the most is --layers 12" (Lab 11 at stage 3). It names --batch too where the activations are
+ * a quarter of the estimate or more. A bad PARALAB_MEMORY_LIMIT: -1 and
+ * the message naming it. */
+int pl_blocks_run_fits(const pl_blocks_run *r, char *err, size_t cap);
+
 /* The pieces, for a lab that shows them one by one. Every function runs on
  * tp->stream for tp->rows rows with the linear layers of ops (NULL: the
  * reference, pl_tp_reference_ops), and returns 0 or an error in tp->error.
