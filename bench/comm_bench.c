@@ -555,13 +555,17 @@ int bench_comm(long max_bytes)
      * runs of the benchmark would see them? */
     double mspread2 = 0, mem2 = memcpy_bandwidth(mbytes, &mspread2),
            worst = apart(b.memcpy_bw, mem2);
+    mpi_ref again;
+    int mpi_again = b.mpi_ok >= 0 && measure_mpi(b.max_bytes, &again) == 0; /* says why not */
     char worst_what[64] = "memcpy; Open MPI not measured";
-    if (b.mpi_ok >= 0) snprintf(worst_what, sizeof worst_what, "memcpy");
+    if (mpi_again)
+        snprintf(worst_what, sizeof worst_what, "memcpy");
+    else if (b.mpi_ok >= 0)
+        snprintf(worst_what, sizeof worst_what, "memcpy; Open MPI not measured again");
     printf("the references again, after the tables: memcpy %.2f GB/s (spread %.0f %%), %.0f %% "
            "apart from the first",
            mem2 / 1e9, mspread2 * 100, worst * 100);
-    mpi_ref again;
-    if (b.mpi_ok >= 0 && measure_mpi(b.max_bytes, &again) == 0) {
+    if (mpi_again) {
         double wa = 0, pa = apart(b.mpi.pingpong, again.pingpong);
         int wi = 0;
         for (int i = 0; i < again.sizes && i < b.mpi.sizes; i++)
