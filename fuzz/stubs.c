@@ -4,7 +4,8 @@
  * --hw and --devices against the devices, in pl_options_apply), which would
  * bring in the whole simulated GPU, and the communicator's that
  * core/parallel/mesh.c's group set-up calls (the mesh pane needs only its
- * coordinates). Each stops the run if it is ever called.
+ * coordinates). Each stops the run if it is ever called, but for the
+ * option parser's list of --hw presets (its --help), which is empty here.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,13 @@ int pl_device_apply_options(const pl_options *o, char *msg, size_t cap)
     (void)msg;
     (void)cap;
     not_here(__func__);
+}
+
+/* --help's list of --hw presets (the option parser's usage): none here */
+size_t pl_device_hw_presets(char *buf, size_t cap)
+{
+    if (cap) buf[0] = '\0';
+    return 0;
 }
 
 int pl_comm_rank(const pl_comm *c)
